@@ -1,0 +1,411 @@
+import { randomUUID } from 'node:crypto';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import {
+  DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  UpdateCommand,
+  type QueryCommandInput,
+  type UpdateCommandInput,
+} from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import type {
+  DecisionLogEntry,
+  DrainRecord,
+  DrainState,
+  NodeRecord,
+  NodeState,
+  NodeStats,
+  PoolId,
+  PoolLease,
+  PoolRecord,
+} from '../../domain/model.js';
+import { splitPoolId } from '../../domain/model.js';
+import { ConflictError, NotFoundError, TransientError, ValidationError } from '../../errors.js';
+import type { DrainPatch, NewDrain, NewNode, NodePatch, PoolPatch, StateStore, StatsWrite } from '../../ports/state-store.js';
+import { assertLegalTransition, decisionExpiry, leaseExpiry, sourcesOf } from '../state-rules.js';
+import { TABLE_KEYS } from './table-definition.js';
+
+const { partition: PK, sort: SK, poolIndex: INDEX, poolIndexPartition: GPK, poolIndexSort: GSK, ttl: TTL } = TABLE_KEYS;
+const KEY_ATTRIBUTES = [PK, SK, GPK, GSK, TTL];
+
+const key = {
+  node: (nodeId: string) => ({ [PK]: `NODE#${nodeId}`, [SK]: 'NODE' }),
+  pool: (pool: PoolId) => ({ [PK]: `POOL#${pool}`, [SK]: 'POOL' }),
+  drain: (drainId: string) => ({ [PK]: `DRAIN#${drainId}`, [SK]: 'DRAIN' }),
+  counter: (base: string) => ({ [PK]: `COUNTER#${base}`, [SK]: 'COUNTER' }),
+  log: (pool: PoolId) => `LOG#${pool}`,
+};
+const poolPartition = (pool: PoolId) => `POOL#${pool}`;
+const drainSortKey = (state: DrainState, drainId: string) => `DRAIN#${state}#${drainId}`;
+
+/** Translates `undefined` to attribute removal, so a patch can clear a field. */
+function patchExpression(
+  patch: Record<string, unknown>,
+  names: Record<string, string>,
+  values: Record<string, unknown>,
+): { set: string[]; remove: string[] } {
+  const set: string[] = [];
+  const remove: string[] = [];
+  Object.entries(patch).forEach(([field, value], i) => {
+    names[`#p${i}`] = field;
+    if (value === undefined) remove.push(`#p${i}`);
+    else {
+      values[`:p${i}`] = value;
+      set.push(`#p${i} = :p${i}`);
+    }
+  });
+  return { set, remove };
+}
+
+function updateExpression(set: string[], remove: string[]): string {
+  return [set.length ? `SET ${set.join(', ')}` : '', remove.length ? `REMOVE ${remove.join(', ')}` : ''].filter(Boolean).join(' ');
+}
+
+function strip<T>(item: Record<string, unknown> | undefined): T | undefined {
+  if (!item) return undefined;
+  const record = { ...item };
+  for (const attribute of KEY_ATTRIBUTES) delete record[attribute];
+  return record as T;
+}
+
+/**
+ * `StateStore` over one DynamoDB table (see infra/state-table.yml). Every
+ * mutation is a single-item conditional write with
+ * `ReturnValuesOnConditionCheckFailure: ALL_OLD`, so a lost race costs no
+ * second read: the `ConflictError` carries the item as the winner left it.
+ */
+export class DynamoDbStateStore implements StateStore {
+  constructor(
+    private readonly client: DynamoDBDocumentClient,
+    private readonly tableName: string,
+  ) {}
+
+  /** The document client this adapter expects: `undefined` fields are dropped, not rejected. */
+  static documentClient(client: DynamoDBClient): DynamoDBDocumentClient {
+    return DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
+  }
+
+  async getNode(nodeId: string): Promise<NodeRecord | undefined> {
+    return this.get<NodeRecord>(key.node(nodeId));
+  }
+
+  async listNodes(pool: PoolId): Promise<NodeRecord[]> {
+    return this.queryPoolIndex<NodeRecord>(poolPartition(pool), 'NODE#');
+  }
+
+  async createNode(node: NewNode, now: Date): Promise<NodeRecord> {
+    const record: NodeRecord = { ...node, version: 1, stateChangedAt: now.toISOString() };
+    await this.putNew({ ...key.node(node.nodeId), [GPK]: poolPartition(node.pool), [GSK]: `NODE#${node.nodeId}`, ...record }, `node ${node.nodeId} exists`);
+    return record;
+  }
+
+  async transitionNode(
+    nodeId: string,
+    change: { from: NodeState | readonly NodeState[]; to: NodeState; expectedVersion?: number; patch?: NodePatch },
+    now: Date,
+  ): Promise<NodeRecord> {
+    const from = sourcesOf(change.from);
+    assertLegalTransition(nodeId, from, change.to);
+    const names: Record<string, string> = { '#state': 'state', '#version': 'version', '#changed': 'stateChangedAt' };
+    const values: Record<string, unknown> = { ':to': change.to, ':one': 1, ':now': now.toISOString() };
+    const { set, remove } = patchExpression({ ...change.patch }, names, values);
+    from.forEach((state, i) => (values[`:from${i}`] = state));
+    let condition = `attribute_exists(${PK}) AND #state IN (${from.map((_, i) => `:from${i}`).join(', ')})`;
+    if (change.expectedVersion !== undefined) {
+      values[':expected'] = change.expectedVersion;
+      condition += ' AND #version = :expected';
+    }
+    return this.update<NodeRecord>(
+      {
+        Key: key.node(nodeId),
+        UpdateExpression: updateExpression(['#state = :to', '#changed = :now', '#version = #version + :one', ...set], remove),
+        ConditionExpression: condition,
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: values,
+      },
+      { kind: 'node', id: nodeId, conflict: `node ${nodeId} is not ${from.join('|')} -> ${change.to}` },
+    );
+  }
+
+  async updateNode(nodeId: string, expectedVersion: number, patch: NodePatch): Promise<NodeRecord> {
+    return this.updateVersioned<NodeRecord>(key.node(nodeId), expectedVersion, { ...patch }, { kind: 'node', id: nodeId });
+  }
+
+  async putNodeStats(nodeId: string, stats: NodeStats): Promise<StatsWrite> {
+    try {
+      const node = await this.update<NodeRecord>(
+        {
+          Key: key.node(nodeId),
+          UpdateExpression: 'SET #stats = :stats, #version = #version + :one',
+          ConditionExpression: `attribute_exists(${PK}) AND (attribute_not_exists(#stats) OR #stats.#reportedAt < :reportedAt)`,
+          ExpressionAttributeNames: { '#stats': 'stats', '#reportedAt': 'reportedAt', '#version': 'version' },
+          ExpressionAttributeValues: { ':stats': stats, ':reportedAt': stats.reportedAt, ':one': 1 },
+        },
+        { kind: 'node', id: nodeId, conflict: `node ${nodeId} holds newer stats` },
+      );
+      return { applied: true, node };
+    } catch (error) {
+      if (error instanceof ConflictError) return { applied: false, node: error.current as NodeRecord };
+      throw error;
+    }
+  }
+
+  async getPool(pool: PoolId): Promise<PoolRecord | undefined> {
+    return this.get<PoolRecord>(key.pool(pool));
+  }
+
+  async listPools(): Promise<PoolRecord[]> {
+    return this.queryPoolIndex<PoolRecord>('POOLS', 'POOL#');
+  }
+
+  async ensurePool(pool: PoolId): Promise<PoolRecord> {
+    const record: PoolRecord = { pool, ...splitPoolId(pool), version: 1 };
+    try {
+      await this.putNew({ ...key.pool(pool), [GPK]: 'POOLS', [GSK]: `POOL#${pool}`, ...record }, `pool ${pool} exists`);
+      return record;
+    } catch (error) {
+      if (error instanceof ConflictError) return error.current as PoolRecord;
+      throw error;
+    }
+  }
+
+  async acquireLease(pool: PoolId, lease: { holder: string; kind: PoolLease['kind']; ttlMs: number }, now: Date): Promise<PoolRecord> {
+    const { district, profile } = splitPoolId(pool);
+    const granted: PoolLease = { holder: lease.holder, kind: lease.kind, acquiredAt: now.toISOString(), expiresAt: leaseExpiry(now, lease.ttlMs) };
+    return this.update<PoolRecord>(
+      {
+        Key: key.pool(pool),
+        UpdateExpression:
+          'SET #lease = :lease, #version = if_not_exists(#version, :zero) + :one, #pool = :pool, #district = :district, #profile = :profile, #gpk = :gpk, #gsk = :gsk',
+        ConditionExpression: `attribute_not_exists(${PK}) OR attribute_not_exists(#lease) OR #lease.#expiresAt <= :now OR #lease.#holder = :holder`,
+        ExpressionAttributeNames: {
+          '#lease': 'lease',
+          '#version': 'version',
+          '#pool': 'pool',
+          '#district': 'district',
+          '#profile': 'profile',
+          '#gpk': GPK,
+          '#gsk': GSK,
+          '#expiresAt': 'expiresAt',
+          '#holder': 'holder',
+        },
+        ExpressionAttributeValues: {
+          ':lease': granted,
+          ':zero': 0,
+          ':one': 1,
+          ':pool': pool,
+          ':district': district,
+          ':profile': profile,
+          ':gpk': 'POOLS',
+          ':gsk': `POOL#${pool}`,
+          ':now': now.toISOString(),
+          ':holder': lease.holder,
+        },
+      },
+      { kind: 'pool', id: pool, conflict: `pool ${pool} lease is held by another action` },
+    );
+  }
+
+  async releaseLease(pool: PoolId, holder: string): Promise<PoolRecord> {
+    try {
+      return await this.update<PoolRecord>(
+        {
+          Key: key.pool(pool),
+          UpdateExpression: 'REMOVE #lease SET #version = #version + :one',
+          ConditionExpression: '#lease.#holder = :holder',
+          ExpressionAttributeNames: { '#lease': 'lease', '#holder': 'holder', '#version': 'version' },
+          ExpressionAttributeValues: { ':holder': holder, ':one': 1 },
+        },
+        { kind: 'pool', id: pool, conflict: `pool ${pool} lease is not held by ${holder}` },
+      );
+    } catch (error) {
+      // Not ours (released already, or taken over after expiry): nothing to release.
+      if (error instanceof ConflictError && error.current) return error.current as PoolRecord;
+      throw error;
+    }
+  }
+
+  async updatePool(pool: PoolId, expectedVersion: number, patch: PoolPatch): Promise<PoolRecord> {
+    return this.updateVersioned<PoolRecord>(key.pool(pool), expectedVersion, { ...patch }, { kind: 'pool', id: pool });
+  }
+
+  async createDrain(drain: NewDrain, now: Date): Promise<DrainRecord> {
+    const record: DrainRecord = { ...drain, state: 'active', version: 1, updatedAt: now.toISOString() };
+    await this.putNew(
+      { ...key.drain(drain.drainId), [GPK]: poolPartition(drain.pool), [GSK]: drainSortKey('active', drain.drainId), ...record },
+      `drain ${drain.drainId} exists`,
+    );
+    return record;
+  }
+
+  async getDrain(drainId: string): Promise<DrainRecord | undefined> {
+    return this.get<DrainRecord>(key.drain(drainId));
+  }
+
+  async listDrains(pool: PoolId, state: DrainState = 'active'): Promise<DrainRecord[]> {
+    const drains = await this.queryPoolIndex<DrainRecord>(poolPartition(pool), `DRAIN#${state}#`);
+    return drains.sort((a, b) => a.startedAt.localeCompare(b.startedAt) || a.drainId.localeCompare(b.drainId));
+  }
+
+  async updateDrain(drainId: string, expectedVersion: number, patch: DrainPatch, now: Date): Promise<DrainRecord> {
+    const fields: Record<string, unknown> = { ...patch, updatedAt: now.toISOString() };
+    if (patch.state) fields[GSK] = drainSortKey(patch.state, drainId);
+    return this.updateVersioned<DrainRecord>(key.drain(drainId), expectedVersion, fields, { kind: 'drain', id: drainId });
+  }
+
+  async allocateNameNumber(base: string): Promise<number> {
+    const result = await this.send(() =>
+      this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: key.counter(base),
+          UpdateExpression: 'ADD #next :one',
+          ExpressionAttributeNames: { '#next': 'next' },
+          ExpressionAttributeValues: { ':one': 1 },
+          ReturnValues: 'UPDATED_NEW',
+        }),
+      ),
+    );
+    return Number(result.Attributes?.next);
+  }
+
+  async appendDecision(entry: DecisionLogEntry, ttlMs: number): Promise<void> {
+    await this.putNew(
+      { [PK]: key.log(entry.pool), [SK]: `${entry.at}#${randomUUID()}`, [TTL]: decisionExpiry(entry.at, ttlMs), ...entry },
+      `decision log entry exists`,
+    );
+  }
+
+  async listDecisions(pool: PoolId, limit: number): Promise<DecisionLogEntry[]> {
+    const result = await this.send(() =>
+      this.client.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          KeyConditionExpression: '#pk = :pk',
+          ExpressionAttributeNames: { '#pk': PK },
+          ExpressionAttributeValues: { ':pk': key.log(pool) },
+          ScanIndexForward: false,
+          Limit: limit,
+        }),
+      ),
+    );
+    return (result.Items ?? []).map((item) => strip<DecisionLogEntry>(item)!);
+  }
+
+  private async get<T>(itemKey: Record<string, string>): Promise<T | undefined> {
+    const result = await this.send(() => this.client.send(new GetCommand({ TableName: this.tableName, Key: itemKey, ConsistentRead: true })));
+    return strip<T>(result.Item);
+  }
+
+  private async queryPoolIndex<T>(partitionValue: string, sortPrefix: string): Promise<T[]> {
+    const items: T[] = [];
+    let startKey: QueryCommandInput['ExclusiveStartKey'];
+    do {
+      const page = await this.send(() =>
+        this.client.send(
+          new QueryCommand({
+            TableName: this.tableName,
+            IndexName: INDEX,
+            KeyConditionExpression: '#gpk = :gpk AND begins_with(#gsk, :prefix)',
+            ExpressionAttributeNames: { '#gpk': GPK, '#gsk': GSK },
+            ExpressionAttributeValues: { ':gpk': partitionValue, ':prefix': sortPrefix },
+            ExclusiveStartKey: startKey,
+          }),
+        ),
+      );
+      for (const item of page.Items ?? []) items.push(strip<T>(item)!);
+      startKey = page.LastEvaluatedKey;
+    } while (startKey);
+    return items;
+  }
+
+  private async putNew(item: Record<string, unknown>, conflict: string): Promise<void> {
+    await this.send(
+      () =>
+        this.client.send(
+          new PutCommand({
+            TableName: this.tableName,
+            Item: item,
+            ConditionExpression: `attribute_not_exists(${PK})`,
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+          }),
+        ),
+      conflict,
+    );
+  }
+
+  private async updateVersioned<T>(
+    itemKey: Record<string, string>,
+    expectedVersion: number,
+    patch: Record<string, unknown>,
+    subject: { kind: string; id: string },
+  ): Promise<T> {
+    const names: Record<string, string> = { '#version': 'version' };
+    const values: Record<string, unknown> = { ':expected': expectedVersion, ':one': 1 };
+    const { set, remove } = patchExpression(patch, names, values);
+    return this.update<T>(
+      {
+        Key: itemKey,
+        UpdateExpression: updateExpression(['#version = #version + :one', ...set], remove),
+        ConditionExpression: `attribute_exists(${PK}) AND #version = :expected`,
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: values,
+      },
+      { ...subject, conflict: `${subject.kind} ${subject.id} is not at version ${expectedVersion}` },
+    );
+  }
+
+  /** A conditional update; a failed condition on a missing item is `NotFoundError`, otherwise `ConflictError`. */
+  private async update<T>(
+    input: Omit<UpdateCommandInput, 'TableName'>,
+    subject: { kind: string; id: string; conflict: string },
+  ): Promise<T> {
+    try {
+      const result = await this.send(
+        () =>
+          this.client.send(
+            new UpdateCommand({ ...input, TableName: this.tableName, ReturnValues: 'ALL_NEW', ReturnValuesOnConditionCheckFailure: 'ALL_OLD' }),
+          ),
+        subject.conflict,
+      );
+      return strip<T>(result.Attributes)!;
+    } catch (error) {
+      if (error instanceof ConflictError && error.current === undefined) throw new NotFoundError(subject.kind, subject.id);
+      throw error;
+    }
+  }
+
+  /** Runs one SDK call and translates its errors into the project's error family. */
+  private async send<R>(call: () => Promise<R>, conflict = 'conditional write lost'): Promise<R> {
+    try {
+      return await call();
+    } catch (error) {
+      throw translateError(error, conflict, this.tableName);
+    }
+  }
+}
+
+const TRANSIENT = new Set([
+  'ProvisionedThroughputExceededException',
+  'ThrottlingException',
+  'RequestLimitExceeded',
+  'InternalServerError',
+  'ServiceUnavailable',
+  'TransactionConflictException',
+]);
+
+function translateError(error: unknown, conflict: string, tableName: string): unknown {
+  const name = (error as { name?: string } | null)?.name ?? '';
+  if (name === 'ConditionalCheckFailedException') {
+    const old = (error as { Item?: Parameters<typeof unmarshall>[0] }).Item;
+    return new ConflictError(conflict, strip(old ? unmarshall(old) : undefined));
+  }
+  if (TRANSIENT.has(name)) return new TransientError(`DynamoDB ${name}`, { cause: error });
+  if (name === 'ResourceNotFoundException') return new NotFoundError('table', tableName);
+  if (name === 'ValidationException') {
+    return new ValidationError({ path: '', message: `DynamoDB rejected the request: ${(error as Error).message}` });
+  }
+  return error;
+}

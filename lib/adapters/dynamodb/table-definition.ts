@@ -1,0 +1,36 @@
+import { readFileSync } from 'node:fs';
+import type { CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
+import { parse } from 'yaml';
+
+/** Attribute and index names the adapter relies on; `infra/state-table.yml` must declare the same (tested). */
+export const TABLE_KEYS = {
+  partition: 'pk',
+  sort: 'sk',
+  poolIndex: 'byPool',
+  poolIndexPartition: 'gsi1pk',
+  poolIndexSort: 'gsi1sk',
+  ttl: 'expiresAt',
+} as const;
+
+export const STATE_TABLE_FILE = new URL('../../../infra/state-table.yml', import.meta.url);
+
+interface CfnTable {
+  Properties: Pick<CreateTableCommandInput, 'AttributeDefinitions' | 'KeySchema' | 'GlobalSecondaryIndexes' | 'BillingMode'> & {
+    TimeToLiveSpecification?: { AttributeName: string; Enabled: boolean };
+    PointInTimeRecoverySpecification?: { PointInTimeRecoveryEnabled: boolean };
+  };
+}
+
+/** The deployed table's CloudFormation properties, read from the one definition file. */
+export function readStateTableResource(file: URL | string = STATE_TABLE_FILE): CfnTable['Properties'] {
+  const document = parse(readFileSync(file, 'utf8')) as { Resources?: { StateTable?: CfnTable } };
+  const table = document.Resources?.StateTable;
+  if (!table) throw new Error(`${String(file)} has no Resources.StateTable`);
+  return table.Properties;
+}
+
+/** `CreateTable` input for a local table (dynalite) identical in keys and indexes to the deployed one. */
+export function createTableInput(tableName: string, file?: URL | string): CreateTableCommandInput {
+  const { AttributeDefinitions, KeySchema, GlobalSecondaryIndexes, BillingMode } = readStateTableResource(file);
+  return { TableName: tableName, AttributeDefinitions, KeySchema, GlobalSecondaryIndexes, BillingMode };
+}

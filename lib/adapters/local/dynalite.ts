@@ -1,0 +1,79 @@
+import type { AddressInfo } from 'node:net';
+import { createRequire } from 'node:module';
+import { CreateTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import dynalite from 'dynalite';
+import { createTableInput } from '../dynamodb/table-definition.js';
+
+const require = createRequire(import.meta.url);
+
+interface DynaliteActionTypes {
+  types: Record<string, unknown>;
+}
+interface DynaliteDb {
+  checkConditional(data: Record<string, unknown>, existing: unknown): (Error & { body?: Record<string, unknown> }) | null | undefined;
+}
+
+let patched = false;
+
+/**
+ * dynalite 4 predates `ReturnValuesOnConditionCheckFailure`: it strips the
+ * parameter and never returns the old item. DynamoDB does, and our adapter
+ * relies on it, so we teach dynalite the same answer instead of giving the
+ * adapter a code path that only tests would take.
+ */
+function teachReturnValuesOnConditionCheckFailure(): void {
+  if (patched) return;
+  patched = true;
+  for (const action of ['putItem', 'updateItem', 'deleteItem']) {
+    const validation = require(`dynalite/validations/${action}`) as DynaliteActionTypes;
+    validation.types.ReturnValuesOnConditionCheckFailure = { type: 'String', enum: ['ALL_OLD', 'NONE'] };
+  }
+  const db = require('dynalite/db') as DynaliteDb;
+  const checkConditional = db.checkConditional.bind(db);
+  db.checkConditional = (data, existing) => {
+    const error = checkConditional(data, existing);
+    if (error?.body && existing && data.ReturnValuesOnConditionCheckFailure === 'ALL_OLD') error.body.Item = existing;
+    return error;
+  };
+}
+
+export interface LocalDynamo {
+  endpoint: string;
+  client: DynamoDBClient;
+  tableName: string;
+  close(): Promise<void>;
+}
+
+/**
+ * Starts dynalite in this process on a random loopback port (memory store,
+ * or `path` for a LevelDB directory) and creates the state table from
+ * infra/state-table.yml.
+ */
+export async function startLocalDynamo(options: { tableName?: string; path?: string } = {}): Promise<LocalDynamo> {
+  teachReturnValuesOnConditionCheckFailure();
+  const server = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0, ...(options.path ? { path: options.path } : {}) });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  const endpoint = `http://127.0.0.1:${port}`;
+  const client = new DynamoDBClient({
+    endpoint,
+    region: 'local',
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    maxAttempts: 1,
+  });
+  const tableName = options.tableName ?? 'nodescaler-local-state';
+  try {
+    await client.send(new CreateTableCommand(createTableInput(tableName)));
+  } catch (error) {
+    if ((error as Error).name !== 'ResourceInUseException') throw error;
+  }
+  return {
+    endpoint,
+    client,
+    tableName,
+    close: async () => {
+      client.destroy();
+      await new Promise<void>((resolve, reject) => server.close((error) => (error ? reject(error) : resolve())));
+    },
+  };
+}

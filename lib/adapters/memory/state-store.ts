@@ -1,0 +1,206 @@
+import type {
+  DecisionLogEntry,
+  DrainRecord,
+  DrainState,
+  NodeRecord,
+  NodeState,
+  NodeStats,
+  PoolId,
+  PoolLease,
+  PoolRecord,
+} from '../../domain/model.js';
+import { splitPoolId } from '../../domain/model.js';
+import { ConflictError, NotFoundError } from '../../errors.js';
+import type { DrainPatch, NewDrain, NewNode, NodePatch, PoolPatch, StateStore, StatsWrite } from '../../ports/state-store.js';
+import { assertLegalTransition, decisionExpiry, leaseExpiry, sourcesOf } from '../state-rules.js';
+
+const copy = <T>(value: T): T => structuredClone(value);
+
+/** Applies a patch the way the DynamoDB adapter does: `undefined` removes the field. */
+function applyPatch<T extends object>(record: T, patch: object): T {
+  const next = { ...record } as Record<string, unknown>;
+  for (const [field, value] of Object.entries(patch)) {
+    if (value === undefined) delete next[field];
+    else next[field] = copy(value);
+  }
+  return next as T;
+}
+
+/**
+ * `StateStore` in process memory, for unit tests and long simulations. It
+ * passes the same contract suite as the DynamoDB adapter; every method is
+ * atomic because nothing in it awaits between its read and its write.
+ */
+export class InMemoryStateStore implements StateStore {
+  private readonly nodes = new Map<string, NodeRecord>();
+  private readonly pools = new Map<PoolId, PoolRecord>();
+  private readonly drains = new Map<string, DrainRecord>();
+  private readonly counters = new Map<string, number>();
+  private readonly decisions = new Map<PoolId, Array<DecisionLogEntry & { expiresAt: number }>>();
+
+  async getNode(nodeId: string): Promise<NodeRecord | undefined> {
+    const node = this.nodes.get(nodeId);
+    return node && copy(node);
+  }
+
+  async listNodes(pool: PoolId): Promise<NodeRecord[]> {
+    return [...this.nodes.values()]
+      .filter((node) => node.pool === pool)
+      .sort((a, b) => a.nodeId.localeCompare(b.nodeId))
+      .map(copy);
+  }
+
+  async createNode(node: NewNode, now: Date): Promise<NodeRecord> {
+    const existing = this.nodes.get(node.nodeId);
+    if (existing) throw new ConflictError(`node ${node.nodeId} exists`, copy(existing));
+    const record: NodeRecord = { ...copy(node), version: 1, stateChangedAt: now.toISOString() };
+    this.nodes.set(node.nodeId, record);
+    return copy(record);
+  }
+
+  async transitionNode(
+    nodeId: string,
+    change: { from: NodeState | readonly NodeState[]; to: NodeState; expectedVersion?: number; patch?: NodePatch },
+    now: Date,
+  ): Promise<NodeRecord> {
+    const from = sourcesOf(change.from);
+    assertLegalTransition(nodeId, from, change.to);
+    const node = this.requireNode(nodeId);
+    if (!from.includes(node.state) || (change.expectedVersion !== undefined && node.version !== change.expectedVersion)) {
+      throw new ConflictError(`node ${nodeId} is not ${from.join('|')} -> ${change.to}`, copy(node));
+    }
+    const next = applyPatch(node, change.patch ?? {});
+    Object.assign(next, { state: change.to, stateChangedAt: now.toISOString(), version: node.version + 1 });
+    this.nodes.set(nodeId, next);
+    return copy(next);
+  }
+
+  async updateNode(nodeId: string, expectedVersion: number, patch: NodePatch): Promise<NodeRecord> {
+    const node = this.requireNode(nodeId);
+    if (node.version !== expectedVersion) throw new ConflictError(`node ${nodeId} is not at version ${expectedVersion}`, copy(node));
+    const next = { ...applyPatch(node, patch), version: node.version + 1 };
+    this.nodes.set(nodeId, next);
+    return copy(next);
+  }
+
+  async putNodeStats(nodeId: string, stats: NodeStats): Promise<StatsWrite> {
+    const node = this.requireNode(nodeId);
+    if (node.stats && !(node.stats.reportedAt < stats.reportedAt)) return { applied: false, node: copy(node) };
+    const next = { ...node, stats: copy(stats), version: node.version + 1 };
+    this.nodes.set(nodeId, next);
+    return { applied: true, node: copy(next) };
+  }
+
+  async getPool(pool: PoolId): Promise<PoolRecord | undefined> {
+    const record = this.pools.get(pool);
+    return record && copy(record);
+  }
+
+  async listPools(): Promise<PoolRecord[]> {
+    return [...this.pools.values()].sort((a, b) => a.pool.localeCompare(b.pool)).map(copy);
+  }
+
+  async ensurePool(pool: PoolId): Promise<PoolRecord> {
+    return copy(this.poolOrNew(pool));
+  }
+
+  async acquireLease(pool: PoolId, lease: { holder: string; kind: PoolLease['kind']; ttlMs: number }, now: Date): Promise<PoolRecord> {
+    const record = this.pools.get(pool);
+    const held = record?.lease;
+    if (record && held && held.expiresAt > now.toISOString() && held.holder !== lease.holder) {
+      throw new ConflictError(`pool ${pool} lease is held by another action`, copy(record));
+    }
+    const base = record ?? { pool, ...splitPoolId(pool), version: 0 };
+    const next: PoolRecord = {
+      ...base,
+      lease: { holder: lease.holder, kind: lease.kind, acquiredAt: now.toISOString(), expiresAt: leaseExpiry(now, lease.ttlMs) },
+      version: base.version + 1,
+    };
+    this.pools.set(pool, next);
+    return copy(next);
+  }
+
+  async releaseLease(pool: PoolId, holder: string): Promise<PoolRecord> {
+    const record = this.pools.get(pool);
+    if (!record) throw new NotFoundError('pool', pool);
+    if (record.lease?.holder !== holder) return copy(record);
+    const { lease: _released, ...rest } = record;
+    const next: PoolRecord = { ...rest, version: record.version + 1 };
+    this.pools.set(pool, next);
+    return copy(next);
+  }
+
+  async updatePool(pool: PoolId, expectedVersion: number, patch: PoolPatch): Promise<PoolRecord> {
+    const record = this.pools.get(pool);
+    if (!record) throw new NotFoundError('pool', pool);
+    if (record.version !== expectedVersion) throw new ConflictError(`pool ${pool} is not at version ${expectedVersion}`, copy(record));
+    const next = { ...applyPatch(record, patch), version: record.version + 1 };
+    this.pools.set(pool, next);
+    return copy(next);
+  }
+
+  async createDrain(drain: NewDrain, now: Date): Promise<DrainRecord> {
+    const existing = this.drains.get(drain.drainId);
+    if (existing) throw new ConflictError(`drain ${drain.drainId} exists`, copy(existing));
+    const record: DrainRecord = { ...copy(drain), state: 'active', version: 1, updatedAt: now.toISOString() };
+    this.drains.set(drain.drainId, record);
+    return copy(record);
+  }
+
+  async getDrain(drainId: string): Promise<DrainRecord | undefined> {
+    const drain = this.drains.get(drainId);
+    return drain && copy(drain);
+  }
+
+  async listDrains(pool: PoolId, state: DrainState = 'active'): Promise<DrainRecord[]> {
+    return [...this.drains.values()]
+      .filter((drain) => drain.pool === pool && drain.state === state)
+      .sort((a, b) => a.startedAt.localeCompare(b.startedAt) || a.drainId.localeCompare(b.drainId))
+      .map(copy);
+  }
+
+  async updateDrain(drainId: string, expectedVersion: number, patch: DrainPatch, now: Date): Promise<DrainRecord> {
+    const drain = this.drains.get(drainId);
+    if (!drain) throw new NotFoundError('drain', drainId);
+    if (drain.version !== expectedVersion) throw new ConflictError(`drain ${drainId} is not at version ${expectedVersion}`, copy(drain));
+    const next = { ...applyPatch(drain, patch), updatedAt: now.toISOString(), version: drain.version + 1 };
+    this.drains.set(drainId, next);
+    return copy(next);
+  }
+
+  async allocateNameNumber(base: string): Promise<number> {
+    const next = (this.counters.get(base) ?? 0) + 1;
+    this.counters.set(base, next);
+    return next;
+  }
+
+  async appendDecision(entry: DecisionLogEntry, ttlMs: number): Promise<void> {
+    const log = this.decisions.get(entry.pool) ?? [];
+    log.push({ ...copy(entry), expiresAt: decisionExpiry(entry.at, ttlMs) });
+    this.decisions.set(entry.pool, log);
+  }
+
+  async listDecisions(pool: PoolId, limit: number): Promise<DecisionLogEntry[]> {
+    const log = this.decisions.get(pool) ?? [];
+    return log
+      .slice()
+      .sort((a, b) => b.at.localeCompare(a.at))
+      .slice(0, limit)
+      .map(({ expiresAt: _ttl, ...entry }) => copy(entry));
+  }
+
+  private requireNode(nodeId: string): NodeRecord {
+    const node = this.nodes.get(nodeId);
+    if (!node) throw new NotFoundError('node', nodeId);
+    return node;
+  }
+
+  private poolOrNew(pool: PoolId): PoolRecord {
+    let record = this.pools.get(pool);
+    if (!record) {
+      record = { pool, ...splitPoolId(pool), version: 1 };
+      this.pools.set(pool, record);
+    }
+    return record;
+  }
+}

@@ -1,0 +1,422 @@
+/**
+ * The configuration: ONE zod schema for the whole file. Every key has a
+ * default except the pools' `max`, so a minimal file is a list of pools.
+ * Durations are written as text (`30s`, `10m`, `1h30m`) and come out as
+ * milliseconds. Objects are strict: an unknown key (a typo such as
+ * `scaledown`) is an error reported at its own path.
+ *
+ * Cross-field rules (hysteresis, min <= max, unique pools, handler needs)
+ * live in one `superRefine` at the root that runs even when some fields are
+ * already invalid, so a wrong file reports every problem in one go.
+ */
+import { z } from 'zod';
+import { parseDuration } from '../domain/duration.js';
+import { poolIdOf } from '../domain/model.js';
+
+export const DURATION_MESSAGE = 'expected a duration like 30s, 10m, 1h';
+
+/** A duration written as text, in milliseconds in the output. */
+export function duration(options: { positive?: boolean } = {}) {
+  return z.string({ error: DURATION_MESSAGE }).transform((text, ctx) => {
+    const ms = parseDuration(text);
+    if (ms === undefined) {
+      ctx.addIssue({ code: 'custom', message: DURATION_MESSAGE });
+      return z.NEVER;
+    }
+    if (options.positive && ms <= 0) {
+      ctx.addIssue({ code: 'custom', message: 'must be longer than 0s' });
+      return z.NEVER;
+    }
+    return ms;
+  });
+}
+
+/** An optional-with-default duration: `dur('10m')` is 600000 when absent. */
+function dur(defaultText: string, options: { positive?: boolean } = {}) {
+  return duration(options).prefault(defaultText);
+}
+
+const fraction = z.number().min(0).max(1);
+const nonEmpty = z.string().min(1, 'must not be empty');
+
+/** Part of a pool id: non-empty and without `/` (a pool id is `district/profile`). */
+const poolIdPart = nonEmpty.refine((text) => !text.includes('/'), 'must not contain "/" (a pool id is district/profile)');
+
+/** A string that must start with an AWS id prefix such as `ami-`; the rest is not checked, so simulated ids pass. */
+function awsId(prefix: string) {
+  return z.string().refine((text) => text.startsWith(prefix) && text.length > prefix.length, `expected an id starting with "${prefix}"`);
+}
+
+export const NAMING_BASE = /^[a-z][a-z0-9-]*$/;
+const DNS_LABEL = '[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?';
+export const DNS_NAME = new RegExp(`^(?=.{1,253}$)${DNS_LABEL}(?:\\.${DNS_LABEL})*$`, 'i');
+
+/** Host names are `<base>-<N>.<domain>`: the base plus a counter must stay one DNS label. */
+const namingBase = z
+  .string()
+  .regex(NAMING_BASE, 'must start with a lowercase letter and hold only a-z, 0-9 and "-"')
+  .max(40, 'must be at most 40 characters (host names are <base>-<N>.<domain>)');
+const namingDomain = z.string().regex(DNS_NAME, 'must be a valid DNS name such as example.com');
+
+export const HANDLERS = ['log', 'ec2', 'spool', 'notify'] as const;
+export const PLATFORM_KINDS = ['simulated', 'openshift-broker'] as const;
+export const CANDIDATE_STRATEGIES = ['least-gears', 'least-utilized', 'oldest', 'newest'] as const;
+export const VOLUME_TYPES = ['gp3', 'gp2', 'io1', 'io2', 'st1'] as const;
+
+const platformSchema = z.strictObject({
+  /** `simulated` (moves happen in memory) or `openshift-broker` (commands on the broker host). */
+  kind: z.enum(PLATFORM_KINDS).default('simulated'),
+  /** The broker host's instance id; required for `openshift-broker`. */
+  brokerInstanceId: nonEmpty.optional(),
+  /** Simulated platform: how long one gear move takes. */
+  moveDuration: dur('30s'),
+  /** Simulated platform: share of moves that fail (0..1). */
+  moveFailureRate: fraction.default(0),
+});
+
+const limitsSchema = z.strictObject({
+  maxNodesTotal: z.int().min(1).default(100),
+  maxCores: z.int().min(1).optional(),
+  maxMemoryGiB: z.number().positive().optional(),
+});
+
+const forecastSchema = z.strictObject({
+  enabled: z.boolean().default(true),
+  /** How much history the trend uses. */
+  window: dur('30m', { positive: true }),
+  /** How far ahead to look; unset = the boot delay of a new node. */
+  lookahead: duration().optional(),
+  dailySeasonality: z.boolean().default(true),
+});
+
+const scaleUpSchema = z.strictObject({
+  threshold: fraction.default(0.8),
+  target: fraction.default(0.7),
+  sustain: dur('2m'),
+  headroomGears: z.int().min(0).default(0),
+  maxNodeProvisionTime: dur('15m', { positive: true }),
+  maxNodesPerDecision: z.int().min(1).default(10),
+  forecast: forecastSchema.prefault({}),
+});
+
+const scaleDownSchema = z.strictObject({
+  enabled: z.boolean().default(true),
+  utilizationThreshold: fraction.default(0.5),
+  unneededTime: dur('5m'),
+  delayAfterAdd: dur('10m'),
+  delayAfterDelete: dur('5m'),
+  delayAfterFailure: dur('30s'),
+  maxConcurrentDrains: z.int().min(1).default(1),
+  maxConcurrentMoves: z.int().min(1).default(3),
+  drainTimeout: dur('30m', { positive: true }),
+  candidateStrategy: z.enum(CANDIDATE_STRATEGIES).default('least-gears'),
+});
+
+export const namingSchema = z.strictObject({
+  base: namingBase.default('node'),
+  domain: namingDomain.default('example.com'),
+});
+
+/** A pool's own naming; a key left out falls back to the top-level `naming`. */
+const poolNamingSchema = z.strictObject({
+  base: namingBase.optional(),
+  domain: namingDomain.optional(),
+});
+
+const dnsSchema = z.strictObject({
+  hostedZoneId: nonEmpty,
+  ttl: z.int().min(0).default(300),
+});
+
+const spoolSchema = z.strictObject({
+  bucket: z.string().regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'must be a valid S3 bucket name'),
+  prefix: z.string().default('nodescaler/'),
+});
+
+const notifySchema = z.strictObject({
+  topicArn: z.string().regex(/^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]+(?:\.fifo)?$/, 'must be an SNS topic ARN'),
+});
+
+const sweeperSchema = z.strictObject({
+  /** Terminate instances carrying our tags that the state table does not know. */
+  terminateOrphans: z.boolean().default(false),
+  /** How old an unknown instance must be before it counts as an orphan. */
+  orphanAge: dur('10m', { positive: true }),
+});
+
+const launchTemplateSchema = z
+  .strictObject({
+    id: awsId('lt-').optional(),
+    name: nonEmpty.optional(),
+    /** `$Latest`, `$Default` or a version number. */
+    version: z
+      .union([z.int().min(1).transform(String), z.string().regex(/^(?:\$Latest|\$Default|[1-9]\d*)$/)], {
+        error: 'expected $Latest, $Default or a version number',
+      })
+      .default('$Latest'),
+  })
+  .superRefine((template, ctx) => {
+    if ((template.id === undefined) === (template.name === undefined)) {
+      ctx.addIssue({ code: 'custom', message: 'give exactly one of id or name' });
+    }
+  });
+
+const instanceTypeSchema = z.strictObject({
+  name: nonEmpty,
+  vcpus: z.int().min(1),
+  memoryGiB: z.number().positive(),
+});
+
+const volumeSchema = z
+  .strictObject({
+    sizeGiB: z.int().min(1).default(50),
+    type: z.enum(VOLUME_TYPES).default('gp3'),
+    /** Provisioned IOPS; required by io1 and io2. */
+    iops: z.int().min(100).optional(),
+    device: z
+      .string()
+      .regex(/^\/dev\/[a-z0-9]+$/, 'expected a device such as /dev/xvdc')
+      .default('/dev/xvdc'),
+  })
+  .superRefine((volume, ctx) => {
+    if ((volume.type === 'io1' || volume.type === 'io2') && volume.iops === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['iops'], message: `volume type ${volume.type} needs iops` });
+    }
+    if (volume.type === 'st1' && volume.sizeGiB < 125) {
+      ctx.addIssue({ code: 'custom', path: ['sizeGiB'], message: 'st1 volumes must be at least 125 GiB', input: volume.sizeGiB });
+    }
+  });
+
+const INSTANCE_PROFILE_ARN = /^arn:aws[a-z-]*:iam::\d{12}:instance-profile\/.+$/;
+
+const templateSchema = z.strictObject({
+  launchTemplate: launchTemplateSchema.optional(),
+  imageId: awsId('ami-').optional(),
+  /** Candidate instance types, in order of preference; at least one with handler ec2. */
+  instanceTypes: z.array(instanceTypeSchema).default([]),
+  subnets: z.array(awsId('subnet-')).default([]),
+  securityGroups: z.array(awsId('sg-')).default([]),
+  /** Instance profile name, or its ARN. */
+  instanceProfile: nonEmpty
+    .refine((text) => !text.startsWith('arn:') || INSTANCE_PROFILE_ARN.test(text), 'must be a name or an instance-profile ARN')
+    .optional(),
+  keyName: nonEmpty.optional(),
+  /** Extra shell appended to the user data nodescaler writes. */
+  userData: z.string().optional(),
+  volume: volumeSchema.optional(),
+  tags: z
+    .record(
+      z
+        .string()
+        .min(1, 'tag keys must not be empty')
+        .max(128)
+        .refine((key) => !key.toLowerCase().startsWith('aws:'), 'tag keys starting with "aws:" are reserved'),
+      z.string().max(256),
+    )
+    .default({}),
+  spot: z.boolean().default(false),
+});
+
+const poolSchema = z.strictObject({
+  district: poolIdPart,
+  profile: poolIdPart,
+  min: z.int().min(0).default(0),
+  max: z.int().min(1),
+  /** Expected max_active_gears of one node, used by planning before a node reports. */
+  gearsPerNode: z.int().min(1).optional(),
+  /** Node ids never chosen for scale-down and never terminated. */
+  protectedNodes: z.array(nonEmpty).default([]),
+  naming: poolNamingSchema.optional(),
+  template: templateSchema.prefault({}),
+});
+
+const rootSchema = z.strictObject({
+  /** Where scale-up goes: `log` (the safe default: changes nothing in any cloud), `ec2`, `spool` (S3), `notify` (SNS). */
+  handler: z.enum(HANDLERS).default('log'),
+  platform: platformSchema.prefault({}),
+  limits: limitsSchema.prefault({}),
+  scaleUp: scaleUpSchema.prefault({}),
+  scaleDown: scaleDownSchema.prefault({}),
+  /** Stats older than this are ignored when computing utilization. */
+  statsMaxAge: dur('5m', { positive: true }),
+  /** How long a pool's in-flight action lease lasts. */
+  leaseTtl: dur('15m', { positive: true }),
+  /** How long decision log entries are kept (DynamoDB TTL). */
+  decisionLogTtl: dur('14d', { positive: true }),
+  /** Default naming for pools that have none of their own. */
+  naming: namingSchema.prefault({}),
+  dns: dnsSchema.optional(),
+  spool: spoolSchema.optional(),
+  notify: notifySchema.optional(),
+  sweeper: sweeperSchema.prefault({}),
+  pools: z.array(poolSchema).min(1, 'at least one pool is required'),
+});
+
+export const configSchema = rootSchema.superRefine(crossFieldChecks, { when: () => true });
+
+export type Config = z.output<typeof configSchema>;
+/** What a file may hold: everything optional that has a default, durations as text. */
+export type ConfigInput = z.input<typeof configSchema>;
+export type PoolConfig = Config['pools'][number];
+export type NodeTemplate = PoolConfig['template'];
+export type InstanceTypeConfig = NodeTemplate['instanceTypes'][number];
+export type Naming = Config['naming'];
+export type Handler = Config['handler'];
+export type CandidateStrategy = Config['scaleDown']['candidateStrategy'];
+
+/** The naming a pool's nodes get: its own, key by key, else the top-level default. */
+export function poolNaming(config: Pick<Config, 'naming'>, pool: Pick<PoolConfig, 'naming'>): Naming {
+  return {
+    base: pool.naming?.base ?? config.naming.base,
+    domain: pool.naming?.domain ?? config.naming.domain,
+  };
+}
+
+/** The configuration of one pool (`district/profile`), if it is configured. */
+export function findPoolConfig(config: Pick<Config, 'pools'>, pool: string): PoolConfig | undefined {
+  return config.pools.find((entry) => poolIdOf(entry.district, entry.profile) === pool);
+}
+
+// ---------------------------------------------------------------------------
+// Cross-field rules. They run even when some fields failed their own checks
+// (`when: () => true`), so the value may hold raw input in places: every rule
+// reads through the guards below and stays silent about a field that is not
+// itself valid (that field has its own issue already).
+
+type Ctx = z.RefinementCtx;
+type Path = (string | number)[];
+
+function record(value: unknown): Record<string, unknown> | undefined {
+  return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+}
+function num(value: unknown): number | undefined {
+  return typeof value === 'number' && Number.isFinite(value) ? value : undefined;
+}
+/** A number that passes its own field's range check; an out-of-range one already has its issue. */
+function within(value: unknown, min: number, max = Number.MAX_SAFE_INTEGER, integer = false): number | undefined {
+  const n = num(value);
+  return n !== undefined && n >= min && n <= max && (!integer || Number.isInteger(n)) ? n : undefined;
+}
+function str(value: unknown): string | undefined {
+  return typeof value === 'string' ? value : undefined;
+}
+function list(value: unknown): unknown[] | undefined {
+  return Array.isArray(value) ? value : undefined;
+}
+
+function issue(ctx: Ctx, path: Path, message: string): void {
+  ctx.addIssue({ code: 'custom', path, message });
+}
+
+function crossFieldChecks(value: unknown, ctx: Ctx): void {
+  const root = record(value);
+  if (!root) return;
+  const handler = str(root.handler);
+  const scaleUp = record(root.scaleUp);
+  const scaleDown = record(root.scaleDown);
+
+  // Hysteresis: scale up above threshold, to target, scale down below utilizationThreshold.
+  const threshold = within(scaleUp?.threshold, 0, 1);
+  const target = within(scaleUp?.target, 0, 1);
+  const low = within(scaleDown?.utilizationThreshold, 0, 1);
+  if (threshold !== undefined && target !== undefined && !(target < threshold)) {
+    issue(ctx, ['scaleUp', 'target'], `must be below scaleUp.threshold (${threshold}), or every scale-up ends above the threshold again`);
+  }
+  if (low !== undefined && target !== undefined && !(low < target)) {
+    issue(ctx, ['scaleDown', 'utilizationThreshold'], `must be below scaleUp.target (${target}), or the pool flaps between scale-up and scale-down`);
+  }
+
+  // Handler and platform needs.
+  if (handler === 'spool' && !record(root.spool)) {
+    issue(ctx, ['spool', 'bucket'], 'handler spool needs spool.bucket');
+  }
+  if (handler === 'notify' && !record(root.notify)) {
+    issue(ctx, ['notify', 'topicArn'], 'handler notify needs notify.topicArn');
+  }
+  const platform = record(root.platform);
+  if (str(platform?.kind) === 'openshift-broker' && platform?.brokerInstanceId === undefined) {
+    issue(ctx, ['platform', 'brokerInstanceId'], 'platform openshift-broker needs brokerInstanceId');
+  }
+
+  const pools = list(root.pools);
+  if (!pools) return;
+  const defaultNaming = record(root.naming);
+  const seenIds = new Map<string, number>();
+  const seenNames = new Map<string, number>();
+  let minSum = 0;
+  let minCores = 0;
+  let minMemory = 0;
+  let resourcesKnown = true;
+
+  pools.forEach((entry, index) => {
+    const pool = record(entry);
+    if (!pool) return;
+    const at = (...rest: Path): Path => ['pools', index, ...rest];
+    const min = within(pool.min, 0, undefined, true);
+    const max = within(pool.max, 1, undefined, true);
+    if (min !== undefined && max !== undefined && min > max) {
+      issue(ctx, at('min'), `must not exceed max (${max})`);
+    }
+    if (min !== undefined) minSum += min;
+
+    const district = str(pool.district);
+    const profile = str(pool.profile);
+    if (district !== undefined && profile !== undefined) {
+      const id = poolIdOf(district, profile);
+      const first = seenIds.get(id);
+      if (first !== undefined) issue(ctx, at(), `duplicate pool ${id} (already pools.${first})`);
+      else seenIds.set(id, index);
+    }
+
+    // Two pools naming their nodes alike would fight over the same host names.
+    const own = record(pool.naming);
+    const base = str(own?.base) ?? str(defaultNaming?.base);
+    const domain = str(own?.domain) ?? str(defaultNaming?.domain);
+    if (base !== undefined && domain !== undefined) {
+      const key = `${base}.${domain.toLowerCase()}`;
+      const first = seenNames.get(key);
+      if (first !== undefined) {
+        issue(ctx, at('naming'), `nodes would be named like pools.${first} (${base}-<N>.${domain}); give each pool its own naming.base`);
+      } else {
+        seenNames.set(key, index);
+      }
+    }
+
+    const template = record(pool.template);
+    const types = list(template?.instanceTypes);
+    if (handler === 'ec2' && template) {
+      if (template.imageId === undefined && template.launchTemplate === undefined) {
+        issue(ctx, at('template', 'imageId'), 'handler ec2 needs an imageId or a launchTemplate');
+      }
+      if (types && types.length === 0) issue(ctx, at('template', 'instanceTypes'), 'handler ec2 needs at least one instance type');
+      const subnets = list(template.subnets);
+      if (subnets && subnets.length === 0) issue(ctx, at('template', 'subnets'), 'handler ec2 needs at least one subnet');
+    }
+
+    // The least the pool minimums need: min nodes of the smallest instance type.
+    if (min !== undefined && min > 0) {
+      const sizes = (types ?? []).map(record).filter((t) => t !== undefined);
+      const vcpus = sizes.map((t) => within(t.vcpus, 1, undefined, true)).filter((n) => n !== undefined);
+      const memory = sizes.map((t) => num(t.memoryGiB)).filter((n): n is number => n !== undefined && n > 0);
+      if (vcpus.length === 0 || memory.length === 0) resourcesKnown = false;
+      else {
+        minCores += min * Math.min(...vcpus);
+        minMemory += min * Math.min(...memory);
+      }
+    }
+  });
+
+  const limits = record(root.limits);
+  const maxNodes = within(limits?.maxNodesTotal, 1, undefined, true);
+  if (maxNodes !== undefined && minSum > maxNodes) {
+    issue(ctx, ['limits', 'maxNodesTotal'], `the pool minimums add up to ${minSum} nodes, more than maxNodesTotal (${maxNodes})`);
+  }
+  const maxCores = within(limits?.maxCores, 1, undefined, true);
+  if (resourcesKnown && maxCores !== undefined && minCores > maxCores) {
+    issue(ctx, ['limits', 'maxCores'], `the pool minimums need at least ${minCores} cores, more than maxCores (${maxCores})`);
+  }
+  const maxMemory = num(limits?.maxMemoryGiB);
+  if (resourcesKnown && maxMemory !== undefined && minMemory > maxMemory) {
+    issue(ctx, ['limits', 'maxMemoryGiB'], `the pool minimums need at least ${minMemory} GiB, more than maxMemoryGiB (${maxMemory})`);
+  }
+}

@@ -1,0 +1,143 @@
+/**
+ * The records the state table holds, as plain data. Everything here is
+ * serialisable as it is (ISO strings for times), so the same shapes travel
+ * through DynamoDB, the in-memory store and the tests.
+ */
+
+/** `district/profile`: the unit that is scaled. */
+export type PoolId = string;
+
+export function poolIdOf(district: string, profile: string): PoolId {
+  return `${district}/${profile}`;
+}
+
+export function splitPoolId(pool: PoolId): { district: string; profile: string } {
+  const slash = pool.indexOf('/');
+  return slash < 0 ? { district: pool, profile: '' } : { district: pool.slice(0, slash), profile: pool.slice(slash + 1) };
+}
+
+export const NODE_STATES = [
+  'provisioning',
+  'active',
+  'draining',
+  'drained',
+  'terminating',
+  'terminated',
+  'failed',
+  'lost',
+] as const;
+export type NodeState = (typeof NODE_STATES)[number];
+
+export interface GearInfo {
+  uuid: string;
+  app: string;
+  /** Gear size (profile) name, e.g. `small`. */
+  size: string;
+}
+
+export interface NodeStats {
+  activeGears: number;
+  maxActiveGears: number;
+  gears?: GearInfo[];
+  cpu?: number;
+  memory?: number;
+  /** ISO time the node measured these figures; the order of stats is decided by this, never by arrival. */
+  reportedAt: string;
+}
+
+export interface NodeRecord {
+  nodeId: string;
+  pool: PoolId;
+  district: string;
+  profile: string;
+  state: NodeState;
+  /** Incremented by every write; the optimistic-lock token. */
+  version: number;
+  createdAt: string;
+  stateChangedAt: string;
+  /** `provisioned` by us, or `adopted` when it first reported without us creating it. */
+  origin: 'provisioned' | 'adopted';
+  /** A protected node is never chosen for scale-down and never terminated. */
+  protected: boolean;
+  /** Cloud name (`<base>_<N>`), set for nodes we provision. */
+  cloudName?: string;
+  instanceId?: string;
+  instanceType?: string;
+  volumeId?: string;
+  privateIp?: string;
+  /** The scale-up decision that created the node. */
+  decisionId?: string;
+  stats?: NodeStats;
+  /** Why the node is in its current state, for `explain` and logs. */
+  reason?: string;
+  /** Completed steps of a multi-step action (decommission), so a crash resumes at the next one. */
+  steps?: Record<string, string>;
+}
+
+export interface PoolLease {
+  /** Who holds it: the decisionId of the action in flight. */
+  holder: string;
+  kind: 'scale-up' | 'scale-down';
+  acquiredAt: string;
+  expiresAt: string;
+}
+
+export interface PoolRecord {
+  pool: PoolId;
+  district: string;
+  profile: string;
+  version: number;
+  lease?: PoolLease;
+  lastScaleUpAt?: string;
+  lastScaleDownAt?: string;
+  lastFailureAt?: string;
+  exhaustedUntil?: string;
+  /** Current exhaustion backoff, doubled on each consecutive exhaustion. */
+  exhaustedBackoffMs?: number;
+  /** Since when utilization has been at or above the scale-up threshold (sustain window). */
+  highSince?: string;
+  /** Since when utilization has been at or below the scale-down threshold (unneeded time). */
+  lowSince?: string;
+}
+
+export const MOVE_STATES = ['planned', 'moving', 'moved', 'failed'] as const;
+export type MoveState = (typeof MOVE_STATES)[number];
+
+export interface GearMove {
+  gear: GearInfo;
+  target: string;
+  state: MoveState;
+  attempts: number;
+  nextAttemptAt?: string;
+  /** Platform handle of an asynchronous move (e.g. an SSM command id). */
+  commandId?: string;
+  lastError?: string;
+}
+
+export const DRAIN_STATES = ['active', 'completed', 'aborted'] as const;
+export type DrainState = (typeof DRAIN_STATES)[number];
+
+export interface DrainRecord {
+  drainId: string;
+  decisionId: string;
+  nodeId: string;
+  pool: PoolId;
+  state: DrainState;
+  version: number;
+  startedAt: string;
+  updatedAt: string;
+  reason: string;
+  moves: GearMove[];
+  abortReason?: string;
+}
+
+export type DecisionKind = 'scale-up' | 'scale-down' | 'no-action' | 'refused' | 'failure';
+
+export interface DecisionLogEntry {
+  pool: PoolId;
+  at: string;
+  kind: DecisionKind;
+  reason: string;
+  decisionId?: string;
+  details?: Record<string, unknown>;
+}

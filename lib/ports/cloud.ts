@@ -1,0 +1,46 @@
+import type { PoolId } from '../domain/model.js';
+
+export interface HostSpec {
+  pool: PoolId;
+  district: string;
+  profile: string;
+  /** `<base>_<N>`: the cloud-side name (EC2 `Name` tag). */
+  cloudName: string;
+  /** `<base>-<N>.<domain>`: the node's host name and id. */
+  hostName: string;
+  decisionId: string;
+  /** Stable per (decision, index): a redelivered request never creates a second host. */
+  idempotencyToken: string;
+}
+
+export interface HostInfo {
+  /** Empty for handlers that create nothing (log, spool, notify). */
+  instanceId?: string;
+  instanceType?: string;
+  subnetId?: string;
+  privateIp?: string;
+  volumeId?: string;
+  state: 'pending' | 'running' | 'stopping' | 'stopped' | 'shutting-down' | 'terminated' | 'requested';
+  launchedAt?: string;
+  tags?: Record<string, string>;
+}
+
+/**
+ * Where hosts come from: EC2, or a handler that only reports the need (log,
+ * spool, notify). Like Karpenter's CloudProvider: a fake implements the same
+ * contract for tests and the simulator.
+ * Errors: `CapacityUnavailableError` (quota, no capacity: try another
+ * offering), `TransientError` (throttling), `ValidationError` (bad template).
+ */
+export interface Cloud {
+  /** Creates one host; idempotent on `spec.idempotencyToken`. */
+  createHost(spec: HostSpec): Promise<HostInfo>;
+  /** Terminates a host; an already terminated or unknown instance is success. */
+  terminateHost(instanceId: string): Promise<void>;
+  /** Current view of hosts; unknown ids are absent from the result. */
+  describeHosts(instanceIds: readonly string[]): Promise<Map<string, HostInfo>>;
+  /** Hosts carrying our tags, for the orphan sweeper. */
+  listManagedHosts(): Promise<HostInfo[]>;
+  /** Deletes a detached volume; `ConflictError` while it is still attached, success if already gone. */
+  deleteVolume(volumeId: string): Promise<void>;
+}

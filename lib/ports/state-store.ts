@@ -1,0 +1,89 @@
+import type {
+  DecisionLogEntry,
+  DrainRecord,
+  DrainState,
+  NodeRecord,
+  NodeState,
+  NodeStats,
+  PoolLease,
+  PoolId,
+  PoolRecord,
+} from '../domain/model.js';
+
+/** Fields a caller may change on a node; identity, state and version are the store's. */
+export type NodePatch = Partial<Omit<NodeRecord, 'nodeId' | 'pool' | 'district' | 'profile' | 'state' | 'version' | 'createdAt'>>;
+export type PoolPatch = Partial<Omit<PoolRecord, 'pool' | 'district' | 'profile' | 'version' | 'lease'>>;
+export type DrainPatch = Partial<Omit<DrainRecord, 'drainId' | 'decisionId' | 'nodeId' | 'pool' | 'version' | 'startedAt'>>;
+
+export type NewNode = Omit<NodeRecord, 'version' | 'stateChangedAt'>;
+export type NewDrain = Omit<DrainRecord, 'version' | 'state' | 'updatedAt'>;
+
+export type StatsWrite =
+  | { applied: true; node: NodeRecord }
+  /** The table already holds stats reported at or after these; nothing was written. */
+  | { applied: false; node: NodeRecord };
+
+/**
+ * The state table. Every change is a single-item conditional write: a caller
+ * that lost a race gets a `ConflictError` whose `current` is the item as it is
+ * now (or undefined when it does not exist), never a silent overwrite.
+ * Reads are strongly consistent on items and eventually consistent on
+ * per-pool lists (a GSI in DynamoDB). Throws `TransientError` for throttling.
+ */
+export interface StateStore {
+  getNode(nodeId: string): Promise<NodeRecord | undefined>;
+  /** Nodes of one pool, any state, ordered by nodeId. */
+  listNodes(pool: PoolId): Promise<NodeRecord[]>;
+  /** Creates a node; `ConflictError` (with the existing node) when the id is taken. */
+  createNode(node: NewNode, now: Date): Promise<NodeRecord>;
+  /**
+   * Moves a node from one of `from` to `to`, applying `patch` in the same write.
+   * `ValidationError` when no state in `from` may move to `to` (lifecycle);
+   * `ConflictError` when the node is not in `from` (or not at `expectedVersion`);
+   * `NotFoundError` when there is no such node.
+   */
+  transitionNode(
+    nodeId: string,
+    change: { from: NodeState | readonly NodeState[]; to: NodeState; expectedVersion?: number; patch?: NodePatch },
+    now: Date,
+  ): Promise<NodeRecord>;
+  /** Changes fields without a state change; `ConflictError` unless the node is at `expectedVersion`. */
+  updateNode(nodeId: string, expectedVersion: number, patch: NodePatch): Promise<NodeRecord>;
+  /**
+   * Stores stats only if they were reported strictly after the ones held, so
+   * out-of-order delivery never overwrites newer figures. `NotFoundError` for
+   * an unknown node (the caller adopts it with `createNode`).
+   */
+  putNodeStats(nodeId: string, stats: NodeStats): Promise<StatsWrite>;
+
+  getPool(pool: PoolId): Promise<PoolRecord | undefined>;
+  listPools(): Promise<PoolRecord[]>;
+  /** Creates the pool item if it is missing; returns it either way. */
+  ensurePool(pool: PoolId): Promise<PoolRecord>;
+  /**
+   * Takes the pool's single action lease. Succeeds when the pool has no lease,
+   * the lease expired at `now`, or `holder` already holds it (a retry is
+   * idempotent). `ConflictError` with the pool when someone else holds it.
+   */
+  acquireLease(pool: PoolId, lease: { holder: string; kind: PoolLease['kind']; ttlMs: number }, now: Date): Promise<PoolRecord>;
+  /** Releases the lease if `holder` holds it; `ConflictError` otherwise. */
+  releaseLease(pool: PoolId, holder: string): Promise<PoolRecord>;
+  /** `ConflictError` unless the pool is at `expectedVersion`. */
+  updatePool(pool: PoolId, expectedVersion: number, patch: PoolPatch): Promise<PoolRecord>;
+
+  /** Creates an `active` drain; `ConflictError` (with the existing drain) when the id is taken. */
+  createDrain(drain: NewDrain, now: Date): Promise<DrainRecord>;
+  getDrain(drainId: string): Promise<DrainRecord | undefined>;
+  /** Drains of a pool in one state (default `active`), oldest first. */
+  listDrains(pool: PoolId, state?: DrainState): Promise<DrainRecord[]>;
+  /** `ConflictError` unless the drain is at `expectedVersion`. */
+  updateDrain(drainId: string, expectedVersion: number, patch: DrainPatch, now: Date): Promise<DrainRecord>;
+
+  /** Atomically allocates the next number for a naming base: 1, 2, 3, ... never twice. */
+  allocateNameNumber(base: string): Promise<number>;
+
+  /** Appends to the pool's decision log; entries expire after `ttlMs`. */
+  appendDecision(entry: DecisionLogEntry, ttlMs: number): Promise<void>;
+  /** The latest entries first. */
+  listDecisions(pool: PoolId, limit: number): Promise<DecisionLogEntry[]>;
+}

@@ -1,0 +1,28 @@
+import type { z } from 'zod';
+import { ValidationError, type ValidationIssue } from './errors.js';
+
+/** Every zod issue as a `ValidationIssue` with its path and the value found there. */
+export function issuesFromZod(error: z.ZodError, input: unknown): ValidationIssue[] {
+  return error.issues.map((issue) => {
+    const path = issue.path.map(String).join('.');
+    const found = valueAt(input, issue.path);
+    return found.present ? { path, message: issue.message, value: found.value } : { path, message: issue.message };
+  });
+}
+
+/** Parse with a schema, or throw one `ValidationError` listing every problem. */
+export function parseWith<S extends z.ZodType>(schema: S, input: unknown, context: string): z.output<S> {
+  const result = schema.safeParse(input);
+  if (result.success) return result.data;
+  throw new ValidationError(issuesFromZod(result.error, input), context);
+}
+
+function valueAt(input: unknown, path: readonly PropertyKey[]): { present: boolean; value?: unknown } {
+  let current: unknown = input;
+  for (const key of path) {
+    if (current === null || typeof current !== 'object') return { present: false };
+    if (!Object.prototype.hasOwnProperty.call(current, key)) return { present: false };
+    current = (current as Record<PropertyKey, unknown>)[key];
+  }
+  return { present: true, value: current };
+}

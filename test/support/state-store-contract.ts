@@ -1,0 +1,358 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { legalTransitions } from '../../lib/domain/lifecycle.js';
+import { NODE_STATES, type NodeRecord, type NodeState } from '../../lib/domain/model.js';
+import { ConflictError, NotFoundError, ValidationError } from '../../lib/errors.js';
+import type { NewNode, StateStore } from '../../lib/ports/state-store.js';
+
+export interface StoreHarness {
+  /** A fresh, empty store for one test. */
+  create(): Promise<StateStore>;
+  close?(): Promise<void>;
+}
+
+const T0 = new Date('2026-11-21T10:00:00.000Z');
+const at = (seconds: number) => new Date(T0.getTime() + seconds * 1000);
+let counter = 0;
+
+export function newNode(overrides: Partial<NewNode> = {}): NewNode {
+  counter += 1;
+  const nodeId = overrides.nodeId ?? `node-${counter}.example.com`;
+  return {
+    nodeId,
+    pool: 'd1/small',
+    district: 'd1',
+    profile: 'small',
+    state: 'active',
+    createdAt: T0.toISOString(),
+    origin: 'provisioned',
+    protected: false,
+    ...overrides,
+  };
+}
+
+function stats(reportedAt: Date, activeGears = 10) {
+  return { activeGears, maxActiveGears: 100, reportedAt: reportedAt.toISOString() };
+}
+
+async function rejection(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise;
+  } catch (error) {
+    return error;
+  }
+  throw new Error('expected the call to fail, it succeeded');
+}
+
+/**
+ * The one contract both `StateStore` adapters must pass. Each adapter's test
+ * file calls this with its own harness; the assertions live only here.
+ */
+export function stateStoreContract(name: string, harness: StoreHarness): void {
+  describe(`StateStore contract: ${name}`, () => {
+    let store: StateStore;
+    const fresh = async () => {
+      store = await harness.create();
+      return store;
+    };
+
+    beforeAll(fresh);
+    afterAll(async () => harness.close?.());
+
+    describe('nodes', () => {
+      it('creates a node at version 1 and reads it back', async () => {
+        const node = newNode({ state: 'provisioning', cloudName: 'node_7', decisionId: 'dec-1' });
+        const created = await store.createNode(node, T0);
+        expect(created).toMatchObject({ ...node, version: 1, stateChangedAt: T0.toISOString() });
+        expect(await store.getNode(node.nodeId)).toEqual(created);
+        expect(await store.getNode('nobody.example.com')).toBeUndefined();
+      });
+
+      it('refuses to create a node twice, returning the existing one', async () => {
+        const node = newNode();
+        await store.createNode(node, T0);
+        const error = await rejection(store.createNode({ ...node, state: 'provisioning' }, at(1)));
+        expect(error).toBeInstanceOf(ConflictError);
+        expect((error as ConflictError<NodeRecord>).current).toMatchObject({ nodeId: node.nodeId, state: 'active', version: 1 });
+      });
+
+      it('lists the nodes of one pool only, ordered by id', async () => {
+        const s = await fresh();
+        await s.createNode(newNode({ nodeId: 'b.example.com' }), T0);
+        await s.createNode(newNode({ nodeId: 'a.example.com' }), T0);
+        await s.createNode(newNode({ nodeId: 'c.example.com', pool: 'd2/small', district: 'd2' }), T0);
+        expect((await s.listNodes('d1/small')).map((n) => n.nodeId)).toEqual(['a.example.com', 'b.example.com']);
+        expect((await s.listNodes('d2/small')).map((n) => n.nodeId)).toEqual(['c.example.com']);
+        expect(await s.listNodes('d9/none')).toEqual([]);
+      });
+
+      it.each(legalTransitions())('allows %s -> %s', async (from, to) => {
+        const node = await store.createNode(newNode({ state: from }), T0);
+        const moved = await store.transitionNode(node.nodeId, { from, to, patch: { reason: `test ${from}->${to}` } }, at(60));
+        expect(moved).toMatchObject({ state: to, version: 2, stateChangedAt: at(60).toISOString(), reason: `test ${from}->${to}` });
+        expect(await store.getNode(node.nodeId)).toEqual(moved);
+      });
+
+      const legal = new Set(legalTransitions().map(([from, to]) => `${from}>${to}`));
+      const illegal = NODE_STATES.flatMap((from) => NODE_STATES.map((to): [NodeState, NodeState] => [from, to])).filter(
+        ([from, to]) => !legal.has(`${from}>${to}`),
+      );
+
+      it('has a sample of illegal transitions to check', () => {
+        expect(illegal.length).toBeGreaterThan(40);
+        expect(illegal).toContainEqual(['active', 'terminated']);
+        expect(illegal).toContainEqual(['draining', 'terminating']);
+        expect(illegal).toContainEqual(['terminated', 'active']);
+      });
+
+      it.each(illegal.filter((_, i) => i % 3 === 0).concat([['active', 'terminated'], ['draining', 'terminating'], ['provisioning', 'draining']]))(
+        'rejects %s -> %s without writing',
+        async (from, to) => {
+          const node = await store.createNode(newNode({ state: from }), T0);
+          const error = await rejection(store.transitionNode(node.nodeId, { from, to }, at(60)));
+          expect(error).toBeInstanceOf(ValidationError);
+          expect((error as ValidationError).message).toContain(`${from} -> ${to}`);
+          expect(await store.getNode(node.nodeId)).toEqual(node);
+        },
+      );
+
+      it('rejects a transition from a state the node is not in, with the current node', async () => {
+        const node = await store.createNode(newNode({ state: 'draining' }), T0);
+        const error = await rejection(store.transitionNode(node.nodeId, { from: 'active', to: 'draining' }, at(1)));
+        expect(error).toBeInstanceOf(ConflictError);
+        expect((error as ConflictError<NodeRecord>).current).toMatchObject({ state: 'draining', version: 1 });
+      });
+
+      it('accepts any of several source states', async () => {
+        const node = await store.createNode(newNode({ state: 'lost' }), T0);
+        const moved = await store.transitionNode(node.nodeId, { from: ['failed', 'lost'], to: 'terminated' }, at(1));
+        expect(moved.state).toBe('terminated');
+      });
+
+      it('honours an expected version in a transition', async () => {
+        const node = await store.createNode(newNode(), T0);
+        await store.updateNode(node.nodeId, 1, { protected: true });
+        const error = await rejection(store.transitionNode(node.nodeId, { from: 'active', to: 'draining', expectedVersion: 1 }, at(1)));
+        expect(error).toBeInstanceOf(ConflictError);
+        const moved = await store.transitionNode(node.nodeId, { from: 'active', to: 'draining', expectedVersion: 2 }, at(1));
+        expect(moved).toMatchObject({ state: 'draining', version: 3, protected: true });
+      });
+
+      it('reports an unknown node as not found', async () => {
+        const error = await rejection(store.transitionNode('ghost.example.com', { from: 'active', to: 'draining' }, at(1)));
+        expect(error).toBeInstanceOf(NotFoundError);
+        expect(await rejection(store.updateNode('ghost.example.com', 1, { protected: true }))).toBeInstanceOf(NotFoundError);
+        expect(await rejection(store.putNodeStats('ghost.example.com', stats(T0)))).toBeInstanceOf(NotFoundError);
+      });
+
+      it('updates fields by version and removes fields set to undefined', async () => {
+        const node = await store.createNode(newNode({ instanceId: 'i-0123456789abcdef0', reason: 'provisioned' }), T0);
+        const updated = await store.updateNode(node.nodeId, 1, { reason: undefined, privateIp: '10.0.0.5', steps: { dns: 'done' } });
+        expect(updated.version).toBe(2);
+        expect(updated.privateIp).toBe('10.0.0.5');
+        expect(updated.steps).toEqual({ dns: 'done' });
+        expect('reason' in updated).toBe(false);
+        expect(updated.instanceId).toBe('i-0123456789abcdef0');
+        const stale = await rejection(store.updateNode(node.nodeId, 1, { protected: true }));
+        expect(stale).toBeInstanceOf(ConflictError);
+        expect((stale as ConflictError<NodeRecord>).current?.version).toBe(2);
+      });
+
+      it('lets exactly one of two concurrent conflicting transitions win', async () => {
+        for (let round = 0; round < 5; round++) {
+          const node = await store.createNode(newNode(), T0);
+          const results = await Promise.allSettled([
+            store.transitionNode(node.nodeId, { from: 'active', to: 'draining', patch: { reason: 'writer A' } }, at(1)),
+            store.transitionNode(node.nodeId, { from: 'active', to: 'draining', patch: { reason: 'writer B' } }, at(1)),
+          ]);
+          const won = results.filter((r) => r.status === 'fulfilled');
+          const lost = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+          expect(won).toHaveLength(1);
+          expect(lost).toHaveLength(1);
+          expect(lost[0]!.reason).toBeInstanceOf(ConflictError);
+          const final = await store.getNode(node.nodeId);
+          expect(final?.version).toBe(2);
+          expect(final?.reason).toBe((won[0] as PromiseFulfilledResult<NodeRecord>).value.reason);
+        }
+      });
+
+      it('lets exactly one of two concurrent versioned updates win', async () => {
+        const node = await store.createNode(newNode(), T0);
+        const results = await Promise.allSettled([
+          store.updateNode(node.nodeId, 1, { protected: true }),
+          store.updateNode(node.nodeId, 1, { reason: 'other writer' }),
+        ]);
+        expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+        expect((await store.getNode(node.nodeId))?.version).toBe(2);
+      });
+    });
+
+    describe('stats', () => {
+      it('stores newer stats and never lets older ones overwrite them', async () => {
+        const node = await store.createNode(newNode(), T0);
+        const first = await store.putNodeStats(node.nodeId, stats(at(60), 10));
+        expect(first.applied).toBe(true);
+        expect(first.node.stats?.activeGears).toBe(10);
+
+        const older = await store.putNodeStats(node.nodeId, stats(at(30), 99));
+        expect(older.applied).toBe(false);
+        expect(older.node.stats).toMatchObject({ activeGears: 10, reportedAt: at(60).toISOString() });
+
+        const duplicate = await store.putNodeStats(node.nodeId, stats(at(60), 55));
+        expect(duplicate.applied).toBe(false);
+
+        const newer = await store.putNodeStats(node.nodeId, { ...stats(at(120), 12), gears: [{ uuid: 'g1', app: 'shop', size: 'small' }] });
+        expect(newer.applied).toBe(true);
+        expect((await store.getNode(node.nodeId))?.stats).toEqual({ ...stats(at(120), 12), gears: [{ uuid: 'g1', app: 'shop', size: 'small' }] });
+      });
+
+      it('keeps the newest of many stats delivered concurrently in random order', async () => {
+        const node = await store.createNode(newNode(), T0);
+        const seconds = Array.from({ length: 30 }, (_, i) => i + 1).sort(() => Math.random() - 0.5);
+        await Promise.all(seconds.map((s) => store.putNodeStats(node.nodeId, stats(at(s), s))));
+        expect((await store.getNode(node.nodeId))?.stats).toMatchObject({ activeGears: 30, reportedAt: at(30).toISOString() });
+      });
+
+      it('does not change the lifecycle state when stats arrive', async () => {
+        const node = await store.createNode(newNode({ state: 'draining' }), T0);
+        await store.putNodeStats(node.nodeId, stats(at(5)));
+        expect((await store.getNode(node.nodeId))?.state).toBe('draining');
+      });
+    });
+
+    describe('pools and the action lease', () => {
+      it('creates a pool once and lists pools', async () => {
+        const s = await fresh();
+        const first = await s.ensurePool('d1/small');
+        expect(first).toMatchObject({ pool: 'd1/small', district: 'd1', profile: 'small', version: 1 });
+        expect(await s.ensurePool('d1/small')).toEqual(first);
+        await s.ensurePool('d2/large');
+        expect((await s.listPools()).map((p) => p.pool)).toEqual(['d1/small', 'd2/large']);
+      });
+
+      it('acquires a lease on a pool it has never seen', async () => {
+        const pool = await store.acquireLease('d7/new', { holder: 'dec-a', kind: 'scale-up', ttlMs: 60_000 }, T0);
+        expect(pool).toMatchObject({ pool: 'd7/new', district: 'd7', profile: 'new' });
+        expect(pool.lease).toEqual({ holder: 'dec-a', kind: 'scale-up', acquiredAt: T0.toISOString(), expiresAt: at(60).toISOString() });
+      });
+
+      it('refuses a second holder while the lease is live, lets the holder retry, and lets anyone steal it once expired', async () => {
+        await store.acquireLease('d1/lease', { holder: 'dec-a', kind: 'scale-up', ttlMs: 60_000 }, T0);
+        const busy = await rejection(store.acquireLease('d1/lease', { holder: 'dec-b', kind: 'scale-down', ttlMs: 60_000 }, at(30)));
+        expect(busy).toBeInstanceOf(ConflictError);
+        expect((busy as ConflictError<{ lease?: { holder: string } }>).current?.lease?.holder).toBe('dec-a');
+
+        const retried = await store.acquireLease('d1/lease', { holder: 'dec-a', kind: 'scale-up', ttlMs: 60_000 }, at(30));
+        expect(retried.lease?.holder).toBe('dec-a');
+
+        const stolen = await store.acquireLease('d1/lease', { holder: 'dec-b', kind: 'scale-down', ttlMs: 60_000 }, at(90));
+        expect(stolen.lease).toMatchObject({ holder: 'dec-b', kind: 'scale-down', acquiredAt: at(90).toISOString() });
+      });
+
+      it('releases only the holder’s lease', async () => {
+        await store.acquireLease('d1/release', { holder: 'dec-a', kind: 'scale-up', ttlMs: 60_000 }, T0);
+        const notMine = await store.releaseLease('d1/release', 'dec-b');
+        expect(notMine.lease?.holder).toBe('dec-a');
+        const released = await store.releaseLease('d1/release', 'dec-a');
+        expect(released.lease).toBeUndefined();
+        expect((await store.getPool('d1/release'))?.lease).toBeUndefined();
+        const again = await store.releaseLease('d1/release', 'dec-a');
+        expect(again.lease).toBeUndefined();
+        const next = await store.acquireLease('d1/release', { holder: 'dec-c', kind: 'scale-up', ttlMs: 60_000 }, at(1));
+        expect(next.lease?.holder).toBe('dec-c');
+      });
+
+      it('grants a contested lease to exactly one of many concurrent callers', async () => {
+        const holders = Array.from({ length: 10 }, (_, i) => `dec-${i}`);
+        const results = await Promise.allSettled(
+          holders.map((holder) => store.acquireLease('d1/race', { holder, kind: 'scale-up', ttlMs: 60_000 }, T0)),
+        );
+        const winners = results.filter((r): r is PromiseFulfilledResult<Awaited<ReturnType<StateStore['acquireLease']>>> => r.status === 'fulfilled');
+        expect(winners).toHaveLength(1);
+        expect(results.filter((r) => r.status === 'rejected').every((r) => (r as PromiseRejectedResult).reason instanceof ConflictError)).toBe(true);
+        expect((await store.getPool('d1/race'))?.lease?.holder).toBe(winners[0]!.value.lease?.holder);
+      });
+
+      it('updates pool timestamps by version', async () => {
+        const pool = await store.ensurePool('d1/times');
+        const updated = await store.updatePool('d1/times', pool.version, { lastScaleUpAt: T0.toISOString(), exhaustedBackoffMs: 300_000 });
+        expect(updated).toMatchObject({ lastScaleUpAt: T0.toISOString(), exhaustedBackoffMs: 300_000, version: pool.version + 1 });
+        const cleared = await store.updatePool('d1/times', updated.version, { exhaustedBackoffMs: undefined });
+        expect('exhaustedBackoffMs' in cleared).toBe(false);
+        const stale = await rejection(store.updatePool('d1/times', pool.version, { lastFailureAt: T0.toISOString() }));
+        expect(stale).toBeInstanceOf(ConflictError);
+        expect(await rejection(store.updatePool('d9/none', 1, {}))).toBeInstanceOf(NotFoundError);
+      });
+    });
+
+    describe('drains', () => {
+      const drain = (drainId: string, pool = 'd1/drain', startedAt = T0) => ({
+        drainId,
+        decisionId: `dec-${drainId}`,
+        nodeId: `${drainId}.example.com`,
+        pool,
+        startedAt: startedAt.toISOString(),
+        reason: 'pool under-used',
+        moves: [{ gear: { uuid: 'g1', app: 'shop', size: 'small' }, target: 'node-2.example.com', state: 'planned' as const, attempts: 0 }],
+      });
+
+      it('creates a drain once; a duplicate returns the existing drain', async () => {
+        const created = await store.createDrain(drain('dr-1'), T0);
+        expect(created).toMatchObject({ state: 'active', version: 1, updatedAt: T0.toISOString() });
+        const duplicate = await rejection(store.createDrain({ ...drain('dr-1'), reason: 'again' }, at(1)));
+        expect(duplicate).toBeInstanceOf(ConflictError);
+        expect((duplicate as ConflictError<{ reason: string }>).current?.reason).toBe('pool under-used');
+        expect(await store.getDrain('dr-1')).toEqual(created);
+      });
+
+      it('lists drains by pool and state, oldest first, and moves them between lists', async () => {
+        await store.createDrain(drain('dr-b', 'd1/list', at(20)), at(20));
+        await store.createDrain(drain('dr-a', 'd1/list', at(10)), at(10));
+        await store.createDrain(drain('dr-c', 'd2/list', at(5)), at(5));
+        expect((await store.listDrains('d1/list')).map((d) => d.drainId)).toEqual(['dr-a', 'dr-b']);
+
+        const current = (await store.getDrain('dr-a'))!;
+        const moving = { ...current.moves[0]!, state: 'moved' as const, attempts: 1 };
+        const done = await store.updateDrain('dr-a', current.version, { state: 'completed', moves: [moving] }, at(100));
+        expect(done).toMatchObject({ state: 'completed', version: 2, updatedAt: at(100).toISOString() });
+        expect(done.moves[0]).toEqual(moving);
+        expect((await store.listDrains('d1/list')).map((d) => d.drainId)).toEqual(['dr-b']);
+        expect((await store.listDrains('d1/list', 'completed')).map((d) => d.drainId)).toEqual(['dr-a']);
+
+        const stale = await rejection(store.updateDrain('dr-a', 1, { state: 'aborted' }, at(101)));
+        expect(stale).toBeInstanceOf(ConflictError);
+        expect((stale as ConflictError<{ state: string }>).current?.state).toBe('completed');
+      });
+    });
+
+    describe('name counters', () => {
+      it('allocates distinct consecutive numbers under 20 concurrent allocations', async () => {
+        const numbers = await Promise.all(Array.from({ length: 20 }, () => store.allocateNameNumber('race-node')));
+        expect(new Set(numbers).size).toBe(20);
+        expect([...numbers].sort((a, b) => a - b)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+      });
+
+      it('keeps one counter per naming base', async () => {
+        expect(await store.allocateNameNumber('base-a')).toBe(1);
+        expect(await store.allocateNameNumber('base-b')).toBe(1);
+        expect(await store.allocateNameNumber('base-a')).toBe(2);
+      });
+    });
+
+    describe('decision log', () => {
+      it('returns the latest decisions first, up to a limit, per pool', async () => {
+        for (let i = 0; i < 4; i++) {
+          await store.appendDecision({ pool: 'd1/log', at: at(i).toISOString(), kind: 'no-action', reason: `tick ${i}` }, 86_400_000);
+        }
+        await store.appendDecision(
+          { pool: 'd2/log', at: at(9).toISOString(), kind: 'scale-up', reason: 'full', decisionId: 'dec-9', details: { count: 2 } },
+          86_400_000,
+        );
+        const latest = await store.listDecisions('d1/log', 3);
+        expect(latest.map((d) => d.reason)).toEqual(['tick 3', 'tick 2', 'tick 1']);
+        expect(await store.listDecisions('d2/log', 10)).toEqual([
+          { pool: 'd2/log', at: at(9).toISOString(), kind: 'scale-up', reason: 'full', decisionId: 'dec-9', details: { count: 2 } },
+        ]);
+      });
+    });
+  });
+}
