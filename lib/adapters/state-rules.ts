@@ -1,4 +1,5 @@
-import type { NodeState } from '../domain/model.js';
+import type { NodeState, PoolLease } from '../domain/model.js';
+import type { LeaseRequest } from '../ports/state-store.js';
 import { illegalSources } from '../domain/lifecycle.js';
 import { ValidationError } from '../errors.js';
 
@@ -22,8 +23,15 @@ export function assertLegalTransition(nodeId: string, from: readonly NodeState[]
   }
 }
 
-export function leaseExpiry(now: Date, ttlMs: number): string {
-  return new Date(now.getTime() + ttlMs).toISOString();
+export function grantLease(request: LeaseRequest, now: Date): PoolLease {
+  const lease: PoolLease = {
+    holder: request.holder,
+    kind: request.kind,
+    acquiredAt: now.toISOString(),
+    expiresAt: new Date(now.getTime() + request.ttlMs).toISOString(),
+  };
+  if (request.message) lease.message = request.message;
+  return lease;
 }
 
 export function decisionExpiry(at: string, ttlMs: number): number {

@@ -22,6 +22,7 @@ export {
   deploymentSchema,
   loadSettings,
   loadSettingsFromProcess,
+  resetSettingsCache,
   parseConfig,
   parseDeployment,
   readConfigFile,

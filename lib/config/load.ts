@@ -186,6 +186,10 @@ export const deploymentSchema = z.strictObject({
       decommission: queueUrl.optional(),
     })
     .prefault({}),
+  /** DynamoDB endpoint override (dynalite in tests and the local runtime); unset = the regional endpoint. */
+  dynamodbEndpoint: z.url({ protocol: /^https?$/ }).optional(),
+  /** Powertools log level. */
+  logLevel: z.enum(['DEBUG', 'INFO', 'WARN', 'ERROR', 'SILENT']).default('INFO'),
   /** Path of a YAML or JSON configuration file, relative to the working directory. */
   configFile: z.string().min(1).optional(),
   /** The whole configuration as inline JSON; wins over `configFile`. */
@@ -208,6 +212,8 @@ export const DEPLOYMENT_ENV = {
   'queues.scale': 'NODESCALER_SCALE_QUEUE_URL',
   'queues.drain': 'NODESCALER_DRAIN_QUEUE_URL',
   'queues.decommission': 'NODESCALER_DECOMMISSION_QUEUE_URL',
+  dynamodbEndpoint: 'NODESCALER_DYNAMODB_ENDPOINT',
+  logLevel: 'NODESCALER_LOG_LEVEL',
   configFile: 'NODESCALER_CONFIG_FILE',
   configJson: 'NODESCALER_CONFIG',
 } as const;
@@ -257,4 +263,9 @@ let cached: Settings | undefined;
 export function loadSettingsFromProcess(): Settings {
   cached ??= loadSettings(process.env);
   return cached;
+}
+
+/** Forgets the cached settings, so a test can load a new environment into the same module instance. */
+export function resetSettingsCache(): void {
+  cached = undefined;
 }

@@ -87,6 +87,8 @@ const forecastSchema = z.strictObject({
   /** How far ahead to look; unset = the boot delay of a new node. */
   lookahead: duration().optional(),
   dailySeasonality: z.boolean().default(true),
+  /** Assumed time from a scale-up decision to a node taking gears, until one has been observed. */
+  bootDelay: dur('3m', { positive: true }),
 });
 
 const scaleUpSchema = z.strictObject({
@@ -239,6 +241,8 @@ const rootSchema = z.strictObject({
   scaleDown: scaleDownSchema.prefault({}),
   /** Stats older than this are ignored when computing utilization. */
   statsMaxAge: dur('5m', { positive: true }),
+  /** Least time between two evaluations of one pool triggered by stats (the tick always evaluates). */
+  evaluationInterval: dur('30s'),
   /** How long a pool's in-flight action lease lasts. */
   leaseTtl: dur('15m', { positive: true }),
   /** How long decision log entries are kept (DynamoDB TTL). */

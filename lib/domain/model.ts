@@ -55,6 +55,8 @@ export interface NodeRecord {
   version: number;
   createdAt: string;
   stateChangedAt: string;
+  /** When a provisioned node first reported stats (provisioning -> active): its boot time is joinedAt - createdAt. */
+  joinedAt?: string;
   /** `provisioned` by us, or `adopted` when it first reported without us creating it. */
   origin: 'provisioned' | 'adopted';
   /** A protected node is never chosen for scale-down and never terminated. */
@@ -80,7 +82,18 @@ export interface PoolLease {
   kind: 'scale-up' | 'scale-down';
   acquiredAt: string;
   expiresAt: string;
+  /**
+   * The decision message, stored with the lease before it is sent: an
+   * invocation that crashes between the two leaves it here, and the next
+   * evaluation sends the very same message (same decisionId) again.
+   */
+  message?: Record<string, unknown>;
+  /** When the message was accepted by the queue; unset means it may not have been sent. */
+  sentAt?: string;
 }
+
+/** One sample of a pool's demand, for the forecast: [epoch minute, gears]. */
+export type DemandSample = [minute: number, gears: number];
 
 export interface PoolRecord {
   pool: PoolId;
@@ -98,6 +111,11 @@ export interface PoolRecord {
   highSince?: string;
   /** Since when utilization has been at or below the scale-down threshold (unneeded time). */
   lowSince?: string;
+  lastEvaluatedAt?: string;
+  /** Recent demand, oldest first: per minute for the trend window, coarser back to a day ago. */
+  demandHistory?: DemandSample[];
+  /** Observed time from scale-up decision to a node reporting (moving average). */
+  observedBootMs?: number;
 }
 
 export const MOVE_STATES = ['planned', 'moving', 'moved', 'failed'] as const;

@@ -7,3 +7,5 @@ export type * from './metrics.js';
 export type * from './clock.js';
 export { systemClock } from './clock.js';
 export { InMemoryMetrics } from './metrics.js';
+export type * from './log.js';
+export { MemoryLog } from './log.js';

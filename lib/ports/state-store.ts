@@ -18,6 +18,14 @@ export type DrainPatch = Partial<Omit<DrainRecord, 'drainId' | 'decisionId' | 'n
 export type NewNode = Omit<NodeRecord, 'version' | 'stateChangedAt'>;
 export type NewDrain = Omit<DrainRecord, 'version' | 'state' | 'updatedAt'>;
 
+export interface LeaseRequest {
+  holder: string;
+  kind: PoolLease['kind'];
+  ttlMs: number;
+  /** The decision message to keep with the lease until it is confirmed sent. */
+  message?: Record<string, unknown>;
+}
+
 export type StatsWrite =
   | { applied: true; node: NodeRecord }
   /** The table already holds stats reported at or after these; nothing was written. */
@@ -65,8 +73,14 @@ export interface StateStore {
    * the lease expired at `now`, or `holder` already holds it (a retry is
    * idempotent). `ConflictError` with the pool when someone else holds it.
    */
-  acquireLease(pool: PoolId, lease: { holder: string; kind: PoolLease['kind']; ttlMs: number }, now: Date): Promise<PoolRecord>;
-  /** Releases the lease if `holder` holds it; `ConflictError` otherwise. */
+  acquireLease(pool: PoolId, lease: LeaseRequest, now: Date): Promise<PoolRecord>;
+  /** Records that the lease's message was accepted by its queue; `ConflictError` unless `holder` holds the lease. */
+  markLeaseSent(pool: PoolId, holder: string, now: Date): Promise<PoolRecord>;
+  /**
+   * Releases the lease if `holder` holds it. A no-op (returning the pool) when
+   * it does not: already released, or taken over after expiry, so a retried
+   * release is harmless. `NotFoundError` for an unknown pool.
+   */
   releaseLease(pool: PoolId, holder: string): Promise<PoolRecord>;
   /** `ConflictError` unless the pool is at `expectedVersion`. */
   updatePool(pool: PoolId, expectedVersion: number, patch: PoolPatch): Promise<PoolRecord>;

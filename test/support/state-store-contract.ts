@@ -261,6 +261,19 @@ export function stateStoreContract(name: string, harness: StoreHarness): void {
         expect(next.lease?.holder).toBe('dec-c');
       });
 
+      it('keeps the decision message with the lease until it is marked sent', async () => {
+        const message = { type: 'scale-up', v: 1, decisionId: 'up:d1_msg:1', pool: 'd1/msg', count: 2, reason: 'full', decidedAt: T0.toISOString() };
+        const held = await store.acquireLease('d1/msg', { holder: 'up:d1_msg:1', kind: 'scale-up', ttlMs: 60_000, message }, T0);
+        expect(held.lease?.message).toEqual(message);
+        expect(held.lease?.sentAt).toBeUndefined();
+        const sent = await store.markLeaseSent('d1/msg', 'up:d1_msg:1', at(2));
+        expect(sent.lease).toMatchObject({ holder: 'up:d1_msg:1', message, sentAt: at(2).toISOString() });
+        expect(sent.version).toBe(held.version + 1);
+        const notHolder = await rejection(store.markLeaseSent('d1/msg', 'someone-else', at(3)));
+        expect(notHolder).toBeInstanceOf(ConflictError);
+        expect(await rejection(store.markLeaseSent('d9/unknown', 'x', at(3)))).toBeInstanceOf(NotFoundError);
+      });
+
       it('grants a contested lease to exactly one of many concurrent callers', async () => {
         const holders = Array.from({ length: 10 }, (_, i) => `dec-${i}`);
         const results = await Promise.allSettled(

@@ -104,7 +104,7 @@ describe('defaults', () => {
       headroomGears: 0,
       maxNodeProvisionTime: 900_000,
       maxNodesPerDecision: 10,
-      forecast: { enabled: true, window: 1_800_000, dailySeasonality: true },
+      forecast: { enabled: true, window: 1_800_000, dailySeasonality: true, bootDelay: 180_000 },
     });
     expect(config.scaleUp.forecast.lookahead).toBeUndefined();
     expect(config.scaleDown).toEqual({
@@ -121,6 +121,7 @@ describe('defaults', () => {
     });
     expect(config.statsMaxAge).toBe(300_000);
     expect(config.leaseTtl).toBe(900_000);
+    expect(config.evaluationInterval).toBe(30_000);
     expect(config.decisionLogTtl).toBe(14 * 86_400_000);
     expect(config.naming).toEqual({ base: 'node', domain: 'example.com' });
     expect(config.sweeper).toEqual({ terminateOrphans: false, orphanAge: 600_000 });
@@ -397,6 +398,8 @@ describe('loadSettings', () => {
       NODESCALER_SCALE_QUEUE_URL: 'https://sqs.eu-west-1.amazonaws.com/123456789012/scale',
       NODESCALER_DRAIN_QUEUE_URL: 'https://sqs.eu-west-1.amazonaws.com/123456789012/drain',
       NODESCALER_DECOMMISSION_QUEUE_URL: 'https://sqs.eu-west-1.amazonaws.com/123456789012/decommission',
+      NODESCALER_DYNAMODB_ENDPOINT: 'http://127.0.0.1:8000',
+      NODESCALER_LOG_LEVEL: 'WARN',
     });
     expect(settings.config.scaleDown.delayAfterAdd).toBe(1_200_000);
     expect(settings.deployment).toEqual({
@@ -409,6 +412,8 @@ describe('loadSettings', () => {
         drain: 'https://sqs.eu-west-1.amazonaws.com/123456789012/drain',
         decommission: 'https://sqs.eu-west-1.amazonaws.com/123456789012/decommission',
       },
+      dynamodbEndpoint: 'http://127.0.0.1:8000',
+      logLevel: 'WARN',
       configFile: 'ignored.yml',
       configJson: inline,
     });
@@ -421,7 +426,7 @@ describe('loadSettings', () => {
     const settings = loadSettings({ NODESCALER_CONFIG_FILE: 'conf/stage.yml' }, { cwd: dir });
     expect(settings.config.statsMaxAge).toBe(120_000);
     expect(settings.config.pools[0]?.district).toBe('d2');
-    expect(settings.deployment).toEqual({ stage: 'local', region: 'us-east-1', tableName: 'nodescaler-local-state', queues: {}, configFile: 'conf/stage.yml' });
+    expect(settings.deployment).toEqual({ stage: 'local', region: 'us-east-1', tableName: 'nodescaler-local-state', queues: {}, logLevel: 'INFO', configFile: 'conf/stage.yml' });
   });
 
   it('falls back to infra/nodescaler.example.yml, and treats empty variables as unset', () => {

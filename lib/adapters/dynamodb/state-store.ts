@@ -18,13 +18,12 @@ import type {
   NodeState,
   NodeStats,
   PoolId,
-  PoolLease,
   PoolRecord,
 } from '../../domain/model.js';
 import { splitPoolId } from '../../domain/model.js';
 import { ConflictError, NotFoundError, TransientError, ValidationError } from '../../errors.js';
-import type { DrainPatch, NewDrain, NewNode, NodePatch, PoolPatch, StateStore, StatsWrite } from '../../ports/state-store.js';
-import { assertLegalTransition, decisionExpiry, leaseExpiry, sourcesOf } from '../state-rules.js';
+import type { DrainPatch, LeaseRequest, NewDrain, NewNode, NodePatch, PoolPatch, StateStore, StatsWrite } from '../../ports/state-store.js';
+import { assertLegalTransition, decisionExpiry, grantLease, sourcesOf } from '../state-rules.js';
 import { TABLE_KEYS } from './table-definition.js';
 
 const { partition: PK, sort: SK, poolIndex: INDEX, poolIndexPartition: GPK, poolIndexSort: GSK, ttl: TTL } = TABLE_KEYS;
@@ -171,9 +170,9 @@ export class DynamoDbStateStore implements StateStore {
     }
   }
 
-  async acquireLease(pool: PoolId, lease: { holder: string; kind: PoolLease['kind']; ttlMs: number }, now: Date): Promise<PoolRecord> {
+  async acquireLease(pool: PoolId, lease: LeaseRequest, now: Date): Promise<PoolRecord> {
     const { district, profile } = splitPoolId(pool);
-    const granted: PoolLease = { holder: lease.holder, kind: lease.kind, acquiredAt: now.toISOString(), expiresAt: leaseExpiry(now, lease.ttlMs) };
+    const granted = grantLease(lease, now);
     return this.update<PoolRecord>(
       {
         Key: key.pool(pool),
@@ -205,6 +204,19 @@ export class DynamoDbStateStore implements StateStore {
         },
       },
       { kind: 'pool', id: pool, conflict: `pool ${pool} lease is held by another action` },
+    );
+  }
+
+  async markLeaseSent(pool: PoolId, holder: string, now: Date): Promise<PoolRecord> {
+    return this.update<PoolRecord>(
+      {
+        Key: key.pool(pool),
+        UpdateExpression: 'SET #lease.#sentAt = :now, #version = #version + :one',
+        ConditionExpression: '#lease.#holder = :holder',
+        ExpressionAttributeNames: { '#lease': 'lease', '#holder': 'holder', '#sentAt': 'sentAt', '#version': 'version' },
+        ExpressionAttributeValues: { ':holder': holder, ':now': now.toISOString(), ':one': 1 },
+      },
+      { kind: 'pool', id: pool, conflict: `pool ${pool} lease is not held by ${holder}` },
     );
   }
 

@@ -6,13 +6,12 @@ import type {
   NodeState,
   NodeStats,
   PoolId,
-  PoolLease,
   PoolRecord,
 } from '../../domain/model.js';
 import { splitPoolId } from '../../domain/model.js';
 import { ConflictError, NotFoundError } from '../../errors.js';
-import type { DrainPatch, NewDrain, NewNode, NodePatch, PoolPatch, StateStore, StatsWrite } from '../../ports/state-store.js';
-import { assertLegalTransition, decisionExpiry, leaseExpiry, sourcesOf } from '../state-rules.js';
+import type { DrainPatch, LeaseRequest, NewDrain, NewNode, NodePatch, PoolPatch, StateStore, StatsWrite } from '../../ports/state-store.js';
+import { assertLegalTransition, decisionExpiry, grantLease, sourcesOf } from '../state-rules.js';
 
 const copy = <T>(value: T): T => structuredClone(value);
 
@@ -104,7 +103,7 @@ export class InMemoryStateStore implements StateStore {
     return copy(this.poolOrNew(pool));
   }
 
-  async acquireLease(pool: PoolId, lease: { holder: string; kind: PoolLease['kind']; ttlMs: number }, now: Date): Promise<PoolRecord> {
+  async acquireLease(pool: PoolId, lease: LeaseRequest, now: Date): Promise<PoolRecord> {
     const record = this.pools.get(pool);
     const held = record?.lease;
     if (record && held && held.expiresAt > now.toISOString() && held.holder !== lease.holder) {
@@ -113,9 +112,18 @@ export class InMemoryStateStore implements StateStore {
     const base = record ?? { pool, ...splitPoolId(pool), version: 0 };
     const next: PoolRecord = {
       ...base,
-      lease: { holder: lease.holder, kind: lease.kind, acquiredAt: now.toISOString(), expiresAt: leaseExpiry(now, lease.ttlMs) },
+      lease: grantLease(lease, now),
       version: base.version + 1,
     };
+    this.pools.set(pool, next);
+    return copy(next);
+  }
+
+  async markLeaseSent(pool: PoolId, holder: string, now: Date): Promise<PoolRecord> {
+    const record = this.pools.get(pool);
+    if (!record) throw new NotFoundError('pool', pool);
+    if (record.lease?.holder !== holder) throw new ConflictError(`pool ${pool} lease is not held by ${holder}`, copy(record));
+    const next: PoolRecord = { ...record, lease: { ...record.lease, sentAt: now.toISOString() }, version: record.version + 1 };
     this.pools.set(pool, next);
     return copy(next);
   }

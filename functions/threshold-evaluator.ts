@@ -1,0 +1,34 @@
+import middy from '@middy/core';
+import type { ScheduledEvent, SQSEvent } from 'aws-lambda';
+import { ThresholdEvaluator } from '../lib/app/evaluate.js';
+import { stateStoreFor } from '../lib/adapters/dynamodb/from-settings.js';
+import { lambdaRuntime, messageParser } from '../lib/adapters/lambda/runtime.js';
+import { isScheduledEvent } from '../lib/adapters/lambda/scheduled.js';
+import { processSqsBatch } from '../lib/adapters/lambda/sqs-batch.js';
+import { sqsQueueFor } from '../lib/adapters/sqs/from-settings.js';
+import { loadSettingsFromProcess } from '../lib/config/index.js';
+import { systemClock } from '../lib/ports/clock.js';
+
+const settings = loadSettingsFromProcess();
+const { log, metrics, observability } = lambdaRuntime('thresholdEvaluator', settings);
+const evaluator = new ThresholdEvaluator(
+  { store: stateStoreFor(settings.deployment), queue: sqsQueueFor(settings.deployment), clock: systemClock, metrics, log },
+  settings.config,
+);
+const parseStats = messageParser(['node-stats'], systemClock);
+
+/** Stats queue batches (partial batch response) and the one-minute tick. */
+export const handler = middy(async (event: SQSEvent | ScheduledEvent) => {
+  if (isScheduledEvent(event)) {
+    const outcomes = await evaluator.tick();
+    return { pools: outcomes.length };
+  }
+  return processSqsBatch(event, {
+    parse: parseStats,
+    handle: async (items) => {
+      const { failures } = await evaluator.handleStats(items.map(({ record, value }) => ({ id: record.messageId, message: value })));
+      return failures.map(({ id, error }) => ({ messageId: id, error }));
+    },
+    logger: log,
+  });
+}).use(observability);

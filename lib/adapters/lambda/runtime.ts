@@ -1,0 +1,52 @@
+import type middy from '@middy/core';
+import type { Context } from 'aws-lambda';
+import type { Settings } from '../../config/index.js';
+import { ValidationError } from '../../errors.js';
+import { parseMessage, type ParsedMessage } from '../../messages/index.js';
+import type { Clock } from '../../ports/clock.js';
+import type { Log } from '../../ports/log.js';
+import type { Logger } from '@aws-lambda-powertools/logger';
+import { createLogger } from './logger.js';
+import { PowertoolsMetrics } from './metrics.js';
+import type { ParseOutcome } from './sqs-batch.js';
+
+/** What every handler builds once per cold start: its logger (also the `Log` port) and its metrics. */
+export function lambdaRuntime(service: string, settings: Settings) {
+  const logger = createLogger(service, settings.deployment.logLevel);
+  const metrics = new PowertoolsMetrics(service, (error) => logger.warn('metric dropped', { error: String(error) }));
+  const log = logPort(logger);
+  /** Middy middleware: request id on every log line; metrics flushed after every invocation, failed or not. */
+  const observability: middy.MiddlewareObj<unknown, unknown, Error, Context> = {
+    before: (request) => {
+      logger.addContext(request.context);
+    },
+    after: () => metrics.flush(),
+    onError: () => metrics.flush(),
+  };
+  return { logger, metrics, log, observability };
+}
+
+/** A parser for one SQS queue: the body must be a valid message of one of `types`. */
+export function messageParser<K extends ParsedMessage['type']>(types: readonly K[], clock: Clock) {
+  return (body: string): ParseOutcome<Extract<ParsedMessage, { type: K }>> => {
+    const parsed = parseMessage(body, { now: clock.now() });
+    if (!parsed.ok) return parsed;
+    if (!(types as readonly string[]).includes(parsed.message.type)) {
+      const error = new ValidationError(
+        { path: 'type', message: `this queue takes ${types.join(' or ')} messages`, value: parsed.message.type },
+        'misrouted message',
+      );
+      return { ok: false, error };
+    }
+    return { ok: true, value: parsed.message as Extract<ParsedMessage, { type: K }> };
+  };
+}
+
+/** The `Log` port over a Powertools logger: attributes become top-level JSON keys of the line. */
+function logPort(logger: Logger): Log {
+  const at =
+    (level: 'debug' | 'info' | 'warn' | 'error') =>
+    (message: string, attributes?: Record<string, unknown>) =>
+      attributes ? logger[level](message, attributes) : logger[level](message);
+  return { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
+}

@@ -1,0 +1,282 @@
+import type { Config, PoolConfig } from '../config/index.js';
+import type { PoolEvaluation } from '../domain/decision.js';
+import { decisionMessage } from '../domain/decision-message.js';
+import { decidePool } from '../domain/evaluate.js';
+import { poolIdOf, type NodeRecord, type PoolId, type PoolRecord } from '../domain/model.js';
+import { isProtected, observedBootMs, statsToStore } from '../domain/node-stats.js';
+import { ConflictError, NotFoundError } from '../errors.js';
+import type { Message, NodeStatsMessage } from '../messages/index.js';
+import type { Clock } from '../ports/clock.js';
+import type { Log } from '../ports/log.js';
+import type { Metrics } from '../ports/metrics.js';
+import type { Queue } from '../ports/queue.js';
+import type { StateStore } from '../ports/state-store.js';
+
+export interface EvaluatorPorts {
+  store: StateStore;
+  queue: Queue;
+  clock: Clock;
+  metrics: Metrics;
+  log: Log;
+}
+
+export interface StatsItem {
+  /** The SQS messageId, so a failure maps back to its record. */
+  id: string;
+  message: NodeStatsMessage;
+}
+
+export interface PoolOutcome {
+  pool: PoolId;
+  kind: PoolEvaluation['decision']['kind'] | 'skipped';
+  reason: string;
+  decisionId?: string;
+  /** False when the decision message could not be sent; it stays with the lease and is sent again next time. */
+  sent?: boolean;
+}
+
+/**
+ * The threshold evaluator: ingests node stats into the state table and turns
+ * each pool's utilization into a decision (scale up, drain one node, or
+ * nothing, always with its reason). One action per pool at a time: the lease
+ * is taken, with the decision message stored in it, before the message is sent.
+ */
+export class ThresholdEvaluator {
+  private readonly pools: ReadonlyMap<PoolId, PoolConfig>;
+
+  constructor(
+    private readonly ports: EvaluatorPorts,
+    private readonly config: Config,
+  ) {
+    this.pools = new Map(config.pools.map((pool) => [poolIdOf(pool.district, pool.profile), pool]));
+  }
+
+  /** A batch of stats: ingest each (failures reported per record), then evaluate the pools they touched. */
+  async handleStats(items: readonly StatsItem[]): Promise<{ failures: Array<{ id: string; error: unknown }>; outcomes: PoolOutcome[] }> {
+    const failures: Array<{ id: string; error: unknown }> = [];
+    const touched = new Set<PoolId>();
+    for (const item of items) {
+      try {
+        const pool = await this.ingest(item.message);
+        if (pool) touched.add(pool);
+      } catch (error) {
+        failures.push({ id: item.id, error });
+      }
+    }
+    const outcomes = await this.evaluate([...touched], 'stats');
+    return { failures, outcomes };
+  }
+
+  /** The scheduled tick: every configured pool is evaluated, whether stats arrive or not. */
+  async tick(): Promise<PoolOutcome[]> {
+    return this.evaluate([...this.pools.keys()], 'tick');
+  }
+
+  /** Stores one node's stats (never over newer ones), adopting unknown nodes and activating joining ones. */
+  async ingest(message: NodeStatsMessage): Promise<PoolId | undefined> {
+    const { store, clock, log } = this.ports;
+    const now = clock.now();
+    const stats = statsToStore(message);
+    const pool = poolIdOf(message.district, message.profile);
+    let write;
+    try {
+      write = await store.putNodeStats(message.nodeId, stats);
+    } catch (error) {
+      if (!(error instanceof NotFoundError)) throw error;
+      const adopted = await this.adopt(message, now);
+      if (adopted) return this.pools.has(pool) ? pool : undefined;
+      write = await store.putNodeStats(message.nodeId, stats);
+    }
+    const node = write.node;
+    if (!write.applied) {
+      log.debug('older stats ignored', { nodeId: node.nodeId, reportedAt: stats.reportedAt, held: node.stats?.reportedAt });
+      return undefined;
+    }
+    if (node.pool !== pool) {
+      log.warn('node reports a pool other than the one it was recorded in; keeping the recorded pool', {
+        nodeId: node.nodeId,
+        recorded: node.pool,
+        reported: pool,
+      });
+    }
+    if (node.state === 'provisioning') await this.join(node, now);
+    return this.pools.has(node.pool) ? node.pool : undefined;
+  }
+
+  private async adopt(message: NodeStatsMessage, now: Date): Promise<boolean> {
+    const pool = poolIdOf(message.district, message.profile);
+    const poolConfig = this.pools.get(pool);
+    try {
+      await this.ports.store.createNode(
+        {
+          nodeId: message.nodeId,
+          pool,
+          district: message.district,
+          profile: message.profile,
+          state: 'active',
+          createdAt: now.toISOString(),
+          origin: 'adopted',
+          protected: isProtected({ nodeId: message.nodeId, protected: false }, poolConfig?.protectedNodes ?? []),
+          stats: statsToStore(message),
+          reason: 'adopted: reported stats without having been provisioned by nodescaler',
+        },
+        now,
+      );
+    } catch (error) {
+      // Created concurrently by another invocation: store the stats on it instead.
+      if (error instanceof ConflictError) return false;
+      throw error;
+    }
+    this.ports.log.info('node adopted', { nodeId: message.nodeId, pool, configured: poolConfig !== undefined });
+    this.ports.metrics.record('NodesAdopted', 1, 'Count', { pool });
+    return true;
+  }
+
+  private async join(node: NodeRecord, now: Date): Promise<void> {
+    try {
+      await this.ports.store.transitionNode(
+        node.nodeId,
+        { from: 'provisioning', to: 'active', patch: { joinedAt: now.toISOString(), reason: 'joined: first stats reported' } },
+        now,
+      );
+      this.ports.log.info('node joined', { nodeId: node.nodeId, pool: node.pool, decisionId: node.decisionId });
+    } catch (error) {
+      if (!(error instanceof ConflictError)) throw error; // another invocation activated it first
+    }
+  }
+
+  private async evaluate(pools: readonly PoolId[], trigger: 'stats' | 'tick'): Promise<PoolOutcome[]> {
+    if (pools.length === 0) return [];
+    const allNodes = await this.loadAllNodes();
+    const outcomes: PoolOutcome[] = [];
+    for (const pool of pools) {
+      try {
+        outcomes.push(await this.evaluatePool(pool, allNodes, trigger));
+      } catch (error) {
+        // A pool that cannot be evaluated now is evaluated again on the next tick; the stats are stored.
+        this.ports.log.error('pool evaluation failed', { pool, error: describe(error) });
+        outcomes.push({ pool, kind: 'skipped', reason: `evaluation failed: ${describe(error)}` });
+      }
+    }
+    return outcomes;
+  }
+
+  private async loadAllNodes(): Promise<NodeRecord[]> {
+    const { store } = this.ports;
+    const known = new Set<PoolId>(this.pools.keys());
+    for (const record of await store.listPools()) known.add(record.pool);
+    const lists = await Promise.all([...known].map((pool) => store.listNodes(pool)));
+    return lists.flat();
+  }
+
+  private async evaluatePool(poolId: PoolId, allNodes: readonly NodeRecord[], trigger: 'stats' | 'tick'): Promise<PoolOutcome> {
+    const { store, clock, log, metrics } = this.ports;
+    const poolConfig = this.pools.get(poolId)!;
+    const now = clock.now();
+    let pool = (await store.getPool(poolId)) ?? (await store.ensurePool(poolId));
+    if (trigger === 'stats' && pool.lastEvaluatedAt && now.getTime() - Date.parse(pool.lastEvaluatedAt) < this.config.evaluationInterval) {
+      return { pool: poolId, kind: 'skipped', reason: `evaluated at ${pool.lastEvaluatedAt}` };
+    }
+    pool = await this.resendUnsentDecision(pool, now);
+
+    const nodes = allNodes.filter((node) => node.pool === poolId);
+    const drains = await store.listDrains(poolId);
+    const booted = observedBootMs(nodes);
+    const evaluation = decidePool({
+      now,
+      config: this.config,
+      poolConfig,
+      pool: booted === undefined ? pool : { ...pool, observedBootMs: booted },
+      nodes,
+      allNodes,
+      drains,
+    });
+    const { decision, utilization } = evaluation;
+
+    try {
+      pool = await store.updatePool(poolId, pool.version, evaluation.poolPatch);
+    } catch (error) {
+      if (error instanceof ConflictError) {
+        // Another invocation evaluated this pool at the same moment; its decision stands.
+        return { pool: poolId, kind: 'skipped', reason: 'evaluated concurrently by another invocation' };
+      }
+      throw error;
+    }
+
+    metrics.record('PoolUtilization', finitePercent(utilization.utilization), 'Percent', { pool: poolId });
+    const message = decisionMessage(poolId, decision, now);
+    let outcome: PoolOutcome = { pool: poolId, kind: decision.kind, reason: decision.reason };
+    if (message) {
+      try {
+        pool = await store.acquireLease(poolId, { holder: message.decisionId, kind: message.type, ttlMs: this.config.leaseTtl, message: { ...message } }, now);
+        const sent = await this.sendDecision(pool, now);
+        outcome = { ...outcome, decisionId: message.decisionId, sent: sent !== undefined };
+        metrics.record(message.type === 'scale-up' ? 'ScaleUps' : 'ScaleDowns', 1, 'Count', { pool: poolId });
+      } catch (error) {
+        if (!(error instanceof ConflictError)) throw error;
+        const holder = (error.current as PoolRecord | undefined)?.lease?.holder ?? 'another action';
+        outcome = { pool: poolId, kind: 'no-action', reason: `${decision.reason}; not carried out: lease taken by ${holder}` };
+      }
+    }
+
+    const details = {
+      trigger,
+      utilization: round(utilization.utilization),
+      demand: utilization.demand,
+      capacity: utilization.capacity,
+      provisioningCapacity: utilization.provisioningCapacity,
+      freeSlots: utilization.freeSlots,
+      nodesByState: utilization.nodesByState,
+      staleNodes: utilization.staleNodes,
+      ...(decision.kind === 'scale-up' ? { count: decision.count, wanted: decision.wanted, clampedBy: decision.clampedBy, forecastNodes: decision.forecastNodes } : {}),
+      ...(decision.kind === 'scale-down' ? { nodeId: decision.nodeId } : {}),
+      ...('rejected' in decision && decision.rejected?.length ? { rejected: decision.rejected.slice(0, 20) } : {}),
+    };
+    await store.appendDecision(
+      { pool: poolId, at: now.toISOString(), kind: outcome.kind === 'skipped' ? 'no-action' : outcome.kind, reason: outcome.reason, ...(outcome.decisionId ? { decisionId: outcome.decisionId } : {}), details },
+      this.config.decisionLogTtl,
+    );
+    log.info(outcome.reason, { pool: poolId, decision: outcome.kind, decisionId: outcome.decisionId, ...details });
+    return outcome;
+  }
+
+  /** A decision whose lease was taken but whose message may not have left (crash, queue error) is sent again, unchanged. */
+  private async resendUnsentDecision(pool: PoolRecord, now: Date): Promise<PoolRecord> {
+    const lease = pool.lease;
+    if (!lease?.message || lease.sentAt || lease.expiresAt <= now.toISOString()) return pool;
+    this.ports.log.warn('re-sending a decision that was not confirmed sent', { pool: pool.pool, decisionId: lease.holder });
+    return (await this.sendDecision(pool, now)) ?? pool;
+  }
+
+  /** Sends the lease's message; the pool as marked sent, or undefined when the queue did not take it. */
+  private async sendDecision(pool: PoolRecord, now: Date): Promise<PoolRecord | undefined> {
+    const lease = pool.lease!;
+    // Stored by this class from a validated decision message; the queue adapter validates it again.
+    const body = lease.message as unknown as Message;
+    const result = await this.ports.queue.send(lease.kind === 'scale-up' ? 'scale' : 'drain', [
+      { body, groupId: pool.pool, deduplicationId: lease.holder },
+    ]);
+    if (result.failed.length > 0) {
+      this.ports.log.error('decision message not accepted by its queue; it stays with the lease and is sent again', {
+        pool: pool.pool,
+        decisionId: lease.holder,
+        error: result.failed[0]!.error,
+      });
+      return undefined;
+    }
+    return this.ports.store.markLeaseSent(pool.pool, lease.holder, now);
+  }
+}
+
+/** DynamoDB stores no Infinity: a pool with demand and no capacity logs `null`. */
+function round(value: number): number | null {
+  return Number.isFinite(value) ? Math.round(value * 1000) / 1000 : null;
+}
+
+function finitePercent(utilization: number): number {
+  return Number.isFinite(utilization) ? Math.round(utilization * 1000) / 10 : 100;
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+}

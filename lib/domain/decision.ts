@@ -1,0 +1,82 @@
+/**
+ * The evaluator's decision contract: what the pure decision function takes and
+ * returns. Everything is data; the use case in lib/app/ loads it, calls
+ * `decidePool` (lib/domain/evaluate.ts) and carries the result out.
+ */
+import type { Config, PoolConfig } from '../config/index.js';
+import type { DemandSample, DrainRecord, NodeRecord, NodeState, PoolId, PoolRecord } from './model.js';
+
+export interface PoolUtilization {
+  pool: PoolId;
+  /** Gears that need a place: active gears on active and draining nodes. */
+  demand: number;
+  /** Gear slots of schedulable (active, fresh-stats) nodes. A stale node counts only what it last held, never free slots. */
+  capacity: number;
+  /** Expected slots of nodes still provisioning (so one shortage never provisions twice). */
+  provisioningCapacity: number;
+  /** demand / (capacity + provisioningCapacity); 0 for an empty pool with no demand, Infinity for demand with no capacity. */
+  utilization: number;
+  /** capacity + provisioningCapacity - demand - reserved slots of drains. */
+  freeSlots: number;
+  /** Node counts by state (terminated nodes are not counted). */
+  nodesByState: Partial<Record<NodeState, number>>;
+  /** Active nodes whose stats are older than statsMaxAge (or that never reported). */
+  staleNodes: string[];
+}
+
+export type ClampReason =
+  | { limit: 'pool.max'; value: number }
+  | { limit: 'maxNodesTotal'; value: number }
+  | { limit: 'maxCores'; value: number }
+  | { limit: 'maxMemoryGiB'; value: number }
+  | { limit: 'maxNodesPerDecision'; value: number };
+
+export interface RejectedCandidate {
+  nodeId: string;
+  /** e.g. `protected`, `stale stats`, `gears do not fit below 80% on the other nodes`. */
+  reason: string;
+}
+
+export type PoolDecision =
+  | {
+      kind: 'scale-up';
+      count: number;
+      /** The sentence operators read, e.g. `pool d1/small at 0.83 >= 0.80 for 2m; +2 nodes to 0.70; clamped by maxNodesTotal=24`. */
+      reason: string;
+      /** Nodes wanted before any limit; count <= wanted. */
+      wanted: number;
+      clampedBy: ClampReason[];
+      /** Extra nodes the forecast asked for (already included in wanted), 0 when the forecast changed nothing. */
+      forecastNodes: number;
+    }
+  | { kind: 'scale-down'; nodeId: string; reason: string; rejected: RejectedCandidate[] }
+  | { kind: 'no-action'; reason: string; rejected?: RejectedCandidate[] };
+
+export interface PoolEvaluationInput {
+  now: Date;
+  config: Config;
+  poolConfig: PoolConfig;
+  pool: PoolRecord;
+  /** Nodes of this pool, any state. */
+  nodes: readonly NodeRecord[];
+  /** Nodes of every pool (including this one), for the global limits. */
+  allNodes: readonly NodeRecord[];
+  /** Active drains of this pool (their pending moves reserve slots on target nodes). */
+  drains: readonly DrainRecord[];
+}
+
+export interface PoolEvaluation {
+  utilization: PoolUtilization;
+  decision: PoolDecision;
+  /**
+   * Changes to the pool record this evaluation implies, whatever the decision:
+   * highSince / lowSince (set when the condition starts, removed (undefined)
+   * when it ends), demandHistory with this sample, lastEvaluatedAt, and
+   * lastScaleUpAt when the decision is a scale-up.
+   */
+  poolPatch: Pick<PoolRecord, 'highSince' | 'lowSince' | 'demandHistory' | 'lastEvaluatedAt' | 'lastScaleUpAt'>;
+  /** The demand forecast this evaluation used (absent when forecasting is disabled or a lease was in flight), for metrics and `explain`. */
+  forecast?: { demand: number; basis: string; lookaheadMs: number };
+}
+
+export type { DemandSample };

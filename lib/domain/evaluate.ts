@@ -1,0 +1,325 @@
+/**
+ * The threshold evaluator's decision for one pool: scale up (how many nodes),
+ * scale down (which node), or nothing, always with the sentence an operator
+ * reads. A pure function of the data in `PoolEvaluationInput`.
+ *
+ * Order of the rules:
+ *   1. utilization, demand sample, sustain tracking (always, in `poolPatch`);
+ *   2. an unexpired lease (one action in flight per pool) -> nothing;
+ *   3. scale up: below min, or utilization held at/above the threshold for the
+ *      sustain window, or free slots below the headroom, or the forecast
+ *      crossing the threshold within the lookahead; blocked by exhaustion and
+ *      failure backoff; sized to the target and clamped by every limit;
+ *   4. scale down: utilization held at/below the scale-down threshold for the
+ *      unneeded time, past every delay, above min, nothing provisioning, fewer
+ *      drains than allowed, and a candidate that passes the fit check;
+ *   5. otherwise nothing, saying which condition is not met.
+ */
+import type { Config, InstanceTypeConfig, PoolConfig } from '../config/index.js';
+import { chooseScaleDownCandidate } from './candidates.js';
+import type { ClampReason, PoolDecision, PoolEvaluation, PoolEvaluationInput, RejectedCandidate } from './decision.js';
+import { formatDuration } from './duration.js';
+import { forecastDemand, recordDemand, type Forecast } from './forecast.js';
+import { poolIdOf, type NodeRecord, type NodeState } from './model.js';
+import { computeUtilization, expectedGearsPerNode } from './utilization.js';
+
+const EPSILON = 1e-9;
+/** Node states that still hold (or will hold) a cloud instance, for the global limits. */
+const NON_TERMINAL: ReadonlySet<NodeState> = new Set<NodeState>(['provisioning', 'active', 'draining', 'drained', 'terminating']);
+/** Refused candidates named in a no-action reason; the full list is in `rejected`. */
+const REASON_REJECTED_SHOWN = 3;
+const REASON_STALE_SHOWN = 3;
+
+export function decidePool(input: PoolEvaluationInput): PoolEvaluation {
+  const { now, config, poolConfig, pool, nodes, drains } = input;
+  const nowMs = now.getTime();
+  const nowIso = now.toISOString();
+  const poolId = pool.pool || poolIdOf(poolConfig.district, poolConfig.profile);
+  const { scaleUp, scaleDown } = config;
+  const forecastConfig = scaleUp.forecast;
+
+  // 1. Utilization, demand history, sustain tracking.
+  const gearsPerNode = expectedGearsPerNode(poolConfig, nodes);
+  const u = computeUtilization({ pool: poolId, nodes, drains, now, statsMaxAge: config.statsMaxAge, expectedGearsPerNode: gearsPerNode });
+  const demandHistory = recordDemand(pool.demandHistory, now, u.demand, {
+    window: forecastConfig.window,
+    keepDaily: forecastConfig.dailySeasonality,
+  });
+  const high = u.utilization >= scaleUp.threshold;
+  const low = u.utilization <= scaleDown.utilizationThreshold;
+  const highSince = high ? sinceOrNow(pool.highSince, nowMs, nowIso) : undefined;
+  const lowSince = low ? sinceOrNow(pool.lowSince, nowMs, nowIso) : undefined;
+  const highFor = highSince === undefined ? 0 : Math.max(0, nowMs - Date.parse(highSince));
+  const lowFor = lowSince === undefined ? 0 : Math.max(0, nowMs - Date.parse(lowSince));
+  const poolPatch: PoolEvaluation['poolPatch'] = { highSince, lowSince, demandHistory, lastEvaluatedAt: nowIso };
+
+  const at = `pool ${poolId} at ${ratio(u.utilization)}`;
+  const staleNote = staleText(u.staleNodes);
+  const result = (decision: PoolDecision, forecast?: PoolEvaluation['forecast']): PoolEvaluation => {
+    const evaluation: PoolEvaluation = { utilization: u, decision, poolPatch };
+    if (forecast) evaluation.forecast = forecast;
+    return evaluation;
+  };
+  const noAction = (reason: string, rejected?: RejectedCandidate[], withStale = true): PoolDecision => {
+    const text = withStale && staleNote ? `${reason}; ${staleNote}` : reason;
+    return rejected ? { kind: 'no-action', reason: text, rejected } : { kind: 'no-action', reason: text };
+  };
+
+  // 2. One action in flight per pool.
+  const lease = pool.lease;
+  if (lease && Date.parse(lease.expiresAt) > nowMs) {
+    return result(noAction(`${at}; action in flight: ${lease.kind} ${lease.holder} until ${clock(Date.parse(lease.expiresAt), nowMs)}`));
+  }
+
+  // 3. Scale up.
+  const provisioning = u.nodesByState.provisioning ?? 0;
+  const active = u.nodesByState.active ?? 0;
+  const draining = u.nodesByState.draining ?? 0;
+  const size = provisioning + active;
+  const minDeficit = Math.max(0, poolConfig.min - size);
+  const total = u.capacity + u.provisioningCapacity;
+
+  const sustained = high && highFor >= scaleUp.sustain;
+  const headroomShort = u.freeSlots < scaleUp.headroomGears;
+  let forecast: Forecast | undefined;
+  let lookaheadMs = 0;
+  let forecastUtilization = u.utilization;
+  if (forecastConfig.enabled) {
+    lookaheadMs = forecastConfig.lookahead ?? pool.observedBootMs ?? forecastConfig.bootDelay;
+    forecast = forecastDemand(demandHistory, now, lookaheadMs, {
+      window: forecastConfig.window,
+      dailySeasonality: forecastConfig.dailySeasonality,
+      current: u.demand,
+    });
+    forecastUtilization = utilizationOf(forecast.demand, total);
+  }
+  const forecastInfo = forecast ? { demand: forecast.demand, basis: forecast.basis, lookaheadMs } : undefined;
+  // The forecast triggers only when it expects growth; otherwise it would bypass the sustain window.
+  const forecastTrigger = forecast !== undefined && forecast.demand > u.demand && forecastUtilization >= scaleUp.threshold;
+
+  // With no fresh stats at all, utilization says nothing: only `min` may add nodes.
+  const allStale = active > 0 && u.staleNodes.length === active;
+  const usageTrigger = (sustained || headroomShort || forecastTrigger) && !allStale;
+
+  if (minDeficit > 0 || usageTrigger) {
+    const sizedDemand = Math.max(u.demand, forecast?.demand ?? u.demand);
+    const nodesFor = (demand: number) =>
+      Math.max(
+        0,
+        ceil((demand / Math.max(scaleUp.target, 0.01) - total) / gearsPerNode),
+        ceil((scaleUp.headroomGears - u.freeSlots) / gearsPerNode),
+      );
+    const baseTriggered = (sustained || headroomShort) && !allStale;
+    const withoutForecast = Math.max(minDeficit, baseTriggered ? Math.max(1, nodesFor(u.demand)) : 0);
+    const wanted = Math.max(minDeficit, usageTrigger ? Math.max(1, nodesFor(sizedDemand)) : 0);
+    const forecastNodes = Math.max(0, wanted - withoutForecast);
+
+    const triggers: string[] = [];
+    if (sustained) triggers.push(` >= ${ratio(scaleUp.threshold)} for ${formatHeld(highFor)}`);
+    if (minDeficit > 0) triggers.push(`, below min (${size} of ${poolConfig.min} nodes)`);
+    if (headroomShort && !allStale) triggers.push(`, ${u.freeSlots} free slots < headroomGears ${scaleUp.headroomGears}`);
+    if (forecastTrigger && !sustained) {
+      triggers.push(`, forecast ${ratio(forecastUtilization)} >= ${ratio(scaleUp.threshold)} in ${formatHeld(lookaheadMs)}`);
+    }
+    const why = `${at}${triggers.join('')}`;
+    const forecastText = forecastNodes > 0 && forecast ? ` (forecast: ${forecast.basis}, +${plural(forecastNodes, 'node')})` : '';
+
+    // Blocked: capacity exhausted, or backing off after a failure.
+    const exhaustedUntil = pool.exhaustedUntil === undefined ? NaN : Date.parse(pool.exhaustedUntil);
+    if (exhaustedUntil > nowMs) {
+      return result(noAction(`${why}; wants +${plural(wanted, 'node')}, blocked: capacity exhausted until ${clock(exhaustedUntil, nowMs)}`), forecastInfo);
+    }
+    const backoffUntil = pool.lastFailureAt === undefined ? NaN : Date.parse(pool.lastFailureAt) + scaleDown.delayAfterFailure;
+    if (backoffUntil > nowMs) {
+      return result(noAction(`${why}; wants +${plural(wanted, 'node')}, blocked: failure backoff until ${clock(backoffUntil, nowMs)}`), forecastInfo);
+    }
+
+    const clamp = clampScaleUp(wanted, input, draining + size);
+    if (clamp.count === 0) {
+      return result(noAction(`${why}; wants +${plural(wanted, 'node')}, cannot add any: at limit ${clamp.zeroBy}`), forecastInfo);
+    }
+    const after = utilizationOf(sizedDemand, total + clamp.count * gearsPerNode);
+    const clampText =
+      clamp.clampedBy.length > 0 ? `; clamped by ${clamp.clampedBy.map((c) => `${c.limit}=${c.value}`).join(', ')} (wanted ${wanted})` : '';
+    const reason = `${why}; +${plural(clamp.count, 'node')} to ${ratio(after)}${forecastText}${clampText}${staleNote ? `; ${staleNote}` : ''}`;
+    poolPatch.lastScaleUpAt = nowIso;
+    return result({ kind: 'scale-up', count: clamp.count, reason, wanted, clampedBy: clamp.clampedBy, forecastNodes }, forecastInfo);
+  }
+
+  if (high) {
+    if (allStale && (sustained || headroomShort || forecastTrigger)) {
+      return result(noAction(`${at} >= ${ratio(scaleUp.threshold)}; not scaling up: ${staleText(u.staleNodes, 'all ')}`, undefined, false), forecastInfo);
+    }
+    return result(noAction(`${at} >= ${ratio(scaleUp.threshold)} for ${formatHeld(highFor)} of ${formatHeld(scaleUp.sustain)} sustain`), forecastInfo);
+  }
+  if (!low) {
+    return result(
+      noAction(`pool ${poolId} utilization ${ratio(u.utilization)} within band ${ratio(scaleDown.utilizationThreshold)}..${ratio(scaleUp.threshold)}`),
+      forecastInfo,
+    );
+  }
+
+  // 4. Scale down.
+  const lowText = `${at} <= ${ratio(scaleDown.utilizationThreshold)} for ${formatHeld(lowFor)}`;
+  if (!scaleDown.enabled) return result(noAction(`${lowText}; scale-down disabled`), forecastInfo);
+  if (lowFor < scaleDown.unneededTime) {
+    return result(noAction(`${lowText} of ${formatHeld(scaleDown.unneededTime)} unneeded time`), forecastInfo);
+  }
+  if (size <= poolConfig.min) return result(noAction(`${lowText}; at min (${plural(poolConfig.min, 'node')})`), forecastInfo);
+
+  const delays: string[] = [];
+  const delayUntil = (since: string | undefined, delay: number, name: string) => {
+    if (since === undefined) return;
+    const until = Date.parse(since) + delay;
+    if (until > nowMs) delays.push(`${name} until ${clock(until, nowMs)}`);
+  };
+  delayUntil(pool.lastScaleUpAt, scaleDown.delayAfterAdd, 'delayAfterAdd');
+  delayUntil(pool.lastScaleDownAt, scaleDown.delayAfterDelete, 'delayAfterDelete');
+  delayUntil(pool.lastFailureAt, scaleDown.delayAfterFailure, 'delayAfterFailure');
+  if (delays.length > 0) return result(noAction(`${lowText}; scale-down blocked: ${delays.join(', ')}`), forecastInfo);
+
+  if (provisioning > 0) {
+    return result(noAction(`${lowText}; scale-down blocked: ${plural(provisioning, 'node')} provisioning`), forecastInfo);
+  }
+  let activeDrains = 0;
+  for (const drain of drains) if (drain.state === 'active') activeDrains++;
+  activeDrains = Math.max(activeDrains, draining);
+  if (activeDrains >= scaleDown.maxConcurrentDrains) {
+    return result(
+      noAction(`${lowText}; scale-down blocked: ${plural(activeDrains, 'drain')} in progress (maxConcurrentDrains=${scaleDown.maxConcurrentDrains})`),
+      forecastInfo,
+    );
+  }
+
+  const choice = chooseScaleDownCandidate({ nodes, drains, poolConfig, config, now, utilization: u });
+  if (choice.nodeId === undefined) {
+    const shown = choice.rejected.slice(0, REASON_REJECTED_SHOWN).map((r) => `${r.nodeId}: ${r.reason}`);
+    const more = choice.rejected.length - shown.length;
+    const list = shown.length === 0 ? 'no active node' : `${shown.join('; ')}${more > 0 ? `; and ${more} more` : ''}`;
+    return result(noAction(`${lowText}; no node can be drained (${list})`, choice.rejected), forecastInfo);
+  }
+  const reason = `${lowText}; drain ${choice.nodeId} (${plural(choice.activeGears ?? 0, 'gear')}, ${choice.strategy})${staleNote ? `; ${staleNote}` : ''}`;
+  return result({ kind: 'scale-down', nodeId: choice.nodeId, reason, rejected: choice.rejected }, forecastInfo);
+}
+
+// ---------------------------------------------------------------------------
+// Limits.
+
+interface Clamp {
+  count: number;
+  clampedBy: ClampReason[];
+  /** The limit that left no room at all, as text. */
+  zeroBy?: string;
+}
+
+/** Clamps `wanted` by maxNodesPerDecision, pool.max, maxNodesTotal, maxCores and maxMemoryGiB, in that order. */
+function clampScaleUp(wanted: number, input: PoolEvaluationInput, poolNodes: number): Clamp {
+  const { config, poolConfig, allNodes } = input;
+  const limits = config.limits;
+  const clamp: Clamp = { count: wanted, clampedBy: [] };
+  const apply = (room: number, reason: ClampReason, detail: string) => {
+    if (clamp.count <= room) return;
+    clamp.count = Math.max(0, Math.floor(room));
+    clamp.clampedBy.push(reason);
+    if (clamp.count === 0) clamp.zeroBy ??= `${reason.limit}=${reason.value} (${detail})`;
+  };
+
+  apply(config.scaleUp.maxNodesPerDecision, { limit: 'maxNodesPerDecision', value: config.scaleUp.maxNodesPerDecision }, 'per decision');
+  apply(poolConfig.max - poolNodes, { limit: 'pool.max', value: poolConfig.max }, `${plural(poolNodes, 'node')} in the pool`);
+
+  let totalNodes = 0;
+  for (const node of allNodes) if (NON_TERMINAL.has(node.state)) totalNodes++;
+  apply(limits.maxNodesTotal - totalNodes, { limit: 'maxNodesTotal', value: limits.maxNodesTotal }, `${plural(totalNodes, 'node')} in all pools`);
+
+  const newType = poolConfig.template.instanceTypes[0];
+  if (newType && (limits.maxCores !== undefined || limits.maxMemoryGiB !== undefined)) {
+    const used = resourcesInUse(config, allNodes, newType);
+    if (limits.maxCores !== undefined) {
+      apply(
+        (limits.maxCores - used.cores) / newType.vcpus + EPSILON,
+        { limit: 'maxCores', value: limits.maxCores },
+        `${used.cores} in use, ${newType.vcpus} per ${newType.name}`,
+      );
+    }
+    if (limits.maxMemoryGiB !== undefined) {
+      apply(
+        (limits.maxMemoryGiB - used.memoryGiB) / newType.memoryGiB + EPSILON,
+        { limit: 'maxMemoryGiB', value: limits.maxMemoryGiB },
+        `${round1(used.memoryGiB)} GiB in use, ${newType.memoryGiB} GiB per ${newType.name}`,
+      );
+    }
+  }
+  return clamp;
+}
+
+/**
+ * Cores and memory of every non-terminal node: its instance type looked up in
+ * any pool's template, else its own pool's first type, else `fallback`.
+ */
+function resourcesInUse(config: Config, allNodes: readonly NodeRecord[], fallback: InstanceTypeConfig): { cores: number; memoryGiB: number } {
+  const byName = new Map<string, InstanceTypeConfig>();
+  const firstOfPool = new Map<string, InstanceTypeConfig>();
+  for (const pool of config.pools as readonly PoolConfig[]) {
+    const types = pool.template.instanceTypes;
+    const first = types[0];
+    if (first) firstOfPool.set(poolIdOf(pool.district, pool.profile), first);
+    for (const type of types) if (!byName.has(type.name)) byName.set(type.name, type);
+  }
+  let cores = 0;
+  let memoryGiB = 0;
+  for (const node of allNodes) {
+    if (!NON_TERMINAL.has(node.state)) continue;
+    const type = (node.instanceType !== undefined ? byName.get(node.instanceType) : undefined) ?? firstOfPool.get(node.pool) ?? fallback;
+    cores += type.vcpus;
+    memoryGiB += type.memoryGiB;
+  }
+  return { cores, memoryGiB };
+}
+
+// ---------------------------------------------------------------------------
+// Small helpers.
+
+function sinceOrNow(since: string | undefined, nowMs: number, nowIso: string): string {
+  if (since === undefined) return nowIso;
+  const at = Date.parse(since);
+  return Number.isFinite(at) && at <= nowMs ? since : nowIso;
+}
+
+function utilizationOf(demand: number, slots: number): number {
+  return slots > 0 ? demand / slots : demand > 0 ? Infinity : 0;
+}
+
+function ceil(value: number): number {
+  return Number.isFinite(value) ? Math.ceil(value - EPSILON) : value > 0 ? Number.MAX_SAFE_INTEGER : 0;
+}
+
+function ratio(value: number): string {
+  return Number.isFinite(value) ? value.toFixed(2) : 'inf';
+}
+
+function round1(value: number): number {
+  return Math.round(value * 10) / 10;
+}
+
+function plural(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? '' : 's'}`;
+}
+
+/** A held time for a reason, to the second: `2m`, `1m30s`, `0s`. */
+function formatHeld(ms: number): string {
+  return formatDuration(Math.round(ms / 1000) * 1000);
+}
+
+/** `10:20:00Z` on the same UTC day as now, the full time (without milliseconds) otherwise. */
+function clock(ms: number, nowMs: number): string {
+  const iso = new Date(ms).toISOString();
+  const text = `${iso.slice(0, 19)}Z`;
+  return iso.slice(0, 10) === new Date(nowMs).toISOString().slice(0, 10) ? text.slice(11) : text;
+}
+
+function staleText(stale: readonly string[], all = ''): string {
+  if (stale.length === 0) return '';
+  const names = stale.slice(0, REASON_STALE_SHOWN).join(', ');
+  const more = stale.length > REASON_STALE_SHOWN ? `, and ${stale.length - REASON_STALE_SHOWN} more` : '';
+  return `stale stats from ${all}${plural(stale.length, 'node')} (${names}${more})`;
+}

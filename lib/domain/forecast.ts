@@ -1,0 +1,249 @@
+/**
+ * Demand history and the demand forecast.
+ *
+ * A pool keeps `demandHistory` ([epoch minute, gears], oldest first): one
+ * sample per minute for the trend window (at most the last hour), and one
+ * sample per 5-minute bucket (the highest demand of the bucket, dated at the
+ * bucket's first minute) back to 25 hours when daily seasonality is used.
+ * That is at most 60 + 300 samples, so the pool item stays small.
+ *
+ * The forecast is the higher of a linear trend over the window and what
+ * happened yesterday over the same lookahead; it never goes below the
+ * current demand (it only ever asks for more capacity, never less).
+ */
+import type { DemandSample } from './model.js';
+
+const MINUTE_MS = 60_000;
+/** Per-minute samples kept at most this far back, whatever the window (bounds the history's size). */
+export const MAX_FINE_MINUTES = 60;
+/** Width of the coarse buckets kept for daily seasonality. */
+export const BUCKET_MINUTES = 5;
+/** How far back the coarse buckets go: a day plus an hour of lookahead. */
+export const DAILY_KEEP_MINUTES = 25 * 60;
+/** The history never holds more than this many samples. */
+export const MAX_HISTORY_SAMPLES = 399;
+/** The trend needs this many samples covering this many distinct minutes. */
+export const TREND_MIN_SAMPLES = 5;
+export const TREND_MIN_SPAN_MINUTES = 5;
+/** Yesterday's demand is read from the sample nearest the instant, within this many minutes. */
+const DAILY_TOLERANCE_MINUTES = BUCKET_MINUTES;
+const DAY_MINUTES = 24 * 60;
+
+export interface RecordDemandOptions {
+  /** The trend window, in milliseconds (per-minute samples are kept this far back, at most an hour). */
+  window: number;
+  /** Keep 5-minute buckets back to 25 hours (for daily seasonality). */
+  keepDaily: boolean;
+}
+
+export function epochMinute(now: Date | number): number {
+  return Math.floor((typeof now === 'number' ? now : now.getTime()) / MINUTE_MS);
+}
+
+function isSample(sample: unknown): sample is DemandSample {
+  return Array.isArray(sample) && Number.isFinite(sample[0]) && Number.isFinite(sample[1]);
+}
+
+/**
+ * The history with `demand` recorded at `now`'s minute (replacing a sample of
+ * the same minute), per-minute samples that left the window folded into
+ * 5-minute buckets (their maximum) when `keepDaily`, and everything older
+ * than 25 hours (or than the window, without `keepDaily`) dropped. Returns a
+ * new array; the input is not changed.
+ */
+export function recordDemand(
+  history: readonly DemandSample[] | undefined,
+  now: Date,
+  demand: number,
+  options: RecordDemandOptions,
+): DemandSample[] {
+  const current = epochMinute(now);
+  const fineMinutes = Math.max(1, Math.min(MAX_FINE_MINUTES, Math.ceil(options.window / MINUTE_MS)));
+  const fineCutoff = current - fineMinutes; // samples after it stay per minute
+  const dailyCutoff = current - DAILY_KEEP_MINUTES;
+
+  const coarse: DemandSample[] = [];
+  const fine: DemandSample[] = [];
+  for (const sample of history ?? []) {
+    if (!isSample(sample)) continue;
+    const [minute, gears] = sample;
+    if (minute === current) continue; // replaced by this sample
+    if (minute > fineCutoff) {
+      fine.push([minute, gears]);
+    } else if (options.keepDaily) {
+      const bucket = minute - (((minute % BUCKET_MINUTES) + BUCKET_MINUTES) % BUCKET_MINUTES);
+      if (bucket < dailyCutoff) continue;
+      const last = coarse[coarse.length - 1];
+      if (last && last[0] === bucket) last[1] = Math.max(last[1], gears);
+      else coarse.push([bucket, gears]);
+    }
+  }
+  fine.push([current, demand]);
+
+  // The input is normally sorted and so are both parts; repair one that was not (a clock that went back).
+  const byMinute = (a: DemandSample, b: DemandSample) => a[0] - b[0];
+  if (!isSorted(coarse)) {
+    coarse.sort(byMinute);
+    mergeEqualMinutes(coarse);
+  }
+  if (!isSorted(fine)) fine.sort(byMinute);
+
+  const result = coarse.concat(fine);
+  return result.length > MAX_HISTORY_SAMPLES ? result.slice(result.length - MAX_HISTORY_SAMPLES) : result;
+}
+
+function isSorted(samples: readonly DemandSample[]): boolean {
+  for (let i = 1; i < samples.length; i++) if (samples[i - 1]![0] >= samples[i]![0]) return false;
+  return true;
+}
+
+function mergeEqualMinutes(samples: DemandSample[]): void {
+  let out = 0;
+  for (const sample of samples) {
+    const last = samples[out - 1];
+    if (last && last[0] === sample[0]) last[1] = Math.max(last[1], sample[1]);
+    else samples[out++] = sample;
+  }
+  samples.length = out;
+}
+
+export interface ForecastOptions {
+  /** The trend window, in milliseconds. */
+  window: number;
+  dailySeasonality: boolean;
+  /** The current demand; defaults to the newest sample of the history. */
+  current?: number;
+}
+
+export interface Forecast {
+  /** Forecast demand at now + lookahead, never below the current demand. */
+  demand: number;
+  /** Short text for reasons: `trend +12 gears/10m`, `yesterday +8%`, `no history`. */
+  basis: string;
+  /** The trend's projection (before the floor at the current demand), when the window had enough samples. */
+  trend?: number;
+  /** Gears per minute of the trend. */
+  slopePerMinute?: number;
+  /** Yesterday's ratio demand(now + lookahead - 24h) / demand(now - 24h), when known. */
+  dailyRatio?: number;
+}
+
+/**
+ * Demand expected at `now + lookaheadMs`: the higher of (a) the least-squares
+ * line through the window's samples (at least 5 samples covering at least 5
+ * minutes) and (b), with daily seasonality, the current demand scaled by how
+ * demand changed yesterday over the same lookahead. Never below the current
+ * demand; with no usable history it is the current demand (`no history`).
+ */
+export function forecastDemand(
+  history: readonly DemandSample[] | undefined,
+  now: Date,
+  lookaheadMs: number,
+  options: ForecastOptions,
+): Forecast {
+  const samples = history ?? [];
+  const current = options.current ?? samples[samples.length - 1]?.[1] ?? 0;
+  const nowMinute = epochMinute(now);
+  const lookaheadMinutes = Math.max(0, lookaheadMs) / MINUTE_MS;
+
+  const result: Forecast = { demand: current, basis: 'no history' };
+  let best = current;
+  let bestBasis: string | undefined;
+  let fallbackBasis: string | undefined;
+
+  // (a) Linear trend over the window.
+  const trend = linearTrend(samples, nowMinute, options.window);
+  if (trend) {
+    const projected = trend.intercept + trend.slope * lookaheadMinutes;
+    result.trend = projected;
+    result.slopePerMinute = trend.slope;
+    const basis = `trend ${signed(Math.round(trend.slope * 10))} gears/10m`;
+    fallbackBasis = basis;
+    if (projected > best) {
+      best = projected;
+      bestBasis = basis;
+    }
+  }
+
+  // (b) Yesterday over the same lookahead.
+  if (options.dailySeasonality) {
+    const before = sampleNear(samples, nowMinute - DAY_MINUTES, DAILY_TOLERANCE_MINUTES);
+    const after = sampleNear(samples, Math.round(nowMinute + lookaheadMinutes) - DAY_MINUTES, DAILY_TOLERANCE_MINUTES);
+    if (before !== undefined && after !== undefined && (before > 0 || after === 0)) {
+      const ratio = before > 0 ? after / before : 1;
+      result.dailyRatio = ratio;
+      const basis = `yesterday ${signed(Math.round((ratio - 1) * 100))}%`;
+      fallbackBasis ??= basis;
+      const seasonal = current * ratio;
+      if (seasonal > best) {
+        best = seasonal;
+        bestBasis = basis;
+      }
+    }
+  }
+
+  result.demand = best;
+  result.basis = bestBasis ?? fallbackBasis ?? 'no history';
+  return result;
+}
+
+function signed(value: number): string {
+  return value > 0 ? `+${value}` : value < 0 ? `${value}` : '+0';
+}
+
+/**
+ * The least-squares line through the samples of the window, with x in minutes
+ * relative to now; undefined without enough samples. `intercept` is the
+ * line's value now.
+ */
+function linearTrend(samples: readonly DemandSample[], nowMinute: number, windowMs: number): { slope: number; intercept: number } | undefined {
+  const windowMinutes = Math.max(1, Math.ceil(windowMs / MINUTE_MS));
+  const from = nowMinute - windowMinutes; // exclusive
+  let n = 0;
+  let sumX = 0;
+  let sumY = 0;
+  let sumXX = 0;
+  let sumXY = 0;
+  let minX = Infinity;
+  let maxX = -Infinity;
+  for (let i = samples.length - 1; i >= 0; i--) {
+    const [minute, gears] = samples[i]!;
+    if (minute <= from) break; // oldest first: everything before is older still
+    if (minute > nowMinute) continue;
+    const x = minute - nowMinute;
+    n++;
+    sumX += x;
+    sumY += gears;
+    sumXX += x * x;
+    sumXY += x * gears;
+    if (x < minX) minX = x;
+    if (x > maxX) maxX = x;
+  }
+  if (n < TREND_MIN_SAMPLES || maxX - minX + 1 < TREND_MIN_SPAN_MINUTES) return undefined;
+  const denominator = n * sumXX - sumX * sumX;
+  if (denominator === 0) return undefined;
+  const slope = (n * sumXY - sumX * sumY) / denominator;
+  const intercept = (sumY - slope * sumX) / n;
+  return { slope, intercept };
+}
+
+/**
+ * Gears of the sample covering `minute`: the newest at or before it (a coarse
+ * sample is dated at the start of its bucket), else the oldest after it,
+ * within `tolerance` minutes.
+ */
+function sampleNear(samples: readonly DemandSample[], minute: number, tolerance: number): number | undefined {
+  // Binary search for the first sample after `minute`.
+  let lo = 0;
+  let hi = samples.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (samples[mid]![0] <= minute) lo = mid + 1;
+    else hi = mid;
+  }
+  const before = samples[lo - 1];
+  if (before && minute - before[0] <= tolerance) return before[1];
+  const after = samples[lo];
+  if (after && after[0] - minute <= tolerance) return after[1];
+  return undefined;
+}

@@ -1,0 +1,39 @@
+/**
+ * Ingesting node stats, the pure part: the newer-reportedAt rule (invariant 5:
+ * older stats never overwrite newer ones, whatever order they arrive in).
+ */
+import type { NodeRecord, NodeStats } from './model.js';
+
+/** True when `stats` were measured strictly after `current` (any stats are newer than none). */
+export function isNewerStats(current: NodeStats | undefined, stats: NodeStats): boolean {
+  if (current === undefined) return true;
+  const next = Date.parse(stats.reportedAt);
+  const previous = Date.parse(current.reportedAt);
+  if (!Number.isFinite(next)) return false;
+  return !Number.isFinite(previous) || next > previous;
+}
+
+/**
+ * The node with `stats` as its latest stats, or the very same node object when
+ * they are not newer than what it holds (a duplicate or an out-of-order report),
+ * so `applyStats(node, stats) === node` means "nothing to write".
+ */
+export function applyStats(node: NodeRecord, stats: NodeStats): NodeRecord {
+  return isNewerStats(node.stats, stats) ? { ...node, stats } : node;
+}
+
+/** The stats part of a `node-stats` message (fields left out stay out). */
+export function statsOf(message: {
+  activeGears: number;
+  maxActiveGears: number;
+  gears?: NodeStats['gears'];
+  cpu?: number;
+  memory?: number;
+  reportedAt: string;
+}): NodeStats {
+  const stats: NodeStats = { activeGears: message.activeGears, maxActiveGears: message.maxActiveGears, reportedAt: message.reportedAt };
+  if (message.gears !== undefined) stats.gears = message.gears;
+  if (message.cpu !== undefined) stats.cpu = message.cpu;
+  if (message.memory !== undefined) stats.memory = message.memory;
+  return stats;
+}

@@ -1,0 +1,45 @@
+import type { NodeRecord, NodeStats } from './model.js';
+
+/**
+ * A gear list is kept with the node only while it is small: the platform is
+ * the authority on gears (read before any drain), and a DynamoDB item holds
+ * at most 400 KB, which a few thousand gears would exceed.
+ */
+export const MAX_STORED_GEARS = 500;
+
+interface StatsReport {
+  activeGears: number;
+  maxActiveGears: number;
+  gears?: NodeStats['gears'];
+  cpu?: number;
+  memory?: number;
+  reportedAt: string;
+}
+
+export function statsToStore(report: StatsReport): NodeStats {
+  const stats: NodeStats = { activeGears: report.activeGears, maxActiveGears: report.maxActiveGears, reportedAt: report.reportedAt };
+  if (report.gears && report.gears.length <= MAX_STORED_GEARS) stats.gears = report.gears;
+  if (report.cpu !== undefined) stats.cpu = report.cpu;
+  if (report.memory !== undefined) stats.memory = report.memory;
+  return stats;
+}
+
+/**
+ * Median time from creation to first stats of the pool's provisioned nodes,
+ * or undefined before any has joined. The forecast looks this far ahead.
+ */
+export function observedBootMs(nodes: readonly NodeRecord[]): number | undefined {
+  const boots = nodes
+    .filter((node) => node.origin === 'provisioned' && node.joinedAt)
+    .map((node) => Date.parse(node.joinedAt!) - Date.parse(node.createdAt))
+    .filter((ms) => Number.isFinite(ms) && ms >= 0)
+    .sort((a, b) => a - b);
+  if (boots.length === 0) return undefined;
+  const middle = Math.floor(boots.length / 2);
+  return boots.length % 2 === 1 ? boots[middle] : (boots[middle - 1]! + boots[middle]!) / 2;
+}
+
+/** Whether a node is protected from scale-down and termination, by its flag or by the pool's list. */
+export function isProtected(node: Pick<NodeRecord, 'nodeId' | 'protected'>, protectedNodes: readonly string[]): boolean {
+  return node.protected || protectedNodes.includes(node.nodeId);
+}

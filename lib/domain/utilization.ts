@@ -1,0 +1,156 @@
+/**
+ * Pool utilization: how many gears need a place (demand), how many slots the
+ * pool offers (capacity, plus what is still provisioning), and the per-node
+ * free-slot view the scale-down fit check uses. Pure functions of data.
+ */
+import type { PoolConfig } from '../config/index.js';
+import type { PoolUtilization } from './decision.js';
+import type { DrainRecord, NodeRecord, NodeState, PoolId } from './model.js';
+
+/** Gears a node is assumed to hold when nothing better is known. */
+export const DEFAULT_GEARS_PER_NODE = 100;
+
+/** Tolerance for `threshold x maxActiveGears` (0.57 x 100 is 56.99999999999999 in floating point). */
+const EPSILON = 1e-9;
+
+export interface UtilizationInput {
+  pool: PoolId;
+  /** Nodes of the pool, any state. */
+  nodes: readonly NodeRecord[];
+  /** Drains of the pool; only `active` ones reserve slots. */
+  drains: readonly DrainRecord[];
+  now: Date;
+  /** Stats older than this (milliseconds) are stale. */
+  statsMaxAge: number;
+  /** Slots a provisioning node is expected to bring (see `expectedGearsPerNode`). */
+  expectedGearsPerNode: number;
+}
+
+/** True when the node has stats reported within `statsMaxAge` of `nowMs` (a report from the near future counts as fresh). */
+export function hasFreshStats(node: NodeRecord, nowMs: number, statsMaxAge: number): boolean {
+  const reportedAt = node.stats?.reportedAt;
+  if (reportedAt === undefined) return false;
+  const at = Date.parse(reportedAt);
+  return Number.isFinite(at) && nowMs - at <= statsMaxAge;
+}
+
+/** A move that still holds a slot on its target: planned or under way. */
+function isPendingMove(state: string): boolean {
+  return state === 'planned' || state === 'moving';
+}
+
+/** Slots reserved on each target node by the pending moves of active drains. */
+export function reservedSlotsByNode(drains: readonly DrainRecord[]): Map<string, number> {
+  const reserved = new Map<string, number>();
+  for (const drain of drains) {
+    if (drain.state !== 'active') continue;
+    for (const move of drain.moves) {
+      if (isPendingMove(move.state)) reserved.set(move.target, (reserved.get(move.target) ?? 0) + 1);
+    }
+  }
+  return reserved;
+}
+
+/** Which drain each receiving node gets gears from (the first one found). */
+export function receivingNodes(drains: readonly DrainRecord[]): Map<string, string> {
+  const receiving = new Map<string, string>();
+  for (const drain of drains) {
+    if (drain.state !== 'active') continue;
+    for (const move of drain.moves) {
+      if (isPendingMove(move.state) && !receiving.has(move.target)) receiving.set(move.target, drain.drainId);
+    }
+  }
+  return receiving;
+}
+
+/**
+ * A node's free slots below a utilization fraction:
+ * `floor(threshold x maxActiveGears) - activeGears - reserved on this node`.
+ * Negative when the node is already above the fraction. A node without stats
+ * has no known capacity (its free slots are minus its reservations).
+ * `drains` may be the drains themselves or `reservedSlotsByNode(drains)` (faster in a loop).
+ */
+export function nodeFreeSlots(
+  node: NodeRecord,
+  drains: readonly DrainRecord[] | ReadonlyMap<string, number>,
+  thresholdFraction: number,
+): number {
+  const reservedMap = drains instanceof Map ? (drains as ReadonlyMap<string, number>) : reservedSlotsByNode(drains as readonly DrainRecord[]);
+  const reserved = reservedMap.get(node.nodeId) ?? 0;
+  const stats = node.stats;
+  if (!stats) return -reserved;
+  return Math.floor(thresholdFraction * stats.maxActiveGears + EPSILON) - stats.activeGears - reserved;
+}
+
+/**
+ * Slots a new node of the pool is expected to bring: the configured
+ * `gearsPerNode`, else the (lower) median `maxActiveGears` of the pool's
+ * nodes that reported, else 100.
+ */
+export function expectedGearsPerNode(poolConfig: Pick<PoolConfig, 'gearsPerNode'>, nodes: readonly NodeRecord[]): number {
+  if (poolConfig.gearsPerNode !== undefined) return poolConfig.gearsPerNode;
+  let count = 0;
+  for (const node of nodes) if (node.stats && node.state !== 'terminated') count++;
+  if (count === 0) return DEFAULT_GEARS_PER_NODE;
+  const sizes = new Float64Array(count);
+  let i = 0;
+  for (const node of nodes) if (node.stats && node.state !== 'terminated') sizes[i++] = node.stats.maxActiveGears;
+  sizes.sort();
+  const median = sizes[(count - 1) >> 1]!;
+  return median > 0 ? median : DEFAULT_GEARS_PER_NODE;
+}
+
+/**
+ * The pool's utilization (semantics in decision.ts). Demand is the gears of
+ * active and draining nodes; capacity is the slots of active nodes with fresh
+ * stats, plus what the stale ones last held (so a stale node offers no free
+ * slot); provisioning nodes count `expectedGearsPerNode` slots each.
+ */
+export function computeUtilization(input: UtilizationInput): PoolUtilization {
+  const nowMs = input.now.getTime();
+  let demand = 0;
+  let capacity = 0;
+  let provisioning = 0;
+  const nodesByState: Partial<Record<NodeState, number>> = {};
+  const staleNodes: string[] = [];
+
+  for (const node of input.nodes) {
+    const state = node.state;
+    if (state === 'terminated') continue;
+    nodesByState[state] = (nodesByState[state] ?? 0) + 1;
+    if (state === 'provisioning') {
+      provisioning++;
+    } else if (state === 'active') {
+      const gears = node.stats?.activeGears ?? 0;
+      demand += gears;
+      if (hasFreshStats(node, nowMs, input.statsMaxAge)) {
+        capacity += node.stats!.maxActiveGears;
+      } else {
+        capacity += gears;
+        staleNodes.push(node.nodeId);
+      }
+    } else if (state === 'draining') {
+      demand += node.stats?.activeGears ?? 0;
+    }
+  }
+
+  let reserved = 0;
+  for (const drain of input.drains) {
+    if (drain.state !== 'active') continue;
+    for (const move of drain.moves) if (isPendingMove(move.state)) reserved++;
+  }
+
+  const provisioningCapacity = provisioning * input.expectedGearsPerNode;
+  const total = capacity + provisioningCapacity;
+  const utilization = total > 0 ? demand / total : demand > 0 ? Infinity : 0;
+  return {
+    pool: input.pool,
+    demand,
+    capacity,
+    provisioningCapacity,
+    utilization,
+    freeSlots: total - demand - reserved,
+    nodesByState,
+    staleNodes,
+  };
+}

@@ -1,0 +1,118 @@
+/**
+ * Builders for the decision tests: nodes, pools, drains and a validated
+ * configuration (through `parseConfig`, so defaults are the real ones).
+ */
+import { parseConfig, type Config, type ConfigInput, type PoolConfig } from '../../lib/config/index.js';
+import type { PoolEvaluationInput } from '../../lib/domain/decision.js';
+import type { DrainRecord, GearMove, MoveState, NodeRecord, NodeState, PoolRecord } from '../../lib/domain/model.js';
+
+/** The fixed "now" of the tests. */
+export const NOW = new Date('2025-03-10T10:00:00.000Z');
+export const POOL = 'd1/small';
+
+export function minutesAgo(minutes: number, now: Date = NOW): string {
+  return new Date(now.getTime() - minutes * 60_000).toISOString();
+}
+
+export function minutesLater(minutes: number, now: Date = NOW): Date {
+  return new Date(now.getTime() + minutes * 60_000);
+}
+
+export interface NodeOptions {
+  state?: NodeState;
+  /** Active gears; with `max`, the node's stats. `null` leaves the node without stats. */
+  gears?: number | null;
+  max?: number;
+  /** How long ago the stats were reported, in minutes (default: fresh, 0). */
+  reportedMinutesAgo?: number;
+  createdMinutesAgo?: number;
+  protected?: boolean;
+  pool?: string;
+  instanceType?: string;
+}
+
+export function node(nodeId: string, options: NodeOptions = {}): NodeRecord {
+  const pool = options.pool ?? POOL;
+  const [district = 'd1', profile = 'small'] = pool.split('/');
+  const record: NodeRecord = {
+    nodeId,
+    pool,
+    district,
+    profile,
+    state: options.state ?? 'active',
+    version: 1,
+    createdAt: minutesAgo(options.createdMinutesAgo ?? 60),
+    stateChangedAt: minutesAgo(options.createdMinutesAgo ?? 60),
+    origin: 'provisioned',
+    protected: options.protected ?? false,
+  };
+  if (options.instanceType !== undefined) record.instanceType = options.instanceType;
+  if (options.gears !== null && (options.gears !== undefined || options.state === undefined || options.state === 'active' || options.state === 'draining')) {
+    record.stats = {
+      activeGears: options.gears ?? 0,
+      maxActiveGears: options.max ?? 100,
+      reportedAt: minutesAgo(options.reportedMinutesAgo ?? 0),
+    };
+  }
+  return record;
+}
+
+/** `count` active nodes named `<prefix>-1..N`, each with `gears` of `max`. */
+export function nodes(count: number, gears: number, max = 100, prefix = 'node', extra: NodeOptions = {}): NodeRecord[] {
+  return Array.from({ length: count }, (_, i) => node(`${prefix}-${i + 1}`, { gears, max, ...extra }));
+}
+
+export function pool(fields: Partial<PoolRecord> = {}): PoolRecord {
+  return { pool: POOL, district: 'd1', profile: 'small', version: 1, ...fields };
+}
+
+export function move(target: string, state: MoveState = 'planned', uuid = `g-${target}-${Math.random().toString(36).slice(2, 8)}`): GearMove {
+  return { gear: { uuid, app: 'app', size: 'small' }, target, state, attempts: 0 };
+}
+
+export function drain(nodeId: string, moves: GearMove[], fields: Partial<DrainRecord> = {}): DrainRecord {
+  return {
+    drainId: `drain-${nodeId}`,
+    decisionId: `down:${nodeId}`,
+    nodeId,
+    pool: POOL,
+    state: 'active',
+    version: 1,
+    startedAt: minutesAgo(5),
+    updatedAt: minutesAgo(1),
+    reason: 'test',
+    moves,
+    ...fields,
+  };
+}
+
+type PoolInput = ConfigInput['pools'][number];
+
+/** A validated configuration with one pool `d1/small` (min 0, max 50) unless `pools` is given; `overrides` are merged at the top level. */
+export function config(overrides: Omit<Partial<ConfigInput>, 'pools'> & { pools?: PoolInput[] } = {}, poolFields: Partial<PoolInput> = {}): Config {
+  const pools = overrides.pools ?? [{ district: 'd1', profile: 'small', max: 50, ...poolFields }];
+  return parseConfig({ ...overrides, pools });
+}
+
+export function poolConfigOf(cfg: Config, id = POOL): PoolConfig {
+  const found = cfg.pools.find((p) => `${p.district}/${p.profile}` === id);
+  if (!found) throw new Error(`no pool ${id} in the test configuration`);
+  return found;
+}
+
+/** A complete `decidePool` input; `nodes` are this pool's, `otherNodes` are added to `allNodes`. */
+export function evaluation(
+  fields: Partial<Omit<PoolEvaluationInput, 'config'>> & { config?: Config; otherNodes?: NodeRecord[] } = {},
+): PoolEvaluationInput {
+  const cfg = fields.config ?? config();
+  const poolNodes = fields.nodes ?? [];
+  return {
+    now: fields.now ?? NOW,
+    config: cfg,
+    poolConfig: fields.poolConfig ?? poolConfigOf(cfg),
+    pool: fields.pool ?? pool(),
+    nodes: poolNodes,
+    allNodes: fields.allNodes ?? [...poolNodes, ...(fields.otherNodes ?? [])],
+    drains: fields.drains ?? [],
+  };
+}

@@ -1,0 +1,139 @@
+import { describe, expect, it } from 'vitest';
+import type { Config } from '../../lib/config/index.js';
+import { chooseScaleDownCandidate } from '../../lib/domain/candidates.js';
+import type { DrainRecord, NodeRecord } from '../../lib/domain/model.js';
+import { computeUtilization, expectedGearsPerNode } from '../../lib/domain/utilization.js';
+import { NOW, POOL, config, drain, move, node, poolConfigOf } from '../support/builders.js';
+
+function choose(nodes: NodeRecord[], options: { drains?: DrainRecord[]; cfg?: Config } = {}) {
+  const cfg = options.cfg ?? config();
+  const poolConfig = poolConfigOf(cfg);
+  const drains = options.drains ?? [];
+  const utilization = computeUtilization({
+    pool: POOL,
+    nodes,
+    drains,
+    now: NOW,
+    statsMaxAge: cfg.statsMaxAge,
+    expectedGearsPerNode: expectedGearsPerNode(poolConfig, nodes),
+  });
+  return chooseScaleDownCandidate({ nodes, drains, poolConfig, config: cfg, now: NOW, utilization });
+}
+
+const strategy = (candidateStrategy: 'least-gears' | 'least-utilized' | 'oldest' | 'newest') => config({ scaleDown: { candidateStrategy } });
+
+describe('chooseScaleDownCandidate', () => {
+  it('least-gears: the node with the fewest gears', () => {
+    const choice = choose([node('a', { gears: 30 }), node('b', { gears: 10 }), node('c', { gears: 20 })]);
+    expect(choice).toEqual({ nodeId: 'b', activeGears: 10, strategy: 'least-gears', rejected: [] });
+  });
+
+  it('least-gears: ties go to the lower utilization, then the node id', () => {
+    expect(choose([node('a', { gears: 10, max: 50 }), node('b', { gears: 10, max: 100 }), node('c', { gears: 10, max: 100 })]).nodeId).toBe('b');
+  });
+
+  it('least-utilized: the lowest activeGears / maxActiveGears', () => {
+    const nodes = [node('a', { gears: 30, max: 200 }), node('b', { gears: 20, max: 100 }), node('c', { gears: 60, max: 100 })];
+    expect(choose(nodes, { cfg: strategy('least-utilized') }).nodeId).toBe('a');
+    expect(choose(nodes, { cfg: strategy('least-gears') }).nodeId).toBe('b');
+  });
+
+  it('oldest and newest: by creation time', () => {
+    const nodes = [
+      node('mid', { gears: 10, createdMinutesAgo: 60 }),
+      node('old', { gears: 30, createdMinutesAgo: 600 }),
+      node('new', { gears: 20, createdMinutesAgo: 15 }),
+    ];
+    expect(choose(nodes, { cfg: strategy('oldest') })).toMatchObject({ nodeId: 'old', strategy: 'oldest' });
+    expect(choose(nodes, { cfg: strategy('newest') })).toMatchObject({ nodeId: 'new', strategy: 'newest' });
+  });
+
+  it('never chooses a protected node, by flag or by the pool protectedNodes list', () => {
+    const cfg = config({}, { protectedNodes: ['listed'] });
+    const choice = choose([node('flagged', { gears: 0, protected: true }), node('listed', { gears: 1 }), node('c', { gears: 20 }), node('d', { gears: 25 })], { cfg });
+    expect(choice.nodeId).toBe('c');
+    expect(choice.rejected).toEqual([
+      { nodeId: 'flagged', reason: 'protected' },
+      { nodeId: 'listed', reason: 'protected (pool protectedNodes)' },
+    ]);
+  });
+
+  it('refuses nodes with stale or missing stats, and only considers active nodes', () => {
+    const choice = choose([
+      node('stale', { gears: 0, reportedMinutesAgo: 10 }),
+      node('silent', { gears: null }),
+      node('draining', { state: 'draining', gears: 0 }),
+      node('prov', { state: 'provisioning' }),
+      node('ok', { gears: 20 }),
+      node('other', { gears: 30 }),
+    ]);
+    expect(choice.nodeId).toBe('ok');
+    expect(choice.rejected.map((r) => r.nodeId)).toEqual(['stale', 'silent']);
+    expect(choice.rejected[0]!.reason).toMatch(/^stale stats \(last report /);
+    expect(choice.rejected[1]!.reason).toBe('no stats reported');
+  });
+
+  it('refuses a node receiving gears of an active drain', () => {
+    const drains = [drain('d', [move('a'), move('a', 'moving')])];
+    const choice = choose([node('a', { gears: 0 }), node('b', { gears: 20 }), node('c', { gears: 20 }), node('d', { state: 'draining', gears: 2 })], { drains });
+    expect(choice.nodeId).toBe('b');
+    expect(choice.rejected).toEqual([{ nodeId: 'a', reason: 'receiving gears of drain drain-d (2 pending moves)' }]);
+  });
+
+  it('refuses a node whose gears would push the other nodes above the scale-up threshold', () => {
+    // a's 30 gears would need 30 slots; b and c have 5 each below 80%
+    const choice = choose([node('a', { gears: 30 }), node('b', { gears: 75 }), node('c', { gears: 75 })]);
+    expect(choice.nodeId).toBeUndefined();
+    expect(choice.rejected).toEqual([
+      { nodeId: 'a', reason: 'gears do not fit below 80% on the other nodes (30 gears, 10 free slots)' },
+      { nodeId: 'b', reason: 'gears do not fit below 80% on the other nodes (75 gears, 55 free slots)' },
+      { nodeId: 'c', reason: 'gears do not fit below 80% on the other nodes (75 gears, 55 free slots)' },
+    ]);
+  });
+
+  it('refuses a node whose removal would leave the pool at or above the scale-up threshold', () => {
+    // a is empty (its gears fit anywhere) but without its 100 slots the pool is at 170/200
+    const choice = choose([node('a', { gears: 0 }), node('b', { gears: 100 }), node('c', { gears: 70 })]);
+    expect(choice.nodeId).toBeUndefined();
+    expect(choice.rejected[0]).toEqual({ nodeId: 'a', reason: 'pool would be at 0.85 >= 0.80 without it' });
+    expect(choice.rejected.map((r) => r.nodeId)).toEqual(['a', 'c', 'b']);
+  });
+
+  it('goes on to the next candidate when the first is refused, listing only the refused ones', () => {
+    // big has no gears but its 200 slots carry the pool: without them it is at 185/210
+    const choice = choose([node('big', { gears: 0, max: 200 }), node('small', { gears: 5, max: 10 }), node('b', { gears: 90 }), node('c', { gears: 90 })]);
+    expect(choice).toEqual({
+      nodeId: 'small',
+      activeGears: 5,
+      strategy: 'least-gears',
+      rejected: [{ nodeId: 'big', reason: 'pool would be at 0.88 >= 0.80 without it' }],
+    });
+    // y (39) fits nowhere (x has 0, z 35 free below 80%), nor z (45: 0 + 1), nor x (40: 1 + 35)
+    const crowded = choose([node('x', { gears: 40, max: 50 }), node('y', { gears: 39, max: 50 }), node('z', { gears: 45, max: 100 })]);
+    expect(crowded.nodeId).toBeUndefined();
+    expect(crowded.rejected.map((r) => r.nodeId)).toEqual(['y', 'x', 'z']);
+  });
+
+  it('counts slots reserved by pending moves on the other nodes', () => {
+    const nodes = [node('a', { gears: 20 }), node('b', { gears: 50 }), node('c', { gears: 50 }), node('d', { state: 'draining', gears: 0 })];
+    // Without the drain a's 20 gears fit (30 + 30 free below 80%).
+    expect(choose(nodes).nodeId).toBe('a');
+    // The drain of d still moves 25 gears to b and 20 to c: 5 + 10 free slots left.
+    const moves = [...Array.from({ length: 25 }, () => move('b', 'moving')), ...Array.from({ length: 20 }, () => move('c', 'moving'))];
+    const choice = choose(nodes, { drains: [drain('d', moves)] });
+    expect(choice.nodeId).toBeUndefined();
+    expect(choice.rejected).toContainEqual({ nodeId: 'a', reason: 'gears do not fit below 80% on the other nodes (20 gears, 15 free slots)' });
+    expect(choice.rejected.filter((r) => r.reason.startsWith('receiving')).map((r) => r.nodeId)).toEqual(['b', 'c']);
+  });
+
+  it('keeps the configured headroom after the drain', () => {
+    const cfg = config({ scaleUp: { headroomGears: 200 } });
+    const choice = choose([node('a', { gears: 10 }), node('b', { gears: 10 }), node('c', { gears: 10 })], { cfg });
+    expect(choice.nodeId).toBeUndefined();
+    expect(choice.rejected[0]).toEqual({ nodeId: 'a', reason: 'pool would keep 160 free slots < headroomGears 200' });
+  });
+
+  it('allows a pool to drain its last, empty node', () => {
+    expect(choose([node('only', { gears: 0 })]).nodeId).toBe('only');
+  });
+});

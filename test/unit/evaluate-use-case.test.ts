@@ -1,0 +1,93 @@
+import { beforeEach, describe, expect, it } from 'vitest';
+import { ThresholdEvaluator } from '../../lib/app/evaluate.js';
+import { RecordingQueue } from '../../lib/adapters/local/memory-queue.js';
+import { InMemoryStateStore } from '../../lib/adapters/memory/state-store.js';
+import { parseConfig } from '../../lib/config/index.js';
+import type { NodeStatsMessage } from '../../lib/messages/index.js';
+import { InMemoryMetrics } from '../../lib/ports/metrics.js';
+import { MemoryLog } from '../../lib/ports/log.js';
+
+const config = parseConfig({
+  pools: [{ district: 'd1', profile: 'small', min: 1, max: 10, gearsPerNode: 100, naming: { base: 'small' } }],
+  scaleUp: { forecast: { enabled: false } },
+});
+
+function statsOf(nodeId: string, activeGears: number, reportedAt: Date, profile = 'small'): NodeStatsMessage {
+  return { type: 'node-stats', v: 1, nodeId, district: 'd1', profile, activeGears, maxActiveGears: 100, reportedAt: reportedAt.toISOString() };
+}
+
+describe('ThresholdEvaluator use case (in-memory store, recording queue)', () => {
+  let now: Date;
+  let store: InMemoryStateStore;
+  let queue: RecordingQueue;
+  let log: MemoryLog;
+  let evaluator: ThresholdEvaluator;
+  const advance = (seconds: number) => (now = new Date(now.getTime() + seconds * 1000));
+  const report = (activeGears: number[]) =>
+    evaluator.handleStats(activeGears.map((gears, i) => ({ id: `m${i}`, message: statsOf(`small-${i + 1}.example.com`, gears, now) })));
+
+  beforeEach(() => {
+    now = new Date('2026-11-21T10:00:00Z');
+    store = new InMemoryStateStore();
+    queue = new RecordingQueue({ fifo: ['scale', 'drain'] });
+    log = new MemoryLog();
+    evaluator = new ThresholdEvaluator({ store, queue, clock: { now: () => now }, metrics: new InMemoryMetrics(), log }, config);
+  });
+
+  it('activates a provisioning node when it first reports, recording when it joined', async () => {
+    await store.createNode(
+      { nodeId: 'small-7.example.com', pool: 'd1/small', district: 'd1', profile: 'small', state: 'provisioning', createdAt: now.toISOString(), origin: 'provisioned', protected: false, decisionId: 'up:d1_small:1' },
+      now,
+    );
+    advance(150);
+    await evaluator.handleStats([{ id: 'a', message: statsOf('small-7.example.com', 0, now) }]);
+    const node = await store.getNode('small-7.example.com');
+    expect(node).toMatchObject({ state: 'active', origin: 'provisioned', joinedAt: now.toISOString() });
+  });
+
+  it('adopts nodes of pools it does not scale without evaluating them', async () => {
+    const { outcomes } = await evaluator.handleStats([{ id: 'a', message: statsOf('big-1.example.com', 5, now, 'large') }]);
+    expect(outcomes).toEqual([]);
+    expect(await store.getNode('big-1.example.com')).toMatchObject({ pool: 'd1/large', state: 'active', origin: 'adopted' });
+  });
+
+  it('evaluates a pool on stats at most once per evaluationInterval; the tick always evaluates', async () => {
+    const first = await report([50, 50]);
+    expect(first.outcomes.map((o) => o.kind)).toEqual(['no-action']);
+    advance(10);
+    const second = await report([51, 51]);
+    expect(second.outcomes.map((o) => o.kind)).toEqual(['skipped']);
+    const tick = await evaluator.tick();
+    expect(tick.map((o) => o.kind)).toEqual(['no-action']);
+  });
+
+  it('sends the very same decision again when the queue did not take it, and marks it sent', async () => {
+    await report([90, 90]);
+    advance(125);
+    queue.failNext(1);
+    const [failed] = await evaluator.tick();
+    expect(failed).toMatchObject({ kind: 'scale-up', sent: false });
+    expect(queue.sent('scale')).toEqual([]);
+    const stuck = await store.getPool('d1/small');
+    expect(stuck?.lease?.sentAt).toBeUndefined();
+    expect(stuck?.lease?.message).toMatchObject({ decisionId: failed!.decisionId, count: 1 });
+
+    advance(60);
+    const [retried] = await evaluator.tick();
+    expect(retried?.kind).toBe('no-action');
+    expect(queue.recorded('scale')).toEqual([
+      { message: stuck!.lease!.message, groupId: 'd1/small', deduplicationId: failed!.decisionId },
+    ]);
+    expect((await store.getPool('d1/small'))?.lease?.sentAt).toBe(now.toISOString());
+    expect(log.lines.some((line) => line.level === 'warn' && /re-sending/.test(line.message))).toBe(true);
+  });
+
+  it('lets only one of two concurrent evaluations of a pool decide', async () => {
+    await report([90, 90]);
+    advance(125);
+    const results = await Promise.all([evaluator.tick(), evaluator.tick()]);
+    const kinds = results.map(([outcome]) => outcome!.kind).sort();
+    expect(kinds).toEqual(['scale-up', 'skipped']);
+    expect(queue.sent('scale')).toHaveLength(1);
+  });
+});

@@ -1,0 +1,155 @@
+import { describe, expect, it } from 'vitest';
+import { epochMinute, forecastDemand, recordDemand, MAX_HISTORY_SAMPLES } from '../../lib/domain/forecast.js';
+import type { DemandSample } from '../../lib/domain/model.js';
+import { NOW } from '../support/builders.js';
+
+const MIN = 60_000;
+const WINDOW = 30 * MIN;
+const at = (minutesFromNow: number) => new Date(NOW.getTime() + minutesFromNow * MIN);
+const nowMinute = epochMinute(NOW);
+
+/** Record `demandAt(minute offset)` once a minute from `from` to `to` minutes (relative to NOW). */
+function simulate(from: number, to: number, demandAt: (offset: number) => number, keepDaily = true): DemandSample[] {
+  let history: DemandSample[] = [];
+  for (let m = from; m <= to; m++) history = recordDemand(history, at(m), demandAt(m), { window: WINDOW, keepDaily });
+  return history;
+}
+
+describe('recordDemand', () => {
+  it('keeps one sample per minute, a later sample of the same minute replacing the earlier one', () => {
+    let history = recordDemand([], NOW, 10, { window: WINDOW, keepDaily: true });
+    history = recordDemand(history, new Date(NOW.getTime() + 30_000), 12, { window: WINDOW, keepDaily: true });
+    expect(history).toEqual([[nowMinute, 12]]);
+    history = recordDemand(history, at(1), 15, { window: WINDOW, keepDaily: true });
+    expect(history).toEqual([
+      [nowMinute, 12],
+      [nowMinute + 1, 15],
+    ]);
+  });
+
+  it('does not change the history it is given', () => {
+    const history: DemandSample[] = [[nowMinute - 1, 5]];
+    recordDemand(history, NOW, 10, { window: WINDOW, keepDaily: true });
+    expect(history).toEqual([[nowMinute - 1, 5]]);
+  });
+
+  it('folds samples older than the window into 5-minute buckets holding their maximum', () => {
+    const history = simulate(-60, 0, (m) => 100 + m); // rising: 40..100
+    const fine = history.filter(([minute]) => minute > nowMinute - 30);
+    const coarse = history.filter(([minute]) => minute <= nowMinute - 30);
+    expect(fine).toHaveLength(30);
+    expect(fine.every(([minute], i) => minute === nowMinute - 29 + i)).toBe(true);
+    expect(coarse.every(([minute]) => minute % 5 === 0)).toBe(true);
+    // the bucket starting 60 minutes ago held 40..44: its maximum is kept
+    expect(coarse.find(([minute]) => minute === nowMinute - 60)).toEqual([nowMinute - 60, 44]);
+    expect(history.map(([m]) => m)).toEqual([...history.map(([m]) => m)].sort((a, b) => a - b));
+  });
+
+  it('keeps 25 hours of buckets with keepDaily and stays below 400 samples', () => {
+    const history = simulate(-26 * 60, 0, () => 7);
+    expect(history.length).toBeLessThan(400);
+    expect(history[0]![0]).toBeGreaterThanOrEqual(nowMinute - 25 * 60);
+    expect(history[0]![0]).toBeLessThanOrEqual(nowMinute - 25 * 60 + 5);
+  });
+
+  it('drops everything older than the window without keepDaily', () => {
+    const history = simulate(-90, 0, () => 7, false);
+    expect(history).toHaveLength(30);
+    expect(history[0]![0]).toBe(nowMinute - 29);
+  });
+
+  it('bounds the history even with a window longer than an hour', () => {
+    let history: DemandSample[] = [];
+    for (let m = -26 * 60; m <= 0; m++) history = recordDemand(history, at(m), 1, { window: 6 * 60 * MIN, keepDaily: true });
+    expect(history.length).toBeLessThanOrEqual(MAX_HISTORY_SAMPLES);
+  });
+
+  it('repairs an unsorted history and ignores malformed samples', () => {
+    const messy = [[nowMinute - 2, 3], [nowMinute - 3, 2], ['x', 1] as unknown as DemandSample] as DemandSample[];
+    expect(recordDemand(messy, NOW, 4, { window: WINDOW, keepDaily: true })).toEqual([
+      [nowMinute - 3, 2],
+      [nowMinute - 2, 3],
+      [nowMinute, 4],
+    ]);
+  });
+});
+
+describe('forecastDemand', () => {
+  const options = { window: WINDOW, dailySeasonality: true };
+
+  it('is the current demand with no history', () => {
+    expect(forecastDemand([], NOW, 5 * MIN, { ...options, current: 42 })).toMatchObject({ demand: 42, basis: 'no history' });
+    expect(forecastDemand([[nowMinute, 9]], NOW, 5 * MIN, options)).toMatchObject({ demand: 9, basis: 'no history' });
+  });
+
+  it('projects a linear trend to now + lookahead', () => {
+    const history = simulate(-20, 0, (m) => 200 + 4 * m); // +4 gears a minute
+    const f = forecastDemand(history, NOW, 5 * MIN, options);
+    expect(f.demand).toBeCloseTo(220);
+    expect(f.basis).toBe('trend +40 gears/10m');
+    expect(f.slopePerMinute).toBeCloseTo(4);
+  });
+
+  it('needs 5 samples covering 5 minutes for a trend', () => {
+    const four = simulate(-3, 0, (m) => 100 + 10 * m);
+    expect(forecastDemand(four, NOW, 5 * MIN, options)).toMatchObject({ demand: 100, basis: 'no history' });
+    const five = simulate(-4, 0, (m) => 100 + 10 * m);
+    expect(forecastDemand(five, NOW, 5 * MIN, options).demand).toBeCloseTo(150);
+    // five samples squeezed into two minutes' worth of span are not enough either
+    const sparse: DemandSample[] = [[nowMinute - 1, 90], [nowMinute, 100]];
+    expect(forecastDemand(sparse, NOW, 5 * MIN, options).basis).toBe('no history');
+  });
+
+  it('only uses the samples of the window for the trend', () => {
+    // steep growth long ago, flat for the last 30 minutes
+    const history = simulate(-60, 0, (m) => (m < -30 ? 10 * (m + 60) : 300));
+    const f = forecastDemand(history, NOW, 10 * MIN, { window: WINDOW, dailySeasonality: false });
+    expect(f.demand).toBeCloseTo(300);
+    expect(f.basis).toBe('trend +0 gears/10m');
+  });
+
+  it('never forecasts below the current demand', () => {
+    const history = simulate(-20, 0, (m) => 200 - 3 * m);
+    const f = forecastDemand(history, NOW, 10 * MIN, options);
+    expect(f.demand).toBe(200);
+    expect(f.trend).toBeLessThan(200);
+    expect(f.basis).toBe('trend -30 gears/10m');
+  });
+
+  it('uses what happened yesterday over the same lookahead (daily seasonality)', () => {
+    // flat today; yesterday demand went from 100 to 150 between 10 and 40 minutes after this time of day
+    const history = simulate(-25 * 60, 0, (m) => {
+      const sinceYesterday = m + 24 * 60;
+      if (m > -60) return 100;
+      return sinceYesterday <= 10 ? 100 : sinceYesterday <= 40 ? 100 + (50 * (sinceYesterday - 10)) / 30 : 150;
+    });
+    const f = forecastDemand(history, NOW, 45 * MIN, options);
+    expect(f.dailyRatio).toBeCloseTo(1.5);
+    expect(f.demand).toBeCloseTo(150);
+    expect(f.basis).toBe('yesterday +50%');
+    // a shorter lookahead sees less of yesterday's growth
+    const soon = forecastDemand(history, NOW, 25 * MIN, options);
+    expect(soon.demand).toBeGreaterThan(100);
+    expect(soon.demand).toBeLessThan(150);
+    // without seasonality, only the flat trend remains
+    expect(forecastDemand(history, NOW, 45 * MIN, { ...options, dailySeasonality: false }).demand).toBe(100);
+  });
+
+  it('takes the higher of trend and seasonality', () => {
+    const history = simulate(-25 * 60, 0, (m) => {
+      if (m > -30) return 100 + 2 * (m + 30); // today: +2 a minute, 160 now
+      const sinceYesterday = m + 24 * 60;
+      return sinceYesterday <= 6 ? 100 : 200; // yesterday: doubled a few minutes after this time
+    });
+    const f = forecastDemand(history, NOW, 10 * MIN, options);
+    expect(f.basis).toBe('yesterday +100%');
+    expect(f.demand).toBeCloseTo(320);
+  });
+
+  it('ignores yesterday when it had no demand to compare with', () => {
+    const history = simulate(-25 * 60, 0, (m) => (m > -60 ? 50 : m + 24 * 60 <= 6 ? 0 : 30));
+    const f = forecastDemand(history, NOW, 10 * MIN, options);
+    expect(f.dailyRatio).toBeUndefined();
+    expect(f.demand).toBe(50);
+  });
+});
