@@ -16,7 +16,7 @@ export interface PoolUtilization {
   provisioningCapacity: number;
   /** demand / (capacity + provisioningCapacity); 0 for an empty pool with no demand, Infinity for demand with no capacity. */
   utilization: number;
-  /** capacity + provisioningCapacity - demand - reserved slots of drains. */
+  /** capacity + provisioningCapacity - demand (drain reservations are the draining nodes' gears, already in demand). */
   freeSlots: number;
   /** Node counts by state (terminated nodes are not counted). */
   nodesByState: Partial<Record<NodeState, number>>;

@@ -138,7 +138,8 @@ export function decidePool(input: PoolEvaluationInput): PoolEvaluation {
     if (clamp.count === 0) {
       return result(noAction(`${why}; wants +${plural(wanted, 'node')}, cannot add any: at limit ${clamp.zeroBy}`), forecastInfo);
     }
-    const after = utilizationOf(sizedDemand, total + clamp.count * gearsPerNode);
+    // The utilization the added nodes lead to, for the demand they were sized for.
+    const after = utilizationOf(forecastNodes > 0 ? sizedDemand : u.demand, total + clamp.count * gearsPerNode);
     const clampText =
       clamp.clampedBy.length > 0 ? `; clamped by ${clamp.clampedBy.map((c) => `${c.limit}=${c.value}`).join(', ')} (wanted ${wanted})` : '';
     const reason = `${why}; +${plural(clamp.count, 'node')} to ${ratio(after)}${forecastText}${clampText}${staleNote ? `; ${staleNote}` : ''}`;

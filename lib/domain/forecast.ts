@@ -120,7 +120,7 @@ export interface Forecast {
   demand: number;
   /** Short text for reasons: `trend +12 gears/10m`, `yesterday +8%`, `no history`. */
   basis: string;
-  /** The trend's projection (before the floor at the current demand), when the window had enough samples. */
+  /** The trend's projection, current + slope x lookahead (before the floor at the current demand), when the window had enough samples. */
   trend?: number;
   /** Gears per minute of the trend. */
   slopePerMinute?: number;
@@ -129,9 +129,10 @@ export interface Forecast {
 }
 
 /**
- * Demand expected at `now + lookaheadMs`: the higher of (a) the least-squares
- * line through the window's samples (at least 5 samples covering at least 5
- * minutes) and (b), with daily seasonality, the current demand scaled by how
+ * Demand expected at `now + lookaheadMs`: the higher of (a) the current
+ * demand plus the slope of the least-squares line through the window's
+ * samples (at least 5 samples covering at least 5 minutes) times the
+ * lookahead and (b), with daily seasonality, the current demand scaled by how
  * demand changed yesterday over the same lookahead. Never below the current
  * demand; with no usable history it is the current demand (`no history`).
  */
@@ -154,7 +155,9 @@ export function forecastDemand(
   // (a) Linear trend over the window.
   const trend = linearTrend(samples, nowMinute, options.window);
   if (trend) {
-    const projected = trend.intercept + trend.slope * lookaheadMinutes;
+    // Anchored at the current demand: the line's own level lags a sudden change
+    // (a pool that just lost half its gears must not forecast its old level).
+    const projected = current + trend.slope * lookaheadMinutes;
     result.trend = projected;
     result.slopePerMinute = trend.slope;
     const basis = `trend ${signed(Math.round(trend.slope * 10))} gears/10m`;
@@ -194,7 +197,7 @@ function signed(value: number): string {
 /**
  * The least-squares line through the samples of the window, with x in minutes
  * relative to now; undefined without enough samples. `intercept` is the
- * line's value now.
+ * line's value now (unused by the forecast, kept for diagnostics).
  */
 function linearTrend(samples: readonly DemandSample[], nowMinute: number, windowMs: number): { slope: number; intercept: number } | undefined {
   const windowMinutes = Math.max(1, Math.ceil(windowMs / MINUTE_MS));

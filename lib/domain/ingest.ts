@@ -21,19 +21,3 @@ export function isNewerStats(current: NodeStats | undefined, stats: NodeStats): 
 export function applyStats(node: NodeRecord, stats: NodeStats): NodeRecord {
   return isNewerStats(node.stats, stats) ? { ...node, stats } : node;
 }
-
-/** The stats part of a `node-stats` message (fields left out stay out). */
-export function statsOf(message: {
-  activeGears: number;
-  maxActiveGears: number;
-  gears?: NodeStats['gears'];
-  cpu?: number;
-  memory?: number;
-  reportedAt: string;
-}): NodeStats {
-  const stats: NodeStats = { activeGears: message.activeGears, maxActiveGears: message.maxActiveGears, reportedAt: message.reportedAt };
-  if (message.gears !== undefined) stats.gears = message.gears;
-  if (message.cpu !== undefined) stats.cpu = message.cpu;
-  if (message.memory !== undefined) stats.memory = message.memory;
-  return stats;
-}

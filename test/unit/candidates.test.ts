@@ -130,7 +130,33 @@ describe('chooseScaleDownCandidate', () => {
     const cfg = config({ scaleUp: { headroomGears: 200 } });
     const choice = choose([node('a', { gears: 10 }), node('b', { gears: 10 }), node('c', { gears: 10 })], { cfg });
     expect(choice.nodeId).toBeUndefined();
-    expect(choice.rejected[0]).toEqual({ nodeId: 'a', reason: 'pool would keep 160 free slots < headroomGears 200' });
+    expect(choice.rejected[0]).toEqual({ nodeId: 'a', reason: 'pool would keep 170 free slots < headroomGears 200' });
+  });
+
+  it('checks candidates in exactly the strategy order (every one refused here)', () => {
+    const many = Array.from({ length: 200 }, (_, i) =>
+      node(`n${String(i).padStart(3, '0')}`, { gears: (i * 37) % 23, max: 50 + ((i * 11) % 7) * 10, createdMinutesAgo: 10 + ((i * 53) % 97) }),
+    );
+    const key = {
+      'least-gears': (n: NodeRecord) => [n.stats!.activeGears, n.stats!.activeGears / n.stats!.maxActiveGears],
+      'least-utilized': (n: NodeRecord) => [n.stats!.activeGears / n.stats!.maxActiveGears, n.stats!.activeGears],
+      oldest: (n: NodeRecord) => [Date.parse(n.createdAt)],
+      newest: (n: NodeRecord) => [-Date.parse(n.createdAt)],
+    } as const;
+    for (const name of ['least-gears', 'least-utilized', 'oldest', 'newest'] as const) {
+      const cfg = config({ scaleUp: { headroomGears: 1_000_000 }, scaleDown: { candidateStrategy: name } });
+      const expected = [...many]
+        .sort((a, b) => {
+          const ka = key[name](a);
+          const kb = key[name](b);
+          for (let i = 0; i < ka.length; i++) if (ka[i] !== kb[i]) return ka[i]! - kb[i]!;
+          return a.nodeId < b.nodeId ? -1 : 1;
+        })
+        .map((n) => n.nodeId);
+      const choice = choose(many, { cfg });
+      expect(choice.nodeId, name).toBeUndefined();
+      expect(choice.rejected.map((r) => r.nodeId), name).toEqual(expected);
+    }
   });
 
   it('allows a pool to drain its last, empty node', () => {

@@ -90,6 +90,13 @@ describe('forecastDemand', () => {
     expect(f.slopePerMinute).toBeCloseTo(4);
   });
 
+  it('starts from the current demand, so a sudden drop does not forecast the old level', () => {
+    const history = simulate(-20, -1, () => 1000);
+    const f = forecastDemand(recordDemand(history, NOW, 140, { window: WINDOW, keepDaily: true }), NOW, 3 * MIN, options);
+    expect(f.demand).toBe(140);
+    expect(f.basis).toMatch(/^trend -\d+ gears\/10m$/);
+  });
+
   it('needs 5 samples covering 5 minutes for a trend', () => {
     const four = simulate(-3, 0, (m) => 100 + 10 * m);
     expect(forecastDemand(four, NOW, 5 * MIN, options)).toMatchObject({ demand: 100, basis: 'no history' });

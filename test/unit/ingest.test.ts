@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { applyStats, isNewerStats, statsOf } from '../../lib/domain/ingest.js';
+import { applyStats, isNewerStats } from '../../lib/domain/ingest.js';
 import { node } from '../support/builders.js';
 
 const stats = (reportedAt: string, activeGears = 5) => ({ activeGears, maxActiveGears: 100, reportedAt });
@@ -23,9 +23,5 @@ describe('applyStats', () => {
     const silent = node('a', { gears: null });
     expect(applyStats(silent, stats('2000-01-01T00:00:00.000Z')).stats?.activeGears).toBe(5);
     expect(isNewerStats(undefined, stats('2000-01-01T00:00:00.000Z'))).toBe(true);
-  });
-
-  it('copies only the stats fields of a node-stats message', () => {
-    expect(statsOf({ activeGears: 1, maxActiveGears: 2, reportedAt: 'x', cpu: 3 })).toEqual({ activeGears: 1, maxActiveGears: 2, reportedAt: 'x', cpu: 3 });
   });
 });

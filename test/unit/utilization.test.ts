@@ -60,12 +60,12 @@ describe('computeUtilization', () => {
     expect(u.nodesByState).toEqual({ active: 1, provisioning: 2 });
   });
 
-  it('subtracts the slots reserved by pending moves of active drains from the free slots', () => {
+  it('counts a draining node’s gears once: as demand, not again as the slots its moves reserve', () => {
     const d = drain('d', [move('a', 'planned'), move('a', 'moving'), move('b', 'moved'), move('b', 'failed')]);
     const finished = drain('e', [move('a', 'planned')], { state: 'aborted' });
     const u = utilization([node('a', { gears: 10 }), node('b', { gears: 10 }), node('d', { state: 'draining', gears: 4 })], [d, finished]);
     expect(u.demand).toBe(24);
-    expect(u.freeSlots).toBe(200 - 24 - 2);
+    expect(u.freeSlots).toBe(200 - 24);
   });
 
   it('leaves terminated nodes out and counts the other states', () => {
