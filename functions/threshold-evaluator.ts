@@ -3,6 +3,7 @@ import type { ScheduledEvent, SQSEvent } from 'aws-lambda';
 import { ThresholdEvaluator } from '../lib/app/evaluate.js';
 import { stateStoreFor } from '../lib/adapters/dynamodb/from-settings.js';
 import { lambdaRuntime, messageParser } from '../lib/adapters/lambda/runtime.js';
+import { injectedPorts } from '../lib/adapters/local/injection.js';
 import { isScheduledEvent } from '../lib/adapters/lambda/scheduled.js';
 import { processSqsBatch } from '../lib/adapters/lambda/sqs-batch.js';
 import { sqsQueueFor } from '../lib/adapters/sqs/from-settings.js';
@@ -10,12 +11,21 @@ import { loadSettingsFromProcess } from '../lib/config/index.js';
 import { systemClock } from '../lib/ports/clock.js';
 
 const settings = loadSettingsFromProcess();
-const { log, metrics, observability } = lambdaRuntime('thresholdEvaluator', settings);
+const local = injectedPorts();
+const runtime = lambdaRuntime('thresholdEvaluator', settings);
+const log = local.log ?? runtime.log;
+const clock = local.clock ?? systemClock;
 const evaluator = new ThresholdEvaluator(
-  { store: stateStoreFor(settings.deployment), queue: sqsQueueFor(settings.deployment), clock: systemClock, metrics, log },
+  {
+    store: local.store ?? stateStoreFor(settings.deployment),
+    queue: local.queue ?? sqsQueueFor(settings.deployment),
+    clock,
+    metrics: local.metrics ?? runtime.metrics,
+    log,
+  },
   settings.config,
 );
-const parseStats = messageParser(['node-stats'], systemClock);
+const parseStats = messageParser(['node-stats'], clock);
 
 /** Stats queue batches (partial batch response) and the one-minute tick. */
 export const handler = middy(async (event: SQSEvent | ScheduledEvent) => {
@@ -31,4 +41,4 @@ export const handler = middy(async (event: SQSEvent | ScheduledEvent) => {
     },
     logger: log,
   });
-}).use(observability);
+}).use(runtime.observability);
