@@ -1,0 +1,183 @@
+import { createHash, randomUUID } from 'node:crypto';
+import type { SQSRecord } from 'aws-lambda';
+import type { Clock } from '../../ports/clock.js';
+import type { OutgoingMessage, QueueName, SendResult } from '../../ports/queue.js';
+import type { Queue } from '../../ports/queue.js';
+import { prepareEntries } from '../queue-entries.js';
+
+export interface LocalQueueSpec {
+  fifo: boolean;
+  visibilityTimeoutMs: number;
+  /** Receives before a failing message moves to the dead-letter list (the redrive policy). */
+  maxReceiveCount: number;
+  /** Most records handed to one invocation (SQS: 10). */
+  batchSize: number;
+}
+
+export interface DeadLetter {
+  queue: string;
+  messageId: string;
+  body: string;
+  receiveCount: number;
+  reason: string;
+  at: string;
+}
+
+interface StoredMessage {
+  messageId: string;
+  body: string;
+  groupId?: string;
+  sentAt: number;
+  visibleAt: number;
+  receiveCount: number;
+  lastError?: string;
+}
+
+/** SQS FIFO queues drop a repeated deduplication id within 5 minutes. */
+const DEDUP_WINDOW_MS = 5 * 60_000;
+
+/**
+ * In-process queues with the SQS semantics the functions rely on: batches of
+ * up to `batchSize`, a visibility timeout, redelivery of failed records,
+ * a dead-letter list after `maxReceiveCount` receives, and, for FIFO queues,
+ * deduplication ids and one in-flight batch per message group (order kept
+ * within a group). Time is the injected clock's.
+ */
+export class LocalSqs implements Queue {
+  private readonly messages = new Map<string, StoredMessage[]>();
+  private readonly dedup = new Map<string, Map<string, number>>();
+  private readonly dead: DeadLetter[] = [];
+  private sequence = 0;
+
+  constructor(
+    private readonly clock: Clock,
+    private readonly specs: Readonly<Record<string, LocalQueueSpec>>,
+  ) {
+    for (const name of Object.keys(specs)) this.messages.set(name, []);
+  }
+
+  async send(queue: QueueName, outgoing: readonly OutgoingMessage[]): Promise<SendResult> {
+    const spec = this.spec(queue);
+    for (const entry of prepareEntries(queue, outgoing, spec.fifo)) this.enqueue(queue, entry.body, entry.groupId, entry.deduplicationId);
+    return { failed: [] };
+  }
+
+  /** Puts a raw body on a queue, as a producer outside the system would (node agents, EventBridge, fault injection). */
+  sendRaw(queue: string, body: string, groupId?: string, deduplicationId?: string): void {
+    this.spec(queue);
+    this.enqueue(queue, body, groupId, deduplicationId);
+  }
+
+  /** The next batch of visible messages, now in flight for the visibility timeout. */
+  receive(queue: string): SQSRecord[] {
+    const spec = this.spec(queue);
+    const now = this.clock.now().getTime();
+    const list = this.messages.get(queue)!;
+    const blockedGroups = new Set<string>();
+    const batch: StoredMessage[] = [];
+    for (const message of list) {
+      if (batch.length >= spec.batchSize) break;
+      const group = message.groupId;
+      if (spec.fifo && group !== undefined && blockedGroups.has(group)) continue;
+      if (message.visibleAt > now) {
+        // FIFO: a group with a message in flight delivers nothing behind it.
+        if (spec.fifo && group !== undefined) blockedGroups.add(group);
+        continue;
+      }
+      batch.push(message);
+    }
+    return batch.map((message) => {
+      message.receiveCount += 1;
+      message.visibleAt = now + spec.visibilityTimeoutMs;
+      return this.record(queue, message);
+    });
+  }
+
+  /** Deletes processed messages. */
+  complete(queue: string, messageIds: readonly string[]): void {
+    const done = new Set(messageIds);
+    const list = this.messages.get(queue)!;
+    this.messages.set(
+      queue,
+      list.filter((message) => !done.has(message.messageId)),
+    );
+  }
+
+  /**
+   * A record the consumer reported failed: visible again after the visibility
+   * timeout, or dead-lettered with `reason` once it was received
+   * `maxReceiveCount` times.
+   */
+  fail(queue: string, messageId: string, reason: string): void {
+    const spec = this.spec(queue);
+    const list = this.messages.get(queue)!;
+    const index = list.findIndex((message) => message.messageId === messageId);
+    if (index < 0) return;
+    const message = list[index]!;
+    message.lastError = reason;
+    if (message.receiveCount >= spec.maxReceiveCount) {
+      list.splice(index, 1);
+      this.dead.push({ queue, messageId, body: message.body, receiveCount: message.receiveCount, reason, at: this.clock.now().toISOString() });
+    }
+  }
+
+  /** Messages waiting (visible or in flight). */
+  depth(queue: string): number {
+    return this.messages.get(queue)?.length ?? 0;
+  }
+
+  /** Whether `receive` would return something now. */
+  hasVisible(queue: string): boolean {
+    const now = this.clock.now().getTime();
+    return (this.messages.get(queue) ?? []).some((message) => message.visibleAt <= now);
+  }
+
+  deadLetters(queue?: string): DeadLetter[] {
+    return queue === undefined ? [...this.dead] : this.dead.filter((letter) => letter.queue === queue);
+  }
+
+  private enqueue(queue: string, body: string, groupId?: string, deduplicationId?: string): void {
+    const now = this.clock.now().getTime();
+    if (deduplicationId !== undefined && this.spec(queue).fifo) {
+      const seen = this.dedup.get(queue) ?? new Map<string, number>();
+      this.dedup.set(queue, seen);
+      for (const [id, at] of seen) if (now - at >= DEDUP_WINDOW_MS) seen.delete(id);
+      if (seen.has(deduplicationId)) return;
+      seen.set(deduplicationId, now);
+    }
+    this.sequence += 1;
+    const message: StoredMessage = { messageId: `${randomUUID()}`, body, sentAt: now, visibleAt: now, receiveCount: 0 };
+    if (groupId !== undefined) message.groupId = groupId;
+    this.messages.get(queue)!.push(message);
+  }
+
+  private record(queue: string, message: StoredMessage): SQSRecord {
+    const attributes: SQSRecord['attributes'] = {
+      ApproximateReceiveCount: String(message.receiveCount),
+      SentTimestamp: String(message.sentAt),
+      SenderId: 'nodescaler-local',
+      ApproximateFirstReceiveTimestamp: String(message.sentAt),
+    };
+    if (message.groupId !== undefined) {
+      attributes.MessageGroupId = message.groupId;
+      attributes.SequenceNumber = String(this.sequence);
+    }
+    return {
+      messageId: message.messageId,
+      receiptHandle: `${message.messageId}#${message.receiveCount}`,
+      body: message.body,
+      attributes,
+      messageAttributes: {},
+      md5OfBody: createHash('md5').update(message.body).digest('hex'),
+      eventSource: 'aws:sqs',
+      eventSourceARN: `arn:aws:sqs:local:000000000000:nodescaler-local-${queue}${this.spec(queue).fifo ? '.fifo' : ''}`,
+      awsRegion: 'local',
+    };
+  }
+
+  private spec(queue: string): LocalQueueSpec {
+    const spec = this.specs[queue];
+    if (!spec) throw new Error(`no local queue named ${queue}`);
+    return spec;
+  }
+}

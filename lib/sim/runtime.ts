@@ -1,0 +1,159 @@
+import type { Context, SQSBatchResponse, SQSEvent, ScheduledEvent } from 'aws-lambda';
+import { injectPorts, type InjectablePorts } from '../adapters/local/injection.js';
+import type { LocalSqs } from '../adapters/local/local-sqs.js';
+import type { VirtualClock } from '../adapters/local/virtual-clock.js';
+import { resetSettingsCache, type ConfigInput } from '../config/index.js';
+import type { Log, LogAttributes } from '../ports/log.js';
+
+export const FUNCTIONS = ['thresholdEvaluator', 'nodeProvisioner', 'gearMover', 'decommissioner'] as const;
+export type FunctionName = (typeof FUNCTIONS)[number];
+type Handler = (event: SQSEvent | ScheduledEvent, context: Context) => Promise<unknown>;
+
+const MODULES: Record<FunctionName, string> = {
+  thresholdEvaluator: '../../functions/threshold-evaluator.ts',
+  nodeProvisioner: '../../functions/node-provisioner.ts',
+  gearMover: '../../functions/gear-mover.ts',
+  decommissioner: '../../functions/decommissioner.ts',
+};
+
+/** Which function consumes which queue, as serverless.yml wires them. */
+export const CONSUMERS: Record<string, FunctionName> = {
+  stats: 'thresholdEvaluator',
+  scale: 'nodeProvisioner',
+  drain: 'gearMover',
+  events: 'gearMover',
+  decommission: 'decommissioner',
+};
+
+export const LOCAL_QUEUES = {
+  stats: { fifo: false, visibilityTimeoutMs: 360_000, maxReceiveCount: 3, batchSize: 10 },
+  scale: { fifo: true, visibilityTimeoutMs: 360_000, maxReceiveCount: 3, batchSize: 10 },
+  drain: { fifo: true, visibilityTimeoutMs: 360_000, maxReceiveCount: 3, batchSize: 10 },
+  events: { fifo: false, visibilityTimeoutMs: 360_000, maxReceiveCount: 3, batchSize: 10 },
+  decommission: { fifo: false, visibilityTimeoutMs: 360_000, maxReceiveCount: 3, batchSize: 10 },
+} as const;
+
+let instances = 0;
+
+/**
+ * Runs the four functions' real handlers (the code Lambda runs) in this
+ * process: ports are injected before each handler module is loaded, SQS
+ * batches are delivered with partial batch responses honoured, and the
+ * one-minute schedules fire on the virtual clock.
+ */
+export class LocalRuntime {
+  private readonly handlers = new Map<FunctionName, Handler>();
+  /** The last error logged for a message, so a dead letter says why. */
+  private readonly lastErrors = new Map<string, string>();
+  invocations = 0;
+
+  constructor(
+    private readonly clock: VirtualClock,
+    private readonly sqs: LocalSqs,
+  ) {}
+
+  /** Loads fresh instances of the handlers with these ports and this configuration (a cold start). */
+  async load(config: ConfigInput, ports: InjectablePorts, env: Record<string, string> = {}): Promise<void> {
+    Object.assign(process.env, {
+      NODESCALER_CONFIG: JSON.stringify(config),
+      NODESCALER_LOG_LEVEL: 'SILENT',
+      POWERTOOLS_METRICS_DISABLED: 'true',
+      AWS_REGION: process.env.AWS_REGION ?? 'us-east-1',
+      ...env,
+    });
+    resetSettingsCache();
+    injectPorts({ ...ports, log: this.capturingLog(ports.log) });
+    instances += 1;
+    for (const name of FUNCTIONS) {
+      const url = new URL(`${MODULES[name]}?instance=${instances}`, import.meta.url).href;
+      const module = (await import(url)) as { handler: Handler };
+      this.handlers.set(name, module.handler);
+    }
+  }
+
+  /** The one-minute schedule of every function, at the clock's current time. */
+  async tick(): Promise<void> {
+    const event: ScheduledEvent = {
+      version: '0',
+      id: `tick-${this.clock.nowMs()}`,
+      'detail-type': 'Scheduled Event',
+      source: 'aws.events',
+      account: '000000000000',
+      time: this.clock.now().toISOString().replace(/\.\d{3}Z$/, 'Z'),
+      region: 'local',
+      resources: ['arn:aws:events:local:000000000000:rule/nodescaler-local-tick'],
+      detail: {},
+    };
+    for (const name of FUNCTIONS) await this.invoke(name, event);
+  }
+
+  /** Delivers every visible message to its consumer until the queues are quiet (bounded, like Lambda pollers). */
+  async deliver(maxRounds = 50): Promise<void> {
+    for (let round = 0; round < maxRounds; round++) {
+      let delivered = false;
+      for (const queue of Object.keys(CONSUMERS)) {
+        const records = this.sqs.receive(queue);
+        if (records.length === 0) continue;
+        delivered = true;
+        let failed: Set<string>;
+        try {
+          const response = (await this.invoke(CONSUMERS[queue]!, { Records: records })) as SQSBatchResponse | undefined;
+          failed = new Set((response?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
+        } catch (error) {
+          failed = new Set(records.map((r) => r.messageId));
+          for (const record of records) this.lastErrors.set(record.messageId, `invocation failed: ${String(error)}`);
+        }
+        this.sqs.complete(
+          queue,
+          records.filter((r) => !failed.has(r.messageId)).map((r) => r.messageId),
+        );
+        for (const id of failed) this.sqs.fail(queue, id, this.lastErrors.get(id) ?? 'reported as failed by its handler');
+      }
+      if (!delivered) return;
+    }
+  }
+
+  private async invoke(name: FunctionName, event: SQSEvent | ScheduledEvent): Promise<unknown> {
+    const handler = this.handlers.get(name);
+    if (!handler) throw new Error(`handler ${name} is not loaded`);
+    this.invocations += 1;
+    return handler(event, localContext(name));
+  }
+
+  private capturingLog(inner: Log | undefined): Log {
+    const remember = (attributes?: LogAttributes) => {
+      const id = attributes?.messageId;
+      if (typeof id === 'string') this.lastErrors.set(id, String(attributes?.error ?? attributes?.errorMessage ?? attributes?.message ?? 'error'));
+    };
+    return {
+      debug: (message, attributes) => inner?.debug(message, attributes),
+      info: (message, attributes) => inner?.info(message, attributes),
+      warn: (message, attributes) => {
+        remember(attributes);
+        inner?.warn(message, attributes);
+      },
+      error: (message, attributes) => {
+        remember({ message, ...attributes });
+        inner?.error(message, attributes);
+      },
+    };
+  }
+}
+
+/** A Lambda context with a generous, fixed budget: virtual time does not pass during an invocation. */
+function localContext(functionName: FunctionName): Context {
+  return {
+    callbackWaitsForEmptyEventLoop: false,
+    functionName: `nodescaler-local-${functionName}`,
+    functionVersion: '$LATEST',
+    invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:nodescaler-local-${functionName}`,
+    memoryLimitInMB: '512',
+    awsRequestId: `local-${Math.random().toString(16).slice(2)}`,
+    logGroupName: `/aws/lambda/nodescaler-local-${functionName}`,
+    logStreamName: 'local',
+    getRemainingTimeInMillis: () => 60_000,
+    done: () => undefined,
+    fail: () => undefined,
+    succeed: () => undefined,
+  };
+}
