@@ -11,6 +11,7 @@
 import { performance } from 'node:perf_hooks';
 import { parseConfig, type Config } from '../lib/config/index.js';
 import type { PoolEvaluationInput } from '../lib/domain/decision.js';
+import { planDrain } from '../lib/domain/drain-plan.js';
 import { decidePool } from '../lib/domain/evaluate.js';
 import { recordDemand } from '../lib/domain/forecast.js';
 import { applyStats } from '../lib/domain/ingest.js';
@@ -203,8 +204,50 @@ const decideBench: Bench = {
   },
 };
 
+/** planDrain: where the 200 gears of a draining node go in a 1,000-node district (gear lists on every node, reservations of another drain). */
+const planBench: Bench = {
+  name: 'plan',
+  description: 'planDrain median time: 200 gears (40 apps, mixed sizes) into 1,000 active nodes with 40 listed gears each and 300 reserved slots',
+  run() {
+    const apps = 40;
+    const nodes = poolNodes(1_001, (i) => 20 + (i % 40)).map((node, i) => ({
+      ...node,
+      stats: {
+        ...node.stats!,
+        reportedAt: NOW.toISOString(),
+        gears: Array.from({ length: 40 }, (_, g) => ({ uuid: `n${i}g${g}`, app: `app-${(i * 7 + g) % (apps * 5)}`, size: 'small' })),
+      },
+    }));
+    const source = nodes[0]!;
+    const gears = Array.from({ length: 200 }, (_, g) => ({ uuid: `src-${g}`, app: `app-${g % apps}`, size: g % 10 === 0 ? 'medium' : 'small' }));
+    const reserved = new Map<string, number>();
+    for (let r = 0; r < 300; r++) reserved.set(`node-${2 + ((r * 13) % 999)}`, 1);
+    const input = {
+      sourceNodeId: source.nodeId,
+      pool: 'd1/small',
+      gears,
+      nodes,
+      reserved,
+      fillFraction: 0.8,
+      antiAffinity: 'preferred' as const,
+      now: NOW,
+      statsMaxAge: 5 * MINUTE,
+    };
+    const first = planDrain(input);
+    if (first.unplaced.length > 0 || first.placements.length !== 200) throw new Error(`bench plan: expected 200 placements, got ${first.placements.length}`);
+    for (let i = 0; i < 5; i++) planDrain(input); // warm-up
+    const times: number[] = [];
+    for (let i = 0; i < 51; i++) {
+      const start = performance.now();
+      planDrain(input);
+      times.push(performance.now() - start);
+    }
+    return [{ case: '200 gears into a 1,000-node district', figure: median(times), unit: 'ms', target: { op: '<', value: 10 } }];
+  },
+};
+
 /** Every benchmark; add new entries here. */
-export const BENCHES: Bench[] = [ingestBench, decideBench];
+export const BENCHES: Bench[] = [ingestBench, decideBench, planBench];
 
 // ---------------------------------------------------------------------------
 // Runner.

@@ -72,6 +72,10 @@ const platformSchema = z.strictObject({
   moveDuration: dur('30s'),
   /** Simulated platform: share of moves that fail (0..1). */
   moveFailureRate: fraction.default(0),
+  /** openshift-broker: longest run of one admin command on the broker host (oo-admin-move of a large gear takes minutes). */
+  commandTimeout: dur('20m', { positive: true }),
+  /** openshift-broker: the broker's installation directory (the Rails environment the gear listing loads). */
+  brokerDir: nonEmpty.default('/var/www/openshift/broker'),
 });
 
 const limitsSchema = z.strictObject({
@@ -111,6 +115,16 @@ const scaleDownSchema = z.strictObject({
   maxConcurrentDrains: z.int().min(1).default(1),
   maxConcurrentMoves: z.int().min(1).default(3),
   drainTimeout: dur('30m', { positive: true }),
+  /** Attempts of one gear move before the drain gives up on that gear (and aborts). */
+  moveAttempts: z.int().min(1).max(10).default(3),
+  /** Backoff before a failed move is tried again; doubles per attempt (capped at 10x). */
+  moveRetryDelay: dur('30s'),
+  /** `preferred`: gears of one application go to different nodes when there is room; `required`: a drain that cannot keep them apart aborts. */
+  antiAffinity: z.enum(['preferred', 'required']).default('preferred'),
+  /** How often an invocation checks moves in flight while it has time left. */
+  movePollInterval: dur('5s', { positive: true }),
+  /** Request a replacement node (through the pool lease, as the evaluator does) when an interrupted node's gears do not fit elsewhere. */
+  replaceInterrupted: z.boolean().default(true),
   candidateStrategy: z.enum(CANDIDATE_STRATEGIES).default('least-gears'),
 });
 

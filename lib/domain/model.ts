@@ -74,6 +74,8 @@ export interface NodeRecord {
   reason?: string;
   /** Completed steps of a multi-step action (decommission), so a crash resumes at the next one. */
   steps?: Record<string, string>;
+  /** The drain that holds this node while it is `draining` (set in the same write as `active -> draining`). */
+  drainId?: string;
 }
 
 export interface PoolLease {
@@ -130,10 +132,22 @@ export interface GearMove {
   /** Platform handle of an asynchronous move (e.g. an SSM command id). */
   commandId?: string;
   lastError?: string;
+  /** When the current (or last) attempt started; a `moving` move without a commandId is re-issued only after a grace time. */
+  startedAt?: string;
+  /** When the move ended (moved or failed). */
+  finishedAt?: string;
+  /** The target is no longer usable (full, gone, not active): the move waits to be re-planned. */
+  retarget?: boolean;
+  /** How often this gear was given a new target. */
+  replans?: number;
 }
 
 export const DRAIN_STATES = ['active', 'completed', 'aborted'] as const;
 export type DrainState = (typeof DRAIN_STATES)[number];
+
+/** Why a drain exists: an evaluator decision, an operator, an EC2 interruption, or a node handed back by the decommissioner. */
+export const DRAIN_KINDS = ['scale-down', 'manual', 'interruption', 'redrain'] as const;
+export type DrainKind = (typeof DRAIN_KINDS)[number];
 
 export interface DrainRecord {
   drainId: string;
@@ -147,6 +161,24 @@ export interface DrainRecord {
   reason: string;
   moves: GearMove[];
   abortReason?: string;
+  /** Absent on drains written before kinds existed: `scale-down`. */
+  kind?: DrainKind;
+  /** Set when an EC2 interruption made the drain urgent: it goes first, ignores maxConcurrentDrains and fills targets to capacity. */
+  urgentSince?: string;
+  /** What made it urgent (e.g. `spot interruption warning (terminate)`). */
+  urgentCause?: string;
+  /** When the node was closed to new gears on the platform (deactivate-node). */
+  closedAt?: string;
+  /** When every gear first had a target. */
+  plannedAt?: string;
+  /** Set when the drain must stop: no move starts any more, and it ends `aborted` once the moves in flight settle. */
+  abortRequestedAt?: string;
+  /** When the platform reported the node empty. */
+  completedAt?: string;
+  /** Gears that could not be placed at the last plan (urgent drains wait for capacity instead of aborting). */
+  unplaced?: number;
+  /** The replacement scale-up requested for an interrupted node, if any. */
+  replacementDecisionId?: string;
 }
 
 export type DecisionKind = 'scale-up' | 'scale-down' | 'no-action' | 'refused' | 'failure';

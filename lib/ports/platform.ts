@@ -5,7 +5,22 @@ export interface MoveHandle {
   commandId: string;
 }
 
-export type MoveStatus = { state: 'running' } | { state: 'succeeded' } | { state: 'failed'; error: string };
+/** `targetFull`: the move failed because the target had no room; the gear is still on its source and may go elsewhere. */
+export type MoveStatus = { state: 'running' } | { state: 'succeeded' } | { state: 'failed'; error: string; targetFull?: boolean };
+
+export interface MoveOptions {
+  /**
+   * Stable per (drain, gear, attempt). A start repeated with the same key returns
+   * the handle of the move it started before instead of starting a second one.
+   */
+  idempotencyKey?: string;
+  /**
+   * True when an earlier call with this key may have started a move whose handle
+   * was never recorded (a crash in between): the adapter looks for it before
+   * starting anything. False (the default) lets the adapter skip that look-up.
+   */
+  mayExist?: boolean;
+}
 
 /**
  * The PaaS side: districts, nodes and gears (the OpenShift broker). Gears on
@@ -24,8 +39,13 @@ export interface Platform {
   addNode(district: string, nodeId: string): Promise<void>;
   /** Removes an empty node from its district (`remove-node`); idempotent. */
   removeNode(district: string, nodeId: string): Promise<void>;
-  /** Starts moving a gear to another node of the same district (`oo-admin-move`). */
-  startMove(gear: GearInfo, fromNode: string, toNode: string): Promise<MoveHandle>;
+  /**
+   * Starts moving a gear to another node of the same district (`oo-admin-move`).
+   * The gear stays on `fromNode` until the move completes; a failed move leaves
+   * it there. `ConflictError` when the target has no room, `NotFoundError` when
+   * the gear is not on `fromNode`.
+   */
+  startMove(gear: GearInfo, fromNode: string, toNode: string, options?: MoveOptions): Promise<MoveHandle>;
   /** Result of a move started earlier. */
   moveStatus(handle: MoveHandle): Promise<MoveStatus>;
 }

@@ -95,7 +95,13 @@ describe('defaults', () => {
   it('fills every section from a list of pools alone', () => {
     const config = parseConfig(minimal());
     expect(config.handler).toBe('log');
-    expect(config.platform).toEqual({ kind: 'simulated', moveDuration: 30_000, moveFailureRate: 0 });
+    expect(config.platform).toEqual({
+      kind: 'simulated',
+      moveDuration: 30_000,
+      moveFailureRate: 0,
+      commandTimeout: 1_200_000,
+      brokerDir: '/var/www/openshift/broker',
+    });
     expect(config.limits).toEqual({ maxNodesTotal: 100 });
     expect(config.scaleUp).toEqual({
       threshold: 0.8,
@@ -117,6 +123,11 @@ describe('defaults', () => {
       maxConcurrentDrains: 1,
       maxConcurrentMoves: 3,
       drainTimeout: 1_800_000,
+      moveAttempts: 3,
+      moveRetryDelay: 30_000,
+      antiAffinity: 'preferred',
+      movePollInterval: 5_000,
+      replaceInterrupted: true,
       candidateStrategy: 'least-gears',
     });
     expect(config.statsMaxAge).toBe(300_000);

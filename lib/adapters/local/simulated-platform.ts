@@ -1,0 +1,339 @@
+import type { GearInfo } from '../../domain/model.js';
+import { ConflictError, NotFoundError, ValidationError } from '../../errors.js';
+import type { Clock } from '../../ports/clock.js';
+import type { MoveHandle, MoveOptions, MoveStatus, Platform } from '../../ports/platform.js';
+
+export interface SimulatedPlatformOptions {
+  /** How long one gear move takes, in (virtual) milliseconds. */
+  moveDurationMs: number;
+  /** Share of moves that fail (0..1), drawn with `random` when the move starts. */
+  moveFailureRate: number;
+  /** Source of randomness for failures (default Math.random); give a seeded one for repeatable runs. */
+  random?: () => number;
+}
+
+interface SimNode {
+  nodeId: string;
+  district: string;
+  profile: string;
+  maxGears: number;
+  active: boolean;
+  gears: Map<string, GearInfo>;
+  /** Moves in flight towards this node: each holds one slot until it completes. */
+  incoming: number;
+}
+
+interface SimMove {
+  commandId: string;
+  gear: GearInfo;
+  from: string;
+  to: string;
+  startedAt: number;
+  completesAt: number;
+  willFail: boolean;
+  status: MoveStatus;
+}
+
+export interface NodeFacts {
+  district: string;
+  profile: string;
+  active: boolean;
+  activeGears: number;
+  maxActiveGears: number;
+  gears: GearInfo[];
+}
+
+/** One move as it happened, for tests and the local runtime's report. */
+export interface MoveRecord {
+  commandId: string;
+  uuid: string;
+  from: string;
+  to: string;
+  startedAt: string;
+  idempotencyKey?: string;
+  /** Set once the move ended. */
+  outcome?: 'succeeded' | 'failed';
+}
+
+/**
+ * `Platform` in memory: districts with nodes (capacity = max active gears,
+ * active or deactivated) holding gears, and moves that take time and can fail.
+ *
+ * A move is atomic at its completion time (`startedAt + moveDurationMs` on
+ * the injected clock): until then the gear is on its source, after that on
+ * its target; a failed move leaves it on the source. So no gear is ever on
+ * zero or two nodes. A move in flight holds a slot on its target, as the real
+ * broker creates the gear there first. Moves settle lazily, whenever any
+ * method looks at the state, so there is no timer to drive.
+ *
+ * Errors as the port says: `NotFoundError` for an unknown node or a gear not
+ * on the named source, `ConflictError` for a full target or a gear already
+ * moving, `ValidationError` for a move across districts or profiles.
+ */
+export class SimulatedPlatform implements Platform {
+  private readonly nodes = new Map<string, SimNode>();
+  /** gear uuid -> node id. */
+  private readonly locations = new Map<string, string>();
+  private readonly moves = new Map<string, SimMove>();
+  private readonly byKey = new Map<string, string>();
+  private readonly scripted = new Map<string, number | 'always'>();
+  private readonly history: MoveRecord[] = [];
+  private readonly random: () => number;
+  private sequence = 0;
+
+  constructor(
+    private readonly clock: Clock,
+    private readonly options: SimulatedPlatformOptions,
+  ) {
+    if (!(options.moveDurationMs >= 0)) throw new RangeError('moveDurationMs must be >= 0');
+    if (!(options.moveFailureRate >= 0 && options.moveFailureRate <= 1)) throw new RangeError('moveFailureRate must be within 0..1');
+    this.random = options.random ?? Math.random;
+  }
+
+  // -------------------------------------------------------------------------
+  // Simulation controls.
+
+  /** A node host joins `district` (active) with room for `maxGears`; registering it again only updates its capacity. */
+  registerNode(district: string, profile: string, nodeId: string, maxGears: number): void {
+    const existing = this.nodes.get(nodeId);
+    if (existing) {
+      if (existing.district !== district || existing.profile !== profile) {
+        throw new ValidationError({ path: 'nodeId', message: `node ${nodeId} is already in ${existing.district}/${existing.profile}`, value: nodeId });
+      }
+      existing.maxGears = maxGears;
+      return;
+    }
+    this.nodes.set(nodeId, { nodeId, district, profile, maxGears, active: true, gears: new Map(), incoming: 0 });
+  }
+
+  /**
+   * Creates a gear on the least-loaded active node of `district/profile` with
+   * room (ties by node id); the node, or undefined when every one is full.
+   */
+  placeGear(district: string, profile: string, gear: GearInfo): string | undefined {
+    this.settle();
+    if (this.locations.has(gear.uuid)) throw new ConflictError(`gear ${gear.uuid} exists`, this.locations.get(gear.uuid));
+    let best: SimNode | undefined;
+    for (const node of this.nodes.values()) {
+      if (node.district !== district || node.profile !== profile || !node.active) continue;
+      if (node.gears.size + node.incoming >= node.maxGears) continue;
+      const load = (node.gears.size + node.incoming) / node.maxGears;
+      const bestLoad = best ? (best.gears.size + best.incoming) / best.maxGears : Infinity;
+      if (load < bestLoad || (load === bestLoad && best !== undefined && node.nodeId < best.nodeId)) best = node;
+    }
+    if (!best) return undefined;
+    this.put(best, gear);
+    return best.nodeId;
+  }
+
+  /** Puts a gear on a given node (test set-up), ignoring activity but not capacity. */
+  putGear(nodeId: string, gear: GearInfo): void {
+    this.settle();
+    const node = this.node(nodeId);
+    if (this.locations.has(gear.uuid)) throw new ConflictError(`gear ${gear.uuid} exists`, this.locations.get(gear.uuid));
+    if (node.gears.size + node.incoming >= node.maxGears) throw new ConflictError(`node ${nodeId} is full`, nodeId);
+    this.put(node, gear);
+  }
+
+  /** Deletes a gear wherever it is (an application scaled down or deleted); true if it existed. */
+  removeGear(uuid: string): boolean {
+    this.settle();
+    const nodeId = this.locations.get(uuid);
+    if (nodeId === undefined) return false;
+    this.nodes.get(nodeId)?.gears.delete(uuid);
+    this.locations.delete(uuid);
+    return true;
+  }
+
+  /** Figures of one node, for stats reports. */
+  nodeFacts(nodeId: string): NodeFacts {
+    this.settle();
+    const node = this.node(nodeId);
+    return {
+      district: node.district,
+      profile: node.profile,
+      active: node.active,
+      activeGears: node.gears.size,
+      maxActiveGears: node.maxGears,
+      gears: [...node.gears.values()].map((gear) => ({ ...gear })),
+    };
+  }
+
+  /** Every gear with the node(s) holding it, for invariant checks: each list must have exactly one entry. */
+  gearLocations(): Map<string, string[]> {
+    this.settle();
+    const where = new Map<string, string[]>();
+    for (const node of this.nodes.values()) {
+      for (const uuid of node.gears.keys()) {
+        const list = where.get(uuid);
+        if (list) list.push(node.nodeId);
+        else where.set(uuid, [node.nodeId]);
+      }
+    }
+    return where;
+  }
+
+  nodeIds(): string[] {
+    return [...this.nodes.keys()].sort();
+  }
+
+  hasNode(nodeId: string): boolean {
+    return this.nodes.has(nodeId);
+  }
+
+  /** The next `count` moves of this gear fail (`'always'`: every one), whatever the failure rate. */
+  scriptMoveFailures(uuid: string, count: number | 'always'): void {
+    this.scripted.set(uuid, count);
+  }
+
+  /** Every move started so far, in order. */
+  moveHistory(): MoveRecord[] {
+    this.settle();
+    return this.history.map((record) => ({ ...record }));
+  }
+
+  /** Moves still in flight. */
+  movesInFlight(): number {
+    this.settle();
+    let count = 0;
+    for (const move of this.moves.values()) if (move.status.state === 'running') count++;
+    return count;
+  }
+
+  // -------------------------------------------------------------------------
+  // Platform.
+
+  async listGears(nodeId: string): Promise<GearInfo[]> {
+    this.settle();
+    return [...this.node(nodeId).gears.values()].map((gear) => ({ ...gear }));
+  }
+
+  async deactivateNode(district: string, nodeId: string): Promise<void> {
+    this.nodeIn(district, nodeId).active = false;
+  }
+
+  async activateNode(district: string, nodeId: string): Promise<void> {
+    this.nodeIn(district, nodeId).active = true;
+  }
+
+  async addNode(district: string, nodeId: string): Promise<void> {
+    this.nodeIn(district, nodeId);
+  }
+
+  async removeNode(district: string, nodeId: string): Promise<void> {
+    this.settle();
+    const node = this.nodes.get(nodeId);
+    if (!node) return;
+    if (node.district !== district) throw new ValidationError({ path: 'district', message: `node ${nodeId} is in district ${node.district}`, value: district });
+    if (node.gears.size > 0 || node.incoming > 0) {
+      throw new ConflictError(`node ${nodeId} still holds ${node.gears.size} gear(s) and cannot be removed from district ${district}`, node.gears.size);
+    }
+    this.nodes.delete(nodeId);
+  }
+
+  async startMove(gear: GearInfo, fromNode: string, toNode: string, options: MoveOptions = {}): Promise<MoveHandle> {
+    this.settle();
+    const key = options.idempotencyKey;
+    if (key !== undefined) {
+      const known = this.byKey.get(key);
+      if (known !== undefined) return { commandId: known };
+    }
+    const source = this.node(fromNode);
+    const target = this.node(toNode);
+    if (this.locations.get(gear.uuid) !== fromNode) throw new NotFoundError('gear on node', `${gear.uuid}@${fromNode}`);
+    if (source.district !== target.district || source.profile !== target.profile) {
+      throw new ValidationError({ path: 'toNode', message: `gears move only within one district and profile (${source.district}/${source.profile})`, value: toNode });
+    }
+    if (fromNode === toNode) throw new ValidationError({ path: 'toNode', message: 'the target is the source', value: toNode });
+    for (const move of this.moves.values()) {
+      if (move.gear.uuid === gear.uuid && move.status.state === 'running') throw new ConflictError(`gear ${gear.uuid} is already moving`, move.commandId);
+    }
+    if (target.gears.size + target.incoming >= target.maxGears) throw new ConflictError(`node ${toNode} has no room for gear ${gear.uuid}`, toNode);
+
+    const now = this.clock.now().getTime();
+    const commandId = `sim-move-${++this.sequence}`;
+    const move: SimMove = {
+      commandId,
+      gear: { ...source.gears.get(gear.uuid)! },
+      from: fromNode,
+      to: toNode,
+      startedAt: now,
+      completesAt: now + this.options.moveDurationMs,
+      willFail: this.drawFailure(gear.uuid),
+      status: { state: 'running' },
+    };
+    target.incoming++;
+    this.moves.set(commandId, move);
+    if (key !== undefined) this.byKey.set(key, commandId);
+    const record: MoveRecord = { commandId, uuid: gear.uuid, from: fromNode, to: toNode, startedAt: new Date(now).toISOString() };
+    if (key !== undefined) record.idempotencyKey = key;
+    this.history.push(record);
+    this.settle();
+    return { commandId };
+  }
+
+  async moveStatus(handle: MoveHandle): Promise<MoveStatus> {
+    this.settle();
+    const move = this.moves.get(handle.commandId);
+    if (!move) throw new NotFoundError('move', handle.commandId);
+    return { ...move.status };
+  }
+
+  // -------------------------------------------------------------------------
+
+  private drawFailure(uuid: string): boolean {
+    const scripted = this.scripted.get(uuid);
+    if (scripted === 'always') return true;
+    if (scripted !== undefined && scripted > 0) {
+      this.scripted.set(uuid, scripted - 1);
+      return true;
+    }
+    return this.options.moveFailureRate > 0 && this.random() < this.options.moveFailureRate;
+  }
+
+  /** Completes every move whose time has come, in completion order. */
+  private settle(): void {
+    const now = this.clock.now().getTime();
+    const due = [...this.moves.values()].filter((move) => move.status.state === 'running' && move.completesAt <= now);
+    due.sort((a, b) => a.completesAt - b.completesAt || a.commandId.localeCompare(b.commandId));
+    for (const move of due) {
+      const target = this.nodes.get(move.to);
+      const source = this.nodes.get(move.from);
+      if (target) target.incoming--;
+      const record = this.history.find((entry) => entry.commandId === move.commandId);
+      let failure: string | undefined;
+      if (move.willFail) failure = `simulated failure moving gear ${move.gear.uuid} to ${move.to}`;
+      else if (!source || this.locations.get(move.gear.uuid) !== move.from) failure = `gear ${move.gear.uuid} is no longer on ${move.from}`;
+      else if (!target) failure = `node ${move.to} is gone`;
+      if (failure !== undefined) {
+        move.status = { state: 'failed', error: failure };
+        if (record) record.outcome = 'failed';
+        continue;
+      }
+      source!.gears.delete(move.gear.uuid);
+      target!.gears.set(move.gear.uuid, move.gear);
+      this.locations.set(move.gear.uuid, move.to);
+      move.status = { state: 'succeeded' };
+      if (record) record.outcome = 'succeeded';
+    }
+  }
+
+  private put(node: SimNode, gear: GearInfo): void {
+    node.gears.set(gear.uuid, { ...gear });
+    this.locations.set(gear.uuid, node.nodeId);
+  }
+
+  private node(nodeId: string): SimNode {
+    const node = this.nodes.get(nodeId);
+    if (!node) throw new NotFoundError('node', nodeId);
+    return node;
+  }
+
+  private nodeIn(district: string, nodeId: string): SimNode {
+    const node = this.node(nodeId);
+    if (node.district !== district) {
+      throw new ValidationError({ path: 'district', message: `node ${nodeId} is in district ${node.district}`, value: district });
+    }
+    return node;
+  }
+}

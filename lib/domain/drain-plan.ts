@@ -1,0 +1,186 @@
+/**
+ * The drain planner: where each gear of a draining node goes. A pure function
+ * of data, so the same plan comes out for the same state table and platform.
+ *
+ * Rules, in order of strength:
+ *   1. Same pool (district and profile), `active` nodes only, never the
+ *      source, and only nodes with fresh stats (a node whose figures are stale
+ *      has no known room, as the evaluator sees it).
+ *   2. Capacity: a target takes gears up to `floor(fillFraction x
+ *      maxActiveGears) - activeGears - reserved`, where `reserved` counts the
+ *      pending moves of every active drain (utilization.ts) and the gears this
+ *      plan already sent there. `fillFraction` is the scale-up threshold for a
+ *      normal drain (a scale-down never pushes a node into the next
+ *      scale-up), and 1 for an urgent one (an interrupted host must empty).
+ *   3. Anti-affinity: gears of one application go to nodes that hold no gear
+ *      of it (as far as stats and pending moves tell); `preferred` falls back
+ *      to the node with room that holds the fewest, `required` leaves the gear
+ *      unplaced.
+ *   4. Largest gears first (by size name), then the applications with the
+ *      most gears (the most constrained), then by uuid; each gear goes to the
+ *      target with the most room left (spreading, like the broker's own
+ *      least-loaded placement), ties by node id.
+ *
+ * Each gear takes one slot: OpenShift counts `max_active_gears` in gears, and
+ * the evaluator and `reservedSlotsByNode` count a pending move as one slot.
+ */
+import type { GearInfo, NodeRecord, PoolId } from './model.js';
+import { freshStatsTest } from './utilization.js';
+
+/** Tolerance for `fraction x maxActiveGears`, as in utilization.ts. */
+const EPSILON = 1e-9;
+
+/** Known gear sizes, smallest first; an unknown size ranks below `small`. */
+export const GEAR_SIZE_RANK: Readonly<Record<string, number>> = { small: 1, medium: 2, large: 3, xlarge: 4 };
+
+export type AntiAffinity = 'preferred' | 'required';
+
+export interface PlanInput {
+  /** The draining node. */
+  sourceNodeId: string;
+  pool: PoolId;
+  /** The gears to place. */
+  gears: readonly GearInfo[];
+  /** Nodes of the pool, any state. */
+  nodes: readonly NodeRecord[];
+  /** Slots already reserved on each node by pending moves (every active drain, this one's moves that keep their target included). */
+  reserved: ReadonlyMap<string, number>;
+  /** Applications already headed to each node by pending moves: node -> app -> gears. */
+  incomingApps?: ReadonlyMap<string, ReadonlyMap<string, number>>;
+  /** Fill targets up to this fraction of their capacity (0..1). */
+  fillFraction: number;
+  antiAffinity: AntiAffinity;
+  now: Date;
+  /** Stats older than this (ms) make a node unusable as a target. */
+  statsMaxAge: number;
+  /** Targets a given gear must not get (e.g. the one whose move just failed for lack of room), by gear uuid. */
+  avoid?: ReadonlyMap<string, ReadonlySet<string>>;
+}
+
+export interface Placement {
+  gear: GearInfo;
+  target: string;
+  /** True when the target already holds (or receives) a gear of the same application: anti-affinity was relaxed. */
+  sharesApp: boolean;
+}
+
+export interface Unplaced {
+  gear: GearInfo;
+  reason: string;
+}
+
+export interface DrainPlan {
+  placements: Placement[];
+  unplaced: Unplaced[];
+  /** How many nodes could take gears at all. */
+  targets: number;
+  /** Free slots over all targets before this plan. */
+  freeSlots: number;
+}
+
+/** Places every gear it can; see the module comment for the rules. O(g x n) comparisons of integers at worst. */
+export function planDrain(input: PlanInput): DrainPlan {
+  const { gears, fillFraction } = input;
+  const wanted = new Set<string>();
+  for (const gear of gears) wanted.add(gear.app);
+
+  const isFresh = freshStatsTest(input.now.getTime(), input.statsMaxAge);
+  const eligible: Array<{ node: NodeRecord; free: number }> = [];
+  let freeSlots = 0;
+  for (const node of input.nodes) {
+    if (node.state !== 'active' || node.nodeId === input.sourceNodeId || node.pool !== input.pool) continue;
+    const stats = node.stats;
+    if (!stats || !isFresh(node)) continue;
+    const free = Math.floor(fillFraction * stats.maxActiveGears + EPSILON) - stats.activeGears - (input.reserved.get(node.nodeId) ?? 0);
+    if (free <= 0) continue;
+    eligible.push({ node, free });
+    freeSlots += free;
+  }
+  eligible.sort((a, b) => (a.node.nodeId < b.node.nodeId ? -1 : a.node.nodeId > b.node.nodeId ? 1 : 0));
+  const targets = eligible.map((entry) => entry.node.nodeId);
+  const free = new Int32Array(eligible.length);
+  /** app -> target index -> gears of that app there (listed in stats, or headed there): sparse, so the common case scans integers only. */
+  const appTargets = new Map<string, Map<number, number>>();
+  const count = (app: string, i: number, n: number) => {
+    let where = appTargets.get(app);
+    if (!where) appTargets.set(app, (where = new Map()));
+    where.set(i, (where.get(i) ?? 0) + n);
+  };
+  eligible.forEach((entry, i) => {
+    free[i] = entry.free;
+    const listed = entry.node.stats!.gears;
+    if (listed) for (const gear of listed) if (wanted.has(gear.app)) count(gear.app, i, 1);
+    const incoming = input.incomingApps?.get(entry.node.nodeId);
+    if (incoming) for (const [app, n] of incoming) if (wanted.has(app)) count(app, i, n);
+  });
+
+  const placements: Placement[] = [];
+  const unplaced: Unplaced[] = [];
+  const percent = `${Math.round(fillFraction * 100)}%`;
+
+  for (const gear of orderGears(gears)) {
+    const avoid = input.avoid?.get(gear.uuid);
+    const holders = appTargets.get(gear.app);
+    // Pass 1: the node with the most room that holds no gear of the app (the first maximum: lowest node id).
+    let chosen = -1;
+    let chosenRoom = 0;
+    for (let i = 0; i < free.length; i++) {
+      const room = free[i]!;
+      if (room <= chosenRoom) continue;
+      if (holders?.has(i) || avoid?.has(targets[i]!)) continue;
+      chosen = i;
+      chosenRoom = room;
+    }
+    let sharesApp = false;
+    if (chosen < 0 && holders) {
+      // Pass 2: every node with room holds the app; the fewest of it, then the most room, then the lowest id.
+      let bestCount = Infinity;
+      for (const [i, count] of holders) {
+        const room = free[i]!;
+        if (room <= 0 || avoid?.has(targets[i]!)) continue;
+        if (count < bestCount || (count === bestCount && (room > free[chosen]! || (room === free[chosen]! && i < chosen)))) {
+          chosen = i;
+          bestCount = count;
+        }
+      }
+      if (chosen >= 0) {
+        if (input.antiAffinity === 'required') {
+          unplaced.push({ gear, reason: `anti-affinity: every node with room already holds a gear of ${gear.app}` });
+          continue;
+        }
+        sharesApp = true;
+      }
+    }
+    if (chosen < 0) {
+      unplaced.push({
+        gear,
+        reason:
+          targets.length === 0
+            ? `no active node of pool ${input.pool} with fresh stats has room below ${percent}`
+            : `no room left below ${percent} on the ${targets.length} active node(s) of pool ${input.pool}`,
+      });
+      continue;
+    }
+    free[chosen] = free[chosen]! - 1;
+    count(gear.app, chosen, 1);
+    placements.push({ gear, target: targets[chosen]!, sharesApp });
+  }
+  return { placements, unplaced, targets: targets.length, freeSlots };
+}
+
+/** Largest size first, then applications with more gears, then app name and uuid: a total, deterministic order. */
+export function orderGears(gears: readonly GearInfo[]): GearInfo[] {
+  const perApp = new Map<string, number>();
+  for (const gear of gears) perApp.set(gear.app, (perApp.get(gear.app) ?? 0) + 1);
+  return [...gears].sort(
+    (a, b) =>
+      (GEAR_SIZE_RANK[b.size] ?? 0) - (GEAR_SIZE_RANK[a.size] ?? 0) ||
+      perApp.get(b.app)! - perApp.get(a.app)! ||
+      compare(a.app, b.app) ||
+      compare(a.uuid, b.uuid),
+  );
+}
+
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}

@@ -1,0 +1,338 @@
+/**
+ * The drain's decisions as pure functions: identifiers, which moves start now,
+ * what a move's result does to it (retry with backoff, give up, re-plan),
+ * when a drain must stop, and how the platform's gear list reconciles with the
+ * plan. The use case (lib/app/drain.ts) carries them out one conditional
+ * write at a time.
+ */
+import type { DrainKind, DrainRecord, GearInfo, GearMove, NodeRecord, PoolId } from './model.js';
+import type { Placement } from './drain-plan.js';
+import { formatDuration } from './duration.js';
+
+/** The message field rules for an operation id (decisionId, drainId): 1..128 of letters, digits, `_ : . -`. */
+const OPERATION_ID_MAX = 128;
+const NOT_ALLOWED = /[^A-Za-z0-9_:.-]/g;
+
+/**
+ * `text` as a valid operation id: characters outside the allowed set become
+ * `_`; a text longer than 128 keeps its first 111 characters and ends with a
+ * hash of the whole, so distinct inputs stay distinct.
+ */
+export function operationId(text: string): string {
+  const clean = text.replace(NOT_ALLOWED, '_');
+  if (clean.length > 0 && clean.length <= OPERATION_ID_MAX) return clean;
+  return `${clean.slice(0, OPERATION_ID_MAX - 17)}:${fnv1a64(text)}`;
+}
+
+/** FNV-1a, 64 bits, as 16 hex digits: a stable short name for a long text (not a security hash). */
+export function fnv1a64(text: string): string {
+  let hash = 0xcbf29ce484222325n;
+  for (let i = 0; i < text.length; i++) {
+    hash ^= BigInt(text.charCodeAt(i));
+    hash = (hash * 0x100000001b3n) & 0xffffffffffffffffn;
+  }
+  return hash.toString(16).padStart(16, '0');
+}
+
+/** The drain a scale-down decision starts: a redelivered or duplicated decision finds the same drain. */
+export function drainIdFor(decisionId: string): string {
+  return operationId(`drain:${decisionId}`);
+}
+
+/** The drain an EC2 event starts: a redelivered event finds the same drain. */
+export function urgentDrainIdFor(eventId: string): string {
+  return operationId(`drain:event:${eventId}`);
+}
+
+/** The drain that finishes a node handed back (`drained -> draining`): one per hand-back, whoever notices it first. */
+export function redrainIdFor(node: Pick<NodeRecord, 'nodeId' | 'stateChangedAt'>): string {
+  return operationId(`drain:again:${Date.parse(node.stateChangedAt)}:${node.nodeId}`);
+}
+
+/** The idempotency key of one attempt of one gear's move. */
+export function moveKey(drainId: string, uuid: string, attempt: number): string {
+  return `${drainId}/${uuid}/${attempt}`;
+}
+
+export function isUrgent(drain: Pick<DrainRecord, 'urgentSince'>): boolean {
+  return drain.urgentSince !== undefined;
+}
+
+export function drainKind(drain: Pick<DrainRecord, 'kind'>): DrainKind {
+  return drain.kind ?? 'scale-down';
+}
+
+/** Urgent drains first, then the oldest. */
+export function drainOrder(a: DrainRecord, b: DrainRecord): number {
+  const ua = isUrgent(a) ? 0 : 1;
+  const ub = isUrgent(b) ? 0 : 1;
+  return ua - ub || a.startedAt.localeCompare(b.startedAt) || a.drainId.localeCompare(b.drainId);
+}
+
+// ---------------------------------------------------------------------------
+// Moves.
+
+export interface RetryPolicy {
+  /** Attempts of one move before it fails for good. */
+  attempts: number;
+  /** Wait before the second attempt; doubles per attempt, at most 10x. */
+  delayMs: number;
+}
+
+/** Wait after failed attempt number `attempt` (1-based): delay, 2 x delay, 4 x delay, ... at most 10 x delay. */
+export function retryDelay(attempt: number, policy: Pick<RetryPolicy, 'delayMs'>): number {
+  return Math.min(policy.delayMs * 2 ** Math.max(0, attempt - 1), policy.delayMs * 10);
+}
+
+/** Moves that hold a slot on their target (the reservations). */
+export function isPending(move: Pick<GearMove, 'state'>): boolean {
+  return move.state === 'planned' || move.state === 'moving';
+}
+
+export interface Progress {
+  total: number;
+  planned: number;
+  moving: number;
+  moved: number;
+  failed: number;
+}
+
+export function progressOf(moves: readonly GearMove[]): Progress {
+  const progress: Progress = { total: moves.length, planned: 0, moving: 0, moved: 0, failed: 0 };
+  for (const move of moves) progress[move.state]++;
+  return progress;
+}
+
+/**
+ * The planned moves to start now: up to `maxConcurrent` in flight, whose
+ * backoff has passed and whose target is still good, in plan order.
+ */
+export function movesToStart(moves: readonly GearMove[], now: Date, maxConcurrent: number): GearMove[] {
+  let inFlight = 0;
+  for (const move of moves) if (move.state === 'moving') inFlight++;
+  const room = maxConcurrent - inFlight;
+  if (room <= 0) return [];
+  const nowIso = now.toISOString();
+  const ready: GearMove[] = [];
+  for (const move of moves) {
+    if (ready.length >= room) break;
+    if (move.state !== 'planned' || move.retarget) continue;
+    if (move.nextAttemptAt !== undefined && move.nextAttemptAt > nowIso) continue;
+    ready.push(move);
+  }
+  return ready;
+}
+
+/** A planned move turned into an attempt in flight (written before the platform is asked). */
+export function beginAttempt(move: GearMove, now: Date): GearMove {
+  const next: GearMove = { ...move, state: 'moving', attempts: move.attempts + 1, startedAt: now.toISOString() };
+  delete next.commandId;
+  delete next.nextAttemptAt;
+  return next;
+}
+
+export type MoveOutcome =
+  | { kind: 'succeeded' }
+  | { kind: 'failed'; error: string }
+  /** The target had no room: the gear is still on its source and goes elsewhere; no attempt is spent. */
+  | { kind: 'target-full'; error: string };
+
+/** What a finished attempt does to its move. */
+export function settleAttempt(move: GearMove, outcome: MoveOutcome, now: Date, policy: RetryPolicy): GearMove {
+  const nowIso = now.toISOString();
+  const next: GearMove = { ...move };
+  delete next.commandId;
+  if (outcome.kind === 'succeeded') {
+    next.state = 'moved';
+    next.finishedAt = nowIso;
+    delete next.lastError;
+    return next;
+  }
+  next.lastError = outcome.error.length > 500 ? `${outcome.error.slice(0, 497)}...` : outcome.error;
+  if (outcome.kind === 'target-full') {
+    next.state = 'planned';
+    next.retarget = true;
+    // Not the gear's fault: give the attempt back.
+    next.attempts = Math.max(0, move.attempts - 1);
+    return next;
+  }
+  if (move.attempts >= policy.attempts) {
+    next.state = 'failed';
+    next.finishedAt = nowIso;
+    return next;
+  }
+  next.state = 'planned';
+  next.nextAttemptAt = new Date(now.getTime() + retryDelay(move.attempts, policy)).toISOString();
+  return next;
+}
+
+/** A move given a new target by the planner. */
+export function retargeted(move: GearMove, target: string): GearMove {
+  const next: GearMove = { ...move, target, state: 'planned', replans: (move.replans ?? 0) + 1 };
+  delete next.retarget;
+  delete next.commandId;
+  return next;
+}
+
+/** New planned moves for placements. */
+export function plannedMoves(placements: readonly Placement[]): GearMove[] {
+  return placements.map((placement) => ({ gear: placement.gear, target: placement.target, state: 'planned', attempts: 0 }));
+}
+
+/** A `moving` move with no recorded handle, old enough that the invocation that started it cannot still be recording it. */
+export function isOrphanedAttempt(move: GearMove, now: Date, graceMs: number): boolean {
+  if (move.state !== 'moving' || move.commandId !== undefined) return false;
+  const started = move.startedAt === undefined ? NaN : Date.parse(move.startedAt);
+  return !Number.isFinite(started) || now.getTime() - started >= graceMs;
+}
+
+// ---------------------------------------------------------------------------
+// Reconciling the plan with the platform.
+
+export interface Reconciled {
+  /** The moves to keep, updated. */
+  moves: GearMove[];
+  /** Gears on the node that need a (new) target. */
+  toPlan: GearInfo[];
+  /** Planned moves dropped because their gear is no longer on the node (deleted, or moved by someone else). */
+  dropped: GearMove[];
+  /** Moves recorded `moved` whose gear is on the node again. */
+  returned: GearMove[];
+}
+
+/**
+ * Lines the plan up with the gears the platform lists on the node. A gear
+ * with no move, or whose move says `moved` although the gear is still there,
+ * needs planning; a planned (not started) move whose gear left the node is
+ * dropped. Moves in flight and failed moves are kept as they are.
+ */
+export function reconcile(moves: readonly GearMove[], onNode: readonly GearInfo[]): Reconciled {
+  const present = new Map(onNode.map((gear) => [gear.uuid, gear]));
+  const kept: GearMove[] = [];
+  const dropped: GearMove[] = [];
+  const returned: GearMove[] = [];
+  const covered = new Set<string>();
+  for (const move of moves) {
+    const gear = present.get(move.gear.uuid);
+    if (move.state === 'planned' && gear === undefined) {
+      dropped.push(move);
+      continue;
+    }
+    if (move.state === 'moved' && gear !== undefined) {
+      returned.push(move);
+      kept.push({ ...move, state: 'planned', retarget: true, lastError: 'the platform still lists the gear on the node after its move' });
+      covered.add(move.gear.uuid);
+      continue;
+    }
+    kept.push(move);
+    covered.add(move.gear.uuid);
+  }
+  const toPlan = onNode.filter((gear) => !covered.has(gear.uuid));
+  for (const move of kept) if (move.retarget) toPlan.push(move.gear);
+  return { moves: kept, toPlan, dropped, returned };
+}
+
+/** Reservations of every active drain except the moves of `except` for the gears in `replanning`. */
+export function reservationsExcept(
+  drains: readonly DrainRecord[],
+  except: string,
+  replanning: ReadonlySet<string>,
+): { reserved: Map<string, number>; incomingApps: Map<string, Map<string, number>> } {
+  const reserved = new Map<string, number>();
+  const incomingApps = new Map<string, Map<string, number>>();
+  for (const drain of drains) {
+    if (drain.state !== 'active') continue;
+    for (const move of drain.moves) {
+      if (!isPending(move)) continue;
+      if (drain.drainId === except && replanning.has(move.gear.uuid)) continue;
+      reserved.set(move.target, (reserved.get(move.target) ?? 0) + 1);
+      let apps = incomingApps.get(move.target);
+      if (!apps) incomingApps.set(move.target, (apps = new Map()));
+      apps.set(move.gear.app, (apps.get(move.gear.app) ?? 0) + 1);
+    }
+  }
+  return { reserved, incomingApps };
+}
+
+// ---------------------------------------------------------------------------
+// Stopping.
+
+/**
+ * Why a normal drain must stop now, or undefined: a gear that failed all its
+ * attempts, or the drain timeout. Urgent drains stop only on the timeout
+ * (their failed gears are reported, the others keep moving).
+ */
+export function abortCause(drain: DrainRecord, now: Date, drainTimeoutMs: number): string | undefined {
+  if (!isUrgent(drain)) {
+    const failed = drain.moves.find((move) => move.state === 'failed');
+    if (failed) {
+      return `gear ${failed.gear.uuid} (${failed.gear.app}) could not be moved to ${failed.target} after ${failed.attempts} attempt(s): ${failed.lastError ?? 'failed'}`;
+    }
+  }
+  const elapsed = now.getTime() - Date.parse(drain.startedAt);
+  if (elapsed >= drainTimeoutMs) {
+    const progress = progressOf(drain.moves);
+    return `drain timed out after ${formatDuration(drainTimeoutMs)} with ${progress.moved} of ${progress.total} gear(s) moved`;
+  }
+  return undefined;
+}
+
+/** A one-line summary of gears for logs: `uuid (app)`, the first `limit` of them and how many more. */
+export function describeGears(gears: readonly GearInfo[], limit = 10): string {
+  const shown = gears.slice(0, limit).map((gear) => `${gear.uuid} (${gear.app})`);
+  const more = gears.length - shown.length;
+  return `${shown.join(', ')}${more > 0 ? `, and ${more} more` : ''}`;
+}
+
+// ---------------------------------------------------------------------------
+// Replacement of an interrupted node.
+
+export interface ReplacementInput {
+  /** Gears of the interrupted node that found no target. */
+  unplaced: number;
+  /** Nodes of the pool (the interrupted one included). */
+  nodes: readonly NodeRecord[];
+  /** The interrupted node. */
+  nodeId: string;
+  gearsPerNode: number;
+  poolMax: number;
+  maxNodesPerDecision: number;
+  /** Nodes of every pool that still hold or will hold an instance, and the global limit. */
+  totalNodes: number;
+  maxNodesTotal: number;
+}
+
+/**
+ * How many nodes replace an interrupted one: enough for the gears that found
+ * no room, less what is already provisioning, within pool.max (the
+ * interrupted node not counted: it is going away), maxNodesPerDecision and
+ * maxNodesTotal. Zero when everything fits elsewhere.
+ */
+export function replacementCount(input: ReplacementInput): { count: number; wanted: number; clampedBy?: string } {
+  let provisioning = 0;
+  let size = 0;
+  for (const node of input.nodes) {
+    if (node.state === 'provisioning') provisioning++;
+    if ((node.state === 'provisioning' || node.state === 'active') && node.nodeId !== input.nodeId) size++;
+  }
+  const perNode = Math.max(1, input.gearsPerNode);
+  const deficit = input.unplaced - provisioning * perNode;
+  const wanted = deficit > 0 ? Math.ceil(deficit / perNode) : 0;
+  let count = wanted;
+  let clampedBy: string | undefined;
+  const clamp = (room: number, name: string) => {
+    if (count > room) {
+      count = Math.max(0, room);
+      clampedBy ??= name;
+    }
+  };
+  clamp(input.maxNodesPerDecision, `maxNodesPerDecision=${input.maxNodesPerDecision}`);
+  clamp(input.poolMax - size, `pool.max=${input.poolMax}`);
+  clamp(input.maxNodesTotal - input.totalNodes + 1, `maxNodesTotal=${input.maxNodesTotal}`);
+  return clampedBy === undefined ? { count, wanted } : { count, wanted, clampedBy };
+}
+
+/** The decision id of the replacement for an interrupted node (one per interruption event). */
+export function replacementDecisionId(pool: PoolId, nodeId: string, eventId: string): string {
+  return operationId(`replace:${pool.replace(/[^A-Za-z0-9_.-]/g, '_')}:${fnv1a64(`${nodeId}|${eventId}`)}`);
+}

@@ -1,0 +1,159 @@
+import { describe, expect, it } from 'vitest';
+import {
+  abortCause,
+  beginAttempt,
+  drainIdFor,
+  drainOrder,
+  isOrphanedAttempt,
+  movesToStart,
+  operationId,
+  reconcile,
+  redrainIdFor,
+  replacementCount,
+  reservationsExcept,
+  retargeted,
+  retryDelay,
+  settleAttempt,
+  urgentDrainIdFor,
+} from '../../lib/domain/drain.js';
+import type { GearMove } from '../../lib/domain/model.js';
+import { operationIdProblem } from '../../lib/messages/fields.js';
+import { NOW, drain, minutesAgo, move, node } from '../support/builders.js';
+
+const policy = { attempts: 3, delayMs: 30_000 };
+const at = (seconds: number) => new Date(NOW.getTime() + seconds * 1000);
+const planned = (uuid: string, target = 't', fields: Partial<GearMove> = {}): GearMove => ({ ...move(target, 'planned', uuid), ...fields });
+
+describe('drain identifiers', () => {
+  it('derives the drainId from the decisionId, so a duplicate decision finds the same drain', () => {
+    expect(drainIdFor('down:d1_small:1741600800000')).toBe('drain:down:d1_small:1741600800000');
+    expect(drainIdFor('down:d1_small:1741600800000')).toBe(drainIdFor('down:d1_small:1741600800000'));
+    expect(urgentDrainIdFor('12345678-1234-1234-1234-123456789012')).toBe('drain:event:12345678-1234-1234-1234-123456789012');
+  });
+
+  it('keeps every id valid for the messages (<= 128 allowed characters), hashing long ones apart', () => {
+    const long = `down:${'x'.repeat(200)}`;
+    const id = drainIdFor(long);
+    expect(id.length).toBeLessThanOrEqual(128);
+    expect(operationIdProblem(id)).toBeUndefined();
+    expect(drainIdFor(`${long}y`)).not.toBe(id);
+    expect(operationId('a b/c')).toBe('a_b_c');
+    const again = redrainIdFor({ nodeId: `${'n'.repeat(240)}.example.com`, stateChangedAt: NOW.toISOString() });
+    expect(operationIdProblem(again)).toBeUndefined();
+  });
+
+  it('orders urgent drains first, then the oldest', () => {
+    const a = drain('a', [], { startedAt: minutesAgo(10) });
+    const b = drain('b', [], { startedAt: minutesAgo(20) });
+    const u = drain('u', [], { startedAt: minutesAgo(1), urgentSince: minutesAgo(1) });
+    expect([a, b, u].sort(drainOrder).map((d) => d.nodeId)).toEqual(['u', 'b', 'a']);
+  });
+});
+
+describe('move transitions', () => {
+  it('planned -> moving: one more attempt, a start time, no stale handle', () => {
+    const next = beginAttempt(planned('g1', 't', { commandId: 'old', nextAttemptAt: NOW.toISOString(), attempts: 1 }), NOW);
+    expect(next).toMatchObject({ state: 'moving', attempts: 2, startedAt: NOW.toISOString() });
+    expect(next.commandId).toBeUndefined();
+    expect(next.nextAttemptAt).toBeUndefined();
+  });
+
+  it('moving -> moved on success', () => {
+    const next = settleAttempt({ ...planned('g1'), state: 'moving', attempts: 1, commandId: 'c1', lastError: 'x' }, { kind: 'succeeded' }, NOW, policy);
+    expect(next).toMatchObject({ state: 'moved', attempts: 1, finishedAt: NOW.toISOString() });
+    expect(next.lastError).toBeUndefined();
+    expect(next.commandId).toBeUndefined();
+  });
+
+  it('moving -> planned with doubling backoff while attempts remain, then failed', () => {
+    const first = settleAttempt({ ...planned('g1'), state: 'moving', attempts: 1 }, { kind: 'failed', error: 'boom' }, NOW, policy);
+    expect(first).toMatchObject({ state: 'planned', attempts: 1, lastError: 'boom', nextAttemptAt: at(30).toISOString() });
+    const second = settleAttempt({ ...first, state: 'moving', attempts: 2 }, { kind: 'failed', error: 'boom' }, NOW, policy);
+    expect(second.nextAttemptAt).toBe(at(60).toISOString());
+    const third = settleAttempt({ ...second, state: 'moving', attempts: 3 }, { kind: 'failed', error: 'boom' }, NOW, policy);
+    expect(third).toMatchObject({ state: 'failed', attempts: 3, finishedAt: NOW.toISOString() });
+    expect(retryDelay(10, policy)).toBe(300_000);
+  });
+
+  it('a full target sends the gear to be re-planned without spending an attempt', () => {
+    const next = settleAttempt({ ...planned('g1'), state: 'moving', attempts: 1 }, { kind: 'target-full', error: 'no room' }, NOW, policy);
+    expect(next).toMatchObject({ state: 'planned', attempts: 0, retarget: true });
+    const moved = retargeted(next, 'other');
+    expect(moved).toMatchObject({ state: 'planned', target: 'other', replans: 1 });
+    expect(moved.retarget).toBeUndefined();
+  });
+
+  it('starts at most maxConcurrent moves, skipping backoff and moves waiting for a target', () => {
+    const moves = [
+      { ...planned('m1'), state: 'moving' as const },
+      planned('p1', 't', { nextAttemptAt: at(10).toISOString() }),
+      planned('p2', 't', { retarget: true }),
+      planned('p3'),
+      planned('p4'),
+      planned('p5'),
+    ];
+    expect(movesToStart(moves, NOW, 3).map((m) => m.gear.uuid)).toEqual(['p3', 'p4']);
+    expect(movesToStart(moves, at(10), 3).map((m) => m.gear.uuid)).toEqual(['p1', 'p3']);
+    expect(movesToStart(moves, NOW, 1)).toEqual([]);
+  });
+
+  it('treats a moving attempt without a handle as orphaned only after the grace time', () => {
+    const orphan = { ...planned('g1'), state: 'moving' as const, attempts: 1, startedAt: NOW.toISOString() };
+    expect(isOrphanedAttempt(orphan, at(30), 60_000)).toBe(false);
+    expect(isOrphanedAttempt(orphan, at(60), 60_000)).toBe(true);
+    expect(isOrphanedAttempt({ ...orphan, commandId: 'c' }, at(600), 60_000)).toBe(false);
+  });
+});
+
+describe('reconcile with the platform', () => {
+  const gear = (uuid: string) => ({ uuid, app: 'app', size: 'small' });
+
+  it('plans gears without a move, drops planned moves whose gear left, re-plans a moved gear still listed', () => {
+    const moves = [planned('gone'), { ...planned('done'), state: 'moved' as const }, { ...planned('back'), state: 'moved' as const }, { ...planned('fly'), state: 'moving' as const }];
+    const rec = reconcile(moves, [gear('back'), gear('fly'), gear('new')]);
+    expect(rec.dropped.map((m) => m.gear.uuid)).toEqual(['gone']);
+    expect(rec.returned.map((m) => m.gear.uuid)).toEqual(['back']);
+    expect(rec.toPlan.map((g) => g.uuid).sort()).toEqual(['back', 'new']);
+    expect(rec.moves.map((m) => [m.gear.uuid, m.state])).toEqual([
+      ['done', 'moved'],
+      ['back', 'planned'],
+      ['fly', 'moving'],
+    ]);
+  });
+
+  it('reserves slots for every pending move except the ones being re-planned', () => {
+    const mine = drain('src', [move('a', 'planned', 'g1'), move('a', 'moving', 'g2'), move('b', 'moved', 'g3')]);
+    const other = drain('x', [move('a', 'planned', 'h1')]);
+    const { reserved, incomingApps } = reservationsExcept([mine, other], mine.drainId, new Set(['g1']));
+    expect(reserved).toEqual(new Map([['a', 2]]));
+    expect(incomingApps.get('a')).toEqual(new Map([['app', 2]]));
+  });
+});
+
+describe('when a drain stops', () => {
+  it('stops a normal drain on a gear that failed for good, and any drain on the timeout', () => {
+    const failed = drain('src', [{ ...planned('g1', 'a'), state: 'failed', attempts: 3, lastError: 'boom' }], { startedAt: minutesAgo(1) });
+    expect(abortCause(failed, NOW, 30 * 60_000)).toBe('gear g1 (app) could not be moved to a after 3 attempt(s): boom');
+    expect(abortCause({ ...failed, urgentSince: minutesAgo(1) }, NOW, 30 * 60_000)).toBeUndefined();
+    const slow = drain('src', [{ ...planned('g1'), state: 'moved' }, planned('g2')], { startedAt: minutesAgo(30) });
+    expect(abortCause(slow, NOW, 30 * 60_000)).toBe('drain timed out after 30m with 1 of 2 gear(s) moved');
+    expect(abortCause(slow, NOW, 31 * 60_000)).toBeUndefined();
+  });
+});
+
+describe('replacement of an interrupted node', () => {
+  const base = { nodeId: 'spot', gearsPerNode: 100, poolMax: 10, maxNodesPerDecision: 10, totalNodes: 3, maxNodesTotal: 100 };
+  const nodes = [node('spot', { gears: 90 }), node('a', { gears: 80 }), node('b', { gears: 80 })];
+
+  it('asks for enough nodes for the gears without room, less what is provisioning', () => {
+    expect(replacementCount({ ...base, unplaced: 0, nodes })).toEqual({ count: 0, wanted: 0 });
+    expect(replacementCount({ ...base, unplaced: 150, nodes })).toEqual({ count: 2, wanted: 2 });
+    const booting = [...nodes, node('new', { state: 'provisioning' })];
+    expect(replacementCount({ ...base, unplaced: 150, nodes: booting })).toEqual({ count: 1, wanted: 1 });
+  });
+
+  it('clamps by pool.max (not counting the interrupted node) and by maxNodesTotal', () => {
+    expect(replacementCount({ ...base, unplaced: 300, nodes, poolMax: 3 })).toEqual({ count: 1, wanted: 3, clampedBy: 'pool.max=3' });
+    expect(replacementCount({ ...base, unplaced: 300, nodes, maxNodesTotal: 3 })).toEqual({ count: 1, wanted: 3, clampedBy: 'maxNodesTotal=3' });
+  });
+});

@@ -1,0 +1,149 @@
+import { describe, expect, it } from 'vitest';
+import { orderGears, planDrain, type PlanInput } from '../../lib/domain/drain-plan.js';
+import type { GearInfo, NodeRecord } from '../../lib/domain/model.js';
+import { reservedSlotsByNode } from '../../lib/domain/utilization.js';
+import { NOW, drain, move, node } from '../support/builders.js';
+
+const gear = (uuid: string, app = `app-${uuid}`, size = 'small'): GearInfo => ({ uuid, app, size });
+
+function input(fields: Partial<PlanInput> & { gears: GearInfo[]; nodes: NodeRecord[] }): PlanInput {
+  return {
+    sourceNodeId: 'src',
+    pool: 'd1/small',
+    reserved: new Map(),
+    fillFraction: 0.8,
+    antiAffinity: 'preferred',
+    now: NOW,
+    statsMaxAge: 5 * 60_000,
+    ...fields,
+  };
+}
+
+function targets(plan: ReturnType<typeof planDrain>): Record<string, string> {
+  return Object.fromEntries(plan.placements.map((p) => [p.gear.uuid, p.target]));
+}
+
+describe('planDrain: capacity', () => {
+  it('fills targets only up to the threshold fraction of their capacity', () => {
+    // a: 80% of 10 = 8 slots, holds 6 -> 2 free; b: holds 7 -> 1 free.
+    const nodes = [node('src', { gears: 3, max: 10 }), node('a', { gears: 6, max: 10 }), node('b', { gears: 7, max: 10 })];
+    const plan = planDrain(input({ gears: [gear('g1'), gear('g2'), gear('g3')], nodes }));
+    expect(plan.unplaced).toEqual([]);
+    expect(plan.freeSlots).toBe(3);
+    const counts = plan.placements.reduce<Record<string, number>>((acc, p) => ({ ...acc, [p.target]: (acc[p.target] ?? 0) + 1 }), {});
+    expect(counts).toEqual({ a: 2, b: 1 });
+  });
+
+  it('sends each gear to the target with the most room, ties by node id', () => {
+    const nodes = [node('src', { gears: 2 }), node('c', { gears: 10 }), node('b', { gears: 10 }), node('a', { gears: 50 })];
+    const plan = planDrain(input({ gears: [gear('g1'), gear('g2')], nodes }));
+    expect(targets(plan)).toEqual({ g1: 'b', g2: 'c' });
+  });
+
+  it('uses fill fraction 1 for an urgent drain', () => {
+    const nodes = [node('src', { gears: 2, max: 10 }), node('a', { gears: 9, max: 10 })];
+    expect(planDrain(input({ gears: [gear('g1')], nodes })).unplaced).toHaveLength(1);
+    expect(planDrain(input({ gears: [gear('g1')], nodes, fillFraction: 1 })).placements).toHaveLength(1);
+  });
+
+  it('never targets the source, draining, provisioning, stale or other-pool nodes', () => {
+    const nodes = [
+      node('src', { gears: 1 }),
+      node('draining', { state: 'draining', gears: 0 }),
+      node('booting', { state: 'provisioning' }),
+      node('stale', { gears: 0, reportedMinutesAgo: 30 }),
+      node('nostats', { gears: null }),
+      node('other', { gears: 0, pool: 'd1/medium' }),
+    ];
+    const plan = planDrain(input({ gears: [gear('g1')], nodes }));
+    expect(plan.targets).toBe(0);
+    expect(plan.unplaced).toEqual([{ gear: gear('g1'), reason: 'no active node of pool d1/small with fresh stats has room below 80%' }]);
+  });
+});
+
+describe('planDrain: reservations', () => {
+  it('counts the pending moves of other drains as used slots, and ignores finished ones', () => {
+    const nodes = [node('src', { gears: 2 }), node('a', { gears: 70 }), node('b', { gears: 70 })];
+    const other = drain('x', [move('a', 'planned'), move('a', 'moving'), move('a', 'moving'), move('b', 'moved'), move('b', 'failed')]);
+    const reserved = reservedSlotsByNode([other]);
+    expect(reserved).toEqual(new Map([['a', 3]]));
+    // a: 80 - 70 - 3 = 7 free, b: 10 free -> b gets the first gear, then ...
+    const plan = planDrain(input({ gears: Array.from({ length: 17 }, (_, i) => gear(`g${String(i).padStart(2, '0')}`)), nodes, reserved }));
+    expect(plan.unplaced).toEqual([]);
+    expect(plan.placements.filter((p) => p.target === 'a')).toHaveLength(7);
+    expect(plan.placements.filter((p) => p.target === 'b')).toHaveLength(10);
+    // One gear more than the room left is unplaced.
+    const over = planDrain(input({ gears: Array.from({ length: 18 }, (_, i) => gear(`g${i}`)), nodes, reserved }));
+    expect(over.unplaced).toHaveLength(1);
+    expect(over.unplaced[0]!.reason).toBe('no room left below 80% on the 2 active node(s) of pool d1/small');
+  });
+
+  it('avoids the target a gear was just refused by', () => {
+    const nodes = [node('src', { gears: 1 }), node('a', { gears: 0 }), node('b', { gears: 40 })];
+    const plan = planDrain(input({ gears: [gear('g1')], nodes, avoid: new Map([['g1', new Set(['a'])]]) }));
+    expect(targets(plan)).toEqual({ g1: 'b' });
+  });
+});
+
+describe('planDrain: anti-affinity', () => {
+  it('spreads the gears of one application over different nodes', () => {
+    const nodes = [node('src', { gears: 3 }), node('a', { gears: 10 }), node('b', { gears: 20 }), node('c', { gears: 30 })];
+    const plan = planDrain(input({ gears: [gear('g1', 'shop'), gear('g2', 'shop'), gear('g3', 'shop')], nodes }));
+    expect(new Set(plan.placements.map((p) => p.target))).toEqual(new Set(['a', 'b', 'c']));
+    expect(plan.placements.every((p) => !p.sharesApp)).toBe(true);
+  });
+
+  it('avoids nodes that already hold a gear of the application (from stats and from pending moves)', () => {
+    const a = node('a', { gears: 1 });
+    a.stats!.gears = [gear('x1', 'shop')];
+    const nodes = [node('src', { gears: 1 }), a, node('b', { gears: 30 }), node('c', { gears: 40 })];
+    const incomingApps = new Map([['b', new Map([['shop', 1]])]]);
+    const plan = planDrain(input({ gears: [gear('g1', 'shop')], nodes, incomingApps }));
+    expect(targets(plan)).toEqual({ g1: 'c' });
+  });
+
+  it('relaxes a preferred rule when every node with room holds the app, choosing the fewest', () => {
+    const a = node('a', { gears: 2 });
+    a.stats!.gears = [gear('x1', 'shop'), gear('x2', 'shop')];
+    const b = node('b', { gears: 1 });
+    b.stats!.gears = [gear('x3', 'shop')];
+    const plan = planDrain(input({ gears: [gear('g1', 'shop')], nodes: [node('src', { gears: 1 }), a, b] }));
+    expect(plan.placements).toEqual([{ gear: gear('g1', 'shop'), target: 'b', sharesApp: true }]);
+  });
+
+  it('leaves the gear unplaced under a required rule', () => {
+    const a = node('a', { gears: 1 });
+    a.stats!.gears = [gear('x1', 'shop')];
+    const plan = planDrain(input({ gears: [gear('g1', 'shop'), gear('g2', 'blog')], nodes: [node('src', { gears: 2 }), a], antiAffinity: 'required' }));
+    expect(targets(plan)).toEqual({ g2: 'a' });
+    expect(plan.unplaced).toEqual([{ gear: gear('g1', 'shop'), reason: 'anti-affinity: every node with room already holds a gear of shop' }]);
+  });
+});
+
+describe('planDrain: order and impossible plans', () => {
+  it('places the largest gears first, then the applications with the most gears', () => {
+    const order = orderGears([gear('s1', 'solo'), gear('m1', 'mid', 'medium'), gear('p1', 'pair'), gear('p2', 'pair'), gear('l1', 'big', 'large')]);
+    expect(order.map((g) => g.uuid)).toEqual(['l1', 'm1', 'p1', 'p2', 's1']);
+  });
+
+  it('gives the scarce room to the largest gear', () => {
+    const nodes = [node('src', { gears: 2 }), node('a', { gears: 79 })];
+    const plan = planDrain(input({ gears: [gear('small-one', 'x'), gear('large-one', 'y', 'large')], nodes }));
+    expect(targets(plan)).toEqual({ 'large-one': 'a' });
+    expect(plan.unplaced.map((u) => u.gear.uuid)).toEqual(['small-one']);
+  });
+
+  it('reports every gear unplaced when the pool has no other node', () => {
+    const plan = planDrain(input({ gears: [gear('g1'), gear('g2')], nodes: [node('src', { gears: 2 })] }));
+    expect(plan.placements).toEqual([]);
+    expect(plan.unplaced.map((u) => u.gear.uuid)).toEqual(['g1', 'g2']);
+  });
+
+  it('is deterministic whatever the input order', () => {
+    const nodes = Array.from({ length: 20 }, (_, i) => node(`n${String(i).padStart(2, '0')}`, { gears: (i * 7) % 60 }));
+    const gears = Array.from({ length: 40 }, (_, i) => gear(`g${i}`, `app${i % 6}`, i % 5 === 0 ? 'medium' : 'small'));
+    const one = planDrain(input({ gears, nodes }));
+    const two = planDrain(input({ gears: [...gears].reverse(), nodes: [...nodes].reverse() }));
+    expect(two.placements).toEqual(one.placements);
+  });
+});

@@ -1,0 +1,120 @@
+import { describe, expect, it } from 'vitest';
+import { SimulatedPlatform } from '../../lib/adapters/local/simulated-platform.js';
+import { ConflictError, NotFoundError, ValidationError } from '../../lib/errors.js';
+
+/** A clock that moves only when told to. */
+class VirtualClock {
+  private ms: number;
+  constructor(start: string) {
+    this.ms = Date.parse(start);
+  }
+  now(): Date {
+    return new Date(this.ms);
+  }
+  advance(ms: number): void {
+    this.ms += ms;
+  }
+}
+
+const gear = (uuid: string, app = 'shop') => ({ uuid, app, size: 'small' });
+
+function setup(options: { moveFailureRate?: number; random?: () => number } = {}) {
+  const clock = new VirtualClock('2026-03-01T12:00:00Z');
+  const platform = new SimulatedPlatform(clock, { moveDurationMs: 30_000, moveFailureRate: options.moveFailureRate ?? 0, ...(options.random ? { random: options.random } : {}) });
+  platform.registerNode('d1', 'small', 'n1', 3);
+  platform.registerNode('d1', 'small', 'n2', 3);
+  return { clock, platform };
+}
+
+async function rejection(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise;
+  } catch (error) {
+    return error;
+  }
+  throw new Error('expected a rejection');
+}
+
+describe('SimulatedPlatform', () => {
+  it('places gears on the least-loaded active node of the district/profile, and reports full', async () => {
+    const { platform } = setup();
+    expect(platform.placeGear('d1', 'small', gear('a'))).toBe('n1');
+    expect(platform.placeGear('d1', 'small', gear('b'))).toBe('n2');
+    await platform.deactivateNode('d1', 'n1');
+    expect(platform.placeGear('d1', 'small', gear('c'))).toBe('n2');
+    expect(platform.placeGear('d1', 'small', gear('d'))).toBe('n2');
+    expect(platform.placeGear('d1', 'small', gear('e'))).toBeUndefined();
+    expect(platform.placeGear('d2', 'small', gear('f'))).toBeUndefined();
+    expect(platform.nodeFacts('n2')).toMatchObject({ activeGears: 3, maxActiveGears: 3, active: true });
+  });
+
+  it('moves a gear atomically at completion time: on the source until then, on the target after', async () => {
+    const { clock, platform } = setup();
+    platform.putGear('n1', gear('a'));
+    const handle = await platform.startMove(gear('a'), 'n1', 'n2');
+    clock.advance(29_999);
+    expect(await platform.moveStatus(handle)).toEqual({ state: 'running' });
+    expect(platform.gearLocations().get('a')).toEqual(['n1']);
+    clock.advance(1);
+    expect(await platform.moveStatus(handle)).toEqual({ state: 'succeeded' });
+    expect(platform.gearLocations().get('a')).toEqual(['n2']);
+    expect((await platform.listGears('n1')).map((g) => g.uuid)).toEqual([]);
+  });
+
+  it('leaves a failed move on its source; scripted failures come first', async () => {
+    const { clock, platform } = setup();
+    platform.putGear('n1', gear('a'));
+    platform.scriptMoveFailures('a', 1);
+    const first = await platform.startMove(gear('a'), 'n1', 'n2');
+    clock.advance(30_000);
+    expect((await platform.moveStatus(first)).state).toBe('failed');
+    expect(platform.gearLocations().get('a')).toEqual(['n1']);
+    const second = await platform.startMove(gear('a'), 'n1', 'n2');
+    clock.advance(30_000);
+    expect(await platform.moveStatus(second)).toEqual({ state: 'succeeded' });
+  });
+
+  it('draws failures from its random source at the configured rate', async () => {
+    const { clock, platform } = setup({ moveFailureRate: 0.5, random: () => 0.4 });
+    platform.putGear('n1', gear('a'));
+    const handle = await platform.startMove(gear('a'), 'n1', 'n2');
+    clock.advance(30_000);
+    expect((await platform.moveStatus(handle)).state).toBe('failed');
+  });
+
+  it('returns the same move for the same idempotency key instead of moving twice', async () => {
+    const { clock, platform } = setup();
+    platform.putGear('n1', gear('a'));
+    const one = await platform.startMove(gear('a'), 'n1', 'n2', { idempotencyKey: 'k1' });
+    const two = await platform.startMove(gear('a'), 'n1', 'n2', { idempotencyKey: 'k1', mayExist: true });
+    expect(two).toEqual(one);
+    clock.advance(30_000);
+    expect(await platform.startMove(gear('a'), 'n1', 'n2', { idempotencyKey: 'k1' })).toEqual(one);
+    expect(platform.moveHistory()).toHaveLength(1);
+  });
+
+  it('holds a slot on the target while a move is in flight, and refuses a full target', async () => {
+    const { platform } = setup();
+    platform.registerNode('d1', 'small', 'n3', 1);
+    platform.putGear('n1', gear('a'));
+    platform.putGear('n1', gear('b'));
+    await platform.startMove(gear('a'), 'n1', 'n3');
+    expect(await rejection(platform.startMove(gear('b'), 'n1', 'n3'))).toBeInstanceOf(ConflictError);
+    expect(await rejection(platform.startMove(gear('a'), 'n1', 'n2'))).toBeInstanceOf(ConflictError);
+  });
+
+  it('refuses moves of unknown gears, across districts, and removal of a node that holds gears', async () => {
+    const { platform } = setup();
+    platform.registerNode('d2', 'small', 'm1', 3);
+    platform.putGear('n1', gear('a'));
+    expect(await rejection(platform.startMove(gear('zz'), 'n1', 'n2'))).toBeInstanceOf(NotFoundError);
+    expect(await rejection(platform.startMove(gear('a'), 'n2', 'n1'))).toBeInstanceOf(NotFoundError);
+    expect(await rejection(platform.startMove(gear('a'), 'n1', 'm1'))).toBeInstanceOf(ValidationError);
+    expect(await rejection(platform.removeNode('d1', 'n1'))).toBeInstanceOf(ConflictError);
+    expect(await rejection(platform.listGears('ghost'))).toBeInstanceOf(NotFoundError);
+    expect(platform.removeGear('a')).toBe(true);
+    await platform.removeNode('d1', 'n1');
+    await platform.removeNode('d1', 'n1');
+    expect(platform.hasNode('n1')).toBe(false);
+  });
+});
