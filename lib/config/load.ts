@@ -194,6 +194,14 @@ export const deploymentSchema = z.strictObject({
   configFile: z.string().min(1).optional(),
   /** The whole configuration as inline JSON; wins over `configFile`. */
   configJson: z.string().refine(isJson, 'must be valid JSON').optional(),
+  /**
+   * Local runs only (`npm run invoke`, stage `local`): the directory of the
+   * embedded state that successive invocations share (dynalite, queue files,
+   * simulated platform). Never set in a deployed function.
+   */
+  localStateDir: z.string().min(1).optional(),
+  /** Local runs only: the instant the local clock starts at (ISO 8601); unset = the system clock. */
+  localNow: z.iso.datetime({ offset: true, error: 'expected an ISO 8601 time such as 2026-11-21T10:00:30Z' }).optional(),
 });
 
 export type Deployment = z.output<typeof deploymentSchema>;
@@ -216,6 +224,8 @@ export const DEPLOYMENT_ENV = {
   logLevel: 'NODESCALER_LOG_LEVEL',
   configFile: 'NODESCALER_CONFIG_FILE',
   configJson: 'NODESCALER_CONFIG',
+  localStateDir: 'NODESCALER_LOCAL_STATE_DIR',
+  localNow: 'NODESCALER_LOCAL_NOW',
 } as const;
 
 /** The deployment settings from environment variables; an empty variable counts as unset. */

@@ -69,21 +69,22 @@ export async function processSqsBatch<T>(event: SQSEvent, options: SqsBatchOptio
   }
 
   if (items.length > 0) {
-    const given = new Map(items.map((item) => [item.record.messageId, item.record]));
+    const given = new Map(items.map((item) => [item.record.messageId, item]));
     try {
       for (const { messageId, error } of await handle(items)) {
-        const record = given.get(messageId);
+        const record = given.get(messageId)?.record;
         if (record === undefined) {
           logger.warn('handler reported a failure for a message it was not given; ignored', { messageId, ...errorAttributes(error) });
           continue;
         }
         const log = isRetryable(error) ? logger.warn.bind(logger) : logger.error.bind(logger);
-        log('message failed', { ...recordAttributes(record), ...errorAttributes(error) });
+        log('message failed', { ...recordAttributes(record), ...correlationAttributes(given.get(messageId)?.value), ...errorAttributes(error) });
         failed.add(messageId);
       }
     } catch (error) {
       logger.error('batch handler threw: every parsed message of the batch fails', {
         messageIds: [...given.keys()],
+        ...correlationsOf(items),
         ...errorAttributes(error),
       });
       for (const messageId of given.keys()) failed.add(messageId);
@@ -117,6 +118,31 @@ function stopGroupsAtFirstFailure(records: readonly SQSRecord[], failed: Set<str
 
 function recordAttributes(record: SQSRecord): Record<string, unknown> {
   return { messageId: record.messageId, receiveCount: Number(record.attributes?.ApproximateReceiveCount ?? 0) };
+}
+
+/** What operators search by, taken from the parsed message: the ids that tie its log lines to a decision, a drain, a node. */
+export const CORRELATION_KEYS = ['decisionId', 'drainId', 'eventId', 'nodeId', 'pool', 'type'] as const;
+
+/** The correlation ids of a whole batch, as lists (`decisionIds`, `drainIds`, ...), for a line about all of it. */
+function correlationsOf(items: ReadonlyArray<BatchItem<unknown>>): Record<string, string[]> {
+  const lists: Record<string, Set<string>> = {};
+  for (const { value } of items) {
+    for (const [key, id] of Object.entries(correlationAttributes(value))) {
+      if (key === 'type') continue;
+      (lists[`${key}s`] ??= new Set()).add(String(id));
+    }
+  }
+  return Object.fromEntries(Object.entries(lists).map(([key, ids]) => [key, [...ids]]));
+}
+
+function correlationAttributes(value: unknown): Record<string, unknown> {
+  if (typeof value !== 'object' || value === null) return {};
+  const attributes: Record<string, unknown> = {};
+  for (const key of CORRELATION_KEYS) {
+    const id = (value as Record<string, unknown>)[key];
+    if (typeof id === 'string') attributes[key] = id;
+  }
+  return attributes;
 }
 
 /** The first offending field and its value, as `ValidationError` names them. */

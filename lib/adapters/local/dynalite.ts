@@ -47,9 +47,10 @@ export interface LocalDynamo {
 /**
  * Starts dynalite in this process on a random loopback port (memory store,
  * or `path` for a LevelDB directory) and creates the state table from
- * infra/state-table.yml.
+ * infra/state-table.yml (or `tableFile`: a bundle cannot find the file
+ * relative to its own source) unless the store already holds it.
  */
-export async function startLocalDynamo(options: { tableName?: string; path?: string } = {}): Promise<LocalDynamo> {
+export async function startLocalDynamo(options: { tableName?: string; path?: string; tableFile?: URL | string } = {}): Promise<LocalDynamo> {
   teachReturnValuesOnConditionCheckFailure();
   const server = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0, ...(options.path ? { path: options.path } : {}) });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -63,7 +64,7 @@ export async function startLocalDynamo(options: { tableName?: string; path?: str
   });
   const tableName = options.tableName ?? 'nodescaler-local-state';
   try {
-    await client.send(new CreateTableCommand(createTableInput(tableName)));
+    await client.send(new CreateTableCommand(createTableInput(tableName, options.tableFile)));
   } catch (error) {
     if ((error as Error).name !== 'ResourceInUseException') throw error;
   }

@@ -1,0 +1,429 @@
+/**
+ * The deployment, offline: `serverless package` (osls + serverless-esbuild)
+ * runs once for this file, and the CloudFormation template and the function
+ * zips it writes are checked; then `npm run invoke` runs functions locally
+ * with no AWS account, against embedded state that carries over between runs.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DynamoDbStateStore } from '../../lib/adapters/dynamodb/state-store.js';
+import { readStateTableResource, TABLE_KEYS } from '../../lib/adapters/dynamodb/table-definition.js';
+import { startLocalDynamo } from '../../lib/adapters/local/dynalite.js';
+import { readZip } from '../support/zip.js';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const STAGE = 'dev';
+
+/** The functions of the issue, with what each consumes and the role it must run as. */
+const FUNCTIONS = {
+  thresholdEvaluator: { source: 'functions/threshold-evaluator.ts', role: 'ThresholdEvaluatorRole', consumes: ['StatsQueue'] },
+  nodeProvisioner: { source: 'functions/node-provisioner.ts', role: 'NodeProvisionerRole', consumes: ['ScaleQueue'] },
+  gearMover: { source: 'functions/gear-mover.ts', role: 'GearMoverRole', consumes: ['DrainQueue', 'EventsQueue'] },
+  decommissioner: { source: 'functions/decommissioner.ts', role: 'DecommissionerRole', consumes: ['DecommissionQueue'] },
+} as const;
+type FunctionName = keyof typeof FUNCTIONS;
+const ALL_FUNCTIONS = Object.keys(FUNCTIONS) as FunctionName[];
+/** The handlers committed so far (work in progress of other functions is not deployed yet); serverless.yml must deploy each. */
+const TRACKED = spawnSync('git', ['ls-files', 'functions'], { cwd: ROOT, encoding: 'utf8' }).stdout.split('\n');
+const LANDED = ALL_FUNCTIONS.filter((name) => TRACKED.includes(FUNCTIONS[name].source));
+
+type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
+interface Resource {
+  Type: string;
+  Properties: Json;
+  Condition?: string;
+  DependsOn?: string[];
+}
+
+/** `Fn::GetAtt [X, Arn]` / `!Ref X` -> X. */
+const logicalId = (value: Json): string | undefined => value?.['Fn::GetAtt']?.[0] ?? value?.Ref;
+const lambdaId = (name: string) => `${name[0]!.toUpperCase()}${name.slice(1)}LambdaFunction`;
+
+let template: { Resources: Record<string, Resource>; Conditions?: Record<string, Json> };
+let resources: Record<string, Resource>;
+let packageDir: string;
+const ofType = (type: string) => Object.entries(resources).filter(([, resource]) => resource.Type === type);
+
+beforeAll(() => {
+  packageDir = mkdtempSync(join(tmpdir(), 'nodescaler-package-'));
+  const run = spawnSync(
+    join(ROOT, 'node_modules/.bin/serverless'),
+    ['package', '--stage', STAGE, '--package', packageDir, `--param=esbuildWorkFolder=.esbuild/test-${process.pid}`],
+    { cwd: ROOT, env: { ...process.env, SLS_TELEMETRY_DISABLED: '1' }, encoding: 'utf8', timeout: 50_000 },
+  );
+  rmSync(join(ROOT, `.esbuild/test-${process.pid}`), { recursive: true, force: true });
+  if (run.status !== 0) throw new Error(`serverless package failed (${run.status}):\n${run.stdout}\n${run.stderr}`);
+  template = JSON.parse(readFileSync(join(packageDir, 'cloudformation-template-update-stack.json'), 'utf8'));
+  resources = template.Resources;
+}, 60_000);
+
+afterAll(() => {
+  rmSync(packageDir, { recursive: true, force: true });
+});
+
+describe('serverless package (offline): functions', () => {
+  it('deploys one function per handler in functions/, each from its own bundle, nodejs22.x on arm64', () => {
+    expect(LANDED).toContain('thresholdEvaluator');
+    const functions = ofType('AWS::Lambda::Function');
+    expect(functions.map(([id]) => id).sort()).toEqual(LANDED.map(lambdaId).sort());
+    for (const name of LANDED) {
+      const { Properties } = resources[lambdaId(name)]!;
+      expect(Properties.Runtime).toBe('nodejs22.x');
+      expect(Properties.Architectures).toEqual(['arm64']);
+      expect(Properties.Handler).toBe(`${FUNCTIONS[name].source.replace(/\.ts$/, '')}.handler`);
+      expect(Properties.Code.S3Key).toMatch(new RegExp(`/${name}\\.zip$`));
+      expect(existsSync(join(packageDir, `${name}.zip`))).toBe(true);
+    }
+  });
+
+  it('gives every function the deployment settings lib/config/load.ts reads, and its stage configuration file in its zip', () => {
+    for (const name of LANDED) {
+      const variables = resources[lambdaId(name)]!.Properties.Environment.Variables;
+      expect(variables).toMatchObject({ NODESCALER_STAGE: STAGE, NODESCALER_TABLE: resources.StateTable!.Properties.TableName, NODESCALER_CONFIG_FILE: `config/${STAGE}.yml` });
+      expect(variables.NODESCALER_STATS_QUEUE_URL).toEqual({ Ref: 'StatsQueue' });
+      expect(variables.NODESCALER_SCALE_QUEUE_URL).toEqual({ Ref: 'ScaleQueue' });
+      expect(variables.NODESCALER_DRAIN_QUEUE_URL).toEqual({ Ref: 'DrainQueue' });
+      expect(variables.NODESCALER_DECOMMISSION_QUEUE_URL).toEqual({ Ref: 'DecommissionQueue' });
+      expect(variables.NODESCALER_LOCAL_STATE_DIR).toBeUndefined();
+      const files = [...readZip(join(packageDir, `${name}.zip`)).keys()].sort();
+      expect(files).toEqual([`config/${STAGE}.yml`, FUNCTIONS[name].source.replace(/\.ts$/, '.mjs')].sort());
+    }
+  });
+
+  it('bundles only the AWS clients a function imports: the evaluator has DynamoDB and SQS, not EC2, and no local-only code', () => {
+    const bundleOf = (name: FunctionName) =>
+      readZip(join(packageDir, `${name}.zip`)).get(FUNCTIONS[name].source.replace(/\.ts$/, '.mjs'))!.toString('utf8');
+    const evaluator = bundleOf('thresholdEvaluator');
+    // Service ids the SDK clients carry in their bundled code (a positive control for the check below).
+    expect(evaluator).toContain('DynamoDB_20120810');
+    expect(evaluator).toContain('AmazonSQS');
+    expect(evaluator).not.toContain('AmazonEC2');
+    // Local-only code (functions/local/, lib/adapters/local/invoke.ts, file-queue.ts); keepNames keeps these names.
+    for (const local of ['dynalite', 'openLocalState', 'FileQueue', 'localHandler']) expect(evaluator).not.toContain(local);
+    if (LANDED.includes('nodeProvisioner')) expect(bundleOf('nodeProvisioner')).toContain('AmazonEC2');
+  });
+
+  it('runs every handler on a one-minute schedule (the tick that resumes work in flight)', () => {
+    for (const name of LANDED) {
+      const rules = ofType('AWS::Events::Rule').filter(([, rule]) =>
+        (rule.Properties.Targets ?? []).some((target: Json) => logicalId(target.Arn) === lambdaId(name)),
+      );
+      expect(rules.map(([, rule]) => rule.Properties.ScheduleExpression), name).toEqual(['rate(1 minute)']);
+    }
+  });
+});
+
+describe('serverless package (offline): queues and event sources', () => {
+  const queues = () => ofType('AWS::SQS::Queue');
+  const deadLetterTargets = () => new Set(queues().map(([, q]) => logicalId(q.Properties.RedrivePolicy?.deadLetterTargetArn)).filter(Boolean));
+
+  it('gives every queue a dead-letter queue with a small maxReceiveCount; a dead-letter queue is nothing else', () => {
+    const targets = deadLetterTargets();
+    const sources = queues().filter(([id]) => !targets.has(id));
+    expect(sources.map(([id]) => id).sort()).toEqual(['DecommissionQueue', 'DrainQueue', 'EventsQueue', 'ScaleQueue', 'StatsQueue']);
+    for (const [id, queue] of sources) {
+      const redrive = queue.Properties.RedrivePolicy;
+      expect(redrive, id).toBeDefined();
+      expect(redrive.maxReceiveCount, id).toBeGreaterThanOrEqual(1);
+      expect(redrive.maxReceiveCount, id).toBeLessThanOrEqual(5);
+      const dlq = resources[logicalId(redrive.deadLetterTargetArn)!]!;
+      expect(dlq.Type).toBe('AWS::SQS::Queue');
+      expect(Boolean(dlq.Properties.FifoQueue), `${id}: a FIFO queue needs a FIFO dead-letter queue`).toBe(Boolean(queue.Properties.FifoQueue));
+      expect(dlq.Properties.MessageRetentionPeriod).toBe(1_209_600);
+    }
+    expect(targets.size).toBe(sources.length); // one dead-letter queue per queue
+    for (const [id, queue] of queues()) expect(queue.Properties.SqsManagedSseEnabled, id).toBe(true);
+  });
+
+  it('makes scale and drain FIFO without content-based deduplication (the senders set decisionId / drainId); stats, decommission and events standard', () => {
+    for (const id of ['ScaleQueue', 'DrainQueue']) {
+      expect(resources[id]!.Properties).toMatchObject({ FifoQueue: true, ContentBasedDeduplication: false });
+      expect(resources[id]!.Properties.QueueName).toMatch(/\.fifo$/);
+    }
+    for (const id of ['StatsQueue', 'DecommissionQueue', 'EventsQueue']) expect(resources[id]!.Properties.FifoQueue).toBeUndefined();
+  });
+
+  it('consumes each queue with ReportBatchItemFailures, a visibility timeout >= 6x the consumer timeout, and receive rights on that queue only', () => {
+    const mappings = ofType('AWS::Lambda::EventSourceMapping');
+    const expected = LANDED.flatMap((name) => FUNCTIONS[name].consumes.map((queue) => `${lambdaId(name)}<-${queue}`));
+    expect(mappings.map(([, m]) => `${logicalId(m.Properties.FunctionName)}<-${logicalId(m.Properties.EventSourceArn)}`).sort()).toEqual(expected.sort());
+    for (const [id, mapping] of mappings) {
+      expect(mapping.Properties.FunctionResponseTypes, id).toEqual(['ReportBatchItemFailures']);
+      const fn = resources[logicalId(mapping.Properties.FunctionName)!]!;
+      const queueId = logicalId(mapping.Properties.EventSourceArn)!;
+      const queue = resources[queueId]!;
+      expect(queue.Properties.VisibilityTimeout, id).toBeGreaterThanOrEqual(6 * fn.Properties.Timeout);
+      if (queue.Properties.FifoQueue) expect(mapping.Properties.BatchSize, id).toBeLessThanOrEqual(10);
+      const receive = statementsOf(logicalId(fn.Properties.Role)!).filter((s) => actionsOf(s).includes('sqs:ReceiveMessage'));
+      expect(receive.flatMap(resourcesOf).map(logicalId), id).toEqual(expect.arrayContaining([queueId]));
+    }
+  });
+
+  it('routes EC2 state changes, spot interruption warnings and rebalance recommendations to the events queue, which only those rules may send to', () => {
+    const rules = ofType('AWS::Events::Rule').filter(([, rule]) => rule.Properties.EventPattern);
+    const detailTypes = rules.flatMap(([, rule]) => rule.Properties.EventPattern['detail-type']);
+    expect(detailTypes.sort()).toEqual(['EC2 Instance Rebalance Recommendation', 'EC2 Instance State-change Notification', 'EC2 Spot Instance Interruption Warning']);
+    for (const [, rule] of rules) {
+      expect(rule.Properties.EventPattern.source).toEqual(['aws.ec2']);
+      expect(rule.Properties.Targets.map((t: Json) => logicalId(t.Arn))).toEqual(['EventsQueue']);
+    }
+    const policy = resources.EventsQueuePolicy!.Properties.PolicyDocument.Statement[0];
+    expect(policy).toMatchObject({ Effect: 'Allow', Principal: { Service: 'events.amazonaws.com' }, Action: 'sqs:SendMessage' });
+    expect(policy.Condition.ArnEquals['aws:SourceArn'].map(logicalId).sort()).toEqual(rules.map(([id]) => id).sort());
+  });
+});
+
+describe('serverless package (offline): state table', () => {
+  it('is on demand with PITR and TTL, and has exactly the keys and index of infra/state-table.yml (the one the tests and the local runtime create)', () => {
+    const table = resources.StateTable!;
+    expect(table.Type).toBe('AWS::DynamoDB::Table');
+    expect(table.Properties.BillingMode).toBe('PAY_PER_REQUEST');
+    expect(table.Properties.PointInTimeRecoverySpecification).toEqual({ PointInTimeRecoveryEnabled: true });
+    expect(table.Properties.TimeToLiveSpecification).toEqual({ AttributeName: TABLE_KEYS.ttl, Enabled: true });
+    const definition = readStateTableResource();
+    expect(table.Properties.KeySchema).toEqual(definition.KeySchema);
+    expect(table.Properties.AttributeDefinitions).toEqual(definition.AttributeDefinitions);
+    expect(table.Properties.GlobalSecondaryIndexes).toEqual(definition.GlobalSecondaryIndexes);
+    expect(table.Properties.GlobalSecondaryIndexes.map((index: Json) => index.IndexName)).toContain(TABLE_KEYS.poolIndex);
+  });
+});
+
+describe('serverless package (offline): least-privilege IAM', () => {
+  const READ_ONLY = /^[a-z0-9-]+:(Describe|Get|List)[A-Za-z]*$/;
+
+  it('runs each function as its own role; there is no shared default role', () => {
+    expect(resources.IamRoleLambdaExecution).toBeUndefined();
+    const roles = LANDED.map((name) => logicalId(resources[lambdaId(name)]!.Properties.Role));
+    expect(roles).toEqual(LANDED.map((name) => FUNCTIONS[name].role));
+    for (const name of LANDED) {
+      const logs = statementsOf(FUNCTIONS[name].role).filter((s) => actionsOf(s).includes('logs:PutLogEvents'));
+      expect(JSON.stringify(logs.flatMap(resourcesOf))).toContain(`log-group:/aws/lambda/nodescaler-${STAGE}-${name}:*`);
+    }
+  });
+
+  it('grants no "*" action and no "*" resource on a write action, in any policy of the stack', () => {
+    const all = allPolicyStatements();
+    expect(all.length).toBeGreaterThan(20);
+    for (const { where, statement } of all) {
+      expect(statement.NotAction, where).toBeUndefined();
+      expect(statement.NotResource, where).toBeUndefined();
+      if (statement.Effect !== 'Allow') continue; // a Deny (the deployment bucket's TLS-only policy) may be broad
+      for (const action of actionsOf(statement)) expect(action, where).not.toMatch(/(^\*$|:\*$)/);
+      if (statement.Principal) continue; // resource policies apply to their own resource
+      const writes = actionsOf(statement).filter((action) => !READ_ONLY.test(action));
+      if (writes.length > 0) expect(resourcesOf(statement), `${where}: ${writes.join(', ')}`).not.toContain('*');
+    }
+  });
+
+  it('scopes the state table to its ARN and index, and each queue action to the queues the function uses', () => {
+    for (const name of LANDED) {
+      const table = statementsOf(FUNCTIONS[name].role).filter((s) => actionsOf(s).some((a) => a.startsWith('dynamodb:')));
+      expect(table.flatMap(resourcesOf)).toEqual([{ 'Fn::GetAtt': ['StateTable', 'Arn'] }, { 'Fn::Sub': '${StateTable.Arn}/index/*' }]);
+      expect(table.flatMap(actionsOf)).not.toContain('dynamodb:Scan');
+    }
+    const sendsOf = (role: string) =>
+      statementsOf(role)
+        .filter((s) => actionsOf(s).includes('sqs:SendMessage'))
+        .flatMap(resourcesOf)
+        .map(logicalId)
+        .sort();
+    expect(sendsOf('ThresholdEvaluatorRole')).toEqual(['DrainQueue', 'ScaleQueue']);
+    expect(sendsOf('GearMoverRole')).toEqual(['DecommissionQueue']);
+    expect(sendsOf('NodeProvisionerRole')).toEqual([]);
+    expect(sendsOf('DecommissionerRole')).toEqual([]);
+  });
+
+  it('limits EC2 mutations to resources tagged nodescaler:pool, and iam:PassRole to the node role', () => {
+    const ec2Writes = allPolicyStatements().filter(({ statement }) => actionsOf(statement).some((a) => a.startsWith('ec2:') && !READ_ONLY.test(a)));
+    expect(ec2Writes.length).toBeGreaterThanOrEqual(3);
+    for (const { where, statement } of ec2Writes) {
+      const taggable = resourcesOf(statement).some((r: Json) => /:(instance|volume)\/\*"/.test(JSON.stringify(r)));
+      if (!taggable) {
+        // What RunInstances uses but does not create (image, subnet, security group...).
+        expect(actionsOf(statement), where).toEqual(['ec2:RunInstances']);
+        continue;
+      }
+      const condition = JSON.stringify(statement.Condition ?? {});
+      expect(condition, where).toMatch(/"(aws:RequestTag|ec2:ResourceTag|aws:ResourceTag)\/nodescaler:pool":"false"/);
+    }
+    const terminate = ec2Writes.find(({ statement }) => actionsOf(statement).includes('ec2:TerminateInstances'))!;
+    expect(terminate.statement.Condition).toEqual({ Null: { 'ec2:ResourceTag/nodescaler:pool': 'false' } });
+    const pass = allPolicyStatements().filter(({ statement }) => actionsOf(statement).includes('iam:PassRole'));
+    expect(pass).toHaveLength(1);
+    expect(pass[0]!.statement.Resource).toEqual({ 'Fn::Sub': 'arn:${AWS::Partition}:iam::${AWS::AccountId}:role/nodescaler-node' });
+  });
+
+  it('leaves out the Route 53, SSM, S3 and SNS statements whose scope the stage configuration does not name', () => {
+    // config/dev.yml names no hosted zone, broker, spool bucket or notify topic.
+    for (const condition of ['HasBroker', 'HasHostedZone', 'HasSpool', 'HasNotify']) {
+      expect(template.Conditions?.[condition]).toEqual({ 'Fn::Not': [{ 'Fn::Equals': ['', ''] }] });
+    }
+  });
+});
+
+describe('serverless package (offline): monitoring', () => {
+  const alarms = () => ofType('AWS::CloudWatch::Alarm');
+  const alarmTopic = { Ref: 'AlarmTopic' };
+
+  it('alarms on any message in any dead-letter queue', () => {
+    const dlqs = ofType('AWS::SQS::Queue').filter(([id]) => id.endsWith('DeadLetterQueue')).map(([id]) => id);
+    expect(dlqs).toHaveLength(5);
+    for (const dlq of dlqs) {
+      const alarm = alarms().find(([, a]) => a.Properties.Dimensions?.some((d: Json) => logicalId(d.Value) === dlq));
+      expect(alarm, dlq).toBeDefined();
+      expect(alarm![1].Properties).toMatchObject({ MetricName: 'ApproximateNumberOfMessagesVisible', Threshold: 0, ComparisonOperator: 'GreaterThanThreshold' });
+    }
+  });
+
+  it('alarms on capacity exhausted and aborted drains (per pool), function errors and stats that stopped arriving; every alarm notifies the alarm topic', () => {
+    const expressionOf = (id: string) => resources[id]!.Properties.Metrics?.[0]?.Expression as string;
+    expect(expressionOf('CapacityExhaustedAlarm')).toMatch(/SUM\(CapacityExhausted\) FROM SCHEMA\("nodescaler", pool, service\) GROUP BY pool/);
+    expect(expressionOf('DrainsAbortedAlarm')).toMatch(/SUM\(DrainsAborted\)/);
+    for (const name of ALL_FUNCTIONS) {
+      const alarm = alarms().find(([, a]) => a.Properties.MetricName === 'Errors' && a.Properties.Dimensions[0].Value === `nodescaler-${STAGE}-${name}`);
+      expect(alarm, name).toBeDefined();
+    }
+    expect(resources.StatsSilentAlarm!.Properties).toMatchObject({
+      Namespace: 'AWS/SQS',
+      MetricName: 'NumberOfMessagesSent',
+      Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': ['StatsQueue', 'QueueName'] } }],
+      ComparisonOperator: 'LessThanThreshold',
+      TreatMissingData: 'breaching',
+    });
+    expect(resources.AlarmTopic!.Type).toBe('AWS::SNS::Topic');
+    for (const [id, alarm] of alarms()) expect(alarm.Properties.AlarmActions, id).toEqual([alarmTopic]);
+  });
+
+  it('has a dashboard: utilization and nodes per pool, actions, drains, errors, dead-letter depth, every alarm', () => {
+    const [text, variables] = resources.Dashboard!.Properties.DashboardBody['Fn::Sub'] as [string, Record<string, string>];
+    // Substitute what CloudFormation would, then the body must be valid dashboard JSON.
+    const body = JSON.parse(
+      text.replace(/\$\{([A-Za-z0-9:]+)(?:\.([A-Za-z]+))?\}/g, (_, name: string, attribute?: string) => variables[name] ?? (attribute ? `${name}-${attribute}` : name)),
+    );
+    const widgets: Json[] = body.widgets;
+    const all = JSON.stringify(widgets);
+    for (const metric of ['PoolUtilization', 'Nodes', 'ScaleUps', 'ScaleDowns', 'GearMoves', 'DrainDuration', 'DrainsAborted', 'CapacityExhausted', 'DecisionLatency']) {
+      expect(all).toContain(`MetricName=\\"${metric}\\"`);
+    }
+    expect(all).toContain('"AWS/Lambda","Errors"');
+    for (const dlq of ['Stats', 'Scale', 'Drain', 'Decommission', 'Events']) expect(all).toContain(`${dlq}DeadLetterQueue-QueueName`);
+    const alarmWidget = widgets.find((w) => w.type === 'alarm');
+    expect(alarmWidget.properties.alarms).toHaveLength(alarms().length);
+  });
+});
+
+describe('npm run invoke (serverless invoke local, stage local): no AWS account', () => {
+  /** The environment of a machine with no AWS settings at all. */
+  const noAws = () => {
+    const env: Record<string, string | undefined> = { ...process.env, AWS_CONFIG_FILE: '/nonexistent', AWS_SHARED_CREDENTIALS_FILE: '/nonexistent' };
+    for (const key of Object.keys(env)) if (/^AWS_(ACCESS|SECRET|SESSION|PROFILE|REGION|DEFAULT)/.test(key) || key.startsWith('NODESCALER_')) delete env[key];
+    return env;
+  };
+  const invoke = (stateDir: string, ...args: string[]) =>
+    spawnSync('npm', ['run', '--silent', 'invoke', '--', ...args, '--state-dir', stateDir], { cwd: ROOT, env: noAws(), encoding: 'utf8', timeout: 40_000 });
+  const withStore = async <T>(stateDir: string, use: (store: DynamoDbStateStore) => Promise<T>): Promise<T> => {
+    const local = await startLocalDynamo({ path: join(stateDir, 'dynamodb'), tableName: 'nodescaler-local-state' });
+    try {
+      return await use(new DynamoDbStateStore(DynamoDbStateStore.documentClient(local.client), local.tableName));
+    } finally {
+      await local.close();
+    }
+  };
+  const stateDirs: string[] = [];
+  const newStateDir = () => {
+    const dir = mkdtempSync(join(tmpdir(), 'nodescaler-invoke-'));
+    stateDirs.push(dir);
+    return dir;
+  };
+  afterAll(() => {
+    for (const dir of stateDirs) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('npm run invoke -- thresholdEvaluator events/node-stats.json: handles the batch and persists the nodes in the local state', async () => {
+    const stateDir = newStateDir();
+    const run = invoke(stateDir, 'thresholdEvaluator', 'events/node-stats.json');
+    expect(run.status, `${run.stdout}\n${run.stderr}`).toBe(0);
+    expect(run.stdout).toMatch(/"batchItemFailures": \[\]/);
+    expect(run.stdout).toMatch(/"message":"node adopted".*"nodeId":"d1-small-1\.example\.com"/);
+    expect(run.stderr).toContain(`thresholdEvaluator: local state ${stateDir}`);
+    const nodes = await withStore(stateDir, (store) => store.listNodes('d1/small'));
+    expect(nodes.map((n) => [n.nodeId, n.state, n.stats?.activeGears])).toEqual([
+      ['d1-small-1.example.com', 'active', 88],
+      ['d1-small-2.example.com', 'active', 91],
+      ['d1-small-3.example.com', 'active', 84],
+      ['d1-small-4.example.com', 'active', 86],
+    ]);
+  }, 45_000);
+
+  it('builds each invocation on the previous one: stats, then a tick that scales up into the scale queue file, then a tick that finds the decision in flight', async () => {
+    const stateDir = newStateDir();
+    const scaleFile = join(stateDir, 'queues', 'scale.json');
+    expect(invoke(stateDir, 'thresholdEvaluator', 'events/node-stats.json', '--at', '2026-11-21T10:00:30Z').status).toBe(0);
+
+    const tick = invoke(stateDir, 'thresholdEvaluator', 'events/tick.json', '--at', '2026-11-21T10:02:45Z');
+    expect(tick.status, `${tick.stdout}\n${tick.stderr}`).toBe(0);
+    expect(tick.stderr).toContain(`waiting: scale: 1 (${scaleFile})`);
+    const queued = JSON.parse(readFileSync(scaleFile, 'utf8')).Records;
+    expect(queued).toHaveLength(1);
+    // The local clock starts at --at and then runs: the decision is taken a few milliseconds after 10:02:45.
+    const decision = JSON.parse(queued[0].body);
+    expect(decision).toMatchObject({ type: 'scale-up', pool: 'd1/small', count: 1 });
+    expect(decision.decidedAt).toMatch(/^2026-11-21T10:02:4[5-9]\./);
+    expect(queued[0].attributes).toMatchObject({ MessageGroupId: 'd1/small', MessageDeduplicationId: decision.decisionId });
+
+    const again = invoke(stateDir, 'thresholdEvaluator', 'events/tick.json', '--at', '2026-11-21T10:03:45Z');
+    expect(again.status).toBe(0);
+    expect(again.stdout).toMatch(/action in flight/);
+    expect(JSON.parse(readFileSync(scaleFile, 'utf8')).Records).toHaveLength(1);
+    const pool = await withStore(stateDir, (store) => store.getPool('d1/small'));
+    expect(pool?.lease?.holder).toBe(JSON.parse(queued[0].body).decisionId);
+  }, 45_000);
+});
+
+// ---------------------------------------------------------------------------
+// IAM statements of the template.
+
+interface Located {
+  where: string;
+  statement: Json;
+}
+
+/** A policy document's statements, with both branches of any `Fn::If` (AWS::NoValue dropped). */
+function flatten(statements: Json[]): Json[] {
+  return statements.flatMap((statement) => {
+    const branches = statement?.['Fn::If'];
+    if (!branches) return [statement];
+    return flatten([branches[1], branches[2]].filter((branch: Json) => branch?.Ref !== 'AWS::NoValue'));
+  });
+}
+
+function allPolicyStatements(): Located[] {
+  const found: Located[] = [];
+  for (const [id, resource] of Object.entries(resources)) {
+    const documents: Array<[string, Json]> = [];
+    if (resource.Type === 'AWS::IAM::Role') {
+      for (const policy of resource.Properties.Policies ?? []) documents.push([`${id}/${policy.PolicyName}`, policy.PolicyDocument]);
+    } else if (['AWS::IAM::Policy', 'AWS::IAM::ManagedPolicy', 'AWS::SQS::QueuePolicy', 'AWS::SNS::TopicPolicy', 'AWS::S3::BucketPolicy'].includes(resource.Type)) {
+      documents.push([id, resource.Properties.PolicyDocument]);
+    }
+    for (const [where, document] of documents) {
+      for (const statement of flatten(document.Statement ?? [])) found.push({ where: `${where}/${statement.Sid ?? '?'}`, statement });
+    }
+  }
+  return found;
+}
+
+function statementsOf(role: string): Json[] {
+  return (resources[role]?.Properties.Policies ?? []).flatMap((policy: Json) => flatten(policy.PolicyDocument.Statement));
+}
+
+function actionsOf(statement: Json): string[] {
+  return [statement.Action ?? []].flat();
+}
+
+function resourcesOf(statement: Json): Json[] {
+  return [statement.Resource ?? []].flat();
+}

@@ -1,0 +1,138 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { SQSEvent } from 'aws-lambda';
+import { afterEach, describe, expect, it } from 'vitest';
+import { processSqsBatch } from '../../lib/adapters/lambda/sqs-batch.js';
+import { FileQueue, LOCAL_MAX_RECEIVE_COUNT, queueOfArn } from '../../lib/adapters/local/file-queue.js';
+import { clockFrom } from '../../lib/adapters/local/invoke.js';
+import { TransientError, ValidationError } from '../../lib/errors.js';
+import type { Message } from '../../lib/messages/index.js';
+import { MemoryLog } from '../../lib/ports/index.js';
+import { sqsEvent, sqsRecord } from '../support/sqs-events.js';
+
+const NOW = new Date('2026-11-21T10:02:45.000Z');
+const clock = { now: () => NOW };
+const scaleUp = (n: number): Message => ({
+  type: 'scale-up',
+  v: 1,
+  decisionId: `up:d1_small:${n}`,
+  pool: 'd1/small',
+  count: 1,
+  reason: 'test',
+  decidedAt: NOW.toISOString(),
+});
+
+const dirs: string[] = [];
+function queueDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'nodescaler-file-queue-'));
+  dirs.push(dir);
+  return dir;
+}
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('FileQueue (the queues of npm run invoke)', () => {
+  it('writes each queue as an SQS event a handler can take, with FIFO ids, and keeps it across instances', async () => {
+    const dir = queueDir();
+    await new FileQueue(dir, clock).send('scale', [{ body: scaleUp(1), groupId: 'd1/small', deduplicationId: 'up:d1_small:1' }]);
+    await new FileQueue(dir, clock).send('scale', [{ body: scaleUp(2), groupId: 'd1/small', deduplicationId: 'up:d1_small:2' }]);
+
+    const event = JSON.parse(readFileSync(join(dir, 'scale.json'), 'utf8')) as SQSEvent;
+    expect(event.Records).toHaveLength(2);
+    expect(event.Records[0]).toMatchObject({
+      eventSource: 'aws:sqs',
+      eventSourceARN: 'arn:aws:sqs:local:000000000000:nodescaler-local-scale.fifo',
+      attributes: { ApproximateReceiveCount: '1', MessageGroupId: 'd1/small', MessageDeduplicationId: 'up:d1_small:1', SentTimestamp: String(NOW.getTime()) },
+    });
+    expect(JSON.parse(event.Records[1]!.body)).toMatchObject({ type: 'scale-up', decisionId: 'up:d1_small:2' });
+    expect(queueOfArn(event.Records[0]!.eventSourceARN)).toBe('scale');
+  });
+
+  it('drops a FIFO deduplication id seen in the last 5 minutes, and checks messages as SqsQueue does', async () => {
+    const queue = new FileQueue(queueDir(), clock);
+    const message = { body: scaleUp(1), groupId: 'd1/small', deduplicationId: 'up:d1_small:1' };
+    await queue.send('scale', [message]);
+    expect(await queue.send('scale', [message])).toEqual({ failed: [] });
+    expect(queue.pending('scale')).toHaveLength(1);
+    await expect(queue.send('scale', [{ body: scaleUp(3) }])).rejects.toThrow(ValidationError);
+    expect(queue.pending('scale')).toHaveLength(1);
+  });
+
+  it('settles an invocation as SQS would: handled records leave, failed ones come back, after 3 receives they are dead letters', async () => {
+    const queue = new FileQueue(queueDir(), clock);
+    await queue.send('scale', [1, 2, 3].map((n) => ({ body: scaleUp(n), groupId: 'd1/small', deduplicationId: `up:d1_small:${n}` })));
+    const [first, second, third] = queue.pending('scale');
+
+    expect(queue.settle({ Records: [first, second] }, { batchItemFailures: [{ itemIdentifier: second!.messageId }] })).toEqual({
+      queue: 'scale',
+      acknowledged: 1,
+      redelivered: 1,
+      deadLettered: 0,
+    });
+    expect(queue.pending('scale').map((r) => [r.messageId, r.attributes.ApproximateReceiveCount])).toEqual([
+      [second!.messageId, '2'],
+      [third!.messageId, '1'],
+    ]);
+
+    // An invocation that throws fails every record it was given.
+    for (let receive = 2; receive <= LOCAL_MAX_RECEIVE_COUNT; receive++) queue.settle({ Records: [queue.pending('scale')[0]] }, undefined);
+    expect(queue.pending('scale').map((r) => r.messageId)).toEqual([third!.messageId]);
+    expect(queue.deadLetters('scale').map((r) => r.messageId)).toEqual([second!.messageId]);
+  });
+
+  it('leaves alone events that did not come from a local queue file (sample events, schedules)', () => {
+    const queue = new FileQueue(queueDir(), clock);
+    expect(queue.settle(sqsEvent([sqsRecord('{}')]), { batchItemFailures: [] })).toBeUndefined();
+    expect(queue.settle({ source: 'aws.events', 'detail-type': 'Scheduled Event' }, { pools: 2 } as never)).toBeUndefined();
+  });
+});
+
+describe('clockFrom (the local clock of npm run invoke --at)', () => {
+  it('starts at the given instant and runs at real speed; without one it is the system clock', async () => {
+    const start = new Date('2026-11-21T10:00:30.000Z');
+    const local = clockFrom(start);
+    expect(local.now().getTime() - start.getTime()).toBeLessThan(50);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(local.now().getTime() - start.getTime()).toBeGreaterThanOrEqual(15);
+    expect(Math.abs(clockFrom(undefined).now().getTime() - Date.now())).toBeLessThan(50);
+  });
+});
+
+describe('processSqsBatch: correlation ids on failure lines', () => {
+  it('names the decisionId / drainId / nodeId / pool of a failed message, and of every message when the batch throws', async () => {
+    const log = new MemoryLog();
+    const up = sqsRecord(scaleUp(7));
+    const drain = sqsRecord({ type: 'drain-complete', v: 1, drainId: 'drain-9', nodeId: 'd1-small-3.example.com', pool: 'd1/small' });
+    const parse = (body: string) => ({ ok: true as const, value: JSON.parse(body) as Record<string, unknown> });
+
+    await processSqsBatch(sqsEvent([up, drain]), {
+      parse,
+      logger: log,
+      handle: async () => [{ messageId: drain.messageId, error: new TransientError('broker unreachable') }],
+    });
+    expect(log.lines.find((line) => line.message === 'message failed')?.attributes).toMatchObject({
+      messageId: drain.messageId,
+      drainId: 'drain-9',
+      nodeId: 'd1-small-3.example.com',
+      pool: 'd1/small',
+      type: 'drain-complete',
+      retryable: true,
+    });
+
+    await processSqsBatch(sqsEvent([up, drain]), {
+      parse,
+      logger: log,
+      handle: async () => {
+        throw new TransientError('DynamoDB throttled');
+      },
+    });
+    expect(log.lines.at(-1)?.attributes).toMatchObject({
+      decisionIds: ['up:d1_small:7'],
+      drainIds: ['drain-9'],
+      pools: ['d1/small'],
+      nodeIds: ['d1-small-3.example.com'],
+    });
+  });
+});
