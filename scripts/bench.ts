@@ -18,6 +18,7 @@ import { applyStats } from '../lib/domain/ingest.js';
 import { statsToStore } from '../lib/domain/node-stats.js';
 import type { DemandSample, NodeRecord, PoolRecord } from '../lib/domain/model.js';
 import { parseMessage } from '../lib/messages/index.js';
+import { coldStartBench } from './bench-cold-start.js';
 
 interface Row {
   case: string;
@@ -247,7 +248,7 @@ const planBench: Bench = {
 };
 
 /** Every benchmark; add new entries here. */
-export const BENCHES: Bench[] = [ingestBench, decideBench, planBench];
+export const BENCHES: Bench[] = [ingestBench, decideBench, planBench, coldStartBench];
 
 // ---------------------------------------------------------------------------
 // Runner.

@@ -6,6 +6,12 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { processSqsBatch } from '../../lib/adapters/lambda/sqs-batch.js';
 import { FileQueue, LOCAL_MAX_RECEIVE_COUNT, queueOfArn } from '../../lib/adapters/local/file-queue.js';
 import { clockFrom } from '../../lib/adapters/local/invoke.js';
+import { PersistedPlatform } from '../../lib/adapters/local/persisted-platform.js';
+import { parseConfig } from '../../lib/config/index.js';
+import type { NodeRecord } from '../../lib/domain/model.js';
+import { NotFoundError } from '../../lib/errors.js';
+import type { StateStore } from '../../lib/ports/state-store.js';
+import { node, pool } from '../support/builders.js';
 import { TransientError, ValidationError } from '../../lib/errors.js';
 import type { Message } from '../../lib/messages/index.js';
 import { MemoryLog } from '../../lib/ports/index.js';
@@ -134,5 +140,37 @@ describe('processSqsBatch: correlation ids on failure lines', () => {
       pools: ['d1/small'],
       nodeIds: ['d1-small-3.example.com'],
     });
+  });
+});
+
+describe('PersistedPlatform (the simulated platform of npm run invoke)', () => {
+  const config = parseConfig({ pools: [{ district: 'd1', profile: 'small', max: 10, gearsPerNode: 100 }] });
+  const gear = (uuid: string) => ({ uuid, app: `app-${uuid}`, size: 'small' });
+  /** Only what the platform reads: the nodes of every pool. */
+  const storeOf = (records: NodeRecord[]) =>
+    ({ listPools: async () => [pool()], listNodes: async () => records }) as unknown as StateStore;
+
+  it('starts from the nodes of the state table, keeps gears, districts and finished moves across invocations', async () => {
+    const file = join(queueDir(), 'platform.json');
+    const listed = node('n1', { gears: 2, max: 10 });
+    listed.stats!.gears = [gear('g1'), gear('g2')];
+    const store = storeOf([listed, node('n2', { gears: 3, max: 10 }), node('gone', { state: 'terminated' })]);
+
+    const first = await PersistedPlatform.open(file, store, config, clock);
+    expect((await first.listGears('n1')).map((g) => g.uuid)).toEqual(['g1', 'g2']);
+    expect(await first.listGears('n2')).toHaveLength(3); // placeholders for a node that reported counts only
+    expect(first.simulation.hasNode('gone')).toBe(false);
+    await first.deactivateNode('d1', 'n1');
+    const handle = await first.startMove(gear('g1'), 'n1', 'n2', { idempotencyKey: 'drain-1/g1/1' });
+    expect(await first.moveStatus(handle)).toEqual({ state: 'succeeded' });
+    await first.save(file);
+
+    const second = await PersistedPlatform.open(file, store, config, clock);
+    expect((await second.listGears('n1')).map((g) => g.uuid)).toEqual(['g2']);
+    expect(await second.listGears('n2')).toHaveLength(4);
+    expect(second.simulation.nodeFacts('n1').active).toBe(false);
+    expect(await second.moveStatus(handle)).toEqual({ state: 'succeeded' });
+    expect(await second.startMove(gear('g1'), 'n1', 'n2', { idempotencyKey: 'drain-1/g1/1' })).toEqual(handle);
+    await expect(second.moveStatus({ commandId: 'never-started' })).rejects.toThrow(NotFoundError);
   });
 });

@@ -5,6 +5,7 @@
  *
  *   <dir>/dynamodb/      the state table, in dynalite (DynamoDB wire protocol) on LevelDB
  *   <dir>/queues/*.json  each queue's pending messages, as an SQS event (file-queue.ts)
+ *   <dir>/platform.json  the simulated platform: districts, nodes, gears, moves (persisted-platform.ts)
  *
  * Only the local twins of the handlers (functions/local/) import this module,
  * so neither it nor dynalite is ever in a deployed bundle: a twin installs the
@@ -20,6 +21,7 @@ import type { Clock } from '../../ports/clock.js';
 import { DynamoDbStateStore } from '../dynamodb/state-store.js';
 import { startLocalDynamo, type LocalDynamo } from './dynalite.js';
 import { FileQueue, type SettleSummary } from './file-queue.js';
+import { PersistedPlatform } from './persisted-platform.js';
 import { clearInjectedPorts, injectPorts, type InjectablePorts } from './injection.js';
 
 /** Relative to the working directory; `serverless invoke local` runs in the build directory, where the stage's files are copied. */
@@ -27,7 +29,7 @@ export const LOCAL_TABLE_FILE = 'infra/state-table.yml';
 
 export interface LocalState {
   dir: string;
-  ports: InjectablePorts & { queue: FileQueue; clock: Clock; store: DynamoDbStateStore };
+  ports: InjectablePorts & { queue: FileQueue; clock: Clock; store: DynamoDbStateStore; platform: PersistedPlatform };
   /** Applies an invocation's outcome (its partial batch response, or `undefined` if it threw) to the local queue files. */
   settle(event: unknown, result: unknown): SettleSummary | undefined;
   close(): Promise<void>;
@@ -77,7 +79,15 @@ export async function openLocalState(settings: Settings, options: { tableFile?: 
   const clock = clockFrom(deployment.localNow === undefined ? undefined : new Date(deployment.localNow));
   const store = new DynamoDbStateStore(DynamoDbStateStore.documentClient(dynamo.client), dynamo.tableName);
   const queue = new FileQueue(resolve(dir, 'queues'), clock);
-  const ports = { store, queue, clock };
+  const platformFile = resolve(dir, 'platform.json');
+  let platform: PersistedPlatform;
+  try {
+    platform = await PersistedPlatform.open(platformFile, store, config, clock);
+  } catch (error) {
+    await dynamo.close();
+    throw error;
+  }
+  const ports = { store, queue, clock, platform };
   injectPorts(ports);
   return {
     dir,
@@ -85,7 +95,11 @@ export async function openLocalState(settings: Settings, options: { tableFile?: 
     settle: (event, result) => queue.settle(event, isBatchResponse(result) ? result : undefined),
     close: async () => {
       clearInjectedPorts();
-      await dynamo.close();
+      try {
+        await platform.save(platformFile);
+      } finally {
+        await dynamo.close();
+      }
     },
   };
 }

@@ -1,0 +1,152 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import type { Config } from '../../config/index.js';
+import type { GearInfo, NodeRecord } from '../../domain/model.js';
+import { NotFoundError } from '../../errors.js';
+import type { Clock } from '../../ports/clock.js';
+import type { MoveHandle, MoveOptions, MoveStatus, Platform } from '../../ports/platform.js';
+import type { StateStore } from '../../ports/state-store.js';
+import { SimulatedPlatform } from './simulated-platform.js';
+
+/** What `<state dir>/platform.json` holds between two local invocations. */
+export interface PlatformSnapshot {
+  v: 1;
+  nodes: Array<{ nodeId: string; district: string; profile: string; maxGears: number; active: boolean; gears: GearInfo[] }>;
+  /** Every move ever started, by command id, with how it ended. */
+  moves: Record<string, MoveStatus>;
+  /** Idempotency key -> command id, so a repeated start returns the first move. */
+  keys: Record<string, string>;
+}
+
+/** Node states whose host is in its district on the platform. */
+const ON_PLATFORM: ReadonlySet<NodeRecord['state']> = new Set(['active', 'draining', 'drained']);
+
+/**
+ * The simulated platform of `npm run invoke`, kept in a file between
+ * invocations (each one is a new process).
+ *
+ * Gears and districts come from the snapshot; a node the snapshot does not
+ * know yet (first invocation, or a node that reported stats since) joins with
+ * the gears of its last stats (their list, or as many placeholder gears as
+ * `activeGears` says). Moves complete by the next look at them (duration 0:
+ * a move cannot outlive the process that started it); a move still running
+ * when the invocation ends (none, with duration 0) is recorded as failed, its
+ * gear on its source, as a broker command that never finished.
+ */
+export class PersistedPlatform implements Platform {
+  /** This process's command ids -> the inner simulation's. */
+  private readonly started = new Map<string, MoveHandle>();
+  private readonly prefix = `local-${randomUUID().slice(0, 8)}-`;
+
+  private constructor(
+    private readonly inner: SimulatedPlatform,
+    private readonly ledger: Pick<PlatformSnapshot, 'moves' | 'keys'>,
+  ) {}
+
+  /** The platform as the snapshot file (if any) left it, joined by the nodes of `store` it does not know. */
+  static async open(file: string, store: StateStore, config: Config, clock: Clock): Promise<PersistedPlatform> {
+    const snapshot = readSnapshot(file);
+    const inner = new SimulatedPlatform(clock, { moveDurationMs: 0, moveFailureRate: config.platform.moveFailureRate });
+    for (const node of snapshot.nodes) {
+      inner.registerNode(node.district, node.profile, node.nodeId, node.maxGears);
+      for (const gear of node.gears) inner.putGear(node.nodeId, gear);
+      if (!node.active) await inner.deactivateNode(node.district, node.nodeId);
+    }
+    for (const pool of await store.listPools()) {
+      for (const node of await store.listNodes(pool.pool)) {
+        if (inner.hasNode(node.nodeId) || !ON_PLATFORM.has(node.state)) continue;
+        const poolConfig = config.pools.find((p) => p.district === node.district && p.profile === node.profile);
+        const maxGears = node.stats?.maxActiveGears ?? poolConfig?.gearsPerNode ?? 100;
+        inner.registerNode(node.district, node.profile, node.nodeId, Math.max(maxGears, node.stats?.activeGears ?? 0));
+        for (const gear of gearsOf(node)) inner.putGear(node.nodeId, gear);
+        if (node.state !== 'active') await inner.deactivateNode(node.district, node.nodeId);
+      }
+    }
+    return new PersistedPlatform(inner, { moves: { ...snapshot.moves }, keys: { ...snapshot.keys } });
+  }
+
+  /** Writes the platform as it is now for the next invocation. */
+  async save(file: string): Promise<void> {
+    const moves = { ...this.ledger.moves };
+    for (const [commandId, handle] of this.started) {
+      const status = await this.inner.moveStatus(handle);
+      moves[commandId] = status.state === 'running' ? { state: 'failed', error: 'the local invocation ended before the move finished' } : status;
+    }
+    const snapshot: PlatformSnapshot = {
+      v: 1,
+      nodes: this.inner.nodeIds().map((nodeId) => {
+        const facts = this.inner.nodeFacts(nodeId);
+        return { nodeId, district: facts.district, profile: facts.profile, maxGears: facts.maxActiveGears, active: facts.active, gears: facts.gears };
+      }),
+      moves,
+      keys: this.ledger.keys,
+    };
+    const temporary = `${file}.${process.pid}.tmp`;
+    writeFileSync(temporary, `${JSON.stringify(snapshot, null, 2)}\n`);
+    renameSync(temporary, file);
+  }
+
+  /** The simulation itself (node facts, gear locations), for inspection. */
+  get simulation(): SimulatedPlatform {
+    return this.inner;
+  }
+
+  listGears(nodeId: string): Promise<GearInfo[]> {
+    return this.inner.listGears(nodeId);
+  }
+
+  deactivateNode(district: string, nodeId: string): Promise<void> {
+    return this.inner.deactivateNode(district, nodeId);
+  }
+
+  activateNode(district: string, nodeId: string): Promise<void> {
+    return this.inner.activateNode(district, nodeId);
+  }
+
+  addNode(district: string, nodeId: string): Promise<void> {
+    return this.inner.addNode(district, nodeId);
+  }
+
+  removeNode(district: string, nodeId: string): Promise<void> {
+    return this.inner.removeNode(district, nodeId);
+  }
+
+  async startMove(gear: GearInfo, fromNode: string, toNode: string, options: MoveOptions = {}): Promise<MoveHandle> {
+    const key = options.idempotencyKey;
+    if (key !== undefined && this.ledger.keys[key] !== undefined) return { commandId: this.ledger.keys[key] };
+    const handle = await this.inner.startMove(gear, fromNode, toNode, options);
+    const commandId = `${this.prefix}${handle.commandId}`;
+    this.started.set(commandId, handle);
+    if (key !== undefined) this.ledger.keys[key] = commandId;
+    return { commandId };
+  }
+
+  async moveStatus(handle: MoveHandle): Promise<MoveStatus> {
+    const inner = this.started.get(handle.commandId);
+    if (inner !== undefined) return this.inner.moveStatus(inner);
+    const recorded = this.ledger.moves[handle.commandId];
+    if (recorded === undefined) throw new NotFoundError('move', handle.commandId);
+    return { ...recorded };
+  }
+}
+
+function readSnapshot(file: string): PlatformSnapshot {
+  try {
+    return JSON.parse(readFileSync(file, 'utf8')) as PlatformSnapshot;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { v: 1, nodes: [], moves: {}, keys: {} };
+    throw error;
+  }
+}
+
+/** A node's gears as its last stats tell them: the list, or `activeGears` placeholders. */
+function gearsOf(node: NodeRecord): GearInfo[] {
+  const stats = node.stats;
+  if (!stats) return [];
+  if (stats.gears !== undefined && stats.gears.length > 0) return stats.gears;
+  return Array.from({ length: stats.activeGears }, (_, i) => ({
+    uuid: createHash('md5').update(`${node.nodeId}#${i + 1}`).digest('hex'),
+    app: `app-${i + 1}`,
+    size: node.profile,
+  }));
+}
