@@ -4,7 +4,7 @@
  * zips it writes are checked; then `npm run invoke` runs functions locally
  * with no AWS account, against embedded state that carries over between runs.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -47,21 +47,88 @@ let resources: Record<string, Resource>;
 let packageDir: string;
 const ofType = (type: string) => Object.entries(resources).filter(([, resource]) => resource.Type === type);
 
-beforeAll(() => {
+interface Ran {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs a command to its end without blocking the event loop (packaging and invocations overlap). */
+function run(command: string, args: string[], env: NodeJS.ProcessEnv, timeoutMs: number): Promise<Ran> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.on('error', reject);
+    child.on('close', (status) => {
+      clearTimeout(timer);
+      resolve({ status, stdout, stderr });
+    });
+  });
+}
+
+/** The environment of a machine with no AWS settings at all. */
+function noAws(): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, AWS_CONFIG_FILE: '/nonexistent', AWS_SHARED_CREDENTIALS_FILE: '/nonexistent' };
+  for (const key of Object.keys(env)) if (/^AWS_(ACCESS|SECRET|SESSION|PROFILE|REGION|DEFAULT)/.test(key) || key.startsWith('NODESCALER_')) delete env[key];
+  return env;
+}
+
+const invoke = (stateDir: string, ...args: string[]) =>
+  run('npm', ['run', '--silent', 'invoke', '--', ...args, '--state-dir', stateDir], noAws(), 60_000);
+
+/** Two sequences of `npm run invoke`, each in its own state directory, run while the package is built. */
+interface Invocations {
+  /** The issue's command as is, then the gear mover's tick over the same state. */
+  plain: { stateDir: string; stats: Ran; gearMoverTick?: Ran };
+  /** Stats at 10:00:30, a tick at 10:02:45 (scale-up), a tick at 10:03:45 (decision in flight). */
+  timed: { stateDir: string; stats: Ran; tick: Ran; scaleQueueAfterTick: string; again: Ran };
+}
+let invocations: Promise<Invocations>;
+const stateDirs: string[] = [];
+
+async function runInvocations(): Promise<Invocations> {
+  const plainDir = mkdtempSync(join(tmpdir(), 'nodescaler-invoke-'));
+  const timedDir = mkdtempSync(join(tmpdir(), 'nodescaler-invoke-'));
+  stateDirs.push(plainDir, timedDir);
+  const plain = (async () => {
+    const stats = await invoke(plainDir, 'thresholdEvaluator', 'events/node-stats.json');
+    const gearMoverTick = LANDED.includes('gearMover') ? await invoke(plainDir, 'gearMover', 'events/tick.json') : undefined;
+    return { stateDir: plainDir, stats, ...(gearMoverTick ? { gearMoverTick } : {}) };
+  })();
+  const timed = (async () => {
+    const stats = await invoke(timedDir, 'thresholdEvaluator', 'events/node-stats.json', '--at', '2026-11-21T10:00:30Z');
+    const tick = await invoke(timedDir, 'thresholdEvaluator', 'events/tick.json', '--at', '2026-11-21T10:02:45Z');
+    const scaleFile = join(timedDir, 'queues', 'scale.json');
+    const scaleQueueAfterTick = existsSync(scaleFile) ? readFileSync(scaleFile, 'utf8') : '';
+    const again = await invoke(timedDir, 'thresholdEvaluator', 'events/tick.json', '--at', '2026-11-21T10:03:45Z');
+    return { stateDir: timedDir, stats, tick, scaleQueueAfterTick, again };
+  })();
+  return { plain: await plain, timed: await timed };
+}
+
+beforeAll(async () => {
+  invocations = runInvocations();
+  invocations.catch(() => {}); // awaited (and reported) by the invoke tests
   packageDir = mkdtempSync(join(tmpdir(), 'nodescaler-package-'));
-  const run = spawnSync(
+  const packaged = await run(
     join(ROOT, 'node_modules/.bin/serverless'),
     ['package', '--stage', STAGE, '--package', packageDir, `--param=esbuildWorkFolder=.esbuild/test-${process.pid}`],
-    { cwd: ROOT, env: { ...process.env, SLS_TELEMETRY_DISABLED: '1' }, encoding: 'utf8', timeout: 50_000 },
+    { ...process.env, SLS_TELEMETRY_DISABLED: '1' },
+    55_000,
   );
   rmSync(join(ROOT, `.esbuild/test-${process.pid}`), { recursive: true, force: true });
-  if (run.status !== 0) throw new Error(`serverless package failed (${run.status}):\n${run.stdout}\n${run.stderr}`);
+  if (packaged.status !== 0) throw new Error(`serverless package failed (${packaged.status}):\n${packaged.stdout}\n${packaged.stderr}`);
   template = JSON.parse(readFileSync(join(packageDir, 'cloudformation-template-update-stack.json'), 'utf8'));
   resources = template.Resources;
 }, 60_000);
 
-afterAll(() => {
-  rmSync(packageDir, { recursive: true, force: true });
+afterAll(async () => {
+  await invocations.catch(() => undefined);
+  for (const dir of [packageDir, ...stateDirs]) rmSync(dir, { recursive: true, force: true });
 });
 
 describe('serverless package (offline): functions', () => {
@@ -278,10 +345,11 @@ describe('serverless package (offline): monitoring', () => {
     }
   });
 
-  it('alarms on capacity exhausted and aborted drains (per pool), function errors and stats that stopped arriving; every alarm notifies the alarm topic', () => {
+  it('alarms on capacity exhausted, aborted drains and lost gears (per pool), function errors and stats that stopped arriving; every alarm notifies the alarm topic', () => {
     const expressionOf = (id: string) => resources[id]!.Properties.Metrics?.[0]?.Expression as string;
     expect(expressionOf('CapacityExhaustedAlarm')).toMatch(/SUM\(CapacityExhausted\) FROM SCHEMA\("nodescaler", pool, service\) GROUP BY pool/);
     expect(expressionOf('DrainsAbortedAlarm')).toMatch(/SUM\(DrainsAborted\)/);
+    expect(expressionOf('GearsLostAlarm')).toMatch(/SUM\(GearsLost\)/);
     for (const name of ALL_FUNCTIONS) {
       const alarm = alarms().find(([, a]) => a.Properties.MetricName === 'Errors' && a.Properties.Dimensions[0].Value === `nodescaler-${STAGE}-${name}`);
       expect(alarm, name).toBeDefined();
@@ -305,7 +373,7 @@ describe('serverless package (offline): monitoring', () => {
     );
     const widgets: Json[] = body.widgets;
     const all = JSON.stringify(widgets);
-    for (const metric of ['PoolUtilization', 'Nodes', 'ScaleUps', 'ScaleDowns', 'GearMoves', 'DrainDuration', 'DrainsAborted', 'CapacityExhausted', 'DecisionLatency']) {
+    for (const metric of ['PoolUtilization', 'Nodes', 'ScaleUps', 'ScaleDowns', 'GearMoves', 'DrainDuration', 'DrainsAborted', 'GearsLost', 'CapacityExhausted', 'DecisionLatency']) {
       expect(all).toContain(`MetricName=\\"${metric}\\"`);
     }
     expect(all).toContain('"AWS/Lambda","Errors"');
@@ -316,14 +384,10 @@ describe('serverless package (offline): monitoring', () => {
 });
 
 describe('npm run invoke (serverless invoke local, stage local): no AWS account', () => {
-  /** The environment of a machine with no AWS settings at all. */
-  const noAws = () => {
-    const env: Record<string, string | undefined> = { ...process.env, AWS_CONFIG_FILE: '/nonexistent', AWS_SHARED_CREDENTIALS_FILE: '/nonexistent' };
-    for (const key of Object.keys(env)) if (/^AWS_(ACCESS|SECRET|SESSION|PROFILE|REGION|DEFAULT)/.test(key) || key.startsWith('NODESCALER_')) delete env[key];
-    return env;
-  };
-  const invoke = (stateDir: string, ...args: string[]) =>
-    spawnSync('npm', ['run', '--silent', 'invoke', '--', ...args, '--state-dir', stateDir], { cwd: ROOT, env: noAws(), encoding: 'utf8', timeout: 40_000 });
+  let ran: Invocations;
+  beforeAll(async () => {
+    ran = await invocations;
+  }, 120_000);
   const withStore = async <T>(stateDir: string, use: (store: DynamoDbStateStore) => Promise<T>): Promise<T> => {
     const local = await startLocalDynamo({ path: join(stateDir, 'dynamodb'), tableName: 'nodescaler-local-state' });
     try {
@@ -332,23 +396,13 @@ describe('npm run invoke (serverless invoke local, stage local): no AWS account'
       await local.close();
     }
   };
-  const stateDirs: string[] = [];
-  const newStateDir = () => {
-    const dir = mkdtempSync(join(tmpdir(), 'nodescaler-invoke-'));
-    stateDirs.push(dir);
-    return dir;
-  };
-  afterAll(() => {
-    for (const dir of stateDirs) rmSync(dir, { recursive: true, force: true });
-  });
 
   it('npm run invoke -- thresholdEvaluator events/node-stats.json: handles the batch and persists the nodes in the local state', async () => {
-    const stateDir = newStateDir();
-    const run = invoke(stateDir, 'thresholdEvaluator', 'events/node-stats.json');
-    expect(run.status, `${run.stdout}\n${run.stderr}`).toBe(0);
-    expect(run.stdout).toMatch(/"batchItemFailures": \[\]/);
-    expect(run.stdout).toMatch(/"message":"node adopted".*"nodeId":"d1-small-1\.example\.com"/);
-    expect(run.stderr).toContain(`thresholdEvaluator: local state ${stateDir}`);
+    const { stateDir, stats } = ran.plain;
+    expect(stats.status, `${stats.stdout}\n${stats.stderr}`).toBe(0);
+    expect(stats.stdout).toMatch(/"batchItemFailures": \[\]/);
+    expect(stats.stdout).toMatch(/"message":"node adopted".*"nodeId":"d1-small-1\.example\.com"/);
+    expect(stats.stderr).toContain(`thresholdEvaluator: local state ${stateDir}`);
     const nodes = await withStore(stateDir, (store) => store.listNodes('d1/small'));
     expect(nodes.map((n) => [n.nodeId, n.state, n.stats?.activeGears])).toEqual([
       ['d1-small-1.example.com', 'active', 88],
@@ -356,17 +410,32 @@ describe('npm run invoke (serverless invoke local, stage local): no AWS account'
       ['d1-small-3.example.com', 'active', 84],
       ['d1-small-4.example.com', 'active', 86],
     ]);
-  }, 45_000);
+  });
+
+  it('runs the gear mover over the same state: its simulated platform starts from the nodes and gears the stats reported', () => {
+    const { stateDir, gearMoverTick } = ran.plain;
+    if (!LANDED.includes('gearMover')) return;
+    expect(gearMoverTick?.status, `${gearMoverTick?.stdout}\n${gearMoverTick?.stderr}`).toBe(0);
+    expect(gearMoverTick?.stdout).toMatch(/"drains": 0/);
+    const platform = JSON.parse(readFileSync(join(stateDir, 'platform.json'), 'utf8'));
+    const gears = Object.fromEntries(platform.nodes.map((n: Json) => [n.nodeId, n.gears.length]));
+    expect(gears).toEqual({
+      'd1-medium-1.example.com': 12,
+      'd1-small-1.example.com': 88,
+      'd1-small-2.example.com': 91,
+      'd1-small-3.example.com': 84,
+      'd1-small-4.example.com': 86,
+    });
+    expect(platform.nodes.find((n: Json) => n.nodeId === 'd1-small-1.example.com').gears[0].uuid).toBe('eca26941bc5187d1e2983961edb6dbb6');
+  });
 
   it('builds each invocation on the previous one: stats, then a tick that scales up into the scale queue file, then a tick that finds the decision in flight', async () => {
-    const stateDir = newStateDir();
+    const { stateDir, stats, tick, scaleQueueAfterTick, again } = ran.timed;
     const scaleFile = join(stateDir, 'queues', 'scale.json');
-    expect(invoke(stateDir, 'thresholdEvaluator', 'events/node-stats.json', '--at', '2026-11-21T10:00:30Z').status).toBe(0);
-
-    const tick = invoke(stateDir, 'thresholdEvaluator', 'events/tick.json', '--at', '2026-11-21T10:02:45Z');
+    expect(stats.status, stats.stderr).toBe(0);
     expect(tick.status, `${tick.stdout}\n${tick.stderr}`).toBe(0);
     expect(tick.stderr).toContain(`waiting: scale: 1 (${scaleFile})`);
-    const queued = JSON.parse(readFileSync(scaleFile, 'utf8')).Records;
+    const queued = JSON.parse(scaleQueueAfterTick).Records;
     expect(queued).toHaveLength(1);
     // The local clock starts at --at and then runs: the decision is taken a few milliseconds after 10:02:45.
     const decision = JSON.parse(queued[0].body);
@@ -374,13 +443,12 @@ describe('npm run invoke (serverless invoke local, stage local): no AWS account'
     expect(decision.decidedAt).toMatch(/^2026-11-21T10:02:4[5-9]\./);
     expect(queued[0].attributes).toMatchObject({ MessageGroupId: 'd1/small', MessageDeduplicationId: decision.decisionId });
 
-    const again = invoke(stateDir, 'thresholdEvaluator', 'events/tick.json', '--at', '2026-11-21T10:03:45Z');
-    expect(again.status).toBe(0);
+    expect(again.status, again.stderr).toBe(0);
     expect(again.stdout).toMatch(/action in flight/);
     expect(JSON.parse(readFileSync(scaleFile, 'utf8')).Records).toHaveLength(1);
     const pool = await withStore(stateDir, (store) => store.getPool('d1/small'));
-    expect(pool?.lease?.holder).toBe(JSON.parse(queued[0].body).decisionId);
-  }, 45_000);
+    expect(pool?.lease?.holder).toBe(decision.decisionId);
+  });
 });
 
 // ---------------------------------------------------------------------------
