@@ -13,6 +13,8 @@ import { systemClock } from '../lib/ports/clock.js';
 
 /** Work stops this long before the Lambda deadline: one step (a broker command, a few writes) fits in it. */
 export const SAFETY_MARGIN_MS = 10_000;
+/** Longest stretch of work in one invocation: under the one-minute tick, so ticks do not pile up on the same drains. */
+export const MAX_WORK_MS = 50_000;
 
 const settings = loadSettingsFromProcess();
 const local = injectedPorts();
@@ -41,7 +43,8 @@ const parse = messageParser(['scale-down', 'ec2-spot-interruption', 'ec2-rebalan
  * urgent ones first, and the tick resumes the rest. Never chains through SQS.
  */
 export const handler = middy(async (event: SQSEvent | ScheduledEvent, context: Context) => {
-  const budget = { timeLeft: () => context.getRemainingTimeInMillis() - SAFETY_MARGIN_MS };
+  const stopAt = Date.now() + MAX_WORK_MS;
+  const budget = { timeLeft: () => Math.min(context.getRemainingTimeInMillis() - SAFETY_MARGIN_MS, stopAt - Date.now()) };
   if (isScheduledEvent(event)) return mover.run(budget);
   const response = await processSqsBatch(event, {
     parse,

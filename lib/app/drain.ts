@@ -755,11 +755,13 @@ export class GearMover {
   private async finishAbort(drain: DrainRecord, node: NodeRecord | undefined, reason: string, options: { failure: boolean }): Promise<StepResult> {
     const { store, platform, clock, log, metrics } = this.ports;
     const now = clock.now();
-    if (node && node.state === 'draining' && node.drainId === drain.drainId) {
-      if (drain.closedAt) await platform.activateNode(node.district, node.nodeId);
+    const ours = node !== undefined && node.state === 'draining' && node.drainId === drain.drainId;
+    // Re-open on the platform whatever the table says, if this drain closed the node and the node still serves.
+    if (node && drain.closedAt && (ours || node.state === 'active')) await platform.activateNode(node.district, node.nodeId);
+    if (ours) {
       await store.transitionNode(
-        node.nodeId,
-        { from: 'draining', to: 'active', expectedVersion: node.version, patch: { drainId: undefined, reason: `drain ${drain.drainId} aborted: ${reason}`.slice(0, 1024) } },
+        node!.nodeId,
+        { from: 'draining', to: 'active', expectedVersion: node!.version, patch: { drainId: undefined, reason: `drain ${drain.drainId} aborted: ${reason}`.slice(0, 1024) } },
         now,
       );
     }
