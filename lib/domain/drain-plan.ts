@@ -81,8 +81,9 @@ export interface DrainPlan {
 /** Places every gear it can; see the module comment for the rules. O(g x n) comparisons of integers at worst. */
 export function planDrain(input: PlanInput): DrainPlan {
   const { gears, fillFraction } = input;
-  const wanted = new Set<string>();
-  for (const gear of gears) wanted.add(gear.app);
+  /** app -> target index -> gears of that app there (listed in stats, or headed there), for the apps this plan places only. */
+  const appTargets = new Map<string, Map<number, number>>();
+  for (const gear of gears) if (!appTargets.has(gear.app)) appTargets.set(gear.app, new Map());
 
   const isFresh = freshStatsTest(input.now.getTime(), input.statsMaxAge);
   const eligible: Array<{ node: NodeRecord; free: number }> = [];
@@ -99,19 +100,22 @@ export function planDrain(input: PlanInput): DrainPlan {
   eligible.sort((a, b) => (a.node.nodeId < b.node.nodeId ? -1 : a.node.nodeId > b.node.nodeId ? 1 : 0));
   const targets = eligible.map((entry) => entry.node.nodeId);
   const free = new Int32Array(eligible.length);
-  /** app -> target index -> gears of that app there (listed in stats, or headed there): sparse, so the common case scans integers only. */
-  const appTargets = new Map<string, Map<number, number>>();
-  const count = (app: string, i: number, n: number) => {
-    let where = appTargets.get(app);
-    if (!where) appTargets.set(app, (where = new Map()));
-    where.set(i, (where.get(i) ?? 0) + n);
-  };
   eligible.forEach((entry, i) => {
     free[i] = entry.free;
     const listed = entry.node.stats!.gears;
-    if (listed) for (const gear of listed) if (wanted.has(gear.app)) count(gear.app, i, 1);
+    if (listed) {
+      for (const gear of listed) {
+        const where = appTargets.get(gear.app);
+        if (where) where.set(i, (where.get(i) ?? 0) + 1);
+      }
+    }
     const incoming = input.incomingApps?.get(entry.node.nodeId);
-    if (incoming) for (const [app, n] of incoming) if (wanted.has(app)) count(app, i, n);
+    if (incoming) {
+      for (const [app, n] of incoming) {
+        const where = appTargets.get(app);
+        if (where) where.set(i, (where.get(i) ?? 0) + n);
+      }
+    }
   });
 
   const placements: Placement[] = [];
@@ -120,19 +124,19 @@ export function planDrain(input: PlanInput): DrainPlan {
 
   for (const gear of orderGears(gears)) {
     const avoid = input.avoid?.get(gear.uuid);
-    const holders = appTargets.get(gear.app);
+    const holders = appTargets.get(gear.app)!;
     // Pass 1: the node with the most room that holds no gear of the app (the first maximum: lowest node id).
     let chosen = -1;
     let chosenRoom = 0;
     for (let i = 0; i < free.length; i++) {
       const room = free[i]!;
       if (room <= chosenRoom) continue;
-      if (holders?.has(i) || avoid?.has(targets[i]!)) continue;
+      if ((holders.size > 0 && holders.has(i)) || avoid?.has(targets[i]!)) continue;
       chosen = i;
       chosenRoom = room;
     }
     let sharesApp = false;
-    if (chosen < 0 && holders) {
+    if (chosen < 0 && holders.size > 0) {
       // Pass 2: every node with room holds the app; the fewest of it, then the most room, then the lowest id.
       let bestCount = Infinity;
       for (const [i, count] of holders) {
@@ -162,7 +166,7 @@ export function planDrain(input: PlanInput): DrainPlan {
       continue;
     }
     free[chosen] = free[chosen]! - 1;
-    count(gear.app, chosen, 1);
+    holders.set(chosen, (holders.get(chosen) ?? 0) + 1);
     placements.push({ gear, target: targets[chosen]!, sharesApp });
   }
   return { placements, unplaced, targets: targets.length, freeSlots };
