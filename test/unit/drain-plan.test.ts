@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { orderGears, planDrain, type PlanInput } from '../../lib/domain/drain-plan.js';
 import type { GearInfo, NodeRecord } from '../../lib/domain/model.js';
@@ -145,5 +146,56 @@ describe('planDrain: order and impossible plans', () => {
     const one = planDrain(input({ gears, nodes }));
     const two = planDrain(input({ gears: [...gears].reverse(), nodes: [...nodes].reverse() }));
     expect(two.placements).toEqual(one.placements);
+  });
+});
+
+describe('planDrain: properties (fast-check)', () => {
+  const arbitraryWorld = fc.record({
+    targets: fc.array(fc.record({ gears: fc.integer({ min: 0, max: 60 }), max: fc.integer({ min: 1, max: 60 }), state: fc.constantFrom('active', 'active', 'draining', 'provisioning') as fc.Arbitrary<NodeRecord['state']>, apps: fc.array(fc.integer({ min: 0, max: 7 }), { maxLength: 5 }) }), { maxLength: 12 }),
+    gears: fc.array(fc.record({ app: fc.integer({ min: 0, max: 7 }), size: fc.constantFrom('small', 'medium', 'large') }), { maxLength: 40 }),
+    reserved: fc.array(fc.integer({ min: 0, max: 11 }), { maxLength: 20 }),
+    fill: fc.constantFrom(0.5, 0.8, 1),
+    antiAffinity: fc.constantFrom('preferred', 'required') as fc.Arbitrary<'preferred' | 'required'>,
+  });
+
+  it('never overfills a target, places each gear at most once, accounts for every gear, and keeps required anti-affinity', () => {
+    fc.assert(
+      fc.property(arbitraryWorld, (world) => {
+        const nodes = world.targets.map((t, i) => {
+          const n = node(`n${String(i).padStart(2, '0')}`, { gears: Math.min(t.gears, 2 * t.max), max: t.max, state: t.state });
+          if (n.stats) n.stats.gears = t.apps.map((a, g) => gear(`x${i}-${g}`, `app${a}`));
+          return n;
+        });
+        const reserved = new Map<string, number>();
+        for (const r of world.reserved) reserved.set(`n${String(r).padStart(2, '0')}`, (reserved.get(`n${String(r).padStart(2, '0')}`) ?? 0) + 1);
+        const gears = world.gears.map((g, i) => gear(`g${i}`, `app${g.app}`, g.size));
+        const plan = planDrain(input({ gears, nodes, reserved, fillFraction: world.fill, antiAffinity: world.antiAffinity }));
+
+        expect(plan.placements.length + plan.unplaced.length).toBe(gears.length);
+        expect(new Set([...plan.placements, ...plan.unplaced].map((p) => p.gear.uuid)).size).toBe(gears.length);
+        const added = new Map<string, number>();
+        for (const p of plan.placements) added.set(p.target, (added.get(p.target) ?? 0) + 1);
+        for (const [target, count] of added) {
+          const n = nodes.find((x) => x.nodeId === target)!;
+          expect(n.state).toBe('active');
+          expect(n.stats!.activeGears + (reserved.get(target) ?? 0) + count).toBeLessThanOrEqual(Math.floor(world.fill * n.stats!.maxActiveGears + 1e-9));
+        }
+        if (world.antiAffinity === 'required') {
+          expect(plan.placements.every((p) => !p.sharesApp)).toBe(true);
+          for (const p of plan.placements) {
+            const n = nodes.find((x) => x.nodeId === p.target)!;
+            expect(n.stats!.gears!.some((g) => g.app === p.gear.app)).toBe(false);
+            expect(plan.placements.filter((q) => q.target === p.target && q.gear.app === p.gear.app)).toHaveLength(1);
+          }
+        }
+        // A gear is left unplaced only when no node had room for it at that point: then later gears of any app find none either,
+        // unless anti-affinity (required) kept it off the nodes with room.
+        if (world.antiAffinity === 'preferred' && plan.unplaced.length > 0) {
+          const room = nodes.filter((n) => n.state === 'active' && n.stats).reduce((sum, n) => sum + Math.max(0, Math.floor(world.fill * n.stats!.maxActiveGears + 1e-9) - n.stats!.activeGears - (reserved.get(n.nodeId) ?? 0)), 0);
+          expect(plan.placements.length).toBe(room);
+        }
+      }),
+      { numRuns: 300 },
+    );
   });
 });
