@@ -5,6 +5,7 @@ import { stateStoreFor } from '../lib/adapters/dynamodb/from-settings.js';
 import { lambdaRuntime, messageParser } from '../lib/adapters/lambda/runtime.js';
 import { injectedPorts } from '../lib/adapters/local/injection.js';
 import { isScheduledEvent } from '../lib/adapters/lambda/scheduled.js';
+import { platformFor } from '../lib/adapters/platform/from-settings.js';
 import { processSqsBatch } from '../lib/adapters/lambda/sqs-batch.js';
 import { sqsQueueFor } from '../lib/adapters/sqs/from-settings.js';
 import { loadSettingsFromProcess } from '../lib/config/index.js';
@@ -22,6 +23,7 @@ const evaluator = new ThresholdEvaluator(
     clock,
     metrics: local.metrics ?? runtime.metrics,
     log,
+    platform: local.platform ?? platformFor(settings, clock),
   },
   settings.config,
 );

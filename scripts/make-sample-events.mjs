@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 const arn = (q) => `arn:aws:sqs:us-east-1:123456789012:nodescaler-dev-${q}`;
 let n = 0;
 function record(body, queue) {
@@ -54,3 +54,19 @@ writeFileSync('events/tick.json', JSON.stringify({
   account: '123456789012', time: '2026-11-21T10:01:00Z', region: 'us-east-1',
   resources: ['arn:aws:events:us-east-1:123456789012:rule/nodescaler-dev-evaluator-tick'], detail: {},
 }, null, 2) + '\n');
+
+// The node provisioner's and the decommissioner's queues: the sample bodies of
+// events/messages/, delivered the way Lambda delivers them (the scale queue is
+// FIFO: group = pool, deduplication id = decisionId).
+const readMessage = (name) => JSON.parse(readFileSync(`events/messages/${name}`, 'utf8'));
+n = 40;
+const scaleUp = readMessage('scale-up.json');
+const scaleRecord = record(scaleUp, 'scale.fifo');
+Object.assign(scaleRecord.attributes, {
+  MessageGroupId: scaleUp.pool,
+  MessageDeduplicationId: scaleUp.decisionId,
+  SequenceNumber: '18893571264728101376',
+});
+writeFileSync('events/scale-up.json', JSON.stringify({ Records: [scaleRecord] }, null, 2) + '\n');
+n = 50;
+writeFileSync('events/drain-complete.json', JSON.stringify({ Records: [record(readMessage('drain-complete.json'), 'decommission')] }, null, 2) + '\n');

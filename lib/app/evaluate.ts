@@ -9,6 +9,7 @@ import type { Message, NodeStatsMessage } from '../messages/index.js';
 import type { Clock } from '../ports/clock.js';
 import type { Log } from '../ports/log.js';
 import type { Metrics } from '../ports/metrics.js';
+import type { Platform } from '../ports/platform.js';
 import type { Queue } from '../ports/queue.js';
 import type { StateStore } from '../ports/state-store.js';
 
@@ -18,6 +19,8 @@ export interface EvaluatorPorts {
   clock: Clock;
   metrics: Metrics;
   log: Log;
+  /** Adds a joining node to its district (the seed configured new hosts into their district). */
+  platform?: Platform;
 }
 
 export interface StatsItem {
@@ -133,6 +136,12 @@ export class ThresholdEvaluator {
   }
 
   private async join(node: NodeRecord, now: Date): Promise<void> {
+    // Before the transition: a crash in between joins the node again on its next stats (add-node is idempotent).
+    try {
+      await this.ports.platform?.addNode(node.district, node.nodeId);
+    } catch (error) {
+      this.ports.log.error('node not added to its district; add it by hand', { nodeId: node.nodeId, district: node.district, error: describe(error) });
+    }
     try {
       await this.ports.store.transitionNode(
         node.nodeId,

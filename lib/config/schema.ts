@@ -103,6 +103,21 @@ const scaleUpSchema = z.strictObject({
   maxNodeProvisionTime: dur('15m', { positive: true }),
   maxNodesPerDecision: z.int().min(1).default(10),
   forecast: forecastSchema.prefault({}),
+  /** How long the provisioner skips an offering (instance type in a subnet) that had no capacity. */
+  offeringUnavailableFor: dur('3m', { positive: true }),
+  /** First backoff once every offering of a pool failed; doubles on each consecutive exhaustion. */
+  exhaustedBackoff: dur('5m', { positive: true }),
+  /** Longest exhaustion backoff. */
+  exhaustedBackoffMax: dur('30m', { positive: true }),
+});
+
+const cloudRetrySchema = z.strictObject({
+  /** Attempts of one cloud or DNS call that is throttled or failing transiently, the first included. */
+  attempts: z.int().min(1).max(10).default(4),
+  /** Backoff before the second attempt; doubles per attempt, with full jitter. */
+  baseDelay: dur('500ms', { positive: true }),
+  /** Longest backoff between two attempts. */
+  maxDelay: dur('8s', { positive: true }),
 });
 
 const scaleDownSchema = z.strictObject({
@@ -267,6 +282,8 @@ const rootSchema = z.strictObject({
   spool: spoolSchema.optional(),
   notify: notifySchema.optional(),
   sweeper: sweeperSchema.prefault({}),
+  /** Retries of throttled cloud and DNS calls inside one invocation (after that, the message is redelivered). */
+  cloudRetry: cloudRetrySchema.prefault({}),
   pools: z.array(poolSchema).min(1, 'at least one pool is required'),
 });
 
@@ -339,6 +356,17 @@ function crossFieldChecks(value: unknown, ctx: Ctx): void {
   const low = within(scaleDown?.utilizationThreshold, 0, 1);
   if (threshold !== undefined && target !== undefined && !(target < threshold)) {
     issue(ctx, ['scaleUp', 'target'], `must be below scaleUp.threshold (${threshold}), or every scale-up ends above the threshold again`);
+  }
+  const backoff = within(scaleUp?.exhaustedBackoff, 1);
+  const backoffMax = within(scaleUp?.exhaustedBackoffMax, 1);
+  if (backoff !== undefined && backoffMax !== undefined && backoff > backoffMax) {
+    issue(ctx, ['scaleUp', 'exhaustedBackoffMax'], 'must not be shorter than scaleUp.exhaustedBackoff');
+  }
+  const retry = record(root.cloudRetry);
+  const baseDelay = within(retry?.baseDelay, 1);
+  const maxDelay = within(retry?.maxDelay, 1);
+  if (baseDelay !== undefined && maxDelay !== undefined && baseDelay > maxDelay) {
+    issue(ctx, ['cloudRetry', 'maxDelay'], 'must not be shorter than cloudRetry.baseDelay');
   }
   if (low !== undefined && target !== undefined && !(low < target)) {
     issue(ctx, ['scaleDown', 'utilizationThreshold'], `must be below scaleUp.target (${target}), or the pool flaps between scale-up and scale-down`);

@@ -118,6 +118,29 @@ export interface PoolRecord {
   demandHistory?: DemandSample[];
   /** Observed time from scale-up decision to a node reporting (moving average). */
   observedBootMs?: number;
+  /**
+   * Cloud offerings that recently failed for lack of capacity, by key
+   * (`<instanceType>@<subnetId>`, `*` for any), each with the ISO time until
+   * which the provisioner skips it. Written by the provisioner.
+   */
+  unavailableOfferings?: Record<string, string>;
+}
+
+/**
+ * The names one scale-up decision claimed, written once before any host is
+ * requested: a redelivered or concurrent delivery of the same decision finds
+ * these names again instead of allocating new ones.
+ */
+export interface ScaleUpRecord {
+  decisionId: string;
+  pool: PoolId;
+  /** Nodes the decision asked for. */
+  requested: number;
+  /** The claimed node names, in slot order: fewer than `requested` when limits left less room, none when refused. */
+  slots: Array<{ nodeId: string; cloudName: string }>;
+  createdAt: string;
+  /** Why fewer than `requested` slots were claimed. */
+  reason?: string;
 }
 
 export const MOVE_STATES = ['planned', 'moving', 'moved', 'failed'] as const;

@@ -1,5 +1,11 @@
 import type { PoolId } from '../domain/model.js';
 
+/** Where a host may be launched: one instance type in one subnet. Unset = the template's own choice. */
+export interface Offering {
+  instanceType?: string;
+  subnetId?: string;
+}
+
 export interface HostSpec {
   pool: PoolId;
   district: string;
@@ -9,8 +15,12 @@ export interface HostSpec {
   /** `<base>-<N>.<domain>`: the node's host name and id. */
   hostName: string;
   decisionId: string;
-  /** Stable per (decision, index): a redelivered request never creates a second host. */
+  /** Stable per (decision, node, attempt): a redelivered request never creates a second host. */
   idempotencyToken: string;
+  /** The offering to launch; a handler that creates nothing only reports it. */
+  offering?: Offering;
+  /** Why the host is needed (the decision's reason), for handlers that tell a person. */
+  reason?: string;
 }
 
 export interface HostInfo {
@@ -23,6 +33,17 @@ export interface HostInfo {
   state: 'pending' | 'running' | 'stopping' | 'stopped' | 'shutting-down' | 'terminated' | 'requested';
   launchedAt?: string;
   tags?: Record<string, string>;
+}
+
+/** A host that may go: what a handler that creates nothing tells its reader. */
+export interface ReleaseSpec {
+  pool: PoolId;
+  district: string;
+  profile: string;
+  hostName: string;
+  cloudName?: string;
+  instanceId?: string;
+  reason: string;
 }
 
 /**
@@ -43,4 +64,9 @@ export interface Cloud {
   listManagedHosts(): Promise<HostInfo[]>;
   /** Deletes a detached volume; `ConflictError` while it is still attached, success if already gone. */
   deleteVolume(volumeId: string): Promise<void>;
+  /**
+   * Handlers that create nothing (log, spool, notify) report that a host they
+   * asked for may be released; idempotent. Clouds with instances leave it out.
+   */
+  reportRelease?(spec: ReleaseSpec): Promise<void>;
 }

@@ -3,6 +3,7 @@ export type * from './queue.js';
 export type * from './cloud.js';
 export type * from './platform.js';
 export type * from './dns.js';
+export type * from './notifier.js';
 export type * from './metrics.js';
 export type * from './clock.js';
 export { systemClock } from './clock.js';

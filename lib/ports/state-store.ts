@@ -8,6 +8,7 @@ import type {
   PoolLease,
   PoolId,
   PoolRecord,
+  ScaleUpRecord,
 } from '../domain/model.js';
 
 /** Fields a caller may change on a node; identity, state and version are the store's. */
@@ -95,6 +96,16 @@ export interface StateStore {
 
   /** Atomically allocates the next number for a naming base: 1, 2, 3, ... never twice. */
   allocateNameNumber(base: string): Promise<number>;
+
+  /**
+   * Records the node names a scale-up decision claimed, unless the decision
+   * already has a record: the first writer wins, and every caller gets the
+   * record as stored (`created` tells which). Never overwrites; expires after
+   * `ttlMs` (DynamoDB TTL), long after SQS could redeliver the decision.
+   */
+  claimScaleUp(claim: ScaleUpRecord, ttlMs: number): Promise<{ record: ScaleUpRecord; created: boolean }>;
+  /** The claim of a scale-up decision, if one was recorded. */
+  getScaleUp(decisionId: string): Promise<ScaleUpRecord | undefined>;
 
   /** Appends to the pool's decision log; entries expire after `ttlMs`. */
   appendDecision(entry: DecisionLogEntry, ttlMs: number): Promise<void>;

@@ -351,6 +351,39 @@ export function stateStoreContract(name: string, harness: StoreHarness): void {
       });
     });
 
+    describe('scale-up claims', () => {
+      const claim = (decisionId: string, names: number[]) => ({
+        decisionId,
+        pool: 'd1/small',
+        requested: names.length,
+        slots: names.map((n) => ({ nodeId: `claim-${n}.example.com`, cloudName: `claim_${n}` })),
+        createdAt: T0.toISOString(),
+      });
+
+      it('records the first claim of a decision and hands every later caller that one', async () => {
+        expect(await store.getScaleUp('up:claim-1')).toBeUndefined();
+        const first = await store.claimScaleUp(claim('up:claim-1', [1, 2]), 86_400_000);
+        expect(first).toEqual({ record: claim('up:claim-1', [1, 2]), created: true });
+        const second = await store.claimScaleUp(claim('up:claim-1', [3, 4]), 86_400_000);
+        expect(second).toEqual({ record: claim('up:claim-1', [1, 2]), created: false });
+        expect(await store.getScaleUp('up:claim-1')).toEqual(claim('up:claim-1', [1, 2]));
+      });
+
+      it('lets exactly one of many concurrent claims of one decision win', async () => {
+        const results = await Promise.all([10, 20, 30, 40, 50].map((n) => store.claimScaleUp(claim('up:claim-race', [n, n + 1]), 86_400_000)));
+        expect(results.filter((r) => r.created)).toHaveLength(1);
+        const winner = results.find((r) => r.created)!.record;
+        expect(results.every((r) => JSON.stringify(r.record) === JSON.stringify(winner))).toBe(true);
+        expect(await store.getScaleUp('up:claim-race')).toEqual(winner);
+      });
+
+      it('keeps a refused claim with no slots and its reason', async () => {
+        const refused = { ...claim('up:claim-none', []), requested: 3, reason: 'pool.max=5 reached' };
+        await store.claimScaleUp(refused, 86_400_000);
+        expect(await store.getScaleUp('up:claim-none')).toEqual(refused);
+      });
+    });
+
     describe('decision log', () => {
       it('returns the latest decisions first, up to a limit, per pool', async () => {
         for (let i = 0; i < 4; i++) {

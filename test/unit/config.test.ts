@@ -70,7 +70,7 @@ describe('example configuration', () => {
 
   it('writes out exactly the schema defaults for every global section', () => {
     const defaults = parseConfig(minimal());
-    for (const key of ['handler', 'platform', 'limits', 'scaleUp', 'scaleDown', 'statsMaxAge', 'leaseTtl', 'decisionLogTtl', 'naming', 'sweeper'] as const) {
+    for (const key of ['handler', 'platform', 'limits', 'scaleUp', 'scaleDown', 'statsMaxAge', 'leaseTtl', 'decisionLogTtl', 'naming', 'sweeper', 'cloudRetry'] as const) {
       expect(example[key], key).toEqual(defaults[key]);
     }
     expect(example.dns).toBeUndefined();
@@ -111,7 +111,11 @@ describe('defaults', () => {
       maxNodeProvisionTime: 900_000,
       maxNodesPerDecision: 10,
       forecast: { enabled: true, window: 1_800_000, dailySeasonality: true, bootDelay: 180_000 },
+      offeringUnavailableFor: 180_000,
+      exhaustedBackoff: 300_000,
+      exhaustedBackoffMax: 1_800_000,
     });
+    expect(config.cloudRetry).toEqual({ attempts: 4, baseDelay: 500, maxDelay: 8_000 });
     expect(config.scaleUp.forecast.lookahead).toBeUndefined();
     expect(config.scaleDown).toEqual({
       enabled: true,
@@ -310,6 +314,11 @@ describe('cross-field rules', () => {
     expect(issuesOf(minimal({ handler: 'notify' }))).toEqual([{ path: 'notify.topicArn', message: 'handler notify needs notify.topicArn' }]);
     const topicArn = 'arn:aws:sns:us-east-1:123456789012:nodescaler';
     expect(parseConfig(minimal({ handler: 'notify', notify: { topicArn } })).notify).toEqual({ topicArn });
+  });
+
+  it('exhaustion backoff and cloud retry delays must not shrink', () => {
+    const issues = issuesOf({ ...minimal(), scaleUp: { exhaustedBackoff: '40m' }, cloudRetry: { baseDelay: '10s', maxDelay: '1s' } });
+    expect(issues.map((issue) => issue.path)).toEqual(['scaleUp.exhaustedBackoffMax', 'cloudRetry.maxDelay']);
   });
 
   it('platform openshift-broker needs brokerInstanceId', () => {

@@ -19,6 +19,7 @@ import type {
   NodeStats,
   PoolId,
   PoolRecord,
+  ScaleUpRecord,
 } from '../../domain/model.js';
 import { splitPoolId } from '../../domain/model.js';
 import { ConflictError, NotFoundError, TransientError, ValidationError } from '../../errors.js';
@@ -34,6 +35,7 @@ const key = {
   pool: (pool: PoolId) => ({ [PK]: `POOL#${pool}`, [SK]: 'POOL' }),
   drain: (drainId: string) => ({ [PK]: `DRAIN#${drainId}`, [SK]: 'DRAIN' }),
   counter: (base: string) => ({ [PK]: `COUNTER#${base}`, [SK]: 'COUNTER' }),
+  scaleUp: (decisionId: string) => ({ [PK]: `SCALEUP#${decisionId}`, [SK]: 'SCALEUP' }),
   log: (pool: PoolId) => `LOG#${pool}`,
 };
 const poolPartition = (pool: PoolId) => `POOL#${pool}`;
@@ -281,6 +283,23 @@ export class DynamoDbStateStore implements StateStore {
       ),
     );
     return Number(result.Attributes?.next);
+  }
+
+  async claimScaleUp(claim: ScaleUpRecord, ttlMs: number): Promise<{ record: ScaleUpRecord; created: boolean }> {
+    try {
+      await this.putNew(
+        { ...key.scaleUp(claim.decisionId), [TTL]: decisionExpiry(claim.createdAt, ttlMs), ...claim },
+        `scale-up ${claim.decisionId} is claimed`,
+      );
+      return { record: claim, created: true };
+    } catch (error) {
+      if (error instanceof ConflictError && error.current) return { record: error.current as ScaleUpRecord, created: false };
+      throw error;
+    }
+  }
+
+  async getScaleUp(decisionId: string): Promise<ScaleUpRecord | undefined> {
+    return this.get<ScaleUpRecord>(key.scaleUp(decisionId));
   }
 
   async appendDecision(entry: DecisionLogEntry, ttlMs: number): Promise<void> {

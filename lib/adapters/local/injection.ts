@@ -3,6 +3,7 @@ import type { Clock } from '../../ports/clock.js';
 import type { Dns } from '../../ports/dns.js';
 import type { Log } from '../../ports/log.js';
 import type { Metrics } from '../../ports/metrics.js';
+import type { Notifier } from '../../ports/notifier.js';
 import type { Platform } from '../../ports/platform.js';
 import type { Queue } from '../../ports/queue.js';
 import type { StateStore } from '../../ports/state-store.js';
@@ -17,6 +18,9 @@ export interface InjectablePorts {
   dns?: Dns;
   log?: Log;
   metrics?: Metrics;
+  notifier?: Notifier;
+  /** How backoff waits (a virtual clock's advance in simulations); default a real timer. */
+  sleep?: (ms: number) => Promise<void>;
 }
 
 const SLOT = Symbol.for('nodescaler.injectedPorts');

@@ -7,6 +7,7 @@ import type {
   NodeStats,
   PoolId,
   PoolRecord,
+  ScaleUpRecord,
 } from '../../domain/model.js';
 import { splitPoolId } from '../../domain/model.js';
 import { ConflictError, NotFoundError } from '../../errors.js';
@@ -35,6 +36,7 @@ export class InMemoryStateStore implements StateStore {
   private readonly pools = new Map<PoolId, PoolRecord>();
   private readonly drains = new Map<string, DrainRecord>();
   private readonly counters = new Map<string, number>();
+  private readonly scaleUps = new Map<string, ScaleUpRecord>();
   private readonly decisions = new Map<PoolId, Array<DecisionLogEntry & { expiresAt: number }>>();
 
   async getNode(nodeId: string): Promise<NodeRecord | undefined> {
@@ -180,6 +182,18 @@ export class InMemoryStateStore implements StateStore {
     const next = (this.counters.get(base) ?? 0) + 1;
     this.counters.set(base, next);
     return next;
+  }
+
+  async claimScaleUp(claim: ScaleUpRecord, _ttlMs: number): Promise<{ record: ScaleUpRecord; created: boolean }> {
+    const existing = this.scaleUps.get(claim.decisionId);
+    if (existing) return { record: copy(existing), created: false };
+    this.scaleUps.set(claim.decisionId, copy(claim));
+    return { record: copy(claim), created: true };
+  }
+
+  async getScaleUp(decisionId: string): Promise<ScaleUpRecord | undefined> {
+    const record = this.scaleUps.get(decisionId);
+    return record && copy(record);
   }
 
   async appendDecision(entry: DecisionLogEntry, ttlMs: number): Promise<void> {

@@ -1,0 +1,84 @@
+import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import type { Config } from '../../config/index.js';
+import { NodescalerError, TransientError, ValidationError } from '../../errors.js';
+import type { Cloud, HostInfo, HostSpec, ReleaseSpec } from '../../ports/cloud.js';
+import { awsErrorInfo } from '../aws-errors.js';
+import { addNodeRequest, removeNodeRequest, type AddNodeRequest, type RemoveNodeRequest } from '../cloud/host-request.js';
+
+export interface SpoolOptions {
+  bucket: string;
+  /** Key prefix; each pool writes under `<prefix><district>/<profile>/`. */
+  prefix: string;
+}
+
+/**
+ * Handler `spool`: writes each event specification as a JSON document to S3
+ * for an external system to act on, at
+ * `<prefix><district>/<profile>/<hostName>.add.json` (and `.remove.json`
+ * when the host may go). One key per host and kind, so a retry overwrites
+ * the same document. Creates no instance.
+ *
+ * Errors: throttling (`SlowDown`), 5xx, network -> `TransientError`; a
+ * missing bucket or denied access -> `ValidationError`.
+ */
+export class S3SpoolCloud implements Cloud {
+  constructor(
+    private readonly client: S3Client,
+    private readonly options: SpoolOptions,
+    private readonly config: Pick<Config, 'pools'>,
+  ) {}
+
+  async createHost(spec: HostSpec): Promise<HostInfo> {
+    await this.put(addNodeRequest(this.config, spec));
+    const info: HostInfo = { state: 'requested' };
+    if (spec.offering?.instanceType !== undefined) info.instanceType = spec.offering.instanceType;
+    return info;
+  }
+
+  async reportRelease(spec: ReleaseSpec): Promise<void> {
+    await this.put(removeNodeRequest(spec));
+  }
+
+  /** Key of a request document. */
+  keyOf(request: Pick<AddNodeRequest | RemoveNodeRequest, 'kind' | 'district' | 'profile' | 'hostName'>): string {
+    const kind = request.kind === 'add-node' ? 'add' : 'remove';
+    return `${this.options.prefix}${request.district}/${request.profile}/${request.hostName}.${kind}.json`;
+  }
+
+  async terminateHost(): Promise<void> {}
+
+  async describeHosts(): Promise<Map<string, HostInfo>> {
+    return new Map();
+  }
+
+  async listManagedHosts(): Promise<HostInfo[]> {
+    return [];
+  }
+
+  async deleteVolume(): Promise<void> {}
+
+  private async put(request: AddNodeRequest | RemoveNodeRequest): Promise<void> {
+    const key = this.keyOf(request);
+    try {
+      await this.client.send(
+        new PutObjectCommand({
+          Bucket: this.options.bucket,
+          Key: key,
+          Body: `${JSON.stringify(request, null, 2)}\n`,
+          ContentType: 'application/json',
+        }),
+      );
+    } catch (error) {
+      throw translateS3Error(error, `PutObject s3://${this.options.bucket}/${key}`);
+    }
+  }
+}
+
+export function translateS3Error(error: unknown, operation: string): NodescalerError {
+  if (error instanceof NodescalerError) return error;
+  const info = awsErrorInfo(error);
+  if (info.transient) return new TransientError(`${operation} failed: ${info.detail}`, { cause: error });
+  if (info.name === 'NoSuchBucket') return new ValidationError({ path: 'spool.bucket', message: `S3 has no such bucket (${info.detail})` }, operation);
+  if (info.clientFault) return new ValidationError({ path: '', message: `S3 rejected the request (${info.detail})` }, operation);
+  return new TransientError(`${operation} failed: ${info.detail}`, { cause: error });
+}

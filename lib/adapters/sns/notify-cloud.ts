@@ -1,0 +1,43 @@
+import type { SNSClient } from '@aws-sdk/client-sns';
+import type { Config } from '../../config/index.js';
+import type { Cloud, HostInfo, HostSpec, ReleaseSpec } from '../../ports/cloud.js';
+import { addNodeRequest, removeNodeRequest, requestSubject, requestText } from '../cloud/host-request.js';
+import { publish } from './publish.js';
+
+/**
+ * Handler `notify`: publishes a readable message to an SNS topic (an
+ * operator's e-mail subscription) saying which node is needed, where and
+ * why, and later which host may be released. Creates no instance.
+ */
+export class SnsNotifyCloud implements Cloud {
+  constructor(
+    private readonly client: SNSClient,
+    private readonly topicArn: string,
+    private readonly config: Pick<Config, 'pools'>,
+  ) {}
+
+  async createHost(spec: HostSpec): Promise<HostInfo> {
+    const request = addNodeRequest(this.config, spec);
+    await publish(this.client, this.topicArn, { subject: requestSubject(request), text: requestText(request), group: spec.pool, dedupKey: spec.idempotencyToken });
+    const info: HostInfo = { state: 'requested' };
+    if (spec.offering?.instanceType !== undefined) info.instanceType = spec.offering.instanceType;
+    return info;
+  }
+
+  async reportRelease(spec: ReleaseSpec): Promise<void> {
+    const request = removeNodeRequest(spec);
+    await publish(this.client, this.topicArn, { subject: requestSubject(request), text: requestText(request), group: spec.pool, dedupKey: `release:${spec.hostName}` });
+  }
+
+  async terminateHost(): Promise<void> {}
+
+  async describeHosts(): Promise<Map<string, HostInfo>> {
+    return new Map();
+  }
+
+  async listManagedHosts(): Promise<HostInfo[]> {
+    return [];
+  }
+
+  async deleteVolume(): Promise<void> {}
+}

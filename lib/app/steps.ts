@@ -1,0 +1,97 @@
+/**
+ * What the multi-step use cases (provision, release) share: recording a step
+ * on a node by conditional write, patching a pool with re-read-and-retry,
+ * and retrying a throttled call with jittered backoff on an injected sleep.
+ */
+import { backoffDelay } from '../domain/provisioning.js';
+import type { NodeRecord, PoolId, PoolRecord } from '../domain/model.js';
+import { ConflictError, TransientError } from '../errors.js';
+import type { NodePatch, PoolPatch, StateStore } from '../ports/state-store.js';
+
+export interface RetryPolicy {
+  attempts: number;
+  baseDelay: number;
+  maxDelay: number;
+}
+
+/** How a use case waits: the real timer in Lambda, the virtual clock in tests and the simulator. */
+export type Sleep = (ms: number) => Promise<void>;
+
+export const realSleep: Sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Runs `call`; a `TransientError` (throttling, 5xx, network) is retried up
+ * to `policy.attempts` in all, after a full-jitter exponential backoff. Any
+ * other error, and the last transient one, is thrown.
+ */
+export async function retryTransient<T>(
+  call: () => Promise<T>,
+  policy: RetryPolicy,
+  wait: { sleep: Sleep; random: () => number; onRetry?: (error: TransientError, attempt: number, delayMs: number) => void },
+): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await call();
+    } catch (error) {
+      if (!(error instanceof TransientError) || attempt >= policy.attempts) throw error;
+      const delay = backoffDelay(attempt - 1, policy.baseDelay, policy.maxDelay, wait.random);
+      wait.onRetry?.(error, attempt, delay);
+      await wait.sleep(delay);
+    }
+  }
+}
+
+const MAX_WRITE_RACES = 5;
+
+/**
+ * Records steps (name -> value, usually the ISO time) on a node together with
+ * `patch`, by conditional write on its version. A lost race is re-read and
+ * retried; when every step is already recorded by the winner, the winner's
+ * node is returned and nothing is written. `NotFoundError` when the node is gone.
+ */
+export async function recordSteps(
+  store: StateStore,
+  node: NodeRecord,
+  steps: Record<string, string>,
+  patch: NodePatch = {},
+): Promise<NodeRecord> {
+  let current = node;
+  for (let race = 0; ; race++) {
+    try {
+      return await store.updateNode(current.nodeId, current.version, { ...patch, steps: { ...current.steps, ...steps } });
+    } catch (error) {
+      if (!(error instanceof ConflictError) || race >= MAX_WRITE_RACES) throw error;
+      const latest = (error.current as NodeRecord | undefined) ?? (await store.getNode(current.nodeId));
+      if (!latest) throw error;
+      if (Object.keys(steps).every((step) => latest.steps?.[step] !== undefined)) return latest;
+      current = latest;
+    }
+  }
+}
+
+/**
+ * Applies `compute(pool)` to the pool by conditional write, re-reading and
+ * recomputing on a lost race. `compute` returns undefined to write nothing.
+ */
+export async function patchPool(
+  store: StateStore,
+  poolId: PoolId,
+  compute: (pool: PoolRecord) => PoolPatch | undefined,
+): Promise<PoolRecord> {
+  let pool = (await store.getPool(poolId)) ?? (await store.ensurePool(poolId));
+  for (let race = 0; ; race++) {
+    const patch = compute(pool);
+    if (patch === undefined) return pool;
+    try {
+      return await store.updatePool(poolId, pool.version, patch);
+    } catch (error) {
+      if (!(error instanceof ConflictError) || race >= MAX_WRITE_RACES) throw error;
+      pool = (error.current as PoolRecord | undefined) ?? (await store.getPool(poolId)) ?? pool;
+    }
+  }
+}
+
+/** `Name: message` of an error, for log attributes and reasons. */
+export function describeError(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+}

@@ -1,0 +1,56 @@
+/**
+ * Crash injection for resumability tests: a `StateStore` whose next write
+ * matching a predicate throws `Crash` instead of being written, as if the
+ * process died just before it. Everything else goes to the real store.
+ */
+import type { NodeRecord } from '../../lib/domain/model.js';
+import type { NodePatch, StateStore } from '../../lib/ports/state-store.js';
+
+export class Crash extends Error {
+  constructor(what: string) {
+    super(`simulated crash before ${what}`);
+    this.name = 'Crash';
+  }
+}
+
+type NodeWrite = { nodeId: string; patch: NodePatch; to?: NodeRecord['state'] };
+
+export function crashingStore(store: StateStore): StateStore & { crashBefore(predicate: (write: NodeWrite) => boolean, what: string): void } {
+  let pending: { predicate: (write: NodeWrite) => boolean; what: string } | undefined;
+  const check = (write: NodeWrite) => {
+    if (pending && pending.predicate(write)) {
+      const { what } = pending;
+      pending = undefined;
+      throw new Crash(what);
+    }
+  };
+  return new Proxy(store, {
+    get(target, property, receiver) {
+      if (property === 'crashBefore') {
+        return (predicate: (write: NodeWrite) => boolean, what: string) => {
+          pending = { predicate, what };
+        };
+      }
+      if (property === 'updateNode') {
+        return async (nodeId: string, expectedVersion: number, patch: NodePatch) => {
+          check({ nodeId, patch });
+          return target.updateNode(nodeId, expectedVersion, patch);
+        };
+      }
+      if (property === 'createNode') {
+        return async (node: Parameters<StateStore['createNode']>[0], now: Date) => {
+          check({ nodeId: node.nodeId, patch: {}, to: node.state });
+          return target.createNode(node, now);
+        };
+      }
+      if (property === 'transitionNode') {
+        return async (nodeId: string, change: Parameters<StateStore['transitionNode']>[1], now: Date) => {
+          check({ nodeId, patch: change.patch ?? {}, to: change.to });
+          return target.transitionNode(nodeId, change, now);
+        };
+      }
+      const value = Reflect.get(target, property, receiver) as unknown;
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+  }) as StateStore & { crashBefore(predicate: (write: NodeWrite) => boolean, what: string): void };
+}
