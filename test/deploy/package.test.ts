@@ -77,15 +77,18 @@ function noAws(): NodeJS.ProcessEnv {
   return env;
 }
 
+/** `npm run invoke -- <args>`; `direct` runs the same script without npm's own start-up (the later steps of a sequence). */
 const invoke = (stateDir: string, ...args: string[]) =>
   run('npm', ['run', '--silent', 'invoke', '--', ...args, '--state-dir', stateDir], noAws(), 60_000);
+const invokeDirect = (stateDir: string, ...args: string[]) =>
+  run(process.execPath, [join(ROOT, 'scripts/invoke.mjs'), ...args, '--state-dir', stateDir], noAws(), 60_000);
 
 /** Two sequences of `npm run invoke`, each in its own state directory, run while the package is built. */
 interface Invocations {
   /** The issue's command as is, then the gear mover's tick over the same state. */
   plain: { stateDir: string; stats: Ran; gearMoverTick?: Ran };
-  /** Stats at 10:00:30, a tick at 10:02:45 (scale-up), a tick at 10:03:45 (decision in flight). */
-  timed: { stateDir: string; stats: Ran; tick: Ran; scaleQueueAfterTick: string; again: Ran };
+  /** Stats at 10:00:30, a tick at 10:02:45 (scale-up into the scale queue file), the provisioner on that file. */
+  timed: { stateDir: string; stats: Ran; tick: Ran; scaleQueueAfterTick: string; provision?: Ran };
 }
 let invocations: Promise<Invocations>;
 const stateDirs: string[] = [];
@@ -96,16 +99,16 @@ async function runInvocations(): Promise<Invocations> {
   stateDirs.push(plainDir, timedDir);
   const plain = (async () => {
     const stats = await invoke(plainDir, 'thresholdEvaluator', 'events/node-stats.json');
-    const gearMoverTick = LANDED.includes('gearMover') ? await invoke(plainDir, 'gearMover', 'events/tick.json') : undefined;
+    const gearMoverTick = LANDED.includes('gearMover') ? await invokeDirect(plainDir, 'gearMover', 'events/tick.json') : undefined;
     return { stateDir: plainDir, stats, ...(gearMoverTick ? { gearMoverTick } : {}) };
   })();
   const timed = (async () => {
-    const stats = await invoke(timedDir, 'thresholdEvaluator', 'events/node-stats.json', '--at', '2026-11-21T10:00:30Z');
-    const tick = await invoke(timedDir, 'thresholdEvaluator', 'events/tick.json', '--at', '2026-11-21T10:02:45Z');
+    const stats = await invokeDirect(timedDir, 'thresholdEvaluator', 'events/node-stats.json', '--at', '2026-11-21T10:00:30Z');
+    const tick = await invokeDirect(timedDir, 'thresholdEvaluator', 'events/tick.json', '--at', '2026-11-21T10:02:45Z');
     const scaleFile = join(timedDir, 'queues', 'scale.json');
     const scaleQueueAfterTick = existsSync(scaleFile) ? readFileSync(scaleFile, 'utf8') : '';
-    const again = await invoke(timedDir, 'thresholdEvaluator', 'events/tick.json', '--at', '2026-11-21T10:03:45Z');
-    return { stateDir: timedDir, stats, tick, scaleQueueAfterTick, again };
+    const provision = LANDED.includes('nodeProvisioner') ? await invokeDirect(timedDir, 'nodeProvisioner', scaleFile, '--at', '2026-11-21T10:03:00Z') : undefined;
+    return { stateDir: timedDir, stats, tick, scaleQueueAfterTick, ...(provision ? { provision } : {}) };
   })();
   return { plain: await plain, timed: await timed };
 }
@@ -429,8 +432,8 @@ describe('npm run invoke (serverless invoke local, stage local): no AWS account'
     expect(platform.nodes.find((n: Json) => n.nodeId === 'd1-small-1.example.com').gears[0].uuid).toBe('eca26941bc5187d1e2983961edb6dbb6');
   });
 
-  it('builds each invocation on the previous one: stats, then a tick that scales up into the scale queue file, then a tick that finds the decision in flight', async () => {
-    const { stateDir, stats, tick, scaleQueueAfterTick, again } = ran.timed;
+  it('builds each invocation on the previous one: stats, a tick that scales up into the scale queue file, the provisioner taking that file', async () => {
+    const { stateDir, stats, tick, scaleQueueAfterTick, provision } = ran.timed;
     const scaleFile = join(stateDir, 'queues', 'scale.json');
     expect(stats.status, stats.stderr).toBe(0);
     expect(tick.status, `${tick.stdout}\n${tick.stderr}`).toBe(0);
@@ -443,11 +446,16 @@ describe('npm run invoke (serverless invoke local, stage local): no AWS account'
     expect(decision.decidedAt).toMatch(/^2026-11-21T10:02:4[5-9]\./);
     expect(queued[0].attributes).toMatchObject({ MessageGroupId: 'd1/small', MessageDeduplicationId: decision.decisionId });
 
-    expect(again.status, again.stderr).toBe(0);
-    expect(again.stdout).toMatch(/action in flight/);
-    expect(JSON.parse(readFileSync(scaleFile, 'utf8')).Records).toHaveLength(1);
-    const pool = await withStore(stateDir, (store) => store.getPool('d1/small'));
-    expect(pool?.lease?.holder).toBe(decision.decisionId);
+    if (!LANDED.includes('nodeProvisioner')) return;
+
+    // The provisioner takes the queue file as its event; what it handled leaves the file, as SQS deletes it.
+    expect(provision?.status, `${provision?.stdout}\n${provision?.stderr}`).toBe(0);
+    expect(provision?.stdout).toMatch(/"batchItemFailures": \[\]/);
+    expect(provision?.stdout).toContain(`"decisionId":"${decision.decisionId}"`);
+    expect(provision?.stderr).toContain('scale queue: 1 handled, 0 to redeliver, 0 dead-lettered');
+    expect(JSON.parse(readFileSync(scaleFile, 'utf8')).Records).toEqual([]);
+    const claim = await withStore(stateDir, (store) => store.getScaleUp(decision.decisionId));
+    expect(claim).toBeDefined();
   });
 });
 
