@@ -13,7 +13,8 @@ export class Crash extends Error {
   }
 }
 
-type NodeWrite = { nodeId: string; patch: NodePatch; to?: NodeRecord['state'] };
+/** A write about to happen: node writes carry `nodeId`, pool writes `pool`. */
+type NodeWrite = { nodeId: string; patch: NodePatch & Record<string, unknown>; to?: NodeRecord['state']; pool?: string };
 
 export function crashingStore(store: StateStore): StateStore & { crashBefore(predicate: (write: NodeWrite) => boolean, what: string): void } {
   let pending: { predicate: (write: NodeWrite) => boolean; what: string } | undefined;
@@ -35,6 +36,12 @@ export function crashingStore(store: StateStore): StateStore & { crashBefore(pre
         return async (nodeId: string, expectedVersion: number, patch: NodePatch) => {
           check({ nodeId, patch });
           return target.updateNode(nodeId, expectedVersion, patch);
+        };
+      }
+      if (property === 'updatePool') {
+        return async (pool: string, expectedVersion: number, patch: Parameters<StateStore['updatePool']>[2]) => {
+          check({ nodeId: '', pool, patch: patch as NodePatch & Record<string, unknown> });
+          return target.updatePool(pool, expectedVersion, patch);
         };
       }
       if (property === 'createNode') {

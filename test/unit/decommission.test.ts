@@ -1,0 +1,69 @@
+import { describe, expect, it } from 'vitest';
+import { decommissionCheck, describeGears, nextReleaseStep, nodeLifetimeSeconds, type ReleaseStep } from '../../lib/domain/decommission.js';
+import type { NodeRecord } from '../../lib/domain/model.js';
+
+type Releasable = Pick<NodeRecord, 'steps' | 'joinedAt' | 'origin' | 'instanceId' | 'volumeId' | 'privateIp'>;
+
+/** Every step in order, as if each succeeded and was recorded (resolving the volume finds `vol-1`). */
+function plan(node: Releasable, options = { dns: true, volume: true }): ReleaseStep[] {
+  const steps: ReleaseStep[] = [];
+  let current: Releasable = { ...node, steps: { ...node.steps } };
+  for (let step = nextReleaseStep(current, options); step !== undefined; step = nextReleaseStep(current, options)) {
+    steps.push(step);
+    current = { ...current, steps: { ...current.steps, [step]: 't' }, ...(step === 'volumeResolved' ? { volumeId: 'vol-1' } : {}) };
+    if (steps.length > 10) throw new Error('no end');
+  }
+  return steps;
+}
+
+describe('release steps', () => {
+  const launched: Releasable = { origin: 'provisioned', joinedAt: 't0', instanceId: 'i-1', privateIp: '10.0.0.1', steps: { dnsRegistered: 't0' } };
+
+  it('releases a joined EC2 node: district, DNS, volume id, instance, volume', () => {
+    expect(plan(launched)).toEqual(['removedFromDistrict', 'dnsDeleted', 'volumeResolved', 'instanceTerminated', 'volumeDeleted']);
+    expect(plan({ ...launched, volumeId: 'vol-9' })).toEqual(['removedFromDistrict', 'dnsDeleted', 'instanceTerminated', 'volumeDeleted']);
+  });
+
+  it('skips what the node never had: a district it never joined, DNS nodescaler did not write, a volume the template has none of', () => {
+    expect(plan({ ...launched, joinedAt: undefined, steps: {} }, { dns: true, volume: false })).toEqual(['instanceTerminated']);
+    expect(plan(launched, { dns: false, volume: false })).toEqual(['removedFromDistrict', 'instanceTerminated']);
+  });
+
+  it('reports instead of terminating when there is no instance (log, spool, notify; adopted nodes)', () => {
+    expect(plan({ origin: 'provisioned', joinedAt: 't0', steps: {} })).toEqual(['removedFromDistrict', 'releaseReported']);
+    expect(plan({ origin: 'adopted', steps: {} })).toEqual(['removedFromDistrict', 'releaseReported']);
+    expect(plan({ origin: 'provisioned', steps: {} })).toEqual(['releaseReported']);
+  });
+
+  it('resumes at the first step not recorded', () => {
+    const afterTerminate = { ...launched, volumeId: 'vol-1', steps: { dnsRegistered: 't0', removedFromDistrict: 't', dnsDeleted: 't', instanceTerminated: 't' } };
+    expect(nextReleaseStep(afterTerminate, { dns: true, volume: true })).toBe('volumeDeleted');
+    expect(nextReleaseStep({ ...afterTerminate, steps: { ...afterTerminate.steps, volumeDeleted: 't' } }, { dns: true, volume: true })).toBeUndefined();
+  });
+});
+
+describe('the last check', () => {
+  const node = { nodeId: 'n-1.example.com', protected: false };
+  const gears = Array.from({ length: 12 }, (_, i) => ({ uuid: `g${i}`, app: `a${i}`, size: 'small' }));
+
+  it('releases an unprotected node the platform lists no gear on', () => {
+    expect(decommissionCheck(node, [], [])).toEqual({ verdict: 'release' });
+  });
+
+  it('refuses a protected node, by flag or by the pool list, whatever the gears', () => {
+    expect(decommissionCheck({ ...node, protected: true }, [], []).verdict).toBe('protected');
+    expect(decommissionCheck(node, ['n-1.example.com'], []).verdict).toBe('protected');
+  });
+
+  it('refuses a node holding gears, naming at most ten of them', () => {
+    const check = decommissionCheck(node, [], gears);
+    expect(check.verdict).toBe('holds-gears');
+    expect(check).toMatchObject({ reason: `decommission refused: the platform lists 12 gears on n-1.example.com (${describeGears(gears)})` });
+    expect(describeGears(gears)).toMatch(/^g0 \(a0\), .*g9 \(a9\) and 2 more$/);
+  });
+
+  it('measures a node\'s lifetime in seconds', () => {
+    expect(nodeLifetimeSeconds({ createdAt: '2026-11-21T10:00:00.000Z' }, new Date('2026-11-21T12:00:30.400Z'))).toBe(7230);
+    expect(nodeLifetimeSeconds({ createdAt: 'garbage' }, new Date())).toBeUndefined();
+  });
+});
