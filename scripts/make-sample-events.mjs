@@ -30,10 +30,10 @@ const stats = (i, profile, active, max, second, gears) => ({
 });
 const gears = (node, count) => Array.from({ length: count }, (_, g) => ({ uuid: createHash('md5').update(`${node}-${g}`).digest('hex'), app: ['shop', 'blog', 'crm', 'wiki'][g % 4] + '-' + (g % 3), size: 'small' }));
 const good = [
-  stats(1, 'small', 88, 100, 3, gears(1, 88)),
-  stats(2, 'small', 91, 100, 5),
-  stats(3, 'small', 84, 100, 8),
-  stats(4, 'small', 86, 100, 12),
+  stats(1, 'small', 94, 100, 3, gears(1, 94)),
+  stats(2, 'small', 95, 100, 5),
+  stats(3, 'small', 96, 100, 8),
+  stats(4, 'small', 95, 100, 12),
   stats(1, 'medium', 12, 50, 15),
 ];
 writeFileSync('events/node-stats.json', JSON.stringify({ Records: good.map((b) => record(b, 'stats')) }, null, 2) + '\n');

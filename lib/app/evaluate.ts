@@ -70,7 +70,7 @@ export class ThresholdEvaluator {
     return { failures, outcomes };
   }
 
-  /** The scheduled tick: every configured pool is evaluated, whether stats arrive or not. */
+  /** The scheduled tick: every configured pool not evaluated within evaluationInterval is, whether stats arrive or not. */
   async tick(): Promise<PoolOutcome[]> {
     return this.evaluate([...this.pools.keys()], 'tick');
   }
@@ -183,7 +183,8 @@ export class ThresholdEvaluator {
     const poolConfig = this.pools.get(poolId)!;
     const now = clock.now();
     let pool = (await store.getPool(poolId)) ?? (await store.ensurePool(poolId));
-    if (trigger === 'stats' && pool.lastEvaluatedAt && now.getTime() - Date.parse(pool.lastEvaluatedAt) < this.config.evaluationInterval) {
+    // Stats and the tick both evaluate at most once per evaluationInterval: the tick is for pools whose stats stopped.
+    if (pool.lastEvaluatedAt && now.getTime() - Date.parse(pool.lastEvaluatedAt) < this.config.evaluationInterval) {
       return { pool: poolId, kind: 'skipped', reason: `evaluated at ${pool.lastEvaluatedAt}` };
     }
     pool = await this.resendUnsentDecision(pool, now);

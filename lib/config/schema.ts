@@ -96,10 +96,12 @@ const forecastSchema = z.strictObject({
 });
 
 const scaleUpSchema = z.strictObject({
-  threshold: fraction.default(0.8),
-  target: fraction.default(0.7),
+  // Gear slots are a hard, known capacity (max_active_gears), so pools run full: the forecast and
+  // headroomGears, not a wide margin, keep room for what comes during a boot (tuned on the Azure 2019 replay).
+  threshold: fraction.default(0.95),
+  target: fraction.default(0.92),
   sustain: dur('2m'),
-  headroomGears: z.int().min(0).default(0),
+  headroomGears: z.int().min(0).default(30),
   maxNodeProvisionTime: dur('15m', { positive: true }),
   maxNodesPerDecision: z.int().min(1).default(10),
   forecast: forecastSchema.prefault({}),
@@ -122,7 +124,7 @@ const cloudRetrySchema = z.strictObject({
 
 const scaleDownSchema = z.strictObject({
   enabled: z.boolean().default(true),
-  utilizationThreshold: fraction.default(0.5),
+  utilizationThreshold: fraction.default(0.88),
   unneededTime: dur('5m'),
   delayAfterAdd: dur('10m'),
   delayAfterDelete: dur('5m'),

@@ -119,6 +119,11 @@ function daysInMonth(year: number, month: number): number {
  */
 export function normalizeIsoDateTime(value: string): string | undefined {
   if (value.length > 40) return undefined;
+  // Fast path: already canonical (what our own producers send) and a real instant.
+  if (value.length === 24 && CANONICAL_UTC.test(value)) {
+    const time = Date.parse(value);
+    if (Number.isFinite(time) && new Date(time).toISOString() === value) return value;
+  }
   const m = ISO_DATE_TIME.exec(value);
   if (m === null) return undefined;
   const [, y, mo, d, h, mi, s = '00', fraction = '', zone = 'Z', oh = '00', om = '00'] = m;

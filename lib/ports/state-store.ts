@@ -41,7 +41,7 @@ export type StatsWrite =
  */
 export interface StateStore {
   getNode(nodeId: string): Promise<NodeRecord | undefined>;
-  /** Nodes of one pool, any state, ordered by nodeId. */
+  /** Nodes of one pool, ordered by nodeId; terminated nodes leave the list (a sparse index), `getNode` still finds them. */
   listNodes(pool: PoolId): Promise<NodeRecord[]>;
   /** Creates a node; `ConflictError` (with the existing node) when the id is taken. */
   createNode(node: NewNode, now: Date): Promise<NodeRecord>;

@@ -46,6 +46,8 @@ export class LocalRuntime {
   /** The last error logged for a message, so a dead letter says why. */
   private readonly lastErrors = new Map<string, string>();
   invocations = 0;
+  /** Milliseconds spent per function and trigger, for the replay's own performance figures. */
+  readonly timings = new Map<string, number>();
 
   constructor(
     private readonly clock: VirtualClock,
@@ -117,7 +119,14 @@ export class LocalRuntime {
     const handler = this.handlers.get(name);
     if (!handler) throw new Error(`handler ${name} is not loaded`);
     this.invocations += 1;
-    return handler(event, localContext(name));
+    const started = performance.now();
+    try {
+      return await handler(event, localContext(name));
+    } finally {
+      const kind = 'Records' in event ? 'batch' : 'tick';
+      const key = `${name} ${kind}`;
+      this.timings.set(key, (this.timings.get(key) ?? 0) + performance.now() - started);
+    }
   }
 
   private capturingLog(inner: Log | undefined): Log {

@@ -27,7 +27,7 @@ export interface Trace {
   durationSeconds: number;
 }
 
-const TIME_COLUMNS = ['timestamp', 'time', 'datetime', 'date', 'ts', 't'];
+const TIME_COLUMNS = ['timestamp', 'time', 'datetime', 'date', 'ts', 't', 'seconds', 'second', 'epoch'];
 
 /**
  * Reads a CSV workload trace: one row per time step, a time column (seconds,

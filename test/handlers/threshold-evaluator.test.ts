@@ -53,54 +53,45 @@ describe('thresholdEvaluator handler (dynalite, SQS mocked at the SDK)', () => {
     }));
   });
 
-  it('ingests events/node-stats.json: adopts every node with its stats and decides nothing before the sustain window', async () => {
+  it('ingests events/node-stats.json: adopts every node with its stats and, with fewer free slots than headroomGears, scales up at once', async () => {
     const result = (await handler(event<SQSEvent>('node-stats.json'), lambdaContext())) as SQSBatchResponse;
     expect(result.batchItemFailures).toEqual([]);
 
     const small = await store.listNodes('d1/small');
     expect(small.map((n) => [n.nodeId, n.state, n.origin, n.stats?.activeGears])).toEqual([
-      ['d1-small-1.example.com', 'active', 'adopted', 88],
-      ['d1-small-2.example.com', 'active', 'adopted', 91],
-      ['d1-small-3.example.com', 'active', 'adopted', 84],
-      ['d1-small-4.example.com', 'active', 'adopted', 86],
+      ['d1-small-1.example.com', 'active', 'adopted', 94],
+      ['d1-small-2.example.com', 'active', 'adopted', 95],
+      ['d1-small-3.example.com', 'active', 'adopted', 96],
+      ['d1-small-4.example.com', 'active', 'adopted', 95],
     ]);
-    expect(small[0]?.stats?.gears).toHaveLength(88);
+    expect(small[0]?.stats?.gears).toHaveLength(94);
     expect((await store.listNodes('d1/medium')).map((n) => n.nodeId)).toEqual(['d1-medium-1.example.com']);
 
-    const pool = await store.getPool('d1/small');
-    expect(pool?.highSince).toBe('2026-11-21T10:00:30.000Z');
-    expect(pool?.lease).toBeUndefined();
-    const [latest] = await store.listDecisions('d1/small', 1);
-    expect(latest).toMatchObject({ kind: 'no-action', details: { demand: 349, capacity: 400, utilization: 0.873 } });
-    expect(sqs.commandCalls(SendMessageBatchCommand)).toHaveLength(0);
-  });
-
-  it('scales up on events/tick.json once utilization has stayed above the threshold, with the exact SQS request', async () => {
-    at('2026-11-21T10:02:45Z');
-    const result = await handler(event<ScheduledEvent>('tick.json'), lambdaContext());
-    expect(result).toEqual({ pools: 2 });
-
+    // 380 of 400 slots used: 20 free < headroomGears 30 in infra/nodescaler.example.yml.
     const calls = sqs.commandCalls(SendMessageBatchCommand);
     expect(calls).toHaveLength(1);
     const input = calls[0]!.args[0].input;
-    const decisionId = `up:d1_small:${Date.parse('2026-11-21T10:02:45Z')}`;
+    const decisionId = `up:d1_small:${Date.parse('2026-11-21T10:00:30Z')}`;
     expect(input.QueueUrl).toBe(SCALE_QUEUE);
     expect(input.Entries).toHaveLength(1);
     expect(input.Entries![0]).toMatchObject({ Id: '0', MessageGroupId: 'd1/small', MessageDeduplicationId: decisionId });
     const body = JSON.parse(input.Entries![0]!.MessageBody!);
-    expect(body).toMatchObject({ type: 'scale-up', v: 1, decisionId, pool: 'd1/small', count: 1, decidedAt: '2026-11-21T10:02:45.000Z' });
-    expect(body.reason).toMatch(/^pool d1\/small at 0\.87 >= 0\.80 for 2m15s; \+1 node to 0\.70/);
+    expect(body).toMatchObject({ type: 'scale-up', v: 1, decisionId, pool: 'd1/small', count: 1, decidedAt: '2026-11-21T10:00:30.000Z' });
+    expect(body.reason).toMatch(/^pool d1\/small at 0\.95.*20 free slots < headroomGears 30; \+1 node to 0\.76/);
 
     const pool = await store.getPool('d1/small');
-    expect(pool?.lease).toMatchObject({ holder: decisionId, kind: 'scale-up', sentAt: '2026-11-21T10:02:45.000Z' });
-    expect(pool?.lastScaleUpAt).toBe('2026-11-21T10:02:45.000Z');
+    expect(pool?.lease).toMatchObject({ holder: decisionId, kind: 'scale-up', sentAt: '2026-11-21T10:00:30.000Z' });
+    expect(pool?.lastScaleUpAt).toBe('2026-11-21T10:00:30.000Z');
     const [logged] = await store.listDecisions('d1/small', 1);
-    expect(logged).toMatchObject({ kind: 'scale-up', decisionId, reason: body.reason });
+    expect(logged).toMatchObject({ kind: 'scale-up', decisionId, reason: body.reason, details: { demand: 380, capacity: 400, freeSlots: 20 } });
+    const [medium] = await store.listDecisions('d1/medium', 1);
+    expect(medium?.kind).toBe('no-action');
   });
 
-  it('does not decide twice while the decision is in flight (a second tick finds the lease)', async () => {
-    at('2026-11-21T10:03:45Z');
-    await handler(event<ScheduledEvent>('tick.json'), lambdaContext());
+  it('does not decide twice while the decision is in flight: events/tick.json finds the lease', async () => {
+    at('2026-11-21T10:02:45Z');
+    const result = await handler(event<ScheduledEvent>('tick.json'), lambdaContext());
+    expect(result).toEqual({ pools: 2 });
     expect(sqs.commandCalls(SendMessageBatchCommand)).toHaveLength(0);
     const [logged] = await store.listDecisions('d1/small', 1);
     expect(logged?.kind).toBe('no-action');
@@ -118,8 +109,8 @@ describe('thresholdEvaluator handler (dynalite, SQS mocked at the SDK)', () => {
     expect((await store.getNode('d1-small-1.example.com'))?.stats).toMatchObject({ activeGears: 70, reportedAt: '2026-11-21T10:00:20.000Z' });
     expect((await store.getNode('d1-small-2.example.com'))?.stats).toMatchObject({ activeGears: 65, reportedAt: '2026-11-21T10:00:26.000Z' });
     // The malformed records changed nothing: node 3 and 4 keep the stats of events/node-stats.json.
-    expect((await store.getNode('d1-small-3.example.com'))?.stats).toMatchObject({ activeGears: 84, reportedAt: '2026-11-21T10:00:08.000Z' });
-    expect((await store.getNode('d1-small-4.example.com'))?.stats).toMatchObject({ activeGears: 86 });
+    expect((await store.getNode('d1-small-3.example.com'))?.stats).toMatchObject({ activeGears: 96, reportedAt: '2026-11-21T10:00:08.000Z' });
+    expect((await store.getNode('d1-small-4.example.com'))?.stats).toMatchObject({ activeGears: 95 });
     expect(await store.getNode('d1-small-5.example.com')).toBeUndefined();
   });
 

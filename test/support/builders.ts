@@ -89,9 +89,20 @@ export function drain(nodeId: string, moves: GearMove[], fields: Partial<DrainRe
 type PoolInput = ConfigInput['pools'][number];
 
 /** A validated configuration with one pool `d1/small` (min 0, max 50) unless `pools` is given; `overrides` are merged at the top level. */
+/**
+ * The thresholds these rule tests were written with (the seed's classic 0.80 / 0.70 / 0.50 and
+ * no headroom), pinned so that a change of product defaults does not silently change what a rule test checks.
+ */
+const RULE_TEST_THRESHOLDS = { scaleUp: { threshold: 0.8, target: 0.7, headroomGears: 0 }, scaleDown: { utilizationThreshold: 0.5 } };
+
 export function config(overrides: Omit<Partial<ConfigInput>, 'pools'> & { pools?: PoolInput[] } = {}, poolFields: Partial<PoolInput> = {}): Config {
   const pools = overrides.pools ?? [{ district: 'd1', profile: 'small', max: 50, ...poolFields }];
-  return parseConfig({ ...overrides, pools });
+  return parseConfig({
+    ...overrides,
+    scaleUp: { ...RULE_TEST_THRESHOLDS.scaleUp, ...overrides.scaleUp },
+    scaleDown: { ...RULE_TEST_THRESHOLDS.scaleDown, ...overrides.scaleDown },
+    pools,
+  } as ConfigInput);
 }
 
 export function poolConfigOf(cfg: Config, id = POOL): PoolConfig {

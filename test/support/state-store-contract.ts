@@ -85,6 +85,16 @@ export function stateStoreContract(name: string, harness: StoreHarness): void {
         expect(await s.listNodes('d9/none')).toEqual([]);
       });
 
+      it('drops terminated nodes from the pool list, while getNode still finds them', async () => {
+        const s = await fresh();
+        await s.createNode(newNode({ nodeId: 'live.example.com', pool: 'd5/small', district: 'd5' }), T0);
+        await s.createNode(newNode({ nodeId: 'gone.example.com', pool: 'd5/small', district: 'd5', state: 'terminating' }), T0);
+        expect((await s.listNodes('d5/small')).map((n) => n.nodeId)).toEqual(['gone.example.com', 'live.example.com']);
+        await s.transitionNode('gone.example.com', { from: 'terminating', to: 'terminated' }, at(60));
+        expect((await s.listNodes('d5/small')).map((n) => n.nodeId)).toEqual(['live.example.com']);
+        expect((await s.getNode('gone.example.com'))?.state).toBe('terminated');
+      });
+
       it.each(legalTransitions())('allows %s -> %s', async (from, to) => {
         const node = await store.createNode(newNode({ state: from }), T0);
         const moved = await store.transitionNode(node.nodeId, { from, to, patch: { reason: `test ${from}->${to}` } }, at(60));

@@ -104,10 +104,10 @@ describe('defaults', () => {
     });
     expect(config.limits).toEqual({ maxNodesTotal: 100 });
     expect(config.scaleUp).toEqual({
-      threshold: 0.8,
-      target: 0.7,
+      threshold: 0.95,
+      target: 0.92,
       sustain: 120_000,
-      headroomGears: 0,
+      headroomGears: 30,
       maxNodeProvisionTime: 900_000,
       maxNodesPerDecision: 10,
       forecast: { enabled: true, window: 1_800_000, dailySeasonality: true, bootDelay: 180_000 },
@@ -119,7 +119,7 @@ describe('defaults', () => {
     expect(config.scaleUp.forecast.lookahead).toBeUndefined();
     expect(config.scaleDown).toEqual({
       enabled: true,
-      utilizationThreshold: 0.5,
+      utilizationThreshold: 0.88,
       unneededTime: 300_000,
       delayAfterAdd: 600_000,
       delayAfterDelete: 300_000,
@@ -237,7 +237,7 @@ describe('a file with several problems', () => {
 
   it('reports cross-field problems next to field problems', () => {
     const issues = issuesOf({
-      scaleUp: { target: 0.9 },
+      scaleUp: { target: 0.96 },
       platform: { moveFailureRate: 2 },
       pools: twoPools({ min: 6 }, { max: 'many' }),
     });
@@ -247,12 +247,12 @@ describe('a file with several problems', () => {
 
 describe('cross-field rules', () => {
   it('scaleUp.target must be below scaleUp.threshold', () => {
-    const issues = issuesOf(minimal({ scaleUp: { threshold: 0.8, target: 0.8 } }));
+    const issues = issuesOf(minimal({ scaleUp: { threshold: 0.8, target: 0.8 }, scaleDown: { utilizationThreshold: 0.5 } }));
     expect(issues).toEqual([{ path: 'scaleUp.target', message: expect.stringContaining('below scaleUp.threshold (0.8)'), value: 0.8 }]);
   });
 
   it('scaleDown.utilizationThreshold must be below scaleUp.target (hysteresis)', () => {
-    const issues = issuesOf(minimal({ scaleDown: { utilizationThreshold: 0.75 } }));
+    const issues = issuesOf(minimal({ scaleUp: { threshold: 0.8, target: 0.7 }, scaleDown: { utilizationThreshold: 0.75 } }));
     expect(issues).toEqual([{ path: 'scaleDown.utilizationThreshold', message: expect.stringContaining('flaps'), value: 0.75 }]);
     expect(parseConfig(minimal({ scaleUp: { threshold: 0.9, target: 0.8 }, scaleDown: { utilizationThreshold: 0.75 } })).scaleDown.utilizationThreshold).toBe(0.75);
   });

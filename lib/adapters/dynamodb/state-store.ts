@@ -118,6 +118,12 @@ export class DynamoDbStateStore implements StateStore {
       values[':expected'] = change.expectedVersion;
       condition += ' AND #version = :expected';
     }
+    // A terminated node leaves the pool index (sparse GSI): pool lists stay the size of the live pool.
+    if (change.to === 'terminated') {
+      names['#gpk'] = GPK;
+      names['#gsk'] = GSK;
+      remove.push('#gpk', '#gsk');
+    }
     return this.update<NodeRecord>(
       {
         Key: key.node(nodeId),

@@ -41,6 +41,8 @@ export class SimulatedCloud implements Cloud {
   /** Every call, in order, for assertions. */
   readonly calls: Array<{ op: Operation; arg: unknown }> = [];
   private readonly records = new Map<string, HostRecord>();
+  /** Hosts not terminated. */
+  private readonly live = new Set<HostRecord>();
   private readonly byToken = new Map<string, string>();
   private readonly volumes = new Map<string, { instanceId: string; deleted: boolean }>();
   private readonly failures = new Map<Operation, NodescalerError[]>();
@@ -86,6 +88,7 @@ export class SimulatedCloud implements Cloud {
       ...(offering.subnetId === undefined ? {} : { subnetId: offering.subnetId }),
     };
     this.records.set(record.instanceId, record);
+    this.live.add(record);
     this.byToken.set(spec.idempotencyToken, record.instanceId);
     this.volumes.set(record.volumeId, { instanceId: record.instanceId, deleted: false });
     return this.info(record);
@@ -94,7 +97,10 @@ export class SimulatedCloud implements Cloud {
   async terminateHost(instanceId: string): Promise<void> {
     this.enter('terminateHost', instanceId);
     const record = this.records.get(instanceId);
-    if (record && record.terminatedAt === undefined) record.terminatedAt = this.clock.now().getTime();
+    if (record && record.terminatedAt === undefined) {
+      record.terminatedAt = this.clock.now().getTime();
+      this.live.delete(record);
+    }
   }
 
   async describeHosts(instanceIds: readonly string[]): Promise<Map<string, HostInfo>> {
@@ -109,7 +115,7 @@ export class SimulatedCloud implements Cloud {
 
   async listManagedHosts(): Promise<HostInfo[]> {
     this.enter('listManagedHosts', undefined);
-    return [...this.records.values()].map((record) => this.info(record)).filter((host) => host.state !== 'terminated');
+    return [...this.live].map((record) => this.info(record));
   }
 
   async deleteVolume(volumeId: string): Promise<void> {
@@ -124,9 +130,9 @@ export class SimulatedCloud implements Cloud {
     volume.deleted = true;
   }
 
-  /** Every host ever launched, with its state now. */
-  hosts(): SimulatedHost[] {
-    return [...this.records.values()].map((record) => ({
+  /** Every host ever launched, with its state now; `{ live: true }`: only those not terminated (cheap in long runs). */
+  hosts(options: { live?: boolean } = {}): SimulatedHost[] {
+    return [...(options.live ? this.live : this.records.values())].map((record) => ({
       ...this.info(record),
       instanceId: record.instanceId,
       hostName: record.spec.hostName,
@@ -134,6 +140,14 @@ export class SimulatedCloud implements Cloud {
       pool: record.spec.pool,
       idempotencyToken: record.spec.idempotencyToken,
     }));
+  }
+
+  /** Host names and states of the hosts not terminated, without building full host descriptions (the replay asks every minute). */
+  liveHostStates(): Array<{ hostName: string; state: 'pending' | 'running' }> {
+    const now = this.clock.now().getTime();
+    const out: Array<{ hostName: string; state: 'pending' | 'running' }> = [];
+    for (const record of this.live) out.push({ hostName: record.spec.hostName, state: now >= record.launchedAt + this.options.bootDelayMs ? 'running' : 'pending' });
+    return out;
   }
 
   /** Hosts that finished booting and are not terminated: the ones that join the platform. */

@@ -78,8 +78,12 @@ export class SimulatedPlatform implements Platform {
   private readonly byKey = new Map<string, string>();
   private readonly scripted = new Map<string, number | 'always'>();
   private readonly history: MoveRecord[] = [];
+  private readonly historyById = new Map<string, MoveRecord>();
+  /** Moves still running: settling looks at these only, however long the run. */
+  private readonly running = new Set<SimMove>();
   private readonly random: () => number;
   private sequence = 0;
+  private succeeded = 0;
 
   constructor(
     private readonly clock: Clock,
@@ -195,9 +199,20 @@ export class SimulatedPlatform implements Platform {
   /** Moves still in flight. */
   movesInFlight(): number {
     this.settle();
-    let count = 0;
-    for (const move of this.moves.values()) if (move.status.state === 'running') count++;
-    return count;
+    return this.running.size;
+  }
+
+  /** Gear count and capacity of one node, without copying its gear list (stats in long replays). */
+  nodeLoad(nodeId: string): Omit<NodeFacts, 'gears'> {
+    this.settle();
+    const node = this.node(nodeId);
+    return { district: node.district, profile: node.profile, active: node.active, activeGears: node.gears.size, maxActiveGears: node.maxGears };
+  }
+
+  /** Moves that succeeded so far. */
+  succeededMoves(): number {
+    this.settle();
+    return this.succeeded;
   }
 
   // -------------------------------------------------------------------------
@@ -245,8 +260,8 @@ export class SimulatedPlatform implements Platform {
       throw new ValidationError({ path: 'toNode', message: `gears move only within one district and profile (${source.district}/${source.profile})`, value: toNode });
     }
     if (fromNode === toNode) throw new ValidationError({ path: 'toNode', message: 'the target is the source', value: toNode });
-    for (const move of this.moves.values()) {
-      if (move.gear.uuid === gear.uuid && move.status.state === 'running') throw new ConflictError(`gear ${gear.uuid} is already moving`, move.commandId);
+    for (const move of this.running) {
+      if (move.gear.uuid === gear.uuid) throw new ConflictError(`gear ${gear.uuid} is already moving`, move.commandId);
     }
     if (target.gears.size + target.incoming >= target.maxGears) throw new ConflictError(`node ${toNode} has no room for gear ${gear.uuid}`, toNode);
 
@@ -264,10 +279,12 @@ export class SimulatedPlatform implements Platform {
     };
     target.incoming++;
     this.moves.set(commandId, move);
+    this.running.add(move);
     if (key !== undefined) this.byKey.set(key, commandId);
     const record: MoveRecord = { commandId, uuid: gear.uuid, from: fromNode, to: toNode, startedAt: new Date(now).toISOString() };
     if (key !== undefined) record.idempotencyKey = key;
     this.history.push(record);
+    this.historyById.set(commandId, record);
     this.settle();
     return { commandId };
   }
@@ -293,14 +310,18 @@ export class SimulatedPlatform implements Platform {
 
   /** Completes every move whose time has come, in completion order. */
   private settle(): void {
+    if (this.running.size === 0) return;
     const now = this.clock.now().getTime();
-    const due = [...this.moves.values()].filter((move) => move.status.state === 'running' && move.completesAt <= now);
+    const due: SimMove[] = [];
+    for (const move of this.running) if (move.completesAt <= now) due.push(move);
+    if (due.length === 0) return;
     due.sort((a, b) => a.completesAt - b.completesAt || a.commandId.localeCompare(b.commandId));
     for (const move of due) {
+      this.running.delete(move);
       const target = this.nodes.get(move.to);
       const source = this.nodes.get(move.from);
       if (target) target.incoming--;
-      const record = this.history.find((entry) => entry.commandId === move.commandId);
+      const record = this.historyById.get(move.commandId);
       let failure: string | undefined;
       if (move.willFail) failure = `simulated failure moving gear ${move.gear.uuid} to ${move.to}`;
       else if (!source || this.locations.get(move.gear.uuid) !== move.from) failure = `gear ${move.gear.uuid} is no longer on ${move.from}`;
@@ -314,6 +335,7 @@ export class SimulatedPlatform implements Platform {
       target!.gears.set(move.gear.uuid, move.gear);
       this.locations.set(move.gear.uuid, move.to);
       move.status = { state: 'succeeded' };
+      this.succeeded += 1;
       if (record) record.outcome = 'succeeded';
     }
   }

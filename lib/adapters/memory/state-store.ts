@@ -14,7 +14,36 @@ import { ConflictError, NotFoundError } from '../../errors.js';
 import type { DrainPatch, LeaseRequest, NewDrain, NewNode, NodePatch, PoolPatch, StateStore, StatsWrite } from '../../ports/state-store.js';
 import { assertLegalTransition, decisionExpiry, grantLease, sourcesOf } from '../state-rules.js';
 
-const copy = <T>(value: T): T => structuredClone(value);
+/**
+ * Stored records are deeply frozen snapshots, so reads hand them out without
+ * copying (a long simulation reads far more than it writes) and no caller can
+ * change the store by mutating what it got. Input is cloned once, then frozen.
+ */
+function deepFreeze<T>(value: T): T {
+  if (value === null || typeof value !== 'object' || Object.isFrozen(value)) return value;
+  for (const child of Object.values(value as object)) deepFreeze(child);
+  return Object.freeze(value);
+}
+
+/**
+ * A frozen copy that shares every part already frozen: a record rebuilt from a
+ * stored one (`{ ...move, state }`, a moves array with one new entry) costs
+ * only its new parts, not a deep clone of the whole.
+ */
+function copy<T>(value: T): T {
+  if (value === null || typeof value !== 'object' || Object.isFrozen(value)) return value;
+  if (Array.isArray(value)) return Object.freeze(value.map(copy)) as T;
+  const out: Record<string, unknown> = {};
+  for (const [field, child] of Object.entries(value as Record<string, unknown>)) if (child !== undefined) out[field] = copy(child);
+  return Object.freeze(out) as T;
+}
+
+/** A map whose values are frozen as they are stored. */
+class FrozenMap<K, V> extends Map<K, V> {
+  override set(key: K, value: V): this {
+    return super.set(key, deepFreeze(value));
+  }
+}
 
 /** Applies a patch the way the DynamoDB adapter does: `undefined` removes the field. */
 function applyPatch<T extends object>(record: T, patch: object): T {
@@ -32,11 +61,13 @@ function applyPatch<T extends object>(record: T, patch: object): T {
  * atomic because nothing in it awaits between its read and its write.
  */
 export class InMemoryStateStore implements StateStore {
-  private readonly nodes = new Map<string, NodeRecord>();
-  private readonly pools = new Map<PoolId, PoolRecord>();
-  private readonly drains = new Map<string, DrainRecord>();
+  private readonly nodes = new FrozenMap<string, NodeRecord>();
+  /** Live (not terminated) node ids by pool: the pool index. */
+  private readonly poolIndex = new Map<PoolId, Set<string>>();
+  private readonly pools = new FrozenMap<PoolId, PoolRecord>();
+  private readonly drains = new FrozenMap<string, DrainRecord>();
   private readonly counters = new Map<string, number>();
-  private readonly scaleUps = new Map<string, ScaleUpRecord>();
+  private readonly scaleUps = new FrozenMap<string, ScaleUpRecord>();
   private readonly decisions = new Map<PoolId, Array<DecisionLogEntry & { expiresAt: number }>>();
 
   async getNode(nodeId: string): Promise<NodeRecord | undefined> {
@@ -45,10 +76,12 @@ export class InMemoryStateStore implements StateStore {
   }
 
   async listNodes(pool: PoolId): Promise<NodeRecord[]> {
-    return [...this.nodes.values()]
-      .filter((node) => node.pool === pool)
-      .sort((a, b) => a.nodeId.localeCompare(b.nodeId))
-      .map(copy);
+    const live: NodeRecord[] = [];
+    for (const nodeId of this.poolIndex.get(pool) ?? []) {
+      const node = this.nodes.get(nodeId)!;
+      if (node.state !== 'terminated') live.push(node);
+    }
+    return live.sort((a, b) => (a.nodeId < b.nodeId ? -1 : a.nodeId > b.nodeId ? 1 : 0));
   }
 
   async createNode(node: NewNode, now: Date): Promise<NodeRecord> {
@@ -56,6 +89,9 @@ export class InMemoryStateStore implements StateStore {
     if (existing) throw new ConflictError(`node ${node.nodeId} exists`, copy(existing));
     const record: NodeRecord = { ...copy(node), version: 1, stateChangedAt: now.toISOString() };
     this.nodes.set(node.nodeId, record);
+    const members = this.poolIndex.get(node.pool) ?? new Set<string>();
+    members.add(node.nodeId);
+    this.poolIndex.set(node.pool, members);
     return copy(record);
   }
 
@@ -73,6 +109,8 @@ export class InMemoryStateStore implements StateStore {
     const next = applyPatch(node, change.patch ?? {});
     Object.assign(next, { state: change.to, stateChangedAt: now.toISOString(), version: node.version + 1 });
     this.nodes.set(nodeId, next);
+    // As in DynamoDB's sparse pool index: a terminated node leaves its pool's list.
+    if (change.to === 'terminated') this.poolIndex.get(node.pool)?.delete(nodeId);
     return copy(next);
   }
 

@@ -1,0 +1,169 @@
+import type { SimulatedPlatform } from '../adapters/local/simulated-platform.js';
+import type { LocalSqs } from '../adapters/local/local-sqs.js';
+import type { Clock } from '../ports/clock.js';
+
+/** The view of the simulated cloud the world needs: every host it ever created. */
+export interface CloudView {
+  /** Hosts not terminated. */
+  liveHostStates(): Array<{ hostName: string; state: 'pending' | 'running' }>;
+}
+
+export interface WorldOptions {
+  district: string;
+  profile: string;
+  gearsPerNode: number;
+  /** Application names gears are spread over (gears of one app should land on different nodes). */
+  apps: number;
+  /** Longest time between two reports of an unchanged node. */
+  heartbeatSeconds: number;
+  random: () => number;
+}
+
+export interface WorldSample {
+  demand: number;
+  placed: number;
+  unplaced: number;
+  /** Gear slots of active platform nodes. */
+  capacity: number;
+  /** Hosts that cost money: pending or running. */
+  nodes: number;
+}
+
+/**
+ * Everything outside nodescaler in a replay: applications that want gears
+ * (the trace), the platform placing them, node hosts that boot, join their
+ * district and report stats every minute, and the invariant checks.
+ */
+export class SimWorld {
+  private readonly placed: string[] = [];
+  private readonly index = new Map<string, number>();
+  private waiting = 0;
+  private sequence = 0;
+  private readonly joined = new Set<string>();
+  private readonly lastReports = new Map<string, { activeGears: number; at: number }>();
+  private readonly gone = new Set<string>();
+  readonly violations: string[] = [];
+
+  constructor(
+    private readonly clock: Clock,
+    private readonly platform: SimulatedPlatform,
+    private readonly cloud: CloudView,
+    private readonly sqs: LocalSqs,
+    private readonly options: WorldOptions,
+  ) {}
+
+  /** Gears start or stop so that `demand` are wanted; new ones wait when the district is full. */
+  applyDemand(demand: number): void {
+    let excess = this.placed.length + this.waiting - demand;
+    const fromWaiting = Math.min(Math.max(excess, 0), this.waiting);
+    this.waiting -= fromWaiting;
+    excess -= fromWaiting;
+    while (excess > 0 && this.placed.length > 0) {
+      this.removeAt(Math.floor(this.options.random() * this.placed.length));
+      excess -= 1;
+    }
+    if (excess < 0) this.waiting += -excess;
+    this.placeWaiting();
+  }
+
+  /** Hosts that cost money (pending or running), as of the last `joinBootedHosts`. */
+  private liveHosts = 0;
+
+  /** Hosts that finished booting join the district; hosts that are gone stop reporting. */
+  joinBootedHosts(): void {
+    let live = 0;
+    const present = new Set<string>();
+    for (const host of this.cloud.liveHostStates()) {
+      live += 1;
+      present.add(host.hostName);
+      if (host.state === 'running' && !this.joined.has(host.hostName) && !this.gone.has(host.hostName)) {
+        this.platform.registerNode(this.options.district, this.options.profile, host.hostName, this.options.gearsPerNode);
+        this.joined.add(host.hostName);
+      }
+    }
+    for (const id of [...this.joined]) {
+      if (present.has(id)) continue;
+      // Terminated: it must have been emptied and removed from its district first.
+      this.joined.delete(id);
+      this.gone.add(id);
+      const held = this.platform.hasNode(id) ? this.platform.nodeLoad(id).activeGears : 0;
+      if (held > 0) this.violations.push(`${this.clock.now().toISOString()}: host ${id} terminated while holding ${held} gears`);
+    }
+    this.liveHosts = live;
+    this.placeWaiting();
+  }
+
+  /**
+   * Joined nodes report their stats: when a figure changed since their last
+   * report, and at least every `heartbeatSeconds` (well inside statsMaxAge),
+   * as a node agent that skips unchanged reports would. Unchanged minutes are
+   * most minutes of a replay, and each report costs a queue message.
+   */
+  reportStats(): void {
+    const now = this.clock.now();
+    const reportedAt = now.toISOString();
+    for (const nodeId of this.joined) {
+      if (!this.platform.hasNode(nodeId)) continue;
+      const facts = this.platform.nodeLoad(nodeId);
+      const last = this.lastReports.get(nodeId);
+      if (last && last.activeGears === facts.activeGears && now.getTime() - last.at < this.options.heartbeatSeconds * 1000) continue;
+      this.lastReports.set(nodeId, { activeGears: facts.activeGears, at: now.getTime() });
+      this.sqs.sendRaw(
+        'stats',
+        JSON.stringify({
+          type: 'node-stats',
+          v: 1,
+          nodeId,
+          district: facts.district,
+          profile: facts.profile,
+          activeGears: facts.activeGears,
+          maxActiveGears: facts.maxActiveGears,
+          reportedAt,
+        }),
+      );
+    }
+  }
+
+  sample(demand: number): WorldSample {
+    let capacity = 0;
+    for (const nodeId of this.joined) {
+      if (!this.platform.hasNode(nodeId)) continue;
+      const facts = this.platform.nodeLoad(nodeId);
+      if (facts.active) capacity += facts.maxActiveGears;
+    }
+    return { demand, placed: this.placed.length, unplaced: this.waiting, capacity, nodes: this.liveHosts };
+  }
+
+  /** Every gear on exactly one node, and every gear the world placed still on some node. */
+  checkGears(): void {
+    const locations = this.platform.gearLocations();
+    for (const [uuid, nodes] of locations) {
+      if (nodes.length !== 1) this.violations.push(`${this.clock.now().toISOString()}: gear ${uuid} on ${nodes.length} nodes (${nodes.join(', ')})`);
+    }
+    for (const uuid of this.placed) {
+      if (!locations.has(uuid)) this.violations.push(`${this.clock.now().toISOString()}: gear ${uuid} lost`);
+    }
+  }
+
+  private placeWaiting(): void {
+    while (this.waiting > 0) {
+      this.sequence += 1;
+      const gear = { uuid: `g${this.sequence.toString(36)}`, app: `app-${this.sequence % this.options.apps}`, size: this.options.profile };
+      if (this.platform.placeGear(this.options.district, this.options.profile, gear) === undefined) return;
+      this.index.set(gear.uuid, this.placed.length);
+      this.placed.push(gear.uuid);
+      this.waiting -= 1;
+    }
+  }
+
+  private removeAt(position: number): void {
+    const uuid = this.placed[position]!;
+    const last = this.placed.pop()!;
+    if (position < this.placed.length) {
+      this.placed[position] = last;
+      this.index.set(last, position);
+    }
+    this.index.delete(uuid);
+    this.platform.removeGear(uuid);
+  }
+}

@@ -1,0 +1,63 @@
+import { describe, expect, it } from 'vitest';
+import { runNodescaler } from '../../lib/sim/replay.js';
+import type { SeriesPoint } from '../../lib/sim/results.js';
+import { parseTrace, type Trace } from '../../lib/sim/trace.js';
+
+/** Ramp up, plateau, ramp down, a spike, and quiet again: 5-minute steps over 5 hours. */
+function syntheticTrace(): Trace {
+  const rows: string[] = ['timestamp,gears'];
+  const shape = (minute: number): number => {
+    if (minute < 60) return 200 + (600 * minute) / 60; // ramp up to 800
+    if (minute < 120) return 800; // plateau
+    if (minute < 180) return 800 - (500 * (minute - 120)) / 60; // ramp down to 300
+    if (minute < 210) return 1000; // spike
+    return 300;
+  };
+  for (let minute = 0; minute < 300; minute += 5) rows.push(`${minute * 60},${shape(minute)}`);
+  return parseTrace(rows.join('\n'), 'synthetic', { stepSeconds: 300, peakGears: 1000 });
+}
+
+const base = { gearsPerNode: 100, bootDelaySeconds: 120, seed: 7 };
+const during = (series: SeriesPoint[], fromHour: number, toHour: number) => series.filter((p) => p.at >= fromHour * 3600 && p.at < toHour * 3600);
+const mean = (points: SeriesPoint[], value: (p: SeriesPoint) => number) => points.reduce((sum, p) => sum + value(p), 0) / Math.max(1, points.length);
+
+describe('replay through the real handlers', () => {
+  it('follows demand up and down on dynalite, moving gears to release nodes, with no invariant broken', async () => {
+    const outcome = await runNodescaler(syntheticTrace(), { ...base, store: 'dynalite' });
+    const { result } = outcome;
+    expect(outcome.storeKind).toBe('dynalite');
+    expect(outcome.violations).toEqual([]);
+    expect(outcome.deadLetters).toEqual([]);
+
+    const plateau = mean(during(result.series, 1.5, 2), (p) => p.nodes);
+    const start = mean(during(result.series, 0, 0.25), (p) => p.nodes);
+    const afterRampDown = mean(during(result.series, 2.75, 3), (p) => p.nodes);
+    expect(plateau).toBeGreaterThan(start + 3);
+    expect(afterRampDown).toBeLessThan(plateau - 1);
+    const spike = during(result.series, 3.25, 3.5);
+    expect(Math.max(...spike.map((p) => p.capacity))).toBeGreaterThanOrEqual(1000);
+
+    expect(result.scaleUps).toBeGreaterThan(2);
+    expect(result.scaleDowns).toBeGreaterThan(0);
+    expect(result.gearMoves).toBeGreaterThan(0);
+    expect(result.unplacedShare).toBeLessThan(0.02);
+    expect(result.ratioToOracle).toBeLessThan(1.6);
+  }, 120_000);
+
+  it('keeps every gear when 10 % of the moves fail', async () => {
+    const outcome = await runNodescaler(syntheticTrace(), { ...base, store: 'memory', moveFailureRate: 0.1 });
+    expect(outcome.violations).toEqual([]);
+    expect(outcome.deadLetters).toEqual([]);
+    expect(outcome.result.scaleDowns).toBeGreaterThan(0);
+    expect(outcome.result.gearMoves).toBeGreaterThan(0);
+  }, 120_000);
+
+  it('runs out of cloud capacity without breaking anything, and marks the pool exhausted', async () => {
+    const outcome = await runNodescaler(syntheticTrace(), { ...base, store: 'memory', capacityCap: 8 });
+    expect(outcome.violations).toEqual([]);
+    expect(outcome.result.maxNodes).toBeLessThanOrEqual(8);
+    expect(outcome.result.unplacedGearMinutes).toBeGreaterThan(0);
+    const decisions = await outcome.store.listDecisions('sim/small', 2000);
+    expect(decisions.some((d) => /exhausted/.test(d.reason))).toBe(true);
+  }, 120_000);
+});
