@@ -5,7 +5,7 @@
  * with no AWS account, against embedded state that carries over between runs.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -97,6 +97,25 @@ interface Invocations {
 let invocations: Promise<Invocations>;
 const stateDirs: string[] = [];
 
+/**
+ * A stage whose configuration names every scope (broker, hosted zone, spool
+ * bucket, notify topic): `serverless print` resolves serverless.yml with it
+ * (no build), for the statements config/dev.yml leaves out.
+ */
+const FULL_CONFIG = `
+handler: ec2
+platform: { kind: openshift-broker, brokerInstanceId: i-0b0b0b0b0b0b0b0b0 }
+dns: { hostedZoneId: Z0123456789ABCDEFGHIJ }
+spool: { bucket: nodescaler-spool, prefix: requests/ }
+notify: { topicArn: 'arn:aws:sns:us-east-1:123456789012:nodescaler-requests' }
+pools:
+  - district: d1
+    profile: small
+    max: 10
+    template: { imageId: ami-0123456789abcdef0, instanceTypes: [{ name: m5.xlarge, vcpus: 4, memoryGiB: 16 }], subnets: [subnet-0123456789abcdef0] }
+`;
+let printed: Promise<Ran>;
+
 async function runInvocations(): Promise<Invocations> {
   const plainDir = mkdtempSync(join(tmpdir(), 'nodescaler-invoke-'));
   const timedDir = mkdtempSync(join(tmpdir(), 'nodescaler-invoke-'));
@@ -122,6 +141,14 @@ beforeAll(async () => {
   invocations = runInvocations();
   invocations.catch(() => {}); // awaited (and reported) by the invoke tests
   packageDir = mkdtempSync(join(tmpdir(), 'nodescaler-package-'));
+  writeFileSync(join(packageDir, 'full.yml'), FULL_CONFIG);
+  printed = run(
+    join(ROOT, 'node_modules/.bin/serverless'),
+    ['print', '--stage', 'prod', `--param=configFile=${join(packageDir, 'full.yml')}`, '--format', 'json'],
+    { ...process.env, SLS_TELEMETRY_DISABLED: '1' },
+    55_000,
+  );
+  printed.catch(() => {});
   const packaged = await run(
     join(ROOT, 'node_modules/.bin/serverless'),
     ['package', '--stage', STAGE, '--package', packageDir, `--param=esbuildWorkFolder=.esbuild/test-${process.pid}`],
@@ -136,6 +163,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await invocations.catch(() => undefined);
+  await printed.catch(() => undefined);
   for (const dir of [packageDir, ...stateDirs]) rmSync(dir, { recursive: true, force: true });
 });
 
@@ -333,6 +361,46 @@ describe('serverless package (offline): least-privilege IAM', () => {
     const pass = allPolicyStatements().filter(({ statement }) => actionsOf(statement).includes('iam:PassRole'));
     expect(pass).toHaveLength(1);
     expect(pass[0]!.statement.Resource).toEqual({ 'Fn::Sub': 'arn:${AWS::Partition}:iam::${AWS::AccountId}:role/nodescaler-node' });
+  });
+
+  it('lets only the functions that talk to the broker run commands, and only AWS-RunShellScript on the broker host', () => {
+    const commanders = Object.values(FUNCTIONS)
+      .filter(({ role }) => statementsOf(role).some((s) => actionsOf(s).includes('ssm:SendCommand')))
+      .map(({ role }) => role);
+    expect(commanders.sort()).toEqual(['DecommissionerRole', 'GearMoverRole', 'ThresholdEvaluatorRole']);
+    for (const role of commanders) {
+      const send = statementsOf(role).find((s) => actionsOf(s).includes('ssm:SendCommand'));
+      expect(actionsOf(send)).toEqual(['ssm:SendCommand']);
+      expect(resourcesOf(send)).toEqual([
+        { 'Fn::Sub': 'arn:${AWS::Partition}:ec2:${AWS::Region}:${AWS::AccountId}:instance/' },
+        { 'Fn::Sub': 'arn:${AWS::Partition}:ssm:${AWS::Region}::document/AWS-RunShellScript' },
+      ]);
+    }
+  });
+
+  it('scopes Route 53, SSM, S3 and SNS to the zone, broker, spool prefix and topic the stage configuration names', async () => {
+    const result = await printed;
+    expect(result.status, result.stderr).toBe(0);
+    const resolved = JSON.parse(result.stdout) as { resources: { Conditions: Record<string, Json>; Resources: Record<string, Resource> } };
+    const conditions = resolved.resources.Conditions;
+    for (const [name, value] of [
+      ['HasBroker', 'i-0b0b0b0b0b0b0b0b0'],
+      ['HasHostedZone', 'Z0123456789ABCDEFGHIJ'],
+      ['HasSpool', 'nodescaler-spool'],
+      ['HasNotify', 'arn:aws:sns:us-east-1:123456789012:nodescaler-requests'],
+    ]) {
+      expect(conditions[name!]).toEqual({ 'Fn::Not': [{ 'Fn::Equals': [value, ''] }] });
+    }
+    const statement = (role: string, sid: string) =>
+      (resolved.resources.Resources[role]!.Properties.Policies[0].PolicyDocument.Statement as Json[])
+        .flatMap((entry) => (entry['Fn::If'] ? [entry['Fn::If'][1]] : [entry]))
+        .find((entry) => entry.Sid === sid);
+    expect(statement('NodeProvisionerRole', 'NodeDnsRecords').Resource).toEqual({ 'Fn::Sub': 'arn:${AWS::Partition}:route53:::hostedzone/Z0123456789ABCDEFGHIJ' });
+    expect(statement('NodeProvisionerRole', 'SpoolRequests').Resource).toEqual({ 'Fn::Sub': 'arn:${AWS::Partition}:s3:::nodescaler-spool/requests/*' });
+    expect(statement('NodeProvisionerRole', 'NotifyRequests').Resource).toBe('arn:aws:sns:us-east-1:123456789012:nodescaler-requests');
+    for (const role of ['ThresholdEvaluatorRole', 'GearMoverRole', 'DecommissionerRole']) {
+      expect(statement(role, 'BrokerCommands').Resource[0]).toEqual({ 'Fn::Sub': 'arn:${AWS::Partition}:ec2:${AWS::Region}:${AWS::AccountId}:instance/i-0b0b0b0b0b0b0b0b0' });
+    }
   });
 
   it('leaves out the Route 53, SSM, S3 and SNS statements whose scope the stage configuration does not name', () => {
