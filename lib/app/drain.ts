@@ -85,6 +85,9 @@ export interface Budget {
   timeLeft(): number;
 }
 
+/** The decisionId prefix of a drain an operator asked for (`nodescaler drain NODE`): its drain is of kind `manual`. */
+export const MANUAL_DECISION_PREFIX = 'manual:';
+
 /** A step is begun only with at least this much time left: a gear listing on the broker takes seconds. */
 export const MIN_STEP_MS = 5_000;
 /** A `moving` attempt without a recorded handle is looked up by its key only after this long (its starter may still be writing). */
@@ -157,7 +160,8 @@ export class GearMover {
       startedAt: clock.now().toISOString(),
       reason: message.reason,
       moves: [],
-      kind: 'scale-down',
+      // An operator's `nodescaler drain NODE` sends a scale-down with a `manual:` decisionId (and takes no lease).
+      kind: message.decisionId.startsWith(MANUAL_DECISION_PREFIX) ? 'manual' : 'scale-down',
     });
     await this.releaseLease(message.pool, message.decisionId);
     return outcome;

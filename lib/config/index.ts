@@ -22,6 +22,7 @@ export {
   deploymentSchema,
   loadSettings,
   loadSettingsFromProcess,
+  loadCliEnvironmentFromProcess,
   resetSettingsCache,
   parseConfig,
   parseDeployment,
@@ -31,3 +32,4 @@ export {
   type Deployment,
   type Settings,
 } from './load.js';
+export { parseCliEnvironment, AWS_SETTING_VARIABLES, type CliEnvironment } from './cli-env.js';

@@ -11,6 +11,7 @@ import { parseDocument } from 'yaml';
 import { z } from 'zod';
 import { ValidationError, type ValidationIssue } from '../errors.js';
 import { issuesFromZod } from '../validation.js';
+import { parseCliEnvironment, type CliEnvironment } from './cli-env.js';
 import { configSchema, type Config } from './schema.js';
 
 /** Loaded when the environment names no configuration; relative to the working directory. */
@@ -273,6 +274,15 @@ let cached: Settings | undefined;
 export function loadSettingsFromProcess(): Settings {
   cached ??= loadSettings(process.env);
   return cached;
+}
+
+/**
+ * The operator CLI's environment (lib/cli/): deployment variables, whether
+ * AWS settings are present, NO_COLOR / FORCE_COLOR / COLUMNS. Read here, like
+ * every other variable; parsed by `parseCliEnvironment` (cli-env.ts).
+ */
+export function loadCliEnvironmentFromProcess(): CliEnvironment {
+  return parseCliEnvironment(process.env);
 }
 
 /** Forgets the cached settings, so a test can load a new environment into the same module instance. */

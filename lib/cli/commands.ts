@@ -1,0 +1,153 @@
+/**
+ * The commands that read or change the state: status, explain, evaluate
+ * --dry-run, drain, cancel-drain, protect, unprotect. Loaded by main.ts only
+ * when one of them runs, so `validate-config` and `--help` start without the
+ * AWS SDK and dynalite.
+ */
+import { parseDuration } from '../domain/duration.js';
+import type { Config } from '../config/index.js';
+import type { Clock } from '../ports/clock.js';
+import { positiveInt, print, widthOf, type Context, type Io } from './context.js';
+import { dryRunView, renderDryRun } from './evaluate.js';
+import { EXIT, usageError, type ExitCode } from './exit.js';
+import { explainView, renderExplain } from './explain.js';
+import { cancelDrain, requestDrain, setProtected } from './nodes.js';
+import { when, wrap } from './render.js';
+import { findPool, readSnapshot, type PoolState, type Snapshot } from './snapshot.js';
+import { renderStatus, statusView } from './status.js';
+import { clockAt, describeTarget, loadTargetConfig, openTarget, resolveTarget, type OpenTarget, type TargetSpec } from './target.js';
+
+/** A command that reads or changes the state of a target (every command but validate-config). */
+export async function runStateCommand(command: string, args: string[], context: Context): Promise<ExitCode> {
+  const { io, values } = context;
+
+  const spec = resolveTarget(
+    { local: values.local, stateDir: values['state-dir'], stage: values.stage, region: values.region, table: values.table, config: values.config, at: values.at },
+    io.env,
+    io.cwd,
+    io.root,
+  );
+  const at = values.at ?? (spec.kind === 'local' && io.env.set.localNow ? io.env.deployment.localNow : undefined);
+  const clock = clockAt(at);
+  const { config } = loadTargetConfig(spec, io.root);
+  if (spec.kind === 'deployed' && spec.chosenBy && !values.json) io.stderr.write(`nodescaler: ${describeTarget(spec)}, chosen by ${spec.chosenBy}\n`);
+
+  switch (command) {
+    case 'status':
+      return status(spec, config, clock, args[0], context);
+    case 'explain': {
+      const limit = positiveInt(values.limit, '--limit', 10);
+      return withTarget(io, spec, clock, async (target) => {
+        const snapshot = await readSnapshot(target.store, config, clock.now());
+        const pools = selectPools(snapshot.pools, args[0], snapshot);
+        const view = await explainView(target.store, snapshot, pools, describeTarget(spec), limit);
+        print(context, view, () => renderExplain(view, context));
+        return EXIT.ok;
+      });
+    }
+    case 'evaluate': {
+      if (!values['dry-run']) {
+        throw usageError('evaluate runs only as --dry-run', 'the threshold evaluator itself decides on its schedule (stats and a one-minute tick): nodescaler evaluate --dry-run');
+      }
+      return withTarget(io, spec, clock, async (target) => {
+        const snapshot = await readSnapshot(target.store, config, clock.now());
+        const view = dryRunView(snapshot, selectPools(snapshot.pools, args[0], snapshot), describeTarget(spec));
+        print(context, view, () => renderDryRun(view, context));
+        return EXIT.ok;
+      });
+    }
+    case 'drain':
+      return withTarget(io, spec, clock, async (target) => {
+        const view = await requestDrain(target, config, clock, args[0]!, values.reason);
+        print(context, { target: describeTarget(spec), ...view }, () => [
+          ...wrap(`drain of ${view.nodeId} requested: scale-down ${view.decisionId} sent to ${view.queue}`, context.width),
+          ...wrap(
+            `The gear mover creates drain ${view.drainId} when it takes the message${spec.kind === 'local' ? ` (locally: npm run invoke -- gearMover ${view.queue})` : ''}; nodescaler status shows its progress.`,
+            context.width,
+          ),
+        ]);
+        return EXIT.ok;
+      });
+    case 'cancel-drain':
+      return withTarget(io, spec, clock, async (target) => {
+        const view = await cancelDrain(target, config, clock, args[0]!, values.reason);
+        const p = view.progress;
+        print(context, { target: describeTarget(spec), ...view }, () => [
+          ...wrap(
+            view.changed
+              ? `drain ${view.drainId} of ${view.nodeId} stopping (${view.reason}): no move starts any more; ${p.moving} in flight settle, then the gear mover re-opens the node (${p.moved} of ${p.total} gears moved stay where they are).`
+              : `drain ${view.drainId} of ${view.nodeId} was already stopping since ${when(view.stoppingSince, clock.now())}: ${view.reason}`,
+            context.width,
+          ),
+          ...(spec.kind === 'local' ? wrap('Locally the gear mover runs with: npm run invoke -- gearMover events/tick.json', context.width) : []),
+        ]);
+        return EXIT.ok;
+      });
+    case 'protect':
+    case 'unprotect':
+      return withTarget(io, spec, clock, async (target) => {
+        const view = await setProtected(target, config, args[0]!, command === 'protect');
+        const lines = [
+          view.changed
+            ? `node ${view.nodeId} ${view.protected ? 'protected: never chosen for scale-down, never terminated' : 'unprotected'} (version ${view.version})`
+            : `node ${view.nodeId} was already ${view.protected ? 'protected' : 'unprotected'}; nothing changed`,
+        ];
+        if (command === 'protect' && view.state === 'draining') {
+          lines.push(`note: ${view.nodeId} is draining; protection does not stop a drain in progress (nodescaler cancel-drain ${view.nodeId} does), but the host is never terminated`);
+        }
+        if (command === 'unprotect' && view.protectedByConfig) {
+          io.stderr.write(`nodescaler: warning: ${view.nodeId} stays protected by pools[].protectedNodes in the configuration\n`);
+        }
+        print(context, { target: describeTarget(spec), ...view }, () => lines.flatMap((line) => wrap(line, context.width)));
+        return EXIT.ok;
+      });
+    default:
+      throw usageError(`unknown command ${JSON.stringify(command)}`);
+  }
+}
+
+async function status(spec: TargetSpec, config: Config, clock: Clock, pool: string | undefined, context: Context): Promise<ExitCode> {
+  const { io, values } = context;
+  const watch = values.watch === true;
+  if (!watch && (values.interval !== undefined || values.iterations !== undefined)) throw usageError('--interval and --iterations go with --watch');
+  const interval = values.interval === undefined ? 5000 : parseDuration(values.interval);
+  if (interval === undefined || interval < 1000) throw usageError(`--interval ${JSON.stringify(values.interval)}: expected a duration of at least 1s, such as 5s or 1m`);
+  const iterations = values.iterations === undefined ? Infinity : positiveInt(values.iterations, '--iterations', 1);
+  const sleep = io.sleep ?? defaultSleep;
+  const clear = watch && io.stdout.isTTY === true && !values.json;
+  for (let i = 0; i < iterations; i++) {
+    // Opened and closed around each read: the local state is free for npm run invoke in between.
+    await withTarget(io, spec, clock, async (target) => {
+      const snapshot = await readSnapshot(target.store, config, clock.now());
+      const pools = selectPools(snapshot.pools, pool, snapshot);
+      const view = statusView({ ...snapshot, pools }, describeTarget(spec));
+      if (clear) io.stdout.write('\u001b[2J\u001b[H');
+      else if (watch && i > 0 && !values.json) io.stdout.write('\n');
+      if (values.json) io.stdout.write(`${JSON.stringify(view, null, watch ? undefined : 2)}\n`);
+      else io.stdout.write(`${renderStatus(view, { style: context.style, width: widthOf(io), allGears: values.all === true }).join('\n')}\n`);
+      if (watch && !values.json) io.stdout.write(context.style.dim(`\nrefreshing every ${interval / 1000}s; Ctrl-C stops\n`));
+      return EXIT.ok;
+    });
+    if (!watch || i + 1 >= iterations) break;
+    if (!(await sleep(interval))) break;
+  }
+  return EXIT.ok;
+}
+
+function selectPools(pools: PoolState[], id: string | undefined, snapshot: Snapshot): PoolState[] {
+  return id === undefined ? pools : [findPool(snapshot, id)];
+}
+
+async function withTarget(io: Io, spec: TargetSpec, clock: Clock, work: (target: OpenTarget) => Promise<ExitCode>): Promise<ExitCode> {
+  const target = await openTarget(spec, clock, io.root);
+  try {
+    return await work(target);
+  } finally {
+    await target.close();
+  }
+}
+
+
+function defaultSleep(ms: number): Promise<boolean> {
+  return new Promise((resolve) => setTimeout(() => resolve(true), ms));
+}

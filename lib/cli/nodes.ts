@@ -1,0 +1,169 @@
+/**
+ * The CLI's changes to one node, each through the path the functions use:
+ *
+ * - `drain NODE`: a `scale-down` message with a `manual:` decisionId on the
+ *   drain queue; the gear mover makes it a drain of kind `manual` (no lease).
+ * - `cancel-drain NODE`: the gear mover's abort path (GearMover.cancelDrain):
+ *   no move starts any more, the moves in flight settle, then the gear mover
+ *   re-opens the node on its next run.
+ * - `protect NODE` / `unprotect NODE`: the node's `protected` flag, a
+ *   conditional write on its version (a lost race is read again and retried).
+ */
+import { randomBytes } from 'node:crypto';
+import { GearMover, MANUAL_DECISION_PREFIX } from '../app/drain.js';
+import { findPoolConfig, type Config } from '../config/index.js';
+import { drainIdFor, progressOf, type Progress } from '../domain/drain.js';
+import type { NodeRecord, NodeState } from '../domain/model.js';
+import { isProtected } from '../domain/node-stats.js';
+import { ConflictError } from '../errors.js';
+import type { ScaleDownMessage } from '../messages/index.js';
+import type { Clock } from '../ports/clock.js';
+import { InMemoryMetrics, MemoryLog } from '../ports/index.js';
+import type { Platform } from '../ports/platform.js';
+import { CliError, EXIT, refused } from './exit.js';
+import { findNode } from './snapshot.js';
+import type { OpenTarget } from './target.js';
+
+const WRITE_ATTEMPTS = 5;
+
+export interface DrainRequestView {
+  action: 'drain';
+  nodeId: string;
+  pool: string;
+  decisionId: string;
+  /** The drain the gear mover creates for this decision. */
+  drainId: string;
+  reason: string;
+  queue: string;
+}
+
+export async function requestDrain(target: OpenTarget, config: Config, clock: Clock, nodeId: string, why: string | undefined): Promise<DrainRequestView> {
+  const { store } = target;
+  const node = await findNode(store, config, nodeId);
+  const poolConfig = findPoolConfig(config, node.pool);
+  if (node.state !== 'active') {
+    throw refused(`node ${node.nodeId} is ${node.state}${node.drainId ? ` (drain ${node.drainId})` : ''}: only an active node can be drained`);
+  }
+  if (isProtected(node, poolConfig?.protectedNodes ?? [])) {
+    throw refused(
+      `node ${node.nodeId} is protected: the gear mover refuses to drain it`,
+      node.protected ? `nodescaler unprotect ${node.nodeId} first` : `it is in pools[].protectedNodes of the configuration`,
+    );
+  }
+  const draining = (await store.listNodes(node.pool)).filter((n) => n.state === 'draining');
+  if (draining.length >= config.scaleDown.maxConcurrentDrains) {
+    throw refused(
+      `pool ${node.pool} already drains ${draining.map((n) => n.nodeId).join(', ')} (scaleDown.maxConcurrentDrains=${config.scaleDown.maxConcurrentDrains}): the gear mover would refuse this drain`,
+      'wait for it to finish, or stop it with nodescaler cancel-drain',
+    );
+  }
+  const now = clock.now();
+  const decisionId = `${MANUAL_DECISION_PREFIX}${now.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')}:${randomBytes(4).toString('hex')}`;
+  const reason = `manual drain (nodescaler CLI)${why ? `: ${why}` : ''}`.slice(0, 1024);
+  const message: ScaleDownMessage = { type: 'scale-down', v: 1, decisionId, pool: node.pool, nodeId: node.nodeId, reason, decidedAt: now.toISOString() };
+  const result = await target.queue.send('drain', [{ body: message, groupId: node.pool, deduplicationId: decisionId }]);
+  if (result.failed.length > 0) throw new CliError(EXIT.error, `the drain queue did not take the request: ${result.failed[0]!.error}`, 'nothing changed; run the command again');
+  return { action: 'drain', nodeId: node.nodeId, pool: node.pool, decisionId, drainId: drainIdFor(decisionId), reason, queue: target.queueLocation('drain') };
+}
+
+export interface CancelView {
+  action: 'cancel-drain';
+  nodeId: string;
+  drainId: string;
+  /** False when the drain was already stopping (nothing written). */
+  changed: boolean;
+  stoppingSince: string;
+  reason: string;
+  progress: Progress;
+}
+
+/** The CLI never reaches the platform: the gear mover closes and re-opens nodes and moves gears. */
+const NO_PLATFORM: Platform = {
+  listGears: unreachable,
+  deactivateNode: unreachable,
+  activateNode: unreachable,
+  addNode: unreachable,
+  removeNode: unreachable,
+  startMove: unreachable,
+  moveStatus: unreachable,
+};
+
+function unreachable(): Promise<never> {
+  return Promise.reject(new Error('the CLI does not call the platform; the gear mover does'));
+}
+
+const STOPPABLE: ReadonlySet<NodeState> = new Set<NodeState>(['active', 'draining']);
+
+export async function cancelDrain(target: OpenTarget, config: Config, clock: Clock, nodeId: string, why: string | undefined): Promise<CancelView> {
+  const { store } = target;
+  const node = await findNode(store, config, nodeId);
+  if (!STOPPABLE.has(node.state)) {
+    const hint = node.state === 'drained' ? `protect it (nodescaler protect ${node.nodeId}) to keep the host from being terminated` : undefined;
+    throw refused(`node ${node.nodeId} is ${node.state}: there is no drain to stop`, hint);
+  }
+  const current = node.drainId ? await store.getDrain(node.drainId) : undefined;
+  if (current?.state === 'active' && current.abortRequestedAt) {
+    return view(node, current.drainId, false, current.abortRequestedAt, current.abortReason ?? '', progressOf(current.moves));
+  }
+  const mover = new GearMover({ store, queue: target.queue, platform: NO_PLATFORM, clock, metrics: new InMemoryMetrics(), log: new MemoryLog() }, config);
+  const reason = `operator (nodescaler CLI)${why ? `: ${why}` : ''}`;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const drain = await mover.cancelDrain(node.nodeId, reason);
+      if (!drain) {
+        throw refused(
+          `node ${node.nodeId} has no drain in progress (it is ${node.state})`,
+          node.state === 'active' ? 'a drain requested moments ago starts when the gear mover takes its message: run cancel-drain again then' : undefined,
+        );
+      }
+      return view(node, drain.drainId, true, drain.abortRequestedAt!, drain.abortReason ?? reason, progressOf(drain.moves));
+    } catch (error) {
+      // The gear mover wrote the drain at the same moment: read it again.
+      if (!(error instanceof ConflictError) || attempt >= WRITE_ATTEMPTS) throw error;
+    }
+  }
+}
+
+function view(node: NodeRecord, drainId: string, changed: boolean, since: string, reason: string, progress: Progress): CancelView {
+  return { action: 'cancel-drain', nodeId: node.nodeId, drainId, changed, stoppingSince: since, reason, progress };
+}
+
+export interface ProtectView {
+  action: 'protect' | 'unprotect';
+  nodeId: string;
+  pool: string;
+  state: NodeState;
+  protected: boolean;
+  /** False when the flag already had the asked value (nothing written). */
+  changed: boolean;
+  version: number;
+  /** Still protected by pools[].protectedNodes whatever the flag says. */
+  protectedByConfig: boolean;
+}
+
+export async function setProtected(target: OpenTarget, config: Config, nodeId: string, value: boolean): Promise<ProtectView> {
+  const { store } = target;
+  let node = await findNode(store, config, nodeId);
+  if (node.state === 'terminated') throw refused(`node ${node.nodeId} is terminated: there is no host left to ${value ? 'protect' : 'unprotect'}`);
+  const byConfig = (findPoolConfig(config, node.pool)?.protectedNodes ?? []).includes(node.nodeId);
+  const result = (changed: boolean, record: NodeRecord): ProtectView => ({
+    action: value ? 'protect' : 'unprotect',
+    nodeId: record.nodeId,
+    pool: record.pool,
+    state: record.state,
+    protected: record.protected,
+    changed,
+    version: record.version,
+    protectedByConfig: byConfig,
+  });
+  for (let attempt = 1; ; attempt++) {
+    if (node.protected === value) return result(false, node);
+    try {
+      return result(true, await store.updateNode(node.nodeId, node.version, { protected: value }));
+    } catch (error) {
+      if (!(error instanceof ConflictError) || attempt >= WRITE_ATTEMPTS) throw error;
+      // Another writer changed the node (stats, a transition): read it again and re-apply.
+      node = (error.current as NodeRecord | undefined) ?? (await findNode(store, config, nodeId));
+    }
+  }
+}

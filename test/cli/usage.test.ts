@@ -1,0 +1,76 @@
+/**
+ * `nodescaler` commands that need no state (validate-config) and its usage
+ * errors, as child processes: exit codes and messages a script relies on.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { runCli } from '../support/cli-world.js';
+
+describe('nodescaler without state: configuration check and usage', () => {
+  it('validate-config lists every problem of an invalid file (exit 2) and passes a valid one (exit 0)', async () => {
+    const scratch = mkdtempSync(join(tmpdir(), 'nodescaler-config-'));
+    try {
+      const bad = join(scratch, 'bad.yml');
+      writeFileSync(
+        bad,
+        ['handler: ec3', 'scaleUp:', '  threshold: 1.5', 'scaledown:', '  enabled: false', 'pools:', '  - district: d1', '    profile: small', '    min: 3', ''].join('\n'),
+      );
+      const [invalid, json, valid, missing] = await Promise.all([
+        runCli(['validate-config', bad]),
+        runCli(['validate-config', bad, '--json']),
+        runCli(['validate-config', 'infra/nodescaler.example.yml']),
+        runCli(['validate-config', join(scratch, 'none.yml')]),
+      ]);
+      expect(invalid.code).toBe(2);
+      expect(invalid.stdout).toBe('');
+      expect(invalid.stderr).toMatch(/^invalid: .*bad\.yml: \d+ problems$/m);
+      expect(invalid.stderr).toMatch(/- handler: .*\(got "ec3"\)/);
+      expect(invalid.stderr).toMatch(/- scaleUp\.threshold: .*\(got 1\.5\)/);
+      expect(invalid.stderr).toContain('- scaledown: unknown key (did you mean "scaleDown"?)');
+      expect(invalid.stderr).toContain('- pools.0.max: required');
+      const report = JSON.parse(json.stdout) as { valid: boolean; issues: Array<{ path: string }> };
+      expect(json.code).toBe(2);
+      expect(report.valid).toBe(false);
+      expect(report.issues.map((issue) => issue.path)).toEqual(expect.arrayContaining(['handler', 'scaleUp.threshold', 'scaledown', 'pools.0.max']));
+      expect(valid.code).toBe(0);
+      expect(valid.stdout).toMatch(/^valid: infra\/nodescaler\.example\.yml · handler \w+ · platform [\w-]+ · \d+ pools?: d1\/small/);
+      expect(missing.code).toBe(2);
+      expect(missing.stderr).toContain('file not found');
+    } finally {
+      rmSync(scratch, { recursive: true, force: true });
+    }
+  });
+
+  it('usage errors are exit 2; a missing local state is exit 3', async () => {
+    const empty = mkdtempSync(join(tmpdir(), 'nodescaler-empty-'));
+    try {
+      const [none, unknown, option, noNode, noDryRun, noState, help] = await Promise.all([
+        runCli([]),
+        runCli(['frobnicate']),
+        runCli(['status', '--bogus']),
+        runCli(['drain']),
+        runCli(['evaluate', '--state-dir', empty]),
+        runCli(['status', '--state-dir', empty]),
+        runCli(['help']),
+      ]);
+      expect(none.code).toBe(2);
+      expect(none.stderr).toContain('no command given');
+      expect(unknown.code).toBe(2);
+      expect(unknown.stderr).toContain('unknown command "frobnicate"');
+      expect(option.code).toBe(2);
+      expect(option.stderr).toContain("Unknown option '--bogus'");
+      expect(noNode.code).toBe(2);
+      expect(noNode.stderr).toContain('drain needs NODE');
+      expect(noDryRun.code).toBe(2);
+      expect(noDryRun.stderr).toContain('evaluate runs only as --dry-run');
+      expect(noState.code).toBe(3);
+      expect(noState.stderr).toContain(`no local state in ${empty}`);
+      expect(help.code).toBe(0);
+      expect(help.stdout).toContain('exit codes');
+    } finally {
+      rmSync(empty, { recursive: true, force: true });
+    }
+  });
+});
