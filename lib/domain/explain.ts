@@ -124,7 +124,7 @@ export function explainPool(input: PoolEvaluationInput): PoolExplanation {
   const forecastUtilization = forecast ? (total > 0 ? forecast.demand / total : forecast.demand > 0 ? Infinity : 0) : 0;
   const forecastTrigger = forecast !== undefined && forecast.demand > u.demand && forecastUtilization >= scaleUp.threshold;
   const triggers: Array<{ holds: boolean; text: string }> = [
-    { holds: minDeficit > 0, text: `${size} of min ${poolConfig.min} nodes` },
+    { holds: minDeficit > 0, text: `${size} node(s) ${minDeficit > 0 ? '<' : '>='} min ${poolConfig.min}` },
     {
       holds: sustained,
       text: high
