@@ -136,12 +136,10 @@ export class SimWorld {
 
   /** Every gear on exactly one node, and every gear the world placed still on some node. */
   checkGears(): void {
-    const locations = this.platform.gearLocations();
-    for (const [uuid, nodes] of locations) {
-      if (nodes.length !== 1) this.violations.push(`${this.clock.now().toISOString()}: gear ${uuid} on ${nodes.length} nodes (${nodes.join(', ')})`);
-    }
+    const at = this.clock.now().toISOString();
+    for (const problem of this.platform.gearPlacementProblems()) this.violations.push(`${at}: ${problem}`);
     for (const uuid of this.placed) {
-      if (!locations.has(uuid)) this.violations.push(`${this.clock.now().toISOString()}: gear ${uuid} lost`);
+      if (!this.platform.hasGear(uuid)) this.violations.push(`${at}: gear ${uuid} lost`);
     }
   }
 

@@ -36,6 +36,21 @@ async function rejection(promise: Promise<unknown>): Promise<unknown> {
 }
 
 describe('SimulatedPlatform', () => {
+  it('finds no placement problem through moves, and names a gear its bookkeeping holds twice', async () => {
+    const { clock, platform } = setup();
+    platform.putGear('n1', gear('g1'));
+    platform.putGear('n1', gear('g2'));
+    const handle = await platform.startMove(gear('g1'), 'n1', 'n2');
+    expect(platform.gearPlacementProblems()).toEqual([]);
+    clock.advance(30_000);
+    expect((await platform.moveStatus(handle)).state).toBe('succeeded');
+    expect(platform.gearPlacementProblems()).toEqual([]);
+    expect(platform.hasGear('g1')).toBe(true);
+    // A bug that left g2 on both nodes: the check must see it.
+    (platform as unknown as { nodes: Map<string, { gears: Map<string, unknown> }> }).nodes.get('n2')!.gears.set('g2', gear('g2'));
+    expect(platform.gearPlacementProblems()).toEqual(['gear g2 is held by n2 but located on n1', '3 gears held by nodes, 2 located']);
+  });
+
   it('places gears on the least-loaded active node of the district/profile, and reports full', async () => {
     const { platform } = setup();
     expect(platform.placeGear('d1', 'small', gear('a'))).toBe('n1');

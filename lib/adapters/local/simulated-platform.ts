@@ -177,6 +177,32 @@ export class SimulatedPlatform implements Platform {
     return where;
   }
 
+  /**
+   * Where the gear bookkeeping disagrees with itself: a gear held by two nodes,
+   * or by a node its location does not name. Empty when every gear is on
+   * exactly one node. Cheaper than `gearLocations` (no map is built), for
+   * replays that check at every step.
+   */
+  gearPlacementProblems(): string[] {
+    this.settle();
+    const problems: string[] = [];
+    let held = 0;
+    for (const node of this.nodes.values()) {
+      held += node.gears.size;
+      for (const uuid of node.gears.keys()) {
+        const at = this.locations.get(uuid);
+        if (at !== node.nodeId) problems.push(`gear ${uuid} is held by ${node.nodeId} but located on ${at ?? 'no node'}`);
+      }
+    }
+    if (held !== this.locations.size) problems.push(`${held} gears held by nodes, ${this.locations.size} located`);
+    return problems;
+  }
+
+  /** Whether a gear exists on some node. */
+  hasGear(uuid: string): boolean {
+    return this.locations.has(uuid);
+  }
+
   nodeIds(): string[] {
     return [...this.nodes.keys()].sort();
   }
