@@ -223,7 +223,7 @@ export class NodeProvisioner {
           });
     const naming = poolNaming(this.config, poolConfig);
     const slots: ScaleUpRecord['slots'] = [];
-    for (let i = 0; i < room.granted; i++) slots.push(nodeNames(naming, await store.allocateNameNumber(naming.base)));
+    for (let i = 0; i < room.granted; i++) slots.push(await this.freshNames(naming));
     const claim: ScaleUpRecord = {
       decisionId: message.decisionId,
       pool: message.pool,
@@ -246,6 +246,18 @@ export class NodeProvisioner {
       log.warn('scale-up claimed concurrently by another delivery; using its names', { pool: message.pool, decisionId: message.decisionId });
     }
     return { claim: result.record, created: result.created };
+  }
+
+  /**
+   * The next counter number whose host name no node has yet: hosts added by
+   * hand and adopted may already carry `<base>-<N>` names the counter never gave.
+   */
+  private async freshNames(naming: ReturnType<typeof poolNaming>): Promise<ReturnType<typeof nodeNames>> {
+    for (let attempt = 0; attempt < 1000; attempt++) {
+      const names = nodeNames(naming, await this.ports.store.allocateNameNumber(naming.base));
+      if (!(await this.ports.store.getNode(names.nodeId))) return names;
+    }
+    throw new ConflictError(`no free node name for base ${naming.base} after 1000 numbers`, undefined);
   }
 
   private async ensureNodes(message: ScaleUpMessage, poolConfig: PoolConfig, claim: ScaleUpRecord): Promise<NodeRecord[]> {

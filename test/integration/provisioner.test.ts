@@ -237,6 +237,18 @@ describe('NodeProvisioner (dynalite; EC2 and Route 53 mocked at the SDK)', () =>
       expect(await store.listDecisions(POOL, 10)).toHaveLength(1);
     });
 
+    it('gives new nodes names no adopted node has taken (hosts added by hand use the same scheme)', async () => {
+      await store.createNode(
+        { nodeId: 'd1-small-1.example.com', pool: POOL, district: 'd1', profile: 'small', state: 'active', createdAt: clock.now().toISOString(), origin: 'adopted', protected: false },
+        clock.now(),
+      );
+      const message = await decide(1);
+      await provisioner().scaleUp(message);
+      const ours = (await nodesOf()).filter((n) => n.decisionId === message.decisionId);
+      expect(ours.map((n) => [n.nodeId, n.cloudName, n.state])).toEqual([['d1-small-2.example.com', 'd1-small_2', 'provisioning']]);
+      expect(fake.runs()).toHaveLength(1);
+    });
+
     it('resumes after a crash between RunInstances and its record with the same ClientToken: the same host, recorded once', async () => {
       const message = await decide(2);
       const crashing = crashingStore(store);
