@@ -214,6 +214,10 @@ export class ThresholdEvaluator {
     }
 
     metrics.record('PoolUtilization', finitePercent(utilization.utilization), 'Percent', { pool: poolId });
+    for (const [state, count] of Object.entries(utilization.nodesByState)) metrics.record('Nodes', count ?? 0, 'Count', { pool: poolId, state });
+    // How old the newest figures behind this decision are: the time from a node's report to the decision it fed.
+    const newest = nodes.reduce((latest, node) => Math.max(latest, node.stats ? Date.parse(node.stats.reportedAt) : 0), 0);
+    if (newest > 0) metrics.record('DecisionLatency', Math.max(0, now.getTime() - newest), 'Milliseconds', { pool: poolId });
     const message = decisionMessage(poolId, decision, now);
     let outcome: PoolOutcome = { pool: poolId, kind: decision.kind, reason: decision.reason };
     if (message) {

@@ -85,6 +85,17 @@ describe('ThresholdEvaluator use case (in-memory store, recording queue)', () =>
     expect(log.lines.some((line) => line.level === 'warn' && /re-sending/.test(line.message))).toBe(true);
   });
 
+  it('emits utilization, nodes by state and decision latency per pool', async () => {
+    const metrics = new InMemoryMetrics();
+    evaluator = new ThresholdEvaluator({ store, queue, clock: { now: () => now }, metrics, log }, config);
+    await report([50, 60]);
+    expect(metrics.points.filter((p) => p.name !== 'NodesAdopted')).toEqual([
+      { name: 'PoolUtilization', value: 55, unit: 'Percent', dimensions: { pool: 'd1/small' } },
+      { name: 'Nodes', value: 2, unit: 'Count', dimensions: { pool: 'd1/small', state: 'active' } },
+      { name: 'DecisionLatency', value: 0, unit: 'Milliseconds', dimensions: { pool: 'd1/small' } },
+    ]);
+  });
+
   it('lets only one of two concurrent evaluations of a pool decide', async () => {
     await report([90, 90]);
     advance(125);
