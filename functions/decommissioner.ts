@@ -3,9 +3,8 @@ import type { ScheduledEvent, SQSEvent } from 'aws-lambda';
 import { Decommissioner } from '../lib/app/decommission.js';
 import { cloudFor, dnsFor, notifierFor } from '../lib/adapters/cloud/from-settings.js';
 import { stateStoreFor } from '../lib/adapters/dynamodb/from-settings.js';
-import { lambdaRuntime, messageParser } from '../lib/adapters/lambda/runtime.js';
+import { lambdaRuntime, messageParser, sqsBatch } from '../lib/adapters/lambda/runtime.js';
 import { isScheduledEvent } from '../lib/adapters/lambda/scheduled.js';
-import { processSqsBatch } from '../lib/adapters/lambda/sqs-batch.js';
 import { injectedPorts } from '../lib/adapters/local/injection.js';
 import { platformFor } from '../lib/adapters/platform/from-settings.js';
 import { loadSettingsFromProcess } from '../lib/config/index.js';
@@ -37,12 +36,5 @@ const parse = messageParser(['drain-complete'], clock);
 /** Decommission queue batches (partial batch response) and the one-minute tick (volumes still attached, stranded drained nodes). */
 export const handler = middy(async (event: SQSEvent | ScheduledEvent) => {
   if (isScheduledEvent(event)) return decommissioner.tick();
-  return processSqsBatch(event, {
-    parse,
-    handle: async (items) => {
-      const { failures } = await decommissioner.handleBatch(items.map(({ record, value }) => ({ id: record.messageId, message: value })));
-      return failures.map(({ id, error }) => ({ messageId: id, error }));
-    },
-    logger: log,
-  });
+  return sqsBatch(event, decommissioner, parse, log);
 }).use(runtime.observability);

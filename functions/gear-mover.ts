@@ -2,9 +2,8 @@ import middy from '@middy/core';
 import type { Context, ScheduledEvent, SQSEvent } from 'aws-lambda';
 import { GearMover } from '../lib/app/drain.js';
 import { stateStoreFor } from '../lib/adapters/dynamodb/from-settings.js';
-import { lambdaRuntime, messageParser } from '../lib/adapters/lambda/runtime.js';
+import { lambdaRuntime, messageParser, sqsBatch } from '../lib/adapters/lambda/runtime.js';
 import { isScheduledEvent } from '../lib/adapters/lambda/scheduled.js';
-import { processSqsBatch } from '../lib/adapters/lambda/sqs-batch.js';
 import { injectedPorts } from '../lib/adapters/local/injection.js';
 import { platformFor } from '../lib/adapters/platform/from-settings.js';
 import { sqsQueueFor } from '../lib/adapters/sqs/from-settings.js';
@@ -46,24 +45,7 @@ export const handler = middy(async (event: SQSEvent | ScheduledEvent, context: C
   const stopAt = Date.now() + MAX_WORK_MS;
   const budget = { timeLeft: () => Math.min(context.getRemainingTimeInMillis() - SAFETY_MARGIN_MS, stopAt - Date.now()) };
   if (isScheduledEvent(event)) return mover.run(budget);
-  const response = await processSqsBatch(event, {
-    parse,
-    handle: async (items) => {
-      const failures: Array<{ messageId: string; error: unknown }> = [];
-      // EC2 events first: an interrupted host has two minutes.
-      const ordered = [...items].sort((a, b) => Number(a.value.type === 'scale-down') - Number(b.value.type === 'scale-down'));
-      for (const { record, value } of ordered) {
-        try {
-          if (value.type === 'scale-down') await mover.handleScaleDown(value);
-          else await mover.handleEvent(value);
-        } catch (error) {
-          failures.push({ messageId: record.messageId, error });
-        }
-      }
-      return failures;
-    },
-    logger: log,
-  });
+  const response = await sqsBatch(event, mover, parse, log);
   try {
     await mover.run(budget);
   } catch (error) {

@@ -3,9 +3,8 @@ import type { ScheduledEvent, SQSEvent } from 'aws-lambda';
 import { NodeProvisioner } from '../lib/app/provision.js';
 import { cloudFor, dnsFor, notifierFor } from '../lib/adapters/cloud/from-settings.js';
 import { stateStoreFor } from '../lib/adapters/dynamodb/from-settings.js';
-import { lambdaRuntime, messageParser } from '../lib/adapters/lambda/runtime.js';
+import { lambdaRuntime, messageParser, sqsBatch } from '../lib/adapters/lambda/runtime.js';
 import { isScheduledEvent } from '../lib/adapters/lambda/scheduled.js';
-import { processSqsBatch } from '../lib/adapters/lambda/sqs-batch.js';
 import { injectedPorts } from '../lib/adapters/local/injection.js';
 import { loadSettingsFromProcess } from '../lib/config/index.js';
 import { systemClock } from '../lib/ports/clock.js';
@@ -35,12 +34,5 @@ const parse = messageParser(['scale-up'], clock);
 /** Scale queue batches (partial batch response) and the one-minute tick (timeouts, late host details, orphans). */
 export const handler = middy(async (event: SQSEvent | ScheduledEvent) => {
   if (isScheduledEvent(event)) return provisioner.tick();
-  return processSqsBatch(event, {
-    parse,
-    handle: async (items) => {
-      const { failures } = await provisioner.handleBatch(items.map(({ record, value }) => ({ id: record.messageId, message: value })));
-      return failures.map(({ id, error }) => ({ messageId: id, error }));
-    },
-    logger: log,
-  });
+  return sqsBatch(event, provisioner, parse, log);
 }).use(runtime.observability);

@@ -2,11 +2,10 @@ import middy from '@middy/core';
 import type { ScheduledEvent, SQSEvent } from 'aws-lambda';
 import { ThresholdEvaluator } from '../lib/app/evaluate.js';
 import { stateStoreFor } from '../lib/adapters/dynamodb/from-settings.js';
-import { lambdaRuntime, messageParser } from '../lib/adapters/lambda/runtime.js';
+import { lambdaRuntime, messageParser, sqsBatch } from '../lib/adapters/lambda/runtime.js';
 import { injectedPorts } from '../lib/adapters/local/injection.js';
 import { isScheduledEvent } from '../lib/adapters/lambda/scheduled.js';
 import { platformFor } from '../lib/adapters/platform/from-settings.js';
-import { processSqsBatch } from '../lib/adapters/lambda/sqs-batch.js';
 import { sqsQueueFor } from '../lib/adapters/sqs/from-settings.js';
 import { loadSettingsFromProcess } from '../lib/config/index.js';
 import { systemClock } from '../lib/ports/clock.js';
@@ -35,12 +34,5 @@ export const handler = middy(async (event: SQSEvent | ScheduledEvent) => {
     const outcomes = await evaluator.tick();
     return { pools: outcomes.length };
   }
-  return processSqsBatch(event, {
-    parse: parseStats,
-    handle: async (items) => {
-      const { failures } = await evaluator.handleStats(items.map(({ record, value }) => ({ id: record.messageId, message: value })));
-      return failures.map(({ id, error }) => ({ messageId: id, error }));
-    },
-    logger: log,
-  });
+  return sqsBatch(event, evaluator, parseStats, log);
 }).use(runtime.observability);

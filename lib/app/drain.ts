@@ -138,6 +138,24 @@ export class GearMover {
   // Entry points.
 
   /**
+   * One queue batch: EC2 events first (an interrupted host has two minutes),
+   * then scale-down decisions; each message fails alone.
+   */
+  async handleBatch(items: Array<{ id: string; message: ScaleDownMessage | Ec2Event }>): Promise<{ failures: Array<{ id: string; error: unknown }> }> {
+    const failures: Array<{ id: string; error: unknown }> = [];
+    const ordered = [...items].sort((a, b) => Number(a.message.type === 'scale-down') - Number(b.message.type === 'scale-down'));
+    for (const { id, message } of ordered) {
+      try {
+        if (message.type === 'scale-down') await this.handleScaleDown(message);
+        else await this.handleEvent(message);
+      } catch (error) {
+        failures.push({ id, error });
+      }
+    }
+    return { failures };
+  }
+
+  /**
    * A `scale-down` decision: creates its drain (once: the drainId derives
    * from the decisionId) and releases the pool lease the evaluator took for
    * it. The drain's steps run in `run`.

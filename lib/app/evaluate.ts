@@ -55,7 +55,7 @@ export class ThresholdEvaluator {
   }
 
   /** A batch of stats: ingest each (failures reported per record), then evaluate the pools they touched. */
-  async handleStats(items: readonly StatsItem[]): Promise<{ failures: Array<{ id: string; error: unknown }>; outcomes: PoolOutcome[] }> {
+  async handleBatch(items: readonly StatsItem[]): Promise<{ failures: Array<{ id: string; error: unknown }>; outcomes: PoolOutcome[] }> {
     const failures: Array<{ id: string; error: unknown }> = [];
     const touched = new Set<PoolId>();
     for (const item of items) {

@@ -39,9 +39,9 @@ describe('ThresholdEvaluator: a joining node is added to its district (dynalite)
 
   it('calls addNode once, on the first stats, and activates the node', async () => {
     now = new Date(T0.getTime() + 150_000);
-    await evaluator().handleStats([stats('small-7.example.com', now)]);
+    await evaluator().handleBatch([stats('small-7.example.com', now)]);
     now = new Date(T0.getTime() + 210_000);
-    await evaluator().handleStats([stats('small-7.example.com', now)]);
+    await evaluator().handleBatch([stats('small-7.example.com', now)]);
     expect(platform.ops('addNode')).toEqual([{ op: 'addNode', nodeId: 'small-7.example.com', district: 'd1' }]);
     expect(await store.getNode('small-7.example.com')).toMatchObject({ state: 'active', joinedAt: new Date(T0.getTime() + 150_000).toISOString() });
   });
@@ -49,14 +49,14 @@ describe('ThresholdEvaluator: a joining node is added to its district (dynalite)
   it('logs a failed addNode and still activates the node', async () => {
     platform.failNext('addNode', new TransientError('broker unreachable'));
     now = new Date(T0.getTime() + 150_000);
-    const { failures } = await evaluator().handleStats([stats('small-7.example.com', now)]);
+    const { failures } = await evaluator().handleBatch([stats('small-7.example.com', now)]);
     expect(failures).toEqual([]);
     expect((await store.getNode('small-7.example.com'))?.state).toBe('active');
     expect(log.lines.find((line) => line.level === 'error')).toMatchObject({ message: 'node not added to its district; add it by hand', attributes: { nodeId: 'small-7.example.com', district: 'd1' } });
   });
 
   it('does not call the platform for adopted nodes', async () => {
-    await evaluator().handleStats([stats('other-1.example.com', T0)]);
+    await evaluator().handleBatch([stats('other-1.example.com', T0)]);
     expect(platform.ops('addNode')).toEqual([]);
   });
 });

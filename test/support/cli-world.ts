@@ -110,7 +110,7 @@ export class CliWorld {
       const evaluator = new ThresholdEvaluator({ store: state.ports.store, queue: state.ports.queue, clock: this.clock, metrics: new InMemoryMetrics(), log: this.log }, this.settings.config);
       for (; this.nowMs <= Date.parse(until); this.nowMs += 30_000) {
         const items = NODES.map((node, i) => ({ id: `stats-${this.nowMs}-${i}`, message: this.stats(node) }));
-        const { failures } = await evaluator.handleStats(items);
+        const { failures } = await evaluator.handleBatch(items);
         if (failures.length > 0) throw new Error(`stats refused: ${String(failures[0]!.error)}`);
       }
       this.nowMs -= 30_000;

@@ -26,7 +26,7 @@ describe('ThresholdEvaluator use case (in-memory store, recording queue)', () =>
   let evaluator: ThresholdEvaluator;
   const advance = (seconds: number) => (now = new Date(now.getTime() + seconds * 1000));
   const report = (activeGears: number[]) =>
-    evaluator.handleStats(activeGears.map((gears, i) => ({ id: `m${i}`, message: statsOf(`small-${i + 1}.example.com`, gears, now) })));
+    evaluator.handleBatch(activeGears.map((gears, i) => ({ id: `m${i}`, message: statsOf(`small-${i + 1}.example.com`, gears, now) })));
 
   beforeEach(() => {
     now = new Date('2026-11-21T10:00:00Z');
@@ -42,13 +42,13 @@ describe('ThresholdEvaluator use case (in-memory store, recording queue)', () =>
       now,
     );
     advance(150);
-    await evaluator.handleStats([{ id: 'a', message: statsOf('small-7.example.com', 0, now) }]);
+    await evaluator.handleBatch([{ id: 'a', message: statsOf('small-7.example.com', 0, now) }]);
     const node = await store.getNode('small-7.example.com');
     expect(node).toMatchObject({ state: 'active', origin: 'provisioned', joinedAt: now.toISOString() });
   });
 
   it('adopts nodes of pools it does not scale without evaluating them', async () => {
-    const { outcomes } = await evaluator.handleStats([{ id: 'a', message: statsOf('big-1.example.com', 5, now, 'large') }]);
+    const { outcomes } = await evaluator.handleBatch([{ id: 'a', message: statsOf('big-1.example.com', 5, now, 'large') }]);
     expect(outcomes).toEqual([]);
     expect(await store.getNode('big-1.example.com')).toMatchObject({ pool: 'd1/large', state: 'active', origin: 'adopted' });
   });

@@ -109,6 +109,27 @@ describe('GearMover: stopping and finishing', () => {
 });
 
 describe('GearMover: EC2 events', () => {
+  it('handles a batch EC2 events first: an interrupted node is drained ahead of a decision listed before it', async () => {
+    const w = await world();
+    await w.node('n1.example.com', { gears: apps(1, 2), instanceId: 'i-0aaaaaaaaaaaaaaa1' });
+    await w.node('n2.example.com', { gears: apps(1, 2, 'h') });
+    await w.node('t1.example.com');
+    const time = w.clock.now().toISOString();
+    const mover = w.mover();
+    const order: string[] = [];
+    const scaleDown = mover.handleScaleDown.bind(mover);
+    const event = mover.handleEvent.bind(mover);
+    mover.handleScaleDown = async (message) => (order.push(message.nodeId), scaleDown(message));
+    mover.handleEvent = async (message) => (order.push(message.instanceId), event(message));
+    const { failures } = await mover.handleBatch([
+      { id: 'down', message: w.scaleDown('n2.example.com') },
+      { id: 'spot', message: { type: 'ec2-spot-interruption', eventId: 'e9', instanceId: 'i-0aaaaaaaaaaaaaaa1', action: 'terminate', time } },
+    ]);
+    expect(failures).toEqual([]);
+    expect(order).toEqual(['i-0aaaaaaaaaaaaaaa1', 'n2.example.com']);
+    expect((await w.store.listDrains(POOL)).map((d) => d.nodeId).sort()).toEqual(['n1.example.com', 'n2.example.com']);
+  });
+
   it('ignores instances it does not know and states that need nothing', async () => {
     const w = await world();
     await w.node('n1.example.com', { instanceId: 'i-0aaaaaaaaaaaaaaa1' });

@@ -1,5 +1,5 @@
 import type middy from '@middy/core';
-import type { Context } from 'aws-lambda';
+import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import type { Settings } from '../../config/index.js';
 import { ValidationError } from '../../errors.js';
 import { parseMessage, type ParsedMessage } from '../../messages/index.js';
@@ -8,7 +8,7 @@ import type { Log } from '../../ports/log.js';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { createLogger } from './logger.js';
 import { PowertoolsMetrics } from './metrics.js';
-import type { ParseOutcome } from './sqs-batch.js';
+import { processSqsBatch, type ParseOutcome } from './sqs-batch.js';
 
 /** What every handler builds once per cold start: its logger (also the `Log` port) and its metrics. */
 export function lambdaRuntime(service: string, settings: Settings) {
@@ -49,4 +49,21 @@ function logPort(logger: Logger): Log {
     (message: string, attributes?: Record<string, unknown>) =>
       attributes ? logger[level](message, attributes) : logger[level](message);
   return { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
+}
+
+/** A use case that takes a batch of parsed messages and says which failed (by the id it was given). */
+export interface BatchUseCase<T> {
+  handleBatch(items: Array<{ id: string; message: T }>): Promise<{ failures: Array<{ id: string; error: unknown }> }>;
+}
+
+/** An SQS batch through a use case: parse each record, hand the good ones over, answer with a partial batch response. */
+export function sqsBatch<T>(event: SQSEvent, useCase: BatchUseCase<T>, parse: (body: string) => ParseOutcome<T>, log: Log): Promise<SQSBatchResponse> {
+  return processSqsBatch(event, {
+    parse,
+    handle: async (items) => {
+      const { failures } = await useCase.handleBatch(items.map(({ record, value }) => ({ id: record.messageId, message: value })));
+      return failures.map(({ id, error }) => ({ messageId: id, error }));
+    },
+    logger: log,
+  });
 }
