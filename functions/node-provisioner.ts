@@ -1,38 +1,20 @@
 import middy from '@middy/core';
 import type { ScheduledEvent, SQSEvent } from 'aws-lambda';
 import { NodeProvisioner } from '../lib/app/provision.js';
-import { cloudFor, dnsFor, notifierFor } from '../lib/adapters/cloud/from-settings.js';
-import { stateStoreFor } from '../lib/adapters/dynamodb/from-settings.js';
+import { hostPorts } from '../lib/adapters/cloud/from-settings.js';
 import { lambdaRuntime, messageParser, sqsBatch } from '../lib/adapters/lambda/runtime.js';
 import { isScheduledEvent } from '../lib/adapters/lambda/scheduled.js';
 import { injectedPorts } from '../lib/adapters/local/injection.js';
 import { loadSettingsFromProcess } from '../lib/config/index.js';
-import { systemClock } from '../lib/ports/clock.js';
 
 const settings = loadSettingsFromProcess();
-const local = injectedPorts();
 const runtime = lambdaRuntime('nodeProvisioner', settings);
-const log = local.log ?? runtime.log;
-const clock = local.clock ?? systemClock;
-const dns = local.dns ?? dnsFor(settings);
-const notifier = local.notifier ?? notifierFor(settings);
-const provisioner = new NodeProvisioner(
-  {
-    store: local.store ?? stateStoreFor(settings.deployment),
-    cloud: local.cloud ?? cloudFor(settings, log),
-    clock,
-    metrics: local.metrics ?? runtime.metrics,
-    log,
-    ...(dns ? { dns } : {}),
-    ...(notifier ? { notifier } : {}),
-    ...(local.sleep ? { sleep: local.sleep } : {}),
-  },
-  settings.config,
-);
-const parse = messageParser(['scale-up'], clock);
+const ports = hostPorts(settings, injectedPorts(), runtime);
+const provisioner = new NodeProvisioner(ports, settings.config);
+const parse = messageParser(['scale-up'], ports.clock);
 
 /** Scale queue batches (partial batch response) and the one-minute tick (timeouts, late host details, orphans). */
 export const handler = middy(async (event: SQSEvent | ScheduledEvent) => {
   if (isScheduledEvent(event)) return provisioner.tick();
-  return sqsBatch(event, provisioner, parse, log);
+  return sqsBatch(event, provisioner, parse, ports.log);
 }).use(runtime.observability);

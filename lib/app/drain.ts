@@ -297,18 +297,7 @@ export class GearMover {
     const { store, clock, log } = this.ports;
     const now = clock.now().toISOString();
     if (node.state === 'active') {
-      const outcome = await this.createDrain({
-        drainId: urgentDrainIdFor(event.eventId),
-        decisionId: `event:${event.eventId}`,
-        nodeId: node.nodeId,
-        pool: node.pool,
-        startedAt: now,
-        reason: `${cause} for ${event.instanceId}`,
-        moves: [],
-        kind: 'interruption',
-        urgentSince: now,
-        urgentCause: cause,
-      });
+      const outcome = await this.createDrain(urgentDrainFor(node, event, cause, now));
       log.warn('node interrupted: draining at once', { nodeId: node.nodeId, instanceId: event.instanceId, cause, drainId: outcome.drainId });
       return { action: 'drain', reason: cause, drainId: outcome.drainId };
     }
@@ -323,18 +312,7 @@ export class GearMover {
         this.known.add(current.drainId);
         return { action: 'escalated', reason: cause, drainId: current.drainId };
       }
-      const outcome = await this.createDrain({
-        drainId: urgentDrainIdFor(event.eventId),
-        decisionId: `event:${event.eventId}`,
-        nodeId: node.nodeId,
-        pool: node.pool,
-        startedAt: now,
-        reason: `${cause} for ${event.instanceId}`,
-        moves: [],
-        kind: 'interruption',
-        urgentSince: now,
-        urgentCause: cause,
-      });
+      const outcome = await this.createDrain(urgentDrainFor(node, event, cause, now));
       await this.claimNode(node, outcome.drainId);
       return { action: 'drain', reason: cause, drainId: outcome.drainId };
     }
@@ -1050,3 +1028,19 @@ function describe(error: unknown): string {
   return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 }
 
+
+/** The drain an interruption starts: its id derives from the event, so a redelivered event finds it. */
+function urgentDrainFor(node: NodeRecord, event: Ec2Event, cause: string, now: string) {
+  return {
+    drainId: urgentDrainIdFor(event.eventId),
+    decisionId: `event:${event.eventId}`,
+    nodeId: node.nodeId,
+    pool: node.pool,
+    startedAt: now,
+    reason: `${cause} for ${event.instanceId}`,
+    moves: [],
+    kind: 'interruption' as const,
+    urgentSince: now,
+    urgentCause: cause,
+  };
+}

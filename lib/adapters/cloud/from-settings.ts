@@ -13,6 +13,10 @@ import { S3SpoolCloud } from '../s3/spool-cloud.js';
 import { SnsNotifier } from '../sns/notifier.js';
 import { SnsNotifyCloud } from '../sns/notify-cloud.js';
 import { LogCloud } from './log-cloud.js';
+import { systemClock } from '../../ports/clock.js';
+import type { Metrics } from '../../ports/metrics.js';
+import { stateStoreFor } from '../dynamodb/from-settings.js';
+import type { InjectablePorts } from '../local/injection.js';
 
 /**
  * The `Cloud` of the configured `handler`: adding a handler is one adapter
@@ -45,4 +49,25 @@ export function notifierFor(settings: Settings): Notifier | undefined {
   const { config, deployment } = settings;
   if (!config.notify || config.handler === 'log') return undefined;
   return new SnsNotifier(new SNSClient({ region: deployment.region }), config.notify.topicArn);
+}
+
+/**
+ * The ports of a function that creates or releases hosts (provisioner,
+ * decommissioner), built once per cold start: injected ones first (local
+ * runtime, tests), AWS adapters from the settings otherwise.
+ */
+export function hostPorts(settings: Settings, local: InjectablePorts, runtime: { log: Log; metrics: Metrics }) {
+  const log = local.log ?? runtime.log;
+  const dns = local.dns ?? dnsFor(settings);
+  const notifier = local.notifier ?? notifierFor(settings);
+  return {
+    store: local.store ?? stateStoreFor(settings.deployment),
+    cloud: local.cloud ?? cloudFor(settings, log),
+    clock: local.clock ?? systemClock,
+    metrics: local.metrics ?? runtime.metrics,
+    log,
+    ...(dns ? { dns } : {}),
+    ...(notifier ? { notifier } : {}),
+    ...(local.sleep ? { sleep: local.sleep } : {}),
+  };
 }
