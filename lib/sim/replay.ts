@@ -21,7 +21,7 @@ import { SimWorld } from './world.js';
 export interface ReplayOptions {
   gearsPerNode: number;
   bootDelaySeconds: number;
-  /** `auto`: dynalite for short runs (up to 6 hours), the contract-tested memory store beyond. */
+  /** `auto`: dynalite for short runs (up to 3 hours: it answers in milliseconds, not microseconds), the contract-tested memory store beyond. */
   store: 'auto' | 'dynalite' | 'memory';
   seed: number;
   /** A configuration file to replay with instead of the simulation defaults (its first pool is the one simulated). */
@@ -79,7 +79,7 @@ export async function runNodescaler(trace: Trace, options: ReplayOptions): Promi
   const bootDelayMs = options.bootDelaySeconds * 1000;
   const clock = new VirtualClock(START - Math.max(bootDelayMs, 1000));
   const random = seededRandom(options.seed);
-  const storeKind = options.store === 'auto' ? (trace.durationSeconds <= 6 * 3600 ? 'dynalite' : 'memory') : options.store;
+  const storeKind = options.store === 'auto' ? (trace.durationSeconds <= 3 * 3600 ? 'dynalite' : 'memory') : options.store;
   let dynamo: LocalDynamo | undefined;
   let store: StateStore;
   if (storeKind === 'dynalite') {
