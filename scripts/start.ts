@@ -16,7 +16,7 @@ import { ValidationError } from '../lib/errors.js';
 import { runBaseline } from '../lib/sim/baselines.js';
 import { renderReport } from '../lib/sim/report.js';
 import { runNodescaler, type ReplayOptions } from '../lib/sim/replay.js';
-import type { PolicyResult } from '../lib/sim/results.js';
+import { sampleInterval, type PolicyResult } from '../lib/sim/results.js';
 import { readTrace, type Trace } from '../lib/sim/trace.js';
 
 const SHARED_TRACE = new URL('../../shared/traces/azure2019_vm_aggregate_300s.csv', import.meta.url);
@@ -93,7 +93,7 @@ async function main(): Promise<void> {
     results.push(outcome.result);
     console.log(`nodescaler: ${outcome.storeKind} store, ${outcome.invocations} handler invocations, ${((Date.now() - started) / 1000).toFixed(1)} s`);
   }
-  const baselineOptions = { gearsPerNode: replay.gearsPerNode, bootDelaySeconds: replay.bootDelaySeconds, tickSeconds: 60, moveSeconds: 30, maxConcurrentMoves: 3, seed: replay.seed, sampleEverySeconds: sampleEvery(trace) };
+  const baselineOptions = { gearsPerNode: replay.gearsPerNode, bootDelaySeconds: replay.bootDelaySeconds, tickSeconds: 60, moveSeconds: 30, maxConcurrentMoves: 3, seed: replay.seed, sampleEverySeconds: sampleInterval(trace.durationSeconds) };
   for (const policy of ['reactive', 'static-peak'] as const) if (policies.includes(policy)) results.push(runBaseline(policy, trace, baselineOptions));
 
   printSummary(results);
@@ -121,10 +121,6 @@ async function main(): Promise<void> {
   );
   console.log(`wrote ${values.report}`);
   if (results.some((r) => r.invariantViolations > 0)) process.exitCode = 1;
-}
-
-export function sampleEvery(trace: Trace): number {
-  return Math.max(60, Math.floor(trace.durationSeconds / 2000 / 60) * 60);
 }
 
 function truncate(trace: Trace, seconds: number): Trace {

@@ -12,7 +12,7 @@ import type { Log } from '../ports/log.js';
 import type { Metrics } from '../ports/metrics.js';
 import type { OutgoingMessage, Queue, QueueName } from '../ports/queue.js';
 import type { StateStore } from '../ports/state-store.js';
-import { ResultRecorder, type PolicyResult } from './results.js';
+import { ResultRecorder, sampleInterval, type PolicyResult } from './results.js';
 import { seededRandom } from './random.js';
 import { LOCAL_QUEUES, LocalRuntime } from './runtime.js';
 import { demandAt, type Trace } from './trace.js';
@@ -95,7 +95,7 @@ export async function runNodescaler(trace: Trace, options: ReplayOptions): Promi
   const sqs = new LocalSqs(clock, LOCAL_QUEUES);
   const platform = new SimulatedPlatform(clock, { moveDurationMs: (options.moveSeconds ?? 30) * 1000, moveFailureRate: options.moveFailureRate ?? 0, random: seededRandom(options.seed + 1) });
   const cloud = new SimulatedCloud(clock, { bootDelayMs, ...(options.capacityCap !== undefined ? { maxHosts: options.capacityCap } : {}) });
-  const recorder = new ResultRecorder('nodescaler', options.gearsPerNode, Math.max(60, Math.floor(trace.durationSeconds / 2000 / 60) * 60));
+  const recorder = new ResultRecorder('nodescaler', options.gearsPerNode, sampleInterval(trace.durationSeconds));
   const queue = countingQueue(sqs, recorder, clock);
 
   const runtime = new LocalRuntime(clock, sqs);

@@ -1,3 +1,8 @@
+/** Seconds between chart samples: about 2,000 points whatever the length of the run, at least one a minute. */
+export function sampleInterval(durationSeconds: number): number {
+  return Math.max(60, Math.floor(durationSeconds / 2000 / 60) * 60);
+}
+
 /** What one policy did over a replay, in the units the summary table prints. */
 export interface PolicyResult {
   policy: 'nodescaler' | 'reactive' | 'static-peak';

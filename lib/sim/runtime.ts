@@ -60,7 +60,8 @@ export class LocalRuntime {
       NODESCALER_CONFIG: JSON.stringify(config),
       NODESCALER_LOG_LEVEL: 'SILENT',
       POWERTOOLS_METRICS_DISABLED: 'true',
-      AWS_REGION: process.env.AWS_REGION ?? 'us-east-1',
+      // The handlers build AWS clients they never call here; a region keeps the SDK from looking for one.
+      AWS_REGION: 'us-east-1',
       ...env,
     });
     resetSettingsCache();
