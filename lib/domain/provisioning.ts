@@ -8,6 +8,7 @@
 import { createHash } from 'node:crypto';
 import type { Naming, NodeTemplate } from '../config/index.js';
 import type { NodeRecord, NodeState, PoolId, PoolRecord } from './model.js';
+import { STATS_AGENT_SCRIPT, STATS_AGENT_SERVICE, STATS_AGENT_TIMER } from './stats-agent-script.js';
 
 /** Node steps the provisioner records (`NodeRecord.steps`), so a redelivered decision resumes where it stopped. */
 export const PROVISION_STEPS = {
@@ -218,12 +219,14 @@ export function shellQuote(value: string): string {
  * The user data a node boots with (before base64): its identity in
  * /etc/nodescaler/node.env (pool, district, profile, host and cloud name),
  * read by the node's configuration scripts to join its district (the seed
- * configured new hosts into a specific district), its host name set, then
- * the template's own `userData`, if any.
+ * configured new hosts into a specific district), its host name set, the
+ * stats agent installed when `agent` is given (see `statsAgentUserData`),
+ * then the template's own `userData`, if any.
  */
 export function nodeUserData(
   node: { pool: PoolId; district: string; profile: string; hostName: string; cloudName: string },
   extra?: string,
+  agent?: StatsAgentSettings,
 ): string {
   const env = [
     ['NODESCALER_POOL', node.pool],
@@ -243,8 +246,53 @@ export function nodeUserData(
     'NODESCALER_ENV',
     `hostnamectl set-hostname ${shellQuote(node.hostName)} || hostname ${shellQuote(node.hostName)}`,
   ];
+  if (agent !== undefined) lines.push('', statsAgentUserData(node, agent).replace(/\n$/, ''));
   if (extra !== undefined && extra.trim() !== '') lines.push('', '# From the pool template:', extra.replace(/\s+$/, ''));
   return `${lines.join('\n')}\n`;
+}
+
+/** Where a node's stats agent sends its reports. */
+export interface StatsAgentSettings {
+  /** The stats queue URL (the deployment's NODESCALER_STATS_QUEUE_URL). */
+  queueUrl: string;
+  /** The queue's region (AWS_REGION). */
+  region: string;
+}
+
+/**
+ * The user data part that installs the stats agent (infra/agent/): its
+ * settings in /etc/nodescaler/agent.env (district, profile, node id = the
+ * host name the provisioner recorded, queue URL, region), the script as
+ * /usr/local/sbin/nodescaler-agent, and its systemd timer (every 60 s),
+ * or a cron line on a host without systemd.
+ */
+export function statsAgentUserData(
+  node: { district: string; profile: string; hostName: string },
+  agent: StatsAgentSettings,
+): string {
+  const env = [
+    ['NODESCALER_DISTRICT', node.district],
+    ['NODESCALER_PROFILE', node.profile],
+    ['NODESCALER_NODE_ID', node.hostName],
+    ['NODESCALER_STATS_QUEUE_URL', agent.queueUrl],
+    ['AWS_REGION', agent.region],
+  ]
+    .map(([name, value]) => `${name}=${shellQuote(value!)}`)
+    .join('\n');
+  const file = (path: string, delimiter: string, text: string) => [`cat > ${path} <<'${delimiter}'`, text.replace(/\n$/, ''), delimiter];
+  return `${[
+    '# The nodescaler stats agent (infra/agent/): reports this node to the stats queue every 60 s.',
+    ...file('/etc/nodescaler/agent.env', 'NODESCALER_AGENT_ENV', env),
+    ...file('/usr/local/sbin/nodescaler-agent', 'NODESCALER_AGENT_SCRIPT', STATS_AGENT_SCRIPT),
+    'chmod 0755 /usr/local/sbin/nodescaler-agent',
+    'if command -v systemctl >/dev/null 2>&1; then',
+    ...file('/etc/systemd/system/nodescaler-agent.service', 'NODESCALER_AGENT_SERVICE', STATS_AGENT_SERVICE),
+    ...file('/etc/systemd/system/nodescaler-agent.timer', 'NODESCALER_AGENT_TIMER', STATS_AGENT_TIMER),
+    '  systemctl daemon-reload && systemctl enable --now nodescaler-agent.timer',
+    'else',
+    "  echo '* * * * * root /usr/local/sbin/nodescaler-agent' > /etc/cron.d/nodescaler-agent",
+    'fi',
+  ].join('\n')}\n`;
 }
 
 /** A `provisioning` node that has not joined within `maxProvisionMs` of its creation. */

@@ -27,7 +27,11 @@ export function cloudFor(settings: Settings, log: Log): Cloud {
   const { config, deployment } = settings;
   switch (config.handler) {
     case 'ec2':
-      return new Ec2Cloud(new EC2Client({ region: deployment.region }), config, { stage: deployment.stage });
+      // With the stats queue known, every host launched installs the stats agent that reports to it.
+      return new Ec2Cloud(new EC2Client({ region: deployment.region }), config, {
+        stage: deployment.stage,
+        ...(deployment.queues.stats !== undefined && { statsAgent: { queueUrl: deployment.queues.stats, region: deployment.region } }),
+      });
     case 'spool':
       return new S3SpoolCloud(new S3Client({ region: deployment.region }), config.spool!, config);
     case 'notify':

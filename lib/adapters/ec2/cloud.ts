@@ -10,7 +10,7 @@ import {
 } from '@aws-sdk/client-ec2';
 import type { Config, NodeTemplate } from '../../config/index.js';
 import { findPoolConfig } from '../../config/index.js';
-import { CAPACITY_ERROR_SCOPES, NODE_TAG, nodeUserData } from '../../domain/provisioning.js';
+import { CAPACITY_ERROR_SCOPES, NODE_TAG, nodeUserData, type StatsAgentSettings } from '../../domain/provisioning.js';
 import { CapacityUnavailableError, ConflictError, NodescalerError, NotFoundError, TransientError, ValidationError } from '../../errors.js';
 import type { Cloud, HostInfo, HostSpec, Offering } from '../../ports/cloud.js';
 import { awsErrorInfo } from '../aws-errors.js';
@@ -48,13 +48,14 @@ export class Ec2Cloud implements Cloud {
   constructor(
     private readonly client: EC2Client,
     private readonly config: Pick<Config, 'pools'>,
-    private readonly options: { stage: string },
+    /** `statsAgent`: when given, the user data installs the node stats agent (infra/agent/) reporting to that queue. */
+    private readonly options: { stage: string; statsAgent?: StatsAgentSettings },
   ) {}
 
   async createHost(spec: HostSpec): Promise<HostInfo> {
     const poolConfig = findPoolConfig(this.config, spec.pool);
     if (!poolConfig) throw new ValidationError({ path: 'pool', message: `pool ${spec.pool} is not configured`, value: spec.pool });
-    const input = runInstancesInput(poolConfig.template, spec, this.options.stage);
+    const input = runInstancesInput(poolConfig.template, spec, this.options.stage, this.options.statsAgent);
     let instance: Instance | undefined;
     try {
       const result = await this.client.send(new RunInstancesCommand(input));
@@ -136,7 +137,7 @@ export class Ec2Cloud implements Cloud {
 }
 
 /** The exact `RunInstances` request for one host: pure, so the tests can read it whole. */
-export function runInstancesInput(template: NodeTemplate, spec: HostSpec, stage: string): RunInstancesCommandInput {
+export function runInstancesInput(template: NodeTemplate, spec: HostSpec, stage: string, statsAgent?: StatsAgentSettings): RunInstancesCommandInput {
   const offering = spec.offering ?? {};
   const tags: Tag[] = [
     ...Object.entries(template.tags)
@@ -153,6 +154,7 @@ export function runInstancesInput(template: NodeTemplate, spec: HostSpec, stage:
   const userData = nodeUserData(
     { pool: spec.pool, district: spec.district, profile: spec.profile, hostName: spec.hostName, cloudName: spec.cloudName },
     template.userData,
+    statsAgent,
   );
   const input: RunInstancesCommandInput = {
     MinCount: 1,
