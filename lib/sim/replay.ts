@@ -7,7 +7,7 @@ import { SimulatedCloud } from '../adapters/local/simulated-cloud.js';
 import { SimulatedPlatform } from '../adapters/local/simulated-platform.js';
 import { VirtualClock } from '../adapters/local/virtual-clock.js';
 import { InMemoryStateStore } from '../adapters/memory/state-store.js';
-import { parseConfig, readConfigFile, type ConfigInput } from '../config/index.js';
+import { parseConfig, poolNaming, readConfigFile, type ConfigInput } from '../config/index.js';
 import type { Log } from '../ports/log.js';
 import type { Metrics } from '../ports/metrics.js';
 import type { OutgoingMessage, Queue, QueueName } from '../ports/queue.js';
@@ -102,15 +102,16 @@ export async function runNodescaler(trace: Trace, options: ReplayOptions): Promi
   await runtime.load(configInput, { store, queue, clock, cloud, platform, log: quietLog, metrics: noMetrics });
   const world = new SimWorld(clock, platform, cloud, sqs, { district: pool.district, profile: pool.profile, gearsPerNode: options.gearsPerNode, apps: 150, heartbeatSeconds: 240, random });
 
-  // The cluster as it is when nodescaler is switched on: enough nodes for the first demand at 70 %.
-  const initial = Math.max(pool.min, Math.ceil(trace.steps[0]!.demand / (options.gearsPerNode * 0.7)));
+  // The cluster as it is when nodescaler is switched on: enough nodes for the first demand at 70 %, within the pool's bounds.
+  const initial = Math.min(pool.max, Math.max(pool.min, Math.ceil(trace.steps[0]!.demand / (options.gearsPerNode * 0.7))));
+  const naming = poolNaming(config, pool);
   for (let i = 1; i <= initial; i++) {
-    const hostName = `${pool.naming?.base ?? config.naming.base}-${i}.${config.naming.domain}`;
+    const hostName = `${naming.base}-${i}.${naming.domain}`;
     const host = await cloud.createHost({
       pool: `${pool.district}/${pool.profile}`,
       district: pool.district,
       profile: pool.profile,
-      cloudName: `${config.naming.base}_${i}`,
+      cloudName: `${naming.base}_${i}`,
       hostName,
       decisionId: 'initial',
       idempotencyToken: `initial-${i}`,
@@ -125,12 +126,12 @@ export async function runNodescaler(trace: Trace, options: ReplayOptions): Promi
         createdAt: clock.now().toISOString(),
         origin: 'provisioned',
         protected: false,
-        cloudName: `${config.naming.base}_${i}`,
+        cloudName: `${naming.base}_${i}`,
         ...(host.instanceId ? { instanceId: host.instanceId } : {}),
       },
       clock.now(),
     );
-    await store.allocateNameNumber(pool.naming?.base ?? config.naming.base);
+    await store.allocateNameNumber(naming.base);
   }
   clock.set(START);
 
@@ -169,7 +170,9 @@ export async function runNodescaler(trace: Trace, options: ReplayOptions): Promi
 /** The file as data: the handlers parse the configuration themselves (NODESCALER_CONFIG); readConfigFile fails early, listing every problem. */
 function fileConfig(path: string): ConfigInput {
   readConfigFile(path);
-  return parseYaml(readFileSync(path, 'utf8')) as ConfigInput;
+  const raw = parseYaml(readFileSync(path, 'utf8')) as ConfigInput & { pools: unknown[] };
+  // The world simulates one pool: the others would scale hosts the world puts nowhere.
+  return { ...raw, pools: raw.pools.slice(0, 1) } as ConfigInput;
 }
 
 /** Counts the decisions as they are sent, for the summary and the chart's event marks. */
