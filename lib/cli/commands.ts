@@ -1,6 +1,6 @@
 /**
  * The commands that read or change the state: status, explain, evaluate
- * --dry-run, drain, cancel-drain, protect, unprotect. Loaded by main.ts only
+ * --dry-run, drain, cancel-drain, protect, unprotect, report-stats. Loaded by main.ts only
  * when one of them runs, so `validate-config` and `--help` start without the
  * AWS SDK and dynalite.
  */
@@ -12,6 +12,7 @@ import { dryRunView, renderDryRun } from './evaluate.js';
 import { EXIT, usageError, type ExitCode } from './exit.js';
 import { explainView, renderExplain } from './explain.js';
 import { cancelDrain, requestDrain, setProtected } from './nodes.js';
+import { reportStatsCommand } from './report-stats.js';
 import { when, wrap } from './render.js';
 import { findPool, readSnapshot, type PoolState, type Snapshot } from './snapshot.js';
 import { renderStatus, statusView } from './status.js';
@@ -99,6 +100,17 @@ export async function runStateCommand(command: string, args: string[], context: 
           io.stderr.write(`nodescaler: warning: ${view.nodeId} stays protected by pools[].protectedNodes in the configuration\n`);
         }
         print(context, { target: describeTarget(spec), ...view }, () => lines.flatMap((line) => wrap(line, context.width)));
+        return EXIT.ok;
+      });
+    case 'report-stats':
+      return withTarget(io, spec, clock, async (target) => {
+        const view = await reportStatsCommand(target, config, clock, values.pool, (line) => io.stderr.write(`nodescaler: ${line}\n`));
+        print(context, { target: describeTarget(spec), ...view }, () =>
+          wrap(
+            `${view.sent.length} node-stats sent to ${view.queue}${view.skipped.length > 0 ? `; ${view.skipped.length} node(s) skipped (warnings above)` : ''}`,
+            context.width,
+          ),
+        );
         return EXIT.ok;
       });
     default:

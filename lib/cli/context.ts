@@ -26,6 +26,7 @@ export const OPTIONS = {
   limit: { type: 'string' },
   'dry-run': { type: 'boolean' },
   reason: { type: 'string' },
+  pool: { type: 'string' },
 } as const;
 
 export type OptionName = keyof typeof OPTIONS;

@@ -34,6 +34,10 @@ commands
                              --reason TEXT
   protect NODE               never choose the node for scale-down, never terminate it
   unprotect NODE             clear the node's protected flag
+  report-stats               where no agent runs on the nodes: each known node's figures read
+                             from the platform (broker), one node-stats each to the stats queue;
+                             one-shot, run it every minute from cron or an EventBridge schedule
+                             --pool POOL               only that pool
   validate-config FILE       check a configuration file; every problem is listed
 
 target (default: the local state, unless AWS settings are in the environment)
@@ -76,6 +80,7 @@ const COMMANDS: Record<string, CommandSpec> = {
   'cancel-drain': { args: { required: ['NODE'], optional: [] }, options: [...TARGET_OPTIONS, 'reason'] },
   protect: { args: { required: ['NODE'], optional: [] }, options: TARGET_OPTIONS },
   unprotect: { args: { required: ['NODE'], optional: [] }, options: TARGET_OPTIONS },
+  'report-stats': { args: { required: [], optional: [] }, options: [...TARGET_OPTIONS, 'pool'] },
   'validate-config': { args: { required: ['FILE'], optional: [] }, options: [] },
 };
 

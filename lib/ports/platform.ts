@@ -48,4 +48,14 @@ export interface Platform {
   startMove(gear: GearInfo, fromNode: string, toNode: string, options?: MoveOptions): Promise<MoveHandle>;
   /** Result of a move started earlier. */
   moveStatus(handle: MoveHandle): Promise<MoveStatus>;
+  /**
+   * Optional: the node's gear count and capacity as the platform knows them,
+   * for reporting stats from the broker side (`nodescaler report-stats`) where
+   * no agent runs on the node hosts. `undefined` for a node the platform does
+   * not know. Never a guess: a figure that cannot be read is an error
+   * (`TransientError` or `ValidationError`), not a default. Named
+   * `readNodeFacts`: `SimulatedPlatform.nodeFacts` already exists (synchronous,
+   * with the gear list) for tests and the simulation.
+   */
+  readNodeFacts?(nodeId: string): Promise<{ activeGears: number; maxActiveGears: number } | undefined>;
 }

@@ -95,6 +95,10 @@ export class PersistedPlatform implements Platform {
     return this.inner.listGears(nodeId);
   }
 
+  readNodeFacts(nodeId: string): Promise<{ activeGears: number; maxActiveGears: number } | undefined> {
+    return this.inner.readNodeFacts(nodeId);
+  }
+
   deactivateNode(district: string, nodeId: string): Promise<void> {
     return this.inner.deactivateNode(district, nodeId);
   }

@@ -322,6 +322,12 @@ export class SimulatedPlatform implements Platform {
     return { ...move.status };
   }
 
+  async readNodeFacts(nodeId: string): Promise<{ activeGears: number; maxActiveGears: number } | undefined> {
+    if (!this.nodes.has(nodeId)) return undefined;
+    const { activeGears, maxActiveGears } = this.nodeLoad(nodeId);
+    return { activeGears, maxActiveGears };
+  }
+
   // -------------------------------------------------------------------------
 
   private drawFailure(uuid: string): boolean {

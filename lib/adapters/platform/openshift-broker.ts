@@ -41,6 +41,28 @@ export const LIST_GEARS_RUBY = [
   'puts(offset + limit < rows.size ? "NEXT\\t#{offset + limit}" : "END\\t#{rows.size}")',
 ].join('\n');
 
+/**
+ * A node's figures run on the broker host with `oo-ruby`: whether a district
+ * holds the node (`District` `servers.name`), then two facts the node's
+ * MCollective agent reports (`max_active_gears` from its
+ * resource_limits.conf, `gears_active_count`), read with the broker's own
+ * node proxy. Arguments: broker directory, node. Output: `UNKNOWN` for a node
+ * no district holds, else `FACTS<TAB>active<TAB>max`; a fact the node does not
+ * answer prints as empty, which the adapter refuses rather than guess.
+ */
+export const NODE_FACTS_RUBY = [
+  'dir, node = ARGV[0], ARGV[1]',
+  'require "#{dir}/config/environment"',
+  'Rails.configuration.analytics[:enabled] = false',
+  'unless District.where("servers.name" => node).exists?',
+  '  puts "UNKNOWN"',
+  '  exit 0',
+  'end',
+  'proxy = OpenShift::ApplicationContainerProxy.instance(node)',
+  'facts = %w(gears_active_count max_active_gears).map { |f| proxy.send(:rpc_get_fact_direct, f).to_s.strip }',
+  'puts (["FACTS"] + facts).join("\\t")',
+].join('\n');
+
 export interface OpenShiftBrokerOptions {
   /** The broker host (an SSM managed instance). */
   brokerInstanceId: string;
@@ -80,6 +102,8 @@ export function shellQuote(value: string): string {
  *   refuses as already done ("already deactivated", a node already removed)
  *   counts as success, so every call is idempotent.
  * - Gears of a node: `LIST_GEARS_RUBY` with `oo-ruby`, paged.
+ * - A node's figures (`readNodeFacts`, for `nodescaler report-stats`):
+ *   `NODE_FACTS_RUBY` with `oo-ruby`, one awaited command per node.
  * - Moves: `oo-admin-move --gear_uuid <uuid> -i <target> --json`, not awaited:
  *   the SSM command id is the handle the drain records, and `moveStatus`
  *   reads the JSON move report on a later step (oo-admin-move exits 0 even
@@ -122,6 +146,15 @@ export class OpenShiftBrokerPlatform implements Platform {
       offset = parsed.next;
     }
     throw new TransientError(`list gears of ${nodeId}: too many pages`);
+  }
+
+  /** One awaited SSM command running `NODE_FACTS_RUBY`; undefined when no district holds the node. */
+  async readNodeFacts(nodeId: string): Promise<{ activeGears: number; maxActiveGears: number } | undefined> {
+    checkNode(nodeId);
+    const script = `oo-ruby -e ${shellQuote(NODE_FACTS_RUBY)} ${shellQuote(this.options.brokerDir)} ${shellQuote(nodeId)}`;
+    const result = await this.runAwaited(script, `nodescaler node-facts ${nodeId}`.slice(0, 100));
+    if (result.status !== 'Success') throw this.commandFailure(`node facts of ${nodeId}`, result);
+    return parseNodeFacts(nodeId, result.stdout);
   }
 
   async deactivateNode(district: string, nodeId: string): Promise<void> {
@@ -271,6 +304,21 @@ function checkNode(nodeId: string): void {
 /** The Comment of a move command (at most 100 characters): the gear and a hash of the idempotency key. */
 export function moveComment(uuid: string, idempotencyKey?: string): string {
   return `nodescaler move ${uuid.slice(0, 64)}${idempotencyKey === undefined ? '' : ` ${fnv1a64(idempotencyKey)}`}`;
+}
+
+/** The output of `NODE_FACTS_RUBY`: undefined for `UNKNOWN`; a missing or non-integer figure is a TransientError. */
+export function parseNodeFacts(nodeId: string, stdout: string): { activeGears: number; maxActiveGears: number } | undefined {
+  const lines = stdout.split('\n').map((line) => line.trim()).filter((line) => line !== '');
+  if (lines.includes('UNKNOWN')) return undefined;
+  const line = lines.find((l) => l.startsWith('FACTS\t'));
+  const fields = line?.split('\t') ?? [];
+  const count = (text: string | undefined) => (text !== undefined && /^\d+$/.test(text) ? Number(text) : undefined);
+  const activeGears = count(fields[1]);
+  const maxActiveGears = count(fields[2]);
+  if (activeGears === undefined || maxActiveGears === undefined) {
+    throw new TransientError(`node facts of ${nodeId}: the broker did not report gears_active_count and max_active_gears (${JSON.stringify(line ?? firstLine(stdout))})`);
+  }
+  return { activeGears, maxActiveGears };
 }
 
 /** Parses `LIST_GEARS_RUBY` output; a listing without its end line is a TransientError (cut short). */
