@@ -7,7 +7,7 @@
 import type { Config, NodeTemplate } from '../../config/index.js';
 import { findPoolConfig } from '../../config/index.js';
 import { nodeUserData } from '../../domain/provisioning.js';
-import type { HostSpec, ReleaseSpec } from '../../ports/cloud.js';
+import type { Cloud, HostInfo, HostSpec, ReleaseSpec } from '../../ports/cloud.js';
 
 export interface AddNodeRequest {
   kind: 'add-node';
@@ -104,4 +104,25 @@ export function requestText(request: AddNodeRequest | RemoveNodeRequest): string
     'The node joins its district when it first reports its stats to nodescaler.',
   ];
   return lines.filter((line) => line !== undefined).join('\n');
+}
+
+/**
+ * A handler that only passes requests on (spool, notify): it owns no
+ * instance, so there is nothing to terminate, describe, list or delete.
+ */
+export abstract class RequestOnlyCloud implements Cloud {
+  abstract createHost(spec: HostSpec): Promise<HostInfo>;
+  abstract reportRelease(spec: ReleaseSpec): Promise<void>;
+
+  async terminateHost(): Promise<void> {}
+
+  async describeHosts(): Promise<Map<string, HostInfo>> {
+    return new Map();
+  }
+
+  async listManagedHosts(): Promise<HostInfo[]> {
+    return [];
+  }
+
+  async deleteVolume(): Promise<void> {}
 }

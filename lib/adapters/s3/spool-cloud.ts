@@ -1,9 +1,9 @@
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { Config } from '../../config/index.js';
 import { NodescalerError, TransientError, ValidationError } from '../../errors.js';
-import type { Cloud, HostInfo, HostSpec, ReleaseSpec } from '../../ports/cloud.js';
+import type { HostInfo, HostSpec, ReleaseSpec } from '../../ports/cloud.js';
 import { awsErrorInfo } from '../aws-errors.js';
-import { addNodeRequest, removeNodeRequest, type AddNodeRequest, type RemoveNodeRequest } from '../cloud/host-request.js';
+import { RequestOnlyCloud, addNodeRequest, removeNodeRequest, type AddNodeRequest, type RemoveNodeRequest } from '../cloud/host-request.js';
 
 export interface SpoolOptions {
   bucket: string;
@@ -21,12 +21,14 @@ export interface SpoolOptions {
  * Errors: throttling (`SlowDown`), 5xx, network -> `TransientError`; a
  * missing bucket or denied access -> `ValidationError`.
  */
-export class S3SpoolCloud implements Cloud {
+export class S3SpoolCloud extends RequestOnlyCloud {
   constructor(
     private readonly client: S3Client,
     private readonly options: SpoolOptions,
     private readonly config: Pick<Config, 'pools'>,
-  ) {}
+  ) {
+    super();
+  }
 
   async createHost(spec: HostSpec): Promise<HostInfo> {
     await this.put(addNodeRequest(this.config, spec));
@@ -44,18 +46,6 @@ export class S3SpoolCloud implements Cloud {
     const kind = request.kind === 'add-node' ? 'add' : 'remove';
     return `${this.options.prefix}${request.district}/${request.profile}/${request.hostName}.${kind}.json`;
   }
-
-  async terminateHost(): Promise<void> {}
-
-  async describeHosts(): Promise<Map<string, HostInfo>> {
-    return new Map();
-  }
-
-  async listManagedHosts(): Promise<HostInfo[]> {
-    return [];
-  }
-
-  async deleteVolume(): Promise<void> {}
 
   private async put(request: AddNodeRequest | RemoveNodeRequest): Promise<void> {
     const key = this.keyOf(request);

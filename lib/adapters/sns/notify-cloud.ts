@@ -1,7 +1,7 @@
 import type { SNSClient } from '@aws-sdk/client-sns';
 import type { Config } from '../../config/index.js';
-import type { Cloud, HostInfo, HostSpec, ReleaseSpec } from '../../ports/cloud.js';
-import { addNodeRequest, removeNodeRequest, requestSubject, requestText } from '../cloud/host-request.js';
+import type { HostInfo, HostSpec, ReleaseSpec } from '../../ports/cloud.js';
+import { RequestOnlyCloud, addNodeRequest, removeNodeRequest, requestSubject, requestText } from '../cloud/host-request.js';
 import { publish } from './publish.js';
 
 /**
@@ -9,12 +9,14 @@ import { publish } from './publish.js';
  * operator's e-mail subscription) saying which node is needed, where and
  * why, and later which host may be released. Creates no instance.
  */
-export class SnsNotifyCloud implements Cloud {
+export class SnsNotifyCloud extends RequestOnlyCloud {
   constructor(
     private readonly client: SNSClient,
     private readonly topicArn: string,
     private readonly config: Pick<Config, 'pools'>,
-  ) {}
+  ) {
+    super();
+  }
 
   async createHost(spec: HostSpec): Promise<HostInfo> {
     const request = addNodeRequest(this.config, spec);
@@ -29,15 +31,4 @@ export class SnsNotifyCloud implements Cloud {
     await publish(this.client, this.topicArn, { subject: requestSubject(request), text: requestText(request), group: spec.pool, dedupKey: `release:${spec.hostName}` });
   }
 
-  async terminateHost(): Promise<void> {}
-
-  async describeHosts(): Promise<Map<string, HostInfo>> {
-    return new Map();
-  }
-
-  async listManagedHosts(): Promise<HostInfo[]> {
-    return [];
-  }
-
-  async deleteVolume(): Promise<void> {}
 }
