@@ -5,15 +5,17 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { printReliabilityTally } from './reliability-tally.mjs';
 
 const extra = process.argv.slice(2);
-const run = (command, args) => spawnSync(command, args, { stdio: 'inherit', env: process.env }).status ?? 1;
+const dir = mkdtempSync(join(tmpdir(), 'nodescaler-test-'));
+const env = { ...process.env, NODESCALER_RELIABILITY_REPORT_DIR: join(dir, 'reliability') };
+const run = (command, args) => spawnSync(command, args, { stdio: 'inherit', env }).status ?? 1;
 
 console.log('> tsc --noEmit');
 const typecheckFailed = run('npx', ['--no-install', 'tsc', '--noEmit', '-p', '.']) !== 0;
 if (typecheckFailed) console.log('type check failed');
 
-const dir = mkdtempSync(join(tmpdir(), 'nodescaler-test-'));
 const report = join(dir, 'vitest.json');
 console.log('> vitest run');
 const vitestStatus = run('npx', ['--no-install', 'vitest', 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...extra]);
@@ -31,6 +33,7 @@ try {
 } catch {
   failed += 1; // vitest died before writing its report
 }
+printReliabilityTally(join(dir, 'reliability'));
 rmSync(dir, { recursive: true, force: true });
 if (typecheckFailed) failed += 1;
 if (vitestStatus !== 0 && failed === 0) failed = 1;

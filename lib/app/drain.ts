@@ -299,6 +299,7 @@ export class GearMover {
     if (node.state === 'active') {
       const outcome = await this.createDrain(urgentDrainFor(node, event, cause, now));
       log.warn('node interrupted: draining at once', { nodeId: node.nodeId, instanceId: event.instanceId, cause, drainId: outcome.drainId });
+      await this.keepPoolMinimum(outcome.drainId, node);
       return { action: 'drain', reason: cause, drainId: outcome.drainId };
     }
     if (node.state === 'draining') {
@@ -864,7 +865,23 @@ export class GearMover {
     return { action: 'lost', reason, ...(node.drainId ? { drainId: node.drainId } : {}) };
   }
 
-  /** Requests nodes for the gears an interrupted node cannot place, through the pool lease like the evaluator. */
+  /**
+   * An interrupted node leaves even when it is empty, which the gears-driven
+   * replacement would not cover: when the pool would drop below its `min`,
+   * the replacement is requested now, before the node goes.
+   */
+  private async keepPoolMinimum(drainId: string, node: NodeRecord): Promise<void> {
+    const poolConfig = this.poolConfig(node.pool);
+    if (!poolConfig || poolConfig.min === 0 || !this.config.scaleDown.replaceInterrupted) return;
+    const drain = await this.ports.store.getDrain(drainId);
+    if (!drain || drain.state !== 'active' || drain.replacementDecisionId) return;
+    const serving = (await this.ports.store.listNodes(node.pool)).filter(
+      (other) => other.nodeId !== node.nodeId && (other.state === 'active' || other.state === 'provisioning'),
+    ).length;
+    if (serving < poolConfig.min) await this.requestReplacement(drain, node, 0);
+  }
+
+  /** Requests nodes for the gears an interrupted node cannot place (or to keep the pool's min), through the pool lease like the evaluator. */
   private async requestReplacement(drain: DrainRecord, node: NodeRecord, unplaced: number): Promise<DrainRecord> {
     const { store, queue, clock, log, metrics } = this.ports;
     const poolConfig = this.poolConfig(drain.pool);
@@ -876,20 +893,16 @@ export class GearMover {
       return drain;
     }
     const nodes = await store.listNodes(drain.pool);
-    let totalNodes = 0;
-    for (const id of await this.poolIds()) {
-      const list = id === drain.pool ? nodes : await store.listNodes(id);
-      for (const n of list) if (['provisioning', 'active', 'draining', 'drained', 'terminating'].includes(n.state)) totalNodes++;
-    }
+    const allNodes: NodeRecord[] = [];
+    for (const id of await this.poolIds()) allNodes.push(...(id === drain.pool ? nodes : await store.listNodes(id)));
     const sizing = replacementCount({
       unplaced,
       nodes,
       nodeId: node.nodeId,
       gearsPerNode: expectedGearsPerNode(poolConfig, nodes),
-      poolMax: poolConfig.max,
-      maxNodesPerDecision: this.config.scaleUp.maxNodesPerDecision,
-      totalNodes,
-      maxNodesTotal: this.config.limits.maxNodesTotal,
+      config: this.config,
+      poolConfig,
+      allNodes,
     });
     if (sizing.count === 0) {
       log.warn('no replacement for the interrupted node', { drainId: drain.drainId, pool: drain.pool, wanted: sizing.wanted, clampedBy: sizing.clampedBy });
@@ -903,7 +916,7 @@ export class GearMover {
       decisionId,
       pool: drain.pool,
       count: sizing.count,
-      reason: `replace interrupted node ${node.nodeId} (${drain.urgentCause ?? 'interruption'}): ${unplaced} gear(s) have no room; +${sizing.count} node(s)${clamp}`.slice(0, 1024),
+      reason: `replace interrupted node ${node.nodeId} (${drain.urgentCause ?? 'interruption'}): ${unplaced > 0 ? `${unplaced} gear(s) have no room` : `the pool would drop below min ${poolConfig.min}`}; +${sizing.count} node(s)${clamp}`.slice(0, 1024),
       decidedAt: now.toISOString(),
     };
     try {

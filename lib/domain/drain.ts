@@ -7,7 +7,9 @@
  */
 import type { DrainKind, DrainRecord, GearInfo, GearMove, NodeRecord, PoolId } from './model.js';
 import type { Placement } from './drain-plan.js';
+import type { Config, PoolConfig } from '../config/index.js';
 import { formatDuration } from './duration.js';
+import { clampScaleUp } from './evaluate.js';
 
 /** The message field rules for an operation id (decisionId, drainId): 1..128 of letters, digits, `_ : . -`. */
 const OPERATION_ID_MAX = 128;
@@ -295,41 +297,38 @@ export interface ReplacementInput {
   /** The interrupted node. */
   nodeId: string;
   gearsPerNode: number;
-  poolMax: number;
-  maxNodesPerDecision: number;
-  /** Nodes of every pool that still hold or will hold an instance, and the global limit. */
-  totalNodes: number;
-  maxNodesTotal: number;
+  config: Config;
+  poolConfig: PoolConfig;
+  /** Nodes of every pool, for the global limits. */
+  allNodes: readonly NodeRecord[];
 }
 
 /**
  * How many nodes replace an interrupted one: enough for the gears that found
- * no room, less what is already provisioning, within pool.max (the
- * interrupted node not counted: it is going away), maxNodesPerDecision and
- * maxNodesTotal. Zero when everything fits elsewhere.
+ * no room, less what is already provisioning, and at least what keeps the
+ * pool at its `min` once the interrupted node is gone (an empty node leaves
+ * too); within every limit the evaluator keeps (maxNodesPerDecision,
+ * pool.max, maxNodesTotal, maxCores, maxMemoryGiB). The interrupted node
+ * still counts against the limits: it holds an instance until it is
+ * released, and a limit is the most the operator pays for. Zero when
+ * everything fits elsewhere and the minimum holds.
  */
 export function replacementCount(input: ReplacementInput): { count: number; wanted: number; clampedBy?: string } {
   let provisioning = 0;
-  let size = 0;
+  let poolNodes = 0;
+  let serving = 0;
   for (const node of input.nodes) {
     if (node.state === 'provisioning') provisioning++;
-    if ((node.state === 'provisioning' || node.state === 'active') && node.nodeId !== input.nodeId) size++;
+    if (node.state === 'provisioning' || node.state === 'active' || node.state === 'draining') poolNodes++;
+    if ((node.state === 'provisioning' || node.state === 'active') && node.nodeId !== input.nodeId) serving++;
   }
   const perNode = Math.max(1, input.gearsPerNode);
   const deficit = input.unplaced - provisioning * perNode;
-  const wanted = deficit > 0 ? Math.ceil(deficit / perNode) : 0;
-  let count = wanted;
-  let clampedBy: string | undefined;
-  const clamp = (room: number, name: string) => {
-    if (count > room) {
-      count = Math.max(0, room);
-      clampedBy ??= name;
-    }
-  };
-  clamp(input.maxNodesPerDecision, `maxNodesPerDecision=${input.maxNodesPerDecision}`);
-  clamp(input.poolMax - size, `pool.max=${input.poolMax}`);
-  clamp(input.maxNodesTotal - input.totalNodes + 1, `maxNodesTotal=${input.maxNodesTotal}`);
-  return clampedBy === undefined ? { count, wanted } : { count, wanted, clampedBy };
+  const wanted = Math.max(deficit > 0 ? Math.ceil(deficit / perNode) : 0, input.poolConfig.min - serving);
+  if (wanted <= 0) return { count: 0, wanted: 0 };
+  const clamp = clampScaleUp(wanted, input, poolNodes);
+  const first = clamp.clampedBy[0];
+  return first === undefined ? { count: clamp.count, wanted } : { count: clamp.count, wanted, clampedBy: `${first.limit}=${first.value}` };
 }
 
 /** The decision id of the replacement for an interrupted node (one per interruption event). */

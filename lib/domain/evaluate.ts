@@ -206,15 +206,21 @@ export function decidePool(input: PoolEvaluationInput): PoolEvaluation {
 // ---------------------------------------------------------------------------
 // Limits.
 
-interface Clamp {
+export interface Clamp {
   count: number;
   clampedBy: ClampReason[];
   /** The limit that left no room at all, as text. */
   zeroBy?: string;
 }
 
-/** Clamps `wanted` by maxNodesPerDecision, pool.max, maxNodesTotal, maxCores and maxMemoryGiB, in that order. */
-function clampScaleUp(wanted: number, input: PoolEvaluationInput, poolNodes: number): Clamp {
+/**
+ * Clamps `wanted` new nodes by maxNodesPerDecision, pool.max, maxNodesTotal,
+ * maxCores and maxMemoryGiB, in that order. `poolNodes`: the pool's nodes that
+ * count against pool.max (provisioning, active, draining); `allNodes`: every
+ * pool's nodes (the non-terminal ones count against the global limits). Every
+ * way of adding nodes goes through this one clamp, so no path exceeds a limit.
+ */
+export function clampScaleUp(wanted: number, input: Pick<PoolEvaluationInput, 'config' | 'poolConfig' | 'allNodes'>, poolNodes: number): Clamp {
   const { config, poolConfig, allNodes } = input;
   const limits = config.limits;
   const clamp: Clamp = { count: wanted, clampedBy: [] };

@@ -7,7 +7,7 @@ import { SimulatedCloud } from '../adapters/local/simulated-cloud.js';
 import { SimulatedPlatform } from '../adapters/local/simulated-platform.js';
 import { VirtualClock } from '../adapters/local/virtual-clock.js';
 import { InMemoryStateStore } from '../adapters/memory/state-store.js';
-import { parseConfig, poolNaming, readConfigFile, type ConfigInput } from '../config/index.js';
+import { parseConfig, poolNaming, readConfigFile, type Config, type ConfigInput, type PoolConfig } from '../config/index.js';
 import type { Log } from '../ports/log.js';
 import type { Metrics } from '../ports/metrics.js';
 import type { OutgoingMessage, Queue, QueueName } from '../ports/queue.js';
@@ -104,35 +104,7 @@ export async function runNodescaler(trace: Trace, options: ReplayOptions): Promi
 
   // The cluster as it is when nodescaler is switched on: enough nodes for the first demand at 70 %, within the pool's bounds.
   const initial = Math.min(pool.max, Math.max(pool.min, Math.ceil(trace.steps[0]!.demand / (options.gearsPerNode * 0.7))));
-  const naming = poolNaming(config, pool);
-  for (let i = 1; i <= initial; i++) {
-    const hostName = `${naming.base}-${i}.${naming.domain}`;
-    const host = await cloud.createHost({
-      pool: `${pool.district}/${pool.profile}`,
-      district: pool.district,
-      profile: pool.profile,
-      cloudName: `${naming.base}_${i}`,
-      hostName,
-      decisionId: 'initial',
-      idempotencyToken: `initial-${i}`,
-    });
-    await store.createNode(
-      {
-        nodeId: hostName,
-        pool: `${pool.district}/${pool.profile}`,
-        district: pool.district,
-        profile: pool.profile,
-        state: 'active',
-        createdAt: clock.now().toISOString(),
-        origin: 'provisioned',
-        protected: false,
-        cloudName: `${naming.base}_${i}`,
-        ...(host.instanceId ? { instanceId: host.instanceId } : {}),
-      },
-      clock.now(),
-    );
-    await store.allocateNameNumber(naming.base);
-  }
+  await seedInitialNodes({ cloud, store, config, pool, count: initial, now: clock.now() });
   clock.set(START);
 
   let hint = 0;
@@ -165,6 +137,44 @@ export async function runNodescaler(trace: Trace, options: ReplayOptions): Promi
   recorder.deadLetters = deadLetters.length;
   recorder.invariantViolations = world.violations.length;
   return { result: recorder.result(), storeKind, invocations: runtime.invocations, timings: runtime.timings, deadLetters, violations: world.violations, store };
+}
+
+/**
+ * The cluster as it is when nodescaler is switched on: `count` running hosts
+ * of the pool, known to the state table as active nodes, named as the
+ * provisioner would have named them.
+ */
+export async function seedInitialNodes(options: { cloud: SimulatedCloud; store: StateStore; config: Config; pool: PoolConfig; count: number; now: Date }): Promise<void> {
+  const { cloud, store, config, pool, count, now } = options;
+  const naming = poolNaming(config, pool);
+  for (let i = 1; i <= count; i++) {
+    const hostName = `${naming.base}-${i}.${naming.domain}`;
+    const host = await cloud.createHost({
+      pool: `${pool.district}/${pool.profile}`,
+      district: pool.district,
+      profile: pool.profile,
+      cloudName: `${naming.base}_${i}`,
+      hostName,
+      decisionId: 'initial',
+      idempotencyToken: `initial-${i}`,
+    });
+    await store.createNode(
+      {
+        nodeId: hostName,
+        pool: `${pool.district}/${pool.profile}`,
+        district: pool.district,
+        profile: pool.profile,
+        state: 'active',
+        createdAt: now.toISOString(),
+        origin: 'provisioned',
+        protected: false,
+        cloudName: `${naming.base}_${i}`,
+        ...(host.instanceId ? { instanceId: host.instanceId } : {}),
+      },
+      now,
+    );
+    await store.allocateNameNumber(naming.base);
+  }
 }
 
 /** The file as data: the handlers parse the configuration themselves (NODESCALER_CONFIG); readConfigFile fails early, listing every problem. */

@@ -44,7 +44,7 @@ let instances = 0;
 export class LocalRuntime {
   private readonly handlers = new Map<FunctionName, Handler>();
   /** The last error logged for a message, so a dead letter says why. */
-  private readonly lastErrors = new Map<string, string>();
+  readonly lastErrors = new Map<string, string>();
   invocations = 0;
   /** Milliseconds spent per function and trigger, for the replay's own performance figures. */
   readonly timings = new Map<string, number>();
@@ -66,17 +66,30 @@ export class LocalRuntime {
     });
     resetSettingsCache();
     injectPorts({ ...ports, log: this.capturingLog(ports.log) });
+    for (const name of FUNCTIONS) await this.reload(name);
+  }
+
+  /**
+   * A fresh instance of one function, with the ports and configuration of the
+   * last `load`: what Lambda starts after an instance died, with nothing of
+   * the old one's module-scope state.
+   */
+  async reload(name: FunctionName): Promise<void> {
     instances += 1;
-    for (const name of FUNCTIONS) {
-      const url = new URL(`${MODULES[name]}?instance=${instances}`, import.meta.url).href;
-      const module = (await import(url)) as { handler: Handler };
-      this.handlers.set(name, module.handler);
-    }
+    const url = new URL(`${MODULES[name]}?instance=${instances}`, import.meta.url).href;
+    const module = (await import(url)) as { handler: Handler };
+    this.handlers.set(name, module.handler);
   }
 
   /** The one-minute schedule of every function, at the clock's current time. */
   async tick(): Promise<void> {
-    const event: ScheduledEvent = {
+    const event = this.tickEvent();
+    for (const name of FUNCTIONS) await this.invoke(name, event);
+  }
+
+  /** The schedule's event at the clock's current time. */
+  tickEvent(): ScheduledEvent {
+    return {
       version: '0',
       id: `tick-${this.clock.nowMs()}`,
       'detail-type': 'Scheduled Event',
@@ -87,7 +100,6 @@ export class LocalRuntime {
       resources: ['arn:aws:events:local:000000000000:rule/nodescaler-local-tick'],
       detail: {},
     };
-    for (const name of FUNCTIONS) await this.invoke(name, event);
   }
 
   /** Delivers every visible message to its consumer until the queues are quiet (bounded, like Lambda pollers). */
@@ -116,7 +128,8 @@ export class LocalRuntime {
     }
   }
 
-  private async invoke(name: FunctionName, event: SQSEvent | ScheduledEvent): Promise<unknown> {
+  /** The function's handler on one event, as Lambda would call it. */
+  async invoke(name: FunctionName, event: SQSEvent | ScheduledEvent): Promise<unknown> {
     const handler = this.handlers.get(name);
     if (!handler) throw new Error(`handler ${name} is not loaded`);
     this.invocations += 1;

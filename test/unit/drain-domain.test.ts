@@ -18,7 +18,7 @@ import {
 } from '../../lib/domain/drain.js';
 import type { GearMove } from '../../lib/domain/model.js';
 import { operationIdProblem } from '../../lib/messages/fields.js';
-import { NOW, drain, minutesAgo, move, node } from '../support/builders.js';
+import { NOW, config, drain, minutesAgo, move, node, poolConfigOf } from '../support/builders.js';
 
 const policy = { attempts: 3, delayMs: 30_000 };
 const at = (seconds: number) => new Date(NOW.getTime() + seconds * 1000);
@@ -142,18 +142,43 @@ describe('when a drain stops', () => {
 });
 
 describe('replacement of an interrupted node', () => {
-  const base = { nodeId: 'spot', gearsPerNode: 100, poolMax: 10, maxNodesPerDecision: 10, totalNodes: 3, maxNodesTotal: 100 };
-  const nodes = [node('spot', { gears: 90 }), node('a', { gears: 80 }), node('b', { gears: 80 })];
+  const limits = (fields: { poolMax?: number; maxNodesTotal?: number; maxCores?: number; maxMemoryGiB?: number } = {}) => {
+    const cfg = config(
+      { limits: { maxNodesTotal: fields.maxNodesTotal ?? 100, maxCores: fields.maxCores, maxMemoryGiB: fields.maxMemoryGiB } },
+      { max: fields.poolMax ?? 10, template: { instanceTypes: [{ name: 'm5.xlarge', vcpus: 4, memoryGiB: 16 }] } },
+    );
+    return { config: cfg, poolConfig: poolConfigOf(cfg) };
+  };
+  const nodes = [node('spot', { gears: 90, state: 'draining' }), node('a', { gears: 80 }), node('b', { gears: 80 })];
+  const base = { nodeId: 'spot', gearsPerNode: 100, nodes, allNodes: nodes, ...limits() };
 
   it('asks for enough nodes for the gears without room, less what is provisioning', () => {
-    expect(replacementCount({ ...base, unplaced: 0, nodes })).toEqual({ count: 0, wanted: 0 });
-    expect(replacementCount({ ...base, unplaced: 150, nodes })).toEqual({ count: 2, wanted: 2 });
+    expect(replacementCount({ ...base, unplaced: 0 })).toEqual({ count: 0, wanted: 0 });
+    expect(replacementCount({ ...base, unplaced: 150 })).toEqual({ count: 2, wanted: 2 });
     const booting = [...nodes, node('new', { state: 'provisioning' })];
-    expect(replacementCount({ ...base, unplaced: 150, nodes: booting })).toEqual({ count: 1, wanted: 1 });
+    expect(replacementCount({ ...base, unplaced: 150, nodes: booting, allNodes: booting })).toEqual({ count: 1, wanted: 1 });
   });
 
-  it('clamps by pool.max (not counting the interrupted node) and by maxNodesTotal', () => {
-    expect(replacementCount({ ...base, unplaced: 300, nodes, poolMax: 3 })).toEqual({ count: 1, wanted: 3, clampedBy: 'pool.max=3' });
-    expect(replacementCount({ ...base, unplaced: 300, nodes, maxNodesTotal: 3 })).toEqual({ count: 1, wanted: 3, clampedBy: 'maxNodesTotal=3' });
+  it('stays within pool.max and maxNodesTotal, the interrupted node counted (it holds an instance until released)', () => {
+    expect(replacementCount({ ...base, unplaced: 300, ...limits({ poolMax: 4 }) })).toEqual({ count: 1, wanted: 3, clampedBy: 'pool.max=4' });
+    expect(replacementCount({ ...base, unplaced: 300, ...limits({ poolMax: 3 }) })).toEqual({ count: 0, wanted: 3, clampedBy: 'pool.max=3' });
+    expect(replacementCount({ ...base, unplaced: 300, ...limits({ maxNodesTotal: 4 }) })).toEqual({ count: 1, wanted: 3, clampedBy: 'maxNodesTotal=4' });
+    const elsewhere = [...nodes, node('other', { pool: 'd2/small' })];
+    expect(replacementCount({ ...base, allNodes: elsewhere, unplaced: 300, ...limits({ maxNodesTotal: 4 }) })).toEqual({ count: 0, wanted: 3, clampedBy: 'maxNodesTotal=4' });
+  });
+
+  it('keeps the pool at its min when the interrupted node leaves, even empty (a reliability-suite counterexample)', () => {
+    const atMin = limits();
+    const min2 = { ...atMin, poolConfig: { ...atMin.poolConfig, min: 3 } };
+    expect(replacementCount({ ...base, ...min2, unplaced: 0 })).toEqual({ count: 1, wanted: 1 });
+    const booting = [...nodes, node('new', { state: 'provisioning' })];
+    expect(replacementCount({ ...base, ...min2, nodes: booting, allNodes: booting, unplaced: 0 })).toEqual({ count: 0, wanted: 0 });
+  });
+
+  it('stays within the core and memory limits, as the evaluator does (a reliability-suite counterexample)', () => {
+    // Three 4-vCPU, 16 GiB nodes in use.
+    expect(replacementCount({ ...base, unplaced: 300, ...limits({ maxCores: 12 }) })).toEqual({ count: 0, wanted: 3, clampedBy: 'maxCores=12' });
+    expect(replacementCount({ ...base, unplaced: 300, ...limits({ maxCores: 16 }) })).toEqual({ count: 1, wanted: 3, clampedBy: 'maxCores=16' });
+    expect(replacementCount({ ...base, unplaced: 300, ...limits({ maxMemoryGiB: 64 }) })).toEqual({ count: 1, wanted: 3, clampedBy: 'maxMemoryGiB=64' });
   });
 });

@@ -33,6 +33,33 @@ interface StoredMessage {
   lastError?: string;
 }
 
+/**
+ * Delivery faults of a real queue, for reliability tests. Standard queues
+ * deliver at least once and in no particular order; FIFO queues keep their
+ * order and deduplication, so only standard queues get these.
+ */
+export interface QueueChaos {
+  random: () => number;
+  /** Share of messages delivered twice (as two messages: both may be in flight at once). */
+  duplicateRate: number;
+  /** A batch is drawn at random from the first `reorderWindow` visible messages (1: in order). */
+  reorderWindow: number;
+  /** Share of messages that become visible only after a random delay of up to `maxDelayMs`. */
+  delayRate: number;
+  maxDelayMs: number;
+}
+
+/** What became of every message sent while a ledger was kept: none may be unaccounted for. */
+export interface QueueLedger {
+  sent: number;
+  completed: number;
+  deadLettered: number;
+  /** Still in a queue (visible or in flight). */
+  waiting: number;
+  /** Sent, not completed, not dead-lettered and not in a queue: lost. */
+  lost: string[];
+}
+
 /** SQS FIFO queues drop a repeated deduplication id within 5 minutes. */
 const DEDUP_WINDOW_MS = 5 * 60_000;
 
@@ -48,12 +75,34 @@ export class LocalSqs implements Queue {
   private readonly dedup = new Map<string, Map<string, number>>();
   private readonly dead: DeadLetter[] = [];
   private sequence = 0;
+  private chaos: QueueChaos | undefined;
+  private ledger: { sent: Set<string>; completed: Set<string> } | undefined;
 
   constructor(
     private readonly clock: Clock,
     private readonly specs: Readonly<Record<string, LocalQueueSpec>>,
   ) {
     for (const name of Object.keys(specs)) this.messages.set(name, []);
+  }
+
+  /** Turns delivery faults on (or off, with undefined) from now on. */
+  setChaos(chaos: QueueChaos | undefined): void {
+    this.chaos = chaos;
+  }
+
+  /** Starts remembering every message id sent, for `accounting()` (off by default: a 30-day replay sends millions). */
+  keepLedger(): void {
+    this.ledger ??= { sent: new Set(), completed: new Set() };
+  }
+
+  /** Every message sent since `keepLedger()`: completed, dead-lettered, waiting, or lost. */
+  accounting(): QueueLedger {
+    const ledger = this.ledger;
+    if (!ledger) throw new Error('accounting() needs keepLedger() first');
+    const dead = new Set(this.dead.map((letter) => letter.messageId));
+    const waiting = new Set([...this.messages.values()].flatMap((list) => list.map((message) => message.messageId)));
+    const lost = [...ledger.sent].filter((id) => !ledger.completed.has(id) && !dead.has(id) && !waiting.has(id));
+    return { sent: ledger.sent.size, completed: ledger.completed.size, deadLettered: dead.size, waiting: waiting.size, lost };
   }
 
   async send(queue: QueueName, outgoing: readonly OutgoingMessage[]): Promise<SendResult> {
@@ -75,7 +124,12 @@ export class LocalSqs implements Queue {
     const list = this.messages.get(queue)!;
     const blockedGroups = new Set<string>();
     const batch: StoredMessage[] = [];
-    for (const message of list) {
+    const chaos = spec.fifo ? undefined : this.chaos;
+    if (chaos && chaos.reorderWindow > 1) {
+      const visible = list.filter((message) => message.visibleAt <= now).slice(0, chaos.reorderWindow);
+      while (visible.length > 0 && batch.length < spec.batchSize) batch.push(visible.splice(Math.floor(chaos.random() * visible.length), 1)[0]!);
+    }
+    for (const message of chaos && chaos.reorderWindow > 1 ? [] : list) {
       if (batch.length >= spec.batchSize) break;
       const group = message.groupId;
       if (spec.fifo && group !== undefined && blockedGroups.has(group)) continue;
@@ -101,6 +155,7 @@ export class LocalSqs implements Queue {
       queue,
       list.filter((message) => !done.has(message.messageId)),
     );
+    if (this.ledger) for (const id of done) this.ledger.completed.add(id);
   }
 
   /**
@@ -145,10 +200,16 @@ export class LocalSqs implements Queue {
       if (seen.has(deduplicationId)) return;
       seen.set(deduplicationId, now);
     }
-    this.sequence += 1;
-    const message: StoredMessage = { messageId: `${randomUUID()}`, body, sentAt: now, visibleAt: now, receiveCount: 0 };
-    if (groupId !== undefined) message.groupId = groupId;
-    this.messages.get(queue)!.push(message);
+    const chaos = this.spec(queue).fifo ? undefined : this.chaos;
+    const copies = chaos && chaos.random() < chaos.duplicateRate ? 2 : 1;
+    for (let copy = 0; copy < copies; copy++) {
+      this.sequence += 1;
+      const visibleAt = chaos && chaos.random() < chaos.delayRate ? now + Math.floor(chaos.random() * chaos.maxDelayMs) : now;
+      const message: StoredMessage = { messageId: `${randomUUID()}`, body, sentAt: now, visibleAt, receiveCount: 0 };
+      if (groupId !== undefined) message.groupId = groupId;
+      this.messages.get(queue)!.push(message);
+      this.ledger?.sent.add(message.messageId);
+    }
   }
 
   private record(queue: string, message: StoredMessage): SQSRecord {

@@ -1,0 +1,85 @@
+/**
+ * The reliability suite's checks can fail: each test breaks one part on
+ * purpose (a store that lets old stats win, a cloud that forgets its
+ * idempotency tokens, a platform that hides gears or loses them) and the
+ * scenario must report the matching invariant violation.
+ */
+import { describe, expect, it } from 'vitest';
+import { ConflictError } from '../../lib/errors.js';
+import type { SimulatedCloud } from '../../lib/adapters/local/simulated-cloud.js';
+import type { SimulatedPlatform } from '../../lib/adapters/local/simulated-platform.js';
+import type { HostSpec } from '../../lib/ports/cloud.js';
+import type { StateStore } from '../../lib/ports/state-store.js';
+import { runScenario, type Scenario } from './support/scenario.js';
+
+const calm: Scenario = {
+  seed: 11,
+  demand: [
+    { minutes: 10, gears: 15 },
+    { minutes: 15, gears: 45 },
+    { minutes: 20, gears: 5 },
+  ],
+  faults: { errorBefore: 0, errorAfter: 0, crash: 0, skewMs: 0 },
+  queue: { duplicateRate: 0, reorderWindow: 1, delayRate: 0 },
+  concurrency: 0,
+  clockJumps: 0,
+  moveFailureRate: 0,
+  maxNodesTotal: 8,
+  store: 'memory',
+};
+
+/** Replaces one method of a port, keeping the rest. */
+function override<T extends object>(port: T, method: string, replacement: (target: T, ...args: never[]) => unknown): T {
+  return new Proxy(port, {
+    get(target, property, receiver) {
+      if (property === method) return (...args: never[]) => replacement(target, ...args);
+      const value = Reflect.get(target, property, receiver) as unknown;
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+}
+
+describe('the reliability checks catch a broken system', () => {
+  it('passes the same scenario with nothing broken', async () => {
+    const outcome = await runScenario(calm);
+    expect(outcome.violations).toEqual([]);
+    expect(outcome.drains).toBeGreaterThan(0);
+    expect(outcome.scaleUps).toBeGreaterThan(0);
+  });
+
+  it('reports stats going back in time when the store lets any report win', async () => {
+    const lastWins = (store: StateStore) =>
+      override(store, 'putNodeStats', async (target, nodeId: string, stats: { reportedAt: string }) => {
+        const node = await target.getNode(nodeId);
+        if (!node) return target.putNodeStats(nodeId, stats as never);
+        const written = await target.updateNode(nodeId, node.version, { stats: stats as never });
+        return { applied: true, node: written };
+      });
+    const outcome = await runScenario({ ...calm, queue: { duplicateRate: 0.3, reorderWindow: 10, delayRate: 0.5 } }, { store: lastWins });
+    expect(outcome.violations.join('\n')).toMatch(/stats of \S+ went back/);
+  });
+
+  it('reports a node name launched twice when the cloud ignores its idempotency token', async () => {
+    let call = 0;
+    const forgetful = (cloud: SimulatedCloud) =>
+      override(cloud, 'createHost', (target, spec: HostSpec) => target.createHost({ ...spec, idempotencyToken: `${spec.idempotencyToken}-${++call}` }));
+    const outcome = await runScenario({ ...calm, faults: { errorBefore: 0, errorAfter: 0.5, crash: 0, skewMs: 0, only: ['cloud.createHost'] } }, { cloud: forgetful });
+    expect(outcome.violations.join('\n')).toMatch(/hosts launched for node name|launched \d+ hosts, asked for/);
+  });
+
+  it('reports a host terminated with gears when the platform hides them', async () => {
+    const hiding = (platform: SimulatedPlatform) => override(platform, 'listGears', async () => []);
+    const outcome = await runScenario(calm, { platform: hiding });
+    expect(outcome.violations.join('\n')).toMatch(/holding \d+ gears/);
+  });
+
+  it('reports lost gears when a failed move drops the gear', async () => {
+    const dropping = (platform: SimulatedPlatform) =>
+      override(platform, 'startMove', async (target, gear: { uuid: string }) => {
+        target.removeGear(gear.uuid);
+        throw new ConflictError(`move of ${gear.uuid} failed`, undefined);
+      });
+    const outcome = await runScenario(calm, { platform: dropping });
+    expect(outcome.violations.join('\n')).toMatch(/gear \S+ lost/);
+  });
+});

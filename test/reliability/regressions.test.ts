@@ -1,0 +1,44 @@
+/**
+ * Counterexamples the generated scenarios found, as fast-check shrunk them,
+ * kept so that the bug they showed stays fixed. Each names the fix.
+ */
+import { describe, expect, it } from 'vitest';
+import { runScenario, type Scenario } from './support/scenario.js';
+
+const quiet = {
+  faults: { errorBefore: 0, errorAfter: 0, crash: 0, skewMs: 0 },
+  queue: { duplicateRate: 0, reorderWindow: 1, delayRate: 0, partialSendFailure: 0 },
+  concurrency: 0,
+  clockJumps: 0,
+  moveFailureRate: 0,
+  store: 'memory',
+} as const;
+
+const regressions: Array<{ name: string; scenario: Scenario }> = [
+  {
+    // The replacement for an interrupted node was clamped by pool.max and
+    // maxNodesTotal only, each with the interrupted node not counted: a
+    // rebalance recommendation at the core limit launched a third 4-vCPU host
+    // under maxCores 8. Fix: replacementCount goes through the evaluator's
+    // clampScaleUp (every limit, the interrupted node counted).
+    name: 'a replacement for an interrupted node stays within maxCores',
+    scenario: { ...quiet, seed: 1, demand: [{ minutes: 3, gears: 11 }], rebalanceRate: 0.04272970999591053, maxNodesTotal: 3, maxCores: 8 },
+  },
+  {
+    // With the pool at min 1 and a scale-down draining one of its two nodes,
+    // a rebalance recommendation for the other (empty) node drained and
+    // released it with no replacement: the replacement only counted gears
+    // without room. Fix: replacementCount also covers the pool's min, and
+    // the gear mover requests it when the urgent drain starts.
+    name: 'an interrupted empty node at the pool minimum is replaced',
+    scenario: { ...quiet, seed: 6, demand: [{ minutes: 5, gears: 0 }], queue: { ...quiet.queue, reorderWindow: 2 }, rebalanceRate: 0.02170138852670789, maxNodesTotal: 3 },
+  },
+];
+
+describe('reliability counterexamples stay fixed', () => {
+  it.each(regressions)('$name', async ({ scenario }) => {
+    const outcome = await runScenario(scenario);
+    expect(outcome.violations).toEqual([]);
+    expect(outcome.ledger.lost).toEqual([]);
+  });
+});

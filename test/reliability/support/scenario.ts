@@ -1,0 +1,453 @@
+/**
+ * One reliability scenario: a small cluster driven by a generated workload
+ * through the four real handlers, with faults injected into every port, the
+ * queues and the clock, and the DESIGN.md invariants checked after every
+ * step. A fault-free settling phase follows, after which the system must have
+ * finished what it started and accounted for every message.
+ */
+import type { SQSBatchResponse, SQSEvent, ScheduledEvent } from 'aws-lambda';
+import { DynamoDbStateStore } from '../../../lib/adapters/dynamodb/state-store.js';
+import { startLocalDynamo, type LocalDynamo } from '../../../lib/adapters/local/dynalite.js';
+import { LocalSqs, type DeadLetter, type QueueLedger } from '../../../lib/adapters/local/local-sqs.js';
+import { SimulatedCloud } from '../../../lib/adapters/local/simulated-cloud.js';
+import { SimulatedPlatform } from '../../../lib/adapters/local/simulated-platform.js';
+import { VirtualClock } from '../../../lib/adapters/local/virtual-clock.js';
+import { InMemoryStateStore } from '../../../lib/adapters/memory/state-store.js';
+import { parseConfig, type ConfigInput } from '../../../lib/config/index.js';
+import type { Log } from '../../../lib/ports/log.js';
+import type { Metrics } from '../../../lib/ports/metrics.js';
+import type { OutgoingMessage, Queue, QueueName } from '../../../lib/ports/queue.js';
+import type { StateStore } from '../../../lib/ports/state-store.js';
+import { seededRandom } from '../../../lib/sim/random.js';
+import { seedInitialNodes } from '../../../lib/sim/replay.js';
+import { CONSUMERS, FUNCTIONS, LOCAL_QUEUES, LocalRuntime, type FunctionName } from '../../../lib/sim/runtime.js';
+import { SimWorld } from '../../../lib/sim/world.js';
+import { CLOUD_READS, FaultInjector, NO_FAULTS, PLATFORM_READS, QUEUE_READS, STORE_READS, type FaultCounts, type FaultRates } from './faults.js';
+
+export interface Scenario {
+  seed: number;
+  /** Gears the applications want: each segment holds for its minutes. */
+  demand: Array<{ minutes: number; gears: number }>;
+  faults: FaultRates;
+  queue: { duplicateRate: number; reorderWindow: number; delayRate: number; /** Share of entries a batch send reports failed (not sent). */ partialSendFailure?: number };
+  /** Share of deliveries and ticks that a second instance of the function runs at the same time, on overlapping messages. */
+  concurrency: number;
+  /** Share of minutes after which the clock jumps 2 to 15 minutes ahead with nothing run (pollers and schedules stalled). */
+  clockJumps: number;
+  moveFailureRate: number;
+  /** Chance per minute that EC2 recommends rebalancing one running host (nodescaler drains it at once and replaces it). */
+  rebalanceRate?: number;
+  /** Most hosts the cloud will run (capacity runs out), if any. */
+  capacityCap?: number;
+  maxNodesTotal: number;
+  /** Global core limit (each host has 4 vCPUs), if any. */
+  maxCores?: number;
+  store: 'memory' | 'dynalite';
+}
+
+/**
+ * Deliberately broken parts, for the suite's own tests: each wraps the real
+ * port the handlers get, so a check that never fires is caught.
+ */
+export interface Mutants {
+  store?: (store: StateStore) => StateStore;
+  cloud?: (cloud: SimulatedCloud) => SimulatedCloud;
+  platform?: (platform: SimulatedPlatform) => SimulatedPlatform;
+}
+
+export interface ScenarioOutcome {
+  violations: string[];
+  deadLetters: DeadLetter[];
+  ledger: QueueLedger;
+  faults: FaultCounts;
+  minutes: number;
+  invocations: number;
+  scaleUps: number;
+  drains: number;
+  gearMoves: number;
+}
+
+const DISTRICT = 'sim';
+const PROFILE = 'small';
+const POOL = `${DISTRICT}/${PROFILE}`;
+const GEARS_PER_NODE = 10;
+const POOL_MIN = 1;
+const POOL_MAX = 6;
+const SETTLE_MINUTES = 45;
+const VCPUS = 4;
+const MAX_CONCURRENT_DRAINS = 1;
+const START = Date.parse('2026-03-02T00:00:00.000Z');
+
+/** Small and quick: short delays so that a one-hour scenario sees scale-ups, drains and releases. */
+export function scenarioConfig(scenario: Scenario): ConfigInput {
+  return {
+    handler: 'ec2',
+    limits: { maxNodesTotal: scenario.maxNodesTotal, ...(scenario.maxCores === undefined ? {} : { maxCores: scenario.maxCores }) },
+    scaleUp: { headroomGears: 5, sustain: '1m', maxNodeProvisionTime: '10m', forecast: { bootDelay: '2m' } },
+    scaleDown: {
+      unneededTime: '2m',
+      delayAfterAdd: '3m',
+      delayAfterDelete: '1m',
+      delayAfterFailure: '30s',
+      maxConcurrentDrains: MAX_CONCURRENT_DRAINS,
+      moveRetryDelay: '30s',
+      drainTimeout: '20m',
+    },
+    cloudRetry: { attempts: 3, baseDelay: '100ms', maxDelay: '1s' },
+    naming: { base: 'node', domain: 'sim.local' },
+    pools: [
+      {
+        district: DISTRICT,
+        profile: PROFILE,
+        min: POOL_MIN,
+        max: POOL_MAX,
+        gearsPerNode: GEARS_PER_NODE,
+        template: { imageId: 'ami-sim', instanceTypes: [{ name: 'm5.xlarge', vcpus: VCPUS, memoryGiB: 16 }], subnets: ['subnet-sim'] },
+      },
+    ],
+  } as ConfigInput;
+}
+
+export async function runScenario(scenario: Scenario, mutants: Mutants = {}): Promise<ScenarioOutcome> {
+  const clock = new VirtualClock(START);
+  const random = seededRandom(scenario.seed);
+  const injector = new FaultInjector(seededRandom(scenario.seed + 1));
+  let dynamo: LocalDynamo | undefined;
+  let store: StateStore;
+  if (scenario.store === 'dynalite') {
+    dynamo = await startLocalDynamo({ tableName: 'nodescaler-reliability' });
+    store = new DynamoDbStateStore(DynamoDbStateStore.documentClient(dynamo.client), dynamo.tableName);
+  } else {
+    store = new InMemoryStateStore();
+  }
+  try {
+    return await new ScenarioRun(scenario, clock, random, injector, store, mutants).run();
+  } finally {
+    await dynamo?.close();
+  }
+}
+
+class ScenarioRun {
+  private readonly violations: string[] = [];
+  private readonly sqs: LocalSqs;
+  private readonly platform: SimulatedPlatform;
+  private readonly cloud: SimulatedCloud;
+  private readonly world: SimWorld;
+  /** Two instances of every function: Lambda runs a second one when messages or schedules overlap. */
+  private readonly instances: [LocalRuntime, LocalRuntime];
+  private readonly statsSeen = new Map<string, string>();
+  /** Hosts each scale-up decision asked for. */
+  private readonly requested = new Map<string, number>();
+  private concurrency = 0;
+  private faultsOn = false;
+  private readonly hostStates = new Map<string, string>();
+  private eventSequence = 0;
+  private minutes = 0;
+
+  constructor(
+    private readonly scenario: Scenario,
+    private readonly clock: VirtualClock,
+    private readonly random: () => number,
+    private readonly injector: FaultInjector,
+    private readonly store: StateStore,
+    private readonly mutants: Mutants,
+  ) {
+    this.sqs = new LocalSqs(clock, LOCAL_QUEUES);
+    this.sqs.keepLedger();
+    this.platform = new SimulatedPlatform(clock, { moveDurationMs: 30_000, moveFailureRate: scenario.moveFailureRate, random: seededRandom(scenario.seed + 2) });
+    this.cloud = new SimulatedCloud(clock, { bootDelayMs: 120_000, ...(scenario.capacityCap === undefined ? {} : { maxHosts: scenario.capacityCap }) });
+    this.world = new SimWorld(clock, this.platform, this.cloud, this.sqs, {
+      district: DISTRICT,
+      profile: PROFILE,
+      gearsPerNode: GEARS_PER_NODE,
+      apps: 7,
+      heartbeatSeconds: 240,
+      random,
+    });
+    this.instances = [new LocalRuntime(clock, this.sqs), new LocalRuntime(clock, this.sqs)];
+  }
+
+  async run(): Promise<ScenarioOutcome> {
+    const config = scenarioConfig(this.scenario);
+    const parsed = parseConfig(config, 'reliability scenario');
+    // The nodes there before nodescaler started: booted by the first minute.
+    const startAt = this.clock.nowMs();
+    this.clock.set(startAt);
+    await seedInitialNodes({ cloud: this.cloud, store: this.store, config: parsed, pool: parsed.pools[0]!, count: 2, now: this.clock.now() });
+    this.clock.advance(120_000);
+    const ports = {
+      store: this.injector.wrap(this.mutants.store?.(this.store) ?? this.store, 'store', STORE_READS),
+      queue: this.injector.wrap(this.observedQueue(), 'queue', QUEUE_READS),
+      cloud: this.injector.wrap(this.mutants.cloud?.(this.observedCloud()) ?? this.observedCloud(), 'cloud', CLOUD_READS),
+      platform: this.injector.wrap(this.mutants.platform?.(this.platform) ?? this.platform, 'platform', PLATFORM_READS),
+      clock: this.injector.skewedClock(this.clock),
+      log: quietLog,
+      metrics: noMetrics,
+      // Backoff inside an invocation takes no virtual time.
+      sleep: async () => undefined,
+    };
+    for (const instance of this.instances) await instance.load(config, ports);
+
+    this.setFaults(true);
+    const plan = this.scenario.demand.flatMap((segment) => Array<number>(segment.minutes).fill(segment.gears));
+    for (const demand of plan) await this.minute(demand);
+    this.setFaults(false);
+    const last = plan.at(-1) ?? 0;
+    for (let i = 0; i < SETTLE_MINUTES; i++) await this.minute(last);
+    await this.checkSettled(last);
+
+    const drains = await this.allDrains();
+    return {
+      violations: this.violations,
+      deadLetters: this.sqs.deadLetters(),
+      ledger: this.sqs.accounting(),
+      faults: { ...this.injector.counts },
+      minutes: this.minutes,
+      invocations: this.instances[0].invocations + this.instances[1].invocations,
+      scaleUps: this.requested.size,
+      drains: drains.length,
+      gearMoves: this.platform.succeededMoves(),
+    };
+  }
+
+  private setFaults(on: boolean): void {
+    const { scenario } = this;
+    this.injector.setRates(on ? scenario.faults : NO_FAULTS);
+    this.sqs.setChaos(on ? { random: this.random, ...scenario.queue, maxDelayMs: 180_000 } : undefined);
+    this.concurrency = on ? scenario.concurrency : 0;
+    this.faultsOn = on;
+  }
+
+  private async minute(demand: number): Promise<void> {
+    this.minutes += 1;
+    this.world.joinBootedHosts();
+    this.world.applyDemand(demand);
+    this.world.reportStats();
+    this.emitEc2Events();
+    await this.deliver();
+    await this.tick();
+    await this.deliver();
+    await this.checkStep();
+    if (process.env.SCENARIO_TRACE) {
+      const sample = this.world.sample(demand);
+      console.log(`${this.minutes} demand ${demand} placed ${sample.placed} unplaced ${sample.unplaced} capacity ${sample.capacity} nodes ${sample.nodes}`);
+    }
+    this.clock.advance(60_000);
+    if (this.faultsOn && this.random() < this.scenario.clockJumps) this.clock.advance(120_000 + Math.floor(this.random() * 780_000));
+  }
+
+  /** What EventBridge forwards to the events queue: every host state change, and now and then a rebalance recommendation. */
+  private emitEc2Events(): void {
+    const hosts = this.cloud.hosts();
+    for (const host of hosts) {
+      if (this.hostStates.get(host.instanceId) === host.state) continue;
+      this.hostStates.set(host.instanceId, host.state);
+      this.sendEc2Event('EC2 Instance State-change Notification', { 'instance-id': host.instanceId, state: host.state });
+    }
+    if (this.faultsOn && this.random() < (this.scenario.rebalanceRate ?? 0)) {
+      const running = hosts.filter((host) => host.state === 'running');
+      const host = running[Math.floor(this.random() * running.length)];
+      if (host) this.sendEc2Event('EC2 Instance Rebalance Recommendation', { 'instance-id': host.instanceId });
+    }
+  }
+
+  private sendEc2Event(detailType: string, detail: Record<string, string>): void {
+    this.eventSequence += 1;
+    const event = {
+      version: '0',
+      id: `sim-event-${this.eventSequence}`,
+      'detail-type': detailType,
+      source: 'aws.ec2',
+      account: '000000000000',
+      time: this.clock.now().toISOString().replace(/\.\d{3}Z$/, 'Z'),
+      region: 'us-east-1',
+      resources: [`arn:aws:ec2:us-east-1:000000000000:instance/${detail['instance-id']}`],
+      detail,
+    };
+    this.sqs.sendRaw('events', JSON.stringify(event));
+  }
+
+  private async tick(): Promise<void> {
+    for (const name of FUNCTIONS) {
+      const event = this.instances[0].tickEvent();
+      // EventBridge delivers at least once: now and then the schedule runs twice at once.
+      const twice = this.random() < this.concurrency;
+      await Promise.all([this.invoke(0, name, event), ...(twice ? [this.invoke(1, name, event)] : [])]);
+    }
+  }
+
+  private async deliver(): Promise<void> {
+    for (let round = 0; round < 30; round++) {
+      let delivered = false;
+      for (const queue of Object.keys(CONSUMERS)) {
+        const records = this.sqs.receive(queue);
+        if (records.length === 0) continue;
+        delivered = true;
+        const name = CONSUMERS[queue]!;
+        // A visibility timeout that ran out under a slow invocation: a second instance gets some of the same messages.
+        const overlap = this.random() < this.concurrency ? records.filter(() => this.random() < 0.6) : [];
+        const batches = overlap.length > 0 ? [records, overlap] : [records];
+        const outcomes = await Promise.all(batches.map((batch, i) => this.invoke(i as 0 | 1, name, { Records: batch })));
+        const succeeded = new Set<string>();
+        outcomes.forEach((outcome, i) => {
+          if (outcome.failedAll) return;
+          for (const record of batches[i]!) if (!outcome.failed.has(record.messageId)) succeeded.add(record.messageId);
+        });
+        this.sqs.complete(queue, [...succeeded]);
+        for (const record of records) {
+          if (succeeded.has(record.messageId)) continue;
+          const reason = outcomes.map((o) => o.reason).find((r) => r !== undefined) ?? this.instances[0].lastErrors.get(record.messageId) ?? this.instances[1].lastErrors.get(record.messageId) ?? 'reported as failed by its handler';
+          this.sqs.fail(queue, record.messageId, reason);
+        }
+      }
+      if (!delivered) return;
+    }
+  }
+
+  /** One invocation in its own fault context; a crashed instance is replaced by a fresh one (a cold start). */
+  private async invoke(which: 0 | 1, name: FunctionName, event: SQSEvent | ScheduledEvent): Promise<{ failedAll: boolean; failed: Set<string>; reason?: string }> {
+    const instance = this.instances[which];
+    const outcome = await this.injector.invocation(() => instance.invoke(name, event));
+    if (outcome.crashed) {
+      await instance.reload(name);
+      return { failedAll: true, failed: new Set(), reason: `invocation crashed (${outcome.crashedAt ?? 'injected'})` };
+    }
+    if (outcome.error !== undefined) return { failedAll: true, failed: new Set(), reason: `invocation failed: ${String(outcome.error)}` };
+    const response = outcome.result as SQSBatchResponse | undefined;
+    return { failedAll: false, failed: new Set((response?.batchItemFailures ?? []).map((f) => f.itemIdentifier)) };
+  }
+
+  /** The queue the handlers send to, remembering what each scale-up decision asked for. */
+  private observedQueue(): Queue {
+    const run = this;
+    return {
+      async send(queue: QueueName, messages: readonly OutgoingMessage[]) {
+        // SQS SendMessageBatch fails entries one by one: some go, some come back failed.
+        const rate = run.faultsOn ? run.scenario.queue.partialSendFailure ?? 0 : 0;
+        const failedIndexes = new Set(messages.map((_, i) => i).filter(() => run.random() < rate));
+        const accepted = messages.filter((_, i) => !failedIndexes.has(i));
+        for (const message of accepted) {
+          const body = message.body as { type?: string; decisionId?: string; count?: number };
+          if (body.type === 'scale-up' && body.decisionId && typeof body.count === 'number') run.requested.set(body.decisionId, Math.max(run.requested.get(body.decisionId) ?? 0, body.count));
+        }
+        const result = await run.sqs.send(queue, accepted);
+        const original = messages.map((_, i) => i).filter((i) => !failedIndexes.has(i));
+        return {
+          failed: [
+            ...result.failed.map((failure) => ({ ...failure, index: original[failure.index]! })),
+            ...[...failedIndexes].map((index) => ({ index, error: 'InternalError: injected partial send failure', retryable: true })),
+          ],
+        };
+      },
+    };
+  }
+
+  /** The cloud the handlers call, checking at the moment of termination that the node holds no gears. */
+  private observedCloud(): SimulatedCloud {
+    const { cloud, platform, violations, clock } = this;
+    return new Proxy(cloud, {
+      get(target, property, receiver) {
+        if (property === 'terminateHost') {
+          return async (instanceId: string) => {
+            const host = target.hosts({ live: true }).find((h) => h.instanceId === instanceId);
+            if (host && platform.hasNode(host.hostName)) {
+              const held = platform.nodeLoad(host.hostName).activeGears;
+              if (held > 0) violations.push(`${clock.now().toISOString()}: terminateHost(${instanceId}) of ${host.hostName} holding ${held} gears`);
+            }
+            return target.terminateHost(instanceId);
+          };
+        }
+        const value = Reflect.get(target, property, receiver) as unknown;
+        return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+  }
+
+  private async checkStep(): Promise<void> {
+    const at = this.clock.now().toISOString();
+    const before = this.world.violations.length;
+    this.world.joinBootedHosts();
+    this.world.checkGears();
+    for (const violation of this.world.violations.splice(before)) this.violations.push(violation);
+
+    // A decision is carried out at most once: one host per node name, no more hosts than a decision asked for.
+    const hosts = this.cloud.hosts();
+    const byName = new Map<string, number>();
+    const byDecision = new Map<string, number>();
+    for (const host of hosts) {
+      byName.set(host.hostName, (byName.get(host.hostName) ?? 0) + 1);
+      const decision = host.tags?.['nodescaler:decision'];
+      if (decision && decision !== 'initial') byDecision.set(decision, (byDecision.get(decision) ?? 0) + 1);
+    }
+    for (const [name, count] of byName) if (count > 1) this.violations.push(`${at}: ${count} hosts launched for node name ${name}`);
+    for (const [decision, count] of byDecision) {
+      const asked = this.requested.get(decision) ?? 0;
+      if (count > asked) this.violations.push(`${at}: decision ${decision} launched ${count} hosts, asked for ${asked}`);
+    }
+
+    // Pool and global bounds.
+    const live = hosts.filter((host) => host.state === 'pending' || host.state === 'running').length;
+    if (live > POOL_MAX) this.violations.push(`${at}: ${live} live hosts > pool max ${POOL_MAX}`);
+    if (live > this.scenario.maxNodesTotal) this.violations.push(`${at}: ${live} live hosts > maxNodesTotal ${this.scenario.maxNodesTotal}`);
+    // The seeded nodes count too: a limit below them only stops growth.
+    const coreLimit = this.scenario.maxCores === undefined ? Infinity : Math.max(this.scenario.maxCores, 2 * VCPUS);
+    if (live * VCPUS > coreLimit) this.violations.push(`${at}: ${live * VCPUS} cores of live hosts > maxCores ${this.scenario.maxCores}`);
+
+    // Older stats never overwrite newer ones.
+    const nodes = await this.store.listNodes(POOL);
+    for (const node of nodes) {
+      const reportedAt = node.stats?.reportedAt;
+      if (reportedAt === undefined) continue;
+      const seen = this.statsSeen.get(node.nodeId);
+      if (seen !== undefined && Date.parse(reportedAt) < Date.parse(seen)) this.violations.push(`${at}: stats of ${node.nodeId} went back from ${seen} to ${reportedAt}`);
+      else this.statsSeen.set(node.nodeId, reportedAt);
+    }
+
+    // Scale-downs never take the pool below its minimum (nodes leaving for an interruption still count: EC2 takes them, not nodescaler).
+    const drains = await this.allDrains();
+    const kindOf = new Map(drains.map((drain) => [drain.drainId, drain.kind ?? 'scale-down']));
+    const serving = nodes.filter(
+      (node) =>
+        node.state === 'active' ||
+        node.state === 'provisioning' ||
+        (['draining', 'drained', 'terminating'].includes(node.state) && node.drainId !== undefined && kindOf.get(node.drainId) !== 'scale-down'),
+    ).length;
+    if (serving < POOL_MIN) this.violations.push(`${at}: ${serving} nodes active or provisioning < pool min ${POOL_MIN}`);
+
+    // One drain per decision.
+    const drainsByDecision = new Map<string, string[]>();
+    for (const drain of drains) drainsByDecision.set(drain.decisionId, [...(drainsByDecision.get(drain.decisionId) ?? []), drain.drainId]);
+    const scaleDowns = drains.filter((drain) => drain.state === 'active' && (drain.kind ?? 'scale-down') === 'scale-down').length;
+    if (scaleDowns > MAX_CONCURRENT_DRAINS) this.violations.push(`${at}: ${scaleDowns} scale-down drains at once > maxConcurrentDrains ${MAX_CONCURRENT_DRAINS}`);
+    for (const [decision, ids] of drainsByDecision) if (ids.length > 1) this.violations.push(`${at}: decision ${decision} started ${ids.length} drains (${ids.join(', ')})`);
+  }
+
+  private async allDrains() {
+    const lists = await Promise.all((['active', 'completed', 'aborted'] as const).map((state) => this.store.listDrains(POOL, state)));
+    return lists.flat();
+  }
+
+  /** After the fault-free settling time: nothing half-done is left behind, and every message is accounted for. */
+  private async checkSettled(demand: number): Promise<void> {
+    const at = this.clock.now().toISOString();
+    const ledger = this.sqs.accounting();
+    if (ledger.lost.length > 0) this.violations.push(`${at}: ${ledger.lost.length} messages lost (${ledger.lost.slice(0, 3).join(', ')})`);
+    for (const letter of this.sqs.deadLetters()) if (!letter.reason.trim()) this.violations.push(`${at}: dead letter ${letter.messageId} has no reason`);
+
+    const active = await this.store.listDrains(POOL, 'active');
+    for (const drain of active) this.violations.push(`${at}: drain ${drain.drainId} of ${drain.nodeId} still active after settling (started ${drain.startedAt})`);
+    const nodes = await this.store.listNodes(POOL);
+    for (const node of nodes) {
+      if (['draining', 'drained', 'terminating'].includes(node.state)) this.violations.push(`${at}: node ${node.nodeId} still ${node.state} after settling (since ${node.stateChangedAt})`);
+    }
+    const pool = await this.store.getPool(POOL);
+    if (pool?.lease && Date.parse(pool.lease.expiresAt) > this.clock.nowMs()) this.violations.push(`${at}: pool lease still held by ${pool.lease.holder} after settling`);
+
+    const reachable = Math.min(POOL_MAX, this.scenario.maxNodesTotal, this.scenario.capacityCap ?? Infinity, Math.floor((this.scenario.maxCores ?? Infinity) / VCPUS)) * GEARS_PER_NODE * 0.8;
+    const sample = this.world.sample(demand);
+    if (demand <= reachable && sample.unplaced > 0) this.violations.push(`${at}: ${sample.unplaced} of ${demand} gears still unplaced after settling (capacity ${sample.capacity})`);
+  }
+}
+
+const quietLog: Log = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
+const noMetrics: Metrics = { record: () => undefined };

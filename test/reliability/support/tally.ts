@@ -1,0 +1,37 @@
+/**
+ * How much the reliability suite tried: each file states its count of
+ * generated scenarios or malformed inputs, printed in the test output and
+ * gathered by `npm test` / `npm run test:soak` into one summary line.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+/** Scenario runs by default; `npm run test:soak -- --runs N` sets N (default 10x). */
+export const DEFAULT_SCENARIO_RUNS = 60;
+
+export function soakRuns(): number | undefined {
+  const value = Number(process.env.NODESCALER_SOAK_RUNS);
+  return Number.isInteger(value) && value > 0 ? value : undefined;
+}
+
+/** The default count, scaled by how many times more the soak mode runs. */
+export function scaled(defaultCount: number): number {
+  const runs = soakRuns();
+  return runs === undefined ? defaultCount : Math.max(1, Math.round((defaultCount * runs) / DEFAULT_SCENARIO_RUNS));
+}
+
+export interface Tally {
+  name: string;
+  scenarios?: number;
+  malformedInputs?: number;
+  violations: number;
+  details?: Record<string, number>;
+}
+
+export function reportTally(tally: Tally): void {
+  console.log(`reliability ${tally.name}: ${JSON.stringify({ ...tally, name: undefined })}`);
+  const dir = process.env.NODESCALER_RELIABILITY_REPORT_DIR;
+  if (!dir) return;
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, `${tally.name}.json`), JSON.stringify(tally));
+}
