@@ -75,6 +75,8 @@ const POOL_MIN = 1;
 const POOL_MAX = 6;
 const SETTLE_MINUTES = 45;
 const VCPUS = 4;
+/** Two visibility timeouts: a message received under faults may still fail its last receives after they stop. */
+const POISON_AFTER_MS = 2 * 360_000;
 const MAX_CONCURRENT_DRAINS = 1;
 const START = Date.parse('2026-03-02T00:00:00.000Z');
 
@@ -140,6 +142,7 @@ class ScenarioRun {
   private readonly requested = new Map<string, number>();
   private concurrency = 0;
   private faultsOn = false;
+  private faultsOffAt = Infinity;
   private readonly hostStates = new Map<string, string>();
   private eventSequence = 0;
   private minutes = 0;
@@ -192,6 +195,7 @@ class ScenarioRun {
     const plan = this.scenario.demand.flatMap((segment) => Array<number>(segment.minutes).fill(segment.gears));
     for (const demand of plan) await this.minute(demand);
     this.setFaults(false);
+    this.faultsOffAt = this.clock.nowMs();
     const last = plan.at(-1) ?? 0;
     for (let i = 0; i < SETTLE_MINUTES; i++) await this.minute(last);
     await this.checkSettled(last);
@@ -432,7 +436,11 @@ class ScenarioRun {
     const at = this.clock.now().toISOString();
     const ledger = this.sqs.accounting();
     if (ledger.lost.length > 0) this.violations.push(`${at}: ${ledger.lost.length} messages lost (${ledger.lost.slice(0, 3).join(', ')})`);
-    for (const letter of this.sqs.deadLetters()) if (!letter.reason.trim()) this.violations.push(`${at}: dead letter ${letter.messageId} has no reason`);
+    for (const letter of this.sqs.deadLetters()) {
+      if (!letter.reason.trim()) this.violations.push(`${at}: dead letter ${letter.messageId} has no reason`);
+      // A message still failing well after the faults stopped cannot be processed at all: a poison message.
+      if (Date.parse(letter.at) > this.faultsOffAt + POISON_AFTER_MS) this.violations.push(`${letter.at}: ${letter.queue} message dead-lettered with no fault injected: ${letter.reason} (${letter.body.slice(0, 300)})`);
+    }
 
     const active = await this.store.listDrains(POOL, 'active');
     for (const drain of active) this.violations.push(`${at}: drain ${drain.drainId} of ${drain.nodeId} still active after settling (started ${drain.startedAt})`);

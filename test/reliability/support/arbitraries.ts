@@ -1,0 +1,26 @@
+/** The generated scenarios of the reliability suite: workloads and fault schedules, each rate drawn anew (shrinking toward no fault). */
+import fc from 'fast-check';
+import type { Scenario } from './scenario.js';
+
+const rate = (max: number) => fc.double({ min: 0, max, noNaN: true, noDefaultInfinity: true });
+
+/** `short`: at most 3 segments of at most 10 minutes (dynalite answers in milliseconds, not microseconds). */
+export const scenarioArbitrary = (store: Scenario['store'], size: 'full' | 'short' = 'full'): fc.Arbitrary<Scenario> =>
+  fc.record({
+    seed: fc.integer({ min: 1, max: 2 ** 31 - 1 }),
+    demand: fc.array(fc.record({ minutes: fc.integer({ min: 3, max: size === 'short' ? 10 : 20 }), gears: fc.integer({ min: 0, max: 60 }) }), {
+      minLength: 1,
+      maxLength: size === 'short' ? 3 : 6,
+    }),
+    faults: fc.record({ errorBefore: rate(0.1), errorAfter: rate(0.1), crash: rate(0.05), skewMs: fc.integer({ min: 0, max: 30_000 }) }),
+    queue: fc.record({ duplicateRate: rate(0.3), reorderWindow: fc.integer({ min: 1, max: 10 }), delayRate: rate(0.2), partialSendFailure: rate(0.2) }),
+    concurrency: rate(0.3),
+    clockJumps: rate(0.05),
+    moveFailureRate: rate(0.2),
+    rebalanceRate: rate(0.05),
+    capacityCap: fc.option(fc.integer({ min: 2, max: 8 }), { nil: undefined }),
+    maxNodesTotal: fc.integer({ min: 3, max: 8 }),
+    maxCores: fc.option(fc.integer({ min: 8, max: 32 }), { nil: undefined }),
+    store: fc.constant(store),
+  });
+
