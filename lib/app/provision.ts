@@ -24,7 +24,7 @@
 import type { Config, PoolConfig } from '../config/index.js';
 import { findPoolConfig, poolNaming } from '../config/index.js';
 import { RELEASE_KIND_STEP } from '../domain/decommission.js';
-import { poolIdOf, type NodeRecord, type PoolId, type PoolRecord, type ScaleUpRecord } from '../domain/model.js';
+import { poolIdOf, type GearInfo, type NodeRecord, type PoolId, type PoolRecord, type ScaleUpRecord } from '../domain/model.js';
 import { isProtected } from '../domain/node-stats.js';
 import {
   PROVISION_STEPS,
@@ -588,6 +588,7 @@ export class NodeProvisioner {
     const now = clock.now();
     const max = this.config.scaleUp.maxNodeProvisionTime;
     if (provisionTimedOut(node, now, max)) {
+      if (await this.joinedWithoutStats(node)) return;
       await this.fail(node, `did not join within ${Math.round(max / 60_000)}m of its creation (maxNodeProvisionTime)`, 'ProvisionTimeouts');
       report.timedOut.push(node.nodeId);
       return;
@@ -614,6 +615,43 @@ export class NodeProvisioner {
       }
     }
     await this.registerDns(current);
+  }
+
+  /**
+   * Stats are only our view of a node: a node whose stats were lost or late
+   * may have joined its district and taken gears. Before a timed-out node is
+   * failed (and its host released), the platform is asked; a node that holds
+   * gears joined, and becomes active. An unknown node (`NotFoundError`) or an
+   * empty one is failed; an error leaves the decision to the next tick.
+   */
+  private async joinedWithoutStats(node: NodeRecord): Promise<boolean> {
+    const { platform, store, clock, log } = this.ports;
+    if (!platform) return false;
+    let gears: readonly GearInfo[];
+    try {
+      gears = await this.retry(() => platform.listGears(node.nodeId));
+    } catch (error) {
+      if (error instanceof NotFoundError) return false;
+      throw error;
+    }
+    if (gears.length === 0) return false;
+    const now = clock.now();
+    try {
+      await store.transitionNode(
+        node.nodeId,
+        {
+          from: 'provisioning',
+          to: 'active',
+          expectedVersion: node.version,
+          patch: { joinedAt: now.toISOString(), reason: `joined: the platform lists ${gears.length} gear(s) on it, though no stats reached nodescaler within maxNodeProvisionTime` },
+        },
+        now,
+      );
+    } catch (error) {
+      if (!(error instanceof ConflictError)) throw error;
+    }
+    log.warn('node past maxNodeProvisionTime holds gears on the platform: marked joined, not failed', { nodeId: node.nodeId, pool: node.pool, gears: gears.length });
+    return true;
   }
 
   /** provisioning -> failed, with the pool's failure time (delayAfterFailure); the host is released right after. */

@@ -71,7 +71,7 @@ export class HostReleaser {
     if (node.state !== 'terminating') {
       throw new ValidationError({ path: 'state', message: `node ${node.nodeId} is ${node.state}, not terminating`, value: node.state });
     }
-    const options = { dns: this.ports.dns !== undefined, volume: this.hasVolume(node) };
+    const options = { dns: this.ports.dns !== undefined, volume: this.hasVolume(node), platform: this.ports.platform !== undefined };
     for (let step = nextReleaseStep(node, options); step !== undefined; step = nextReleaseStep(node, options)) {
       const result = await this.run(step, node);
       if ('waitingFor' in result) return { status: 'waiting', node, waitingFor: result.waitingFor };

@@ -35,6 +35,8 @@ export interface ReleaseOptions {
   dns: boolean;
   /** The pool's template has a gear volume. */
   volume: boolean;
+  /** A platform adapter is at hand (a failed node is then removed from its district too, in case it joined unseen). */
+  platform?: boolean;
 }
 
 function done(node: Pick<NodeRecord, 'steps'>, step: ReleaseStep): boolean {
@@ -46,8 +48,10 @@ export function nextReleaseStep(
   node: Pick<NodeRecord, 'steps' | 'joinedAt' | 'origin' | 'instanceId' | 'volumeId' | 'privateIp'>,
   options: ReleaseOptions,
 ): ReleaseStep | undefined {
-  const wasInDistrict = node.joinedAt !== undefined || node.origin === 'adopted';
-  if (wasInDistrict && !done(node, 'removedFromDistrict')) return 'removedFromDistrict';
+  // A node that failed to join may still have joined its district unseen (its stats lost): with a
+  // platform at hand it is removed too, which the platform refuses while the node holds gears.
+  const mayBeInDistrict = node.joinedAt !== undefined || node.origin === 'adopted' || (options.platform === true && node.steps?.[RELEASE_KIND_STEP] === 'failed');
+  if (mayBeInDistrict && !done(node, 'removedFromDistrict')) return 'removedFromDistrict';
   if (options.dns && node.privateIp !== undefined && node.steps?.dnsRegistered !== undefined && !done(node, 'dnsDeleted')) return 'dnsDeleted';
   if (node.instanceId !== undefined) {
     if (options.volume && node.volumeId === undefined && !done(node, 'volumeResolved')) return 'volumeResolved';

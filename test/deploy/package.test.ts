@@ -367,7 +367,7 @@ describe('serverless package (offline): least-privilege IAM', () => {
     const commanders = Object.values(FUNCTIONS)
       .filter(({ role }) => statementsOf(role).some((s) => actionsOf(s).includes('ssm:SendCommand')))
       .map(({ role }) => role);
-    expect(commanders.sort()).toEqual(['DecommissionerRole', 'GearMoverRole', 'ThresholdEvaluatorRole']);
+    expect(commanders.sort()).toEqual(['DecommissionerRole', 'GearMoverRole', 'NodeProvisionerRole', 'ThresholdEvaluatorRole']);
     for (const role of commanders) {
       const send = statementsOf(role).find((s) => actionsOf(s).includes('ssm:SendCommand'));
       expect(actionsOf(send)).toEqual(['ssm:SendCommand']);

@@ -9,6 +9,7 @@ import { ChangeResourceRecordSetsCommand, Route53Client } from '@aws-sdk/client-
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Ec2Cloud } from '../../lib/adapters/ec2/cloud.js';
+import { SimulatedPlatform } from '../../lib/adapters/local/simulated-platform.js';
 import { VirtualClock } from '../../lib/adapters/local/virtual-clock.js';
 import { Route53Dns } from '../../lib/adapters/route53/dns.js';
 import { NodeProvisioner, type ProvisionerPorts } from '../../lib/app/provision.js';
@@ -538,6 +539,47 @@ describe('NodeProvisioner (dynalite; EC2 and Route 53 mocked at the SDK)', () =>
       expect(metrics.sum('NodesTerminated')).toBe(1);
       // A failed node is not a scale-down: delayAfterDelete does not start.
       expect((await store.getPool(POOL))?.lastScaleDownAt).toBeUndefined();
+    });
+
+    it('marks joined, not failed, a node past maxNodeProvisionTime whose stats were lost but which holds gears on the platform', async () => {
+      const platform = new SimulatedPlatform(clock, { moveDurationMs: 0, moveFailureRate: 0 });
+      await provisioner({ platform }).scaleUp(await decide(1));
+      // The host booted and joined its district; the platform placed gears on it; its stats never reached us.
+      platform.registerNode('d1', 'small', 'd1-small-1.example.com', 100);
+      platform.putGear('d1-small-1.example.com', { uuid: 'g1', app: 'shop', size: 'small' });
+      clock.advance(15 * MIN);
+      const report = await provisioner({ platform }).tick();
+
+      expect(report.timedOut).toEqual([]);
+      const node = await store.getNode('d1-small-1.example.com');
+      expect(node?.state).toBe('active');
+      expect(node?.joinedAt).toBe(clock.now().toISOString());
+      expect(node?.reason).toMatch(/the platform lists 1 gear\(s\) on it/);
+      expect(fake.inputsOf(TerminateInstancesCommand)).toEqual([]);
+      expect(platform.hasGear('g1')).toBe(true);
+    });
+
+    it('removes a failed node from its district before terminating it, and stops there when the platform has put gears on it since', async () => {
+      const platform = new SimulatedPlatform(clock, { moveDurationMs: 0, moveFailureRate: 0 });
+      await provisioner({ platform }).scaleUp(await decide(1));
+      platform.registerNode('d1', 'small', 'd1-small-1.example.com', 100);
+      clock.advance(15 * MIN);
+      // Joined but empty: failed, and its release starts with remove-node; a gear lands on it first.
+      const removeNode = platform.removeNode.bind(platform);
+      let removals = 0;
+      platform.removeNode = async (district, nodeId) => {
+        removals += 1;
+        platform.putGear(nodeId, { uuid: 'late', app: 'shop', size: 'small' });
+        return removeNode(district, nodeId);
+      };
+      const report = await provisioner({ platform }).tick();
+
+      expect(report.timedOut).toEqual(['d1-small-1.example.com']);
+      expect(removals).toBe(1);
+      expect(report.errors.map((e) => e.error)).toEqual([expect.stringMatching(/still holds 1 gear/)]);
+      expect((await store.getNode('d1-small-1.example.com'))?.state).toBe('terminating');
+      expect(fake.inputsOf(TerminateInstancesCommand)).toEqual([]);
+      expect(platform.hasGear('late')).toBe(true);
     });
 
     it('releases a node that failed for capacity without calling the cloud', async () => {

@@ -2,7 +2,8 @@
 import fc from 'fast-check';
 import type { Scenario } from './scenario.js';
 
-const rate = (max: number) => fc.double({ min: 0, max, noNaN: true, noDefaultInfinity: true });
+/** A rate from 0 to `max`, spread evenly (fc.double favours its bounds), shrinking toward 0. */
+const rate = (max: number) => fc.integer({ min: 0, max: 1000 }).map((permille) => (permille / 1000) * max);
 
 /** `short`: at most 3 segments of at most 10 minutes (dynalite answers in milliseconds, not microseconds). */
 export const scenarioArbitrary = (store: Scenario['store'], size: 'full' | 'short' = 'full'): fc.Arbitrary<Scenario> =>

@@ -356,7 +356,7 @@ class ScenarioRun {
             const host = target.hosts({ live: true }).find((h) => h.instanceId === instanceId);
             if (host && platform.hasNode(host.hostName)) {
               const held = platform.nodeLoad(host.hostName).activeGears;
-              if (held > 0) violations.push(`${clock.now().toISOString()}: terminateHost(${instanceId}) of ${host.hostName} holding ${held} gears`);
+              if (held > 0) violations.push(`${clock.now().toISOString()}: terminateHost(${instanceId}) of ${host.hostName} holding ${held} gears, called from ${callerInApp()}`);
             }
             return target.terminateHost(instanceId);
           };
@@ -455,6 +455,12 @@ class ScenarioRun {
     const sample = this.world.sample(demand);
     if (demand <= reachable && sample.unplaced > 0) this.violations.push(`${at}: ${sample.unplaced} of ${demand} gears still unplaced after settling (capacity ${sample.capacity})`);
   }
+}
+
+/** The use-case frames of the current stack, for a violation to say which code path did it. */
+function callerInApp(): string {
+  const frames = (new Error().stack ?? '').split('\n').filter((line) => /lib[\\/]app[\\/]/.test(line));
+  return frames.map((line) => line.trim().replace(/^at /, '').replace(/\(.*[\\/]lib[\\/]/, '(lib/')).join(' <- ') || 'outside the use cases';
 }
 
 const quietLog: Log = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
