@@ -8,7 +8,7 @@
  * Pure: it takes the environment as a record. `loadCliEnvironmentFromProcess`
  * in load.ts is the one call that hands it `process.env`.
  */
-import { z } from 'zod';
+import * as z from '../zod.js';
 import { ValidationError } from '../errors.js';
 import { DEPLOYMENT_ENV, parseDeployment, type Deployment } from './load.js';
 
@@ -39,7 +39,7 @@ export interface CliEnvironment {
   columns?: number;
 }
 
-const columnsSchema = z.coerce.number().int().min(20).max(10_000);
+const columnsSchema = z.coerce.number().check(z.int(), z.gte(20), z.lte(10_000));
 
 export function parseCliEnvironment(env: Record<string, string | undefined>): CliEnvironment {
   const present = (name: string) => env[name] !== undefined && env[name] !== '';

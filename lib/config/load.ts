@@ -8,11 +8,11 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseDocument } from 'yaml';
-import { z } from 'zod';
 import { ValidationError, type ValidationIssue } from '../errors.js';
 import { issuesFromZod } from '../validation.js';
 import { parseCliEnvironment, type CliEnvironment } from './cli-env.js';
 import { configSchema, type Config } from './schema.js';
+import * as z from '../zod.js';
 
 /** Loaded when the environment names no configuration; relative to the working directory. */
 export const DEFAULT_CONFIG_FILE = 'infra/nodescaler.example.yml';
@@ -68,7 +68,7 @@ function requiredMessage(issue: z.core.$ZodRawIssue): string | undefined {
 // hint when a known key is close, so those become one issue per key.
 
 /** `issuesFromZod`, with each unknown key reported at its own path. */
-export function configIssues(error: z.ZodError, input: unknown): ValidationIssue[] {
+export function configIssues(error: z.core.$ZodError, input: unknown): ValidationIssue[] {
   const base = issuesFromZod(error, input);
   return error.issues.flatMap((zodIssue, index) => {
     const mapped = base[index]!;
@@ -107,7 +107,7 @@ interface Def {
 }
 
 /** The keys the schema knows at a path (through wrappers, arrays and records). */
-function knownKeys(schema: z.ZodType, path: readonly PropertyKey[]): string[] {
+function knownKeys(schema: z.core.$ZodType, path: readonly PropertyKey[]): string[] {
   let def = (schema as unknown as { _zod: { def: Def } })._zod.def;
   let rest = [...path];
   for (let guard = 0; guard < 100; guard++) {
@@ -167,42 +167,37 @@ function isJson(text: string): boolean {
 }
 
 export const deploymentSchema = z.strictObject({
-  stage: z
-    .string()
-    .regex(/^[a-zA-Z0-9-]{1,40}$/, 'expected letters, digits and "-" (a Serverless stage name)')
-    .default('local'),
-  region: z
-    .string()
-    .regex(/^[a-z]{2}(?:-[a-z]+)+-\d+$/, 'expected an AWS region such as us-east-1')
-    .default('us-east-1'),
-  tableName: z
-    .string()
-    .regex(/^[a-zA-Z0-9_.-]{3,255}$/, 'expected a DynamoDB table name: 3-255 of a-z, A-Z, 0-9, "_", "-", "."')
-    .default('nodescaler-local-state'),
-  queues: z
-    .strictObject({
-      stats: queueUrl.optional(),
-      scale: queueUrl.optional(),
-      drain: queueUrl.optional(),
-      decommission: queueUrl.optional(),
-    })
-    .prefault({}),
+  stage: z._default(z.string().check(z.regex(/^[a-zA-Z0-9-]{1,40}$/, 'expected letters, digits and "-" (a Serverless stage name)')), 'local'),
+  region: z._default(z.string().check(z.regex(/^[a-z]{2}(?:-[a-z]+)+-\d+$/, 'expected an AWS region such as us-east-1')), 'us-east-1'),
+  tableName: z._default(
+    z.string().check(z.regex(/^[a-zA-Z0-9_.-]{3,255}$/, 'expected a DynamoDB table name: 3-255 of a-z, A-Z, 0-9, "_", "-", "."')),
+    'nodescaler-local-state',
+  ),
+  queues: z.prefault(
+    z.strictObject({
+      stats: z.optional(queueUrl),
+      scale: z.optional(queueUrl),
+      drain: z.optional(queueUrl),
+      decommission: z.optional(queueUrl),
+    }),
+    {},
+  ),
   /** DynamoDB endpoint override (dynalite in tests and the local runtime); unset = the regional endpoint. */
-  dynamodbEndpoint: z.url({ protocol: /^https?$/ }).optional(),
+  dynamodbEndpoint: z.optional(z.url({ protocol: /^https?$/ })),
   /** Powertools log level. */
-  logLevel: z.enum(['DEBUG', 'INFO', 'WARN', 'ERROR', 'SILENT']).default('INFO'),
+  logLevel: z._default(z.enum(['DEBUG', 'INFO', 'WARN', 'ERROR', 'SILENT']), 'INFO'),
   /** Path of a YAML or JSON configuration file, relative to the working directory. */
-  configFile: z.string().min(1).optional(),
+  configFile: z.optional(z.string().check(z.minLength(1))),
   /** The whole configuration as inline JSON; wins over `configFile`. */
-  configJson: z.string().refine(isJson, 'must be valid JSON').optional(),
+  configJson: z.optional(z.string().check(z.refine(isJson, 'must be valid JSON'))),
   /**
    * Local runs only (`npm run invoke`, stage `local`): the directory of the
    * embedded state that successive invocations share (dynalite, queue files,
    * simulated platform). Never set in a deployed function.
    */
-  localStateDir: z.string().min(1).optional(),
+  localStateDir: z.optional(z.string().check(z.minLength(1))),
   /** Local runs only: the instant the local clock starts at (ISO 8601); unset = the system clock. */
-  localNow: z.iso.datetime({ offset: true, error: 'expected an ISO 8601 time such as 2026-11-21T10:00:30Z' }).optional(),
+  localNow: z.optional(z.iso.datetime({ offset: true, error: 'expected an ISO 8601 time such as 2026-11-21T10:00:30Z' })),
 });
 
 export type Deployment = z.output<typeof deploymentSchema>;

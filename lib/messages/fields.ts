@@ -3,7 +3,7 @@
  * issue per field, with a message that says what the field must be, so an
  * operator reading a dead-lettered message sees one line per problem.
  */
-import { z } from 'zod';
+import * as z from '../zod.js';
 
 /** OpenShift districts hand out gear UIDs from a pool of 6000: no node holds more gears. */
 export const MAX_GEARS_PER_NODE = 6000;
@@ -144,14 +144,17 @@ export function normalizeIsoDateTime(value: string): string | undefined {
 const ISO_EXPECTED = 'an ISO 8601 date-time with Z or an offset, e.g. 2026-03-01T12:00:00Z';
 
 /** An ISO date-time string, normalized to UTC with milliseconds (see `normalizeIsoDateTime`). */
-export const isoDateTimeSchema = z.string(expecting(ISO_EXPECTED)).transform((value, ctx) => {
-  const normalized = normalizeIsoDateTime(value);
-  if (normalized === undefined) {
-    ctx.issues.push({ code: 'custom', message: `must be ${ISO_EXPECTED}`, input: value });
-    return z.NEVER;
-  }
-  return normalized;
-});
+export const isoDateTimeSchema = z.pipe(
+  z.string(expecting(ISO_EXPECTED)),
+  z.transform((value: string, ctx) => {
+    const normalized = normalizeIsoDateTime(value);
+    if (normalized === undefined) {
+      ctx.issues.push({ code: 'custom', message: `must be ${ISO_EXPECTED}`, input: value });
+      return z.NEVER;
+    }
+    return normalized;
+  }),
+);
 
 const INSTANCE_ID = /^i-[0-9a-f]{8,17}$/;
 

@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import type * as z from '../zod.js';
 import { ValidationError, type ValidationIssue } from '../errors.js';
 import { issuesFromZod } from '../validation.js';
 import { MAX_BODY_BYTES, bodyBytes, decodeBody, oversizeIssue } from './body.js';
@@ -98,7 +98,7 @@ function parseUnchecked(input: unknown, options: ParseOptions): ParseResult {
   }
 
   const issues: ValidationIssue[] = [];
-  const result = (schema as z.ZodType<Message>).safeParse(body);
+  const result = (schema as z.ZodMiniType<Message>).safeParse(body);
   if (!result.success) issues.push(...issuesFromZod(result.error, body));
   if (type === 'node-stats' && options.now !== undefined) {
     const ahead = futureIssue(body.reportedAt, options.now);

@@ -4,7 +4,7 @@
  * Timestamps come out normalized to `Date#toISOString` form: the state table
  * orders stats by comparing `reportedAt` as strings.
  */
-import { z } from 'zod';
+import * as z from '../zod.js';
 import {
   MAX_GEARS_PER_NODE,
   boundedText,
@@ -55,40 +55,41 @@ export const nodeStatsMessageSchema = z
     // Bounded by the cross-field rule below; 2 x 6000 is the most any report can claim.
     activeGears: integerIn(0, 2 * MAX_GEARS_PER_NODE),
     maxActiveGears: integerIn(1, MAX_GEARS_PER_NODE, ' (the district UID pool)'),
-    gears: z
-      .array(gearSchema, expecting('an array of gears'))
-      .max(MAX_GEARS_PER_NODE, { error: `must list at most ${MAX_GEARS_PER_NODE} gears` })
-      .optional(),
-    cpu: percentSchema.optional(),
-    memory: percentSchema.optional(),
+    gears: z.optional(
+      z.array(gearSchema, expecting('an array of gears')).check(z.maxLength(MAX_GEARS_PER_NODE, { error: `must list at most ${MAX_GEARS_PER_NODE} gears` })),
+    ),
+    cpu: z.optional(percentSchema),
+    memory: z.optional(percentSchema),
     reportedAt: isoDateTimeSchema,
   })
-  .superRefine(
-    (message, ctx) => {
-      // Unidled gears may overcommit a node a little, never beyond twice its capacity.
-      if (message.activeGears > 2 * message.maxActiveGears) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['activeGears'],
-          input: message.activeGears,
-          message:
-            `activeGears ${message.activeGears} is more than twice maxActiveGears ${message.maxActiveGears} ` +
-            `(at most ${2 * message.maxActiveGears})`,
-        });
-      }
-    },
-    {
-      // Run even when unrelated fields are wrong, so every problem is reported at once.
-      when: (payload) => {
-        const value = payload.value as { activeGears?: unknown; maxActiveGears?: unknown } | null;
-        return (
-          typeof value === 'object' &&
-          value !== null &&
-          isCount(value.activeGears, 0, 2 * MAX_GEARS_PER_NODE) &&
-          isCount(value.maxActiveGears, 1, MAX_GEARS_PER_NODE)
-        );
+  .check(
+    z.superRefine(
+      (message, ctx) => {
+        // Unidled gears may overcommit a node a little, never beyond twice its capacity.
+        if (message.activeGears > 2 * message.maxActiveGears) {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['activeGears'],
+            input: message.activeGears,
+            message:
+              `activeGears ${message.activeGears} is more than twice maxActiveGears ${message.maxActiveGears} ` +
+              `(at most ${2 * message.maxActiveGears})`,
+          });
+        }
       },
-    },
+      {
+        // Run even when unrelated fields are wrong, so every problem is reported at once.
+        when: (payload) => {
+          const value = payload.value as { activeGears?: unknown; maxActiveGears?: unknown } | null;
+          return (
+            typeof value === 'object' &&
+            value !== null &&
+            isCount(value.activeGears, 0, 2 * MAX_GEARS_PER_NODE) &&
+            isCount(value.maxActiveGears, 1, MAX_GEARS_PER_NODE)
+          );
+        },
+      },
+    ),
   );
 
 export const scaleUpMessageSchema = z.object({
@@ -126,7 +127,7 @@ export type Message = NodeStatsMessage | ScaleUpMessage | ScaleDownMessage | Dra
 
 /** Every schema by type and version; a new version is a new entry, the old one stays readable. */
 export const MESSAGE_SCHEMAS: {
-  readonly [T in MessageType]: ReadonlyMap<number, z.ZodType<Extract<Message, { type: T }>>>;
+  readonly [T in MessageType]: ReadonlyMap<number, z.ZodMiniType<Extract<Message, { type: T }>>>;
 } = {
   'node-stats': new Map([[1, nodeStatsMessageSchema]]),
   'scale-up': new Map([[1, scaleUpMessageSchema]]),
@@ -178,7 +179,7 @@ export interface Ec2RebalanceEvent {
 /** An EC2 event, normalized from its EventBridge envelope. */
 export type Ec2Event = Ec2StateChangeEvent | Ec2SpotInterruptionEvent | Ec2RebalanceEvent;
 
-function envelope<D extends string, S extends z.ZodRawShape>(detailType: D, detail: S) {
+function envelope<D extends string, S extends z.core.$ZodShape>(detailType: D, detail: S) {
   return z.object({
     version: z.string(expecting('a string')),
     id: boundedText(256),
@@ -192,45 +193,54 @@ function envelope<D extends string, S extends z.ZodRawShape>(detailType: D, deta
   });
 }
 
-export const ec2StateChangeEventSchema = envelope(EC2_DETAIL_TYPES.stateChange, {
-  'instance-id': instanceIdSchema,
-  state: z.enum(EC2_INSTANCE_STATES, expecting(`one of ${EC2_INSTANCE_STATES.join(', ')}`)),
-}).transform(
-  (event): Ec2StateChangeEvent => ({
-    type: 'ec2-state-change',
-    eventId: event.id,
-    instanceId: event.detail['instance-id'],
-    state: event.detail.state,
-    time: event.time,
+export const ec2StateChangeEventSchema = z.pipe(
+  envelope(EC2_DETAIL_TYPES.stateChange, {
+    'instance-id': instanceIdSchema,
+    state: z.enum(EC2_INSTANCE_STATES, expecting(`one of ${EC2_INSTANCE_STATES.join(', ')}`)),
   }),
+  z.transform(
+    (event): Ec2StateChangeEvent => ({
+      type: 'ec2-state-change',
+      eventId: event.id,
+      instanceId: event.detail['instance-id'],
+      state: event.detail.state,
+      time: event.time,
+    }),
+  ),
 );
 
-export const ec2SpotInterruptionEventSchema = envelope(EC2_DETAIL_TYPES.spotInterruption, {
-  'instance-id': instanceIdSchema,
-  'instance-action': z.enum(EC2_SPOT_ACTIONS, expecting(`one of ${EC2_SPOT_ACTIONS.join(', ')}`)),
-}).transform(
-  (event): Ec2SpotInterruptionEvent => ({
-    type: 'ec2-spot-interruption',
-    eventId: event.id,
-    instanceId: event.detail['instance-id'],
-    action: event.detail['instance-action'],
-    time: event.time,
+export const ec2SpotInterruptionEventSchema = z.pipe(
+  envelope(EC2_DETAIL_TYPES.spotInterruption, {
+    'instance-id': instanceIdSchema,
+    'instance-action': z.enum(EC2_SPOT_ACTIONS, expecting(`one of ${EC2_SPOT_ACTIONS.join(', ')}`)),
   }),
+  z.transform(
+    (event): Ec2SpotInterruptionEvent => ({
+      type: 'ec2-spot-interruption',
+      eventId: event.id,
+      instanceId: event.detail['instance-id'],
+      action: event.detail['instance-action'],
+      time: event.time,
+    }),
+  ),
 );
 
-export const ec2RebalanceEventSchema = envelope(EC2_DETAIL_TYPES.rebalance, {
-  'instance-id': instanceIdSchema,
-}).transform(
-  (event): Ec2RebalanceEvent => ({
-    type: 'ec2-rebalance',
-    eventId: event.id,
-    instanceId: event.detail['instance-id'],
-    time: event.time,
+export const ec2RebalanceEventSchema = z.pipe(
+  envelope(EC2_DETAIL_TYPES.rebalance, {
+    'instance-id': instanceIdSchema,
   }),
+  z.transform(
+    (event): Ec2RebalanceEvent => ({
+      type: 'ec2-rebalance',
+      eventId: event.id,
+      instanceId: event.detail['instance-id'],
+      time: event.time,
+    }),
+  ),
 );
 
 /** EC2 event schemas by `detail-type`. */
-export const EC2_EVENT_SCHEMAS: ReadonlyMap<string, z.ZodType<Ec2Event>> = new Map<string, z.ZodType<Ec2Event>>([
+export const EC2_EVENT_SCHEMAS: ReadonlyMap<string, z.ZodMiniType<Ec2Event>> = new Map<string, z.ZodMiniType<Ec2Event>>([
   [EC2_DETAIL_TYPES.stateChange, ec2StateChangeEventSchema],
   [EC2_DETAIL_TYPES.spotInterruption, ec2SpotInterruptionEventSchema],
   [EC2_DETAIL_TYPES.rebalance, ec2RebalanceEventSchema],
