@@ -7,11 +7,12 @@
  */
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { parseDocument } from 'yaml';
 import { ValidationError, type ValidationIssue } from '../errors.js';
 import { issuesFromZod } from '../validation.js';
 import { parseCliEnvironment, type CliEnvironment } from './cli-env.js';
+import { packagedConfiguration, type PackagedConfiguration } from './packaged.js';
 import { configSchema, type Config } from './schema.js';
+import { parseConfigText } from './text.js';
 import * as z from '../zod.js';
 
 /** Loaded when the environment names no configuration; relative to the working directory. */
@@ -19,7 +20,7 @@ export const DEFAULT_CONFIG_FILE = 'infra/nodescaler.example.yml';
 
 /** Validate a configuration value (parsed YAML or JSON); throws a `ValidationError` listing every problem. */
 export function parseConfig(input: unknown, source = 'configuration'): Config {
-  const result = configSchema.safeParse(input, { error: requiredMessage });
+  const result = configSchema().safeParse(input, { error: requiredMessage });
   if (result.success) return result.data;
   throw new ValidationError(configIssues(result.error, input), source);
 }
@@ -35,26 +36,11 @@ export function readConfigFile(path: string): Config {
     const why = code === 'ENOENT' ? 'file not found' : code === 'EISDIR' ? 'is a directory, not a file' : `cannot read the file (${code ?? String(error)})`;
     throw new ValidationError({ path: '', message: `${why}: ${resolve(path)}` }, source);
   }
-  const value = parseYaml(text, source);
+  const value = parseConfigText(text, source);
   if (value === null || value === undefined) {
     throw new ValidationError({ path: '', message: `the file is empty: ${resolve(path)}` }, source);
   }
   return parseConfig(value, source);
-}
-
-function parseYaml(text: string, source: string): unknown {
-  const document = parseDocument(text, { prettyErrors: true });
-  if (document.errors.length > 0) {
-    throw new ValidationError(
-      document.errors.map((error) => {
-        const where = error.linePos?.[0];
-        const what = (error.message.split('\n')[0] ?? error.message).replace(/ at line \d+, column \d+:?$/, '');
-        return { path: '', message: where ? `YAML syntax error at line ${where.line}, column ${where.col}: ${what}` : `YAML syntax error: ${what}` };
-      }),
-      source,
-    );
-  }
-  return document.toJS();
 }
 
 /** `required` instead of zod's `expected number, received undefined` for a missing key. */
@@ -74,7 +60,7 @@ export function configIssues(error: z.core.$ZodError, input: unknown): Validatio
     const mapped = base[index]!;
     if (zodIssue.code !== 'unrecognized_keys') return [mapped];
     const parent = zodIssue.path;
-    const known = knownKeys(configSchema, parent);
+    const known = knownKeys(configSchema(), parent);
     const container = valueAt(input, parent);
     return zodIssue.keys.map((key) => {
       const hint = closest(key, known);
@@ -246,16 +232,22 @@ export function parseDeployment(env: Record<string, string | undefined>): Deploy
 /**
  * Deployment settings and configuration from an environment. The configuration
  * comes from NODESCALER_CONFIG (inline JSON), else NODESCALER_CONFIG_FILE, else
+ * the configuration packaged in a Lambda bundle (`options.packaged`), else
  * `infra/nodescaler.example.yml`; relative paths resolve against `cwd`.
  */
-export function loadSettings(env: Record<string, string | undefined>, options: { cwd?: string } = {}): Settings {
+export function loadSettings(env: Record<string, string | undefined>, options: { cwd?: string; packaged?: PackagedConfiguration } = {}): Settings {
   const deployment = parseDeployment(env);
   const cwd = options.cwd ?? process.cwd();
   let config: Config;
   if (deployment.configJson !== undefined) {
     config = parseConfig(JSON.parse(deployment.configJson), `configuration ${DEPLOYMENT_ENV.configJson}`);
+  } else if (deployment.configFile !== undefined) {
+    config = readConfigFile(resolve(cwd, deployment.configFile));
+  } else if (options.packaged !== undefined) {
+    // Read and validated by this same module when the stage was packaged (lib/config/packaged.ts).
+    config = options.packaged.config;
   } else {
-    config = readConfigFile(resolve(cwd, deployment.configFile ?? DEFAULT_CONFIG_FILE));
+    config = readConfigFile(resolve(cwd, DEFAULT_CONFIG_FILE));
   }
   return { config, deployment };
 }
@@ -267,7 +259,7 @@ let cached: Settings | undefined;
  * the code base that reads `process.env`: everything else receives settings.
  */
 export function loadSettingsFromProcess(): Settings {
-  cached ??= loadSettings(process.env);
+  cached ??= loadSettings(process.env, { packaged: packagedConfiguration });
   return cached;
 }
 

@@ -3,12 +3,12 @@ import {
   DescribeInstancesCommand,
   RunInstancesCommand,
   TerminateInstancesCommand,
-  type EC2Client,
+  EC2Client,
   type Instance,
   type RunInstancesCommandInput,
   type Tag,
 } from '@aws-sdk/client-ec2';
-import type { Config, NodeTemplate } from '../../config/index.js';
+import type { Config, NodeTemplate, Settings } from '../../config/index.js';
 import { findPoolConfig } from '../../config/index.js';
 import { CAPACITY_ERROR_SCOPES, NODE_TAG, nodeUserData, type StatsAgentSettings } from '../../domain/provisioning.js';
 import { CapacityUnavailableError, ConflictError, NodescalerError, NotFoundError, TransientError, ValidationError } from '../../errors.js';
@@ -221,4 +221,17 @@ export function translateEc2Error(error: unknown, operation: string, offering?: 
   if (IN_USE.has(info.name)) return new ConflictError(`${operation}: ${info.detail}`, undefined);
   if (info.clientFault) return new ValidationError({ path: '', message: `EC2 rejected the request (${info.detail})` }, operation);
   return new TransientError(`${operation} failed: ${info.detail}`, { cause: error });
+}
+
+/**
+ * The `ec2` handler's cloud for a stage. With the stats queue known, every
+ * host launched installs the stats agent that reports to it. lib/adapters/cloud/from-settings.ts
+ * calls it; the client is built here, so a bundle without this module has no EC2 client.
+ */
+export function ec2CloudFor(settings: Settings): Ec2Cloud {
+  const { config, deployment } = settings;
+  return new Ec2Cloud(new EC2Client({ region: deployment.region }), config, {
+    stage: deployment.stage,
+    ...(deployment.queues.stats !== undefined && { statsAgent: { queueUrl: deployment.queues.stats, region: deployment.region } }),
+  });
 }
