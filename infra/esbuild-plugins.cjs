@@ -25,14 +25,14 @@
 //
 // stage-configuration (with a stage: `serverless package`, the bench)
 //   The stage's configuration file (serverless.yml's `configFile` parameter) is
-//   read and validated at packaging, by lib/config/load.ts itself (compiled
+//   read and validated at packaging, by lib/config/parse.ts itself (compiled
 //   here with esbuild), and lib/config/packaged.ts becomes that configuration,
 //   parsed and defaulted: a deployed function does not read a file, parse YAML
-//   or build the configuration schema when it starts (together about 120 KiB
-//   of bundle and 40 ms of a cold start), and a wrong file fails the packaging.
-//   lib/config/text.ts becomes a JSON-only reader, so the YAML parser is not
-//   bundled; NODESCALER_CONFIG (inline JSON) and a JSON NODESCALER_CONFIG_FILE
-//   still work in a deployed function.
+//   or validate its configuration when it starts, and a wrong file fails the
+//   packaging. lib/config/parse.ts becomes a stub that refuses
+//   NODESCALER_CONFIG and NODESCALER_CONFIG_FILE with a clear error at cold
+//   start, so neither the YAML parser nor the configuration schema is bundled
+//   (about 140 KiB and 40 ms of a cold start, with the yaml package).
 //
 // stage-adapters (with a stage)
 //   A function builds the adapters its configuration names (lib/config/adapters.ts:
@@ -40,8 +40,8 @@
 //   broker over SSM with `openshift-broker`). The module of every other
 //   adapter becomes a stub whose factory throws, so its AWS client is not
 //   bundled: with handler `log` no function holds EC2, S3, SNS or Route 53.
-//   A function only meets a stub when its configuration is replaced after
-//   packaging (NODESCALER_CONFIG): the error says to package the stage again.
+//   A function never meets a stub: its configuration is the one packaged
+//   with it. Should one be reached, its error says to package the stage again.
 'use strict';
 const { createRequire } = require('node:module');
 const fs = require('node:fs/promises');
@@ -131,7 +131,7 @@ function stageOf(configFile) {
   const compiled = path.join(os.tmpdir(), `nodescaler-packaging-${process.pid}-${stages.size}.cjs`);
   esbuild.buildSync({
     stdin: {
-      contents: "export { readConfigFile } from './lib/config/load.ts';\nexport { adaptersOf } from './lib/config/adapters.ts';\n",
+      contents: "export { readConfigFile } from './lib/config/parse.ts';\nexport { adaptersOf } from './lib/config/adapters.ts';\n",
       resolveDir: serviceDir,
       loader: 'ts',
     },
@@ -177,20 +177,16 @@ function stagePlugins(stage) {
   const errors = JSON.stringify(serviceFile('lib/errors.ts'));
   const plugins = [
     replaceModule('stage-configuration', 'lib/config/packaged.ts', () => `export const packagedConfiguration = ${JSON.stringify({ source: stage.source, config: stage.config })};\n`),
-    replaceModule(
-      'stage-configuration-json-only',
-      'lib/config/text.ts',
-      () =>
+    replaceModule('stage-configuration-only', 'lib/config/parse.ts', () => {
+      const why = `a deployed function runs the configuration it was packaged with (${stage.source}); to change it, edit that file and deploy again`;
+      return (
         `import { ValidationError } from ${errors};\n` +
-        'export function parseConfigText(text, source) {\n' +
-        '  try {\n' +
-        '    return JSON.parse(text);\n' +
-        '  } catch (error) {\n' +
-        "    const why = 'a Lambda bundle reads JSON configuration only (its stage configuration was read from YAML when it was packaged)';\n" +
-        "    throw new ValidationError({ path: '', message: `${why}: ${error.message}` }, source);\n" +
-        '  }\n' +
-        '}\n',
-    ),
+        `const refuse = (source) => { throw new ValidationError({ path: '', message: ${JSON.stringify(why)} }, source); };\n` +
+        "export function parseConfig(input, source = 'configuration') { return refuse(source); }\n" +
+        'export function readConfigFile(path) { return refuse(`configuration ${path}`); }\n' +
+        "export function configIssues() { return refuse('configuration'); }\n"
+      );
+    }),
   ];
   for (const adapter of ADAPTER_MODULES) {
     if (adapter.needed(stage.adapters)) continue;

@@ -26,3 +26,8 @@ function valueAt(input: unknown, path: readonly PropertyKey[]): { present: boole
   }
   return { present: true, value: current };
 }
+
+/** `required` instead of zod's `expected number, received undefined` for a missing key. */
+export function requiredMessage(issue: z.core.$ZodRawIssue): string | undefined {
+  return issue.code === 'invalid_type' && issue.input === undefined ? 'required' : undefined;
+}

@@ -8,8 +8,10 @@
  * `configFile` parameter), read and validated by `readConfigFile` at that
  * moment: a wrong file fails the packaging, and a deployed function starts
  * with its configuration already parsed, validated and defaulted, with no
- * file to read, no YAML parser and no configuration schema to build.
- * NODESCALER_CONFIG and NODESCALER_CONFIG_FILE still win over it (lib/config/load.ts).
+ * file to read and neither YAML parser nor configuration schema in its
+ * bundle. It runs that configuration only: NODESCALER_CONFIG and
+ * NODESCALER_CONFIG_FILE, which win over it in lib/config/load.ts, fail its
+ * cold start (see lib/config/parse.ts).
  */
 import type { Config } from './schema.js';
 

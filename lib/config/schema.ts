@@ -54,9 +54,10 @@ export const CANDIDATE_STRATEGIES = ['least-gears', 'least-utilized', 'oldest', 
 export const VOLUME_TYPES = ['gp3', 'gp2', 'io1', 'io2', 'st1'] as const;
 
 /**
- * Builds the schema. A cold start that finds its configuration packaged in
- * the bundle (lib/config/packaged.ts) never calls it: building these few
- * hundred zod objects costs about 20 ms in a fresh process.
+ * Builds the schema, on first use: building these few hundred zod objects
+ * costs about 20 ms in a fresh process, which a command that never reads a
+ * configuration file need not pay. (A deployed function does not hold it at
+ * all: lib/config/parse.ts.)
  */
 function buildConfigSchema() {
   const fraction = z.number().check(z.gte(0), z.lte(1));

@@ -146,19 +146,15 @@ describe('infra/esbuild-plugins.cjs with a stage (stage-configuration, stage-ada
     }
   }, 120_000);
 
-  it('stops a cold start with a clear error when the configuration was replaced by one whose adapters are not packaged, and reads JSON files only', async () => {
+  it('runs the packaged configuration only: NODESCALER_CONFIG or NODESCALER_CONFIG_FILE stop the cold start with a clear error', async () => {
     const { nodeProvisioner } = await bundleStage('spool-only', SPOOL, { nodeProvisioner: FUNCTION_ENTRIES.nodeProvisioner });
-    const ec2 = load(nodeProvisioner!.bundle, { NODESCALER_CONFIG: JSON.stringify({ handler: 'ec2', pools: [{ district: 'd1', profile: 'small', max: 10, template: { imageId: 'ami-1', instanceTypes: [{ name: 'm5.xlarge', vcpus: 4, memoryGiB: 16 }], subnets: ['subnet-1'] } }] }) });
-    expect(ec2.status).not.toBe(0);
-    expect(ec2.stderr).toContain('handler ec2 is not in this bundle: it was packaged for');
-    expect(ec2.stderr).toContain('(handler spool, platform simulated); package the stage again for this configuration');
-    const yamlFile = join(dir, 'spool-only.yml');
-    const yaml = load(nodeProvisioner!.bundle, { NODESCALER_CONFIG_FILE: yamlFile });
-    expect(yaml.status).not.toBe(0);
-    expect(yaml.stderr).toContain(`configuration ${yamlFile}: (root): a Lambda bundle reads JSON configuration only`);
-    const jsonFile = join(dir, 'spool.json');
-    writeFileSync(jsonFile, JSON.stringify({ handler: 'spool', spool: { bucket: 'other-bucket' }, pools: [{ district: 'd1', profile: 'small', max: 3 }] }));
-    const json = load(nodeProvisioner!.bundle, { NODESCALER_CONFIG_FILE: jsonFile });
-    expect(json.status, json.stderr).toBe(0);
+    const packaged = 'a deployed function runs the configuration it was packaged with';
+    const inline = load(nodeProvisioner!.bundle, { NODESCALER_CONFIG: JSON.stringify({ pools: [{ district: 'd1', profile: 'small', max: 3 }] }) });
+    expect(inline.status).not.toBe(0);
+    expect(inline.stderr).toContain(`configuration NODESCALER_CONFIG: (root): ${packaged}`);
+    expect(inline.stderr).toMatch(/packaged with \(.*spool-only\.yml\); to change it, edit that file and deploy again/);
+    const file = load(nodeProvisioner!.bundle, { NODESCALER_CONFIG_FILE: join(dir, 'spool-only.yml') });
+    expect(file.status).not.toBe(0);
+    expect(file.stderr).toContain(`configuration ${join(dir, 'spool-only.yml')}: (root): ${packaged}`);
   }, 120_000);
 });

@@ -205,7 +205,7 @@ describe('serverless package (offline): functions', () => {
     }
   });
 
-  it('bundles only the AWS clients the stage configuration makes a function use, no YAML parser and no local-only code', () => {
+  it('bundles only the AWS clients the stage configuration makes a function use, no YAML parser, no configuration schema and no local-only code', () => {
     // config/dev.yml: handler log and the simulated platform, so no cloud and no broker client at all.
     // Service ids the SDK clients carry in their bundled code (a positive control for the checks below).
     // (includes(): a failing toContain would print the whole bundle.)
@@ -217,8 +217,10 @@ describe('serverless package (offline): functions', () => {
       for (const service of ['AmazonEC2', 'AmazonSSM', 'AmazonS3', 'AmazonSimpleNotificationService', 'AWSDnsV20130401']) {
         expect(has(name, service), `${name}: ${service}`).toBe(false);
       }
-      // The YAML parser (lib/config/text.ts reads JSON only in a bundle), by one of its error messages.
+      // The YAML parser (lib/config/parse.ts is a stub in a bundle), by one of its error messages.
       expect(has(name, 'Missing newline after block sequence props'), name).toBe(false);
+      // The configuration schema (lib/config/schema.ts), by its messages.
+      expect(has(name, 'at least one pool is required'), name).toBe(false);
       // Local-only code (functions/local/, lib/adapters/local/invoke.ts, file-queue.ts), by its strings.
       for (const local of ['cannot open the local state', 'arn:aws:sqs:local:', 'dynalite']) expect(has(name, local), `${name}: ${local}`).toBe(false);
     }
