@@ -23,6 +23,11 @@
 //   drops the shapes of operations a function never calls (EC2 client: 540 KiB
 //   of schemas down to 30 KiB for RunInstances, DescribeInstances, TerminateInstances).
 //
+// sdk-package-version
+//   Every SDK client imports its whole package.json (about 2.3 KiB minified
+//   each) for one field, `version`, in the user agent. The plugin gives it
+//   `name` and `version` alone.
+//
 // stage-configuration (with a stage: `serverless package`, the bench)
 //   The stage's configuration file (serverless.yml's `configFile` parameter) is
 //   read and validated at packaging, by lib/config/parse.ts itself (compiled
@@ -97,6 +102,16 @@ const sdkSchemasTreeShakable = {
   },
 };
 
+const sdkPackageVersion = {
+  name: 'sdk-package-version',
+  setup(build) {
+    build.onLoad({ filter: /[\\/]@aws-sdk[\\/][^\\/]+[\\/]package\.json$/ }, async (args) => {
+      const { name, version } = JSON.parse(await fs.readFile(args.path, 'utf8'));
+      return { contents: JSON.stringify({ name, version }), loader: 'json' };
+    });
+  },
+};
+
 /** A module of the service, by its path relative to the service directory. */
 const serviceFile = (relative) => path.join(serviceDir, ...relative.split('/'));
 
@@ -107,9 +122,11 @@ const serviceFile = (relative) => path.join(serviceDir, ...relative.split('/'));
  * with "No matching export" should they import another).
  */
 const ADAPTER_MODULES = [
-  { file: 'lib/adapters/ec2/cloud.ts', what: 'handler ec2', needed: (a) => a.cloud === 'ec2', functions: ['ec2CloudFor'] },
+  { file: 'lib/adapters/ec2/cloud.ts', what: 'handler ec2', needed: (a) => a.cloud === 'ec2', functions: ['ec2CloudFor', 'ec2HostsFor'] },
   { file: 'lib/adapters/s3/spool-cloud.ts', what: 'handler spool', needed: (a) => a.cloud === 'spool', functions: ['s3SpoolCloudFor'] },
   { file: 'lib/adapters/sns/notify-cloud.ts', what: 'handler notify', needed: (a) => a.cloud === 'notify', functions: ['snsNotifyCloudFor'] },
+  // No client, but the user data and the stats agent it writes into every request (about 9 KiB).
+  { file: 'lib/adapters/cloud/log-cloud.ts', what: 'handler log', needed: (a) => a.cloud === 'log', classes: ['LogCloud'] },
   { file: 'lib/adapters/sns/notifier.ts', what: 'notify.topicArn (operator notices)', needed: (a) => a.notifier, functions: ['snsNotifierFor'] },
   { file: 'lib/adapters/route53/dns.ts', what: 'dns (Route 53 records)', needed: (a) => a.dns, functions: ['route53DnsFor'] },
   { file: 'lib/adapters/platform/openshift-broker.ts', what: 'platform openshift-broker', needed: (a) => a.platform === 'openshift-broker', functions: ['openShiftBrokerPlatformFor'] },
@@ -213,7 +230,7 @@ function stagePlugins(stage) {
  * its configuration at run time like the sources do.
  */
 function lambdaPlugins(stage = {}) {
-  return [lambdaCredentials, sdkSchemasTreeShakable, ...(stage.configFile ? stagePlugins(stageOf(stage.configFile)) : [])];
+  return [lambdaCredentials, sdkSchemasTreeShakable, sdkPackageVersion, ...(stage.configFile ? stagePlugins(stageOf(stage.configFile)) : [])];
 }
 
 /** serverless-esbuild: the stage's configuration file is serverless.yml's custom.stageConfigurationFile. */

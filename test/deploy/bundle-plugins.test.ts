@@ -6,7 +6,7 @@
  * clients that configuration makes it use.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import * as esbuild from 'esbuild';
@@ -136,6 +136,13 @@ describe('infra/esbuild-plugins.cjs with a stage (stage-configuration, stage-ada
       gearMover: ['client-dynamodb', 'client-sqs', 'client-ssm', 'lib-dynamodb'],
       decommissioner: ['client-dynamodb', 'client-ec2', 'client-route-53', 'client-sns', 'client-ssm', 'lib-dynamodb'],
     });
+    // The decommissioner releases hosts and never launches one: no RunInstances, no user data with the stats agent.
+    const text = (bundle: string) => readFileSync(bundle, 'utf8');
+    expect(text(full.decommissioner!.bundle).includes('TerminateInstances')).toBe(true);
+    for (const launch of ['RunInstances', 'nodescaler-agent']) {
+      expect(text(full.nodeProvisioner!.bundle).includes(launch), launch).toBe(true);
+      expect(text(full.decommissioner!.bundle).includes(launch), launch).toBe(false);
+    }
     const spool = await bundleStage('spool', SPOOL, { nodeProvisioner: FUNCTION_ENTRIES.nodeProvisioner, gearMover: FUNCTION_ENTRIES.gearMover });
     expect(spool.nodeProvisioner!.clients).toEqual(['client-dynamodb', 'client-s3', 'lib-dynamodb']);
     expect(spool.gearMover!.clients).toEqual(['client-dynamodb', 'client-sqs', 'lib-dynamodb']);

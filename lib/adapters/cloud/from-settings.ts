@@ -1,13 +1,13 @@
 import { adaptersOf } from '../../config/adapters.js';
 import type { Settings } from '../../config/index.js';
 import { systemClock } from '../../ports/clock.js';
-import type { Cloud } from '../../ports/cloud.js';
+import type { Cloud, ReleasingCloud } from '../../ports/cloud.js';
 import type { Dns } from '../../ports/dns.js';
 import type { Log } from '../../ports/log.js';
 import type { Metrics } from '../../ports/metrics.js';
 import type { Notifier } from '../../ports/notifier.js';
 import { stateStoreFor } from '../dynamodb/from-settings.js';
-import { ec2CloudFor } from '../ec2/cloud.js';
+import { ec2CloudFor, ec2HostsFor } from '../ec2/cloud.js';
 import type { InjectablePorts } from '../local/injection.js';
 import { route53DnsFor } from '../route53/dns.js';
 import { s3SpoolCloudFor } from '../s3/spool-cloud.js';
@@ -34,6 +34,25 @@ export function cloudFor(settings: Settings, log: Log): Cloud {
   }
 }
 
+/**
+ * The `Cloud` of the configured `handler` for a function that only releases
+ * hosts (the decommissioner): for `ec2` without the launch code, which then
+ * stays out of its bundle; the other handlers' clouds are small and whole.
+ */
+export function releasingCloudFor(settings: Settings, log: Log): ReleasingCloud {
+  // Not through cloudFor: a reference to ec2CloudFor would keep the launch code in the bundle.
+  switch (adaptersOf(settings.config).cloud) {
+    case 'ec2':
+      return ec2HostsFor(settings);
+    case 'spool':
+      return s3SpoolCloudFor(settings);
+    case 'notify':
+      return snsNotifyCloudFor(settings);
+    case 'log':
+      return new LogCloud(log, settings.config);
+  }
+}
+
 /** Route 53 records for the hosts `ec2` launches, when `dns` is configured; the other handlers have no addresses. */
 export function dnsFor(settings: Settings): Dns | undefined {
   return adaptersOf(settings.config).dns ? route53DnsFor(settings) : undefined;
@@ -45,17 +64,23 @@ export function notifierFor(settings: Settings): Notifier | undefined {
 }
 
 /**
- * The ports of a function that creates or releases hosts (provisioner,
- * decommissioner), built once per cold start: injected ones first (local
- * runtime, tests), AWS adapters from the settings otherwise.
+ * The ports of a function that creates or releases hosts (provisioner with
+ * `cloudFor`, decommissioner with `releasingCloudFor`), built once per cold
+ * start: injected ones first (local runtime, tests), AWS adapters from the
+ * settings otherwise.
  */
-export function hostPorts(settings: Settings, local: InjectablePorts, runtime: { log: Log; metrics: Metrics }) {
+export function hostPorts<C extends ReleasingCloud>(
+  settings: Settings,
+  local: InjectablePorts,
+  runtime: { log: Log; metrics: Metrics },
+  cloudOf: (settings: Settings, log: Log) => C,
+) {
   const log = local.log ?? runtime.log;
   const dns = local.dns ?? dnsFor(settings);
   const notifier = local.notifier ?? notifierFor(settings);
   return {
     store: local.store ?? stateStoreFor(settings.deployment),
-    cloud: local.cloud ?? cloudFor(settings, log),
+    cloud: local.cloud ?? cloudOf(settings, log),
     clock: local.clock ?? systemClock,
     metrics: local.metrics ?? runtime.metrics,
     log,
