@@ -136,7 +136,7 @@ const ADAPTER_MODULES = [
 const stages = new Map();
 
 /**
- * The stage's configuration, read and validated by lib/config/load.ts, and the
+ * The stage's configuration, read and validated by lib/config/parse.ts, and the
  * adapters it uses (lib/config/adapters.ts): both modules compiled with esbuild
  * to a temporary CommonJS file, since this file runs in plain Node (Serverless).
  * Once per file and process: serverless-esbuild builds each function apart.
