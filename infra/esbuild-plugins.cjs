@@ -1,13 +1,8 @@
 // esbuild plugins of the Lambda bundles (serverless-esbuild `plugins`, see
-// infra/esbuild.yml; scripts/bench.ts builds with the same list). Each one only
-// drops code a Lambda function never runs; neither changes behaviour there.
-//
-// zod-english-only
-//   `import { z } from 'zod'` keeps zod's whole namespace object, and with it
-//   the error messages of every language zod ships (about 250 KiB). nodescaler
-//   reports errors in English only (zod's default locale, registered by
-//   zod/v4/classic/schemas.js itself), so `z.locales` keeps `en` alone;
-//   `z.config(z.locales.<other>())` is not available in a bundle.
+// infra/esbuild.yml; scripts/bundle-functions.mjs, which the cold-start bench
+// and the tests use, builds with the same list). serverless-esbuild calls the
+// function this file exports with the Serverless instance, so the plugins know
+// the stage being packaged.
 //
 // lambda-credentials
 //   The SDK's default credential chain (@aws-sdk/credential-provider-node)
@@ -27,10 +22,38 @@
 //   constants hold (`{ "xmlName": _PEA }`: the same object), and esbuild then
 //   drops the shapes of operations a function never calls (EC2 client: 540 KiB
 //   of schemas down to 30 KiB for RunInstances, DescribeInstances, TerminateInstances).
+//
+// sdk-package-version
+//   Every SDK client imports its whole package.json (about 2.3 KiB minified
+//   each) for one field, `version`, in the user agent. The plugin gives it
+//   `name` and `version` alone.
+//
+// stage-configuration (with a stage: `serverless package`, the bench)
+//   The stage's configuration file (serverless.yml's `configFile` parameter) is
+//   read and validated at packaging, by lib/config/parse.ts itself (compiled
+//   here with esbuild), and lib/config/packaged.ts becomes that configuration,
+//   parsed and defaulted: a deployed function does not read a file, parse YAML
+//   or validate its configuration when it starts, and a wrong file fails the
+//   packaging. lib/config/parse.ts becomes a stub that refuses
+//   NODESCALER_CONFIG and NODESCALER_CONFIG_FILE with a clear error at cold
+//   start, so neither the YAML parser nor the configuration schema is bundled
+//   (about 140 KiB and 40 ms of a cold start, with the yaml package).
+//
+// stage-adapters (with a stage)
+//   A function builds the adapters its configuration names (lib/config/adapters.ts:
+//   the handler's cloud, Route 53 with `dns`, SNS notices with `notify`, the
+//   broker over SSM with `openshift-broker`). The module of every other
+//   adapter becomes a stub whose factory throws, so its AWS client is not
+//   bundled: with handler `log` no function holds EC2, S3, SNS or Route 53.
+//   A function never meets a stub: its configuration is the one packaged
+//   with it. Should one be reached, its error says to package the stage again.
 'use strict';
 const { createRequire } = require('node:module');
 const fs = require('node:fs/promises');
+const { rmSync } = require('node:fs');
+const os = require('node:os');
 const path = require('node:path');
+const { isDeepStrictEqual } = require('node:util');
 
 const serviceDir = path.resolve(__dirname, '..');
 const fromService = createRequire(path.join(serviceDir, 'package.json'));
@@ -42,22 +65,6 @@ function esmEntryOf(name, fromPackage) {
   const manifest = require(manifestPath);
   return path.join(path.dirname(manifestPath), manifest.module || manifest.main);
 }
-
-const zodEnglishOnly = {
-  name: 'zod-english-only',
-  setup(build) {
-    build.onResolve({ filter: /(^|\/)locales\/index\.js$/ }, (args) =>
-      /[\\/]node_modules[\\/]zod[\\/]/.test(args.importer)
-        ? { path: path.join(path.dirname(args.importer), args.path.replace(/index\.js$/, 'en.js')), namespace: 'zod-locales' }
-        : undefined,
-    );
-    build.onLoad({ filter: /.*/, namespace: 'zod-locales' }, (args) => ({
-      contents: `export { default as en } from ${JSON.stringify(args.path)};\n`,
-      resolveDir: path.dirname(args.path),
-      loader: 'js',
-    }));
-  },
-};
 
 const lambdaCredentials = {
   name: 'lambda-credentials',
@@ -95,4 +102,141 @@ const sdkSchemasTreeShakable = {
   },
 };
 
-module.exports = [zodEnglishOnly, lambdaCredentials, sdkSchemasTreeShakable];
+const sdkPackageVersion = {
+  name: 'sdk-package-version',
+  setup(build) {
+    build.onLoad({ filter: /[\\/]@aws-sdk[\\/][^\\/]+[\\/]package\.json$/ }, async (args) => {
+      const { name, version } = JSON.parse(await fs.readFile(args.path, 'utf8'));
+      return { contents: JSON.stringify({ name, version }), loader: 'json' };
+    });
+  },
+};
+
+/** A module of the service, by its path relative to the service directory. */
+const serviceFile = (relative) => path.join(serviceDir, ...relative.split('/'));
+
+/**
+ * The adapter modules a stage may leave out: what needs each one (a field of
+ * lib/config/adapters.ts's AdapterChoice), and the names lib/adapters/cloud/from-settings.ts
+ * and lib/adapters/platform/from-settings.ts import from it (esbuild stops
+ * with "No matching export" should they import another).
+ */
+const ADAPTER_MODULES = [
+  { file: 'lib/adapters/ec2/cloud.ts', what: 'handler ec2', needed: (a) => a.cloud === 'ec2', functions: ['ec2CloudFor', 'ec2HostsFor'] },
+  { file: 'lib/adapters/s3/spool-cloud.ts', what: 'handler spool', needed: (a) => a.cloud === 'spool', functions: ['s3SpoolCloudFor'] },
+  { file: 'lib/adapters/sns/notify-cloud.ts', what: 'handler notify', needed: (a) => a.cloud === 'notify', functions: ['snsNotifyCloudFor'] },
+  // No client, but the user data and the stats agent it writes into every request (about 9 KiB).
+  { file: 'lib/adapters/cloud/log-cloud.ts', what: 'handler log', needed: (a) => a.cloud === 'log', classes: ['LogCloud'] },
+  { file: 'lib/adapters/sns/notifier.ts', what: 'notify.topicArn (operator notices)', needed: (a) => a.notifier, functions: ['snsNotifierFor'] },
+  { file: 'lib/adapters/route53/dns.ts', what: 'dns (Route 53 records)', needed: (a) => a.dns, functions: ['route53DnsFor'] },
+  { file: 'lib/adapters/platform/openshift-broker.ts', what: 'platform openshift-broker', needed: (a) => a.platform === 'openshift-broker', functions: ['openShiftBrokerPlatformFor'] },
+  { file: 'lib/adapters/local/simulated-platform.ts', what: 'platform simulated', needed: (a) => a.platform === 'simulated', classes: ['SimulatedPlatform'] },
+];
+
+const stages = new Map();
+
+/**
+ * The stage's configuration, read and validated by lib/config/parse.ts, and the
+ * adapters it uses (lib/config/adapters.ts): both modules compiled with esbuild
+ * to a temporary CommonJS file, since this file runs in plain Node (Serverless).
+ * Once per file and process: serverless-esbuild builds each function apart.
+ */
+function stageOf(configFile) {
+  const known = stages.get(configFile);
+  if (known) return known;
+  const esbuild = fromService('esbuild');
+  const compiled = path.join(os.tmpdir(), `nodescaler-packaging-${process.pid}-${stages.size}.cjs`);
+  esbuild.buildSync({
+    stdin: {
+      contents: "export { readConfigFile } from './lib/config/parse.ts';\nexport { adaptersOf } from './lib/config/adapters.ts';\n",
+      resolveDir: serviceDir,
+      loader: 'ts',
+    },
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    outfile: compiled,
+    logLevel: 'error',
+  });
+  let packaging;
+  try {
+    packaging = require(compiled);
+  } finally {
+    delete require.cache[compiled];
+    rmSync(compiled, { force: true });
+  }
+  const source = path.relative(serviceDir, configFile).split(path.sep).join('/');
+  // Throws the ValidationError that lists every problem: the packaging stops there.
+  const config = packaging.readConfigFile(configFile);
+  // The bundle carries it as JSON: it must come back the same (no Date, undefined or NaN in it).
+  if (!isDeepStrictEqual(JSON.parse(JSON.stringify(config)), config)) throw new Error(`${source}: the parsed configuration does not survive JSON`);
+  const adapters = packaging.adaptersOf(config);
+  const stage = { source, config, adapters, summary: `handler ${adapters.cloud}, platform ${adapters.platform}` };
+  stages.set(configFile, stage);
+  return stage;
+}
+
+/** Replaces one module of the service (by its path) with generated code. */
+function replaceModule(name, file, contents) {
+  const target = serviceFile(file);
+  return {
+    name,
+    setup(build) {
+      build.onLoad({ filter: new RegExp(`${path.basename(file).replace(/[.]/g, '\\.')}$`) }, (args) =>
+        path.resolve(args.path) === target ? { contents: contents(), loader: 'js', resolveDir: path.dirname(target) } : undefined,
+      );
+    },
+  };
+}
+
+function stagePlugins(stage) {
+  const errors = JSON.stringify(serviceFile('lib/errors.ts'));
+  const plugins = [
+    replaceModule('stage-configuration', 'lib/config/packaged.ts', () => `export const packagedConfiguration = ${JSON.stringify({ source: stage.source, config: stage.config })};\n`),
+    replaceModule('stage-configuration-only', 'lib/config/parse.ts', () => {
+      const why = `a deployed function runs the configuration it was packaged with (${stage.source}); to change it, edit that file and deploy again`;
+      return (
+        `import { ValidationError } from ${errors};\n` +
+        `const refuse = (source) => { throw new ValidationError({ path: '', message: ${JSON.stringify(why)} }, source); };\n` +
+        "export function parseConfig(input, source = 'configuration') { return refuse(source); }\n" +
+        'export function readConfigFile(path) { return refuse(`configuration ${path}`); }\n' +
+        "export function configIssues() { return refuse('configuration'); }\n"
+      );
+    }),
+  ];
+  for (const adapter of ADAPTER_MODULES) {
+    if (adapter.needed(stage.adapters)) continue;
+    const message = JSON.stringify(
+      `${adapter.what} is not in this bundle: it was packaged for ${stage.source} (${stage.summary}); package the stage again for this configuration`,
+    );
+    plugins.push(
+      replaceModule(`stage-adapters:${adapter.file}`, adapter.file, () =>
+        [
+          `const notPackaged = () => { throw new Error(${message}); };`,
+          ...(adapter.functions ?? []).map((name) => `export function ${name}() { return notPackaged(); }`),
+          ...(adapter.classes ?? []).map((name) => `export class ${name} { constructor() { notPackaged(); } }`),
+          '',
+        ].join('\n'),
+      ),
+    );
+  }
+  return plugins;
+}
+
+/**
+ * The plugins of a Lambda bundle. `stage.configFile` (absolute) adds the
+ * stage-configuration and stage-adapters plugins; without it the bundle reads
+ * its configuration at run time like the sources do.
+ */
+function lambdaPlugins(stage = {}) {
+  return [lambdaCredentials, sdkSchemasTreeShakable, sdkPackageVersion, ...(stage.configFile ? stagePlugins(stageOf(stage.configFile)) : [])];
+}
+
+/** serverless-esbuild: the stage's configuration file is serverless.yml's custom.stageConfigurationFile. */
+module.exports = (serverless) => {
+  const file = serverless.service.custom?.stageConfigurationFile;
+  if (typeof file !== 'string' || file === '') throw new Error('serverless.yml: custom.stageConfigurationFile must name the configuration file of the stage');
+  return lambdaPlugins({ configFile: path.resolve(serverless.serviceDir ?? serviceDir, file) });
+};
+module.exports.lambdaPlugins = lambdaPlugins;

@@ -10,10 +10,14 @@ export abstract class NodescalerError extends Error {
   abstract readonly code: ErrorCode;
   /** True when the same call may succeed later without any change to its input. */
   abstract readonly retryable: boolean;
+  /**
+   * The class name, written out: logs report it as errorName, and the Lambda
+   * bundles are minified without keeping function names (infra/esbuild.yml).
+   */
+  abstract override readonly name: string;
 
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
-    this.name = new.target.name;
   }
 }
 
@@ -27,6 +31,7 @@ export interface ValidationIssue {
 
 /** Input that can never succeed as it is: bad message, bad config, illegal transition. */
 export class ValidationError extends NodescalerError {
+  override readonly name = 'ValidationError';
   readonly code = 'validation' as const;
   readonly retryable = false;
   readonly issues: readonly ValidationIssue[];
@@ -48,6 +53,7 @@ export class ValidationError extends NodescalerError {
  * Carries the item as it is now, so the caller can decide without a second read.
  */
 export class ConflictError<T = unknown> extends NodescalerError {
+  override readonly name = 'ConflictError';
   readonly code = 'conflict' as const;
   readonly retryable = true;
 
@@ -61,6 +67,7 @@ export class ConflictError<T = unknown> extends NodescalerError {
 
 /** The cloud cannot provide this offering now (quota, insufficient capacity, no free addresses). */
 export class CapacityUnavailableError extends NodescalerError {
+  override readonly name = 'CapacityUnavailableError';
   readonly code = 'capacity-unavailable' as const;
   readonly retryable = true;
 
@@ -75,6 +82,7 @@ export class CapacityUnavailableError extends NodescalerError {
 }
 
 export class NotFoundError extends NodescalerError {
+  override readonly name = 'NotFoundError';
   readonly code = 'not-found' as const;
   readonly retryable = false;
 
@@ -88,6 +96,7 @@ export class NotFoundError extends NodescalerError {
 
 /** Throttling, timeouts, 5xx: worth retrying with backoff. */
 export class TransientError extends NodescalerError {
+  override readonly name = 'TransientError';
   readonly code = 'transient' as const;
   readonly retryable = true;
 

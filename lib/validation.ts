@@ -1,8 +1,8 @@
-import type { z } from 'zod';
+import type * as z from './zod.js';
 import { ValidationError, type ValidationIssue } from './errors.js';
 
 /** Every zod issue as a `ValidationIssue` with its path and the value found there. */
-export function issuesFromZod(error: z.ZodError, input: unknown): ValidationIssue[] {
+export function issuesFromZod(error: z.core.$ZodError, input: unknown): ValidationIssue[] {
   return error.issues.map((issue) => {
     const path = issue.path.map(String).join('.');
     const found = valueAt(input, issue.path);
@@ -11,7 +11,7 @@ export function issuesFromZod(error: z.ZodError, input: unknown): ValidationIssu
 }
 
 /** Parse with a schema, or throw one `ValidationError` listing every problem. */
-export function parseWith<S extends z.ZodType>(schema: S, input: unknown, context: string): z.output<S> {
+export function parseWith<S extends z.ZodMiniType>(schema: S, input: unknown, context: string): z.output<S> {
   const result = schema.safeParse(input);
   if (result.success) return result.data;
   throw new ValidationError(issuesFromZod(result.error, input), context);
@@ -25,4 +25,9 @@ function valueAt(input: unknown, path: readonly PropertyKey[]): { present: boole
     current = (current as Record<PropertyKey, unknown>)[key];
   }
   return { present: true, value: current };
+}
+
+/** `required` instead of zod's `expected number, received undefined` for a missing key. */
+export function requiredMessage(issue: z.core.$ZodRawIssue): string | undefined {
+  return issue.code === 'invalid_type' && issue.input === undefined ? 'required' : undefined;
 }

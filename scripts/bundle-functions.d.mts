@@ -9,6 +9,6 @@ export interface BuiltFunction {
   bareBytes: number;
 }
 
-/** The esbuild options of infra/esbuild.yml, with the plugins of infra/esbuild-plugins.cjs. */
-export function esbuildOptions(): BuildOptions;
-export function bundleFunctions(outDir: string, entries: Record<string, string>): Promise<Record<string, BuiltFunction>>;
+/** The esbuild options of infra/esbuild.yml, with the plugins of infra/esbuild-plugins.cjs (the stage plugins with `configFile`). */
+export function esbuildOptions(stage?: { configFile?: string }): BuildOptions;
+export function bundleFunctions(outDir: string, entries: Record<string, string>, stage?: { configFile?: string }): Promise<Record<string, BuiltFunction>>;

@@ -1,11 +1,12 @@
 #!/usr/bin/env node
-// Builds Lambda bundles exactly as `serverless package` does (the esbuild
-// options of infra/esbuild.yml and the plugins of infra/esbuild-plugins.cjs),
-// writing each bundle with its esbuild metafile, and, next to each, a "bare"
-// bundle: only the AWS SDK clients the function's bundle contains, each
-// constructed once at module scope, as the smallest Lambda using them would.
+// Builds Lambda bundles exactly as `serverless package` does for a stage (the
+// esbuild options of infra/esbuild.yml and the plugins of
+// infra/esbuild-plugins.cjs, with the stage's configuration file), writing
+// each bundle with its esbuild metafile, and, next to each, a "bare" bundle:
+// only the AWS SDK clients the function's bundle contains, each constructed
+// once at module scope, as the smallest Lambda using them would.
 //
-//   node scripts/bundle-functions.mjs <out dir> <name>=<entry> [<name>=<entry> ...]
+//   node scripts/bundle-functions.mjs --config <stage configuration file> <out dir> <name>=<entry> [<name>=<entry> ...]
 //
 // Prints one JSON object: { <name>: { bundle, bytes, meta, clients, bare, bareBytes } }.
 // scripts/bench.ts (the cold-start entry) runs it; usable alone to inspect a bundle.
@@ -22,11 +23,13 @@ const require = createRequire(import.meta.url);
 /** serverless-esbuild's own keys in infra/esbuild.yml (the rest are esbuild build options). */
 const PLUGIN_ONLY_KEYS = ['exclude', 'outputFileExtension', 'outputWorkFolder', 'packager', 'plugins', 'concurrency', 'zipConcurrency', 'keepOutputDirectory'];
 
-export function esbuildOptions() {
+/** `configFile`: the stage's configuration, as serverless.yml's `configFile` parameter names it; without one, no stage plugins. */
+export function esbuildOptions({ configFile } = {}) {
   const options = parse(readFileSync(join(root, 'infra/esbuild.yml'), 'utf8'));
   const external = [...(options.external ?? []), ...(options.exclude ?? [])];
   for (const key of PLUGIN_ONLY_KEYS) delete options[key];
-  return { ...options, external, plugins: require(join(root, 'infra/esbuild-plugins.cjs')) };
+  const { lambdaPlugins } = require(join(root, 'infra/esbuild-plugins.cjs'));
+  return { ...options, external, plugins: lambdaPlugins(configFile ? { configFile: resolve(configFile) } : {}) };
 }
 
 /** The AWS SDK clients (and document client) a metafile's inputs include, e.g. ['client-dynamodb', 'lib-dynamodb']. */
@@ -60,9 +63,9 @@ function bareSource(clients) {
   return `${lines.join('\n')}\n`;
 }
 
-export async function bundleFunctions(outDir, entries) {
+export async function bundleFunctions(outDir, entries, { configFile } = {}) {
   mkdirSync(outDir, { recursive: true });
-  const options = esbuildOptions();
+  const options = esbuildOptions({ configFile });
   const results = {};
   for (const [name, entry] of Object.entries(entries)) {
     const bundle = join(outDir, `${name}.mjs`);
@@ -87,11 +90,14 @@ export async function bundleFunctions(outDir, entries) {
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const [outDir, ...pairs] = process.argv.slice(2);
-  if (!outDir || pairs.length === 0) {
-    console.error('usage: node scripts/bundle-functions.mjs <out dir> <name>=<entry> [...]');
+  const args = process.argv.slice(2);
+  const at = args.indexOf('--config');
+  const configFile = at >= 0 ? args.splice(at, 2)[1] : undefined;
+  const [outDir, ...pairs] = args;
+  if (!configFile || !outDir || pairs.length === 0) {
+    console.error('usage: node scripts/bundle-functions.mjs --config <stage configuration file> <out dir> <name>=<entry> [...]');
     process.exit(2);
   }
   const entries = Object.fromEntries(pairs.map((pair) => pair.split('=')));
-  console.log(JSON.stringify(await bundleFunctions(resolve(outDir), entries)));
+  console.log(JSON.stringify(await bundleFunctions(resolve(outDir), entries, { configFile })));
 }

@@ -21,7 +21,7 @@ import { RELEASE_KIND_STEP, decommissionCheck } from '../domain/decommission.js'
 import { poolIdOf, type GearInfo, type NodeRecord, type PoolId } from '../domain/model.js';
 import { ConflictError, NotFoundError, TransientError, ValidationError } from '../errors.js';
 import type { DrainCompleteMessage } from '../messages/index.js';
-import type { Cloud } from '../ports/cloud.js';
+import type { ReleasingCloud } from '../ports/cloud.js';
 import type { Clock } from '../ports/clock.js';
 import type { Dns } from '../ports/dns.js';
 import type { Log } from '../ports/log.js';
@@ -34,7 +34,7 @@ import { describeError, realSleep, recordSteps, retryTransient, type Sleep } fro
 
 export interface DecommissionerPorts {
   store: StateStore;
-  cloud: Cloud;
+  cloud: ReleasingCloud;
   /** The authority on gears; without it nothing is ever released. */
   platform?: Platform;
   clock: Clock;

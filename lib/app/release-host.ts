@@ -12,7 +12,7 @@ import { findPoolConfig } from '../config/index.js';
 import { RELEASE_KIND_STEP, nextReleaseStep, nodeLifetimeSeconds, type ReleaseKind, type ReleaseStep } from '../domain/decommission.js';
 import type { NodeRecord } from '../domain/model.js';
 import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
-import type { Cloud } from '../ports/cloud.js';
+import type { ReleasingCloud } from '../ports/cloud.js';
 import type { Clock } from '../ports/clock.js';
 import type { Dns } from '../ports/dns.js';
 import type { Log } from '../ports/log.js';
@@ -23,7 +23,7 @@ import { describeError, patchPool, realSleep, recordSteps, retryTransient, type 
 
 export interface ReleasePorts {
   store: StateStore;
-  cloud: Cloud;
+  cloud: ReleasingCloud;
   clock: Clock;
   log: Log;
   metrics: Metrics;

@@ -8,7 +8,7 @@
  * Pure: it takes the environment as a record. `loadCliEnvironmentFromProcess`
  * in load.ts is the one call that hands it `process.env`.
  */
-import { z } from 'zod';
+import * as z from '../zod.js';
 import { ValidationError } from '../errors.js';
 import { DEPLOYMENT_ENV, parseDeployment, type Deployment } from './load.js';
 
@@ -39,7 +39,8 @@ export interface CliEnvironment {
   columns?: number;
 }
 
-const columnsSchema = z.coerce.number().int().min(20).max(10_000);
+/** Built when COLUMNS is read (the CLI), not when a Lambda function loads this module with the rest of lib/config. */
+const columnsSchema = () => z.coerce.number().check(z.int(), z.gte(20), z.lte(10_000));
 
 export function parseCliEnvironment(env: Record<string, string | undefined>): CliEnvironment {
   const present = (name: string) => env[name] !== undefined && env[name] !== '';
@@ -47,7 +48,7 @@ export function parseCliEnvironment(env: Record<string, string | undefined>): Cl
   const awsSettings = AWS_SETTING_VARIABLES.filter((name) => present(name) && !(name === 'NODESCALER_STAGE' && env[name] === 'local'));
   let columns: number | undefined;
   if (present('COLUMNS')) {
-    const parsed = columnsSchema.safeParse(env.COLUMNS);
+    const parsed = columnsSchema().safeParse(env.COLUMNS);
     if (!parsed.success) throw new ValidationError({ path: 'env.COLUMNS', message: 'expected a whole number of columns from 20 to 10000', value: env.COLUMNS }, 'environment');
     columns = parsed.data;
   }

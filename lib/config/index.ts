@@ -17,16 +17,14 @@ export {
   type NodeTemplate,
   type PoolConfig,
 } from './schema.js';
+export { configIssues, parseConfig, readConfigFile } from './parse.js';
 export {
-  configIssues,
   deploymentSchema,
   loadSettings,
   loadSettingsFromProcess,
   loadCliEnvironmentFromProcess,
   resetSettingsCache,
-  parseConfig,
   parseDeployment,
-  readConfigFile,
   DEFAULT_CONFIG_FILE,
   DEPLOYMENT_ENV,
   type Deployment,

@@ -1,155 +1,21 @@
 /**
- * Loading and validating the configuration and the deployment settings.
+ * Loading the deployment settings and the configuration of this process.
  *
  * Every failure is one `ValidationError` that lists every problem with its
- * path and the value found there, so a wrong file or environment fails at
- * cold start with everything to fix in one message.
+ * path and the value found there, so a wrong environment fails at cold start
+ * with everything to fix in one message.
  */
-import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { parseDocument } from 'yaml';
-import { z } from 'zod';
-import { ValidationError, type ValidationIssue } from '../errors.js';
-import { issuesFromZod } from '../validation.js';
+import { ValidationError } from '../errors.js';
+import { issuesFromZod, requiredMessage } from '../validation.js';
+import * as z from '../zod.js';
 import { parseCliEnvironment, type CliEnvironment } from './cli-env.js';
-import { configSchema, type Config } from './schema.js';
+import { packagedConfiguration, type PackagedConfiguration } from './packaged.js';
+import { parseConfig, readConfigFile } from './parse.js';
+import type { Config } from './schema.js';
 
 /** Loaded when the environment names no configuration; relative to the working directory. */
 export const DEFAULT_CONFIG_FILE = 'infra/nodescaler.example.yml';
-
-/** Validate a configuration value (parsed YAML or JSON); throws a `ValidationError` listing every problem. */
-export function parseConfig(input: unknown, source = 'configuration'): Config {
-  const result = configSchema.safeParse(input, { error: requiredMessage });
-  if (result.success) return result.data;
-  throw new ValidationError(configIssues(result.error, input), source);
-}
-
-/** Read, parse (YAML or JSON) and validate a configuration file. */
-export function readConfigFile(path: string): Config {
-  const source = `configuration ${path}`;
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    const why = code === 'ENOENT' ? 'file not found' : code === 'EISDIR' ? 'is a directory, not a file' : `cannot read the file (${code ?? String(error)})`;
-    throw new ValidationError({ path: '', message: `${why}: ${resolve(path)}` }, source);
-  }
-  const value = parseYaml(text, source);
-  if (value === null || value === undefined) {
-    throw new ValidationError({ path: '', message: `the file is empty: ${resolve(path)}` }, source);
-  }
-  return parseConfig(value, source);
-}
-
-function parseYaml(text: string, source: string): unknown {
-  const document = parseDocument(text, { prettyErrors: true });
-  if (document.errors.length > 0) {
-    throw new ValidationError(
-      document.errors.map((error) => {
-        const where = error.linePos?.[0];
-        const what = (error.message.split('\n')[0] ?? error.message).replace(/ at line \d+, column \d+:?$/, '');
-        return { path: '', message: where ? `YAML syntax error at line ${where.line}, column ${where.col}: ${what}` : `YAML syntax error: ${what}` };
-      }),
-      source,
-    );
-  }
-  return document.toJS();
-}
-
-/** `required` instead of zod's `expected number, received undefined` for a missing key. */
-function requiredMessage(issue: z.core.$ZodRawIssue): string | undefined {
-  return issue.code === 'invalid_type' && issue.input === undefined ? 'required' : undefined;
-}
-
-// ---------------------------------------------------------------------------
-// Issues: zod reports unknown keys once per object, at the object's path. An
-// operator wants the typo itself named (`scaledown`, not `(root)`), with a
-// hint when a known key is close, so those become one issue per key.
-
-/** `issuesFromZod`, with each unknown key reported at its own path. */
-export function configIssues(error: z.ZodError, input: unknown): ValidationIssue[] {
-  const base = issuesFromZod(error, input);
-  return error.issues.flatMap((zodIssue, index) => {
-    const mapped = base[index]!;
-    if (zodIssue.code !== 'unrecognized_keys') return [mapped];
-    const parent = zodIssue.path;
-    const known = knownKeys(configSchema, parent);
-    const container = valueAt(input, parent);
-    return zodIssue.keys.map((key) => {
-      const hint = closest(key, known);
-      const issue: ValidationIssue = {
-        path: [...parent.map(String), key].join('.'),
-        message: hint ? `unknown key (did you mean "${hint}"?)` : 'unknown key',
-      };
-      if (container && Object.prototype.hasOwnProperty.call(container, key)) issue.value = container[key];
-      return issue;
-    });
-  });
-}
-
-function valueAt(input: unknown, path: readonly PropertyKey[]): Record<string, unknown> | undefined {
-  let current: unknown = input;
-  for (const key of path) {
-    if (current === null || typeof current !== 'object') return undefined;
-    current = (current as Record<PropertyKey, unknown>)[key];
-  }
-  return current !== null && typeof current === 'object' ? (current as Record<string, unknown>) : undefined;
-}
-
-interface Def {
-  type: string;
-  shape?: Record<string, { _zod: { def: Def } }>;
-  element?: { _zod: { def: Def } };
-  innerType?: { _zod: { def: Def } };
-  in?: { _zod: { def: Def } };
-  valueType?: { _zod: { def: Def } };
-}
-
-/** The keys the schema knows at a path (through wrappers, arrays and records). */
-function knownKeys(schema: z.ZodType, path: readonly PropertyKey[]): string[] {
-  let def = (schema as unknown as { _zod: { def: Def } })._zod.def;
-  let rest = [...path];
-  for (let guard = 0; guard < 100; guard++) {
-    const inner = def.innerType ?? (def.type === 'pipe' ? def.in : undefined);
-    if (inner) {
-      def = inner._zod.def;
-      continue;
-    }
-    if (rest.length === 0) return def.type === 'object' && def.shape ? Object.keys(def.shape) : [];
-    const [key, ...tail] = rest;
-    rest = tail;
-    const next =
-      def.type === 'object' ? def.shape?.[String(key)] : def.type === 'array' ? def.element : def.type === 'record' ? def.valueType : undefined;
-    if (!next) return [];
-    def = next._zod.def;
-  }
-  return [];
-}
-
-/** The known key a typo most likely meant: same letters in another case, or at most two edits away. */
-function closest(key: string, known: readonly string[]): string | undefined {
-  const lower = key.toLowerCase();
-  let best: { name: string; distance: number } | undefined;
-  for (const name of known) {
-    const distance = name.toLowerCase() === lower ? 0 : editDistance(lower, name.toLowerCase());
-    if (!best || distance < best.distance) best = { name, distance };
-  }
-  return best && best.distance <= Math.min(2, Math.floor(key.length / 3)) ? best.name : undefined;
-}
-
-function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + cost);
-    }
-    previous = current;
-  }
-  return previous[b.length]!;
-}
 
 // ---------------------------------------------------------------------------
 // Deployment settings: where this stage's table and queues are, and where
@@ -167,42 +33,37 @@ function isJson(text: string): boolean {
 }
 
 export const deploymentSchema = z.strictObject({
-  stage: z
-    .string()
-    .regex(/^[a-zA-Z0-9-]{1,40}$/, 'expected letters, digits and "-" (a Serverless stage name)')
-    .default('local'),
-  region: z
-    .string()
-    .regex(/^[a-z]{2}(?:-[a-z]+)+-\d+$/, 'expected an AWS region such as us-east-1')
-    .default('us-east-1'),
-  tableName: z
-    .string()
-    .regex(/^[a-zA-Z0-9_.-]{3,255}$/, 'expected a DynamoDB table name: 3-255 of a-z, A-Z, 0-9, "_", "-", "."')
-    .default('nodescaler-local-state'),
-  queues: z
-    .strictObject({
-      stats: queueUrl.optional(),
-      scale: queueUrl.optional(),
-      drain: queueUrl.optional(),
-      decommission: queueUrl.optional(),
-    })
-    .prefault({}),
+  stage: z._default(z.string().check(z.regex(/^[a-zA-Z0-9-]{1,40}$/, 'expected letters, digits and "-" (a Serverless stage name)')), 'local'),
+  region: z._default(z.string().check(z.regex(/^[a-z]{2}(?:-[a-z]+)+-\d+$/, 'expected an AWS region such as us-east-1')), 'us-east-1'),
+  tableName: z._default(
+    z.string().check(z.regex(/^[a-zA-Z0-9_.-]{3,255}$/, 'expected a DynamoDB table name: 3-255 of a-z, A-Z, 0-9, "_", "-", "."')),
+    'nodescaler-local-state',
+  ),
+  queues: z.prefault(
+    z.strictObject({
+      stats: z.optional(queueUrl),
+      scale: z.optional(queueUrl),
+      drain: z.optional(queueUrl),
+      decommission: z.optional(queueUrl),
+    }),
+    {},
+  ),
   /** DynamoDB endpoint override (dynalite in tests and the local runtime); unset = the regional endpoint. */
-  dynamodbEndpoint: z.url({ protocol: /^https?$/ }).optional(),
+  dynamodbEndpoint: z.optional(z.url({ protocol: /^https?$/ })),
   /** Powertools log level. */
-  logLevel: z.enum(['DEBUG', 'INFO', 'WARN', 'ERROR', 'SILENT']).default('INFO'),
+  logLevel: z._default(z.enum(['DEBUG', 'INFO', 'WARN', 'ERROR', 'SILENT']), 'INFO'),
   /** Path of a YAML or JSON configuration file, relative to the working directory. */
-  configFile: z.string().min(1).optional(),
+  configFile: z.optional(z.string().check(z.minLength(1))),
   /** The whole configuration as inline JSON; wins over `configFile`. */
-  configJson: z.string().refine(isJson, 'must be valid JSON').optional(),
+  configJson: z.optional(z.string().check(z.refine(isJson, 'must be valid JSON'))),
   /**
    * Local runs only (`npm run invoke`, stage `local`): the directory of the
    * embedded state that successive invocations share (dynalite, queue files,
    * simulated platform). Never set in a deployed function.
    */
-  localStateDir: z.string().min(1).optional(),
+  localStateDir: z.optional(z.string().check(z.minLength(1))),
   /** Local runs only: the instant the local clock starts at (ISO 8601); unset = the system clock. */
-  localNow: z.iso.datetime({ offset: true, error: 'expected an ISO 8601 time such as 2026-11-21T10:00:30Z' }).optional(),
+  localNow: z.optional(z.iso.datetime({ offset: true, error: 'expected an ISO 8601 time such as 2026-11-21T10:00:30Z' })),
 });
 
 export type Deployment = z.output<typeof deploymentSchema>;
@@ -251,16 +112,22 @@ export function parseDeployment(env: Record<string, string | undefined>): Deploy
 /**
  * Deployment settings and configuration from an environment. The configuration
  * comes from NODESCALER_CONFIG (inline JSON), else NODESCALER_CONFIG_FILE, else
+ * the configuration packaged in a Lambda bundle (`options.packaged`), else
  * `infra/nodescaler.example.yml`; relative paths resolve against `cwd`.
  */
-export function loadSettings(env: Record<string, string | undefined>, options: { cwd?: string } = {}): Settings {
+export function loadSettings(env: Record<string, string | undefined>, options: { cwd?: string; packaged?: PackagedConfiguration } = {}): Settings {
   const deployment = parseDeployment(env);
   const cwd = options.cwd ?? process.cwd();
   let config: Config;
   if (deployment.configJson !== undefined) {
     config = parseConfig(JSON.parse(deployment.configJson), `configuration ${DEPLOYMENT_ENV.configJson}`);
+  } else if (deployment.configFile !== undefined) {
+    config = readConfigFile(resolve(cwd, deployment.configFile));
+  } else if (options.packaged !== undefined) {
+    // Read and validated by lib/config/parse.ts when the stage was packaged (lib/config/packaged.ts).
+    config = options.packaged.config;
   } else {
-    config = readConfigFile(resolve(cwd, deployment.configFile ?? DEFAULT_CONFIG_FILE));
+    config = readConfigFile(resolve(cwd, DEFAULT_CONFIG_FILE));
   }
   return { config, deployment };
 }
@@ -272,7 +139,7 @@ let cached: Settings | undefined;
  * the code base that reads `process.env`: everything else receives settings.
  */
 export function loadSettingsFromProcess(): Settings {
-  cached ??= loadSettings(process.env);
+  cached ??= loadSettings(process.env, { packaged: packagedConfiguration });
   return cached;
 }
 

@@ -9,291 +9,319 @@
  * live in one `superRefine` at the root that runs even when some fields are
  * already invalid, so a wrong file reports every problem in one go.
  */
-import { z } from 'zod';
 import { parseDuration } from '../domain/duration.js';
 import { poolIdOf } from '../domain/model.js';
+import * as z from '../zod.js';
 
 export const DURATION_MESSAGE = 'expected a duration like 30s, 10m, 1h';
 
 /** A duration written as text, in milliseconds in the output. */
 export function duration(options: { positive?: boolean } = {}) {
-  return z.string({ error: DURATION_MESSAGE }).transform((text, ctx) => {
-    const ms = parseDuration(text);
-    if (ms === undefined) {
-      ctx.addIssue({ code: 'custom', message: DURATION_MESSAGE });
-      return z.NEVER;
-    }
-    if (options.positive && ms <= 0) {
-      ctx.addIssue({ code: 'custom', message: 'must be longer than 0s' });
-      return z.NEVER;
-    }
-    return ms;
-  });
+  return z.pipe(
+    z.string({ error: DURATION_MESSAGE }),
+    z.transform((text: string, ctx) => {
+      const ms = parseDuration(text);
+      if (ms === undefined) {
+        ctx.issues.push({ code: 'custom', message: DURATION_MESSAGE, input: text });
+        return z.NEVER;
+      }
+      if (options.positive && ms <= 0) {
+        ctx.issues.push({ code: 'custom', message: 'must be longer than 0s', input: text });
+        return z.NEVER;
+      }
+      return ms;
+    }),
+  );
 }
 
 /** An optional-with-default duration: `dur('10m')` is 600000 when absent. */
 function dur(defaultText: string, options: { positive?: boolean } = {}) {
-  return duration(options).prefault(defaultText);
+  return z.prefault(duration(options), defaultText);
 }
-
-const fraction = z.number().min(0).max(1);
-const nonEmpty = z.string().min(1, 'must not be empty');
-
-/** Part of a pool id: non-empty and without `/` (a pool id is `district/profile`). */
-const poolIdPart = nonEmpty.refine((text) => !text.includes('/'), 'must not contain "/" (a pool id is district/profile)');
 
 /** A string that must start with an AWS id prefix such as `ami-`; the rest is not checked, so simulated ids pass. */
 function awsId(prefix: string) {
-  return z.string().refine((text) => text.startsWith(prefix) && text.length > prefix.length, `expected an id starting with "${prefix}"`);
+  return z.string().check(z.refine((text) => text.startsWith(prefix) && text.length > prefix.length, `expected an id starting with "${prefix}"`));
 }
 
 export const NAMING_BASE = /^[a-z][a-z0-9-]*$/;
 const DNS_LABEL = '[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?';
 export const DNS_NAME = new RegExp(`^(?=.{1,253}$)${DNS_LABEL}(?:\\.${DNS_LABEL})*$`, 'i');
 
-/** Host names are `<base>-<N>.<domain>`: the base plus a counter must stay one DNS label. */
-const namingBase = z
-  .string()
-  .regex(NAMING_BASE, 'must start with a lowercase letter and hold only a-z, 0-9 and "-"')
-  .max(40, 'must be at most 40 characters (host names are <base>-<N>.<domain>)');
-const namingDomain = z.string().regex(DNS_NAME, 'must be a valid DNS name such as example.com');
-
 export const HANDLERS = ['log', 'ec2', 'spool', 'notify'] as const;
 export const PLATFORM_KINDS = ['simulated', 'openshift-broker'] as const;
 export const CANDIDATE_STRATEGIES = ['least-gears', 'least-utilized', 'oldest', 'newest'] as const;
 export const VOLUME_TYPES = ['gp3', 'gp2', 'io1', 'io2', 'st1'] as const;
 
-const platformSchema = z.strictObject({
-  /** `simulated` (moves happen in memory) or `openshift-broker` (commands on the broker host). */
-  kind: z.enum(PLATFORM_KINDS).default('simulated'),
-  /** The broker host's instance id; required for `openshift-broker`. */
-  brokerInstanceId: nonEmpty.optional(),
-  /** Simulated platform: how long one gear move takes. */
-  moveDuration: dur('30s'),
-  /** Simulated platform: share of moves that fail (0..1). */
-  moveFailureRate: fraction.default(0),
-  /** openshift-broker: longest run of one admin command on the broker host (oo-admin-move of a large gear takes minutes). */
-  commandTimeout: dur('20m', { positive: true }),
-  /** openshift-broker: the broker's installation directory (the Rails environment the gear listing loads). */
-  brokerDir: nonEmpty.default('/var/www/openshift/broker'),
-});
+/**
+ * Builds the schema, on first use: building these few hundred zod objects
+ * costs about 20 ms in a fresh process, which a command that never reads a
+ * configuration file need not pay. (A deployed function does not hold it at
+ * all: lib/config/parse.ts.)
+ */
+function buildConfigSchema() {
+  const fraction = z.number().check(z.gte(0), z.lte(1));
+  const nonEmpty = z.string().check(z.minLength(1, 'must not be empty'));
+  const int = (min: number, max?: number) => z.int().check(z.gte(min), ...(max === undefined ? [] : [z.lte(max)]));
+  const positive = z.number().check(z.gt(0));
 
-const limitsSchema = z.strictObject({
-  maxNodesTotal: z.int().min(1).default(100),
-  maxCores: z.int().min(1).optional(),
-  maxMemoryGiB: z.number().positive().optional(),
-});
+  /** Part of a pool id: non-empty and without `/` (a pool id is `district/profile`). */
+  const poolIdPart = nonEmpty.check(z.refine((text) => !text.includes('/'), 'must not contain "/" (a pool id is district/profile)'));
 
-const forecastSchema = z.strictObject({
-  enabled: z.boolean().default(true),
-  /** How much history the trend uses. */
-  window: dur('30m', { positive: true }),
-  /** How far ahead to look; unset = the boot delay of a new node. */
-  lookahead: duration().optional(),
-  dailySeasonality: z.boolean().default(true),
-  /** Assumed time from a scale-up decision to a node taking gears, until one has been observed. */
-  bootDelay: dur('3m', { positive: true }),
-});
+  /** Host names are `<base>-<N>.<domain>`: the base plus a counter must stay one DNS label. */
+  const namingBase = z
+    .string()
+    .check(
+      z.regex(NAMING_BASE, 'must start with a lowercase letter and hold only a-z, 0-9 and "-"'),
+      z.maxLength(40, 'must be at most 40 characters (host names are <base>-<N>.<domain>)'),
+    );
+  const namingDomain = z.string().check(z.regex(DNS_NAME, 'must be a valid DNS name such as example.com'));
 
-const scaleUpSchema = z.strictObject({
-  // Gear slots are a hard, known capacity (max_active_gears), so pools run full: the forecast and
-  // headroomGears, not a wide margin, keep room for what comes during a boot (tuned on the Azure 2019 replay).
-  threshold: fraction.default(0.95),
-  target: fraction.default(0.92),
-  sustain: dur('2m'),
-  headroomGears: z.int().min(0).default(30),
-  maxNodeProvisionTime: dur('15m', { positive: true }),
-  maxNodesPerDecision: z.int().min(1).default(10),
-  forecast: forecastSchema.prefault({}),
-  /** How long the provisioner skips an offering (instance type in a subnet) that had no capacity. */
-  offeringUnavailableFor: dur('3m', { positive: true }),
-  /** First backoff once every offering of a pool failed; doubles on each consecutive exhaustion. */
-  exhaustedBackoff: dur('5m', { positive: true }),
-  /** Longest exhaustion backoff. */
-  exhaustedBackoffMax: dur('30m', { positive: true }),
-});
-
-const cloudRetrySchema = z.strictObject({
-  /** Attempts of one cloud or DNS call that is throttled or failing transiently, the first included. */
-  attempts: z.int().min(1).max(10).default(4),
-  /** Backoff before the second attempt; doubles per attempt, with full jitter. */
-  baseDelay: dur('500ms', { positive: true }),
-  /** Longest backoff between two attempts. */
-  maxDelay: dur('8s', { positive: true }),
-});
-
-const scaleDownSchema = z.strictObject({
-  enabled: z.boolean().default(true),
-  utilizationThreshold: fraction.default(0.88),
-  unneededTime: dur('5m'),
-  delayAfterAdd: dur('10m'),
-  delayAfterDelete: dur('5m'),
-  delayAfterFailure: dur('30s'),
-  maxConcurrentDrains: z.int().min(1).default(1),
-  maxConcurrentMoves: z.int().min(1).default(3),
-  drainTimeout: dur('30m', { positive: true }),
-  /** Attempts of one gear move before the drain gives up on that gear (and aborts). */
-  moveAttempts: z.int().min(1).max(10).default(3),
-  /** Backoff before a failed move is tried again; doubles per attempt (capped at 10x). */
-  moveRetryDelay: dur('30s'),
-  /** `preferred`: gears of one application go to different nodes when there is room; `required`: a drain that cannot keep them apart aborts. */
-  antiAffinity: z.enum(['preferred', 'required']).default('preferred'),
-  /** How often an invocation checks moves in flight while it has time left. */
-  movePollInterval: dur('5s', { positive: true }),
-  /** Request a replacement node (through the pool lease, as the evaluator does) when an interrupted node's gears do not fit elsewhere. */
-  replaceInterrupted: z.boolean().default(true),
-  candidateStrategy: z.enum(CANDIDATE_STRATEGIES).default('least-gears'),
-});
-
-export const namingSchema = z.strictObject({
-  base: namingBase.default('node'),
-  domain: namingDomain.default('example.com'),
-});
-
-/** A pool's own naming; a key left out falls back to the top-level `naming`. */
-const poolNamingSchema = z.strictObject({
-  base: namingBase.optional(),
-  domain: namingDomain.optional(),
-});
-
-const dnsSchema = z.strictObject({
-  hostedZoneId: nonEmpty,
-  ttl: z.int().min(0).default(300),
-});
-
-const spoolSchema = z.strictObject({
-  bucket: z.string().regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'must be a valid S3 bucket name'),
-  prefix: z.string().default('nodescaler/'),
-});
-
-const notifySchema = z.strictObject({
-  topicArn: z.string().regex(/^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]+(?:\.fifo)?$/, 'must be an SNS topic ARN'),
-});
-
-const sweeperSchema = z.strictObject({
-  /** Terminate instances carrying our tags that the state table does not know. */
-  terminateOrphans: z.boolean().default(false),
-  /** How old an unknown instance must be before it counts as an orphan. */
-  orphanAge: dur('10m', { positive: true }),
-});
-
-const launchTemplateSchema = z
-  .strictObject({
-    id: awsId('lt-').optional(),
-    name: nonEmpty.optional(),
-    /** `$Latest`, `$Default` or a version number. */
-    version: z
-      .union([z.int().min(1).transform(String), z.string().regex(/^(?:\$Latest|\$Default|[1-9]\d*)$/)], {
-        error: 'expected $Latest, $Default or a version number',
-      })
-      .default('$Latest'),
-  })
-  .superRefine((template, ctx) => {
-    if ((template.id === undefined) === (template.name === undefined)) {
-      ctx.addIssue({ code: 'custom', message: 'give exactly one of id or name' });
-    }
+  const platformSchema = z.strictObject({
+    /** `simulated` (moves happen in memory) or `openshift-broker` (commands on the broker host). */
+    kind: z._default(z.enum(PLATFORM_KINDS), 'simulated'),
+    /** The broker host's instance id; required for `openshift-broker`. */
+    brokerInstanceId: z.optional(nonEmpty),
+    /** Simulated platform: how long one gear move takes. */
+    moveDuration: dur('30s'),
+    /** Simulated platform: share of moves that fail (0..1). */
+    moveFailureRate: z._default(fraction, 0),
+    /** openshift-broker: longest run of one admin command on the broker host (oo-admin-move of a large gear takes minutes). */
+    commandTimeout: dur('20m', { positive: true }),
+    /** openshift-broker: the broker's installation directory (the Rails environment the gear listing loads). */
+    brokerDir: z._default(nonEmpty, '/var/www/openshift/broker'),
   });
 
-const instanceTypeSchema = z.strictObject({
-  name: nonEmpty,
-  vcpus: z.int().min(1),
-  memoryGiB: z.number().positive(),
-});
-
-const volumeSchema = z
-  .strictObject({
-    sizeGiB: z.int().min(1).default(50),
-    type: z.enum(VOLUME_TYPES).default('gp3'),
-    /** Provisioned IOPS; required by io1 and io2. */
-    iops: z.int().min(100).optional(),
-    device: z
-      .string()
-      .regex(/^\/dev\/[a-z0-9]+$/, 'expected a device such as /dev/xvdc')
-      .default('/dev/xvdc'),
-  })
-  .superRefine((volume, ctx) => {
-    if ((volume.type === 'io1' || volume.type === 'io2') && volume.iops === undefined) {
-      ctx.addIssue({ code: 'custom', path: ['iops'], message: `volume type ${volume.type} needs iops` });
-    }
-    if (volume.type === 'st1' && volume.sizeGiB < 125) {
-      ctx.addIssue({ code: 'custom', path: ['sizeGiB'], message: 'st1 volumes must be at least 125 GiB', input: volume.sizeGiB });
-    }
+  const limitsSchema = z.strictObject({
+    maxNodesTotal: z._default(int(1), 100),
+    maxCores: z.optional(int(1)),
+    maxMemoryGiB: z.optional(positive),
   });
 
-const INSTANCE_PROFILE_ARN = /^arn:aws[a-z-]*:iam::\d{12}:instance-profile\/.+$/;
+  const forecastSchema = z.strictObject({
+    enabled: z._default(z.boolean(), true),
+    /** How much history the trend uses. */
+    window: dur('30m', { positive: true }),
+    /** How far ahead to look; unset = the boot delay of a new node. */
+    lookahead: z.optional(duration()),
+    dailySeasonality: z._default(z.boolean(), true),
+    /** Assumed time from a scale-up decision to a node taking gears, until one has been observed. */
+    bootDelay: dur('3m', { positive: true }),
+  });
 
-const templateSchema = z.strictObject({
-  launchTemplate: launchTemplateSchema.optional(),
-  imageId: awsId('ami-').optional(),
-  /** Candidate instance types, in order of preference; at least one with handler ec2. */
-  instanceTypes: z.array(instanceTypeSchema).default([]),
-  subnets: z.array(awsId('subnet-')).default([]),
-  securityGroups: z.array(awsId('sg-')).default([]),
-  /** Instance profile name, or its ARN. */
-  instanceProfile: nonEmpty
-    .refine((text) => !text.startsWith('arn:') || INSTANCE_PROFILE_ARN.test(text), 'must be a name or an instance-profile ARN')
-    .optional(),
-  keyName: nonEmpty.optional(),
-  /** Extra shell appended to the user data nodescaler writes. */
-  userData: z.string().optional(),
-  volume: volumeSchema.optional(),
-  tags: z
-    .record(
-      z
-        .string()
-        .min(1, 'tag keys must not be empty')
-        .max(128)
-        .refine((key) => !key.toLowerCase().startsWith('aws:'), 'tag keys starting with "aws:" are reserved'),
-      z.string().max(256),
-    )
-    .default({}),
-  spot: z.boolean().default(false),
-});
+  const scaleUpSchema = z.strictObject({
+    // Gear slots are a hard, known capacity (max_active_gears), so pools run full: the forecast and
+    // headroomGears, not a wide margin, keep room for what comes during a boot (tuned on the Azure 2019 replay).
+    threshold: z._default(fraction, 0.95),
+    target: z._default(fraction, 0.92),
+    sustain: dur('2m'),
+    headroomGears: z._default(int(0), 30),
+    maxNodeProvisionTime: dur('15m', { positive: true }),
+    maxNodesPerDecision: z._default(int(1), 10),
+    forecast: z.prefault(forecastSchema, {}),
+    /** How long the provisioner skips an offering (instance type in a subnet) that had no capacity. */
+    offeringUnavailableFor: dur('3m', { positive: true }),
+    /** First backoff once every offering of a pool failed; doubles on each consecutive exhaustion. */
+    exhaustedBackoff: dur('5m', { positive: true }),
+    /** Longest exhaustion backoff. */
+    exhaustedBackoffMax: dur('30m', { positive: true }),
+  });
 
-const poolSchema = z.strictObject({
-  district: poolIdPart,
-  profile: poolIdPart,
-  min: z.int().min(0).default(0),
-  max: z.int().min(1),
-  /** Expected max_active_gears of one node, used by planning before a node reports. */
-  gearsPerNode: z.int().min(1).optional(),
-  /** Node ids never chosen for scale-down and never terminated. */
-  protectedNodes: z.array(nonEmpty).default([]),
-  naming: poolNamingSchema.optional(),
-  template: templateSchema.prefault({}),
-});
+  const cloudRetrySchema = z.strictObject({
+    /** Attempts of one cloud or DNS call that is throttled or failing transiently, the first included. */
+    attempts: z._default(int(1, 10), 4),
+    /** Backoff before the second attempt; doubles per attempt, with full jitter. */
+    baseDelay: dur('500ms', { positive: true }),
+    /** Longest backoff between two attempts. */
+    maxDelay: dur('8s', { positive: true }),
+  });
 
-const rootSchema = z.strictObject({
-  /** Where scale-up goes: `log` (the safe default: changes nothing in any cloud), `ec2`, `spool` (S3), `notify` (SNS). */
-  handler: z.enum(HANDLERS).default('log'),
-  platform: platformSchema.prefault({}),
-  limits: limitsSchema.prefault({}),
-  scaleUp: scaleUpSchema.prefault({}),
-  scaleDown: scaleDownSchema.prefault({}),
-  /** Stats older than this are ignored when computing utilization. */
-  statsMaxAge: dur('5m', { positive: true }),
-  /** Least time between two evaluations of one pool triggered by stats (the tick always evaluates). */
-  evaluationInterval: dur('30s'),
-  /** How long a pool's in-flight action lease lasts. */
-  leaseTtl: dur('15m', { positive: true }),
-  /** How long decision log entries are kept (DynamoDB TTL). */
-  decisionLogTtl: dur('14d', { positive: true }),
-  /** Default naming for pools that have none of their own. */
-  naming: namingSchema.prefault({}),
-  dns: dnsSchema.optional(),
-  spool: spoolSchema.optional(),
-  notify: notifySchema.optional(),
-  sweeper: sweeperSchema.prefault({}),
-  /** Retries of throttled cloud and DNS calls inside one invocation (after that, the message is redelivered). */
-  cloudRetry: cloudRetrySchema.prefault({}),
-  pools: z.array(poolSchema).min(1, 'at least one pool is required'),
-});
+  const scaleDownSchema = z.strictObject({
+    enabled: z._default(z.boolean(), true),
+    utilizationThreshold: z._default(fraction, 0.88),
+    unneededTime: dur('5m'),
+    delayAfterAdd: dur('10m'),
+    delayAfterDelete: dur('5m'),
+    delayAfterFailure: dur('30s'),
+    maxConcurrentDrains: z._default(int(1), 1),
+    maxConcurrentMoves: z._default(int(1), 3),
+    drainTimeout: dur('30m', { positive: true }),
+    /** Attempts of one gear move before the drain gives up on that gear (and aborts). */
+    moveAttempts: z._default(int(1, 10), 3),
+    /** Backoff before a failed move is tried again; doubles per attempt (capped at 10x). */
+    moveRetryDelay: dur('30s'),
+    /** `preferred`: gears of one application go to different nodes when there is room; `required`: a drain that cannot keep them apart aborts. */
+    antiAffinity: z._default(z.enum(['preferred', 'required']), 'preferred'),
+    /** How often an invocation checks moves in flight while it has time left. */
+    movePollInterval: dur('5s', { positive: true }),
+    /** Request a replacement node (through the pool lease, as the evaluator does) when an interrupted node's gears do not fit elsewhere. */
+    replaceInterrupted: z._default(z.boolean(), true),
+    candidateStrategy: z._default(z.enum(CANDIDATE_STRATEGIES), 'least-gears'),
+  });
 
-export const configSchema = rootSchema.superRefine(crossFieldChecks, { when: () => true });
+  const namingSchema = z.strictObject({
+    base: z._default(namingBase, 'node'),
+    domain: z._default(namingDomain, 'example.com'),
+  });
 
-export type Config = z.output<typeof configSchema>;
+  /** A pool's own naming; a key left out falls back to the top-level `naming`. */
+  const poolNamingSchema = z.strictObject({
+    base: z.optional(namingBase),
+    domain: z.optional(namingDomain),
+  });
+
+  const dnsSchema = z.strictObject({
+    hostedZoneId: nonEmpty,
+    ttl: z._default(int(0), 300),
+  });
+
+  const spoolSchema = z.strictObject({
+    bucket: z.string().check(z.regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'must be a valid S3 bucket name')),
+    prefix: z._default(z.string(), 'nodescaler/'),
+  });
+
+  const notifySchema = z.strictObject({
+    topicArn: z.string().check(z.regex(/^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]+(?:\.fifo)?$/, 'must be an SNS topic ARN')),
+  });
+
+  const sweeperSchema = z.strictObject({
+    /** Terminate instances carrying our tags that the state table does not know. */
+    terminateOrphans: z._default(z.boolean(), false),
+    /** How old an unknown instance must be before it counts as an orphan. */
+    orphanAge: dur('10m', { positive: true }),
+  });
+
+  const launchTemplateSchema = z
+    .strictObject({
+      id: z.optional(awsId('lt-')),
+      name: z.optional(nonEmpty),
+      /** `$Latest`, `$Default` or a version number. */
+      version: z._default(
+        z.union([z.pipe(int(1), z.transform(String)), z.string().check(z.regex(/^(?:\$Latest|\$Default|[1-9]\d*)$/))], {
+          error: 'expected $Latest, $Default or a version number',
+        }),
+        '$Latest',
+      ),
+    })
+    .check(
+      z.superRefine((template, ctx) => {
+        if ((template.id === undefined) === (template.name === undefined)) {
+          ctx.addIssue({ code: 'custom', message: 'give exactly one of id or name' });
+        }
+      }),
+    );
+
+  const instanceTypeSchema = z.strictObject({
+    name: nonEmpty,
+    vcpus: int(1),
+    memoryGiB: positive,
+  });
+
+  const volumeSchema = z
+    .strictObject({
+      sizeGiB: z._default(int(1), 50),
+      type: z._default(z.enum(VOLUME_TYPES), 'gp3'),
+      /** Provisioned IOPS; required by io1 and io2. */
+      iops: z.optional(int(100)),
+      device: z._default(z.string().check(z.regex(/^\/dev\/[a-z0-9]+$/, 'expected a device such as /dev/xvdc')), '/dev/xvdc'),
+    })
+    .check(
+      z.superRefine((volume, ctx) => {
+        if ((volume.type === 'io1' || volume.type === 'io2') && volume.iops === undefined) {
+          ctx.addIssue({ code: 'custom', path: ['iops'], message: `volume type ${volume.type} needs iops` });
+        }
+        if (volume.type === 'st1' && volume.sizeGiB < 125) {
+          ctx.addIssue({ code: 'custom', path: ['sizeGiB'], message: 'st1 volumes must be at least 125 GiB', input: volume.sizeGiB });
+        }
+      }),
+    );
+
+  const INSTANCE_PROFILE_ARN = /^arn:aws[a-z-]*:iam::\d{12}:instance-profile\/.+$/;
+
+  const templateSchema = z.strictObject({
+    launchTemplate: z.optional(launchTemplateSchema),
+    imageId: z.optional(awsId('ami-')),
+    /** Candidate instance types, in order of preference; at least one with handler ec2. */
+    instanceTypes: z._default(z.array(instanceTypeSchema), []),
+    subnets: z._default(z.array(awsId('subnet-')), []),
+    securityGroups: z._default(z.array(awsId('sg-')), []),
+    /** Instance profile name, or its ARN. */
+    instanceProfile: z.optional(
+      nonEmpty.check(z.refine((text) => !text.startsWith('arn:') || INSTANCE_PROFILE_ARN.test(text), 'must be a name or an instance-profile ARN')),
+    ),
+    keyName: z.optional(nonEmpty),
+    /** Extra shell appended to the user data nodescaler writes. */
+    userData: z.optional(z.string()),
+    volume: z.optional(volumeSchema),
+    tags: z._default(
+      z.record(
+        z
+          .string()
+          .check(
+            z.minLength(1, 'tag keys must not be empty'),
+            z.maxLength(128),
+            z.refine((key) => !key.toLowerCase().startsWith('aws:'), 'tag keys starting with "aws:" are reserved'),
+          ),
+        z.string().check(z.maxLength(256)),
+      ),
+      {},
+    ),
+    spot: z._default(z.boolean(), false),
+  });
+
+  const poolSchema = z.strictObject({
+    district: poolIdPart,
+    profile: poolIdPart,
+    min: z._default(int(0), 0),
+    max: int(1),
+    /** Expected max_active_gears of one node, used by planning before a node reports. */
+    gearsPerNode: z.optional(int(1)),
+    /** Node ids never chosen for scale-down and never terminated. */
+    protectedNodes: z._default(z.array(nonEmpty), []),
+    naming: z.optional(poolNamingSchema),
+    template: z.prefault(templateSchema, {}),
+  });
+
+  const rootSchema = z.strictObject({
+    /** Where scale-up goes: `log` (the safe default: changes nothing in any cloud), `ec2`, `spool` (S3), `notify` (SNS). */
+    handler: z._default(z.enum(HANDLERS), 'log'),
+    platform: z.prefault(platformSchema, {}),
+    limits: z.prefault(limitsSchema, {}),
+    scaleUp: z.prefault(scaleUpSchema, {}),
+    scaleDown: z.prefault(scaleDownSchema, {}),
+    /** Stats older than this are ignored when computing utilization. */
+    statsMaxAge: dur('5m', { positive: true }),
+    /** Least time between two evaluations of one pool triggered by stats (the tick always evaluates). */
+    evaluationInterval: dur('30s'),
+    /** How long a pool's in-flight action lease lasts. */
+    leaseTtl: dur('15m', { positive: true }),
+    /** How long decision log entries are kept (DynamoDB TTL). */
+    decisionLogTtl: dur('14d', { positive: true }),
+    /** Default naming for pools that have none of their own. */
+    naming: z.prefault(namingSchema, {}),
+    dns: z.optional(dnsSchema),
+    spool: z.optional(spoolSchema),
+    notify: z.optional(notifySchema),
+    sweeper: z.prefault(sweeperSchema, {}),
+    /** Retries of throttled cloud and DNS calls inside one invocation (after that, the message is redelivered). */
+    cloudRetry: z.prefault(cloudRetrySchema, {}),
+    pools: z.array(poolSchema).check(z.minLength(1, 'at least one pool is required')),
+  });
+
+  return rootSchema.check(z.superRefine(crossFieldChecks, { when: () => true }));
+}
+
+let built: ReturnType<typeof buildConfigSchema> | undefined;
+
+/** The configuration schema, built on first use (see buildConfigSchema). */
+export function configSchema(): ReturnType<typeof buildConfigSchema> {
+  built ??= buildConfigSchema();
+  return built;
+}
+
+export type Config = z.output<ReturnType<typeof configSchema>>;
 /** What a file may hold: everything optional that has a default, durations as text. */
-export type ConfigInput = z.input<typeof configSchema>;
+export type ConfigInput = z.input<ReturnType<typeof configSchema>>;
 export type PoolConfig = Config['pools'][number];
 export type NodeTemplate = PoolConfig['template'];
 export type InstanceTypeConfig = NodeTemplate['instanceTypes'][number];
@@ -320,7 +348,7 @@ export function findPoolConfig(config: Pick<Config, 'pools'>, pool: string): Poo
 // reads through the guards below and stays silent about a field that is not
 // itself valid (that field has its own issue already).
 
-type Ctx = z.RefinementCtx;
+type Ctx = z.core.$RefinementCtx;
 type Path = (string | number)[];
 
 function record(value: unknown): Record<string, unknown> | undefined {

@@ -2,11 +2,20 @@
  * Field schemas shared by the message kinds. Each rule reports at most one
  * issue per field, with a message that says what the field must be, so an
  * operator reading a dead-lettered message sees one line per problem.
+ *
+ * Each field schema is built on first use (`once`), with the message schemas
+ * that use it: see lib/messages/schemas.ts.
  */
-import { z } from 'zod';
+import * as z from '../zod.js';
 
 /** OpenShift districts hand out gear UIDs from a pool of 6000: no node holds more gears. */
 export const MAX_GEARS_PER_NODE = 6000;
+
+/** A value built on the first call, then the same one. */
+export function once<T>(build: () => T): () => T {
+  let value: T | undefined;
+  return () => (value ??= build());
+}
 
 /** Messages of type error ("must be ..."), or "required" when the field is absent. */
 export function expecting(what: string) {
@@ -45,7 +54,7 @@ export function integerIn(min: number, max: number, note = '') {
   });
 }
 
-export const percentSchema = checkedNumber((n) => (n < 0 || n > 100 ? 'must be a percentage from 0 to 100' : undefined));
+export const percentSchema = once(() => checkedNumber((n) => (n < 0 || n > 100 ? 'must be a percentage from 0 to 100' : undefined)));
 
 const HOST_NAME = /^[a-z0-9._-]+$/;
 
@@ -90,14 +99,14 @@ export function operationIdProblem(value: string): string | undefined {
   );
 }
 
-export const nodeIdSchema = checkedString(nodeIdProblem);
+export const nodeIdSchema = once(() => checkedString(nodeIdProblem));
 /** A district or profile name. */
-export const nameSchema = checkedString(nameProblem);
+export const nameSchema = once(() => checkedString(nameProblem));
 /** `district/profile`. */
-export const poolIdSchema = checkedString(poolIdProblem);
+export const poolIdSchema = once(() => checkedString(poolIdProblem));
 /** A decisionId or drainId: the idempotency key of an action. */
-export const operationIdSchema = checkedString(operationIdProblem);
-export const reasonSchema = checkedString((value) => lengthProblem(value, 1024));
+export const operationIdSchema = once(() => checkedString(operationIdProblem));
+export const reasonSchema = once(() => checkedString((value) => lengthProblem(value, 1024)));
 export function boundedText(max: number) {
   return checkedString((value) => lengthProblem(value, max));
 }
@@ -144,17 +153,22 @@ export function normalizeIsoDateTime(value: string): string | undefined {
 const ISO_EXPECTED = 'an ISO 8601 date-time with Z or an offset, e.g. 2026-03-01T12:00:00Z';
 
 /** An ISO date-time string, normalized to UTC with milliseconds (see `normalizeIsoDateTime`). */
-export const isoDateTimeSchema = z.string(expecting(ISO_EXPECTED)).transform((value, ctx) => {
-  const normalized = normalizeIsoDateTime(value);
-  if (normalized === undefined) {
-    ctx.issues.push({ code: 'custom', message: `must be ${ISO_EXPECTED}`, input: value });
-    return z.NEVER;
-  }
-  return normalized;
-});
+export const isoDateTimeSchema = once(() =>
+  z.pipe(
+    z.string(expecting(ISO_EXPECTED)),
+    z.transform((value: string, ctx) => {
+      const normalized = normalizeIsoDateTime(value);
+      if (normalized === undefined) {
+        ctx.issues.push({ code: 'custom', message: `must be ${ISO_EXPECTED}`, input: value });
+        return z.NEVER;
+      }
+      return normalized;
+    }),
+  ),
+);
 
 const INSTANCE_ID = /^i-[0-9a-f]{8,17}$/;
 
-export const instanceIdSchema = checkedString((value) =>
-  INSTANCE_ID.test(value) ? undefined : 'must be an EC2 instance id (i- and 8 to 17 hex digits)',
+export const instanceIdSchema = once(() =>
+  checkedString((value) => (INSTANCE_ID.test(value) ? undefined : 'must be an EC2 instance id (i- and 8 to 17 hex digits)')),
 );

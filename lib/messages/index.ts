@@ -16,6 +16,7 @@ export {
   EC2_DETAIL_TYPES,
   EC2_INSTANCE_STATES,
   EC2_SPOT_ACTIONS,
+  EC2_EVENT_DETAIL_TYPES,
   EC2_EVENT_SCHEMAS,
   ec2StateChangeEventSchema,
   ec2SpotInterruptionEventSchema,
@@ -48,5 +49,5 @@ export {
   normalizeIsoDateTime,
 } from './fields.js';
 export { MAX_BODY_BYTES, locateJsonError } from './body.js';
-export { parseMessage, serializeMessage, MAX_CLOCK_AHEAD_MS, MAX_REPORTED_ISSUES } from './parse.js';
+export { parseMessage, prepareSchemas, serializeMessage, MAX_CLOCK_AHEAD_MS, MAX_REPORTED_ISSUES } from './parse.js';
 export type { ParseResult, ParseOptions } from './parse.js';

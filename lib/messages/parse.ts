@@ -1,10 +1,11 @@
-import type { z } from 'zod';
+import type * as z from '../zod.js';
 import { ValidationError, type ValidationIssue } from '../errors.js';
 import { issuesFromZod } from '../validation.js';
 import { MAX_BODY_BYTES, bodyBytes, decodeBody, oversizeIssue } from './body.js';
 import { normalizeIsoDateTime } from './fields.js';
 import {
   EC2_DETAIL_TYPES,
+  EC2_EVENT_DETAIL_TYPES,
   EC2_EVENT_SCHEMAS,
   EC2_EVENT_SOURCE,
   MESSAGE_SCHEMAS,
@@ -54,6 +55,18 @@ export function parseMessage(input: unknown, options: ParseOptions = {}): ParseR
 }
 
 /**
+ * Builds now the schemas of the messages of `types` (every version), which
+ * are otherwise built on first use: a handler calls it at cold start for the
+ * messages its queues carry, so its first batch only parses.
+ */
+export function prepareSchemas(types: readonly ParsedMessage['type'][]): void {
+  for (const type of types) {
+    if (isMessageType(type)) for (const schema of MESSAGE_SCHEMAS[type].values()) schema();
+    else EC2_EVENT_SCHEMAS.get(EC2_EVENT_DETAIL_TYPES[type])?.();
+  }
+}
+
+/**
  * The SQS body for a message: validated and normalized exactly as the
  * consumer will parse it, so no producer can send what its consumer would
  * dead-letter. Throws `ValidationError` for an invalid message.
@@ -98,7 +111,7 @@ function parseUnchecked(input: unknown, options: ParseOptions): ParseResult {
   }
 
   const issues: ValidationIssue[] = [];
-  const result = (schema as z.ZodType<Message>).safeParse(body);
+  const result = (schema() as z.ZodMiniType<Message>).safeParse(body);
   if (!result.success) issues.push(...issuesFromZod(result.error, body));
   if (type === 'node-stats' && options.now !== undefined) {
     const ahead = futureIssue(body.reportedAt, options.now);
@@ -128,7 +141,7 @@ function parseEc2Event(body: Record<string, unknown>): ParseResult {
       : { path: 'detail-type', message: `required; known detail-types: ${known}` };
     return fail([issue], context);
   }
-  const result = schema.safeParse(body);
+  const result = schema().safeParse(body);
   if (!result.success) return fail(issuesFromZod(result.error, body), context);
   return { ok: true, message: result.data };
 }

@@ -1,10 +1,12 @@
 /**
  * The esbuild plugins of the Lambda bundles (infra/esbuild-plugins.cjs) drop
  * code, never behaviour: the same program bundled with and without them sends
- * byte-identical AWS requests and reports identical validation errors.
+ * byte-identical AWS requests and reports identical validation errors. With a
+ * stage, each function holds the stage's configuration and only the AWS
+ * clients that configuration makes it use.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import * as esbuild from 'esbuild';
@@ -19,7 +21,9 @@ import { EC2Client, RunInstancesCommand, DescribeInstancesCommand, TerminateInst
 import { Route53Client, ChangeResourceRecordSetsCommand } from '@aws-sdk/client-route-53';
 import { SSMClient, SendCommandCommand } from '@aws-sdk/client-ssm';
 import { DynamoDBClient, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
-import { z } from 'zod';
+import * as z from 'zod/mini';
+import en from 'zod/v4/locales/en.js';
+z.config(en());
 const requests = [];
 const requestHandler = { handle: async (request) => {
   requests.push([request.method, request.path, request.headers['x-amz-target'] ?? '', typeof request.body === 'string' ? request.body : ''].join(' '));
@@ -44,7 +48,7 @@ const sends = [
     ExpressionAttributeValues: { ':s': { S: 'draining' }, ':v': { N: '3' } }, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' })),
 ];
 for (const send of sends) await send().catch(() => {});
-const invalid = z.strictObject({ min: z.int().min(0), name: z.string() }).safeParse({ min: -1, nmae: 'x' });
+const invalid = z.strictObject({ min: z.int().check(z.gte(0)), name: z.string() }).safeParse({ min: -1, nmae: 'x' });
 console.log(JSON.stringify({ requests, zod: invalid.error.issues.map((issue) => issue.message) }));
 `;
 
@@ -81,7 +85,83 @@ describe('infra/esbuild-plugins.cjs', () => {
     expect(withPlugins.output).toEqual(without.output);
     expect(withPlugins.output.requests[0]).toContain('BlockDeviceMapping.1.Ebs.VolumeSize=50');
     expect(withPlugins.output.zod.join(' ')).toMatch(/Too small|Unrecognized key/i);
-    // EC2 schemas of unused operations, zod's other locales, the non-Lambda credential chain: gone.
+    // EC2 schemas of unused operations, the non-Lambda credential chain: gone.
     expect(withPlugins.bytes).toBeLessThan(without.bytes * 0.6);
   }, 60_000);
+});
+
+/** Stage configurations: everything the functions can reach, and a request-only one. */
+const POOL = `pools:
+  - district: d1
+    profile: small
+    max: 10
+    template: { imageId: ami-0123456789abcdef0, instanceTypes: [{ name: m5.xlarge, vcpus: 4, memoryGiB: 16 }], subnets: [subnet-0123456789abcdef0] }
+`;
+const FULL = `handler: ec2
+platform: { kind: openshift-broker, brokerInstanceId: i-0b0b0b0b0b0b0b0b0 }
+dns: { hostedZoneId: Z0123456789ABCDEFGHIJ }
+spool: { bucket: nodescaler-spool }
+notify: { topicArn: 'arn:aws:sns:us-east-1:123456789012:nodescaler-requests' }
+${POOL}`;
+const SPOOL = `handler: spool
+spool: { bucket: nodescaler-spool }
+${POOL}`;
+const FUNCTION_ENTRIES = {
+  thresholdEvaluator: 'functions/threshold-evaluator.ts',
+  nodeProvisioner: 'functions/node-provisioner.ts',
+  gearMover: 'functions/gear-mover.ts',
+  decommissioner: 'functions/decommissioner.ts',
+};
+
+describe('infra/esbuild-plugins.cjs with a stage (stage-configuration, stage-adapters)', () => {
+  const bundleStage = async (name: string, yaml: string, entries: Record<string, string> = FUNCTION_ENTRIES) => {
+    const { bundleFunctions } = await import('../../scripts/bundle-functions.mjs');
+    const configFile = join(dir, `${name}.yml`);
+    writeFileSync(configFile, yaml);
+    return bundleFunctions(join(dir, name), entries, { configFile });
+  };
+  /** Imports a bundle in a fresh process (its cold start) and reports how that went. */
+  const load = (bundle: string, extra: Record<string, string> = {}) =>
+    spawnSync(process.execPath, ['--no-warnings', '--input-type=module', '-e', 'await import(process.argv[1]);', bundle], {
+      env: { PATH: process.env.PATH, AWS_REGION: 'us-east-1', AWS_ACCESS_KEY_ID: 'AKIDEXAMPLE', AWS_SECRET_ACCESS_KEY: 'secret', NODESCALER_LOG_LEVEL: 'SILENT', ...extra },
+      encoding: 'utf8',
+    });
+
+  it('gives each function the clients of the adapters the configuration uses: never EC2 in the evaluator, S3 only with handler spool', async () => {
+    const full = await bundleStage('full', FULL);
+    expect(Object.fromEntries(Object.entries(full).map(([name, built]) => [name, built.clients]))).toEqual({
+      thresholdEvaluator: ['client-dynamodb', 'client-sqs', 'client-ssm', 'lib-dynamodb'],
+      // handler ec2: the spool's S3 client stays out; notify.topicArn brings the SNS notifier.
+      nodeProvisioner: ['client-dynamodb', 'client-ec2', 'client-route-53', 'client-sns', 'lib-dynamodb'],
+      gearMover: ['client-dynamodb', 'client-sqs', 'client-ssm', 'lib-dynamodb'],
+      decommissioner: ['client-dynamodb', 'client-ec2', 'client-route-53', 'client-sns', 'client-ssm', 'lib-dynamodb'],
+    });
+    // The decommissioner releases hosts and never launches one: no RunInstances, no user data with the stats agent.
+    const text = (bundle: string) => readFileSync(bundle, 'utf8');
+    expect(text(full.decommissioner!.bundle).includes('TerminateInstances')).toBe(true);
+    for (const launch of ['RunInstances', 'nodescaler-agent']) {
+      expect(text(full.nodeProvisioner!.bundle).includes(launch), launch).toBe(true);
+      expect(text(full.decommissioner!.bundle).includes(launch), launch).toBe(false);
+    }
+    const spool = await bundleStage('spool', SPOOL, { nodeProvisioner: FUNCTION_ENTRIES.nodeProvisioner, gearMover: FUNCTION_ENTRIES.gearMover });
+    expect(spool.nodeProvisioner!.clients).toEqual(['client-dynamodb', 'client-s3', 'lib-dynamodb']);
+    expect(spool.gearMover!.clients).toEqual(['client-dynamodb', 'client-sqs', 'lib-dynamodb']);
+    // Every bundle starts with its packaged configuration (no configuration variable set).
+    for (const built of [...Object.values(full), ...Object.values(spool)]) {
+      const started = load(built.bundle);
+      expect(started.status, started.stderr).toBe(0);
+    }
+  }, 120_000);
+
+  it('runs the packaged configuration only: NODESCALER_CONFIG or NODESCALER_CONFIG_FILE stop the cold start with a clear error', async () => {
+    const { nodeProvisioner } = await bundleStage('spool-only', SPOOL, { nodeProvisioner: FUNCTION_ENTRIES.nodeProvisioner });
+    const packaged = 'a deployed function runs the configuration it was packaged with';
+    const inline = load(nodeProvisioner!.bundle, { NODESCALER_CONFIG: JSON.stringify({ pools: [{ district: 'd1', profile: 'small', max: 3 }] }) });
+    expect(inline.status).not.toBe(0);
+    expect(inline.stderr).toContain(`configuration NODESCALER_CONFIG: (root): ${packaged}`);
+    expect(inline.stderr).toMatch(/packaged with \(.*spool-only\.yml\); to change it, edit that file and deploy again/);
+    const file = load(nodeProvisioner!.bundle, { NODESCALER_CONFIG_FILE: join(dir, 'spool-only.yml') });
+    expect(file.status).not.toBe(0);
+    expect(file.stderr).toContain(`configuration ${join(dir, 'spool-only.yml')}: (root): ${packaged}`);
+  }, 120_000);
 });

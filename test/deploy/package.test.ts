@@ -50,6 +50,8 @@ let template: { Resources: Record<string, Resource>; Conditions?: Record<string,
 let resources: Record<string, Resource>;
 let packageDir: string;
 const ofType = (type: string) => Object.entries(resources).filter(([, resource]) => resource.Type === type);
+/** A function's bundle, from its zip. */
+const bundleOf = (name: FunctionName) => readZip(join(packageDir, `${name}.zip`)).get(FUNCTIONS[name].source.replace(/\.ts$/, '.mjs'))!.toString('utf8');
 
 interface Ran {
   status: number | null;
@@ -183,34 +185,45 @@ describe('serverless package (offline): functions', () => {
     }
   });
 
-  it('gives every function the deployment settings lib/config/load.ts reads, and its stage configuration file in its zip', () => {
+  it('gives every function the deployment settings lib/config/load.ts reads; its stage configuration is in its bundle, the zip holds nothing else', () => {
     for (const name of LANDED) {
       const variables = resources[lambdaId(name)]!.Properties.Environment.Variables;
-      expect(variables).toMatchObject({ NODESCALER_STAGE: STAGE, NODESCALER_TABLE: resources.StateTable!.Properties.TableName, NODESCALER_CONFIG_FILE: `config/${STAGE}.yml` });
+      expect(variables).toMatchObject({ NODESCALER_STAGE: STAGE, NODESCALER_TABLE: resources.StateTable!.Properties.TableName });
       expect(variables.NODESCALER_STATS_QUEUE_URL).toEqual({ Ref: 'StatsQueue' });
       expect(variables.NODESCALER_SCALE_QUEUE_URL).toEqual({ Ref: 'ScaleQueue' });
       expect(variables.NODESCALER_DRAIN_QUEUE_URL).toEqual({ Ref: 'DrainQueue' });
       expect(variables.NODESCALER_DECOMMISSION_QUEUE_URL).toEqual({ Ref: 'DecommissionQueue' });
+      // Set, either would win over the configuration packaged in the bundle.
+      expect(variables.NODESCALER_CONFIG_FILE).toBeUndefined();
+      expect(variables.NODESCALER_CONFIG).toBeUndefined();
       expect(variables.NODESCALER_LOCAL_STATE_DIR).toBeUndefined();
-      const files = [...readZip(join(packageDir, `${name}.zip`)).keys()].sort();
-      expect(files).toEqual([`config/${STAGE}.yml`, FUNCTIONS[name].source.replace(/\.ts$/, '.mjs')].sort());
+      const files = [...readZip(join(packageDir, `${name}.zip`)).keys()];
+      expect(files).toEqual([FUNCTIONS[name].source.replace(/\.ts$/, '.mjs')]);
+      // config/dev.yml, validated and defaulted (durations in milliseconds), with its source named (as minified code).
+      const bundle = bundleOf(name);
+      for (const text of [`source:"config/${STAGE}.yml"`, 'base:"d1-small"', 'unneededTime:3e5']) expect(bundle.includes(text), `${name}: ${text}`).toBe(true);
     }
   });
 
-  it('bundles only the AWS clients a function imports: the evaluator has DynamoDB and SQS, not EC2, and no local-only code', () => {
-    const bundleOf = (name: FunctionName) =>
-      readZip(join(packageDir, `${name}.zip`)).get(FUNCTIONS[name].source.replace(/\.ts$/, '.mjs'))!.toString('utf8');
-    const evaluator = bundleOf('thresholdEvaluator');
-    // Service ids the SDK clients carry in their bundled code (a positive control for the check below).
-    expect(evaluator).toContain('DynamoDB_20120810');
-    expect(evaluator).toContain('AmazonSQS');
-    expect(evaluator).not.toContain('AmazonEC2');
-    // Local-only code (functions/local/, lib/adapters/local/invoke.ts, file-queue.ts); keepNames keeps these names.
-    for (const local of ['dynalite', 'openLocalState', 'FileQueue', 'localHandler']) expect(evaluator).not.toContain(local);
-    expect(bundleOf('nodeProvisioner')).toContain('AmazonEC2');
-    expect(bundleOf('decommissioner')).toContain('AmazonEC2');
-    expect(bundleOf('gearMover')).not.toContain('AmazonEC2');
-    expect(bundleOf('gearMover')).toContain('AmazonSSM');
+  it('bundles only the AWS clients the stage configuration makes a function use, no YAML parser, no configuration schema and no local-only code', () => {
+    // config/dev.yml: handler log and the simulated platform, so no cloud and no broker client at all.
+    // Service ids the SDK clients carry in their bundled code (a positive control for the checks below).
+    // (includes(): a failing toContain would print the whole bundle.)
+    const has = (name: FunctionName, text: string) => bundleOf(name).includes(text);
+    expect(has('thresholdEvaluator', 'AmazonSQS')).toBe(true);
+    expect(has('gearMover', 'AmazonSQS')).toBe(true);
+    for (const name of LANDED) {
+      expect(has(name, 'DynamoDB_20120810'), name).toBe(true);
+      for (const service of ['AmazonEC2', 'AmazonSSM', 'AmazonS3', 'AmazonSimpleNotificationService', 'AWSDnsV20130401']) {
+        expect(has(name, service), `${name}: ${service}`).toBe(false);
+      }
+      // The YAML parser (lib/config/parse.ts is a stub in a bundle), by one of its error messages.
+      expect(has(name, 'Missing newline after block sequence props'), name).toBe(false);
+      // The configuration schema (lib/config/schema.ts), by its messages.
+      expect(has(name, 'at least one pool is required'), name).toBe(false);
+      // Local-only code (functions/local/, lib/adapters/local/invoke.ts, file-queue.ts), by its strings.
+      for (const local of ['cannot open the local state', 'arn:aws:sqs:local:', 'dynalite']) expect(has(name, local), `${name}: ${local}`).toBe(false);
+    }
   });
 
   it('runs every handler on a one-minute schedule (the tick that resumes work in flight)', () => {

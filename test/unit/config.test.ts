@@ -455,6 +455,16 @@ describe('loadSettings', () => {
     expect(settings.deployment.region).toBe('us-east-1');
   });
 
+  it('uses the configuration packaged in a Lambda bundle as it is, unless a configuration variable is set', () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'stage.json'), JSON.stringify(minimal({ leaseTtl: '3m' })));
+    const packaged = { source: 'config/prod.yml', config: readConfigFile(EXAMPLE) };
+    // Validated when the stage was packaged: taken as it is, not parsed again.
+    expect(loadSettings({ NODESCALER_STAGE: 'prod' }, { packaged }).config).toBe(packaged.config);
+    expect(loadSettings({ NODESCALER_CONFIG_FILE: 'stage.json' }, { cwd: dir, packaged }).config.leaseTtl).toBe(180_000);
+    expect(loadSettings({ NODESCALER_CONFIG: inline }, { packaged }).config.scaleDown.delayAfterAdd).toBe(1_200_000);
+  });
+
   it('reports every invalid environment variable by name and value', () => {
     const error = failure(() =>
       loadSettings({ AWS_REGION: 'mars', NODESCALER_STATS_QUEUE_URL: 'stats', NODESCALER_TABLE: 'x', NODESCALER_CONFIG: '{pools:' }),

@@ -8,8 +8,10 @@ import {
 } from '@aws-sdk/client-ec2';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { Ec2Cloud, runInstancesInput, translateEc2Error } from '../../lib/adapters/ec2/cloud.js';
-import { parseConfig } from '../../lib/config/index.js';
+import { cloudFor, releasingCloudFor } from '../../lib/adapters/cloud/from-settings.js';
+import { Ec2Cloud, Ec2Hosts, runInstancesInput, translateEc2Error } from '../../lib/adapters/ec2/cloud.js';
+import { MemoryLog } from '../../lib/ports/log.js';
+import { parseConfig, parseDeployment } from '../../lib/config/index.js';
 import { CapacityUnavailableError, ConflictError, NotFoundError, TransientError, ValidationError } from '../../lib/errors.js';
 import type { HostSpec } from '../../lib/ports/cloud.js';
 import { ec2Error } from '../support/fake-ec2.js';
@@ -200,5 +202,20 @@ describe('Ec2Cloud', () => {
     expect(await rejection(cloud().createHost({ ...spec, pool: 'd9/x' }))).toBeInstanceOf(ValidationError);
     expect(ec2.calls()).toHaveLength(0);
     expect(translateEc2Error(new NotFoundError('x', 'y'), 'op')).toBeInstanceOf(NotFoundError);
+  });
+});
+
+describe('releasingCloudFor (the decommissioner) and cloudFor (the provisioner) with handler ec2', () => {
+  const settings = { config, deployment: parseDeployment({ NODESCALER_STAGE: 'prod', AWS_REGION: 'eu-west-1' }) };
+
+  it('gives the decommissioner EC2 hosts without the launch code, with the same release calls', async () => {
+    const releasing = releasingCloudFor(settings, new MemoryLog());
+    expect(releasing).toBeInstanceOf(Ec2Hosts);
+    expect(releasing).not.toBeInstanceOf(Ec2Cloud);
+    expect('createHost' in releasing).toBe(false);
+    ec2.on(TerminateInstancesCommand).resolves({});
+    await releasing.terminateHost('i-0abc');
+    expect(ec2.commandCalls(TerminateInstancesCommand)[0]!.args[0].input).toEqual({ InstanceIds: ['i-0abc'] });
+    expect(cloudFor(settings, new MemoryLog())).toBeInstanceOf(Ec2Cloud);
   });
 });

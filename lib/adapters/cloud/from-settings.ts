@@ -1,72 +1,86 @@
-import { EC2Client } from '@aws-sdk/client-ec2';
-import { Route53Client } from '@aws-sdk/client-route-53';
-import { S3Client } from '@aws-sdk/client-s3';
-import { SNSClient } from '@aws-sdk/client-sns';
+import { adaptersOf } from '../../config/adapters.js';
 import type { Settings } from '../../config/index.js';
-import type { Cloud } from '../../ports/cloud.js';
+import { systemClock } from '../../ports/clock.js';
+import type { Cloud, ReleasingCloud } from '../../ports/cloud.js';
 import type { Dns } from '../../ports/dns.js';
 import type { Log } from '../../ports/log.js';
-import type { Notifier } from '../../ports/notifier.js';
-import { Ec2Cloud } from '../ec2/cloud.js';
-import { Route53Dns } from '../route53/dns.js';
-import { S3SpoolCloud } from '../s3/spool-cloud.js';
-import { SnsNotifier } from '../sns/notifier.js';
-import { SnsNotifyCloud } from '../sns/notify-cloud.js';
-import { LogCloud } from './log-cloud.js';
-import { systemClock } from '../../ports/clock.js';
 import type { Metrics } from '../../ports/metrics.js';
+import type { Notifier } from '../../ports/notifier.js';
 import { stateStoreFor } from '../dynamodb/from-settings.js';
+import { ec2CloudFor, ec2HostsFor } from '../ec2/cloud.js';
 import type { InjectablePorts } from '../local/injection.js';
+import { route53DnsFor } from '../route53/dns.js';
+import { s3SpoolCloudFor } from '../s3/spool-cloud.js';
+import { snsNotifierFor } from '../sns/notifier.js';
+import { snsNotifyCloudFor } from '../sns/notify-cloud.js';
+import { LogCloud } from './log-cloud.js';
 
 /**
  * The `Cloud` of the configured `handler`: adding a handler is one adapter
- * and one line here, never a change to a use case. `log` builds no AWS
- * client at all.
+ * and one line here (and in lib/config/adapters.ts), never a change to a use
+ * case. `log` builds no AWS client at all. A stage's Lambda bundles hold only
+ * the adapter of its handler (infra/esbuild-plugins.cjs, `stage-adapters`).
  */
 export function cloudFor(settings: Settings, log: Log): Cloud {
-  const { config, deployment } = settings;
-  switch (config.handler) {
+  switch (adaptersOf(settings.config).cloud) {
     case 'ec2':
-      // With the stats queue known, every host launched installs the stats agent that reports to it.
-      return new Ec2Cloud(new EC2Client({ region: deployment.region }), config, {
-        stage: deployment.stage,
-        ...(deployment.queues.stats !== undefined && { statsAgent: { queueUrl: deployment.queues.stats, region: deployment.region } }),
-      });
+      return ec2CloudFor(settings);
     case 'spool':
-      return new S3SpoolCloud(new S3Client({ region: deployment.region }), config.spool!, config);
+      return s3SpoolCloudFor(settings);
     case 'notify':
-      return new SnsNotifyCloud(new SNSClient({ region: deployment.region }), config.notify!.topicArn, config);
+      return snsNotifyCloudFor(settings);
     case 'log':
-      return new LogCloud(log, config);
+      return new LogCloud(log, settings.config);
+  }
+}
+
+/**
+ * The `Cloud` of the configured `handler` for a function that only releases
+ * hosts (the decommissioner): for `ec2` without the launch code, which then
+ * stays out of its bundle; the other handlers' clouds are small and whole.
+ */
+export function releasingCloudFor(settings: Settings, log: Log): ReleasingCloud {
+  // Not through cloudFor: a reference to ec2CloudFor would keep the launch code in the bundle.
+  switch (adaptersOf(settings.config).cloud) {
+    case 'ec2':
+      return ec2HostsFor(settings);
+    case 'spool':
+      return s3SpoolCloudFor(settings);
+    case 'notify':
+      return snsNotifyCloudFor(settings);
+    case 'log':
+      return new LogCloud(log, settings.config);
   }
 }
 
 /** Route 53 records for the hosts `ec2` launches, when `dns` is configured; the other handlers have no addresses. */
 export function dnsFor(settings: Settings): Dns | undefined {
-  const { config, deployment } = settings;
-  if (config.handler !== 'ec2' || !config.dns) return undefined;
-  return new Route53Dns(new Route53Client({ region: deployment.region }), config.dns);
+  return adaptersOf(settings.config).dns ? route53DnsFor(settings) : undefined;
 }
 
 /** Operator notices through SNS, when `notify.topicArn` is configured (with any handler but `log`). */
 export function notifierFor(settings: Settings): Notifier | undefined {
-  const { config, deployment } = settings;
-  if (!config.notify || config.handler === 'log') return undefined;
-  return new SnsNotifier(new SNSClient({ region: deployment.region }), config.notify.topicArn);
+  return adaptersOf(settings.config).notifier ? snsNotifierFor(settings) : undefined;
 }
 
 /**
- * The ports of a function that creates or releases hosts (provisioner,
- * decommissioner), built once per cold start: injected ones first (local
- * runtime, tests), AWS adapters from the settings otherwise.
+ * The ports of a function that creates or releases hosts (provisioner with
+ * `cloudFor`, decommissioner with `releasingCloudFor`), built once per cold
+ * start: injected ones first (local runtime, tests), AWS adapters from the
+ * settings otherwise.
  */
-export function hostPorts(settings: Settings, local: InjectablePorts, runtime: { log: Log; metrics: Metrics }) {
+export function hostPorts<C extends ReleasingCloud>(
+  settings: Settings,
+  local: InjectablePorts,
+  runtime: { log: Log; metrics: Metrics },
+  cloudOf: (settings: Settings, log: Log) => C,
+) {
   const log = local.log ?? runtime.log;
   const dns = local.dns ?? dnsFor(settings);
   const notifier = local.notifier ?? notifierFor(settings);
   return {
     store: local.store ?? stateStoreFor(settings.deployment),
-    cloud: local.cloud ?? cloudFor(settings, log),
+    cloud: local.cloud ?? cloudOf(settings, log),
     clock: local.clock ?? systemClock,
     metrics: local.metrics ?? runtime.metrics,
     log,

@@ -25,7 +25,7 @@ import { splitPoolId } from '../../domain/model.js';
 import { ConflictError, NotFoundError, TransientError, ValidationError } from '../../errors.js';
 import type { DrainPatch, LeaseRequest, NewDrain, NewNode, NodePatch, PoolPatch, StateStore, StatsWrite } from '../../ports/state-store.js';
 import { assertLegalTransition, decisionExpiry, grantLease, sourcesOf } from '../state-rules.js';
-import { TABLE_KEYS } from './table-definition.js';
+import { TABLE_KEYS } from './table-keys.js';
 
 const { partition: PK, sort: SK, poolIndex: INDEX, poolIndexPartition: GPK, poolIndexSort: GSK, ttl: TTL } = TABLE_KEYS;
 const KEY_ATTRIBUTES = [PK, SK, GPK, GSK, TTL];

@@ -2,15 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
 import { parse } from 'yaml';
 
-/** Attribute and index names the adapter relies on; `infra/state-table.yml` must declare the same (tested). */
-export const TABLE_KEYS = {
-  partition: 'pk',
-  sort: 'sk',
-  poolIndex: 'byPool',
-  poolIndexPartition: 'gsi1pk',
-  poolIndexSort: 'gsi1sk',
-  ttl: 'expiresAt',
-} as const;
+export { TABLE_KEYS } from './table-keys.js';
 
 export const STATE_TABLE_FILE = new URL('../../../infra/state-table.yml', import.meta.url);
 

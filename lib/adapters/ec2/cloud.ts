@@ -3,16 +3,16 @@ import {
   DescribeInstancesCommand,
   RunInstancesCommand,
   TerminateInstancesCommand,
-  type EC2Client,
+  EC2Client,
   type Instance,
   type RunInstancesCommandInput,
   type Tag,
 } from '@aws-sdk/client-ec2';
-import type { Config, NodeTemplate } from '../../config/index.js';
+import type { Config, NodeTemplate, Settings } from '../../config/index.js';
 import { findPoolConfig } from '../../config/index.js';
 import { CAPACITY_ERROR_SCOPES, NODE_TAG, nodeUserData, type StatsAgentSettings } from '../../domain/provisioning.js';
 import { CapacityUnavailableError, ConflictError, NodescalerError, NotFoundError, TransientError, ValidationError } from '../../errors.js';
-import type { Cloud, HostInfo, HostSpec, Offering } from '../../ports/cloud.js';
+import type { Cloud, HostInfo, HostSpec, Offering, ReleasingCloud } from '../../ports/cloud.js';
 import { awsErrorInfo } from '../aws-errors.js';
 
 /** The tags nodescaler writes on every instance and volume it launches. */
@@ -30,47 +30,17 @@ const LIVE_INSTANCE_STATES = ['pending', 'running', 'stopping', 'stopped'];
 const FILTER_VALUES = 200;
 
 /**
- * `Cloud` on EC2. One `RunInstances` per host from the pool's template, with
- * the offering the provisioner chose, `ClientToken` = the spec's
- * idempotency token, user data carrying the node's identity, the gear volume
- * (kept on termination, so that the decommissioner deletes it once
- * detached) and our tags on the instance and its volumes. Instances are
- * also tagged with the deployment stage: the orphan sweeper lists only its
- * own stage's instances.
- *
- * Errors: capacity and quota codes -> `CapacityUnavailableError` (with the
- * code as `reason` and the offering); throttling, 5xx, network ->
- * `TransientError`; a volume still attached -> `ConflictError`; any other
- * client fault -> `ValidationError`. Termination of an instance, and deletion
- * of a volume, that no longer exists is success.
+ * What releasing hosts needs of EC2 (`ReleasingCloud`: terminate, describe,
+ * list our instances, delete a volume), apart from `Ec2Cloud`'s launch code:
+ * the decommissioner builds this one (`ec2HostsFor`), so its bundle holds no
+ * RunInstances request, user data or stats agent.
  */
-export class Ec2Cloud implements Cloud {
+export class Ec2Hosts implements ReleasingCloud {
   constructor(
-    private readonly client: EC2Client,
-    private readonly config: Pick<Config, 'pools'>,
-    /** `statsAgent`: when given, the user data installs the node stats agent (infra/agent/) reporting to that queue. */
-    private readonly options: { stage: string; statsAgent?: StatsAgentSettings },
+    protected readonly client: EC2Client,
+    protected readonly config: Pick<Config, 'pools'>,
+    protected readonly options: { stage: string },
   ) {}
-
-  async createHost(spec: HostSpec): Promise<HostInfo> {
-    const poolConfig = findPoolConfig(this.config, spec.pool);
-    if (!poolConfig) throw new ValidationError({ path: 'pool', message: `pool ${spec.pool} is not configured`, value: spec.pool });
-    const input = runInstancesInput(poolConfig.template, spec, this.options.stage, this.options.statsAgent);
-    let instance: Instance | undefined;
-    try {
-      const result = await this.client.send(new RunInstancesCommand(input));
-      instance = result.Instances?.[0];
-    } catch (error) {
-      const translated = translateEc2Error(error, `RunInstances for ${spec.hostName}`, spec.offering);
-      // A launch that names something missing (image, subnet, group, profile) is a template error.
-      if (translated instanceof NotFoundError) {
-        throw new ValidationError({ path: `pools.${spec.pool}.template`, message: `EC2 rejected the launch (${awsErrorInfo(error).detail})` }, translated.id);
-      }
-      throw translated;
-    }
-    if (!instance?.InstanceId) throw new TransientError(`RunInstances for ${spec.hostName} returned no instance`);
-    return hostInfo(instance, poolConfig.template.volume?.device);
-  }
 
   async terminateHost(instanceId: string): Promise<void> {
     try {
@@ -137,6 +107,52 @@ export class Ec2Cloud implements Cloud {
 }
 
 /** The exact `RunInstances` request for one host: pure, so the tests can read it whole. */
+/**
+ * `Cloud` on EC2. One `RunInstances` per host from the pool's template, with
+ * the offering the provisioner chose, `ClientToken` = the spec's
+ * idempotency token, user data carrying the node's identity, the gear volume
+ * (kept on termination, so that the decommissioner deletes it once
+ * detached) and our tags on the instance and its volumes. Instances are
+ * also tagged with the deployment stage: the orphan sweeper lists only its
+ * own stage's instances.
+ *
+ * Errors: capacity and quota codes -> `CapacityUnavailableError` (with the
+ * code as `reason` and the offering); throttling, 5xx, network ->
+ * `TransientError`; a volume still attached -> `ConflictError`; any other
+ * client fault -> `ValidationError`. Termination of an instance, and deletion
+ * of a volume, that no longer exists is success.
+ */
+export class Ec2Cloud extends Ec2Hosts implements Cloud {
+  constructor(
+    client: EC2Client,
+    config: Pick<Config, 'pools'>,
+    /** `statsAgent`: when given, the user data installs the node stats agent (infra/agent/) reporting to that queue. */
+    protected override readonly options: { stage: string; statsAgent?: StatsAgentSettings },
+  ) {
+    super(client, config, options);
+  }
+
+  async createHost(spec: HostSpec): Promise<HostInfo> {
+    const poolConfig = findPoolConfig(this.config, spec.pool);
+    if (!poolConfig) throw new ValidationError({ path: 'pool', message: `pool ${spec.pool} is not configured`, value: spec.pool });
+    const input = runInstancesInput(poolConfig.template, spec, this.options.stage, this.options.statsAgent);
+    let instance: Instance | undefined;
+    try {
+      const result = await this.client.send(new RunInstancesCommand(input));
+      instance = result.Instances?.[0];
+    } catch (error) {
+      const translated = translateEc2Error(error, `RunInstances for ${spec.hostName}`, spec.offering);
+      // A launch that names something missing (image, subnet, group, profile) is a template error.
+      if (translated instanceof NotFoundError) {
+        throw new ValidationError({ path: `pools.${spec.pool}.template`, message: `EC2 rejected the launch (${awsErrorInfo(error).detail})` }, translated.id);
+      }
+      throw translated;
+    }
+    if (!instance?.InstanceId) throw new TransientError(`RunInstances for ${spec.hostName} returned no instance`);
+    return hostInfo(instance, poolConfig.template.volume?.device);
+  }
+}
+
 export function runInstancesInput(template: NodeTemplate, spec: HostSpec, stage: string, statsAgent?: StatsAgentSettings): RunInstancesCommandInput {
   const offering = spec.offering ?? {};
   const tags: Tag[] = [
@@ -221,4 +237,23 @@ export function translateEc2Error(error: unknown, operation: string, offering?: 
   if (IN_USE.has(info.name)) return new ConflictError(`${operation}: ${info.detail}`, undefined);
   if (info.clientFault) return new ValidationError({ path: '', message: `EC2 rejected the request (${info.detail})` }, operation);
   return new TransientError(`${operation} failed: ${info.detail}`, { cause: error });
+}
+
+/**
+ * The `ec2` handler's cloud for a stage. With the stats queue known, every
+ * host launched installs the stats agent that reports to it. lib/adapters/cloud/from-settings.ts
+ * calls it; the client is built here, so a bundle without this module has no EC2 client.
+ */
+export function ec2CloudFor(settings: Settings): Ec2Cloud {
+  const { config, deployment } = settings;
+  return new Ec2Cloud(new EC2Client({ region: deployment.region }), config, {
+    stage: deployment.stage,
+    ...(deployment.queues.stats !== undefined && { statsAgent: { queueUrl: deployment.queues.stats, region: deployment.region } }),
+  });
+}
+
+/** `Ec2Hosts` for a stage, for a function that releases hosts but never launches one (the decommissioner). */
+export function ec2HostsFor(settings: Settings): Ec2Hosts {
+  const { config, deployment } = settings;
+  return new Ec2Hosts(new EC2Client({ region: deployment.region }), config, { stage: deployment.stage });
 }

@@ -2,7 +2,7 @@ import type middy from '@middy/core';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import type { Settings } from '../../config/index.js';
 import { ValidationError } from '../../errors.js';
-import { parseMessage, type ParsedMessage } from '../../messages/index.js';
+import { parseMessage, prepareSchemas, type ParsedMessage } from '../../messages/index.js';
 import type { Clock } from '../../ports/clock.js';
 import type { Log } from '../../ports/log.js';
 import type { Logger } from '@aws-lambda-powertools/logger';
@@ -26,8 +26,13 @@ export function lambdaRuntime(service: string, settings: Settings) {
   return { logger, metrics, log, observability };
 }
 
-/** A parser for one SQS queue: the body must be a valid message of one of `types`. */
+/**
+ * A parser for one SQS queue: the body must be a valid message of one of
+ * `types`. Their schemas are built here, at cold start, with the rest of what
+ * the handler builds once.
+ */
 export function messageParser<K extends ParsedMessage['type']>(types: readonly K[], clock: Clock) {
+  prepareSchemas(types);
   return (body: string): ParseOutcome<Extract<ParsedMessage, { type: K }>> => {
     const parsed = parseMessage(body, { now: clock.now() });
     if (!parsed.ok) return parsed;

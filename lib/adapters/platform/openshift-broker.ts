@@ -1,4 +1,5 @@
-import { GetCommandInvocationCommand, ListCommandsCommand, SendCommandCommand, type SSMClient } from '@aws-sdk/client-ssm';
+import { GetCommandInvocationCommand, ListCommandsCommand, SendCommandCommand, SSMClient } from '@aws-sdk/client-ssm';
+import type { Settings } from '../../config/index.js';
 import type { GearInfo } from '../../domain/model.js';
 import { fnv1a64 } from '../../domain/drain.js';
 import { NodescalerError, NotFoundError, TransientError, ValidationError } from '../../errors.js';
@@ -377,4 +378,18 @@ export function translateSsmError(error: unknown, call: string): NodescalerError
     return new TransientError(`SSM ${call}: the broker host is not reachable by SSM (stopped, or its agent is offline): ${message}`, { cause: error });
   }
   return new TransientError(`SSM ${call} failed: ${message}`, { cause: error });
+}
+
+/** The stage's broker (`platform.brokerInstanceId`) through SSM Run Command (the client is built here: see ec2CloudFor in lib/adapters/ec2/cloud.ts). */
+export function openShiftBrokerPlatformFor(settings: Settings, clock: Clock): OpenShiftBrokerPlatform {
+  const { platform } = settings.config;
+  if (platform.brokerInstanceId === undefined) {
+    throw new ValidationError({ path: 'platform.brokerInstanceId', message: 'platform openshift-broker needs brokerInstanceId' }, 'configuration');
+  }
+  return new OpenShiftBrokerPlatform(new SSMClient({ region: settings.deployment.region }), {
+    brokerInstanceId: platform.brokerInstanceId,
+    commandTimeoutMs: platform.commandTimeout,
+    brokerDir: platform.brokerDir,
+    clock,
+  });
 }

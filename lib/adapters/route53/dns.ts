@@ -3,8 +3,9 @@ import {
   ListResourceRecordSetsCommand,
   type Change,
   type ResourceRecordSet,
-  type Route53Client,
+  Route53Client,
 } from '@aws-sdk/client-route-53';
+import type { Settings } from '../../config/index.js';
 import { NodescalerError, TransientError, ValidationError } from '../../errors.js';
 import type { Dns } from '../../ports/dns.js';
 import { awsErrorInfo } from '../aws-errors.js';
@@ -102,4 +103,10 @@ export function translateRoute53Error(error: unknown, operation: string): Nodesc
   }
   if (info.clientFault) return new ValidationError({ path: '', message: `Route 53 rejected the request (${info.detail})` }, operation);
   return new TransientError(`${operation} failed: ${info.detail}`, { cause: error });
+}
+
+/** Route 53 records in the stage's `dns.hostedZoneId`, if it has one (the client is built here: see ec2CloudFor in lib/adapters/ec2/cloud.ts). */
+export function route53DnsFor(settings: Settings): Route53Dns | undefined {
+  const { config, deployment } = settings;
+  return config.dns ? new Route53Dns(new Route53Client({ region: deployment.region }), config.dns) : undefined;
 }

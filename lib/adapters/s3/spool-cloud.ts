@@ -1,5 +1,5 @@
-import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import type { Config } from '../../config/index.js';
+import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import type { Config, Settings } from '../../config/index.js';
 import { NodescalerError, TransientError, ValidationError } from '../../errors.js';
 import type { HostInfo, HostSpec, ReleaseSpec } from '../../ports/cloud.js';
 import { awsErrorInfo } from '../aws-errors.js';
@@ -71,4 +71,11 @@ export function translateS3Error(error: unknown, operation: string): NodescalerE
   if (info.name === 'NoSuchBucket') return new ValidationError({ path: 'spool.bucket', message: `S3 has no such bucket (${info.detail})` }, operation);
   if (info.clientFault) return new ValidationError({ path: '', message: `S3 rejected the request (${info.detail})` }, operation);
   return new TransientError(`${operation} failed: ${info.detail}`, { cause: error });
+}
+
+/** The `spool` handler's cloud for a stage (the client is built here: see ec2CloudFor). */
+export function s3SpoolCloudFor(settings: Settings): S3SpoolCloud {
+  const { config, deployment } = settings;
+  if (!config.spool) throw new ValidationError({ path: 'spool.bucket', message: 'handler spool needs spool.bucket' }, 'configuration');
+  return new S3SpoolCloud(new S3Client({ region: deployment.region }), config.spool, config);
 }

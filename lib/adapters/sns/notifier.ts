@@ -1,4 +1,5 @@
-import type { SNSClient } from '@aws-sdk/client-sns';
+import { SNSClient } from '@aws-sdk/client-sns';
+import type { Settings } from '../../config/index.js';
 import type { Notifier } from '../../ports/notifier.js';
 import { publish } from './publish.js';
 
@@ -18,4 +19,10 @@ export class SnsNotifier implements Notifier {
       ...(notice.dedupKey === undefined ? {} : { dedupKey: notice.dedupKey }),
     });
   }
+}
+
+/** Operator notices on the stage's `notify.topicArn`, if it has one (the client is built here: see ec2CloudFor). */
+export function snsNotifierFor(settings: Settings): SnsNotifier | undefined {
+  const { config, deployment } = settings;
+  return config.notify ? new SnsNotifier(new SNSClient({ region: deployment.region }), config.notify.topicArn) : undefined;
 }

@@ -1,5 +1,6 @@
-import type { SNSClient } from '@aws-sdk/client-sns';
-import type { Config } from '../../config/index.js';
+import { SNSClient } from '@aws-sdk/client-sns';
+import type { Config, Settings } from '../../config/index.js';
+import { ValidationError } from '../../errors.js';
 import type { HostInfo, HostSpec, ReleaseSpec } from '../../ports/cloud.js';
 import { RequestOnlyCloud, addNodeRequest, removeNodeRequest, requestSubject, requestText } from '../cloud/host-request.js';
 import { publish } from './publish.js';
@@ -31,4 +32,11 @@ export class SnsNotifyCloud extends RequestOnlyCloud {
     await publish(this.client, this.topicArn, { subject: requestSubject(request), text: requestText(request), group: spec.pool, dedupKey: `release:${spec.hostName}` });
   }
 
+}
+
+/** The `notify` handler's cloud for a stage (the client is built here: see ec2CloudFor). */
+export function snsNotifyCloudFor(settings: Settings): SnsNotifyCloud {
+  const { config, deployment } = settings;
+  if (!config.notify) throw new ValidationError({ path: 'notify.topicArn', message: 'handler notify needs notify.topicArn' }, 'configuration');
+  return new SnsNotifyCloud(new SNSClient({ region: deployment.region }), config.notify.topicArn, config);
 }

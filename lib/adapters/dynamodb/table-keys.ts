@@ -1,0 +1,13 @@
+/**
+ * Attribute and index names the adapter relies on; `infra/state-table.yml` must
+ * declare the same (tested). A module of its own so that the state store, and
+ * with it every Lambda bundle, does not take in table-definition.ts's YAML parser.
+ */
+export const TABLE_KEYS = {
+  partition: 'pk',
+  sort: 'sk',
+  poolIndex: 'byPool',
+  poolIndexPartition: 'gsi1pk',
+  poolIndexSort: 'gsi1sk',
+  ttl: 'expiresAt',
+} as const;

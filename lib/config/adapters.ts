@@ -1,0 +1,27 @@
+/**
+ * Which adapters a configuration makes the functions build. One rule for two
+ * readers: lib/adapters/cloud/from-settings.ts and platform/from-settings.ts
+ * build what it names, and infra/esbuild-plugins.cjs (`stage-adapters`) leaves
+ * every other adapter, and its AWS client, out of the stage's Lambda bundles.
+ */
+import type { Config, Handler } from './schema.js';
+
+export interface AdapterChoice {
+  /** The `Cloud` of `handler`: `log` builds no AWS client. */
+  cloud: Handler;
+  /** Route 53 records: only the hosts `ec2` launches have addresses, and only with `dns` configured. */
+  dns: boolean;
+  /** Operator notices through SNS: `notify.topicArn` configured, with any handler but `log`. */
+  notifier: boolean;
+  /** `openshift-broker` (SSM Run Command on the broker host) or `simulated`. */
+  platform: Config['platform']['kind'];
+}
+
+export function adaptersOf(config: Pick<Config, 'handler' | 'dns' | 'notify' | 'platform'>): AdapterChoice {
+  return {
+    cloud: config.handler,
+    dns: config.handler === 'ec2' && config.dns !== undefined,
+    notifier: config.notify !== undefined && config.handler !== 'log',
+    platform: config.platform.kind,
+  };
+}
