@@ -726,7 +726,7 @@ export class NodeProvisioner {
       try {
         await store.updateNode(node.nodeId, node.version, { ...hostFields(host) });
         report.adopted.push(nodeId);
-        log.warn('host found for a provisioning node that had not recorded it; recorded', { nodeId, instanceId: host.instanceId });
+        log.warn('host found for a node that had not recorded it; recorded', { nodeId, instanceId: host.instanceId });
       } catch (error) {
         if (!(error instanceof ConflictError)) throw error;
       }

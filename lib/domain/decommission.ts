@@ -48,9 +48,10 @@ export function nextReleaseStep(
   node: Pick<NodeRecord, 'steps' | 'joinedAt' | 'origin' | 'instanceId' | 'volumeId' | 'privateIp'>,
   options: ReleaseOptions,
 ): ReleaseStep | undefined {
-  // A node that failed to join may still have joined its district unseen (its stats lost): with a
-  // platform at hand it is removed too, which the platform refuses while the node holds gears.
-  const mayBeInDistrict = node.joinedAt !== undefined || node.origin === 'adopted' || (options.platform === true && node.steps?.[RELEASE_KIND_STEP] === 'failed');
+  // With a platform at hand every node is removed from its district first (a no-op for a node the
+  // platform does not know): the platform refuses while the node holds gears, the last guard before
+  // the host goes. A node that failed to join may have joined unseen, its stats lost.
+  const mayBeInDistrict = node.joinedAt !== undefined || node.origin === 'adopted' || options.platform === true;
   if (mayBeInDistrict && !done(node, 'removedFromDistrict')) return 'removedFromDistrict';
   if (options.dns && node.privateIp !== undefined && node.steps?.dnsRegistered !== undefined && !done(node, 'dnsDeleted')) return 'dnsDeleted';
   if (node.instanceId !== undefined) {

@@ -296,8 +296,11 @@ export function statsAgentUserData(
 }
 
 /** A `provisioning` node that has not joined within `maxProvisionMs` of its creation. */
-export function provisionTimedOut(node: Pick<NodeRecord, 'state' | 'createdAt'>, now: Date, maxProvisionMs: number): boolean {
-  return node.state === 'provisioning' && now.getTime() - Date.parse(node.createdAt) >= maxProvisionMs;
+export function provisionTimedOut(node: Pick<NodeRecord, 'state' | 'createdAt' | 'steps'>, now: Date, maxProvisionMs: number): boolean {
+  // From the host request when there is one: retries and backoff can launch a host long after its name was
+  // claimed, and a host must get its full boot time (it would join unseen after being failed).
+  const since = node.steps?.hostRequested ?? node.createdAt;
+  return node.state === 'provisioning' && now.getTime() - Date.parse(since) >= maxProvisionMs;
 }
 
 /** What the sweeper needs of a host. */
@@ -328,7 +331,9 @@ export function findOrphans<H extends ManagedHost>(
   const awaiting = new Map<string, string>();
   for (const node of nodes) {
     if (node.instanceId !== undefined && node.state !== 'terminated') known.add(node.instanceId);
-    if (node.instanceId === undefined && node.state === 'provisioning') awaiting.set(node.nodeId, node.nodeId);
+    // Not only provisioning nodes: a node whose host went unrecorded (RunInstances took effect, the caller saw an
+    // error) can join and live on; without its instance id its release could not terminate the host.
+    if (node.instanceId === undefined && node.state !== 'terminated') awaiting.set(node.nodeId, node.nodeId);
   }
   const orphans: H[] = [];
   const adoptable: Array<{ host: H; nodeId: string }> = [];

@@ -151,6 +151,12 @@ describe('timeouts and orphans', () => {
     expect(provisionTimedOut({ ...node, state: 'active' }, NOW, 15 * MIN)).toBe(false);
   });
 
+  it('counts the provisioning time from the host request when the host was launched late (a reliability-suite counterexample)', () => {
+    const late = { state: 'provisioning' as const, createdAt: new Date(NOW.getTime() - 15 * MIN).toISOString(), steps: { hostRequested: new Date(NOW.getTime() - MIN).toISOString() } };
+    expect(provisionTimedOut(late, NOW, 15 * MIN)).toBe(false);
+    expect(provisionTimedOut(late, new Date(NOW.getTime() + 14 * MIN), 15 * MIN)).toBe(true);
+  });
+
   it('finds hosts the table does not know, old enough; a host of a provisioning node without an id is adoptable', () => {
     const ago = (minutes: number) => new Date(NOW.getTime() - minutes * MIN).toISOString();
     const hosts = [
@@ -169,5 +175,13 @@ describe('timeouts and orphans', () => {
     const { orphans, adoptable } = findOrphans(hosts, nodes, NOW, 10 * MIN);
     expect(orphans.map((h) => h.instanceId)).toEqual(['i-old', 'i-of-dead-node']);
     expect(adoptable).toEqual([{ host: hosts[4], nodeId: 'n-3.example.com' }]);
+  });
+
+  it('adopts the unrecorded host of a node that joined since (RunInstances took effect, the caller saw an error)', () => {
+    const hosts = [{ instanceId: 'i-unrecorded', launchedAt: NOW.toISOString(), tags: { 'nodescaler:node': 'n-4.example.com' } }];
+    for (const state of ['active', 'draining', 'drained', 'terminating', 'failed'] as const) {
+      expect(findOrphans(hosts, [{ nodeId: 'n-4.example.com', state }], NOW, 10 * MIN).adoptable).toEqual([{ host: hosts[0], nodeId: 'n-4.example.com' }]);
+    }
+    expect(findOrphans(hosts, [{ nodeId: 'n-4.example.com', state: 'terminated' }], NOW, 0).orphans).toEqual(hosts);
   });
 });
