@@ -23,6 +23,16 @@
 //   drops the shapes of operations a function never calls (EC2 client: 540 KiB
 //   of schemas down to 30 KiB for RunInstances, DescribeInstances, TerminateInstances).
 //
+// zod-locale-where-used
+//   lib/zod.ts registers zod's English messages when it is imported: a side
+//   effect, so esbuild keeps it, and with it zod's core and English locale
+//   (about 3.4 KiB, run at every cold start), in every bundle that imports a
+//   module importing it, even where no zod schema is built: a Lambda function
+//   reaches lib/config/schema.ts for its helpers and lib/config/cli-env.ts,
+//   but validates with plain code (lib/config/load.ts, lib/messages/). Marked
+//   free of side effects, lib/zod.ts stays, registration included, in any
+//   bundle that uses one of its exports, and only there.
+//
 // sdk-package-version
 //   Every SDK client imports its whole package.json (about 2.3 KiB minified
 //   each) for one field, `version`, in the user agent. The plugin gives it
@@ -98,6 +108,17 @@ const sdkSchemasTreeShakable = {
       for (const match of text.matchAll(/^const (_[A-Za-z0-9_]+) = ("[^"\\\n]*");$/gm)) strings.set(match[1], match[2]);
       text = text.replace(/([{,]\s*)\[(_[A-Za-z0-9_]+)\]:/g, (all, before, name) => (strings.has(name) ? `${before}${strings.get(name)}:` : all));
       return { contents: text, loader: 'js', resolveDir: path.dirname(args.path) };
+    });
+  },
+};
+
+const zodLocaleWhereUsed = {
+  name: 'zod-locale-where-used',
+  setup(build) {
+    const zodModule = path.join(serviceDir, 'lib', 'zod.ts');
+    build.onResolve({ filter: /[\\/]zod\.js$/ }, (args) => {
+      const resolved = path.resolve(args.resolveDir, args.path.replace(/\.js$/, '.ts'));
+      return resolved === zodModule ? { path: zodModule, sideEffects: false } : undefined;
     });
   },
 };
@@ -230,7 +251,7 @@ function stagePlugins(stage) {
  * its configuration at run time like the sources do.
  */
 function lambdaPlugins(stage = {}) {
-  return [lambdaCredentials, sdkSchemasTreeShakable, sdkPackageVersion, ...(stage.configFile ? stagePlugins(stageOf(stage.configFile)) : [])];
+  return [lambdaCredentials, sdkSchemasTreeShakable, zodLocaleWhereUsed, sdkPackageVersion, ...(stage.configFile ? stagePlugins(stageOf(stage.configFile)) : [])];
 }
 
 /** serverless-esbuild: the stage's configuration file is serverless.yml's custom.stageConfigurationFile. */

@@ -3,7 +3,12 @@ import { ValidationError, type ValidationIssue } from './errors.js';
 
 /** Every zod issue as a `ValidationIssue` with its path and the value found there. */
 export function issuesFromZod(error: z.core.$ZodError, input: unknown): ValidationIssue[] {
-  return error.issues.map((issue) => {
+  return issuesWithValues(error.issues, input);
+}
+
+/** Issues found in `input` (a path of keys and indexes, a message) as `ValidationIssue`s with the value found there. */
+export function issuesWithValues(issues: ReadonlyArray<{ path: readonly PropertyKey[]; message: string }>, input: unknown): ValidationIssue[] {
+  return issues.map((issue) => {
     const path = issue.path.map(String).join('.');
     const found = valueAt(input, issue.path);
     return found.present ? { path, message: issue.message, value: found.value } : { path, message: issue.message };

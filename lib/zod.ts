@@ -1,13 +1,15 @@
 /**
- * The zod every schema of nodescaler is written with: `zod/mini`, with zod's
- * English messages.
+ * The zod the configuration schema (lib/config/schema.ts) and the CLI's
+ * environment are written with: `zod/mini`, with zod's English messages.
+ * What a Lambda function validates at cold start, its deployment settings
+ * (lib/config/load.ts) and its messages (lib/messages/), is plain code, which
+ * builds in a fraction of the time: see README, "Cold start".
  *
- * Why mini: the configuration and message schemas are built when a Lambda
- * function loads. Classic zod (`import { z } from 'zod'`) is about 200 KiB
- * minified and builds every schema with its method set, 30 to 50 ms of a
- * cold start; `zod/mini` is the same validator core (same issues, same
- * messages) with plain functions in place of methods, so a bundle keeps only
- * what the schemas use (about 30 KiB) and builds each schema faster.
+ * Why mini: classic zod (`import { z } from 'zod'`) is about 200 KiB
+ * minified and builds every schema with its method set; `zod/mini` is the
+ * same validator core (same issues, same messages) with plain functions in
+ * place of methods, so a bundle keeps only what the schemas use and builds
+ * each schema faster.
  *
  * Classic zod registers the English messages itself; mini leaves the choice to
  * the application, and without a locale every message would read "Invalid input".

@@ -12,7 +12,7 @@ import { DynamoDbStateStore } from '../adapters/dynamodb/state-store.js';
 import { startLocalDynamo } from '../adapters/local/dynalite.js';
 import { FileQueue } from '../adapters/local/file-queue.js';
 import { SqsQueue } from '../adapters/sqs/queue.js';
-import { deploymentSchema, readConfigFile, parseConfig, DEPLOYMENT_ENV, type CliEnvironment, type Config } from '../config/index.js';
+import { deploymentFieldProblem, readConfigFile, parseConfig, DEPLOYMENT_ENV, type CliEnvironment, type Config } from '../config/index.js';
 import type { Clock } from '../ports/clock.js';
 import type { OutgoingMessage, Queue, QueueName, SendResult } from '../ports/queue.js';
 import type { StateStore } from '../ports/state-store.js';
@@ -112,8 +112,8 @@ export function resolveTarget(options: TargetOptions, env: CliEnvironment, cwd: 
 }
 
 function checkField(field: 'stage' | 'region' | 'tableName', value: string, flag: string): void {
-  const result = deploymentSchema.shape[field].safeParse(value);
-  if (!result.success) throw usageError(`${flag} ${JSON.stringify(value)}: ${result.error.issues[0]?.message ?? 'invalid'}`);
+  const problem = deploymentFieldProblem(field, value);
+  if (problem !== undefined) throw usageError(`${flag} ${JSON.stringify(value)}: ${problem}`);
 }
 
 /** One line naming the target, for headers and for what a change was made to. */

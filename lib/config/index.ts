@@ -20,6 +20,7 @@ export {
 export { configIssues, parseConfig, readConfigFile } from './parse.js';
 export {
   deploymentSchema,
+  deploymentFieldProblem,
   loadSettings,
   loadSettingsFromProcess,
   loadCliEnvironmentFromProcess,

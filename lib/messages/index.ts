@@ -1,5 +1,6 @@
 /**
- * The messages of the system: one zod schema per kind, one `parseMessage`
+ * The messages of the system: one schema per kind (plain validators, see
+ * fields.ts), one `parseMessage`
  * for every SQS body (messages between the functions and EC2 events from
  * EventBridge), and `serializeMessage` for the producers.
  */

@@ -1,8 +1,7 @@
-import type * as z from '../zod.js';
 import { ValidationError, type ValidationIssue } from '../errors.js';
-import { issuesFromZod } from '../validation.js';
+import { issuesWithValues } from '../validation.js';
 import { MAX_BODY_BYTES, bodyBytes, decodeBody, oversizeIssue } from './body.js';
-import { normalizeIsoDateTime } from './fields.js';
+import { normalizeIsoDateTime, validate, type Validator } from './fields.js';
 import {
   EC2_DETAIL_TYPES,
   EC2_EVENT_DETAIL_TYPES,
@@ -111,14 +110,14 @@ function parseUnchecked(input: unknown, options: ParseOptions): ParseResult {
   }
 
   const issues: ValidationIssue[] = [];
-  const result = (schema() as z.ZodMiniType<Message>).safeParse(body);
-  if (!result.success) issues.push(...issuesFromZod(result.error, body));
+  const result = validate(schema() as Validator<Message>, body);
+  if (!result.ok) issues.push(...issuesWithValues(result.issues, body));
   if (type === 'node-stats' && options.now !== undefined) {
     const ahead = futureIssue(body.reportedAt, options.now);
     if (ahead !== undefined) issues.push(ahead);
   }
-  if (issues.length > 0 || !result.success) return fail(issues, `invalid ${type} v${String(v)} message`);
-  return { ok: true, message: result.data };
+  if (issues.length > 0 || !result.ok) return fail(issues, `invalid ${type} v${String(v)} message`);
+  return { ok: true, message: result.value };
 }
 
 function parseEc2Event(body: Record<string, unknown>): ParseResult {
@@ -141,9 +140,9 @@ function parseEc2Event(body: Record<string, unknown>): ParseResult {
       : { path: 'detail-type', message: `required; known detail-types: ${known}` };
     return fail([issue], context);
   }
-  const result = schema().safeParse(body);
-  if (!result.success) return fail(issuesFromZod(result.error, body), context);
-  return { ok: true, message: result.data };
+  const result = validate(schema(), body);
+  if (!result.ok) return fail(issuesWithValues(result.issues, body), context);
+  return { ok: true, message: result.value };
 }
 
 function futureIssue(reportedAt: unknown, now: Date): ValidationIssue | undefined {

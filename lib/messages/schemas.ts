@@ -1,20 +1,27 @@
 /**
- * One zod schema per message kind (the SQS bodies the functions exchange) and
- * one per EC2 event kind (EventBridge envelopes, normalized to flat records).
+ * One schema per message kind (the SQS bodies the functions exchange) and
+ * one per EC2 event kind (EventBridge envelopes, normalized to flat records),
+ * written with the validators of ./fields.ts.
  * Timestamps come out normalized to `Date#toISOString` form: the state table
  * orders stats by comparing `reportedAt` as strings.
  *
  * Each schema is built on first use (`once`): a function builds those of the
  * messages it takes when it starts (lib/adapters/lambda/runtime.ts,
  * `messageParser`), the ones it sends when it first sends one, and never the
- * others. Building a schema costs far more in a fresh process than parsing
- * with it (zod's code runs cold).
+ * others.
  */
-import * as z from '../zod.js';
 import {
   MAX_GEARS_PER_NODE,
+  anyString,
+  arrayOf,
   boundedText,
-  expecting,
+  literal,
+  object,
+  oneOf,
+  optional,
+  pipe,
+  type Output,
+  type Validator,
   instanceIdSchema,
   integerIn,
   isoDateTimeSchema,
@@ -35,19 +42,19 @@ export type MessageType = (typeof MESSAGE_TYPES)[number];
 
 function header<T extends MessageType>(type: T) {
   return {
-    type: z.literal(type, expecting(JSON.stringify(type))),
-    v: z.literal(MESSAGE_VERSION, expecting(`schema version ${MESSAGE_VERSION}`)),
+    type: literal(type, JSON.stringify(type)),
+    v: literal(MESSAGE_VERSION, `schema version ${MESSAGE_VERSION}`),
   };
 }
 
 export const gearSchema = once(() =>
-  z.object(
+  object(
     {
       uuid: boundedText(64),
       app: boundedText(128),
       size: boundedText(64),
     },
-    expecting('an object {uuid, app, size}'),
+    'an object {uuid, app, size}',
   ),
 );
 
@@ -55,56 +62,47 @@ function isCount(value: unknown, min: number, max: number): value is number {
   return typeof value === 'number' && Number.isInteger(value) && value >= min && value <= max;
 }
 
-export const nodeStatsMessageSchema = once(() =>
-  z
-    .object({
-      ...header('node-stats'),
-      nodeId: nodeIdSchema(),
-      district: nameSchema(),
-      profile: nameSchema(),
-      // Bounded by the cross-field rule below; 2 x 6000 is the most any report can claim.
-      activeGears: integerIn(0, 2 * MAX_GEARS_PER_NODE),
-      maxActiveGears: integerIn(1, MAX_GEARS_PER_NODE, ' (the district UID pool)'),
-      gears: z.optional(
-        z.array(gearSchema(), expecting('an array of gears')).check(z.maxLength(MAX_GEARS_PER_NODE, { error: `must list at most ${MAX_GEARS_PER_NODE} gears` })),
-      ),
-      cpu: z.optional(percentSchema()),
-      memory: z.optional(percentSchema()),
-      reportedAt: isoDateTimeSchema(),
-    })
-    .check(
-      z.superRefine(
-        (message, ctx) => {
-          // Unidled gears may overcommit a node a little, never beyond twice its capacity.
-          if (message.activeGears > 2 * message.maxActiveGears) {
-            ctx.addIssue({
-              code: 'custom',
-              path: ['activeGears'],
-              input: message.activeGears,
-              message:
-                `activeGears ${message.activeGears} is more than twice maxActiveGears ${message.maxActiveGears} ` +
-                `(at most ${2 * message.maxActiveGears})`,
-            });
-          }
-        },
-        {
-          // Run even when unrelated fields are wrong, so every problem is reported at once.
-          when: (payload) => {
-            const value = payload.value as { activeGears?: unknown; maxActiveGears?: unknown } | null;
-            return (
-              typeof value === 'object' &&
-              value !== null &&
-              isCount(value.activeGears, 0, 2 * MAX_GEARS_PER_NODE) &&
-              isCount(value.maxActiveGears, 1, MAX_GEARS_PER_NODE)
-            );
-          },
-        },
-      ),
+export const nodeStatsMessageSchema = once(() => {
+  const fields = object({
+    ...header('node-stats'),
+    nodeId: nodeIdSchema(),
+    district: nameSchema(),
+    profile: nameSchema(),
+    // Bounded by the cross-field rule below; 2 x 6000 is the most any report can claim.
+    activeGears: integerIn(0, 2 * MAX_GEARS_PER_NODE),
+    maxActiveGears: integerIn(1, MAX_GEARS_PER_NODE, ' (the district UID pool)'),
+    gears: optional(
+      arrayOf(gearSchema(), 'an array of gears', { length: MAX_GEARS_PER_NODE, message: `must list at most ${MAX_GEARS_PER_NODE} gears` }),
     ),
-);
+    cpu: optional(percentSchema()),
+    memory: optional(percentSchema()),
+    reportedAt: isoDateTimeSchema(),
+  });
+  const validator: Validator<Output<typeof fields>> = (input, path, issues) => {
+    const message = fields(input, path, issues);
+    // Unidled gears may overcommit a node a little, never beyond twice its capacity. Checked even
+    // when unrelated fields are wrong, so every problem is reported at once.
+    if (
+      typeof message === 'object' &&
+      message !== null &&
+      isCount(message.activeGears, 0, 2 * MAX_GEARS_PER_NODE) &&
+      isCount(message.maxActiveGears, 1, MAX_GEARS_PER_NODE) &&
+      message.activeGears > 2 * message.maxActiveGears
+    ) {
+      issues.push({
+        path: [...path, 'activeGears'],
+        message:
+          `activeGears ${message.activeGears} is more than twice maxActiveGears ${message.maxActiveGears} ` +
+          `(at most ${2 * message.maxActiveGears})`,
+      });
+    }
+    return message;
+  };
+  return validator;
+});
 
 export const scaleUpMessageSchema = once(() =>
-  z.object({
+  object({
     ...header('scale-up'),
     decisionId: operationIdSchema(),
     pool: poolIdSchema(),
@@ -115,7 +113,7 @@ export const scaleUpMessageSchema = once(() =>
 );
 
 export const scaleDownMessageSchema = once(() =>
-  z.object({
+  object({
     ...header('scale-down'),
     decisionId: operationIdSchema(),
     pool: poolIdSchema(),
@@ -126,7 +124,7 @@ export const scaleDownMessageSchema = once(() =>
 );
 
 export const drainCompleteMessageSchema = once(() =>
-  z.object({
+  object({
     ...header('drain-complete'),
     drainId: operationIdSchema(),
     nodeId: nodeIdSchema(),
@@ -135,16 +133,16 @@ export const drainCompleteMessageSchema = once(() =>
   }),
 );
 
-export type NodeStatsMessage = z.output<ReturnType<typeof nodeStatsMessageSchema>>;
-export type ScaleUpMessage = z.output<ReturnType<typeof scaleUpMessageSchema>>;
-export type ScaleDownMessage = z.output<ReturnType<typeof scaleDownMessageSchema>>;
-export type DrainCompleteMessage = z.output<ReturnType<typeof drainCompleteMessageSchema>>;
+export type NodeStatsMessage = Output<ReturnType<typeof nodeStatsMessageSchema>>;
+export type ScaleUpMessage = Output<ReturnType<typeof scaleUpMessageSchema>>;
+export type ScaleDownMessage = Output<ReturnType<typeof scaleDownMessageSchema>>;
+export type DrainCompleteMessage = Output<ReturnType<typeof drainCompleteMessageSchema>>;
 /** The messages the functions send each other through SQS. */
 export type Message = NodeStatsMessage | ScaleUpMessage | ScaleDownMessage | DrainCompleteMessage;
 
 /** Every schema by type and version (built on first call); a new version is a new entry, the old one stays readable. */
 export const MESSAGE_SCHEMAS: {
-  readonly [T in MessageType]: ReadonlyMap<number, () => z.ZodMiniType<Extract<Message, { type: T }>>>;
+  readonly [T in MessageType]: ReadonlyMap<number, () => Validator<Extract<Message, { type: T }>>>;
 } = {
   'node-stats': new Map([[1, nodeStatsMessageSchema]]),
   'scale-up': new Map([[1, scaleUpMessageSchema]]),
@@ -203,74 +201,68 @@ export const EC2_EVENT_DETAIL_TYPES: { readonly [T in Ec2Event['type']]: string 
   'ec2-rebalance': EC2_DETAIL_TYPES.rebalance,
 };
 
-function envelope<D extends string, S extends z.core.$ZodShape>(detailType: D, detail: S) {
-  return z.object({
-    version: z.string(expecting('a string')),
+function envelope<D extends string, S extends Record<string, Validator<unknown>>>(detailType: D, detail: S) {
+  return object({
+    version: anyString(),
     id: boundedText(256),
-    'detail-type': z.literal(detailType, expecting(JSON.stringify(detailType))),
-    source: z.literal(EC2_EVENT_SOURCE, expecting(JSON.stringify(EC2_EVENT_SOURCE))),
-    account: z.string(expecting('a string')),
+    'detail-type': literal(detailType, JSON.stringify(detailType)),
+    source: literal(EC2_EVENT_SOURCE, JSON.stringify(EC2_EVENT_SOURCE)),
+    account: anyString(),
     time: isoDateTimeSchema(),
-    region: z.string(expecting('a string')),
-    resources: z.array(z.string(expecting('a string')), expecting('an array of strings')),
-    detail: z.object(detail, expecting('an object')),
+    region: anyString(),
+    resources: arrayOf(anyString(), 'an array of strings'),
+    detail: object(detail, 'an object'),
   });
 }
 
 export const ec2StateChangeEventSchema = once(() =>
-  z.pipe(
+  pipe(
     envelope(EC2_DETAIL_TYPES.stateChange, {
       'instance-id': instanceIdSchema(),
-      state: z.enum(EC2_INSTANCE_STATES, expecting(`one of ${EC2_INSTANCE_STATES.join(', ')}`)),
+      state: oneOf(EC2_INSTANCE_STATES, `one of ${EC2_INSTANCE_STATES.join(', ')}`),
     }),
-    z.transform(
-      (event): Ec2StateChangeEvent => ({
-        type: 'ec2-state-change',
-        eventId: event.id,
-        instanceId: event.detail['instance-id'],
-        state: event.detail.state,
-        time: event.time,
-      }),
-    ),
+    (event): Ec2StateChangeEvent => ({
+      type: 'ec2-state-change',
+      eventId: event.id,
+      instanceId: event.detail['instance-id'],
+      state: event.detail.state,
+      time: event.time,
+    }),
   ),
 );
 
 export const ec2SpotInterruptionEventSchema = once(() =>
-  z.pipe(
+  pipe(
     envelope(EC2_DETAIL_TYPES.spotInterruption, {
       'instance-id': instanceIdSchema(),
-      'instance-action': z.enum(EC2_SPOT_ACTIONS, expecting(`one of ${EC2_SPOT_ACTIONS.join(', ')}`)),
+      'instance-action': oneOf(EC2_SPOT_ACTIONS, `one of ${EC2_SPOT_ACTIONS.join(', ')}`),
     }),
-    z.transform(
-      (event): Ec2SpotInterruptionEvent => ({
-        type: 'ec2-spot-interruption',
-        eventId: event.id,
-        instanceId: event.detail['instance-id'],
-        action: event.detail['instance-action'],
-        time: event.time,
-      }),
-    ),
+    (event): Ec2SpotInterruptionEvent => ({
+      type: 'ec2-spot-interruption',
+      eventId: event.id,
+      instanceId: event.detail['instance-id'],
+      action: event.detail['instance-action'],
+      time: event.time,
+    }),
   ),
 );
 
 export const ec2RebalanceEventSchema = once(() =>
-  z.pipe(
+  pipe(
     envelope(EC2_DETAIL_TYPES.rebalance, {
       'instance-id': instanceIdSchema(),
     }),
-    z.transform(
-      (event): Ec2RebalanceEvent => ({
-        type: 'ec2-rebalance',
-        eventId: event.id,
-        instanceId: event.detail['instance-id'],
-        time: event.time,
-      }),
-    ),
+    (event): Ec2RebalanceEvent => ({
+      type: 'ec2-rebalance',
+      eventId: event.id,
+      instanceId: event.detail['instance-id'],
+      time: event.time,
+    }),
   ),
 );
 
 /** EC2 event schemas by `detail-type` (built on first call). */
-export const EC2_EVENT_SCHEMAS: ReadonlyMap<string, () => z.ZodMiniType<Ec2Event>> = new Map<string, () => z.ZodMiniType<Ec2Event>>([
+export const EC2_EVENT_SCHEMAS: ReadonlyMap<string, () => Validator<Ec2Event>> = new Map<string, () => Validator<Ec2Event>>([
   [EC2_DETAIL_TYPES.stateChange, ec2StateChangeEventSchema],
   [EC2_DETAIL_TYPES.spotInterruption, ec2SpotInterruptionEventSchema],
   [EC2_DETAIL_TYPES.rebalance, ec2RebalanceEventSchema],

@@ -131,8 +131,8 @@ describe('infra/esbuild-plugins.cjs with a stage (stage-configuration, stage-ada
     const full = await bundleStage('full', FULL);
     expect(Object.fromEntries(Object.entries(full).map(([name, built]) => [name, built.clients]))).toEqual({
       thresholdEvaluator: ['client-dynamodb', 'client-sqs', 'client-ssm', 'lib-dynamodb'],
-      // handler ec2: the spool's S3 client stays out; notify.topicArn brings the SNS notifier.
-      nodeProvisioner: ['client-dynamodb', 'client-ec2', 'client-route-53', 'client-sns', 'lib-dynamodb'],
+      // handler ec2: the spool's S3 client stays out; notify.topicArn brings the SNS notifier; the broker platform, SSM.
+      nodeProvisioner: ['client-dynamodb', 'client-ec2', 'client-route-53', 'client-sns', 'client-ssm', 'lib-dynamodb'],
       gearMover: ['client-dynamodb', 'client-sqs', 'client-ssm', 'lib-dynamodb'],
       decommissioner: ['client-dynamodb', 'client-ec2', 'client-route-53', 'client-sns', 'client-ssm', 'lib-dynamodb'],
     });

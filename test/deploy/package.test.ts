@@ -205,7 +205,7 @@ describe('serverless package (offline): functions', () => {
     }
   });
 
-  it('bundles only the AWS clients the stage configuration makes a function use, no YAML parser, no configuration schema and no local-only code', () => {
+  it('bundles only the AWS clients the stage configuration makes a function use, no YAML parser, no configuration schema, no zod and no local-only code', () => {
     // config/dev.yml: handler log and the simulated platform, so no cloud and no broker client at all.
     // Service ids the SDK clients carry in their bundled code (a positive control for the checks below).
     // (includes(): a failing toContain would print the whole bundle.)
@@ -221,6 +221,8 @@ describe('serverless package (offline): functions', () => {
       expect(has(name, 'Missing newline after block sequence props'), name).toBe(false);
       // The configuration schema (lib/config/schema.ts), by its messages.
       expect(has(name, 'at least one pool is required'), name).toBe(false);
+      // zod (deployment settings and messages are plain validators), by its English locale's messages.
+      expect(has(name, 'Invalid discriminator value'), name).toBe(false);
       // Local-only code (functions/local/, lib/adapters/local/invoke.ts, file-queue.ts), by its strings.
       for (const local of ['cannot open the local state', 'arn:aws:sqs:local:', 'dynalite']) expect(has(name, local), `${name}: ${local}`).toBe(false);
     }

@@ -1,0 +1,175 @@
+// The zod message schemas lib/messages replaced (lib/messages at 808a8d6), kept for test/unit/messages-differential.test.ts.
+/**
+ * Field schemas shared by the message kinds. Each rule reports at most one
+ * issue per field, with a message that says what the field must be, so an
+ * operator reading a dead-lettered message sees one line per problem.
+ *
+ * Each field schema is built on first use (`once`), with the message schemas
+ * that use it: see lib/messages/schemas.ts.
+ */
+import * as z from '../../../lib/zod.js';
+
+/** OpenShift districts hand out gear UIDs from a pool of 6000: no node holds more gears. */
+export const MAX_GEARS_PER_NODE = 6000;
+
+/** A value built on the first call, then the same one. */
+export function once<T>(build: () => T): () => T {
+  let value: T | undefined;
+  return () => (value ??= build());
+}
+
+/** Messages of type error ("must be ..."), or "required" when the field is absent. */
+export function expecting(what: string) {
+  return {
+    error: (issue: { input?: unknown }): string => (issue.input === undefined ? 'required' : `must be ${what}`),
+  };
+}
+
+/** A string field checked by one function that returns the problem, or undefined when valid. */
+export function checkedString(rule: (value: string) => string | undefined) {
+  return z.string(expecting('a string')).check((ctx) => {
+    const problem = rule(ctx.value);
+    if (problem !== undefined) ctx.issues.push({ code: 'custom', message: problem, input: ctx.value });
+  });
+}
+
+/** A number field: finite (zod rejects NaN and ±Infinity), then one rule. */
+export function checkedNumber(rule: (value: number) => string | undefined) {
+  return z.number(expecting('a finite number')).check((ctx) => {
+    const problem = rule(ctx.value);
+    if (problem !== undefined) ctx.issues.push({ code: 'custom', message: problem, input: ctx.value });
+  });
+}
+
+function lengthProblem(value: string, max: number): string | undefined {
+  if (value.length === 0) return 'must not be empty';
+  if (value.length > max) return `must be at most ${max} characters (got ${value.length})`;
+  return undefined;
+}
+
+export function integerIn(min: number, max: number, note = '') {
+  return checkedNumber((n) => {
+    if (!Number.isInteger(n)) return 'must be an integer';
+    if (n < min || n > max) return `must be an integer from ${min} to ${max}${note}`;
+    return undefined;
+  });
+}
+
+export const percentSchema = once(() => checkedNumber((n) => (n < 0 || n > 100 ? 'must be a percentage from 0 to 100' : undefined)));
+
+const HOST_NAME = /^[a-z0-9._-]+$/;
+
+export function nodeIdProblem(value: string): string | undefined {
+  return (
+    lengthProblem(value, 253) ??
+    (HOST_NAME.test(value) ? undefined : "must be a host name: lowercase letters, digits, '.', '-' and '_' only")
+  );
+}
+
+const CONTROL = /[\u0000-\u001f\u007f]/;
+
+/** District and profile names: the two halves of a pool id. */
+export function nameProblem(value: string): string | undefined {
+  return (
+    lengthProblem(value, 64) ??
+    (value.includes('/')
+      ? "must not contain '/' (a pool id is district/profile)"
+      : CONTROL.test(value)
+        ? 'must not contain control characters'
+        : undefined)
+  );
+}
+
+export function poolIdProblem(value: string): string | undefined {
+  const slash = value.indexOf('/');
+  if (slash < 0) return "must be district/profile (no '/' found)";
+  if (value.indexOf('/', slash + 1) >= 0) return "must be district/profile with exactly one '/'";
+  const district = nameProblem(value.slice(0, slash));
+  if (district !== undefined) return `must be district/profile; the district ${district}`;
+  const profile = nameProblem(value.slice(slash + 1));
+  if (profile !== undefined) return `must be district/profile; the profile ${profile}`;
+  return undefined;
+}
+
+const OPERATION_ID = /^[A-Za-z0-9_:.-]+$/;
+
+export function operationIdProblem(value: string): string | undefined {
+  return (
+    lengthProblem(value, 128) ??
+    (OPERATION_ID.test(value) ? undefined : "must use only letters, digits, '_', ':', '.' and '-'")
+  );
+}
+
+export const nodeIdSchema = once(() => checkedString(nodeIdProblem));
+/** A district or profile name. */
+export const nameSchema = once(() => checkedString(nameProblem));
+/** `district/profile`. */
+export const poolIdSchema = once(() => checkedString(poolIdProblem));
+/** A decisionId or drainId: the idempotency key of an action. */
+export const operationIdSchema = once(() => checkedString(operationIdProblem));
+export const reasonSchema = once(() => checkedString((value) => lengthProblem(value, 1024)));
+export function boundedText(max: number) {
+  return checkedString((value) => lengthProblem(value, max));
+}
+
+const ISO_DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-](\d{2}):(\d{2}))$/;
+const CANONICAL_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+function daysInMonth(year: number, month: number): number {
+  if (month === 2) return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0 ? 29 : 28;
+  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
+}
+
+/**
+ * An ISO 8601 date-time with `Z` or a `±hh:mm` offset (seconds and a fraction
+ * of up to 9 digits optional), as the UTC string `Date#toISOString` gives
+ * (`2026-03-01T12:00:00.000Z`); undefined for anything else, including
+ * impossible dates (`2026-02-30`), plain dates, epoch numbers and results
+ * outside the years 0000..9999 (whose ISO form would not compare as a string).
+ */
+export function normalizeIsoDateTime(value: string): string | undefined {
+  if (value.length > 40) return undefined;
+  // Fast path: already canonical (what our own producers send) and a real instant.
+  if (value.length === 24 && CANONICAL_UTC.test(value)) {
+    const time = Date.parse(value);
+    if (Number.isFinite(time) && new Date(time).toISOString() === value) return value;
+  }
+  const m = ISO_DATE_TIME.exec(value);
+  if (m === null) return undefined;
+  const [, y, mo, d, h, mi, s = '00', fraction = '', zone = 'Z', oh = '00', om = '00'] = m;
+  const year = Number(y);
+  const month = Number(mo);
+  const day = Number(d);
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return undefined;
+  if (Number(h) > 23 || Number(mi) > 59 || Number(s) > 59) return undefined;
+  if (Number(oh) > 23 || Number(om) > 59) return undefined;
+  // The ECMAScript date-time format (exactly 3 fraction digits) parses the same in every engine.
+  const canonical = `${y}-${mo}-${d}T${h}:${mi}:${s}.${fraction.padEnd(3, '0').slice(0, 3)}${zone}`;
+  const time = Date.parse(canonical);
+  if (!Number.isFinite(time)) return undefined;
+  const iso = new Date(time).toISOString();
+  return CANONICAL_UTC.test(iso) ? iso : undefined;
+}
+
+const ISO_EXPECTED = 'an ISO 8601 date-time with Z or an offset, e.g. 2026-03-01T12:00:00Z';
+
+/** An ISO date-time string, normalized to UTC with milliseconds (see `normalizeIsoDateTime`). */
+export const isoDateTimeSchema = once(() =>
+  z.pipe(
+    z.string(expecting(ISO_EXPECTED)),
+    z.transform((value: string, ctx) => {
+      const normalized = normalizeIsoDateTime(value);
+      if (normalized === undefined) {
+        ctx.issues.push({ code: 'custom', message: `must be ${ISO_EXPECTED}`, input: value });
+        return z.NEVER;
+      }
+      return normalized;
+    }),
+  ),
+);
+
+const INSTANCE_ID = /^i-[0-9a-f]{8,17}$/;
+
+export const instanceIdSchema = once(() =>
+  checkedString((value) => (INSTANCE_ID.test(value) ? undefined : 'must be an EC2 instance id (i- and 8 to 17 hex digits)')),
+);

@@ -1,0 +1,281 @@
+// The zod message schemas lib/messages replaced (lib/messages at 808a8d6), kept for test/unit/messages-differential.test.ts.
+/**
+ * One zod schema per message kind (the SQS bodies the functions exchange) and
+ * one per EC2 event kind (EventBridge envelopes, normalized to flat records).
+ * Timestamps come out normalized to `Date#toISOString` form: the state table
+ * orders stats by comparing `reportedAt` as strings.
+ *
+ * Each schema is built on first use (`once`): a function builds those of the
+ * messages it takes when it starts (lib/adapters/lambda/runtime.ts,
+ * `messageParser`), the ones it sends when it first sends one, and never the
+ * others. Building a schema costs far more in a fresh process than parsing
+ * with it (zod's code runs cold).
+ */
+import * as z from '../../../lib/zod.js';
+import {
+  MAX_GEARS_PER_NODE,
+  boundedText,
+  expecting,
+  instanceIdSchema,
+  integerIn,
+  isoDateTimeSchema,
+  nameSchema,
+  nodeIdSchema,
+  once,
+  operationIdSchema,
+  percentSchema,
+  poolIdSchema,
+  reasonSchema,
+} from './fields.js';
+
+/** The schema version every message kind is written with today. */
+export const MESSAGE_VERSION = 1;
+
+export const MESSAGE_TYPES = ['node-stats', 'scale-up', 'scale-down', 'drain-complete'] as const;
+export type MessageType = (typeof MESSAGE_TYPES)[number];
+
+function header<T extends MessageType>(type: T) {
+  return {
+    type: z.literal(type, expecting(JSON.stringify(type))),
+    v: z.literal(MESSAGE_VERSION, expecting(`schema version ${MESSAGE_VERSION}`)),
+  };
+}
+
+export const gearSchema = once(() =>
+  z.object(
+    {
+      uuid: boundedText(64),
+      app: boundedText(128),
+      size: boundedText(64),
+    },
+    expecting('an object {uuid, app, size}'),
+  ),
+);
+
+function isCount(value: unknown, min: number, max: number): value is number {
+  return typeof value === 'number' && Number.isInteger(value) && value >= min && value <= max;
+}
+
+export const nodeStatsMessageSchema = once(() =>
+  z
+    .object({
+      ...header('node-stats'),
+      nodeId: nodeIdSchema(),
+      district: nameSchema(),
+      profile: nameSchema(),
+      // Bounded by the cross-field rule below; 2 x 6000 is the most any report can claim.
+      activeGears: integerIn(0, 2 * MAX_GEARS_PER_NODE),
+      maxActiveGears: integerIn(1, MAX_GEARS_PER_NODE, ' (the district UID pool)'),
+      gears: z.optional(
+        z.array(gearSchema(), expecting('an array of gears')).check(z.maxLength(MAX_GEARS_PER_NODE, { error: `must list at most ${MAX_GEARS_PER_NODE} gears` })),
+      ),
+      cpu: z.optional(percentSchema()),
+      memory: z.optional(percentSchema()),
+      reportedAt: isoDateTimeSchema(),
+    })
+    .check(
+      z.superRefine(
+        (message, ctx) => {
+          // Unidled gears may overcommit a node a little, never beyond twice its capacity.
+          if (message.activeGears > 2 * message.maxActiveGears) {
+            ctx.addIssue({
+              code: 'custom',
+              path: ['activeGears'],
+              input: message.activeGears,
+              message:
+                `activeGears ${message.activeGears} is more than twice maxActiveGears ${message.maxActiveGears} ` +
+                `(at most ${2 * message.maxActiveGears})`,
+            });
+          }
+        },
+        {
+          // Run even when unrelated fields are wrong, so every problem is reported at once.
+          when: (payload) => {
+            const value = payload.value as { activeGears?: unknown; maxActiveGears?: unknown } | null;
+            return (
+              typeof value === 'object' &&
+              value !== null &&
+              isCount(value.activeGears, 0, 2 * MAX_GEARS_PER_NODE) &&
+              isCount(value.maxActiveGears, 1, MAX_GEARS_PER_NODE)
+            );
+          },
+        },
+      ),
+    ),
+);
+
+export const scaleUpMessageSchema = once(() =>
+  z.object({
+    ...header('scale-up'),
+    decisionId: operationIdSchema(),
+    pool: poolIdSchema(),
+    count: integerIn(1, 1000),
+    reason: reasonSchema(),
+    decidedAt: isoDateTimeSchema(),
+  }),
+);
+
+export const scaleDownMessageSchema = once(() =>
+  z.object({
+    ...header('scale-down'),
+    decisionId: operationIdSchema(),
+    pool: poolIdSchema(),
+    nodeId: nodeIdSchema(),
+    reason: reasonSchema(),
+    decidedAt: isoDateTimeSchema(),
+  }),
+);
+
+export const drainCompleteMessageSchema = once(() =>
+  z.object({
+    ...header('drain-complete'),
+    drainId: operationIdSchema(),
+    nodeId: nodeIdSchema(),
+    pool: poolIdSchema(),
+    completedAt: isoDateTimeSchema(),
+  }),
+);
+
+export type NodeStatsMessage = z.output<ReturnType<typeof nodeStatsMessageSchema>>;
+export type ScaleUpMessage = z.output<ReturnType<typeof scaleUpMessageSchema>>;
+export type ScaleDownMessage = z.output<ReturnType<typeof scaleDownMessageSchema>>;
+export type DrainCompleteMessage = z.output<ReturnType<typeof drainCompleteMessageSchema>>;
+/** The messages the functions send each other through SQS. */
+export type Message = NodeStatsMessage | ScaleUpMessage | ScaleDownMessage | DrainCompleteMessage;
+
+/** Every schema by type and version (built on first call); a new version is a new entry, the old one stays readable. */
+export const MESSAGE_SCHEMAS: {
+  readonly [T in MessageType]: ReadonlyMap<number, () => z.ZodMiniType<Extract<Message, { type: T }>>>;
+} = {
+  'node-stats': new Map([[1, nodeStatsMessageSchema]]),
+  'scale-up': new Map([[1, scaleUpMessageSchema]]),
+  'scale-down': new Map([[1, scaleDownMessageSchema]]),
+  'drain-complete': new Map([[1, drainCompleteMessageSchema]]),
+};
+
+// ---------------------------------------------------------------------------
+// EC2 events, as EventBridge delivers them to an SQS target.
+
+export const EC2_EVENT_SOURCE = 'aws.ec2';
+
+export const EC2_INSTANCE_STATES = ['pending', 'running', 'stopping', 'stopped', 'shutting-down', 'terminated'] as const;
+export type Ec2InstanceState = (typeof EC2_INSTANCE_STATES)[number];
+
+export const EC2_SPOT_ACTIONS = ['terminate', 'stop', 'hibernate'] as const;
+export type Ec2SpotAction = (typeof EC2_SPOT_ACTIONS)[number];
+
+export const EC2_DETAIL_TYPES = {
+  stateChange: 'EC2 Instance State-change Notification',
+  spotInterruption: 'EC2 Spot Instance Interruption Warning',
+  rebalance: 'EC2 Instance Rebalance Recommendation',
+} as const;
+
+export interface Ec2StateChangeEvent {
+  type: 'ec2-state-change';
+  /** The EventBridge event id: the idempotency key. */
+  eventId: string;
+  instanceId: string;
+  state: Ec2InstanceState;
+  time: string;
+}
+
+export interface Ec2SpotInterruptionEvent {
+  type: 'ec2-spot-interruption';
+  eventId: string;
+  instanceId: string;
+  action: Ec2SpotAction;
+  time: string;
+}
+
+export interface Ec2RebalanceEvent {
+  type: 'ec2-rebalance';
+  eventId: string;
+  instanceId: string;
+  time: string;
+}
+
+/** An EC2 event, normalized from its EventBridge envelope. */
+export type Ec2Event = Ec2StateChangeEvent | Ec2SpotInterruptionEvent | Ec2RebalanceEvent;
+
+/** The `detail-type` each normalized EC2 event comes from. */
+export const EC2_EVENT_DETAIL_TYPES: { readonly [T in Ec2Event['type']]: string } = {
+  'ec2-state-change': EC2_DETAIL_TYPES.stateChange,
+  'ec2-spot-interruption': EC2_DETAIL_TYPES.spotInterruption,
+  'ec2-rebalance': EC2_DETAIL_TYPES.rebalance,
+};
+
+function envelope<D extends string, S extends z.core.$ZodShape>(detailType: D, detail: S) {
+  return z.object({
+    version: z.string(expecting('a string')),
+    id: boundedText(256),
+    'detail-type': z.literal(detailType, expecting(JSON.stringify(detailType))),
+    source: z.literal(EC2_EVENT_SOURCE, expecting(JSON.stringify(EC2_EVENT_SOURCE))),
+    account: z.string(expecting('a string')),
+    time: isoDateTimeSchema(),
+    region: z.string(expecting('a string')),
+    resources: z.array(z.string(expecting('a string')), expecting('an array of strings')),
+    detail: z.object(detail, expecting('an object')),
+  });
+}
+
+export const ec2StateChangeEventSchema = once(() =>
+  z.pipe(
+    envelope(EC2_DETAIL_TYPES.stateChange, {
+      'instance-id': instanceIdSchema(),
+      state: z.enum(EC2_INSTANCE_STATES, expecting(`one of ${EC2_INSTANCE_STATES.join(', ')}`)),
+    }),
+    z.transform(
+      (event): Ec2StateChangeEvent => ({
+        type: 'ec2-state-change',
+        eventId: event.id,
+        instanceId: event.detail['instance-id'],
+        state: event.detail.state,
+        time: event.time,
+      }),
+    ),
+  ),
+);
+
+export const ec2SpotInterruptionEventSchema = once(() =>
+  z.pipe(
+    envelope(EC2_DETAIL_TYPES.spotInterruption, {
+      'instance-id': instanceIdSchema(),
+      'instance-action': z.enum(EC2_SPOT_ACTIONS, expecting(`one of ${EC2_SPOT_ACTIONS.join(', ')}`)),
+    }),
+    z.transform(
+      (event): Ec2SpotInterruptionEvent => ({
+        type: 'ec2-spot-interruption',
+        eventId: event.id,
+        instanceId: event.detail['instance-id'],
+        action: event.detail['instance-action'],
+        time: event.time,
+      }),
+    ),
+  ),
+);
+
+export const ec2RebalanceEventSchema = once(() =>
+  z.pipe(
+    envelope(EC2_DETAIL_TYPES.rebalance, {
+      'instance-id': instanceIdSchema(),
+    }),
+    z.transform(
+      (event): Ec2RebalanceEvent => ({
+        type: 'ec2-rebalance',
+        eventId: event.id,
+        instanceId: event.detail['instance-id'],
+        time: event.time,
+      }),
+    ),
+  ),
+);
+
+/** EC2 event schemas by `detail-type` (built on first call). */
+export const EC2_EVENT_SCHEMAS: ReadonlyMap<string, () => z.ZodMiniType<Ec2Event>> = new Map<string, () => z.ZodMiniType<Ec2Event>>([
+  [EC2_DETAIL_TYPES.stateChange, ec2StateChangeEventSchema],
+  [EC2_DETAIL_TYPES.spotInterruption, ec2SpotInterruptionEventSchema],
+  [EC2_DETAIL_TYPES.rebalance, ec2RebalanceEventSchema],
+]);
+
+/** What `parseMessage` returns on success. */
+export type ParsedMessage = Message | Ec2Event;
