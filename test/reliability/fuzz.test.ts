@@ -332,14 +332,14 @@ describe.each(Object.keys(CONSUMER))('malformed bodies on the %s queue', (queue)
         for (const candidate of bad) tally.byKind[candidate.kind] = (tally.byKind[candidate.kind] ?? 0) + 1;
         clock.advance(1000);
       }),
-      { numRuns: scaled(queue === 'events' || queue === 'decommission' ? 60 : 80) },
+      { numRuns: scaled(queue === 'events' || queue === 'decommission' ? 90 : 120) },
     );
   }, soakRuns() === undefined ? 300_000 : 24 * 3_600_000);
 });
 
 describe('the tally', () => {
   it('counts the malformed inputs tried', () => {
-    expect(tally.inputs).toBeGreaterThan(1000);
+    expect(tally.inputs).toBeGreaterThan(2000);
     reportTally({ name: 'fuzz', malformedInputs: tally.inputs, violations: 0, details: { batches: tally.batches, validMutationsLeftOut: tally.acceptedOddities, ...tally.byKind } });
   });
 });
