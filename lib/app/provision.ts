@@ -248,6 +248,13 @@ export class NodeProvisioner {
     return { claim: result.record, created: result.created };
   }
 
+  /** The decision holding the pool's unexpired lease, when it is not this one. */
+  private async supersededBy(message: ScaleUpMessage): Promise<string | undefined> {
+    const lease = (await this.ports.store.getPool(message.pool))?.lease;
+    const now = this.ports.clock.now().toISOString();
+    return lease !== undefined && lease.holder !== message.decisionId && lease.expiresAt > now ? lease.holder : undefined;
+  }
+
   /**
    * The next counter number whose host name no node has yet: hosts added by
    * hand and adopted may already carry `<base>-<N>` names the counter never gave.
@@ -263,6 +270,7 @@ export class NodeProvisioner {
   private async ensureNodes(message: ScaleUpMessage, poolConfig: PoolConfig, claim: ScaleUpRecord): Promise<NodeRecord[]> {
     const { store, clock, log } = this.ports;
     const nodes: NodeRecord[] = [];
+    let superseded: string | undefined | null = null;
     for (const slot of claim.slots) {
       const existing = await store.getNode(slot.nodeId);
       if (existing) {
@@ -274,6 +282,14 @@ export class NodeProvisioner {
           });
         }
         nodes.push(existing);
+        continue;
+      }
+      // A claim resumed after its lease ran out and another decision took the pool (a crash between the
+      // claim and the node records, a redelivery much later) creates no more nodes: the evaluator decided
+      // again for the same need, and both would exceed it and the limits.
+      if (superseded === null) superseded = await this.supersededBy(message);
+      if (superseded !== undefined) {
+        log.warn('scale-up resumed after another decision took the pool; its remaining slot is dropped', { nodeId: slot.nodeId, decisionId: message.decisionId, holder: superseded });
         continue;
       }
       const now = clock.now();

@@ -332,7 +332,8 @@ describe.each(Object.keys(CONSUMER))('malformed bodies on the %s queue', (queue)
         for (const candidate of bad) tally.byKind[candidate.kind] = (tally.byKind[candidate.kind] ?? 0) + 1;
         clock.advance(1000);
       }),
-      { numRuns: scaled(queue === 'events' || queue === 'decommission' ? 90 : 120) },
+      // The default suite tries the same inputs every run (reproducible CI); the soak mode draws new ones.
+      { numRuns: scaled(queue === 'events' || queue === 'decommission' ? 90 : 120), ...(soakRuns() === undefined ? { seed: 20_261_121 } : {}) },
     );
   }, soakRuns() === undefined ? 300_000 : 24 * 3_600_000);
 });

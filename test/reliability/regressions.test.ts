@@ -118,6 +118,27 @@ const regressions: Array<{ name: string; scenario: Scenario; fewestServing?: num
       store: 'memory',
     },
   },
+  {
+    // A scale-up claimed its names, then its invocation died before the node
+    // records; its message came back only after the lease ran out and the
+    // evaluator had decided again: both decisions launched, 4 hosts under
+    // maxCores 15 (4 vCPUs each). Fix: a resumed claim creates no more nodes
+    // once another decision holds the pool's lease. (Shrunk by fast-check.)
+    name: 'a scale-up resumed after another decision took the pool launches nothing more',
+    scenario: {
+      seed: 21,
+      demand: [{ minutes: 14, gears: 16 }],
+      faults: { errorBefore: 0.09820000000000001, errorAfter: 0, crash: 0.0474, skewMs: 6 },
+      queue: { duplicateRate: 0.3, reorderWindow: 7, delayRate: 0.14980000000000002, partialSendFailure: 0.1986 },
+      concurrency: 0.0906,
+      clockJumps: 0.0002,
+      moveFailureRate: 0.032600000000000004,
+      rebalanceRate: 0.05,
+      maxNodesTotal: 5,
+      maxCores: 15,
+      store: 'memory',
+    },
+  },
 ];
 
 describe('reliability counterexamples stay fixed', () => {
