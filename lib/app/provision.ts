@@ -24,7 +24,7 @@
 import type { Config, PoolConfig } from '../config/index.js';
 import { findPoolConfig, poolNaming } from '../config/index.js';
 import { RELEASE_KIND_STEP } from '../domain/decommission.js';
-import { poolIdOf, type GearInfo, type NodeRecord, type PoolId, type PoolRecord, type ScaleUpRecord } from '../domain/model.js';
+import { poolIdOf, type GearInfo, type NodeRecord, type PoolId, type PoolLease, type PoolRecord, type ScaleUpRecord } from '../domain/model.js';
 import { isProtected } from '../domain/node-stats.js';
 import {
   PROVISION_STEPS,
@@ -210,10 +210,9 @@ export class NodeProvisioner {
     const now = clock.now();
     // A decision that arrives after its lease expired and another action took the pool is superseded:
     // the evaluator decided again for the same need, and carrying out both would double it.
-    const lease = (await store.getPool(message.pool))?.lease;
-    const superseded = lease !== undefined && lease.holder !== message.decisionId && lease.expiresAt > now.toISOString();
+    const superseded = await this.supersededBy(message);
     const room = superseded
-      ? { granted: 0, reason: `superseded: the pool's lease is held by ${lease.kind} ${lease.holder}` }
+      ? { granted: 0, reason: `superseded: the pool's lease is held by ${superseded.kind} ${superseded.holder}` }
       : scaleUpRoom({
             requested: message.count,
             pool: message.pool,
@@ -248,11 +247,11 @@ export class NodeProvisioner {
     return { claim: result.record, created: result.created };
   }
 
-  /** The decision holding the pool's unexpired lease, when it is not this one. */
-  private async supersededBy(message: ScaleUpMessage): Promise<string | undefined> {
+  /** The pool's unexpired lease, when another decision holds it: this one is superseded. */
+  private async supersededBy(message: ScaleUpMessage): Promise<PoolLease | undefined> {
     const lease = (await this.ports.store.getPool(message.pool))?.lease;
     const now = this.ports.clock.now().toISOString();
-    return lease !== undefined && lease.holder !== message.decisionId && lease.expiresAt > now ? lease.holder : undefined;
+    return lease !== undefined && lease.holder !== message.decisionId && lease.expiresAt > now ? lease : undefined;
   }
 
   /**
@@ -270,7 +269,7 @@ export class NodeProvisioner {
   private async ensureNodes(message: ScaleUpMessage, poolConfig: PoolConfig, claim: ScaleUpRecord): Promise<NodeRecord[]> {
     const { store, clock, log } = this.ports;
     const nodes: NodeRecord[] = [];
-    let superseded: string | undefined | null = null;
+    let superseded: PoolLease | undefined | null = null;
     for (const slot of claim.slots) {
       const existing = await store.getNode(slot.nodeId);
       if (existing) {
@@ -289,7 +288,7 @@ export class NodeProvisioner {
       // again for the same need, and both would exceed it and the limits.
       if (superseded === null) superseded = await this.supersededBy(message);
       if (superseded !== undefined) {
-        log.warn('scale-up resumed after another decision took the pool; its remaining slot is dropped', { nodeId: slot.nodeId, decisionId: message.decisionId, holder: superseded });
+        log.warn('scale-up resumed after another decision took the pool; its remaining slot is dropped', { nodeId: slot.nodeId, decisionId: message.decisionId, holder: superseded.holder });
         continue;
       }
       const now = clock.now();

@@ -236,10 +236,6 @@ class ScenarioRun {
     await this.tick();
     await this.deliver();
     await this.checkStep();
-    if (process.env.SCENARIO_TRACE) {
-      const sample = this.world.sample(demand);
-      console.log(`${this.minutes} demand ${demand} placed ${sample.placed} unplaced ${sample.unplaced} capacity ${sample.capacity} nodes ${sample.nodes}`);
-    }
     this.clock.advance(60_000);
     if (this.faultsOn && this.random() < this.scenario.clockJumps) this.clock.advance(120_000 + Math.floor(this.random() * 780_000));
   }
