@@ -2,13 +2,19 @@
 // Builds Lambda bundles exactly as `serverless package` does for a stage (the
 // esbuild options of infra/esbuild.yml and the plugins of
 // infra/esbuild-plugins.cjs, with the stage's configuration file), writing
-// each bundle with its esbuild metafile, and, next to each, a "bare" bundle:
-// only the AWS SDK clients the function's bundle contains, each constructed
-// once at module scope, as the smallest Lambda using them would.
+// each bundle with its esbuild metafile, and, next to each, two "bare"
+// bundles of AWS SDK code alone, as the smallest Lambda using the same
+// services would load it:
+//   bare:        the clients the function's bundle contains, each constructed
+//                once at module scope, and the SDK commands it sends (the
+//                operations' classes and schemas: SDK code, not ours);
+//   bareClients: the clients alone.
+// Both are built with the same options and plugins as the function.
 //
 //   node scripts/bundle-functions.mjs --config <stage configuration file> <out dir> <name>=<entry> [<name>=<entry> ...]
 //
-// Prints one JSON object: { <name>: { bundle, bytes, meta, clients, bare, bareBytes } }.
+// Prints one JSON object:
+//   { <name>: { bundle, bytes, meta, clients, commands, bare, bareBytes, bareClients, bareClientsBytes } }.
 // scripts/bench.ts (the cold-start entry) runs it; usable alone to inspect a bundle.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -42,8 +48,25 @@ function clientsOf(meta) {
   return [...found].sort();
 }
 
-/** Source of the bare bundle: each client constructed at module scope (a document client over DynamoDB). */
-function bareSource(clients) {
+/** The SDK commands a bundle holds (after tree shaking), by package, e.g. { 'client-sqs': ['SendMessageBatchCommand'] }. */
+function commandsOf(meta) {
+  const found = {};
+  const [output] = Object.values(meta.outputs);
+  for (const [input, { bytesInOutput }] of Object.entries(output.inputs)) {
+    if (bytesInOutput === 0) continue;
+    const match = input.match(/node_modules\/@aws-sdk\/((?:client|lib)-[a-z0-9-]+)\/dist-es\/commands\/([A-Za-z0-9]+Command)\.js$/);
+    if (match) (found[match[1]] ??= []).push(match[2]);
+  }
+  for (const names of Object.values(found)) names.sort();
+  return Object.fromEntries(Object.entries(found).sort(([a], [b]) => a.localeCompare(b)));
+}
+
+/**
+ * Source of a bare bundle: each client constructed at module scope (a
+ * document client over DynamoDB) and, given `commands`, those command classes
+ * kept (as a function sending them keeps them).
+ */
+function bareSource(clients, commands = {}) {
   const lines = [];
   const constructed = [];
   for (const client of clients.filter((c) => c.startsWith('client-'))) {
@@ -58,7 +81,15 @@ function bareSource(clients) {
     lines.push(`import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';`);
     constructed.push('DynamoDBDocumentClient.from(new DynamoDBClient({}))');
   }
+  const kept = [];
+  for (const [pkg, names] of Object.entries(commands)) {
+    // lib-dynamodb's QueryCommand and client-dynamodb's share a name.
+    const aliased = names.map((name) => [name, `${pkg.replace(/-/g, '_')}_${name}`]);
+    lines.push(`import { ${aliased.map(([name, alias]) => `${name} as ${alias}`).join(', ')} } from '@aws-sdk/${pkg}';`);
+    kept.push(...aliased.map(([, alias]) => alias));
+  }
   lines.push(`export const clients = [${constructed.join(', ')}];`);
+  if (kept.length > 0) lines.push(`export const commands = [${kept.join(', ')}];`);
   lines.push('export const handler = async () => clients.length;');
   return `${lines.join('\n')}\n`;
 }
@@ -73,17 +104,26 @@ export async function bundleFunctions(outDir, entries, { configFile } = {}) {
     const meta = join(outDir, `${name}-meta.json`);
     writeFileSync(meta, JSON.stringify(built.metafile));
     const clients = clientsOf(built.metafile);
-    const bareEntry = join(outDir, `${name}-bare-entry.mjs`);
-    writeFileSync(bareEntry, bareSource(clients));
-    const bare = join(outDir, `${name}-bare.mjs`);
-    const bareBuilt = await esbuild.build({ ...options, entryPoints: [bareEntry], outfile: bare, metafile: true, logLevel: 'error', absWorkingDir: root, nodePaths: [join(root, 'node_modules')] });
+    const commands = commandsOf(built.metafile);
+    const buildBare = async (suffix, source) => {
+      const entry = join(outDir, `${name}-${suffix}-entry.mjs`);
+      writeFileSync(entry, source);
+      const outfile = join(outDir, `${name}-${suffix}.mjs`);
+      const bareBuilt = await esbuild.build({ ...options, entryPoints: [entry], outfile, metafile: true, logLevel: 'error', absWorkingDir: root, nodePaths: [join(root, 'node_modules')] });
+      return { file: outfile, bytes: Object.values(bareBuilt.metafile.outputs)[0].bytes };
+    };
+    const bare = await buildBare('bare', bareSource(clients, commands));
+    const bareClients = await buildBare('bare-clients', bareSource(clients));
     results[name] = {
       bundle,
       bytes: Object.values(built.metafile.outputs)[0].bytes,
       meta,
       clients,
-      bare,
-      bareBytes: Object.values(bareBuilt.metafile.outputs)[0].bytes,
+      commands,
+      bare: bare.file,
+      bareBytes: bare.bytes,
+      bareClients: bareClients.file,
+      bareClientsBytes: bareClients.bytes,
     };
   }
   return results;

@@ -90,6 +90,49 @@ describe('infra/esbuild-plugins.cjs', () => {
   }, 60_000);
 });
 
+/**
+ * middy, plain and streaming, as our handlers and a streaming handler use it;
+ * notes whether importing it loaded Node's web streams.
+ */
+const MIDDY_PROGRAM = `
+import { Writable } from 'node:stream';
+import middy from '@middy/core';
+const webStreamsAtStart = process.moduleLoadList.includes('NativeModule internal/webstreams/readablestream');
+const chunks = [];
+globalThis.awslambda = { streamifyResponse: (handler) => handler, HttpResponseStream: { from: (stream) => stream } };
+const sink = () => new Writable({ write(chunk, _encoding, done) { chunks.push(String(chunk)); done(); } });
+const plain = middy(async (event) => ({ doubled: event.n * 2 })).use({ after: (request) => { request.response.seen = true; } });
+const streaming = middy(async () => new ReadableStream({ start(controller) { controller.enqueue('web '); controller.enqueue('stream'); controller.close(); } }), { streamifyResponse: true });
+const notAStream = middy(async () => ({ some: 'object' }), { streamifyResponse: true });
+const answer = await plain({ n: 21 }, {});
+await streaming({}, sink(), {});
+const refused = await notAStream({}, sink(), {}).then(() => 'accepted', (error) => error.message);
+console.log(JSON.stringify({ webStreamsAtStart, answer, streamed: chunks.join(''), refused }));
+`;
+
+describe('infra/esbuild-plugins.cjs: middy-lazy-web-streams', () => {
+  it('keeps middy plain and streaming as they are, without loading web streams at start', async () => {
+    writeFileSync(join(dir, 'middy-program.mjs'), MIDDY_PROGRAM);
+    const { esbuildOptions } = await import('../../scripts/bundle-functions.mjs');
+    const options = esbuildOptions();
+    const runBundle = async (withPlugins: boolean) => {
+      const outfile = join(dir, withPlugins ? 'middy-with.mjs' : 'middy-without.mjs');
+      await esbuild.build({ ...options, ...(withPlugins ? {} : { plugins: [] }), entryPoints: [join(dir, 'middy-program.mjs')], outfile, logLevel: 'error', nodePaths: [join(ROOT, 'node_modules')] });
+      const result = spawnSync(process.execPath, ['--no-warnings', outfile], { env: { PATH: process.env.PATH }, encoding: 'utf8' });
+      if (result.status !== 0) throw new Error(result.stderr);
+      return JSON.parse(result.stdout) as { webStreamsAtStart: boolean; answer: unknown; streamed: string; refused: string };
+    };
+    const [withPlugins, without] = await Promise.all([runBundle(true), runBundle(false)]);
+    expect(without.webStreamsAtStart).toBe(true);
+    expect(withPlugins.webStreamsAtStart).toBe(false);
+    const behaviour = ({ answer, streamed, refused }: typeof without) => ({ answer, streamed, refused });
+    expect(behaviour(withPlugins)).toEqual(behaviour(without));
+    expect(withPlugins.answer).toEqual({ doubled: 42, seen: true });
+    expect(withPlugins.streamed).toBe('web stream');
+    expect(withPlugins.refused).toBe('handler response not a ReadableStream');
+  }, 60_000);
+});
+
 /** Stage configurations: everything the functions can reach, and a request-only one. */
 const POOL = `pools:
   - district: d1
@@ -143,6 +186,14 @@ describe('infra/esbuild-plugins.cjs with a stage (stage-configuration, stage-ada
       expect(text(full.nodeProvisioner!.bundle).includes(launch), launch).toBe(true);
       expect(text(full.decommissioner!.bundle).includes(launch), launch).toBe(false);
     }
+    // The bench's baseline: the commands each bundle sends, found in its metafile, in a bare bundle that loads.
+    expect(full.decommissioner!.commands['client-ec2']).toEqual(['DeleteVolumeCommand', 'DescribeInstancesCommand', 'TerminateInstancesCommand']);
+    expect(full.nodeProvisioner!.commands['client-ec2']).toContain('RunInstancesCommand');
+    expect(full.thresholdEvaluator!.commands['client-sqs']).toEqual(['SendMessageBatchCommand']);
+    expect(text(full.decommissioner!.bare).includes('TerminateInstances')).toBe(true);
+    expect(text(full.decommissioner!.bareClients).includes('TerminateInstances')).toBe(false);
+    const bareStarted = load(full.decommissioner!.bare);
+    expect(bareStarted.status, bareStarted.stderr).toBe(0);
     const spool = await bundleStage('spool', SPOOL, { nodeProvisioner: FUNCTION_ENTRIES.nodeProvisioner, gearMover: FUNCTION_ENTRIES.gearMover });
     expect(spool.nodeProvisioner!.clients).toEqual(['client-dynamodb', 'client-s3', 'lib-dynamodb']);
     expect(spool.gearMover!.clients).toEqual(['client-dynamodb', 'client-sqs', 'lib-dynamodb']);
