@@ -26,6 +26,7 @@ import { findPoolConfig, poolNaming } from '../config/index.js';
 import { RELEASE_KIND_STEP } from '../domain/decommission.js';
 import { poolIdOf, type GearInfo, type NodeRecord, type PoolId, type PoolLease, type PoolRecord, type ScaleUpRecord } from '../domain/model.js';
 import { isProtected } from '../domain/node-stats.js';
+import { resourceRooms } from '../domain/evaluate.js';
 import {
   PROVISION_STEPS,
   clientToken,
@@ -202,6 +203,19 @@ export class NodeProvisioner {
   // -------------------------------------------------------------------------
   // Claim and node items.
 
+  /** What the limits leave for this decision now (the evaluator's clamp may be minutes old). */
+  private async room(message: ScaleUpMessage, poolConfig: PoolConfig): Promise<{ granted: number; reason?: string }> {
+    const allNodes = await this.allNodes();
+    return scaleUpRoom({
+      requested: message.count,
+      pool: message.pool,
+      poolMax: poolConfig.max,
+      maxNodesTotal: this.config.limits.maxNodesTotal,
+      allNodes,
+      resourceRooms: resourceRooms(this.config, poolConfig, allNodes),
+    });
+  }
+
   private async claim(message: ScaleUpMessage, poolConfig: PoolConfig): Promise<{ claim: ScaleUpRecord; created: boolean }> {
     const { store, clock, log, metrics } = this.ports;
     const existing = await store.getScaleUp(message.decisionId);
@@ -213,13 +227,7 @@ export class NodeProvisioner {
     const superseded = await this.supersededBy(message);
     const room = superseded
       ? { granted: 0, reason: `superseded: the pool's lease is held by ${superseded.kind} ${superseded.holder}` }
-      : scaleUpRoom({
-            requested: message.count,
-            pool: message.pool,
-            poolMax: poolConfig.max,
-            maxNodesTotal: this.config.limits.maxNodesTotal,
-            allNodes: await this.allNodes(),
-          });
+      : await this.room(message, poolConfig);
     const naming = poolNaming(this.config, poolConfig);
     const slots: ScaleUpRecord['slots'] = [];
     for (let i = 0; i < room.granted; i++) slots.push(await this.freshNames(naming));

@@ -238,25 +238,44 @@ export function clampScaleUp(wanted: number, input: Pick<PoolEvaluationInput, 'c
   for (const node of allNodes) if (NON_TERMINAL.has(node.state)) totalNodes++;
   apply(limits.maxNodesTotal - totalNodes, { limit: 'maxNodesTotal', value: limits.maxNodesTotal }, `${plural(totalNodes, 'node')} in all pools`);
 
-  const newType = poolConfig.template.instanceTypes[0];
-  if (newType && (limits.maxCores !== undefined || limits.maxMemoryGiB !== undefined)) {
-    const used = resourcesInUse(config, allNodes, newType);
-    if (limits.maxCores !== undefined) {
-      apply(
-        (limits.maxCores - used.cores) / newType.vcpus + EPSILON,
-        { limit: 'maxCores', value: limits.maxCores },
-        `${used.cores} in use, ${newType.vcpus} per ${newType.name}`,
-      );
-    }
-    if (limits.maxMemoryGiB !== undefined) {
-      apply(
-        (limits.maxMemoryGiB - used.memoryGiB) / newType.memoryGiB + EPSILON,
-        { limit: 'maxMemoryGiB', value: limits.maxMemoryGiB },
-        `${round1(used.memoryGiB)} GiB in use, ${newType.memoryGiB} GiB per ${newType.name}`,
-      );
-    }
-  }
+  for (const room of resourceRooms(config, poolConfig, allNodes)) apply(room.nodes, room.reason, room.detail);
   return clamp;
+}
+
+/** Room under one resource limit, in nodes of the pool's first instance type (fractional: the caller floors). */
+export interface ResourceRoom {
+  nodes: number;
+  reason: ClampReason;
+  /** e.g. `8 in use, 4 per m5.xlarge`. */
+  detail: string;
+}
+
+/**
+ * What maxCores and maxMemoryGiB leave for new nodes of `poolConfig` (its
+ * first instance type), one entry per limit set. The evaluator's clamp and
+ * the provisioner's claim-time check both use it, so the two agree.
+ */
+export function resourceRooms(config: Config, poolConfig: PoolConfig, allNodes: readonly NodeRecord[]): ResourceRoom[] {
+  const limits = config.limits;
+  const newType = poolConfig.template.instanceTypes[0];
+  if (!newType || (limits.maxCores === undefined && limits.maxMemoryGiB === undefined)) return [];
+  const used = resourcesInUse(config, allNodes, newType);
+  const rooms: ResourceRoom[] = [];
+  if (limits.maxCores !== undefined) {
+    rooms.push({
+      nodes: (limits.maxCores - used.cores) / newType.vcpus + EPSILON,
+      reason: { limit: 'maxCores', value: limits.maxCores },
+      detail: `${used.cores} in use, ${newType.vcpus} per ${newType.name}`,
+    });
+  }
+  if (limits.maxMemoryGiB !== undefined) {
+    rooms.push({
+      nodes: (limits.maxMemoryGiB - used.memoryGiB) / newType.memoryGiB + EPSILON,
+      reason: { limit: 'maxMemoryGiB', value: limits.maxMemoryGiB },
+      detail: `${round1(used.memoryGiB)} GiB in use, ${newType.memoryGiB} GiB per ${newType.name}`,
+    });
+  }
+  return rooms;
 }
 
 /**

@@ -5,6 +5,7 @@
  * exhaustion backoff, the room limits leave, the user data a node boots
  * with, provision timeouts and orphaned hosts.
  */
+import type { ResourceRoom } from './evaluate.js';
 import { createHash } from 'node:crypto';
 import type { Naming, NodeTemplate } from '../config/index.js';
 import type { NodeRecord, NodeState, PoolId, PoolRecord } from './model.js';
@@ -178,10 +179,11 @@ export function exhaustionPatch(
 }
 
 /**
- * How many of the `requested` nodes fit under pool.max and maxNodesTotal now.
+ * How many of the `requested` nodes fit under pool.max, maxNodesTotal and the
+ * resource limits (`resourceRooms`, from the evaluator's `resourceRooms`) now.
  * The evaluator clamped the decision already; the provisioner checks again at
  * claim time, since nodes may have appeared in between (adoption, another
- * pool's scale-up), and says which limit cut it.
+ * pool's scale-up, an interruption's replacement), and says which limit cut it.
  */
 export function scaleUpRoom(input: {
   requested: number;
@@ -189,6 +191,7 @@ export function scaleUpRoom(input: {
   poolMax: number;
   maxNodesTotal: number;
   allNodes: readonly Pick<NodeRecord, 'pool' | 'state'>[];
+  resourceRooms?: readonly ResourceRoom[];
 }): { granted: number; reason?: string } {
   let poolLive = 0;
   let totalLive = 0;
@@ -199,14 +202,14 @@ export function scaleUpRoom(input: {
   }
   let granted = input.requested;
   const reasons: string[] = [];
-  if (input.poolMax - poolLive < granted) {
-    granted = Math.max(0, input.poolMax - poolLive);
-    reasons.push(`pool.max=${input.poolMax} (${poolLive} live in ${input.pool})`);
-  }
-  if (input.maxNodesTotal - totalLive < granted) {
-    granted = Math.max(0, input.maxNodesTotal - totalLive);
-    reasons.push(`maxNodesTotal=${input.maxNodesTotal} (${totalLive} live in all pools)`);
-  }
+  const limit = (room: number, text: string) => {
+    if (room >= granted) return;
+    granted = Math.max(0, Math.floor(room));
+    reasons.push(text);
+  };
+  limit(input.poolMax - poolLive, `pool.max=${input.poolMax} (${poolLive} live in ${input.pool})`);
+  limit(input.maxNodesTotal - totalLive, `maxNodesTotal=${input.maxNodesTotal} (${totalLive} live in all pools)`);
+  for (const room of input.resourceRooms ?? []) limit(room.nodes, `${room.reason.limit}=${room.reason.value} (${room.detail})`);
   return reasons.length === 0 ? { granted } : { granted, reason: `${granted} of ${input.requested} nodes fit: ${reasons.join(', ')}` };
 }
 

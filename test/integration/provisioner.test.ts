@@ -464,6 +464,21 @@ describe('NodeProvisioner (dynalite; EC2 and Route 53 mocked at the SDK)', () =>
       expect(fake.runs()).toHaveLength(1);
     });
 
+    it('claims only what maxCores leaves once nodes appeared after the decision (an interruption\'s replacement, adoption)', async () => {
+      config = configWith({ limits: { maxNodesTotal: 100, maxCores: 16 } });
+      const message = await decide(3);
+      for (const n of [1, 2]) {
+        await store.createNode(
+          { nodeId: `old-${n}.example.com`, pool: POOL, district: 'd1', profile: 'small', state: 'active', instanceType: 'm5.xlarge', createdAt: T0.toISOString(), origin: 'adopted', protected: false },
+          T0,
+        );
+      }
+      const outcome = await provisioner().scaleUp(message);
+      expect(outcome.nodes.map((n) => n.nodeId)).toEqual(['d1-small-1.example.com', 'd1-small-2.example.com']);
+      expect(outcome.reason).toContain('2 of 3 nodes fit: maxCores=16 (8 in use, 4 per m5.xlarge)');
+      expect(fake.runs()).toHaveLength(2);
+    });
+
     it('refuses a late decision whose lease another decision took over, allocating no name and leaving that lease', async () => {
       const late = await decide(2, new Date(T0.getTime() - 16 * MIN));
       const current = await decide(1);

@@ -17,6 +17,9 @@ import {
   scaleUpRoom,
   shellQuote,
 } from '../../lib/domain/provisioning.js';
+import { resourceRooms } from '../../lib/domain/evaluate.js';
+import type { NodeRecord } from '../../lib/domain/model.js';
+import type { Config, PoolConfig } from '../../lib/config/index.js';
 
 const NOW = new Date('2026-11-21T10:00:00.000Z');
 const MIN = 60_000;
@@ -130,6 +133,21 @@ describe('limits at claim time', () => {
       reason: '1 of 4 nodes fit: maxNodesTotal=20 (19 live in all pools)',
     });
     expect(scaleUpRoom({ ...base, allNodes: live('d1/small', 12) }).granted).toBe(0);
+  });
+
+  it('grants what maxCores and maxMemoryGiB leave too, with the evaluator\'s arithmetic (resourceRooms)', () => {
+    const pool = { district: 'd1', profile: 'small', min: 0, max: 10, template: { instanceTypes: [type('m5.xlarge')] } } as unknown as PoolConfig;
+    const config = { pools: [pool], limits: { maxNodesTotal: 20, maxCores: 24, maxMemoryGiB: 80 } } as unknown as Config;
+    const nodes = (n: number) => Array.from({ length: n }, (_, i) => ({ nodeId: `n${i}`, pool: 'd1/small', state: 'active', instanceType: 'm5.xlarge' }) as NodeRecord);
+    const room = (n: number) =>
+      scaleUpRoom({ requested: 4, pool: 'd1/small', poolMax: 10, maxNodesTotal: 20, allNodes: nodes(n), resourceRooms: resourceRooms(config, pool, nodes(n)) });
+    // 3 nodes: 12 of 24 cores (room for 3 more m5.xlarge), 48 of 80 GiB (room for 2).
+    expect(room(3)).toEqual({
+      granted: 2,
+      reason: '2 of 4 nodes fit: maxCores=24 (12 in use, 4 per m5.xlarge), maxMemoryGiB=80 (48 GiB in use, 16 GiB per m5.xlarge)',
+    });
+    expect(room(1)).toEqual({ granted: 4 });
+    expect(room(5)).toEqual({ granted: 0, reason: '0 of 4 nodes fit: maxCores=24 (20 in use, 4 per m5.xlarge), maxMemoryGiB=80 (80 GiB in use, 16 GiB per m5.xlarge)' });
   });
 });
 
