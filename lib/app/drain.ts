@@ -101,8 +101,10 @@ type StepResult = 'progressed' | 'waiting' | 'finished';
 
 export interface StartOutcome {
   drainId: string;
-  /** False when the drain existed already (a duplicate message or event). */
+  /** False when the drain existed already (a duplicate message or event), or the decision was refused. */
   created: boolean;
+  /** Why a scale-down decision was not carried out: it no longer holds the pool's lease. */
+  refused?: string;
 }
 
 export interface EventOutcome {
@@ -170,6 +172,13 @@ export class GearMover {
       if (existing.state === 'active') this.known.add(drainId);
       return { drainId, created: false };
     }
+    // An operator's `nodescaler drain NODE` sends a scale-down with a `manual:` decisionId (and takes no lease).
+    const manual = message.decisionId.startsWith(MANUAL_DECISION_PREFIX);
+    const refused = manual ? undefined : await this.withoutLease(message);
+    if (refused) {
+      log.warn('scale-down not carried out', { drainId, decisionId: message.decisionId, pool: message.pool, nodeId: message.nodeId, reason: refused });
+      return { drainId, created: false, refused };
+    }
     const outcome = await this.createDrain({
       drainId,
       decisionId: message.decisionId,
@@ -178,11 +187,25 @@ export class GearMover {
       startedAt: clock.now().toISOString(),
       reason: message.reason,
       moves: [],
-      // An operator's `nodescaler drain NODE` sends a scale-down with a `manual:` decisionId (and takes no lease).
-      kind: message.decisionId.startsWith(MANUAL_DECISION_PREFIX) ? 'manual' : 'scale-down',
+      kind: manual ? 'manual' : 'scale-down',
     });
     await this.releaseLease(message.pool, message.decisionId);
     return outcome;
+  }
+
+  /**
+   * Why a scale-down decision may no longer act: a drain counts against
+   * maxConcurrentDrains only through the lease its decision holds, so a
+   * decision whose message arrives after that lease expired (delayed, or sent
+   * again while its first copy was still queued) would drain next to the
+   * drain of a newer decision. The evaluator decides again instead.
+   */
+  private async withoutLease(message: ScaleDownMessage): Promise<string | undefined> {
+    const lease = (await this.ports.store.getPool(message.pool))?.lease;
+    const now = this.ports.clock.now().toISOString();
+    if (lease?.holder === message.decisionId && lease.expiresAt > now) return undefined;
+    if (lease !== undefined && lease.expiresAt > now) return `superseded: the pool's lease is held by ${lease.kind} ${lease.holder}`;
+    return `stale: the pool's lease of this decision expired or was released; the evaluator decides again`;
   }
 
   /** An operator's drain (CLI): the same drain as a scale-down, without a lease. */

@@ -2,6 +2,7 @@ import type { Config, PoolConfig } from '../config/index.js';
 import type { PoolEvaluation } from '../domain/decision.js';
 import { decisionMessage } from '../domain/decision-message.js';
 import { decidePool } from '../domain/evaluate.js';
+import { drainIdFor } from '../domain/drain.js';
 import { poolIdOf, type NodeRecord, type PoolId, type PoolRecord } from '../domain/model.js';
 import { isProtected, observedBootMs, statsToStore } from '../domain/node-stats.js';
 import { ConflictError, NotFoundError } from '../errors.js';
@@ -188,6 +189,7 @@ export class ThresholdEvaluator {
       return { pool: poolId, kind: 'skipped', reason: `evaluated at ${pool.lastEvaluatedAt}` };
     }
     pool = await this.resendUnsentDecision(pool, now);
+    pool = await this.resendStalledDecision(pool, now);
 
     const nodes = allNodes.filter((node) => node.pool === poolId);
     const drains = await store.listDrains(poolId);
@@ -259,6 +261,26 @@ export class ThresholdEvaluator {
     const lease = pool.lease;
     if (!lease?.message || lease.sentAt || lease.expiresAt <= now.toISOString()) return pool;
     this.ports.log.warn('re-sending a decision that was not confirmed sent', { pool: pool.pool, decisionId: lease.holder });
+    return (await this.sendDecision(pool, now)) ?? pool;
+  }
+
+  /**
+   * A decision sent leaseResendAfter ago that no consumer has taken up (no
+   * scale-up claim, no drain for it: its message was dead-lettered after
+   * failing, or lost with a queue) would hold the pool until its lease
+   * expires, and a pool below min stays there that long. It is sent again,
+   * the same message: both consumers act once per decisionId, so a copy still
+   * queued does no harm.
+   */
+  private async resendStalledDecision(pool: PoolRecord, now: Date): Promise<PoolRecord> {
+    const lease = pool.lease;
+    if (!lease?.message || !lease.sentAt || lease.expiresAt <= now.toISOString()) return pool;
+    if (now.getTime() - Date.parse(lease.sentAt) < this.config.leaseResendAfter) return pool;
+    const { store, log, metrics } = this.ports;
+    const takenUp = lease.kind === 'scale-up' ? await store.getScaleUp(lease.holder) : await store.getDrain(drainIdFor(lease.holder));
+    if (takenUp) return pool;
+    log.warn('re-sending a decision no consumer has taken up', { pool: pool.pool, decisionId: lease.holder, kind: lease.kind, sentAt: lease.sentAt });
+    metrics.record('DecisionsResent', 1, 'Count', { pool: pool.pool });
     return (await this.sendDecision(pool, now)) ?? pool;
   }
 

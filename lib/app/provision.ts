@@ -29,6 +29,7 @@ import { isProtected } from '../domain/node-stats.js';
 import { resourceRooms } from '../domain/evaluate.js';
 import {
   PROVISION_STEPS,
+  NODE_TAG,
   clientToken,
   exhaustionPatch,
   findOrphans,
@@ -101,6 +102,8 @@ export interface ProvisionerTickReport {
   timedOut: string[];
   failedEarly: string[];
   released: string[];
+  /** Failed nodes found holding gears before their release removed them from the district: active again. */
+  rejoined: string[];
   waiting: string[];
   updated: string[];
   leasesReleased: string[];
@@ -563,7 +566,7 @@ export class NodeProvisioner {
 
   /** Timeouts, late host details, leases of finished decisions, orphaned hosts. Errors are collected, never thrown per node. */
   async tick(): Promise<ProvisionerTickReport> {
-    const report: ProvisionerTickReport = { timedOut: [], failedEarly: [], released: [], waiting: [], updated: [], leasesReleased: [], adopted: [], orphans: [], errors: [] };
+    const report: ProvisionerTickReport = { timedOut: [], failedEarly: [], released: [], rejoined: [], waiting: [], updated: [], leasesReleased: [], adopted: [], orphans: [], errors: [] };
     const pools = await this.poolIds();
     const byPool = new Map<PoolId, NodeRecord[]>();
     for (const pool of pools) byPool.set(pool, await this.ports.store.listNodes(pool));
@@ -648,6 +651,24 @@ export class NodeProvisioner {
    * empty one is failed; an error leaves the decision to the next tick.
    */
   private async joinedWithoutStats(node: NodeRecord): Promise<boolean> {
+    return this.activateIfHoldingGears(node, (gears) => `joined: the platform lists ${gears} gear(s) on it, though no stats reached nodescaler within maxNodeProvisionTime`);
+  }
+
+  /**
+   * The same question once more before a failed node's release removes it
+   * from its district: its host may join after all and take gears after it
+   * was failed, and `remove-node` would then refuse it for good, leaving it
+   * `terminating` with its gears. A node holding gears is serving: its
+   * release is called off and it becomes active. Nothing of the release has
+   * run before `remove-node` (the first step), so there is nothing to undo.
+   */
+  private async releaseCalledOff(node: NodeRecord): Promise<boolean> {
+    if (node.steps?.removedFromDistrict !== undefined) return false;
+    return this.activateIfHoldingGears(node, (gears) => `joined after it was failed: the platform lists ${gears} gear(s) on it; its release was called off`);
+  }
+
+  /** `node` (provisioning, failed or terminating) -> active when the platform lists gears on it; false without a platform, or when it holds none. */
+  private async activateIfHoldingGears(node: NodeRecord, reason: (gears: number) => string): Promise<boolean> {
     const { platform, store, clock, log } = this.ports;
     if (!platform) return false;
     let gears: readonly GearInfo[];
@@ -659,21 +680,27 @@ export class NodeProvisioner {
     }
     if (gears.length === 0) return false;
     const now = clock.now();
+    // A failed node's release steps go: the node is no longer being released.
+    const { [RELEASE_KIND_STEP]: _kind, releaseStarted: _started, ...steps } = node.steps ?? {};
     try {
       await store.transitionNode(
         node.nodeId,
         {
-          from: 'provisioning',
+          from: node.state,
           to: 'active',
           expectedVersion: node.version,
-          patch: { joinedAt: now.toISOString(), reason: `joined: the platform lists ${gears.length} gear(s) on it, though no stats reached nodescaler within maxNodeProvisionTime` },
+          patch: { joinedAt: now.toISOString(), reason: reason(gears.length), ...(node.state === 'provisioning' ? {} : { steps }) },
         },
         now,
       );
     } catch (error) {
       if (!(error instanceof ConflictError)) throw error;
     }
-    log.warn('node past maxNodeProvisionTime holds gears on the platform: marked joined, not failed', { nodeId: node.nodeId, pool: node.pool, gears: gears.length });
+    log.warn(`node ${node.state === 'provisioning' ? 'past maxNodeProvisionTime' : `${node.state} (failed)`} holds gears on the platform: marked joined`, {
+      nodeId: node.nodeId,
+      pool: node.pool,
+      gears: gears.length,
+    });
     return true;
   }
 
@@ -708,7 +735,11 @@ export class NodeProvisioner {
   }
 
   private async release(node: NodeRecord, report: ProvisionerTickReport): Promise<void> {
-    let current = node;
+    if (await this.releaseCalledOff(node)) {
+      report.rejoined.push(node.nodeId);
+      return;
+    }
+    let current = await this.withUnrecordedHost(node, report);
     if (current.state === 'failed') {
       try {
         current = await this.releaser.begin(current, 'failed', `releasing: ${current.reason ?? 'failed'}`);
@@ -720,6 +751,24 @@ export class NodeProvisioner {
     const result = await this.releaser.advance(current);
     if (result.status === 'terminated') report.released.push(node.nodeId);
     else report.waiting.push(node.nodeId);
+  }
+
+  /**
+   * A failed node whose launch took effect unseen (RunInstances went through,
+   * the provisioner saw an error) has a host but no instance id; released as
+   * it is, its release would only report the host, which would run on. The
+   * sweeper adopts such hosts, but a release may finish before it runs, so
+   * the node's host is looked up by its node tag first and recorded.
+   */
+  private async withUnrecordedHost(node: NodeRecord, report: ProvisionerTickReport): Promise<NodeRecord> {
+    if (node.instanceId !== undefined || node.steps?.[PROVISION_STEPS.launchAttempt] === undefined) return node;
+    const hosts = await this.retry(() => this.ports.cloud.listManagedHosts());
+    const host = hosts.find((candidate) => candidate.instanceId !== undefined && candidate.tags?.[NODE_TAG] === node.nodeId);
+    if (!host) return node;
+    const recorded = await this.ports.store.updateNode(node.nodeId, node.version, { ...hostFields(host) });
+    report.adopted.push(node.nodeId);
+    this.ports.log.warn('host found for a failed node that had not recorded it; recorded before its release', { nodeId: node.nodeId, instanceId: host.instanceId });
+    return recorded;
   }
 
   /** A scale-up lease whose decision has every node resolved is released (a crash after the last step left it held). */

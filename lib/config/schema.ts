@@ -295,6 +295,13 @@ function buildConfigSchema() {
     evaluationInterval: dur('30s'),
     /** How long a pool's in-flight action lease lasts. */
     leaseTtl: dur('15m', { positive: true }),
+    /**
+     * A decision no consumer has taken up this long after it was sent (its
+     * message dead-lettered, say) is sent again, every time this passes,
+     * until its lease expires. At least 5m: SQS FIFO queues drop a repeated
+     * deduplication id within 5 minutes. leaseTtl or more: never re-sent.
+     */
+    leaseResendAfter: dur('6m', { positive: true }),
     /** How long decision log entries are kept (DynamoDB TTL). */
     decisionLogTtl: dur('14d', { positive: true }),
     /** Default naming for pools that have none of their own. */
@@ -397,6 +404,10 @@ function crossFieldChecks(value: unknown, ctx: Ctx): void {
   const maxDelay = within(retry?.maxDelay, 1);
   if (baseDelay !== undefined && maxDelay !== undefined && baseDelay > maxDelay) {
     issue(ctx, ['cloudRetry', 'maxDelay'], 'must not be shorter than cloudRetry.baseDelay');
+  }
+  const resendAfter = within(root.leaseResendAfter, 1);
+  if (resendAfter !== undefined && resendAfter < 5 * 60_000) {
+    issue(ctx, ['leaseResendAfter'], 'must be at least 5m: SQS FIFO queues drop a message sent again with the same deduplication id within 5 minutes');
   }
   if (low !== undefined && target !== undefined && !(low < target)) {
     issue(ctx, ['scaleDown', 'utilizationThreshold'], `must be below scaleUp.target (${target}), or the pool flaps between scale-up and scale-down`);

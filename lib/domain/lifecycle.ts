@@ -10,9 +10,11 @@ const NEXT: Readonly<Record<NodeState, readonly NodeState[]>> = {
   draining: ['active', 'drained', 'lost'],
   // drained -> draining: the decommissioner found gears after all and hands the node back.
   drained: ['terminating', 'draining', 'lost'],
-  terminating: ['terminated'],
+  // terminating/failed -> active: a failed node's host joined after all and holds gears; its release is
+  // called off before it removed the node from its district (the provisioner's tick).
+  terminating: ['terminated', 'active'],
   terminated: [],
-  failed: ['terminating', 'terminated'],
+  failed: ['terminating', 'terminated', 'active'],
   lost: ['terminated'],
 };
 

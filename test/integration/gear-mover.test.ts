@@ -72,7 +72,7 @@ describe('gear mover on dynalite with the simulated platform', () => {
     await w.node('t1.example.com', { gears: [] });
     w.sim.scriptMoveFailures('g0x0', 2);
     const mover = w.mover();
-    await mover.handleScaleDown(w.scaleDown('src.example.com'));
+    await mover.handleScaleDown(await w.decideScaleDown('src.example.com'));
     expect((await mover.run(w.budget())).completed).toBe(1);
 
     const attempts = w.sim.moveHistory().filter((m) => m.uuid === 'g0x0');
@@ -91,7 +91,7 @@ describe('gear mover on dynalite with the simulated platform', () => {
     await w.node('t1.example.com', { gears: [] });
     w.sim.scriptMoveFailures('g0x1', 'always');
     const mover = w.mover();
-    await mover.handleScaleDown(w.scaleDown('src.example.com'));
+    await mover.handleScaleDown(await w.decideScaleDown('src.example.com'));
     expect((await mover.run(w.budget())).aborted).toBe(1);
 
     const drain = await onlyDrain(w, 'aborted');
@@ -132,7 +132,7 @@ describe('gear mover on dynalite with the simulated platform', () => {
     await w.node('src.example.com', { gears: apps(1, 6) });
     await w.node('t1.example.com', { gears: [] });
     const mover = w.mover();
-    await mover.handleScaleDown(w.scaleDown('src.example.com'));
+    await mover.handleScaleDown(await w.decideScaleDown('src.example.com'));
     await mover.run(w.budget(60 * 60_000));
     const drain = await onlyDrain(w, 'aborted');
     expect(drain.abortReason).toBe('drain timed out after 30m with 3 of 6 gear(s) moved');
@@ -147,7 +147,7 @@ describe('gear mover on dynalite with the simulated platform', () => {
     await w.node('t1.example.com', { max: 10, gears: [] });
     await w.node('t2.example.com', { max: 10, gears: apps(1, 1, 't2-') });
     const mover = w.mover();
-    await mover.handleScaleDown(w.scaleDown('src.example.com'));
+    await mover.handleScaleDown(await w.decideScaleDown('src.example.com'));
     // Plan, then fill t1 (new applications arrive on it) before the moves start.
     await mover.run({ timeLeft: (() => { let steps = 0; return () => (steps++ < 8 ? 60_000 : 0); })() });
     const planned = await onlyDrain(w, 'active');
@@ -173,7 +173,7 @@ describe('gear mover on dynalite with the simulated platform', () => {
     await w.node('src.example.com', { gears: apps(4, 3) });
     await w.node('t1.example.com', { gears: [] });
     await w.node('t2.example.com', { gears: [] });
-    const message = w.scaleDown('src.example.com');
+    const message = await w.decideScaleDown('src.example.com');
     const [a, b] = [w.mover(), w.mover()];
     const outcomes = await Promise.all([a.handleScaleDown(message), b.handleScaleDown(message)]);
     expect(outcomes.filter((o) => o.created)).toHaveLength(1);
@@ -193,7 +193,7 @@ describe('gear mover on dynalite with the simulated platform', () => {
     await w.node('src.example.com', { gears: apps(1, 2) });
     await w.node('t1.example.com', { gears: [] });
     const mover = w.mover();
-    await mover.handleScaleDown(w.scaleDown('src.example.com'));
+    await mover.handleScaleDown(await w.decideScaleDown('src.example.com'));
     await mover.run(w.budget());
     // A gear the platform still lists after all; the decommissioner refuses the node.
     w.sim.putGear('src.example.com', { uuid: 'straggler', app: 'late', size: 'small' });
@@ -218,7 +218,7 @@ describe('gear mover on dynalite with the simulated platform', () => {
     await w.node('t1.example.com', { gears: apps(1, 95, 't') });
     await w.node('t2.example.com', { max: 10, gears: apps(1, 5, 'u') });
     const mover = w.mover();
-    await mover.handleScaleDown(w.scaleDown('normal.example.com'));
+    await mover.handleScaleDown(await w.decideScaleDown('normal.example.com'));
     await mover.run({ timeLeft: (() => { let n = 0; return () => (n++ < 6 ? 60_000 : 0); })() });
     expect((await w.store.getNode('normal.example.com'))?.state).toBe('draining');
 
@@ -254,7 +254,7 @@ describe('gear mover on dynalite with the simulated platform', () => {
     await w.node('gone.example.com', { gears: apps(1, 3, 'x'), instanceId: 'i-0fedcba9876543210' });
     await w.node('t1.example.com', { gears: [] });
     const mover = w.mover();
-    await mover.handleScaleDown(w.scaleDown('gone.example.com'));
+    await mover.handleScaleDown(await w.decideScaleDown('gone.example.com'));
     await mover.run({ timeLeft: (() => { let n = 0; return () => (n++ < 4 ? 60_000 : 0); })() });
     const outcome = await mover.handleEvent({ type: 'ec2-state-change', eventId: 'ev-9', instanceId: 'i-0fedcba9876543210', state: 'terminated', time: w.clock.now().toISOString() });
     expect(outcome).toMatchObject({ action: 'lost', nodeId: 'gone.example.com' });

@@ -574,7 +574,7 @@ describe('NodeProvisioner (dynalite; EC2 and Route 53 mocked at the SDK)', () =>
       expect(platform.hasGear('g1')).toBe(true);
     });
 
-    it('removes a failed node from its district before terminating it, and stops there when the platform has put gears on it since', async () => {
+    it('removes a failed node from its district before terminating it; when the platform has put gears on it since, calls the release off: active again', async () => {
       const platform = new SimulatedPlatform(clock, { moveDurationMs: 0, moveFailureRate: 0 });
       await provisioner({ platform }).scaleUp(await decide(1));
       platform.registerNode('d1', 'small', 'd1-small-1.example.com', 100);
@@ -595,6 +595,21 @@ describe('NodeProvisioner (dynalite; EC2 and Route 53 mocked at the SDK)', () =>
       expect((await store.getNode('d1-small-1.example.com'))?.state).toBe('terminating');
       expect(fake.inputsOf(TerminateInstancesCommand)).toEqual([]);
       expect(platform.hasGear('late')).toBe(true);
+
+      // The next tick asks the platform before trying again: the node serves a gear, so it joined after all.
+      clock.advance(MIN);
+      const next = await provisioner({ platform }).tick();
+      expect(next.rejoined).toEqual(['d1-small-1.example.com']);
+      expect(next.errors).toEqual([]);
+      expect(removals).toBe(1);
+      const node = await store.getNode('d1-small-1.example.com');
+      expect(node).toMatchObject({ state: 'active', joinedAt: clock.now().toISOString() });
+      expect(node?.reason).toBe('joined after it was failed: the platform lists 1 gear(s) on it; its release was called off');
+      expect(node?.steps?.releaseFor).toBeUndefined();
+      expect(node?.steps?.releaseStarted).toBeUndefined();
+      expect(node?.instanceId).toBeDefined();
+      expect(fake.inputsOf(TerminateInstancesCommand)).toEqual([]);
+      expect((await provisioner({ platform }).tick()).released).toEqual([]);
     });
 
     it('releases a node that failed for capacity without calling the cloud', async () => {
@@ -614,6 +629,25 @@ describe('NodeProvisioner (dynalite; EC2 and Route 53 mocked at the SDK)', () =>
       const report = await provisioner().tick();
       expect(report.leasesReleased).toEqual([message.decisionId]);
       expect((await store.getPool(POOL))?.lease).toBeUndefined();
+    });
+
+    it('terminates the host of a failed node that never recorded it (the launch went through unseen), found by its node tag before the release', async () => {
+      const message = await decide(1);
+      const crashing = crashingStore(store);
+      crashing.crashBefore((write) => write.patch.steps?.hostRequested !== undefined, 'recording the host');
+      await expect(provisioner({ store: crashing }).scaleUp(message)).rejects.toBeInstanceOf(Crash);
+      expect((await store.getNode('d1-small-1.example.com'))?.instanceId).toBeUndefined();
+      clock.advance(16 * MIN);
+
+      const report = await provisioner().tick();
+      expect(report.timedOut).toEqual(['d1-small-1.example.com']);
+      expect(report.adopted).toEqual(['d1-small-1.example.com']);
+      expect(report.released).toEqual(['d1-small-1.example.com']);
+      expect(fake.inputsOf(TerminateInstancesCommand)).toEqual([{ InstanceIds: ['i-00000000000000001'] }]);
+      const node = await store.getNode('d1-small-1.example.com');
+      expect(node).toMatchObject({ state: 'terminated', instanceId: 'i-00000000000000001' });
+      expect(node?.steps?.instanceTerminated).toBeDefined();
+      expect(node?.steps?.releaseReported).toBeUndefined();
     });
 
     it('reports orphaned hosts, terminates them only when told to, and records a host a crash left unrecorded', async () => {

@@ -267,7 +267,10 @@ async function goodMessage(queue: string): Promise<{ body: string; groupId?: str
         return { body: JSON.stringify(event), processed: async () => (await store.getNode(nodeId))?.state !== 'active' };
       }
       const decisionId = `down:d1_small:${at}`;
-      const scaleDown = JSON.stringify({ type: 'scale-down', v: 1, decisionId, pool: POOL, nodeId, reason: 'fuzz', decidedAt: at });
+      const scaleDownMessage = { type: 'scale-down', v: 1, decisionId, pool: POOL, nodeId, reason: 'fuzz', decidedAt: at };
+      const scaleDown = JSON.stringify(scaleDownMessage);
+      // As the evaluator does: a scale-down acts under the pool lease its decision holds.
+      await store.acquireLease(POOL, { holder: decisionId, kind: 'scale-down', ttlMs: 15 * 60_000, message: scaleDownMessage }, clock.now());
       if (queue === 'drain') return { body: scaleDown, groupId: POOL, processed: async () => (await store.getNode(nodeId))?.state !== 'active' };
       // The gear mover drains the empty node and announces it; that announcement is the decommissioner's good message.
       const response = (await runtime.invoke('gearMover', { Records: [record('drain', scaleDown, POOL)] })) as SQSBatchResponse;

@@ -166,6 +166,13 @@ export class World {
     };
   }
 
+  /** A scale-down as the evaluator decides it: the message, with the pool lease taken for it. */
+  async decideScaleDown(nodeId: string, decidedAt = this.clock.now()): Promise<ScaleDownMessage> {
+    const message = this.scaleDown(nodeId, decidedAt);
+    await this.leaseFor(message);
+    return message;
+  }
+
   /** Takes the pool lease as the evaluator does before it sends a scale-down. */
   async leaseFor(message: ScaleDownMessage): Promise<void> {
     await this.store.acquireLease(POOL, { holder: message.decisionId, kind: 'scale-down', ttlMs: 15 * 60_000, message: { ...message } }, this.clock.now());

@@ -321,6 +321,14 @@ describe('cross-field rules', () => {
     expect(issues.map((issue) => issue.path)).toEqual(['scaleUp.exhaustedBackoffMax', 'cloudRetry.maxDelay']);
   });
 
+  it('leaseResendAfter is at least the SQS FIFO deduplication window', () => {
+    expect(parseConfig(minimal()).leaseResendAfter).toBe(360_000);
+    const [issue] = issuesOf({ ...minimal(), leaseResendAfter: '4m' });
+    expect(issue).toMatchObject({ path: 'leaseResendAfter' });
+    expect(issue!.message).toContain('must be at least 5m');
+    expect(parseConfig({ ...minimal(), leaseResendAfter: '5m' }).leaseResendAfter).toBe(300_000);
+  });
+
   it('platform openshift-broker needs brokerInstanceId', () => {
     expect(issuesOf(minimal({ platform: { kind: 'openshift-broker' } }))).toEqual([
       { path: 'platform.brokerInstanceId', message: 'platform openshift-broker needs brokerInstanceId' },

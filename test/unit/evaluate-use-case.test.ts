@@ -85,6 +85,42 @@ describe('ThresholdEvaluator use case (in-memory store, recording queue)', () =>
     expect(log.lines.some((line) => line.level === 'warn' && /re-sending/.test(line.message))).toBe(true);
   });
 
+  it('sends a decision again when no consumer has taken it up leaseResendAfter after it was sent, and stops once one has', async () => {
+    await report([90, 90]);
+    advance(125);
+    const [decided] = await evaluator.tick();
+    expect(decided).toMatchObject({ kind: 'scale-up', sent: true });
+    const message = (await store.getPool('d1/small'))!.lease!.message;
+    const sent = { message, groupId: 'd1/small', deduplicationId: decided!.decisionId };
+    advance(5 * 60);
+    await evaluator.tick();
+    expect(queue.recorded('scale')).toEqual([sent]);
+
+    // Its message dead-lettered: 6 minutes after it was sent no consumer has claimed it.
+    advance(60);
+    await evaluator.tick();
+    expect(queue.recorded('scale')).toEqual([sent, sent]);
+    expect((await store.getPool('d1/small'))?.lease).toMatchObject({ holder: decided!.decisionId, sentAt: now.toISOString() });
+    expect(log.lines.some((line) => line.level === 'warn' && line.message === 're-sending a decision no consumer has taken up')).toBe(true);
+
+    // The provisioner claims it: the lease is its to release, nothing is sent again.
+    await store.claimScaleUp({ decisionId: decided!.decisionId!, pool: 'd1/small', requested: 1, slots: [], createdAt: now.toISOString() }, config.decisionLogTtl);
+    advance(6 * 60);
+    await evaluator.tick();
+    expect(queue.recorded('scale')).toHaveLength(2);
+  });
+
+  it('sends a scale-down again when no drain exists for it', async () => {
+    const decisionId = 'down:d1_small:1';
+    const message = { type: 'scale-down', v: 1, decisionId, pool: 'd1/small', nodeId: 'small-1.example.com', reason: 'test', decidedAt: now.toISOString() };
+    await store.ensurePool('d1/small');
+    await store.acquireLease('d1/small', { holder: decisionId, kind: 'scale-down', ttlMs: config.leaseTtl, message }, now);
+    await store.markLeaseSent('d1/small', decisionId, now);
+    advance(6 * 60);
+    await evaluator.tick();
+    expect(queue.recorded('drain')).toEqual([{ message, groupId: 'd1/small', deduplicationId: decisionId }]);
+  });
+
   it('emits utilization, nodes by state and decision latency per pool', async () => {
     const metrics = new InMemoryMetrics();
     evaluator = new ThresholdEvaluator({ store, queue, clock: { now: () => now }, metrics, log }, config);

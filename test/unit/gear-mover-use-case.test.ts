@@ -47,23 +47,44 @@ describe('GearMover: starting a drain', () => {
     await w.node('b.example.com', { gears: apps(1, 1, 'b') });
     await w.node('t1.example.com');
     const mover = w.mover();
-    await mover.handleScaleDown(w.scaleDown('a.example.com'));
+    await mover.handleScaleDown(await w.decideScaleDown('a.example.com'));
     await mover.run(steps(3));
     expect((await w.store.getNode('a.example.com'))?.state).toBe('draining');
     w.clock.advance(1000);
-    await mover.handleScaleDown(w.scaleDown('b.example.com'));
+    await mover.handleScaleDown(await w.decideScaleDown('b.example.com'));
     await mover.run(steps(20));
     const refused = (await w.store.listDrains(POOL, 'aborted')).find((d) => d.nodeId === 'b.example.com');
     expect(refused?.abortReason).toBe('1 node(s) of pool d1/small already draining (maxConcurrentDrains=1)');
     expect((await w.store.getNode('b.example.com'))?.state).toBe('active');
   });
 
+  it('refuses a scale-down that no longer holds the pool lease: superseded, or its lease expired', async () => {
+    const w = await world();
+    await w.node('a.example.com', { gears: apps(1, 2) });
+    await w.node('b.example.com', { gears: [] });
+    const mover = w.mover();
+    const late = w.scaleDown('a.example.com');
+    w.clock.advance(16 * 60_000);
+    const current = await w.decideScaleDown('b.example.com');
+    expect(await mover.handleScaleDown(late)).toEqual({
+      drainId: drainIdFor(late.decisionId),
+      created: false,
+      refused: `superseded: the pool's lease is held by scale-down ${current.decisionId}`,
+    });
+    await mover.handleScaleDown(current);
+    expect(await mover.handleScaleDown(late)).toMatchObject({ created: false, refused: expect.stringMatching(/^stale: /) });
+    expect((await w.store.listDrains(POOL, 'active')).map((d) => d.drainId)).toEqual([drainIdFor(current.decisionId)]);
+    expect(await w.store.getDrain(drainIdFor(late.decisionId))).toBeUndefined();
+  });
+
   it('refuses a node that is not active (a stale decision) and one of another pool', async () => {
     const w = await world();
     await w.node('gone.example.com', { state: 'provisioning' });
     const mover = w.mover();
-    await mover.handleScaleDown(w.scaleDown('gone.example.com'));
-    await mover.handleScaleDown({ ...w.scaleDown('ghost.example.com'), decisionId: 'down:d1_small:1' });
+    await mover.handleScaleDown(await w.decideScaleDown('gone.example.com'));
+    const ghost = { ...w.scaleDown('ghost.example.com'), decisionId: 'down:d1_small:1' };
+    await w.leaseFor(ghost);
+    await mover.handleScaleDown(ghost);
     await mover.run(w.budget());
     const reasons = (await w.store.listDrains(POOL, 'aborted')).map((d) => d.abortReason).sort();
     expect(reasons).toEqual(['node ghost.example.com has no record', 'node gone.example.com is provisioning']);
@@ -76,7 +97,7 @@ describe('GearMover: stopping and finishing', () => {
     await w.node('src.example.com', { gears: apps(1, 6) });
     await w.node('t1.example.com');
     const mover = w.mover();
-    await mover.handleScaleDown(w.scaleDown('src.example.com'));
+    await mover.handleScaleDown(await w.decideScaleDown('src.example.com'));
     await mover.run(steps(8));
     expect(w.sim.movesInFlight()).toBe(3);
     const stopping = await mover.cancelDrain('src.example.com', 'operator request');
@@ -95,7 +116,7 @@ describe('GearMover: stopping and finishing', () => {
     await w.node('src.example.com', { gears: apps(1, 1) });
     await w.node('t1.example.com');
     const mover = w.mover();
-    await mover.handleScaleDown(w.scaleDown('src.example.com'));
+    await mover.handleScaleDown(await w.decideScaleDown('src.example.com'));
     // Every send is refused for a while: the drain waits at "node drained".
     w.queue.failNext(1000);
     await mover.run(w.budget(3 * 60_000));
@@ -122,7 +143,7 @@ describe('GearMover: EC2 events', () => {
     mover.handleScaleDown = async (message) => (order.push(message.nodeId), scaleDown(message));
     mover.handleEvent = async (message) => (order.push(message.instanceId), event(message));
     const { failures } = await mover.handleBatch([
-      { id: 'down', message: w.scaleDown('n2.example.com') },
+      { id: 'down', message: await w.decideScaleDown('n2.example.com') },
       { id: 'spot', message: { type: 'ec2-spot-interruption', eventId: 'e9', instanceId: 'i-0aaaaaaaaaaaaaaa1', action: 'terminate', time } },
     ]);
     expect(failures).toEqual([]);
@@ -156,7 +177,7 @@ describe('GearMover: EC2 events', () => {
     await w.node('n1.example.com', { gears: apps(1, 4), instanceId: 'i-0aaaaaaaaaaaaaaa1' });
     await w.node('t1.example.com');
     const mover = w.mover();
-    await mover.handleScaleDown(w.scaleDown('n1.example.com'));
+    await mover.handleScaleDown(await w.decideScaleDown('n1.example.com'));
     await mover.run(steps(6));
     await mover.cancelDrain('n1.example.com', 'operator changed their mind');
     const outcome = await mover.handleEvent({ type: 'ec2-rebalance', eventId: 'e4', instanceId: 'i-0aaaaaaaaaaaaaaa1', time: w.clock.now().toISOString() });
