@@ -764,10 +764,14 @@ export class NodeProvisioner {
     if (node.instanceId !== undefined || node.steps?.[PROVISION_STEPS.launchAttempt] === undefined) return node;
     const hosts = await this.retry(() => this.ports.cloud.listManagedHosts());
     const host = hosts.find((candidate) => candidate.instanceId !== undefined && candidate.tags?.[NODE_TAG] === node.nodeId);
-    if (!host) return node;
+    return host ? this.recordHost(node, host, report) : node;
+  }
+
+  /** Records the host of a node that had not recorded it (`ConflictError` when the node changed meanwhile). */
+  private async recordHost(node: NodeRecord, host: HostInfo, report: ProvisionerTickReport): Promise<NodeRecord> {
     const recorded = await this.ports.store.updateNode(node.nodeId, node.version, { ...hostFields(host) });
     report.adopted.push(node.nodeId);
-    this.ports.log.warn('host found for a failed node that had not recorded it; recorded before its release', { nodeId: node.nodeId, instanceId: host.instanceId });
+    this.ports.log.warn('host found for a node that had not recorded it; recorded', { nodeId: node.nodeId, state: node.state, instanceId: host.instanceId });
     return recorded;
   }
 
@@ -788,17 +792,14 @@ export class NodeProvisioner {
   }
 
   private async sweep(report: ProvisionerTickReport): Promise<void> {
-    const { cloud, store, clock, log, metrics } = this.ports;
+    const { cloud, clock, log, metrics } = this.ports;
     const hosts = await this.retry(() => cloud.listManagedHosts());
     if (hosts.length === 0) return;
     const nodes = await this.allNodes();
     const { orphans, adoptable } = findOrphans(hosts, nodes, clock.now(), this.config.sweeper.orphanAge);
     for (const { host, nodeId } of adoptable) {
-      const node = nodes.find((candidate) => candidate.nodeId === nodeId)!;
       try {
-        await store.updateNode(node.nodeId, node.version, { ...hostFields(host) });
-        report.adopted.push(nodeId);
-        log.warn('host found for a node that had not recorded it; recorded', { nodeId, instanceId: host.instanceId });
+        await this.recordHost(nodes.find((candidate) => candidate.nodeId === nodeId)!, host, report);
       } catch (error) {
         if (!(error instanceof ConflictError)) throw error;
       }

@@ -67,8 +67,6 @@ export interface ScenarioOutcome {
   gearMoves: number;
   /** The fewest nodes active or provisioning seen after any minute. */
   fewestServing: number;
-  /** Minutes from the end of the faults to the last minute the pool was below min (0: never below it after). */
-  belowMinAfterFaults: number;
 }
 
 const DISTRICT = 'sim';
@@ -148,7 +146,6 @@ class ScenarioRun {
   private faultsOn = false;
   private faultsOffAt = Infinity;
   private fewestServing = Infinity;
-  private lastBelowMinAt = -Infinity;
   private readonly hostStates = new Map<string, string>();
   private eventSequence = 0;
   private minutes = 0;
@@ -218,7 +215,6 @@ class ScenarioRun {
       drains: drains.length,
       gearMoves: this.platform.succeededMoves(),
       fewestServing: this.fewestServing,
-      belowMinAfterFaults: Math.max(0, Math.round((this.lastBelowMinAt - this.faultsOffAt) / 60_000)),
     };
   }
 
@@ -413,7 +409,6 @@ class ScenarioRun {
 
     const serving = nodes.filter((node) => node.state === 'active' || node.state === 'provisioning').length;
     this.fewestServing = Math.min(this.fewestServing, serving);
-    if (serving < POOL_MIN) this.lastBelowMinAt = this.clock.nowMs();
     const drains = await this.allDrains();
 
     // One drain per decision.
