@@ -9,7 +9,7 @@
  *     [--policy nodescaler|reactive|static-peak] [--json OUT.json] [--report OUT.html]
  *     [--store auto|dynalite|memory] [--days N] [--seed N] [--config FILE]
  */
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ValidationError } from '../lib/errors.js';
@@ -19,8 +19,7 @@ import { runNodescaler, type ReplayOptions } from '../lib/sim/replay.js';
 import { sampleInterval, type PolicyResult } from '../lib/sim/results.js';
 import { readTrace, type Trace } from '../lib/sim/trace.js';
 
-const SHARED_TRACE = new URL('../../shared/traces/azure2019_vm_aggregate_300s.csv', import.meta.url);
-const SAMPLE_TRACE = new URL('../events/sample-trace.csv', import.meta.url);
+const DEFAULT_TRACE = new URL('../data/traces/azure2019_vm_aggregate_300s.csv', import.meta.url);
 const POLICIES = ['nodescaler', 'reactive', 'static-peak'] as const;
 
 async function main(): Promise<void> {
@@ -60,8 +59,8 @@ async function main(): Promise<void> {
 
   let tracePath = values.trace;
   if (tracePath === undefined) {
-    tracePath = existsSync(SHARED_TRACE) ? SHARED_TRACE.pathname : SAMPLE_TRACE.pathname;
-    console.log(`no --trace given: replaying ${tracePath === SHARED_TRACE.pathname ? 'the Azure 2019 trace from ../shared/traces' : 'the bundled sample trace'} (${tracePath})`);
+    tracePath = DEFAULT_TRACE.pathname;
+    console.log(`no --trace given: replaying the Azure 2019 trace (${tracePath})`);
   }
   let trace = readTrace(tracePath, {
     ...(values['time-column'] ? { timeColumn: values['time-column'] } : {}),

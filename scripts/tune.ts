@@ -6,7 +6,7 @@ import { runNodescaler } from '../lib/sim/replay.js';
 import { readTrace } from '../lib/sim/trace.js';
 const days = Number(process.argv[2] ?? 3);
 const column = process.argv[3] ?? 'cpu_usage';
-const trace = readTrace('../shared/traces/azure2019_vm_aggregate_300s.csv', { stepSeconds: 300, peakGears: 2000, demandColumn: column });
+const trace = readTrace(new URL('../data/traces/azure2019_vm_aggregate_300s.csv', import.meta.url).pathname, { stepSeconds: 300, peakGears: 2000, demandColumn: column });
 const steps = trace.steps.slice(0, days * 288);
 const short = { ...trace, steps, durationSeconds: steps.length * 300 };
 const variants: Record<string, object> = JSON.parse(process.argv[4] ?? '{}');
