@@ -16,7 +16,7 @@ type Report = (path: Path, message: string) => void;
 const NODE_NAME = /^[a-z0-9._-]{1,253}$/;
 const DISTRICT_NAME = /^[A-Za-z0-9._-]{1,64}$/;
 /** An EC2 instance or SSM managed-instance id: one host, never a wildcard. */
-const INSTANCE_ID = /^(?:i|mi)-[0-9a-f]{8,17}$/;
+const INSTANCE_ID = /^(?:i|mi)-[0-9a-f]{1,17}$/;
 
 const record = (value: unknown): Record<string, unknown> | undefined =>
   value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
@@ -46,7 +46,7 @@ export function consistencyChecks(value: unknown, report: Report): void {
     const pool = record(entry);
     for (const key of ['district', 'profile'] as const) {
       const name = str(pool?.[key]);
-      if (name !== undefined && name !== '' && !DISTRICT_NAME.test(name)) {
+      if (name !== undefined && name !== '' && !name.includes('/') && !DISTRICT_NAME.test(name)) {
         report(['pools', index, key], 'must be 1 to 64 letters, digits, ".", "_" or "-" (the names oo-admin-ctl-district accepts)');
       }
     }

@@ -413,7 +413,7 @@ describe('serverless package (offline): least-privilege IAM', () => {
     const script = (mainSteps[0].inputs.runCommand as string[]).join('\n');
     const shellPart = script.slice(0, script.indexOf("<<'RUBY'"));
     const commands = [...shellPart.matchAll(/(?:^|\$\(|;|\|)\s*(?:exec\s+)?([a-z][a-z-]+)\s/gm)].map((m) => m[1]);
-    expect(new Set(commands)).toEqual(new Set(['set', 'export', 'action', 'case', 'oo-admin-ctl-district', 'printf', 'grep', 'tail', 'cut', 'oo-admin-move', 'report', 'if', 'then', 'else', 'oo-ruby']));
+    expect(new Set(commands)).toEqual(new Set(['set', 'export', 'case', 'oo-admin-ctl-district', 'printf', 'grep', 'tail', 'cut', 'exit', 'oo-admin-move', 'if', 'then', 'else', 'fi', 'oo-ruby']));
     // Parameters reach the tools quoted, as single words.
     for (const name of Object.keys(parameters)) if (name !== 'executionTimeout') expect(script).toContain(`'{{ ${name} }}'`);
   });
