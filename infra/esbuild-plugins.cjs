@@ -190,7 +190,9 @@ function stageOf(configFile) {
   const compiled = path.join(os.tmpdir(), `nodescaler-packaging-${process.pid}-${stages.size}.cjs`);
   esbuild.buildSync({
     stdin: {
-      contents: "export { readConfigFile } from './lib/config/parse.ts';\nexport { adaptersOf } from './lib/config/adapters.ts';\n",
+      contents:
+        "export { readConfigFile } from './lib/config/parse.ts';\nexport { adaptersOf } from './lib/config/adapters.ts';\n" +
+        "export { deploymentIssues } from './lib/config/consistency.ts';\nexport { ValidationError } from './lib/errors.ts';\n",
       resolveDir: serviceDir,
       loader: 'ts',
     },
@@ -211,6 +213,9 @@ function stageOf(configFile) {
   const source = path.relative(serviceDir, configFile).split(path.sep).join('/');
   // Throws the ValidationError that lists every problem: the packaging stops there.
   const config = packaging.readConfigFile(configFile);
+  // A stage that launches real hosts needs the real platform (lib/config/consistency.ts).
+  const deployment = packaging.deploymentIssues(config);
+  if (deployment.length > 0) throw new packaging.ValidationError(deployment, `configuration ${source}`);
   // The bundle carries it as JSON: it must come back the same (no Date, undefined or NaN in it).
   if (!isDeepStrictEqual(JSON.parse(JSON.stringify(config)), config)) throw new Error(`${source}: the parsed configuration does not survive JSON`);
   const adapters = packaging.adaptersOf(config);

@@ -11,6 +11,7 @@ import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadCliEnvironmentFromProcess, readConfigFile, type CliEnvironment } from '../config/index.js';
+import { deploymentIssues } from '../config/consistency.js';
 import { formatValue, NodescalerError, NotFoundError, ValidationError, ConflictError } from '../errors.js';
 import { OPTIONS, print, widthOf, type Context, type Io, type OptionName, type Values } from './context.js';
 import { CliError, EXIT, usageError, type ExitCode } from './exit.js';
@@ -123,6 +124,8 @@ function validateConfig(file: string, context: Context): ExitCode {
   const { io, values, style: s } = context;
   try {
     const config = readConfigFile(resolve(io.cwd, file));
+    const deployment = deploymentIssues(config);
+    if (deployment.length > 0) throw new ValidationError(deployment, `configuration ${file}`);
     const summary = { file, valid: true, handler: config.handler, platform: config.platform.kind, pools: config.pools.map((p) => `${p.district}/${p.profile}`) };
     print(context, summary, () => [`${s.green('valid')}: ${file} · handler ${config.handler} · platform ${config.platform.kind} · ${plural(config.pools.length, 'pool')}: ${summary.pools.join(', ')}`]);
     return EXIT.ok;

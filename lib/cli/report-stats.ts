@@ -10,7 +10,7 @@
 import { SSMClient } from '@aws-sdk/client-ssm';
 import { join } from 'node:path';
 import { PersistedPlatform } from '../adapters/local/persisted-platform.js';
-import { OpenShiftBrokerPlatform } from '../adapters/platform/openshift-broker.js';
+import { brokerDocumentName, OpenShiftBrokerPlatform } from '../adapters/platform/openshift-broker.js';
 import { reportStats, type ReportStatsResult } from '../app/report-stats.js';
 import type { Config } from '../config/index.js';
 import type { Clock } from '../ports/clock.js';
@@ -36,6 +36,7 @@ async function platformOf(target: OpenTarget, config: Config, clock: Clock): Pro
   }
   return new OpenShiftBrokerPlatform(new SSMClient({ region: spec.region }), {
     brokerInstanceId: config.platform.brokerInstanceId!,
+    documentName: brokerDocumentName(spec.stage),
     commandTimeoutMs: config.platform.commandTimeout,
     brokerDir: config.platform.brokerDir,
     clock,

@@ -12,6 +12,7 @@
 import { parseDuration } from '../domain/duration.js';
 import { poolIdOf } from '../domain/model.js';
 import * as z from '../zod.js';
+import { consistencyChecks } from './consistency.js';
 
 export const DURATION_MESSAGE = 'expected a duration like 30s, 10m, 1h';
 
@@ -381,6 +382,7 @@ function issue(ctx: Ctx, path: Path, message: string): void {
 }
 
 function crossFieldChecks(value: unknown, ctx: Ctx): void {
+  consistencyChecks(value, (path, message) => issue(ctx, path, message));
   const root = record(value);
   if (!root) return;
   const handler = str(root.handler);

@@ -170,6 +170,15 @@ describe('infra/esbuild-plugins.cjs with a stage (stage-configuration, stage-ada
       encoding: 'utf8',
     });
 
+  it('refuses to package a stage with handler ec2 and no real platform (it would release hosts whose gears it cannot see)', async () => {
+    const error = await bundleStage('ec2-simulated', `handler: ec2\n${POOL}`).then(
+      () => undefined,
+      (e: Error) => e,
+    );
+    expect(error?.message).toContain('platform.kind');
+    expect(error?.message).toContain('handler ec2 launches and terminates real hosts');
+  });
+
   it('gives each function the clients of the adapters the configuration uses: never EC2 in the evaluator, S3 only with handler spool', async () => {
     const full = await bundleStage('full', FULL);
     expect(Object.fromEntries(Object.entries(full).map(([name, built]) => [name, built.clients]))).toEqual({

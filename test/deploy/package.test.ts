@@ -114,7 +114,11 @@ pools:
   - district: d1
     profile: small
     max: 10
-    template: { imageId: ami-0123456789abcdef0, instanceTypes: [{ name: m5.xlarge, vcpus: 4, memoryGiB: 16 }], subnets: [subnet-0123456789abcdef0] }
+    template: { imageId: ami-0123456789abcdef0, instanceTypes: [{ name: m5.xlarge, vcpus: 4, memoryGiB: 16 }], subnets: [subnet-0123456789abcdef0], securityGroups: [sg-0123456789abcdef0] }
+  - district: d2
+    profile: small
+    max: 10
+    template: { launchTemplate: { id: lt-0123456789abcdef0 }, imageId: ami-0123456789abcdef0, instanceTypes: [{ name: m5.xlarge, vcpus: 4, memoryGiB: 16 }], subnets: [subnet-0123456789abcdef0], securityGroups: [sg-0123456789abcdef0] }
 `;
 let printed: Promise<Ran>;
 
@@ -372,13 +376,13 @@ describe('serverless package (offline): least-privilege IAM', () => {
       expect(condition, where).toMatch(/"(aws:RequestTag|ec2:ResourceTag|aws:ResourceTag)\/nodescaler:pool":"false"/);
     }
     const terminate = ec2Writes.find(({ statement }) => actionsOf(statement).includes('ec2:TerminateInstances'))!;
-    expect(terminate.statement.Condition).toEqual({ Null: { 'ec2:ResourceTag/nodescaler:pool': 'false' } });
+    expect(terminate.statement.Condition).toEqual({ Null: { 'ec2:ResourceTag/nodescaler:pool': 'false' }, StringEquals: { 'ec2:ResourceTag/nodescaler:stage': STAGE } });
     const pass = allPolicyStatements().filter(({ statement }) => actionsOf(statement).includes('iam:PassRole'));
     expect(pass).toHaveLength(1);
     expect(pass[0]!.statement.Resource).toEqual({ 'Fn::Sub': 'arn:${AWS::Partition}:iam::${AWS::AccountId}:role/nodescaler-node' });
   });
 
-  it('lets only the functions that talk to the broker run commands, and only AWS-RunShellScript on the broker host', () => {
+  it('lets only the functions that talk to the broker run commands, and only the nodescaler document on the broker host (never AWS-RunShellScript)', () => {
     const commanders = Object.values(FUNCTIONS)
       .filter(({ role }) => statementsOf(role).some((s) => actionsOf(s).includes('ssm:SendCommand')))
       .map(({ role }) => role);
@@ -388,9 +392,60 @@ describe('serverless package (offline): least-privilege IAM', () => {
       expect(actionsOf(send)).toEqual(['ssm:SendCommand']);
       expect(resourcesOf(send)).toEqual([
         { 'Fn::Sub': 'arn:${AWS::Partition}:ec2:${AWS::Region}:${AWS::AccountId}:instance/' },
-        { 'Fn::Sub': 'arn:${AWS::Partition}:ssm:${AWS::Region}::document/AWS-RunShellScript' },
+        { 'Fn::Sub': `arn:\${AWS::Partition}:ssm:\${AWS::Region}:\${AWS::AccountId}:document/nodescaler-${STAGE}-broker-admin` },
       ]);
     }
+    expect(JSON.stringify(allPolicyStatements())).not.toContain('AWS-RunShellScript');
+  });
+
+  it('defines the broker document: every parameter checked by a pattern or a list, and only the admin tools and the gear queries run', () => {
+    const document = resources.BrokerAdminDocument!;
+    expect(document.Type).toBe('AWS::SSM::Document');
+    expect(document.Condition).toBe('HasBroker');
+    expect(document.Properties.Name).toBe(`nodescaler-${STAGE}-broker-admin`);
+    const { parameters, mainSteps } = document.Properties.Content;
+    for (const [name, parameter] of Object.entries(parameters as Record<string, Json>)) {
+      expect(parameter.allowedPattern ?? parameter.allowedValues, name).toBeDefined();
+      if (parameter.allowedPattern) expect(parameter.allowedPattern, name).toMatch(/^\^.*\$$/);
+    }
+    expect(parameters.action.allowedValues).toEqual(['add-node', 'remove-node', 'deactivate-node', 'activate-node', 'move', 'list-gears', 'node-facts', 'node-district', 'gear-location']);
+    expect(mainSteps).toHaveLength(1);
+    const script = (mainSteps[0].inputs.runCommand as string[]).join('\n');
+    const shellPart = script.slice(0, script.indexOf("<<'RUBY'"));
+    const commands = [...shellPart.matchAll(/(?:^|\$\(|;|\|)\s*(?:exec\s+)?([a-z][a-z-]+)\s/gm)].map((m) => m[1]);
+    expect(new Set(commands)).toEqual(new Set(['set', 'export', 'case', 'oo-admin-ctl-district', 'printf', 'grep', 'tail', 'cut', 'exit', 'oo-admin-move', 'if', 'then', 'else', 'fi', 'oo-ruby']));
+    // Parameters reach the tools quoted, as single words.
+    for (const name of Object.keys(parameters)) if (name !== 'executionTimeout') expect(script).toContain(`'{{ ${name} }}'`);
+  });
+
+  it('terminates and deletes only resources tagged for this stage, and launches only with the stage tag', () => {
+    for (const role of ['NodeProvisionerRole', 'DecommissionerRole']) {
+      const release = statementsOf(role).find((s) => actionsOf(s).includes('ec2:TerminateInstances'));
+      expect(release.Condition, role).toEqual({ Null: { 'ec2:ResourceTag/nodescaler:pool': 'false' }, StringEquals: { 'ec2:ResourceTag/nodescaler:stage': STAGE } });
+    }
+    const launch = statementsOf('NodeProvisionerRole').find((s) => s.Sid === 'LaunchTaggedHostsOnly');
+    expect(launch.Condition.StringEquals).toEqual({ 'aws:RequestTag/nodescaler:stage': STAGE });
+  });
+
+  it('limits RunInstances to the images, subnets, security groups and launch templates the stage configuration names', async () => {
+    const result = await printed;
+    expect(result.status, result.stderr).toBe(0);
+    const resolved = JSON.parse(result.stdout) as { resources: { Conditions: Record<string, Json>; Resources: Record<string, Resource> } };
+    expect(resolved.resources.Conditions.HasLaunch).toEqual({ 'Fn::Not': [{ 'Fn::Equals': ['true', ''] }] });
+    const statements = (resolved.resources.Resources.NodeProvisionerRole!.Properties.Policies[0].PolicyDocument.Statement as Json[]).flatMap((entry) =>
+      entry['Fn::If'] ? [entry['Fn::If'][1]] : [entry],
+    );
+    const launches = statements.filter((s) => [s.Action].flat().includes('ec2:RunInstances'));
+    const scoped = launches.flatMap((s) => [s.Resource].flat()).map((r: Json) => r['Fn::Sub'] as string);
+    expect(scoped.filter((r) => /:(image|subnet|security-group|launch-template)\//.test(r)).sort()).toEqual([
+      'arn:${AWS::Partition}:ec2:${AWS::Region}:${AWS::AccountId}:launch-template/lt-0123456789abcdef0',
+      'arn:${AWS::Partition}:ec2:${AWS::Region}:${AWS::AccountId}:security-group/sg-0123456789abcdef0',
+      'arn:${AWS::Partition}:ec2:${AWS::Region}:${AWS::AccountId}:subnet/subnet-0123456789abcdef0',
+      'arn:${AWS::Partition}:ec2:${AWS::Region}::image/ami-0123456789abcdef0',
+    ]);
+    for (const r of scoped) expect(r).not.toMatch(/:(image|subnet|security-group|launch-template)\/\*$/);
+    // config/dev.yml (handler log) launches nothing: the statement is left out.
+    expect(template.Conditions?.HasLaunch).toEqual({ 'Fn::Not': [{ 'Fn::Equals': ['', ''] }] });
   });
 
   it('scopes Route 53, SSM, S3 and SNS to the zone, broker, spool prefix and topic the stage configuration names', async () => {

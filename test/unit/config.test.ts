@@ -465,11 +465,11 @@ describe('loadSettings', () => {
 
   it('uses the configuration packaged in a Lambda bundle as it is, unless a configuration variable is set', () => {
     const dir = tempDir();
-    writeFileSync(join(dir, 'stage.json'), JSON.stringify(minimal({ leaseTtl: '3m' })));
+    writeFileSync(join(dir, 'stage.json'), JSON.stringify(minimal({ leaseTtl: '30m' })));
     const packaged = { source: 'config/prod.yml', config: readConfigFile(EXAMPLE) };
     // Validated when the stage was packaged: taken as it is, not parsed again.
     expect(loadSettings({ NODESCALER_STAGE: 'prod' }, { packaged }).config).toBe(packaged.config);
-    expect(loadSettings({ NODESCALER_CONFIG_FILE: 'stage.json' }, { cwd: dir, packaged }).config.leaseTtl).toBe(180_000);
+    expect(loadSettings({ NODESCALER_CONFIG_FILE: 'stage.json' }, { cwd: dir, packaged }).config.leaseTtl).toBe(1_800_000);
     expect(loadSettings({ NODESCALER_CONFIG: inline }, { packaged }).config.scaleDown.delayAfterAdd).toBe(1_200_000);
   });
 
@@ -505,10 +505,10 @@ describe('loadSettingsFromProcess', () => {
   });
 
   it('loads from process.env once and keeps the result', () => {
-    vi.stubEnv('NODESCALER_CONFIG', JSON.stringify(minimal({ leaseTtl: '7m' })));
+    vi.stubEnv('NODESCALER_CONFIG', JSON.stringify(minimal({ leaseTtl: '20m' })));
     vi.stubEnv('NODESCALER_STAGE', 'cached');
     const first = loadSettingsFromProcess();
-    expect(first.config.leaseTtl).toBe(420_000);
+    expect(first.config.leaseTtl).toBe(1_200_000);
     expect(first.deployment.stage).toBe('cached');
     vi.stubEnv('NODESCALER_STAGE', 'changed');
     expect(loadSettingsFromProcess()).toBe(first);

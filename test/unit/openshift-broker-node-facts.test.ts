@@ -1,7 +1,8 @@
 import { GetCommandInvocationCommand, SSMClient, SendCommandCommand, type GetCommandInvocationCommandOutput } from '@aws-sdk/client-ssm';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { NODE_FACTS_RUBY, OpenShiftBrokerPlatform, parseNodeFacts, shellQuote } from '../../lib/adapters/platform/openshift-broker.js';
+import { OpenShiftBrokerPlatform, parseNodeFacts } from '../../lib/adapters/platform/openshift-broker.js';
+import { brokerDocument } from '../support/broker-emulator.js';
 import { TransientError, ValidationError } from '../../lib/errors.js';
 
 const BROKER = 'i-0b10c0ffee0123456';
@@ -10,6 +11,7 @@ const ssm = mockClient(SSMClient);
 function platform(): OpenShiftBrokerPlatform {
   return new OpenShiftBrokerPlatform(new SSMClient({ region: 'us-east-1' }), {
     brokerInstanceId: BROKER,
+    documentName: 'nodescaler-dev-broker-admin',
     commandTimeoutMs: 20 * 60_000,
     brokerDir: '/var/www/openshift/broker',
     sleep: async () => {},
@@ -36,27 +38,25 @@ beforeEach(() => {
 });
 
 describe('OpenShiftBrokerPlatform.readNodeFacts', () => {
-  it('runs the node-facts oo-ruby snippet on the broker with the exact SendCommand input and returns its figures', async () => {
+  it('runs the document\'s node-facts query on the broker with the exact SendCommand input and returns its figures', async () => {
     ssm.on(GetCommandInvocationCommand).resolves(invocation('Success', 'FACTS\t37\t100\n'));
     await expect(platform().readNodeFacts('node-3.example.com')).resolves.toStrictEqual({ activeGears: 37, maxActiveGears: 100 });
     expect(ssm.commandCalls(SendCommandCommand).map((call) => call.args[0].input)).toStrictEqual([
       {
         InstanceIds: [BROKER],
-        DocumentName: 'AWS-RunShellScript',
+        DocumentName: 'nodescaler-dev-broker-admin',
         Comment: 'nodescaler node-facts node-3.example.com',
         TimeoutSeconds: 60,
-        Parameters: {
-          commands: [`oo-ruby -e ${shellQuote(NODE_FACTS_RUBY)} '/var/www/openshift/broker' 'node-3.example.com'`],
-          executionTimeout: ['120'],
-        },
+        Parameters: { action: ['node-facts'], node: ['node-3.example.com'], brokerDir: ['/var/www/openshift/broker'], executionTimeout: ['120'] },
       },
     ]);
     expect(ssm.commandCalls(GetCommandInvocationCommand).map((call) => call.args[0].input)).toStrictEqual([{ CommandId: 'cmd-7', InstanceId: BROKER }]);
   });
 
   it('reads both facts from the node proxy, after checking a district holds the node', () => {
-    expect(NODE_FACTS_RUBY).toContain('District.where("servers.name" => node).exists?');
-    expect(NODE_FACTS_RUBY).toContain('%w(gears_active_count max_active_gears)');
+    const script = brokerDocument().runCommand.join('\n');
+    expect(script).toContain('if District.where("servers.name" => node).exists?');
+    expect(script).toContain('%w(gears_active_count max_active_gears)');
   });
 
   it('returns undefined for a node no district holds', async () => {

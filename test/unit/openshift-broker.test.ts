@@ -10,23 +10,23 @@ import {
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import {
-  LIST_GEARS_RUBY,
   LIST_PAGE_SIZE,
   OpenShiftBrokerPlatform,
   moveComment,
   parseGearListing,
   parseMoveReport,
-  shellQuote,
 } from '../../lib/adapters/platform/openshift-broker.js';
 import { NotFoundError, TransientError, ValidationError } from '../../lib/errors.js';
 
 const BROKER = 'i-0b10c0ffee0123456';
+const DOCUMENT = 'nodescaler-dev-broker-admin';
 const ssm = mockClient(SSMClient);
 const metadata = { httpStatusCode: 400, attempts: 1, totalRetryDelay: 0 };
 
 function platform(): OpenShiftBrokerPlatform {
   return new OpenShiftBrokerPlatform(new SSMClient({ region: 'us-east-1' }), {
     brokerInstanceId: BROKER,
+    documentName: DOCUMENT,
     commandTimeoutMs: 20 * 60_000,
     brokerDir: '/var/www/openshift/broker',
     sleep: async () => {},
@@ -63,13 +63,10 @@ describe('OpenShiftBrokerPlatform: district commands', () => {
     expect(sendInputs()).toStrictEqual([
       {
         InstanceIds: [BROKER],
-        DocumentName: 'AWS-RunShellScript',
+        DocumentName: DOCUMENT,
         Comment: 'nodescaler deactivate-node node-3.example.com',
         TimeoutSeconds: 60,
-        Parameters: {
-          commands: ["oo-admin-ctl-district -c deactivate-node -n 'd1' -i 'node-3.example.com'"],
-          executionTimeout: ['120'],
-        },
+        Parameters: { action: ['deactivate-node'], node: ['node-3.example.com'], brokerDir: ['/var/www/openshift/broker'], executionTimeout: ['120'], district: ['d1'] },
       },
     ]);
     expect(ssm.commandCalls(GetCommandInvocationCommand).map((call) => call.args[0].input)).toStrictEqual([
@@ -85,14 +82,14 @@ describe('OpenShiftBrokerPlatform: district commands', () => {
   ])('runs %s', async (command, call) => {
     ssm.on(GetCommandInvocationCommand).resolves(invocation('Success'));
     await call(platform());
-    expect(sendInputs()[0]?.Parameters?.commands).toEqual([`oo-admin-ctl-district -c ${command} -n 'd1' -i 'n1.example.com'`]);
+    expect(sendInputs()[0]?.Parameters).toMatchObject({ action: [command], district: ['d1'], node: ['n1.example.com'] });
   });
 
-  it('treats "already done" as success, so every district command is idempotent', async () => {
-    ssm.on(GetCommandInvocationCommand).resolves(invocation('Failed', '', 'Node with server identity: n1.example.com is already deactivated'));
+  it('treats the tool\'s "already deactivated" as success, and "doesn\'t belong to district" as not found (origin-server\'s words)', async () => {
+    const error = (message: string) => `Success for node...\nERROR OUTPUT:\nError for node 'n1.example.com': ${message}\nEXIT\t1\n`;
+    ssm.on(GetCommandInvocationCommand).resolves(invocation('Failed', error('Node with server identity: n1.example.com is already deactivated')));
     await platform().deactivateNode('d1', 'n1.example.com');
-    ssm.on(GetCommandInvocationCommand).resolves(invocation('Failed', 'Node with server identity: n1.example.com does not exist in district d1'));
-    await platform().removeNode('d1', 'n1.example.com');
+    ssm.on(GetCommandInvocationCommand).resolves(invocation('Failed', error("Node with server identity: n1.example.com doesn't belong to district: 5f0c")));
     expect(await rejection(platform().activateNode('d1', 'n1.example.com'))).toBeInstanceOf(NotFoundError);
   });
 
@@ -102,14 +99,10 @@ describe('OpenShiftBrokerPlatform: district commands', () => {
     expect(sendInputs()).toHaveLength(0);
   });
 
-  it('quotes shell words safely', () => {
-    expect(shellQuote("it's")).toBe("'it'\\''s'");
-    expect(shellQuote('$(x) `y` "z"')).toBe('\'$(x) `y` "z"\'');
-  });
 });
 
 describe('OpenShiftBrokerPlatform: gears', () => {
-  it('lists gears with the documented oo-ruby script, page by page', async () => {
+  it('lists gears with the document\'s list-gears query, page by page', async () => {
     const page1 = ['GEAR\taaa111\tshop-acme\tsmall', 'some rails warning', `NEXT\t${LIST_PAGE_SIZE}`].join('\n');
     const page2 = ['GEAR\tbbb222\tblog-acme\tmedium', 'END\t151'].join('\n');
     ssm.on(GetCommandInvocationCommand).resolvesOnce(invocation('Success', page1)).resolvesOnce(invocation('Success', page2));
@@ -118,10 +111,9 @@ describe('OpenShiftBrokerPlatform: gears', () => {
       { uuid: 'aaa111', app: 'shop-acme', size: 'small' },
       { uuid: 'bbb222', app: 'blog-acme', size: 'medium' },
     ]);
-    const commands = sendInputs().map((input) => input.Parameters?.commands?.[0]);
-    expect(commands).toEqual([
-      `oo-ruby -e ${shellQuote(LIST_GEARS_RUBY)} '/var/www/openshift/broker' 'node-3.example.com' 0 ${LIST_PAGE_SIZE}`,
-      `oo-ruby -e ${shellQuote(LIST_GEARS_RUBY)} '/var/www/openshift/broker' 'node-3.example.com' ${LIST_PAGE_SIZE} ${LIST_PAGE_SIZE}`,
+    expect(sendInputs().map((input) => input.Parameters)).toEqual([
+      { action: ['list-gears'], node: ['node-3.example.com'], offset: ['0'], brokerDir: ['/var/www/openshift/broker'], executionTimeout: ['120'] },
+      { action: ['list-gears'], node: ['node-3.example.com'], offset: [String(LIST_PAGE_SIZE)], brokerDir: ['/var/www/openshift/broker'], executionTimeout: ['120'] },
     ]);
   });
 
@@ -138,10 +130,10 @@ describe('OpenShiftBrokerPlatform: moves', () => {
     expect(sendInputs()).toStrictEqual([
       {
         InstanceIds: [BROKER],
-        DocumentName: 'AWS-RunShellScript',
+        DocumentName: DOCUMENT,
         Comment: moveComment('aaa111', 'drain:x/aaa111/1'),
         TimeoutSeconds: 60,
-        Parameters: { commands: ["oo-admin-move --gear_uuid 'aaa111' -i 'node-7.example.com' --json"], executionTimeout: ['1200'] },
+        Parameters: { action: ['move'], node: ['node-7.example.com'], gear: ['aaa111'], brokerDir: ['/var/www/openshift/broker'], executionTimeout: ['1200'] },
       },
     ]);
     expect(ssm.commandCalls(ListCommandsCommand)).toHaveLength(0);
@@ -157,7 +149,7 @@ describe('OpenShiftBrokerPlatform: moves', () => {
       InstanceId: BROKER,
       Filters: [
         { key: 'InvokedAfter', value: '2026-02-28T12:00:00.000Z' },
-        { key: 'DocumentName', value: 'AWS-RunShellScript' },
+        { key: 'DocumentName', value: DOCUMENT },
       ],
       MaxResults: 50,
     });
@@ -169,12 +161,15 @@ describe('OpenShiftBrokerPlatform: moves', () => {
     expect(await p.moveStatus({ commandId: 'cmd-1' })).toEqual({ state: 'running' });
     ssm.on(GetCommandInvocationCommand).resolves(invocation('Success', 'URL: ...\n{"aaa111":{"result":true,"destination":"n7"}}'));
     expect(await p.moveStatus({ commandId: 'cmd-1' })).toEqual({ state: 'succeeded' });
-    // oo-admin-move exits 0 when a move fails: only the report counts.
-    ssm.on(GetCommandInvocationCommand).resolves(invocation('Success', '{"aaa111":{"result":false,"message":"Failed to move gear: rsync error"}}'));
-    expect(await p.moveStatus({ commandId: 'cmd-1' })).toEqual({ state: 'failed', error: 'Failed to move gear: rsync error' });
-    ssm.on(GetCommandInvocationCommand).resolves(invocation('TimedOut', '', 'killed'));
-    expect(await p.moveStatus({ commandId: 'cmd-1' })).toEqual({ state: 'failed', error: 'oo-admin-move TimedOut: killed' });
-    expect(parseMoveReport('{"aaa111":{"result":false,"message":"Node n7 has reached max_active_gears capacity"}}')).toMatchObject({ targetFull: true });
+    // oo-admin-move exits 1 when a move fails; where the gear is then decides (here: still on its source).
+    ssm.reset();
+    ssm.on(SendCommandCommand).resolves({ Command: { CommandId: 'cmd-2' } });
+    ssm.on(GetCommandInvocationCommand)
+      .resolvesOnce(invocation('Failed', '{"aaa111":{"result":false,"message":"Error moving app \'shop\' (rsync)","destination":"n7"}}\nEXIT\t1\n'))
+      .resolvesOnce(invocation('Success', 'AT\tn3\n'));
+    expect(await p.moveStatus({ commandId: 'cmd-1' })).toEqual({ state: 'failed', error: "Error moving app 'shop' (rsync)" });
+    expect(sendInputs().at(-1)?.Parameters).toMatchObject({ action: ['gear-location'], gear: ['aaa111'] });
+    expect(parseMoveReport('{"aaa111":{"result":false,"message":"Gear creation failed.  The server n7 that was chosen to run your gear has already exceeded its capacity."}}')).toMatchObject({ result: false, uuid: 'aaa111' });
   });
 
   it('translates throttling into a TransientError', async () => {

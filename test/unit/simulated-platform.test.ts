@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { NodeNotInDistrictError } from '../../lib/ports/platform-errors.js';
 import { SimulatedPlatform } from '../../lib/adapters/local/simulated-platform.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../lib/errors.js';
 
@@ -129,7 +130,8 @@ describe('SimulatedPlatform', () => {
     expect(await rejection(platform.listGears('ghost'))).toBeInstanceOf(NotFoundError);
     expect(platform.removeGear('a')).toBe(true);
     await platform.removeNode('d1', 'n1');
-    await platform.removeNode('d1', 'n1');
+    // As the broker: a second remove-node answers "doesn't belong to district" (the wanted end state, as a NotFoundError).
+    expect(await rejection(platform.removeNode('d1', 'n1'))).toBeInstanceOf(NodeNotInDistrictError);
     expect(platform.hasNode('n1')).toBe(false);
   });
 });

@@ -1,7 +1,8 @@
 import type { GearInfo } from '../../domain/model.js';
-import { ConflictError, NotFoundError, ValidationError } from '../../errors.js';
+import { ConflictError, NotFoundError, TransientError, ValidationError } from '../../errors.js';
 import type { Clock } from '../../ports/clock.js';
 import type { MoveHandle, MoveOptions, MoveStatus, Platform } from '../../ports/platform.js';
+import { NodeInOtherDistrictError, NodeNotEmptyError, NodeNotInDistrictError } from '../../ports/platform-errors.js';
 
 export interface SimulatedPlatformOptions {
   /** How long one gear move takes, in (virtual) milliseconds. */
@@ -18,6 +19,8 @@ interface SimNode {
   profile: string;
   maxGears: number;
   active: boolean;
+  /** In its district (added); a node host that runs but was never added takes no gears. */
+  inDistrict: boolean;
   gears: Map<string, GearInfo>;
   /** Moves in flight towards this node: each holds one slot until it completes. */
   incoming: number;
@@ -97,8 +100,12 @@ export class SimulatedPlatform implements Platform {
   // -------------------------------------------------------------------------
   // Simulation controls.
 
-  /** A node host joins `district` (active) with room for `maxGears`; registering it again only updates its capacity. */
-  registerNode(district: string, profile: string, nodeId: string, maxGears: number): void {
+  /**
+   * A node host of `district/profile` with room for `maxGears`, in its district
+   * and active (`joined: false`: running but not added yet, as a new host is
+   * until `addNode`); registering it again only updates its capacity.
+   */
+  registerNode(district: string, profile: string, nodeId: string, maxGears: number, options: { joined?: boolean } = {}): void {
     const existing = this.nodes.get(nodeId);
     if (existing) {
       if (existing.district !== district || existing.profile !== profile) {
@@ -107,7 +114,8 @@ export class SimulatedPlatform implements Platform {
       existing.maxGears = maxGears;
       return;
     }
-    this.nodes.set(nodeId, { nodeId, district, profile, maxGears, active: true, gears: new Map(), incoming: 0 });
+    const joined = options.joined ?? true;
+    this.nodes.set(nodeId, { nodeId, district, profile, maxGears, active: joined, inDistrict: joined, gears: new Map(), incoming: 0 });
   }
 
   /**
@@ -119,7 +127,7 @@ export class SimulatedPlatform implements Platform {
     if (this.locations.has(gear.uuid)) throw new ConflictError(`gear ${gear.uuid} exists`, this.locations.get(gear.uuid));
     let best: SimNode | undefined;
     for (const node of this.nodes.values()) {
-      if (node.district !== district || node.profile !== profile || !node.active) continue;
+      if (node.district !== district || node.profile !== profile || !node.active || !node.inDistrict) continue;
       if (node.gears.size + node.incoming >= node.maxGears) continue;
       const load = (node.gears.size + node.incoming) / node.maxGears;
       const bestLoad = best ? (best.gears.size + best.incoming) / best.maxGears : Infinity;
@@ -249,6 +257,8 @@ export class SimulatedPlatform implements Platform {
     return [...this.node(nodeId).gears.values()].map((gear) => ({ ...gear }));
   }
 
+  // The broker's refusals (lib/ports/platform-errors.ts), as the broker adapter reports them.
+
   async deactivateNode(district: string, nodeId: string): Promise<void> {
     this.nodeIn(district, nodeId).active = false;
   }
@@ -258,17 +268,23 @@ export class SimulatedPlatform implements Platform {
   }
 
   async addNode(district: string, nodeId: string): Promise<void> {
-    this.nodeIn(district, nodeId);
+    const node = this.nodes.get(nodeId);
+    if (!node) throw new TransientError(`add-node ${nodeId}: cannot connect to node`);
+    if (node.inDistrict && node.district !== district) throw new NodeInOtherDistrictError(district, nodeId, node.district);
+    if (node.district !== district) throw new NodeInOtherDistrictError(district, nodeId);
+    if (node.inDistrict) return;
+    node.inDistrict = true;
+    node.active = true;
   }
 
+  /** The broker refuses an active node; like the broker adapter, this deactivates it first. */
   async removeNode(district: string, nodeId: string): Promise<void> {
     this.settle();
-    const node = this.nodes.get(nodeId);
-    if (!node) return;
-    if (node.district !== district) throw new ValidationError({ path: 'district', message: `node ${nodeId} is in district ${node.district}`, value: district });
+    const node = this.nodeIn(district, nodeId);
     if (node.gears.size > 0 || node.incoming > 0) {
-      throw new ConflictError(`node ${nodeId} still holds ${node.gears.size} gear(s) and cannot be removed from district ${district}`, node.gears.size);
+      throw new NodeNotEmptyError(district, nodeId, `node ${nodeId} still holds ${node.gears.size} gear(s)`);
     }
+    node.active = false;
     this.nodes.delete(nodeId);
   }
 
@@ -323,7 +339,7 @@ export class SimulatedPlatform implements Platform {
   }
 
   async readNodeFacts(nodeId: string): Promise<{ activeGears: number; maxActiveGears: number } | undefined> {
-    if (!this.nodes.has(nodeId)) return undefined;
+    if (!this.membership(nodeId)) return undefined;
     const { activeGears, maxActiveGears } = this.nodeLoad(nodeId);
     return { activeGears, maxActiveGears };
   }
@@ -383,11 +399,16 @@ export class SimulatedPlatform implements Platform {
     return node;
   }
 
+  /** The node as a member of `district`: `NodeNotInDistrictError` ("doesn't belong to district") otherwise. */
   private nodeIn(district: string, nodeId: string): SimNode {
-    const node = this.node(nodeId);
-    if (node.district !== district) {
-      throw new ValidationError({ path: 'district', message: `node ${nodeId} is in district ${node.district}`, value: district });
-    }
+    const node = this.nodes.get(nodeId);
+    if (!node || !node.inDistrict || node.district !== district) throw new NodeNotInDistrictError(district, nodeId);
     return node;
+  }
+
+  /** Whether the node is in its district and active (false for an unknown node). */
+  membership(nodeId: string): { district: string; active: boolean } | undefined {
+    const node = this.nodes.get(nodeId);
+    return node?.inDistrict ? { district: node.district, active: node.active } : undefined;
   }
 }

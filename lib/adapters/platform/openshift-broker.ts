@@ -5,68 +5,55 @@ import { fnv1a64 } from '../../domain/drain.js';
 import { NodescalerError, NotFoundError, TransientError, ValidationError } from '../../errors.js';
 import { systemClock, type Clock } from '../../ports/clock.js';
 import type { MoveHandle, MoveOptions, MoveStatus, Platform } from '../../ports/platform.js';
+import { NodeInOtherDistrictError, NodeNotEmptyError, NodeNotInDistrictError, NodeStillActiveError } from '../../ports/platform-errors.js';
+import {
+  classifyDistrictOutput,
+  exitCodeOf,
+  failedMove,
+  firstLine,
+  parseGearListing,
+  parseGearLocation,
+  parseMoveReport,
+  parseNodeDistrict,
+  parseNodeFacts,
+} from './broker-output.js';
 
-/** The SSM document every command runs with. */
-export const SHELL_DOCUMENT = 'AWS-RunShellScript';
+export { parseGearListing, parseMoveReport, parseNodeFacts } from './broker-output.js';
+
+/** The stage's SSM document (infra/broker-document.yml): the only one the functions may send. */
+export function brokerDocumentName(stage: string): string {
+  return `nodescaler-${stage}-broker-admin`;
+}
 /** SSM: a command not delivered within this many seconds expires (the API's minimum is 30). */
 export const DELIVERY_TIMEOUT_SECONDS = 60;
-/** Gears listed per command: `StandardOutputContent` holds at most 24,000 characters. */
+/** Gears the document's `list-gears` prints per page: `StandardOutputContent` holds at most 24,000 characters. */
 export const LIST_PAGE_SIZE = 150;
 /** How far back a move started before a crash is looked for (ListCommands `InvokedAfter`). */
 export const MOVE_LOOKBACK_MS = 24 * 3_600_000;
 
-/**
- * The gear listing run on the broker host with `oo-ruby`: the gears whose
- * `server_identity` is the node, from the broker's own database (the same
- * query `oo-admin-ctl-district -c remove-node` uses to refuse a node that
- * still holds gears). Arguments: broker directory, node, offset, limit.
- * Output, one line each: `GEAR<TAB>uuid<TAB>app-namespace<TAB>gear size`, then
- * `NEXT<TAB>offset` when more remain or `END<TAB>count` when done. The end
- * line tells a complete answer from one SSM cut short.
- */
-export const LIST_GEARS_RUBY = [
-  'dir, node, offset, limit = ARGV[0], ARGV[1], ARGV[2].to_i, ARGV[3].to_i',
-  'require "#{dir}/config/environment"',
-  'Rails.configuration.analytics[:enabled] = false',
-  'rows = []',
-  'Application.where("gears.server_identity" => node).each do |app|',
-  '  sizes = {}',
-  '  app.group_instances.each { |gi| sizes[gi._id.to_s] = gi.gear_size }',
-  '  app.gears.each do |g|',
-  '    next unless g.server_identity == node',
-  '    rows << [g.uuid.to_s, "#{app.name}-#{app.domain_namespace}", sizes[g.group_instance_id.to_s] || "unknown"]',
-  '  end',
-  'end',
-  'rows.sort!',
-  'rows[offset, limit].to_a.each { |r| puts (["GEAR"] + r).join("\\t") }',
-  'puts(offset + limit < rows.size ? "NEXT\\t#{offset + limit}" : "END\\t#{rows.size}")',
-].join('\n');
+/** The document's parameters, as its allowedPattern says (infra/broker-document.yml; a test holds them equal). */
+export const SAFE_NODE = /^[a-z0-9._-]{1,253}$/;
+export const SAFE_DISTRICT = /^[A-Za-z0-9._-]{1,64}$/;
+export const SAFE_UUID = /^[A-Za-z0-9_-]{1,64}$/;
+export const SAFE_BROKER_DIR = /^\/[A-Za-z0-9._/-]{1,200}$/;
 
-/**
- * A node's figures run on the broker host with `oo-ruby`: whether a district
- * holds the node (`District` `servers.name`), then two facts the node's
- * MCollective agent reports (`max_active_gears` from its
- * resource_limits.conf, `gears_active_count`), read with the broker's own
- * node proxy. Arguments: broker directory, node. Output: `UNKNOWN` for a node
- * no district holds, else `FACTS<TAB>active<TAB>max`; a fact the node does not
- * answer prints as empty, which the adapter refuses rather than guess.
- */
-export const NODE_FACTS_RUBY = [
-  'dir, node = ARGV[0], ARGV[1]',
-  'require "#{dir}/config/environment"',
-  'Rails.configuration.analytics[:enabled] = false',
-  'unless District.where("servers.name" => node).exists?',
-  '  puts "UNKNOWN"',
-  '  exit 0',
-  'end',
-  'proxy = OpenShift::ApplicationContainerProxy.instance(node)',
-  'facts = %w(gears_active_count max_active_gears).map { |f| proxy.send(:rpc_get_fact_direct, f).to_s.strip }',
-  'puts (["FACTS"] + facts).join("\\t")',
-].join('\n');
+export type BrokerAction =
+  | 'add-node'
+  | 'remove-node'
+  | 'deactivate-node'
+  | 'activate-node'
+  | 'move'
+  | 'list-gears'
+  | 'node-facts'
+  | 'node-district'
+  | 'gear-location';
+type DistrictCommand = 'deactivate-node' | 'activate-node' | 'add-node' | 'remove-node';
 
 export interface OpenShiftBrokerOptions {
   /** The broker host (an SSM managed instance). */
   brokerInstanceId: string;
+  /** The nodescaler SSM document of the stage (`brokerDocumentName`). */
+  documentName: string;
   /** Longest run of an admin command; SSM stops it after this (executionTimeout). */
   commandTimeoutMs: number;
   /** The broker's installation directory (its Rails environment). */
@@ -80,42 +67,38 @@ export interface OpenShiftBrokerOptions {
 }
 
 type Invocation = { status: string; stdout: string; stderr: string; details: string };
+type Parameters = { node: string; district?: string; gear?: string; offset?: number };
 
 const RUNNING = new Set(['Pending', 'InProgress', 'Delayed', 'Cancelling']);
-const SAFE_NODE = /^[a-z0-9._-]{1,253}$/;
-const SAFE_DISTRICT = /^[A-Za-z0-9._-]{1,64}$/;
-const SAFE_UUID = /^[A-Za-z0-9_-]{1,64}$/;
-const ALREADY = /already (?:de)?activ|already (?:a member|belongs|exists|added|in district)/i;
-const UNKNOWN = /not found|does not exist|no such|not a member|doesn't exist/i;
-const TARGET_FULL = /capacity|max_active_gears|is full|no (?:available|free) (?:uid|slot)|out of (?:uids|gear slots)/i;
-
-/** A value as one single-quoted shell word: `it's` becomes `'it'\''s'`. */
-export function shellQuote(value: string): string {
-  return `'${value.replace(/'/g, `'\\''`)}'`;
-}
 
 /**
- * `Platform` on an OpenShift broker host through SSM Run Command
- * (`AWS-RunShellScript`): the broker's own admin tools, run as root there.
+ * `Platform` on an OpenShift broker host through SSM Run Command, with the
+ * stage's own document (infra/broker-document.yml), never a shell: every
+ * argument is a document parameter that SSM checks against its pattern, and
+ * that this adapter checks before sending.
  *
- * - District changes: `oo-admin-ctl-district -c deactivate-node|activate-node|add-node|remove-node -n <district> -i <node>`,
- *   awaited (GetCommandInvocation every second). A repeat that the tool
- *   refuses as already done ("already deactivated", a node already removed)
- *   counts as success, so every call is idempotent.
- * - Gears of a node: `LIST_GEARS_RUBY` with `oo-ruby`, paged.
- * - A node's figures (`readNodeFacts`, for `nodescaler report-stats`):
- *   `NODE_FACTS_RUBY` with `oo-ruby`, one awaited command per node.
- * - Moves: `oo-admin-move --gear_uuid <uuid> -i <target> --json`, not awaited:
- *   the SSM command id is the handle the drain records, and `moveStatus`
- *   reads the JSON move report on a later step (oo-admin-move exits 0 even
- *   when a move failed, so only the report's `result` counts). The command's
- *   Comment carries a hash of the idempotency key, so a start repeated after a
- *   crash (`mayExist`) finds the command it sent before (ListCommands).
+ * - District changes (`oo-admin-ctl-district -c <command>`), awaited. The
+ *   tool's refusals are typed (lib/ports/platform-errors.ts): a repeat it
+ *   refuses as done ("already deactivated" / "already active") is success;
+ *   "doesn't belong to district" is `NodeNotInDistrictError` (a
+ *   `NotFoundError`: for remove-node the wanted end state); remove-node of a
+ *   node still active deactivates it first, as the tool requires; add-node
+ *   answers "already belongs to another district" for this district too, so
+ *   the adapter asks which district holds the node: this one is success,
+ *   another is `NodeInOtherDistrictError`.
+ * - Gears of a node, a node's figures, a node's district, a gear's node:
+ *   read-only queries of the document, awaited.
+ * - Moves: `oo-admin-move --json`, not awaited: the SSM command id is the
+ *   handle, `moveStatus` reads the JSON report on a later step. oo-admin-move
+ *   exits 1 when a move failed, and also when the gear moved but its old copy
+ *   could not be removed: a failed report, or no report at all, is checked
+ *   against where the gear is now, so a completed move is never reported
+ *   failed. The command's Comment carries a hash of the idempotency key, so a
+ *   start repeated after a crash (`mayExist`) finds the command sent before.
  *
- * Every argument is validated (host names, district names, gear uuids) and
- * single-quoted. SDK errors become `TransientError` (throttling, 5xx,
- * network, broker not reachable by SSM) or `ValidationError` (access denied,
- * bad document or parameters: configuration to fix).
+ * SDK errors become `TransientError` (throttling, 5xx, network, broker not
+ * reachable by SSM) or `ValidationError` (access denied, bad document or
+ * parameters: configuration to fix).
  */
 export class OpenShiftBrokerPlatform implements Platform {
   private readonly syncTimeoutMs: number;
@@ -127,6 +110,12 @@ export class OpenShiftBrokerPlatform implements Platform {
     private readonly client: SSMClient,
     private readonly options: OpenShiftBrokerOptions,
   ) {
+    if (options.brokerInstanceId.includes('*')) {
+      throw new ValidationError({ path: 'platform.brokerInstanceId', message: 'must name one instance, not a wildcard', value: options.brokerInstanceId }, 'configuration');
+    }
+    if (!SAFE_BROKER_DIR.test(options.brokerDir)) {
+      throw new ValidationError({ path: 'platform.brokerDir', message: 'must be an absolute path of letters, digits, ".", "_", "-" and "/"', value: options.brokerDir }, 'configuration');
+    }
     this.syncTimeoutMs = options.syncTimeoutMs ?? 120_000;
     this.pollIntervalMs = options.pollIntervalMs ?? 1_000;
     this.sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
@@ -138,8 +127,7 @@ export class OpenShiftBrokerPlatform implements Platform {
     const gears: GearInfo[] = [];
     let offset = 0;
     for (let page = 0; page < 1_000; page++) {
-      const script = `oo-ruby -e ${shellQuote(LIST_GEARS_RUBY)} ${shellQuote(this.options.brokerDir)} ${shellQuote(nodeId)} ${offset} ${LIST_PAGE_SIZE}`;
-      const result = await this.runAwaited(script, `nodescaler list-gears ${nodeId}`.slice(0, 100));
+      const result = await this.runAwaited('list-gears', { node: nodeId, offset }, `nodescaler list-gears ${nodeId}`);
       if (result.status !== 'Success') throw this.commandFailure(`list gears of ${nodeId}`, result);
       const parsed = parseGearListing(result.stdout);
       gears.push(...parsed.gears);
@@ -149,11 +137,10 @@ export class OpenShiftBrokerPlatform implements Platform {
     throw new TransientError(`list gears of ${nodeId}: too many pages`);
   }
 
-  /** One awaited SSM command running `NODE_FACTS_RUBY`; undefined when no district holds the node. */
+  /** One awaited `node-facts` query; undefined when no district holds the node. */
   async readNodeFacts(nodeId: string): Promise<{ activeGears: number; maxActiveGears: number } | undefined> {
     checkNode(nodeId);
-    const script = `oo-ruby -e ${shellQuote(NODE_FACTS_RUBY)} ${shellQuote(this.options.brokerDir)} ${shellQuote(nodeId)}`;
-    const result = await this.runAwaited(script, `nodescaler node-facts ${nodeId}`.slice(0, 100));
+    const result = await this.runAwaited('node-facts', { node: nodeId }, `nodescaler node-facts ${nodeId}`);
     if (result.status !== 'Success') throw this.commandFailure(`node facts of ${nodeId}`, result);
     return parseNodeFacts(nodeId, result.stdout);
   }
@@ -167,75 +154,144 @@ export class OpenShiftBrokerPlatform implements Platform {
   }
 
   async addNode(district: string, nodeId: string): Promise<void> {
-    await this.district('add-node', district, nodeId);
+    try {
+      await this.district('add-node', district, nodeId);
+    } catch (error) {
+      if (!(error instanceof NodeInOtherDistrictError)) throw error;
+      // The tool says "another district" for this one too: only the holder tells a repeat from a conflict.
+      const holder = await this.nodeDistrict(nodeId);
+      if (holder?.district === district) return;
+      throw new NodeInOtherDistrictError(district, nodeId, holder?.district);
+    }
   }
 
+  /** Removes an empty node from its district, deactivating it first if it is still active. */
   async removeNode(district: string, nodeId: string): Promise<void> {
-    await this.district('remove-node', district, nodeId);
+    try {
+      await this.district('remove-node', district, nodeId);
+    } catch (error) {
+      if (!(error instanceof NodeStillActiveError)) throw error;
+      await this.district('deactivate-node', district, nodeId);
+      await this.district('remove-node', district, nodeId);
+    }
   }
 
   async startMove(gear: GearInfo, fromNode: string, toNode: string, options: MoveOptions = {}): Promise<MoveHandle> {
     checkNode(fromNode);
     checkNode(toNode);
-    if (!SAFE_UUID.test(gear.uuid)) throw new ValidationError({ path: 'gear.uuid', message: 'must be letters, digits, "_" or "-"', value: gear.uuid });
+    checkGear(gear.uuid);
     const comment = moveComment(gear.uuid, options.idempotencyKey);
     if (options.idempotencyKey !== undefined && options.mayExist) {
       const found = await this.findCommand(comment);
       if (found !== undefined) return { commandId: found };
     }
-    const script = `oo-admin-move --gear_uuid ${shellQuote(gear.uuid)} -i ${shellQuote(toNode)} --json`;
-    const commandId = await this.send(script, comment, this.options.commandTimeoutMs);
+    const commandId = await this.send('move', { node: toNode, gear: gear.uuid }, comment, this.options.commandTimeoutMs);
     return { commandId };
   }
 
   async moveStatus(handle: MoveHandle): Promise<MoveStatus> {
     const invocation = await this.invocation(handle.commandId);
     if (invocation === undefined || RUNNING.has(invocation.status)) return { state: 'running' };
-    if (invocation.status !== 'Success') {
-      const error = `oo-admin-move ${invocation.status}: ${firstLine(invocation.stderr) || invocation.details || 'no output'}`;
-      return TARGET_FULL.test(invocation.stderr) ? { state: 'failed', error, targetFull: true } : { state: 'failed', error };
+    const report = parseMoveReport(invocation.stdout);
+    if (invocation.status === 'Success' && report?.result === true) return { state: 'succeeded' };
+    const error = report?.message ?? `oo-admin-move ${invocation.status}: ${firstLine(invocation.stderr) || firstLine(invocation.stdout) || invocation.details || 'no output'}`;
+    // Exit 1 also after a move that completed (its old copy not removed): where the gear is now decides.
+    const sent = await this.sentMove(handle.commandId, report);
+    if (sent !== undefined) {
+      const at = await this.gearLocation(sent.target, sent.gear);
+      if (at === sent.target) return { state: 'succeeded' };
     }
-    return parseMoveReport(invocation.stdout);
+    return failedMove(error);
   }
 
   // -------------------------------------------------------------------------
 
-  private async district(command: 'deactivate-node' | 'activate-node' | 'add-node' | 'remove-node', district: string, nodeId: string): Promise<void> {
+  private async district(command: DistrictCommand, district: string, nodeId: string): Promise<void> {
     checkNode(nodeId);
-    if (!SAFE_DISTRICT.test(district)) throw new ValidationError({ path: 'district', message: 'must be letters, digits, ".", "_" or "-"', value: district });
-    const script = `oo-admin-ctl-district -c ${command} -n ${shellQuote(district)} -i ${shellQuote(nodeId)}`;
-    const result = await this.runAwaited(script, `nodescaler ${command} ${nodeId}`.slice(0, 100));
-    if (result.status === 'Success') return;
-    const output = `${result.stdout}\n${result.stderr}`;
-    if (result.status === 'Failed' && ALREADY.test(output)) return;
-    if (result.status === 'Failed' && UNKNOWN.test(output)) {
-      if (command === 'remove-node') return; // already gone from the district
-      throw new NotFoundError('node in district', `${nodeId}@${district}`);
+    checkDistrict(district);
+    const result = await this.runAwaited(command, { node: nodeId, district }, `nodescaler ${command} ${nodeId}`);
+    const exit = result.status === 'Success' ? 0 : exitCodeOf(result.stdout);
+    const answer = classifyDistrictOutput(exit ?? (result.status === 'Failed' ? 1 : undefined), `${result.stdout}\n${result.stderr}`);
+    switch (answer.kind) {
+      case 'done':
+      case 'already':
+        return;
+      case 'not-in-district':
+        throw new NodeNotInDistrictError(district, nodeId, `${command}: doesn't belong to district`);
+      case 'in-a-district':
+        throw new NodeInOtherDistrictError(district, nodeId);
+      case 'must-deactivate':
+        throw new NodeStillActiveError(district, nodeId);
+      case 'holds-gears':
+        throw new NodeNotEmptyError(district, nodeId, answer.detail);
+      case 'district-not-found':
+      case 'refused':
+        throw new ValidationError({ path: 'district', message: `the broker refused ${command} of ${nodeId}: ${answer.detail}`, value: district });
+      case 'unreachable':
+      case 'unknown':
+        throw this.commandFailure(`${command} ${nodeId}`, result);
     }
-    throw this.commandFailure(`${command} ${nodeId}`, result);
+  }
+
+  private async nodeDistrict(nodeId: string): Promise<{ district: string; active: boolean } | undefined> {
+    const result = await this.runAwaited('node-district', { node: nodeId }, `nodescaler node-district ${nodeId}`);
+    if (result.status !== 'Success') throw this.commandFailure(`district of ${nodeId}`, result);
+    return parseNodeDistrict(result.stdout);
+  }
+
+  private async gearLocation(anyNode: string, uuid: string): Promise<string | undefined> {
+    const result = await this.runAwaited('gear-location', { node: anyNode, gear: uuid }, `nodescaler gear-location ${uuid}`);
+    if (result.status !== 'Success') throw this.commandFailure(`location of gear ${uuid}`, result);
+    return parseGearLocation(result.stdout);
+  }
+
+  /** The gear and target of a move command: from its report, else from the command as sent (ListCommands). */
+  private async sentMove(commandId: string, report: ReturnType<typeof parseMoveReport>): Promise<{ gear: string; target: string } | undefined> {
+    if (report?.destination !== undefined && SAFE_NODE.test(report.destination) && SAFE_UUID.test(report.uuid)) {
+      return { gear: report.uuid, target: report.destination };
+    }
+    let output;
+    try {
+      output = await this.client.send(new ListCommandsCommand({ CommandId: commandId, InstanceId: this.options.brokerInstanceId }));
+    } catch (error) {
+      throw translateSsmError(error, 'ListCommands');
+    }
+    const parameters = output?.Commands?.[0]?.Parameters;
+    const gear = parameters?.gear?.[0];
+    const target = parameters?.node?.[0];
+    return gear !== undefined && target !== undefined && SAFE_UUID.test(gear) && SAFE_NODE.test(target) ? { gear, target } : undefined;
   }
 
   /** Sends a command and waits for its end; a command still running at the timeout is a TransientError. */
-  private async runAwaited(script: string, comment: string): Promise<Invocation> {
-    const commandId = await this.send(script, comment, this.syncTimeoutMs);
-    const deadline = Date.now() + this.syncTimeoutMs;
+  private async runAwaited(action: BrokerAction, parameters: Parameters, comment: string): Promise<Invocation> {
+    const commandId = await this.send(action, parameters, comment.slice(0, 100), this.syncTimeoutMs);
+    const deadline = this.clock.now().getTime() + this.syncTimeoutMs;
     for (;;) {
       await this.sleep(this.pollIntervalMs);
       const invocation = await this.invocation(commandId);
       if (invocation !== undefined && !RUNNING.has(invocation.status)) return invocation;
-      if (Date.now() >= deadline) throw new TransientError(`broker command ${commandId} (${comment}) did not finish within ${this.syncTimeoutMs} ms`);
+      if (this.clock.now().getTime() >= deadline) throw new TransientError(`broker command ${commandId} (${comment}) did not finish within ${this.syncTimeoutMs} ms`);
     }
   }
 
-  private async send(script: string, comment: string, timeoutMs: number): Promise<string> {
+  private async send(action: BrokerAction, parameters: Parameters, comment: string, timeoutMs: number): Promise<string> {
+    const values: Record<string, string[]> = {
+      action: [action],
+      node: [parameters.node],
+      brokerDir: [this.options.brokerDir],
+      executionTimeout: [String(Math.max(1, Math.ceil(timeoutMs / 1000)))],
+    };
+    if (parameters.district !== undefined) values.district = [parameters.district];
+    if (parameters.gear !== undefined) values.gear = [parameters.gear];
+    if (parameters.offset !== undefined) values.offset = [String(parameters.offset)];
     try {
       const output = await this.client.send(
         new SendCommandCommand({
           InstanceIds: [this.options.brokerInstanceId],
-          DocumentName: SHELL_DOCUMENT,
+          DocumentName: this.options.documentName,
           Comment: comment,
           TimeoutSeconds: DELIVERY_TIMEOUT_SECONDS,
-          Parameters: { commands: [script], executionTimeout: [String(Math.max(1, Math.ceil(timeoutMs / 1000)))] },
+          Parameters: values,
         }),
       );
       const commandId = output.Command?.CommandId;
@@ -275,7 +331,7 @@ export class OpenShiftBrokerPlatform implements Platform {
             InstanceId: this.options.brokerInstanceId,
             Filters: [
               { key: 'InvokedAfter', value: after },
-              { key: 'DocumentName', value: SHELL_DOCUMENT },
+              { key: 'DocumentName', value: this.options.documentName },
             ],
             MaxResults: 50,
             ...(nextToken ? { NextToken: nextToken } : {}),
@@ -302,64 +358,17 @@ function checkNode(nodeId: string): void {
   if (!SAFE_NODE.test(nodeId)) throw new ValidationError({ path: 'nodeId', message: 'must be a host name: a-z, 0-9, ".", "_" and "-"', value: nodeId });
 }
 
+function checkDistrict(district: string): void {
+  if (!SAFE_DISTRICT.test(district)) throw new ValidationError({ path: 'district', message: 'must be letters, digits, ".", "_" or "-"', value: district });
+}
+
+function checkGear(uuid: string): void {
+  if (!SAFE_UUID.test(uuid)) throw new ValidationError({ path: 'gear.uuid', message: 'must be letters, digits, "_" or "-"', value: uuid });
+}
+
 /** The Comment of a move command (at most 100 characters): the gear and a hash of the idempotency key. */
 export function moveComment(uuid: string, idempotencyKey?: string): string {
   return `nodescaler move ${uuid.slice(0, 64)}${idempotencyKey === undefined ? '' : ` ${fnv1a64(idempotencyKey)}`}`;
-}
-
-/** The output of `NODE_FACTS_RUBY`: undefined for `UNKNOWN`; a missing or non-integer figure is a TransientError. */
-export function parseNodeFacts(nodeId: string, stdout: string): { activeGears: number; maxActiveGears: number } | undefined {
-  const lines = stdout.split('\n').map((line) => line.trim()).filter((line) => line !== '');
-  if (lines.includes('UNKNOWN')) return undefined;
-  const line = lines.find((l) => l.startsWith('FACTS\t'));
-  const fields = line?.split('\t') ?? [];
-  const count = (text: string | undefined) => (text !== undefined && /^\d+$/.test(text) ? Number(text) : undefined);
-  const activeGears = count(fields[1]);
-  const maxActiveGears = count(fields[2]);
-  if (activeGears === undefined || maxActiveGears === undefined) {
-    throw new TransientError(`node facts of ${nodeId}: the broker did not report gears_active_count and max_active_gears (${JSON.stringify(line ?? firstLine(stdout))})`);
-  }
-  return { activeGears, maxActiveGears };
-}
-
-/** Parses `LIST_GEARS_RUBY` output; a listing without its end line is a TransientError (cut short). */
-export function parseGearListing(stdout: string): { gears: GearInfo[]; next?: number } {
-  const gears: GearInfo[] = [];
-  for (const raw of stdout.split('\n')) {
-    const line = raw.replace(/\r$/, '');
-    if (line === '') continue;
-    const fields = line.split('\t');
-    if (fields[0] === 'GEAR' && fields.length === 4 && fields[1] && fields[2] && fields[3]) {
-      gears.push({ uuid: fields[1], app: fields[2], size: fields[3] });
-    } else if (fields[0] === 'NEXT' && /^\d+$/.test(fields[1] ?? '')) {
-      return { gears, next: Number(fields[1]) };
-    } else if (fields[0] === 'END' && /^\d+$/.test(fields[1] ?? '')) {
-      return { gears };
-    }
-    // Anything else (Rails warnings on stdout) is ignored.
-  }
-  throw new TransientError('gear listing ended without its END line (output cut short or the script failed)');
-}
-
-/** Reads oo-admin-move's `--json` report: `{ "<uuid>": { "result": true|false, "message": ..., "destination": ... } }`. */
-export function parseMoveReport(stdout: string): MoveStatus {
-  const start = stdout.lastIndexOf('\n{');
-  const text = (start >= 0 ? stdout.slice(start + 1) : stdout).trim();
-  let report: unknown;
-  try {
-    report = JSON.parse(text);
-  } catch {
-    return { state: 'failed', error: `oo-admin-move printed no JSON report: ${firstLine(stdout) || 'no output'}` };
-  }
-  const entries = report !== null && typeof report === 'object' ? Object.values(report as Record<string, unknown>) : [];
-  const entry = entries[0] as { result?: unknown; message?: unknown } | undefined;
-  if (entry?.result === true) return { state: 'succeeded' };
-  const message = typeof entry?.message === 'string' ? entry.message : 'move reported failed';
-  return TARGET_FULL.test(message) ? { state: 'failed', error: message, targetFull: true } : { state: 'failed', error: message };
-}
-
-function firstLine(text: string): string {
-  return (text.split('\n').find((line) => line.trim() !== '') ?? '').trim().slice(0, 300);
 }
 
 function errorName(error: unknown): string {
@@ -388,6 +397,7 @@ export function openShiftBrokerPlatformFor(settings: Settings, clock: Clock): Op
   }
   return new OpenShiftBrokerPlatform(new SSMClient({ region: settings.deployment.region }), {
     brokerInstanceId: platform.brokerInstanceId,
+    documentName: brokerDocumentName(settings.deployment.stage),
     commandTimeoutMs: platform.commandTimeout,
     brokerDir: platform.brokerDir,
     clock,

@@ -1,0 +1,441 @@
+/**
+ * An OpenShift Origin broker behind SSM Run Command, in memory: the double
+ * the broker adapter (lib/adapters/platform/openshift-broker.ts) talks to as
+ * its SSMClient. It answers SendCommand / GetCommandInvocation / ListCommands
+ * for the nodescaler document (infra/broker-document.yml, whose parameter
+ * patterns it enforces as SSM does) and runs the actions as origin-server's
+ * tools do (broker-util/oo-admin-ctl-district, oo-admin-move,
+ * controller/app/models/district.rb, the mcollective proxy's move_gear):
+ * the same messages, on stdout, the same exit codes; the district dump the
+ * tool appends; the document's filtering of it; oo-admin-move's JSON report
+ * (exit 1 for any failed gear, also after a move that completed but whose old
+ * copy could not be removed); command latency on the injected clock (a command
+ * is InProgress until it has run); and SSM's cut of StandardOutputContent at
+ * 24,000 characters.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { GetCommandInvocationCommand, InvalidParameters, InvocationDoesNotExist, ListCommandsCommand, SendCommandCommand, type SSMClient } from '@aws-sdk/client-ssm';
+import { parse } from 'yaml';
+import type { GearInfo } from '../../lib/domain/model.js';
+import type { Clock } from '../../lib/ports/clock.js';
+
+export const SSM_OUTPUT_LIMIT = 24_000;
+const ROOT = join(import.meta.dirname, '../..');
+const metadata = { httpStatusCode: 400, attempts: 1, totalRetryDelay: 0 };
+
+interface DocumentParameter {
+  type: string;
+  default?: string;
+  allowedPattern?: string;
+  allowedValues?: string[];
+}
+
+/** The nodescaler document as packaged: its parameters and its script. */
+export function brokerDocument(): { parameters: Record<string, DocumentParameter>; runCommand: string[] } {
+  const template = parse(readFileSync(join(ROOT, 'infra/broker-document.yml'), 'utf8'), { customTags: [] }) as {
+    Resources: { BrokerAdminDocument: { Properties: { Content: { parameters: Record<string, DocumentParameter>; mainSteps: Array<{ inputs: { runCommand: string[] } }> } } } };
+  };
+  const content = template.Resources.BrokerAdminDocument.Properties.Content;
+  return { parameters: content.parameters, runCommand: content.mainSteps[0]!.inputs.runCommand };
+}
+
+interface Server {
+  name: string;
+  active: boolean;
+  unresponsive: boolean;
+}
+interface District {
+  name: string;
+  uuid: string;
+  gearSize: string;
+  servers: Server[];
+}
+interface NodeHost {
+  name: string;
+  profile: string;
+  maxGears: number;
+  reachable: boolean;
+  /** Gears being created here by a move in flight. */
+  incoming: number;
+}
+interface Gear extends GearInfo {
+  node: string;
+}
+type MoveFault = 'rsync' | 'destroy-old' | 'crash';
+interface Command {
+  id: string;
+  parameters: Record<string, string>;
+  comment: string;
+  sentAt: number;
+  runsAt: number;
+  /** Set once it ran. */
+  result?: { stdout: string; exitCode: number };
+  /** A move's effect, applied when it runs. */
+  pendingMove?: { uuid: string; target: string; fault?: MoveFault; full: boolean };
+}
+
+export interface BrokerEmulatorOptions {
+  clock: Clock;
+  brokerInstanceId: string;
+  documentName: string;
+  /** How long a district command or query takes to run. Default 3 s. */
+  commandLatencyMs?: number;
+  /** How long oo-admin-move takes. Default 30 s. */
+  moveDurationMs?: number;
+}
+
+export class BrokerEmulator {
+  private readonly districts = new Map<string, District>();
+  private readonly hosts = new Map<string, NodeHost>();
+  private readonly gears = new Map<string, Gear>();
+  private readonly commands = new Map<string, Command>();
+  private readonly moveFaults = new Map<string, MoveFault>();
+  private readonly document = brokerDocument();
+  private sequence = 0;
+  private readonly latency: number;
+  private readonly moveDuration: number;
+  /** Every SendCommand input, in order, for assertions on the exact requests. */
+  readonly sent: Array<{ DocumentName?: string; Parameters?: Record<string, string[]>; Comment?: string; InstanceIds?: string[] }> = [];
+
+  constructor(private readonly options: BrokerEmulatorOptions) {
+    this.latency = options.commandLatencyMs ?? 3_000;
+    this.moveDuration = options.moveDurationMs ?? 30_000;
+  }
+
+  // -------------------------------------------------------------------------
+  // The world (what an operator would have set up).
+
+  createDistrict(name: string, gearSize: string): void {
+    this.districts.set(name, { name, uuid: `${(this.districts.size + 1).toString(16).padStart(4, '0')}c0ffee${name.length}`, gearSize, servers: [] });
+  }
+
+  /** A node host running its MCollective agent, in no district until add-node. */
+  addNodeHost(name: string, profile: string, maxGears: number): void {
+    this.hosts.set(name, { name, profile, maxGears, reachable: true, incoming: 0 });
+  }
+
+  /** Set-up shortcut: the node as an operator's add-node left it (active). */
+  joinDistrict(district: string, node: string): void {
+    const result = this.ctlDistrict('add-node', district, node);
+    if (result.exitCode !== 0) throw new Error(`emulator set-up: ${result.stdout}`);
+  }
+
+  placeGear(node: string, gear: GearInfo): void {
+    this.gears.set(gear.uuid, { ...gear, node });
+  }
+
+  unreachable(node: string): void {
+    this.hosts.get(node)!.reachable = false;
+  }
+
+  /** The next move of this gear fails in this way. */
+  failNextMove(uuid: string, fault: MoveFault): void {
+    this.moveFaults.set(uuid, fault);
+  }
+
+  whereIs(uuid: string): string | undefined {
+    this.settle();
+    return this.gears.get(uuid)?.node;
+  }
+
+  gearsOn(node: string): GearInfo[] {
+    this.settle();
+    return this.gearsAt(node);
+  }
+
+  private gearsAt(node: string): GearInfo[] {
+    return [...this.gears.values()].filter((g) => g.node === node).map(({ uuid, app, size }) => ({ uuid, app, size }));
+  }
+
+  membership(node: string): { district: string; active: boolean } | undefined {
+    this.settle();
+    return this.memberOf(node);
+  }
+
+  private memberOf(node: string): { district: string; active: boolean } | undefined {
+    for (const d of this.districts.values()) {
+      const server = d.servers.find((s) => s.name === node);
+      if (server) return { district: d.name, active: server.active };
+    }
+    return undefined;
+  }
+
+  // -------------------------------------------------------------------------
+  // The tools, as origin-server prints them (everything on stdout).
+
+  /** `oo-admin-ctl-district -c <command> -n <district> -i <node>`: its raw stdout and exit code. */
+  ctlDistrict(command: string, name: string, node: string): { stdout: string; exitCode: number } {
+    const district = this.districts.get(name);
+    if (!district) {
+      return command === 'add-node'
+        ? { stdout: `District '${name}' not found, and no profile given to auto-create.\n`, exitCode: 1 }
+        : { stdout: `District '${name}' not found.\n`, exitCode: 1 };
+    }
+    let result = '';
+    let errors = '';
+    let exitCode = 0;
+    try {
+      if (command === 'add-node') {
+        const host = this.hosts.get(node);
+        if (!host || !host.reachable) {
+          errors += 'Cannot connect to node.\n';
+          exitCode = 1;
+        } else {
+          this.addNode(district, host);
+          result += `Success for node '${node}'!\n`;
+        }
+      } else {
+        if (command === 'remove-node') this.removeNode(district, node);
+        else if (command === 'deactivate-node') this.setActive(district, node, false);
+        else if (command === 'activate-node') this.setActive(district, node, true);
+        result += `Success for node '${node}'!\n`;
+      }
+    } catch (error) {
+      errors += `Error for node '${node}': ${(error as Error).message}\n`;
+      exitCode = 1;
+    }
+    result += `\n\n${this.dump(district)}`;
+    const stdout = `${result}\n` + (errors ? `ERROR OUTPUT:\n${errors}\n` : '');
+    return { stdout, exitCode };
+  }
+
+  private addNode(district: District, host: NodeHost): void {
+    const node = host.name;
+    if ([...this.districts.values()].some((d) => d.servers.some((s) => s.name === node))) {
+      throw new Error(`Node with server identity: ${node} already belongs to another district`);
+    }
+    if ([...this.gears.values()].some((g) => g.node === node)) throw new Error(`Node with server identity: ${node} already has gears on it`);
+    if (host.profile !== district.gearSize) {
+      throw new Error(`Node with server identity: ${node} is of node profile '${host.profile}' and needs to be '${district.gearSize}' to add to district '${district.name}'`);
+    }
+    district.servers.push({ name: node, active: true, unresponsive: false });
+  }
+
+  private removeNode(district: District, node: string): void {
+    const server = district.servers.find((s) => s.name === node);
+    if (!server) throw new Error(`Node with server identity: ${node} doesn't belong to district: ${district.uuid}`);
+    if (server.active) throw new Error(`Node with server identity: ${node} from district: ${district.uuid} must be deactivated before it can be removed`);
+    if ([...this.gears.values()].some((g) => g.node === node)) {
+      throw new Error(`Node with server identity: ${node} could not be removed from district: ${district.uuid} because some apps in mongo are still using it.`);
+    }
+    district.servers = district.servers.filter((s) => s !== server);
+  }
+
+  private setActive(district: District, node: string, active: boolean): void {
+    const server = district.servers.find((s) => s.name === node);
+    if (!server) throw new Error(`Node with server identity: ${node} doesn't belong to district: ${district.uuid}`);
+    if (!active && !server.active) throw new Error(`Node with server identity: ${node} is already deactivated`);
+    if (active && server.active) throw new Error(`Node with server identity: ${node} is already active`);
+    if (active && server.unresponsive) throw new Error(`Node with server identity: ${node} is unresponsive`);
+    server.active = active;
+  }
+
+  /** `district.attributes.pretty_inspect`, as append_district prints it. */
+  private dump(district: District): string {
+    const servers = district.servers.map(
+      (s, i) => `${i === 0 ? '  [' : '   '}{"_id"=>BSON::ObjectId('5f${i.toString(16).padStart(22, '0')}'), "name"=>"${s.name}", "active"=>${s.active}, "unresponsive"=>${s.unresponsive}}`,
+    );
+    return [
+      `{"_id"=>BSON::ObjectId('${district.uuid.padEnd(24, '0')}'),`,
+      ` "name"=>"${district.name}",`,
+      ` "uuid"=>"${district.uuid}",`,
+      ` "gear_size"=>"${district.gearSize}",`,
+      ` "available_uids"=>"<6000 uids hidden>",`,
+      ` "servers"=>`,
+      servers.length ? `${servers.join(',\n')}],` : '  [],',
+      ` "active_servers_size"=>${district.servers.filter((s) => s.active).length}}`,
+    ].join('\n');
+  }
+
+  /** `oo-admin-move --gear_uuid <uuid> -i <target> --json`, decided at its start (the target's gear is created first). */
+  private startAdminMove(uuid: string, target: string): Command['pendingMove'] {
+    const host = this.hosts.get(target);
+    const fault = this.moveFaults.get(uuid);
+    this.moveFaults.delete(uuid);
+    const full = host !== undefined && this.gearsAt(target).length + host.incoming >= host.maxGears;
+    if (host && !full && this.gears.has(uuid)) host.incoming++;
+    return { uuid, target, full, ...(fault ? { fault } : {}) };
+  }
+
+  private finishAdminMove(move: NonNullable<Command['pendingMove']>): { stdout: string; exitCode: number } {
+    const { uuid, target } = move;
+    const gear = this.gears.get(uuid);
+    if (!gear) return { stdout: `${JSON.stringify({ [uuid]: { result: false, message: `ERROR: Gear not found: ${uuid}` } })}\n`, exitCode: 1 };
+    const host = this.hosts.get(target);
+    if (host && !move.full) host.incoming--;
+    const [app, domain] = gear.app.includes('-') ? [gear.app.slice(0, gear.app.lastIndexOf('-')), gear.app.slice(gear.app.lastIndexOf('-') + 1)] : [gear.app, 'ns'];
+    const base = { login: `${domain}@example.com`, app_uuid: `app-${app}`, gear_uuid: uuid, app_name: app, app_domain: domain, destination: target, source: gear.node };
+    const fail = (message: string) => ({ stdout: `${JSON.stringify({ [uuid]: { ...base, result: false, message, trace: TRACE } })}\n`, exitCode: 1 });
+    if (move.fault === 'crash') {
+      return { stdout: `/opt/rh/ruby193/root/usr/share/gems/gems/mongoid-3.1.6/lib/mongoid/sessions.rb:12: Could not connect to a primary node for replica set (Moped::Errors::ConnectionFailure)\n`, exitCode: 1 };
+    }
+    if (!host) return fail(`Node execution failure (invalid  node).  If the problem persists please contact Red Hat support.`);
+    if (gear.node === target) return fail(`Error moving gear. Old and new servers are the same: ${target}`);
+    if (!this.memberOf(target)) return fail('Error moving gear. Move gear only allowed from non-districted/districted node to districted node.');
+    if (move.full) return fail(`Gear creation failed.  The server ${target} that was chosen to run your gear has already exceeded its capacity.  Try your request again.`);
+    if (move.fault === 'rsync') return fail(`Error moving app '${app}', platform 'linux', gear '${uuid}' from ${gear.node} to ${target}`);
+    const source = gear.node;
+    gear.node = target;
+    if (move.fault === 'destroy-old') {
+      return fail(`An invalid exit code (1) was returned from the server ${source}.  This indicates an unexpected problem during the execution of your request.`);
+    }
+    return { stdout: `${JSON.stringify({ [uuid]: { ...base, result: true, destination: target } })}\n`, exitCode: 0 };
+  }
+
+  // -------------------------------------------------------------------------
+  // The document (infra/broker-document.yml): its framing of each action.
+
+  private run(command: Command): { stdout: string; exitCode: number } {
+    const p = command.parameters;
+    const action = p.action!;
+    switch (action) {
+      case 'add-node':
+      case 'remove-node':
+      case 'deactivate-node':
+      case 'activate-node': {
+        return frameDistrictOutput(this.ctlDistrict(action, p.district!, p.node!));
+      }
+      case 'move': {
+        return frameMoveOutput(this.finishAdminMove(command.pendingMove!));
+      }
+      case 'list-gears': {
+        const rows = this.gearsAt(p.node!).map((g) => [g.uuid, g.app, g.size]).sort((a, b) => (a.join('\t') < b.join('\t') ? -1 : 1));
+        const from = Number(p.offset ?? '0');
+        const page = rows.slice(from, from + 150).map((r) => `GEAR\t${r.join('\t')}\n`).join('');
+        return { stdout: page + (from + 150 < rows.length ? `NEXT\t${from + 150}\n` : `END\t${rows.length}\n`), exitCode: 0 };
+      }
+      case 'node-facts': {
+        const host = this.hosts.get(p.node!);
+        if (!this.memberOf(p.node!) || !host) return { stdout: 'UNKNOWN\n', exitCode: 0 };
+        return { stdout: `FACTS\t${this.gearsAt(host.name).length}\t${host.maxGears}\n`, exitCode: 0 };
+      }
+      case 'node-district': {
+        const m = this.memberOf(p.node!);
+        return { stdout: m ? `DISTRICT\t${m.district}\t${m.active ? 'active' : 'inactive'}\n` : 'NONE\n', exitCode: 0 };
+      }
+      case 'gear-location': {
+        const at = this.gears.get(p.gear!)?.node;
+        return { stdout: at ? `AT\t${at}\n` : 'NONE\n', exitCode: 0 };
+      }
+      default:
+        throw new Error(`emulator: unknown action ${action}`);
+    }
+  }
+
+  /** Runs every command whose time has come, in the order they run. */
+  private settle(): void {
+    const now = this.options.clock.now().getTime();
+    const due = [...this.commands.values()].filter((c) => c.result === undefined && c.runsAt <= now).sort((a, b) => a.runsAt - b.runsAt || a.sentAt - b.sentAt);
+    for (const command of due) command.result = this.run(command);
+  }
+
+  // -------------------------------------------------------------------------
+  // SSM.
+
+  /** The SSMClient the adapter is given. */
+  client(): SSMClient {
+    return { send: (command: unknown) => this.handle(command) } as unknown as SSMClient;
+  }
+
+  private async handle(command: unknown): Promise<unknown> {
+    if (command instanceof SendCommandCommand) return this.sendCommand(command.input);
+    if (command instanceof GetCommandInvocationCommand) return this.getInvocation(command.input);
+    if (command instanceof ListCommandsCommand) return this.listCommands(command.input);
+    throw new Error(`emulator: SSM call not emulated: ${(command as object).constructor.name}`);
+  }
+
+  private sendCommand(input: SendCommandCommand['input']) {
+    this.sent.push({ DocumentName: input.DocumentName, Parameters: input.Parameters, Comment: input.Comment, InstanceIds: input.InstanceIds });
+    const refuse = (message: string) => {
+      throw new InvalidParameters({ message, $metadata: metadata });
+    };
+    if (input.DocumentName !== this.options.documentName) refuse(`document ${input.DocumentName} is not the nodescaler document`);
+    if (JSON.stringify(input.InstanceIds) !== JSON.stringify([this.options.brokerInstanceId])) refuse(`instances ${JSON.stringify(input.InstanceIds)}`);
+    const parameters: Record<string, string> = {};
+    for (const [name, definition] of Object.entries(this.document.parameters)) {
+      const given = input.Parameters?.[name];
+      if (given !== undefined && given.length !== 1) refuse(`parameter ${name} takes one value`);
+      const value = given?.[0] ?? definition.default;
+      if (value === undefined) refuse(`parameter ${name} is required`);
+      if (definition.allowedValues && !definition.allowedValues.includes(value!)) refuse(`parameter ${name}: ${value} is not an allowed value`);
+      if (definition.allowedPattern && !new RegExp(definition.allowedPattern).test(value!)) refuse(`parameter ${name}: ${value} does not match ${definition.allowedPattern}`);
+      parameters[name] = value!;
+    }
+    for (const name of Object.keys(input.Parameters ?? {})) if (!(name in this.document.parameters)) refuse(`unknown parameter ${name}`);
+    const now = this.options.clock.now().getTime();
+    const id = `0b${(++this.sequence).toString(16).padStart(6, '0')}-emulated`;
+    const isMove = parameters.action === 'move';
+    const record: Command = { id, parameters, comment: input.Comment ?? '', sentAt: now, runsAt: now + (isMove ? this.moveDuration : this.latency) };
+    this.settle();
+    if (isMove) record.pendingMove = this.startAdminMove(parameters.gear!, parameters.node!);
+    this.commands.set(id, record);
+    return { Command: { CommandId: id, DocumentName: input.DocumentName, Comment: input.Comment, Parameters: input.Parameters, Status: 'Pending' } };
+  }
+
+  private getInvocation(input: GetCommandInvocationCommand['input']) {
+    this.settle();
+    const command = this.commands.get(input.CommandId ?? '');
+    const now = this.options.clock.now().getTime();
+    // SSM does not know an invocation in the first moments after SendCommand.
+    if (!command || input.InstanceId !== this.options.brokerInstanceId || now === command.sentAt) {
+      throw new InvocationDoesNotExist({ message: 'InvocationDoesNotExist', $metadata: metadata });
+    }
+    if (!command.result) return { CommandId: command.id, InstanceId: input.InstanceId, Status: 'InProgress', StandardOutputContent: '', StandardErrorContent: '' };
+    return {
+      CommandId: command.id,
+      InstanceId: input.InstanceId,
+      Status: command.result.exitCode === 0 ? 'Success' : 'Failed',
+      StatusDetails: command.result.exitCode === 0 ? 'Success' : 'Failed',
+      ResponseCode: command.result.exitCode,
+      StandardOutputContent: command.result.stdout.slice(0, SSM_OUTPUT_LIMIT),
+      StandardErrorContent: command.result.exitCode === 0 ? '' : `failed to run commands: exit status ${command.result.exitCode}`,
+    };
+  }
+
+  private listCommands(input: ListCommandsCommand['input']) {
+    this.settle();
+    if (input.CommandId !== undefined) {
+      const command = this.commands.get(input.CommandId);
+      return { Commands: command ? [this.described(command)] : [] };
+    }
+    const after = input.Filters?.find((f) => f.key === 'InvokedAfter')?.value;
+    const document = input.Filters?.find((f) => f.key === 'DocumentName')?.value;
+    const found = [...this.commands.values()]
+      .filter((c) => (after === undefined || c.sentAt >= Date.parse(after)) && (document === undefined || document === this.options.documentName))
+      .sort((a, b) => b.sentAt - a.sentAt);
+    const start = Number(input.NextToken ?? '0');
+    const size = input.MaxResults ?? 50;
+    const page = found.slice(start, start + size);
+    return { Commands: page.map((c) => this.described(c)), ...(start + size < found.length ? { NextToken: String(start + size) } : {}) };
+  }
+
+  private described(command: Command) {
+    return {
+      CommandId: command.id,
+      DocumentName: this.options.documentName,
+      Comment: command.comment,
+      Parameters: Object.fromEntries(Object.entries(command.parameters).map(([k, v]) => [k, [v]])),
+    };
+  }
+}
+
+/** What the document's script prints for a district action: the tool's lines without its district dump, then the exit code. */
+export function frameDistrictOutput(raw: { stdout: string; exitCode: number }): { stdout: string; exitCode: number } {
+  const kept = raw.stdout.replace(/\n$/, '').split('\n').filter((line) => !/^[\s]*([{["]|$)/.test(line));
+  return { stdout: `${kept.map((l) => `${l}\n`).join('')}EXIT\t${raw.exitCode}\n`, exitCode: raw.exitCode };
+}
+
+/** What the document's script prints for a move: the last JSON line (or the last 5 lines), then the exit code. */
+export function frameMoveOutput(raw: { stdout: string; exitCode: number }): { stdout: string; exitCode: number } {
+  const lines = raw.stdout.replace(/\n$/, '').split('\n');
+  const report = lines.filter((l) => l.startsWith('{')).pop();
+  const shown = report !== undefined ? report.slice(0, 20_000) : lines.slice(-5).map((l) => l.slice(0, 300)).join('\n');
+  return { stdout: `${shown}\nEXIT\t${raw.exitCode}\n`, exitCode: raw.exitCode };
+}
+
+/** A Ruby backtrace as oo-admin-move puts in a failed report's `trace` (its length matters: SSM keeps 24,000 characters). */
+const TRACE = Array.from(
+  { length: 40 },
+  (_, i) => `/opt/rh/ruby193/root/usr/share/gems/gems/openshift-origin-msg-broker-mcollective-1.36.2/lib/openshift/mcollective_application_container_proxy.rb:${2400 + i}:in \`move_gear'`,
+);
