@@ -233,7 +233,7 @@ export async function seedInitialNodes(options: { cloud: SimulatedCloud; store: 
       cloudName: `${naming.base}_${i}`,
       hostName,
       decisionId: 'initial',
-      idempotencyToken: `initial-${i}`,
+      idempotencyToken: `initial-${pool.district}-${pool.profile}-${i}`,
     });
     await store.createNode(
       {
