@@ -115,8 +115,9 @@ export class SimWorld {
   /**
    * Joined nodes report their stats: when a figure changed since their last
    * report, and at least every `heartbeatSeconds` (well inside statsMaxAge),
-   * as a node agent that skips unchanged reports would. Unchanged minutes are
-   * most minutes of a replay, and each report costs a queue message.
+   * exactly as the shipped agent (infra/agent/nodescaler-agent.sh) does with
+   * its default NODESCALER_HEARTBEAT of 240 s. Unchanged minutes are most
+   * minutes of a replay, and each report costs a queue message.
    */
   reportStats(): void {
     const now = this.clock.now();
