@@ -40,6 +40,8 @@ export class BillMeter {
     scheduleTicks: 0,
   };
   private readonly metricNames = new Set<string>();
+  /** Request units by state-store method, to see what the bill is made of. */
+  readonly dynamoByMethod = new Map<string, { calls: number; units: number }>();
 
   constructor(private readonly fifoQueues: ReadonlySet<string>) {}
 
@@ -143,12 +145,14 @@ export class BillMeter {
 
   private chargeDynamo(method: string, item: unknown): void {
     const size = itemBytes(item);
-    if (/^(get)/.test(method)) this.counts.rru += Math.max(1, Math.ceil(size / 4096));
-    else if (/^list/.test(method)) this.counts.rru += 0.5 * Math.max(1, Math.ceil(size / 4096));
-    else {
-      const indexed = hasPool(item) ? 2 : 1;
-      this.counts.wru += indexed * Math.max(1, Math.ceil(size / 1024));
-    }
+    let units: number;
+    if (/^(get)/.test(method)) this.counts.rru += (units = Math.max(1, Math.ceil(size / 4096)));
+    else if (/^list/.test(method)) this.counts.rru += (units = 0.5 * Math.max(1, Math.ceil(size / 4096)));
+    else this.counts.wru += (units = (hasPool(item) ? 2 : 1) * Math.max(1, Math.ceil(size / 1024)));
+    const entry = this.dynamoByMethod.get(method) ?? { calls: 0, units: 0 };
+    entry.calls += 1;
+    entry.units += units;
+    this.dynamoByMethod.set(method, entry);
   }
 
   private chargeSqs(queue: string, requests: number): void {
