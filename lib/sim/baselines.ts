@@ -37,8 +37,7 @@ interface Node {
  * runs in: nodes of `gearsPerNode` slots that boot in `bootDelaySeconds`,
  * gears placed on the least-loaded ready node, departures taken at random, and
  * drains that move `maxConcurrentMoves` gears every `moveSeconds` to the
- * least-loaded other nodes, releasing the node once it is empty (a drain whose
- * gears no longer fit on the others is aborted and the node takes gears again).
+ * least-loaded other nodes, releasing the node once it is empty.
  */
 class PoolSim {
   readonly nodes: Node[] = [];
@@ -257,29 +256,33 @@ class PoolSim {
     for (; excess < 0; excess++) this.waiting.push(this.apps.next().id);
   }
 
-  /** Each draining node moves up to maxConcurrentMoves gears per moveSeconds; empty, it is released. */
+  /**
+   * Each draining node moves up to maxConcurrentMoves gears per moveSeconds
+   * to the least-loaded other node; empty, it is released. As in Kubernetes,
+   * a drain is not called off: a gear evicted when no other node has room
+   * waits (and counts as a move, it was stopped), and the waiting gears make
+   * the policy scale up.
+   */
   private progressDrains(t: number): void {
     const perTick = Math.max(1, Math.floor((this.options.tickSeconds / this.options.moveSeconds) * this.options.maxConcurrentMoves));
     for (let i = this.nodes.length - 1; i >= 0; i--) {
       const node = this.nodes[i]!;
       if (!node.draining) continue;
-      if (node.gears.size > this.freeSlots(t)) {
-        // The others filled up meanwhile: the drain gives up and the node serves again.
-        node.draining = false;
-        this.ledger.drainsAborted += 1;
-        continue;
-      }
       let budget = perTick;
       for (const gear of node.gears) {
         if (budget-- <= 0) break;
-        const target = this.leastLoaded(t);
-        if (!target) break;
         node.gears.delete(gear);
-        target.gears.add(gear);
-        target.lastChangeAt = t;
-        this.home.set(gear, target);
         this.ledger.record(gear, t, this.apps.disruptive(gear));
         this.movesThisStep += 1;
+        const target = this.leastLoaded(t);
+        if (target) {
+          target.gears.add(gear);
+          target.lastChangeAt = t;
+          this.home.set(gear, target);
+        } else {
+          this.unplace(gear);
+          this.waiting.unshift(gear);
+        }
       }
       if (node.gears.size === 0) this.nodes.splice(i, 1);
     }
@@ -311,7 +314,8 @@ class PoolSim {
     return best;
   }
 
-  private remove(gear: number, t: number): void {
+  /** Takes a placed gear out of the placed list (it stays in the run). */
+  private unplace(gear: number): void {
     const at = this.position.get(gear)!;
     const last = this.placed.pop()!;
     if (at < this.placed.length) {
@@ -319,11 +323,16 @@ class PoolSim {
       this.position.set(last, at);
     }
     this.position.delete(gear);
-    const node = this.home.get(gear);
-    node?.gears.delete(gear);
-    if (node) node.lastChangeAt = t;
     this.home.delete(gear);
   }
+
+  private remove(gear: number, t: number): void {
+    const node = this.home.get(gear);
+    this.unplace(gear);
+    node?.gears.delete(gear);
+    if (node) node.lastChangeAt = t;
+  }
+
 }
 
 /** Replays every pool under one comparison policy, with the global node limit across pools. */
