@@ -166,6 +166,13 @@ export async function runNodescaler(trace: Trace, options: ReplayOptions): Promi
       options.onProgress?.(Math.min(1, (at + TICK_SECONDS) / trace.durationSeconds));
     }
     for (const w of worlds) w.world.checkGears();
+    for (const w of worlds) {
+      for (const state of ['active', 'completed', 'aborted'] as const) {
+        const drains = await rawStore.listDrains(w.pool.id, state);
+        w.recorder.ledger.drainsStarted += drains.length;
+        if (state === 'aborted') w.recorder.ledger.drainsAborted += drains.length;
+      }
+    }
   } finally {
     await dynamo?.close();
   }
@@ -179,11 +186,6 @@ export async function runNodescaler(trace: Trace, options: ReplayOptions): Promi
     owner.recorder.ledger.record(owner.world.gearNumber(record.uuid), at, owner.world.disruptive(record.uuid));
   }
   for (const w of worlds) {
-    for (const state of ['active', 'completed', 'aborted'] as const) {
-      const drains = await rawStore.listDrains(w.pool.id, state);
-      w.recorder.ledger.drainsStarted += drains.length;
-      if (state === 'aborted') w.recorder.ledger.drainsAborted += drains.length;
-    }
     for (const event of events.filter((e) => e.pool === w.pool.id)) w.recorder.event(event.at, event.kind);
     violations.push(...w.world.violations);
   }
