@@ -142,6 +142,11 @@ async function main(): Promise<void> {
       pools.map((p) => `${p.id} (${p.gearsPerNode} gears/node, ${p.min}..${p.max} nodes, ${p.instanceType} $${p.pricePerHour}/h, peak ${peakDemand(p.trace)} gears)`).join('; '),
   );
   console.log(`prices: on-demand ${PRICE_REGION} as of ${PRICES_AS_OF} (lib/sim/prices.ts)`);
+  for (const pool of pools) {
+    const room = pool.max * pool.gearsPerNode;
+    if (peakDemand(pool.trace) > room) console.log(`note: ${pool.id} peaks at ${peakDemand(pool.trace)} gears, more than its max x gearsPerNode = ${room}: gears will wait whatever the policy`);
+    if (pool.pricePerHour === 0) console.log(`note: no price for ${pool.instanceType} in lib/sim/prices.ts: its node cost counts as 0`);
+  }
 
   const results: PolicyResult[] = [];
   const started = Date.now();
