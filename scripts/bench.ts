@@ -7,6 +7,7 @@
  *
  *   npm run bench              every entry
  *   npm run bench -- decide    only entries whose name contains "decide"
+ *   npm run bench -- suite     the replay trace suite (scripts/bench-suite.ts)
  */
 import { performance } from 'node:perf_hooks';
 import { parseConfig, type Config } from '../lib/config/index.js';
@@ -294,4 +295,5 @@ function main(): void {
   if (failed > 0) process.exitCode = 1;
 }
 
-main();
+if (process.argv[2] === 'suite') void import('./bench-suite.js').then((suite) => suite.runSuite(process.argv.slice(3)));
+else main();

@@ -2,45 +2,82 @@
  * `npm start`: the whole autoscaler running locally (the four real handlers,
  * in-process SQS, dynalite or the in-memory store, a simulated cloud and
  * platform, a virtual clock) replaying a workload trace, next to the
- * baselines, with a summary table and an HTML chart.
- *
- *   npm start -- --trace FILE.csv [--time-column NAME] [--demand-column NAME] [--step SECONDS]
- *     [--peak-gears N] [--gears-per-node N] [--boot-delay SECONDS]
- *     [--policy nodescaler|reactive|static-peak] [--json OUT.json] [--report OUT.html]
- *     [--store auto|dynalite|memory] [--days N] [--seed N] [--config FILE]
+ * baselines and the clairvoyant references, with a summary table, the goal
+ * line and an HTML chart. `npm start -- --help` lists the options.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ValidationError } from '../lib/errors.js';
-import { runBaseline } from '../lib/sim/baselines.js';
+import { BASELINES, runBaseline } from '../lib/sim/baselines.js';
+import { configPools, parsePoolDemand } from '../lib/sim/config-pools.js';
+import { peakDemand } from '../lib/sim/pools.js';
+import { PRICES_AS_OF, PRICE_REGION } from '../lib/sim/prices.js';
 import { renderReport } from '../lib/sim/report.js';
-import { runNodescaler, type ReplayOptions } from '../lib/sim/replay.js';
-import { sampleInterval, type PolicyResult } from '../lib/sim/results.js';
+import { replayPools, runNodescaler, type ReplayOptions } from '../lib/sim/replay.js';
+import { POLICIES, sampleInterval, type PolicyResult } from '../lib/sim/results.js';
+import { formatTable, goalLine, summaryRows, withSavings } from '../lib/sim/summary.js';
 import { readTrace, type Trace } from '../lib/sim/trace.js';
+import { windowOf } from '../lib/sim/window.js';
 
 const DEFAULT_TRACE = new URL('../data/traces/azure2019_vm_aggregate_300s.csv', import.meta.url);
-const POLICIES = ['nodescaler', 'reactive', 'static-peak'] as const;
+
+const USAGE = `usage: npm start -- [options]
+
+Replays a workload trace through nodescaler's four real handlers and the
+comparison policies (${POLICIES.join(', ')}).
+
+  --trace FILE.csv          workload trace (default: data/traces/azure2019_vm_aggregate_300s.csv)
+  --time-column NAME        time column (default: found by name, else rows --step apart)
+  --demand-column NAME      demand column (default: the first other column)
+  --step SECONDS            seconds between rows without a time column (default 300)
+  --days N                  replay only the first N days
+  --peak-gears N            demand is scaled so the replayed window's peak is N gears (default 2000)
+  --gears-per-node N        gear slots per node (default 100; a --config pool's own value wins)
+  --boot-delay SECONDS      time from launch to a node taking gears (default 120)
+  --policy NAME             run only this policy (repeatable; default: all)
+  --config FILE             replay every pool of this nodescaler configuration
+  --pool-demand POOL=COL    with --config: pool DISTRICT/PROFILE gets CSV column COL,
+  --pool-demand POOL=W        or weight W of the demand column (default weights: max x gearsPerNode)
+  --store auto|dynalite|memory  state store (default auto: dynalite up to 3 hours)
+  --seed N                  random seed (default 42)
+  --json OUT.json           write the results (every field, per pool) as JSON
+  --report OUT.html         write the HTML report (default out/report.html)
+  -h, --help                this text
+`;
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({
-    options: {
-      trace: { type: 'string' },
-      'time-column': { type: 'string' },
-      'demand-column': { type: 'string' },
-      step: { type: 'string', default: '300' },
-      'peak-gears': { type: 'string', default: '2000' },
-      'gears-per-node': { type: 'string', default: '100' },
-      'boot-delay': { type: 'string', default: '120' },
-      policy: { type: 'string', multiple: true },
-      json: { type: 'string' },
-      report: { type: 'string', default: 'out/report.html' },
-      store: { type: 'string', default: 'auto' },
-      days: { type: 'string' },
-      seed: { type: 'string', default: '42' },
-      config: { type: 'string' },
-    },
-  });
+  let parsed;
+  try {
+    parsed = parseArgs({
+      options: {
+        help: { type: 'boolean', short: 'h' },
+        trace: { type: 'string' },
+        'time-column': { type: 'string' },
+        'demand-column': { type: 'string' },
+        step: { type: 'string', default: '300' },
+        'peak-gears': { type: 'string', default: '2000' },
+        'gears-per-node': { type: 'string', default: '100' },
+        'boot-delay': { type: 'string', default: '120' },
+        policy: { type: 'string', multiple: true },
+        json: { type: 'string' },
+        report: { type: 'string', default: 'out/report.html' },
+        store: { type: 'string', default: 'auto' },
+        days: { type: 'string' },
+        seed: { type: 'string', default: '42' },
+        config: { type: 'string' },
+        'pool-demand': { type: 'string', multiple: true },
+      },
+    });
+  } catch (error) {
+    console.error(`${(error as Error).message}\n\n${USAGE}`);
+    process.exit(2);
+  }
+  const { values } = parsed;
+  if (values.help) {
+    console.log(USAGE);
+    return;
+  }
 
   const number = (name: keyof typeof values, min: number) => {
     const text = values[name] as string;
@@ -62,26 +99,54 @@ async function main(): Promise<void> {
     tracePath = DEFAULT_TRACE.pathname;
     console.log(`no --trace given: replaying the Azure 2019 trace (${tracePath})`);
   }
-  let trace = readTrace(tracePath, {
+  const peakGears = number('peak-gears', 1);
+  const traceOptions = {
     ...(values['time-column'] ? { timeColumn: values['time-column'] } : {}),
     ...(values['demand-column'] ? { demandColumn: values['demand-column'] } : {}),
     stepSeconds: number('step', 1),
-    peakGears: number('peak-gears', 1),
-  });
-  if (values.days !== undefined) trace = truncate(trace, number('days', 0.01) * 86400);
+    peakGears,
+  };
+  const days = values.days === undefined ? undefined : number('days', 0.01);
+  const window = (t: Trace) => windowOf(t, days === undefined ? undefined : days * 86400, t === trace0 ? peakGears : peakDemand(t));
+  const trace0 = readTrace(tracePath, traceOptions);
+  const trace = window(trace0);
 
   const replay: ReplayOptions = {
     gearsPerNode: number('gears-per-node', 1),
     bootDelaySeconds: number('boot-delay', 0),
     store: store as ReplayOptions['store'],
     seed: number('seed', 0),
-    ...(values.config ? { configFile: values.config } : {}),
   };
+  if (values.config) {
+    replay.config = configPools({
+      configFile: values.config,
+      tracePath,
+      trace,
+      traceOptions,
+      peakGears,
+      fallbackGearsPerNode: replay.gearsPerNode,
+      bootDelaySeconds: replay.bootDelaySeconds,
+      demands: (values['pool-demand'] ?? []).map(parsePoolDemand),
+      window: (t) => windowOf(t, days === undefined ? undefined : days * 86400, peakDemand(t)),
+    });
+  } else if (values['pool-demand']) {
+    throw new ValidationError({ path: '--pool-demand', message: 'needs --config (the pools come from a configuration file)', value: values['pool-demand'].join(' ') });
+  }
+  const { input, pools } = replayPools(trace, replay);
   console.log(
     `trace ${trace.source}: column ${trace.demandColumn}, ${trace.steps.length} steps of ${trace.stepSeconds} s ` +
-      `(${(trace.durationSeconds / 86400).toFixed(1)} days), peak ${Math.max(...trace.steps.map((s) => s.demand))} gears, ` +
-      `${replay.gearsPerNode} gears per node, boot delay ${replay.bootDelaySeconds} s`,
+      `(${(trace.durationSeconds / 86400).toFixed(1)} days), peak ${peakDemand(trace)} gears in the replayed window, boot delay ${replay.bootDelaySeconds} s`,
   );
+  console.log(
+    `${values.config ? `config ${values.config}` : 'simulation defaults'}: ${pools.length} pool(s), limits.maxNodesTotal ${input.limits?.maxNodesTotal ?? 100}; ` +
+      pools.map((p) => `${p.id} (${p.gearsPerNode} gears/node, ${p.min}..${p.max} nodes, ${p.instanceType} $${p.pricePerHour}/h, peak ${peakDemand(p.trace)} gears)`).join('; '),
+  );
+  console.log(`prices: on-demand ${PRICE_REGION} as of ${PRICES_AS_OF} (lib/sim/prices.ts)`);
+  for (const pool of pools) {
+    const room = pool.max * pool.gearsPerNode;
+    if (peakDemand(pool.trace) > room) console.log(`note: ${pool.id} peaks at ${peakDemand(pool.trace)} gears, more than its max x gearsPerNode = ${room}: gears will wait whatever the policy`);
+    if (pool.pricePerHour === 0) console.log(`note: no price for ${pool.instanceType} in lib/sim/prices.ts: its node cost counts as 0`);
+  }
 
   const results: PolicyResult[] = [];
   const started = Date.now();
@@ -91,16 +156,50 @@ async function main(): Promise<void> {
     progress.done();
     results.push(outcome.result);
     console.log(`nodescaler: ${outcome.storeKind} store, ${outcome.invocations} handler invocations, ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    for (const line of outcome.bill.lines) console.log(`  autoscaler bill: ${line.item.padEnd(20)} ${line.quantity.toFixed(line.quantity < 10 ? 3 : 0).padStart(12)} ${line.unit.padEnd(11)} $${line.cost.toFixed(3)}/month`);
+    for (const violation of outcome.violations.slice(0, 10)) console.log(`  violation: ${violation}`);
   }
-  const baselineOptions = { gearsPerNode: replay.gearsPerNode, bootDelaySeconds: replay.bootDelaySeconds, tickSeconds: 60, moveSeconds: 30, maxConcurrentMoves: 3, seed: replay.seed, sampleEverySeconds: sampleInterval(trace.durationSeconds) };
-  for (const policy of ['reactive', 'static-peak'] as const) if (policies.includes(policy)) results.push(runBaseline(policy, trace, baselineOptions));
+  const baselineOptions = {
+    bootDelaySeconds: replay.bootDelaySeconds,
+    tickSeconds: 60,
+    moveSeconds: 30,
+    maxConcurrentMoves: 3,
+    seed: replay.seed,
+    sampleEverySeconds: sampleInterval(trace.durationSeconds),
+    maxNodesTotal: input.limits?.maxNodesTotal ?? 100,
+  };
+  for (const policy of BASELINES) if (policies.includes(policy)) results.push(runBaseline(policy, pools, baselineOptions));
 
-  printSummary(results);
-  const goal = goalLine(results);
+  const rows = withSavings(results);
+  console.log('');
+  console.log(formatTable(summaryRows(rows)));
+  console.log('');
+  if (pools.length > 1) {
+    for (const result of rows) {
+      console.log(`${result.policy} by pool:`);
+      console.log(formatTable(result.pools.map((p) => ({ pool: p.pool, ...summaryRows([{ ...result, ...p }])[0]! }))));
+      console.log('');
+    }
+  }
+  const goal = goalLine(rows);
   if (goal) console.log(goal);
 
   if (values.json) {
-    writeOut(values.json, JSON.stringify({ trace: { source: trace.source, demandColumn: trace.demandColumn, steps: trace.steps.length }, results: results.map(({ series: _s, events: _e, ...rest }) => rest) }, null, 2));
+    writeOut(
+      values.json,
+      JSON.stringify(
+        {
+          trace: { source: trace.source, demandColumn: trace.demandColumn, steps: trace.steps.length, durationSeconds: trace.durationSeconds, peakGears: peakDemand(trace) },
+          config: values.config ?? null,
+          prices: { region: PRICE_REGION, asOf: PRICES_AS_OF },
+          pools: pools.map(({ trace: _t, ...pool }) => pool),
+          goal: goal ?? null,
+          results: rows.map(({ series: _s, events: _e, ...rest }) => rest),
+        },
+        null,
+        2,
+      ),
+    );
     console.log(`wrote ${values.json}`);
   }
   writeOut(
@@ -110,7 +209,7 @@ async function main(): Promise<void> {
       traceSource: trace.source,
       demandColumn: trace.demandColumn,
       durationSeconds: trace.durationSeconds,
-      results,
+      results: rows,
       notes: [
         'Capacity: gear slots of nodes that take gears. Nodes: hosts that cost money (booting, active, draining).',
         'Oracle: ceil(demand / gears per node) nodes at every step: perfect packing and instant boot.',
@@ -120,49 +219,6 @@ async function main(): Promise<void> {
   );
   console.log(`wrote ${values.report}`);
   if (results.some((r) => r.invariantViolations > 0)) process.exitCode = 1;
-}
-
-function truncate(trace: Trace, seconds: number): Trace {
-  const steps = trace.steps.filter((s) => s.at < seconds);
-  return { ...trace, steps, durationSeconds: Math.min(trace.durationSeconds, seconds) };
-}
-
-function printSummary(results: PolicyResult[]): void {
-  const rows = results.map((r) => ({
-    policy: r.policy,
-    nodeHours: r.nodeHours.toFixed(1),
-    oracleNodeHours: r.oracleNodeHours.toFixed(1),
-    ratioToOracle: r.ratioToOracle.toFixed(3),
-    unplacedGearMinutes: r.unplacedGearMinutes.toFixed(0),
-    'unplaced %': (r.unplacedShare * 100).toFixed(3),
-    scaleUps: r.scaleUps,
-    scaleDowns: r.scaleDowns,
-    gearMoves: r.gearMoves,
-    maxNodes: r.maxNodes,
-    deadLetters: r.deadLetters,
-    invariantViolations: r.invariantViolations,
-  }));
-  const columns = Object.keys(rows[0] ?? {});
-  const widths = columns.map((c) => Math.max(c.length, ...rows.map((r) => String(r[c as keyof typeof r]).length)));
-  const line = (cells: string[]) => cells.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  ');
-  console.log('');
-  console.log(line(columns));
-  console.log(line(widths.map((w) => '-'.repeat(w))));
-  for (const row of rows) console.log(line(columns.map((c) => String(row[c as keyof typeof row]))));
-  console.log('');
-}
-
-function goalLine(results: PolicyResult[]): string | undefined {
-  const ours = results.find((r) => r.policy === 'nodescaler');
-  if (!ours) return undefined;
-  const baselines = results.filter((r) => r.policy !== 'nodescaler');
-  const checks = [
-    [`node-hours ${ours.ratioToOracle.toFixed(3)} x oracle <= 1.10`, ours.ratioToOracle <= 1.1],
-    ...baselines.map((b) => [`below ${b.policy} (${b.nodeHours.toFixed(1)})`, ours.nodeHours < b.nodeHours] as const),
-    [`unplaced ${(ours.unplacedShare * 100).toFixed(3)} % <= 0.1 %`, ours.unplacedShare <= 0.001],
-    [`invariant violations ${ours.invariantViolations} = 0`, ours.invariantViolations === 0],
-  ] as const;
-  return `goal: ${checks.map(([text, ok]) => `${text} ${ok ? 'MET' : 'MISSED'}`).join('; ')}`;
 }
 
 function progressBar(label: string) {

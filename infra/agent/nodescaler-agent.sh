@@ -3,6 +3,14 @@
 # the nodescaler stats queue, then exits. Run every 60 s by
 # nodescaler-agent.timer (or cron). See infra/agent/README.md.
 #
+# It reports on change: a run whose figures equal the last ones sent, less
+# than NODESCALER_HEARTBEAT seconds (240, inside the evaluator's statsMaxAge
+# of 5 minutes) ago, sends nothing. Most minutes change nothing, and each
+# message costs an SQS request, a Lambda share and a DynamoDB write: about
+# 4x fewer of them at the same freshness. The last report sent is kept in
+# NODESCALER_STATE_FILE (/var/lib/nodescaler/agent.last); losing it only
+# means the next run sends.
+#
 # Why POSIX sh: the node hosts already have sh, coreutils, curl and the AWS
 # CLI; a shell script adds no runtime (no Node on the hosts), is small enough
 # to embed in the EC2 user data, and an operator can read it whole.
@@ -42,6 +50,9 @@ ENV_FILE=${NODESCALER_AGENT_ENV:-/etc/nodescaler/agent.env}
 : "${RESOURCE_LIMITS:=/etc/openshift/resource_limits.conf}"
 : "${IMDS_ENDPOINT:=http://169.254.169.254}"
 : "${NODESCALER_RETRY_DELAY:=2}"
+: "${NODESCALER_HEARTBEAT:=240}"
+: "${NODESCALER_STATE_FILE:=/var/lib/nodescaler/agent.last}"
+case $NODESCALER_HEARTBEAT in '' | *[!0-9]*) fail "NODESCALER_HEARTBEAT '$NODESCALER_HEARTBEAT' is not a number of seconds" ;; esac
 
 # Values go into JSON unescaped, so they must be plain names.
 plain() {
@@ -107,7 +118,22 @@ for gear in "$GEAR_BASE_DIR"/*; do
   esac
 done
 
-reported_at=$(date -u +%Y-%m-%dT%H:%M:%SZ) || fail "no time"
+now=$(date -u +%s) || fail "no time"
+reported_at=$(date -u -d "@$now" +%Y-%m-%dT%H:%M:%SZ 2>/dev/null || date -u -r "$now" +%Y-%m-%dT%H:%M:%SZ) || fail "no time"
+
+# Unchanged since the last report sent, and that one is recent: nothing to send.
+if [ -r "$NODESCALER_STATE_FILE" ]; then
+  read -r last_active last_max last_at <"$NODESCALER_STATE_FILE" 2>/dev/null || :
+  case "${last_active:-x}${last_max:-x}${last_at:-x}" in
+    *[!0-9]*) ;;
+    *)
+      if [ "$last_active" = "$active" ] && [ "$last_max" = "$max_active" ] &&
+        [ "$now" -ge "$last_at" ] && [ $((now - last_at)) -lt "$NODESCALER_HEARTBEAT" ]; then
+        exit 0
+      fi
+      ;;
+  esac
+fi
 body=$(printf '{"type":"node-stats","v":1,"nodeId":"%s","district":"%s","profile":"%s","activeGears":%s,"maxActiveGears":%s,"reportedAt":"%s"}' \
   "$node_id" "$NODESCALER_DISTRICT" "$NODESCALER_PROFILE" "$active" "$max_active" "$reported_at")
 
@@ -121,6 +147,11 @@ while :; do
     --queue-url "$NODESCALER_STATS_QUEUE_URL" --message-body "$body" \
     --message-attributes "instanceId={DataType=String,StringValue=$instance_id}" \
     --cli-connect-timeout 5 --cli-read-timeout 5 2>&1 >/dev/null); then
+    # Remember what was sent; if that fails, the next run simply sends again.
+    state_dir=$(dirname "$NODESCALER_STATE_FILE")
+    { mkdir -p "$state_dir" && printf '%s %s %s\n' "$active" "$max_active" "$now" >"$NODESCALER_STATE_FILE.tmp" &&
+      mv -f "$NODESCALER_STATE_FILE.tmp" "$NODESCALER_STATE_FILE"; } 2>/dev/null ||
+      log "cannot write $NODESCALER_STATE_FILE; the next run sends again"
     exit 0
   fi
   if [ "$attempt" -ge 3 ]; then

@@ -1,122 +1,382 @@
-import { ResultRecorder, type PolicyResult } from './results.js';
+import { AppModel, MoveLedger } from './disruption.js';
+import { nodesFor, peakDemand, type SimPool } from './pools.js';
 import { seededRandom } from './random.js';
+import { combinePools, ResultRecorder, SeriesSampler, type PolicyName, type PolicyResult, type PoolResult } from './results.js';
 import { demandAt, type Trace } from './trace.js';
 
+export type BaselinePolicy = Exclude<PolicyName, 'nodescaler'>;
+export const BASELINES: readonly BaselinePolicy[] = ['static-peak', 'cluster-autoscaler', 'karpenter', 'clairvoyant-1h', 'clairvoyant-4h'];
+
 export interface BaselineOptions {
-  gearsPerNode: number;
   bootDelaySeconds: number;
   tickSeconds: number;
   moveSeconds: number;
   maxConcurrentMoves: number;
   seed: number;
   sampleEverySeconds: number;
+  /** Most nodes of all pools together (limits.maxNodesTotal). */
+  maxNodesTotal: number;
 }
 
-interface BaselineNode {
-  gears: number;
+/** The defaults the baselines follow (cluster-autoscaler FAQ, Karpenter disruption docs); see the README. */
+export const CLUSTER_AUTOSCALER = { utilizationThreshold: 0.5, unneededSeconds: 600, delayAfterAddSeconds: 600, maxEmptyBulkDelete: 10 };
+export const KARPENTER = { consolidateAfterSeconds: 30, budgetShare: 0.1 };
+
+interface Node {
+  gears: Set<number>;
   readyAt: number;
-  /** When set, the node takes no gears and is released at this time. */
-  releaseAt?: number;
+  draining: boolean;
+  /** cluster-autoscaler: since when the node is under the utilization threshold. */
+  lowSince?: number;
+  /** Karpenter: last time a gear arrived on or left the node. */
+  lastChangeAt: number;
 }
 
 /**
- * The comparison policies, on a light model of the same world: nodes of
- * `gearsPerNode` slots that boot in `bootDelaySeconds`, gears placed on the
- * least-loaded ready node, departures taken at random, and a drain that moves
- * a node's gears `maxConcurrentMoves` at a time, `moveSeconds` each.
- *
- * - static-peak (the status quo of the seed): enough nodes for the peak, always on.
- * - reactive (cluster-autoscaler / Escalator style): every tick, add one node
- *   while (demand / slots of ready and booting nodes) >= 0.70; drain one node
- *   once utilization stayed < 0.50 for 10 minutes and 10 minutes passed since
- *   the last add, if the others can take its gears below 0.70.
+ * One pool under a comparison policy, on a light model of the world nodescaler
+ * runs in: nodes of `gearsPerNode` slots that boot in `bootDelaySeconds`,
+ * gears placed on the least-loaded ready node, departures taken at random, and
+ * drains that move `maxConcurrentMoves` gears every `moveSeconds` to the
+ * least-loaded other nodes, releasing the node once it is empty.
  */
-export function runBaseline(policy: 'reactive' | 'static-peak', trace: Trace, options: BaselineOptions): PolicyResult {
-  const random = seededRandom(options.seed);
-  const recorder = new ResultRecorder(policy, options.gearsPerNode, options.sampleEverySeconds);
-  const peak = Math.max(...trace.steps.map((s) => s.demand));
-  const nodes: BaselineNode[] = [];
-  const initial = policy === 'static-peak' ? Math.ceil(peak / options.gearsPerNode) : Math.max(1, Math.ceil(trace.steps[0]!.demand / (options.gearsPerNode * 0.6)));
-  for (let i = 0; i < initial; i++) nodes.push({ gears: 0, readyAt: 0 });
+class PoolSim {
+  readonly nodes: Node[] = [];
+  private readonly placed: number[] = [];
+  private readonly position = new Map<number, number>();
+  private readonly home = new Map<number, Node>();
+  private readonly waiting: number[] = [];
+  private readonly apps: AppModel;
+  private readonly random: () => number;
+  readonly recorder: ResultRecorder;
+  readonly ledger = new MoveLedger();
+  private hint = 0;
+  private lastAddAt = -Infinity;
+  private readonly peak: number;
+  movesThisStep = 0;
 
-  let placed = 0;
-  let unplaced = 0;
-  let lowSince: number | undefined;
-  let lastAddAt = -Infinity;
-  let hint = 0;
-  const ready = (node: BaselineNode, t: number) => node.readyAt <= t && node.releaseAt === undefined;
+  constructor(
+    readonly policy: BaselinePolicy,
+    readonly pool: SimPool,
+    private readonly options: BaselineOptions,
+    seed: number,
+  ) {
+    this.random = seededRandom(seed);
+    this.apps = new AppModel(seededRandom(seed + 7));
+    this.recorder = new ResultRecorder(policy, pool.gearsPerNode, options.sampleEverySeconds, this.ledger, pool.pricePerHour);
+    this.peak = peakDemand(pool.trace);
+    const initial = policy === 'static-peak' ? nodesFor(pool, this.peak) : policy.startsWith('clairvoyant') ? this.clairvoyantTarget(0) : nodesFor(pool, pool.trace.steps[0]?.demand ?? 0);
+    for (let i = 0; i < initial; i++) this.nodes.push({ gears: new Set(), readyAt: 0, draining: false, lastChangeAt: 0 });
+  }
 
-  for (let t = 0; t < trace.durationSeconds; t += options.tickSeconds) {
-    const step = demandAt(trace, t, hint);
-    hint = step.index;
-    const demand = step.demand;
+  /** Demand, departures, drains, boots and placement for the step at `t`; the demand. */
+  advance(t: number): number {
+    const step = demandAt(this.pool.trace, t, this.hint);
+    this.hint = step.index;
+    this.movesThisStep = 0;
+    this.applyDemand(step.demand, t);
+    this.progressDrains(t);
+    this.placeWaiting(t);
+    return step.demand;
+  }
 
-    // Departures: random gears stop, waiting ones first.
-    let excess = placed + unplaced - demand;
-    const fromQueue = Math.min(excess > 0 ? excess : 0, unplaced);
-    unplaced -= fromQueue;
-    excess -= fromQueue;
-    while (excess > 0 && placed > 0) {
-      let pick = Math.floor(random() * placed);
-      for (const node of nodes) {
-        if (pick < node.gears) {
-          node.gears -= 1;
-          break;
-        }
-        pick -= node.gears;
+  /** The policy's decision at `t`; `room`: nodes the global limit still allows. */
+  decide(t: number, demand: number, room: number): number {
+    switch (this.policy) {
+      case 'static-peak':
+        return 0;
+      case 'cluster-autoscaler':
+        return this.clusterAutoscaler(t, room);
+      case 'karpenter':
+        return this.karpenter(t, room);
+      default:
+        return this.clairvoyant(t, room, demand);
+    }
+  }
+
+  record(t: number, demand: number): void {
+    let ready = 0;
+    for (const node of this.nodes) if (node.readyAt <= t && !node.draining) ready += 1;
+    this.recorder.step({ at: t, demand, capacity: ready * this.pool.gearsPerNode, nodes: this.nodes.length, unplaced: this.waiting.length, moves: this.movesThisStep }, this.options.tickSeconds);
+  }
+
+  result(): PoolResult {
+    const { id, instanceType, gearsPerNode, min, max } = this.pool;
+    return { pool: id, instanceType, gearsPerNode, min, max, ...this.recorder.figures(this.apps.created) };
+  }
+
+  // --- the policies -------------------------------------------------------
+
+  /**
+   * cluster-autoscaler: scale up only for gears waiting, as many nodes as they
+   * need beyond those booting; scale down a node whose utilization stayed under
+   * 0.5 for 10 minutes and whose gears fit on the others, not within 10
+   * minutes of an add: empty ones up to 10 at once, others one at a time.
+   */
+  private clusterAutoscaler(t: number, room: number): number {
+    const added = this.addForWaiting(t, room);
+    const ca = CLUSTER_AUTOSCALER;
+    for (const node of this.nodes) {
+      if (node.readyAt > t || node.draining) continue;
+      if (node.gears.size / this.pool.gearsPerNode < ca.utilizationThreshold) node.lowSince ??= t;
+      else delete node.lowSince;
+    }
+    if (t - this.lastAddAt < ca.delayAfterAddSeconds) return added;
+    const unneeded = this.nodes.filter((n) => n.readyAt <= t && !n.draining && n.lowSince !== undefined && t - n.lowSince >= ca.unneededSeconds);
+    let removable = this.nodes.length - this.pool.min;
+    let empties = 0;
+    for (const node of unneeded) {
+      if (node.gears.size > 0 || empties >= ca.maxEmptyBulkDelete || removable <= 0) continue;
+      this.startDrain(node, t);
+      empties += 1;
+      removable -= 1;
+    }
+    if (removable <= 0 || this.nodes.some((n) => n.draining && n.gears.size > 0)) return added;
+    let free = this.freeSlots(t);
+    for (const node of unneeded.filter((n) => n.gears.size > 0).sort((a, b) => a.gears.size - b.gears.size)) {
+      if (node.gears.size <= free - (this.pool.gearsPerNode - node.gears.size)) {
+        this.startDrain(node, t);
+        free -= this.pool.gearsPerNode;
+        break;
       }
-      placed -= 1;
+    }
+    return added;
+  }
+
+  /**
+   * Karpenter, consolidationPolicy WhenEmptyOrUnderutilized: scale up for
+   * waiting gears; drain every node (fewest gears first) whose gears fit on the
+   * nodes that stay, once it went consolidateAfter (30 s) without a gear
+   * arriving or leaving, as long as no more than 10 % of the pool's nodes
+   * (rounded up) are being disrupted.
+   */
+  private karpenter(t: number, room: number): number {
+    const added = this.addForWaiting(t, room);
+    const budget = Math.ceil(KARPENTER.budgetShare * this.nodes.length);
+    let allowed = budget - this.nodes.filter((n) => n.draining).length;
+    let removable = this.nodes.length - this.pool.min;
+    let free = this.freeSlots(t);
+    const candidates = this.nodes
+      .filter((n) => n.readyAt <= t && !n.draining && t - n.lastChangeAt >= KARPENTER.consolidateAfterSeconds)
+      .sort((a, b) => a.gears.size - b.gears.size);
+    for (const node of candidates) {
+      if (allowed <= 0 || removable <= 0) break;
+      if (node.gears.size > free - (this.pool.gearsPerNode - node.gears.size)) continue;
+      this.startDrain(node, t);
+      free -= this.pool.gearsPerNode;
+      allowed -= 1;
+      removable -= 1;
+    }
+    return added;
+  }
+
+  /**
+   * Perfect foresight, not a policy: for each block of H hours it runs
+   * ceil(block peak / gearsPerNode) nodes, launching a boot delay before the
+   * block starts and draining what the block does not need, fewest gears first.
+   */
+  private clairvoyant(t: number, room: number, _demand: number): number {
+    const want = Math.max(this.clairvoyantTarget(t), this.clairvoyantTarget(t + this.options.bootDelaySeconds));
+    const serving = this.nodes.filter((n) => !n.draining);
+    if (serving.length < want) return this.add(Math.min(room, want - serving.length), t);
+    let excess = serving.length - want;
+    if (excess > 0) {
+      for (const node of serving.filter((n) => n.readyAt <= t).sort((a, b) => a.gears.size - b.gears.size)) {
+        if (excess <= 0) break;
+        this.startDrain(node, t);
+        excess -= 1;
+      }
+    }
+    return 0;
+  }
+
+  private readonly blockTargets = new Map<number, number>();
+
+  /** Nodes for the peak of the block of H hours that holds `t` (none past the end). */
+  private clairvoyantTarget(t: number): number {
+    const block = (this.policy === 'clairvoyant-1h' ? 1 : 4) * 3600;
+    const number = Math.floor(t / block);
+    const known = this.blockTargets.get(number);
+    if (known !== undefined) return known;
+    const trace = this.pool.trace;
+    const from = number * block;
+    let peak = 0;
+    if (from < trace.durationSeconds) {
+      for (let index = demandAt(trace, from, 0).index; index < trace.steps.length && trace.steps[index]!.at < from + block; index++) {
+        if (trace.steps[index]!.demand > peak) peak = trace.steps[index]!.demand;
+      }
+    }
+    const target = nodesFor(this.pool, peak);
+    this.blockTargets.set(number, target);
+    return target;
+  }
+
+  // --- the world ------------------------------------------------------------
+
+  private addForWaiting(t: number, room: number): number {
+    let booting = 0;
+    for (const node of this.nodes) if (node.readyAt > t) booting += 1;
+    const short = this.waiting.length - booting * this.pool.gearsPerNode;
+    if (short <= 0) return 0;
+    return this.add(Math.min(room, Math.ceil(short / this.pool.gearsPerNode)), t);
+  }
+
+  private add(count: number, t: number): number {
+    const n = Math.max(0, Math.min(count, this.pool.max - this.nodes.length));
+    for (let i = 0; i < n; i++) this.nodes.push({ gears: new Set(), readyAt: t + this.options.bootDelaySeconds, draining: false, lastChangeAt: t });
+    if (n > 0) {
+      this.lastAddAt = t;
+      this.recorder.event(t, 'up');
+    }
+    return n;
+  }
+
+  private startDrain(node: Node, t: number): void {
+    node.draining = true;
+    this.ledger.drainsStarted += 1;
+    this.recorder.event(t, 'down');
+  }
+
+  /** Free slots of ready nodes that take gears. */
+  private freeSlots(t: number): number {
+    let free = 0;
+    for (const node of this.nodes) if (node.readyAt <= t && !node.draining) free += this.pool.gearsPerNode - node.gears.size;
+    return free;
+  }
+
+  private applyDemand(demand: number, t: number): void {
+    let excess = this.placed.length + this.waiting.length - demand;
+    while (excess > 0 && this.waiting.length > 0) {
+      this.waiting.pop();
       excess -= 1;
     }
-    if (excess < 0) unplaced += -excess;
-
-    // Releases due now: the drain moved every gear elsewhere.
-    for (let i = nodes.length - 1; i >= 0; i--) {
-      const node = nodes[i]!;
-      if (node.releaseAt !== undefined && node.releaseAt <= t) {
-        // Its gears go to the others (placed again just below, like moves).
-        placed -= node.gears;
-        unplaced += node.gears;
-        recorder.gearMoves += node.gears;
-        nodes.splice(i, 1);
-        recorder.event(t, 'down');
-      }
+    while (excess > 0 && this.placed.length > 0) {
+      this.remove(this.placed[Math.floor(this.random() * this.placed.length)]!, t);
+      excess -= 1;
     }
+    for (; excess < 0; excess++) this.waiting.push(this.apps.next().id);
+  }
 
-    // Placement on the least-loaded ready node.
-    while (unplaced > 0) {
-      let best: BaselineNode | undefined;
-      for (const node of nodes) if (ready(node, t) && node.gears < options.gearsPerNode && (!best || node.gears < best.gears)) best = node;
-      if (!best) break;
-      const take = Math.min(unplaced, options.gearsPerNode - best.gears, Math.max(1, Math.ceil(unplaced / nodes.length)));
-      best.gears += take;
-      placed += take;
-      unplaced -= take;
-    }
-
-    if (policy === 'reactive') {
-      const slots = nodes.filter((n) => n.releaseAt === undefined).length * options.gearsPerNode;
-      const utilization = slots > 0 ? demand / slots : Infinity;
-      if (utilization >= 0.7) {
-        nodes.push({ gears: 0, readyAt: t + options.bootDelaySeconds });
-        lastAddAt = t;
-        recorder.event(t, 'up');
-      }
-      if (utilization < 0.5) lowSince ??= t;
-      else lowSince = undefined;
-      const draining = nodes.some((n) => n.releaseAt !== undefined);
-      if (!draining && lowSince !== undefined && t - lowSince >= 600 && t - lastAddAt >= 600) {
-        const candidates = nodes.filter((n) => ready(n, t)).sort((a, b) => a.gears - b.gears);
-        const victim = candidates[0];
-        if (victim && candidates.length > 1 && demand / ((candidates.length - 1) * options.gearsPerNode) < 0.7) {
-          victim.releaseAt = t + Math.ceil(victim.gears / options.maxConcurrentMoves) * options.moveSeconds;
-          lowSince = undefined;
+  /**
+   * Each draining node moves up to maxConcurrentMoves gears per moveSeconds
+   * to the least-loaded other node; empty, it is released. As in Kubernetes,
+   * a drain is not called off: a gear evicted when no other node has room
+   * waits (and counts as a move, it was stopped), and the waiting gears make
+   * the policy scale up.
+   */
+  private progressDrains(t: number): void {
+    const perTick = Math.max(1, Math.floor((this.options.tickSeconds / this.options.moveSeconds) * this.options.maxConcurrentMoves));
+    for (let i = this.nodes.length - 1; i >= 0; i--) {
+      const node = this.nodes[i]!;
+      if (!node.draining) continue;
+      let budget = perTick;
+      for (const gear of node.gears) {
+        if (budget-- <= 0) break;
+        node.gears.delete(gear);
+        this.ledger.record(gear, t, this.apps.disruptive(gear));
+        this.movesThisStep += 1;
+        const target = this.leastLoaded(t);
+        if (target) {
+          target.gears.add(gear);
+          target.lastChangeAt = t;
+          this.home.set(gear, target);
+        } else {
+          this.unplace(gear);
+          this.waiting.unshift(gear);
         }
       }
+      if (node.gears.size === 0) this.nodes.splice(i, 1);
     }
-
-    const capacity = nodes.filter((n) => ready(n, t)).length * options.gearsPerNode;
-    recorder.step({ at: t, demand, capacity, nodes: nodes.length, unplaced }, options.tickSeconds);
   }
-  return recorder.result();
+
+  private placeWaiting(t: number): void {
+    while (this.waiting.length > 0) {
+      const target = this.leastLoaded(t);
+      if (!target) return;
+      const room = this.pool.gearsPerNode - target.gears.size;
+      let take = Math.min(room, this.waiting.length, Math.max(1, Math.ceil(this.waiting.length / this.nodes.length)));
+      for (; take > 0; take--) {
+        const gear = this.waiting.shift()!;
+        target.gears.add(gear);
+        this.home.set(gear, target);
+        this.position.set(gear, this.placed.length);
+        this.placed.push(gear);
+      }
+      target.lastChangeAt = t;
+    }
+  }
+
+  private leastLoaded(t: number): Node | undefined {
+    let best: Node | undefined;
+    for (const node of this.nodes) {
+      if (node.readyAt > t || node.draining || node.gears.size >= this.pool.gearsPerNode) continue;
+      if (!best || node.gears.size < best.gears.size) best = node;
+    }
+    return best;
+  }
+
+  /** Takes a placed gear out of the placed list (it stays in the run). */
+  private unplace(gear: number): void {
+    const at = this.position.get(gear)!;
+    const last = this.placed.pop()!;
+    if (at < this.placed.length) {
+      this.placed[at] = last;
+      this.position.set(last, at);
+    }
+    this.position.delete(gear);
+    this.home.delete(gear);
+  }
+
+  private remove(gear: number, t: number): void {
+    const node = this.home.get(gear);
+    this.unplace(gear);
+    node?.gears.delete(gear);
+    if (node) node.lastChangeAt = t;
+  }
+
+}
+
+/** Replays every pool under one comparison policy, with the global node limit across pools. */
+export function runBaseline(policy: BaselinePolicy, pools: SimPool[], options: BaselineOptions): PolicyResult {
+  const sims = pools.map((pool, i) => new PoolSim(policy, pool, options, options.seed + 1000 * i));
+  const duration = pools.reduce((longest, p) => Math.max(longest, p.trace.durationSeconds), 0);
+  const total = new SeriesSampler(options.sampleEverySeconds);
+  const events: PolicyResult['events'] = [];
+  for (let t = 0; t < duration; t += options.tickSeconds) {
+    const demands = sims.map((sim) => sim.advance(t));
+    let nodes = sims.reduce((sum, sim) => sum + sim.nodes.length, 0);
+    sims.forEach((sim, i) => {
+      nodes += sim.decide(t, demands[i]!, Math.max(0, options.maxNodesTotal - nodes));
+    });
+    let point = { at: t, demand: 0, capacity: 0, nodes: 0, unplaced: 0, moves: 0 };
+    sims.forEach((sim, i) => {
+      sim.record(t, demands[i]!);
+      const last = sim.recorder.lastPoint!;
+      point = { at: t, demand: point.demand + last.demand, capacity: point.capacity + last.capacity, nodes: point.nodes + last.nodes, unplaced: point.unplaced + last.unplaced, moves: point.moves + (last.moves ?? 0) };
+    });
+    total.add(point);
+  }
+  if (sims.length === 1) {
+    const sim = sims[0]!;
+    const pool = sim.result();
+    return { policy, ...pool, deadLetters: 0, invariantViolations: 0, pools: [pool], series: sim.recorder.series, events: sim.recorder.events };
+  }
+  for (const sim of sims) events.push(...sim.recorder.events);
+  events.sort((a, b) => a.at - b.at);
+  return combinePools(policy, sims.map((sim) => sim.result()), { days: duration / 86400, maxNodes: total.maxNodes, series: total.points, events });
+}
+
+/** A trace's demand as one pool of the default shape (tests and the suite). */
+export function singlePool(trace: Trace, gearsPerNode: number, options: { min?: number; max?: number; instanceType?: string; pricePerHour?: number } = {}): SimPool {
+  const peak = peakDemand(trace);
+  return {
+    id: 'sim/small',
+    district: 'sim',
+    profile: 'small',
+    gearsPerNode,
+    min: options.min ?? 1,
+    max: options.max ?? Math.ceil((peak / gearsPerNode) * 2) + 2,
+    instanceType: options.instanceType ?? 'm5.xlarge',
+    pricePerHour: options.pricePerHour ?? 0,
+    trace,
+  };
 }

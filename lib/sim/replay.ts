@@ -1,5 +1,3 @@
-import { readFileSync } from 'node:fs';
-import { parse as parseYaml } from 'yaml';
 import { DynamoDbStateStore } from '../adapters/dynamodb/state-store.js';
 import { startLocalDynamo, type LocalDynamo } from '../adapters/local/dynalite.js';
 import { LocalSqs, type DeadLetter } from '../adapters/local/local-sqs.js';
@@ -7,13 +5,16 @@ import { SimulatedCloud } from '../adapters/local/simulated-cloud.js';
 import { SimulatedPlatform } from '../adapters/local/simulated-platform.js';
 import { VirtualClock } from '../adapters/local/virtual-clock.js';
 import { InMemoryStateStore } from '../adapters/memory/state-store.js';
-import { parseConfig, poolNaming, readConfigFile, type Config, type ConfigInput, type PoolConfig } from '../config/index.js';
-import type { Log } from '../ports/log.js';
-import type { Metrics } from '../ports/metrics.js';
+import { parseConfig, poolNaming, type Config, type ConfigInput, type PoolConfig } from '../config/index.js';
 import type { OutgoingMessage, Queue, QueueName } from '../ports/queue.js';
 import type { StateStore } from '../ports/state-store.js';
-import { ResultRecorder, sampleInterval, type PolicyResult } from './results.js';
+import { singlePool } from './baselines.js';
+import { BillMeter, type Bill } from './bill.js';
+import { MoveLedger } from './disruption.js';
+import { nodesFor, peakDemand, type SimPool } from './pools.js';
+import { instancePrice } from './prices.js';
 import { seededRandom } from './random.js';
+import { combinePools, HOURS_PER_MONTH, ResultRecorder, sampleInterval, SeriesSampler, type PolicyResult, type PoolResult } from './results.js';
 import { LOCAL_QUEUES, LocalRuntime } from './runtime.js';
 import { demandAt, type Trace } from './trace.js';
 import { SimWorld } from './world.js';
@@ -24,8 +25,8 @@ export interface ReplayOptions {
   /** `auto`: dynalite for short runs (up to 3 hours: it answers in milliseconds, not microseconds), the contract-tested memory store beyond. */
   store: 'auto' | 'dynalite' | 'memory';
   seed: number;
-  /** A configuration file to replay with instead of the simulation defaults (its first pool is the one simulated). */
-  configFile?: string;
+  /** A configuration to replay with instead of the simulation defaults: every pool of it, each with its own demand (lib/sim/config-pools.ts). */
+  config?: { input: ConfigInput; pools: SimPool[] };
   /** Overrides merged into the simulation configuration. */
   configOverrides?: Partial<ConfigInput>;
   moveSeconds?: number;
@@ -44,17 +45,18 @@ export interface ReplayOutcome {
   deadLetters: DeadLetter[];
   violations: string[];
   store: StateStore;
+  bill: Bill;
 }
 
 const TICK_SECONDS = 60;
 const START = Date.parse('2026-01-05T00:00:00.000Z');
 const DISTRICT = 'sim';
 const PROFILE = 'small';
+const LAMBDA_MEMORY_MB = 512;
 
 /** The simulation's configuration: one pool, the ec2 handler against the simulated cloud, the product's own defaults otherwise. */
-export function simulationConfig(trace: Trace, options: ReplayOptions): ConfigInput {
-  const peak = Math.max(...trace.steps.map((s) => s.demand));
-  const max = Math.ceil((peak / options.gearsPerNode) * 2) + 2;
+export function simulationConfig(trace: Trace, options: Pick<ReplayOptions, 'gearsPerNode' | 'bootDelaySeconds' | 'configOverrides'>): ConfigInput {
+  const max = Math.ceil((peakDemand(trace) / options.gearsPerNode) * 2) + 2;
   return {
     handler: 'ec2',
     limits: { maxNodesTotal: max + 10 },
@@ -74,69 +76,146 @@ export function simulationConfig(trace: Trace, options: ReplayOptions): ConfigIn
   } as ConfigInput;
 }
 
-/** Replays `trace` through the four real handlers; the figures, dead letters and invariant violations of the run. */
+/** The pools a replay runs: the configuration file's, or the one default pool fed the whole trace. */
+export function replayPools(trace: Trace, options: ReplayOptions): { input: ConfigInput; pools: SimPool[] } {
+  if (options.config) return options.config;
+  const input = simulationConfig(trace, options);
+  const pool = input.pools[0]!;
+  return { input, pools: [{ ...singlePool(trace, options.gearsPerNode, { min: pool.min ?? 1, max: pool.max, instanceType: 'm5.xlarge', pricePerHour: instancePrice('m5.xlarge') ?? 0 }) }] };
+}
+
+/** Replays every pool through the four real handlers; the figures, dead letters and invariant violations of the run. */
 export async function runNodescaler(trace: Trace, options: ReplayOptions): Promise<ReplayOutcome> {
   const bootDelayMs = options.bootDelaySeconds * 1000;
   const clock = new VirtualClock(START - Math.max(bootDelayMs, 1000));
-  const random = seededRandom(options.seed);
   const storeKind = options.store === 'auto' ? (trace.durationSeconds <= 3 * 3600 ? 'dynalite' : 'memory') : options.store;
   let dynamo: LocalDynamo | undefined;
-  let store: StateStore;
+  let rawStore: StateStore;
   if (storeKind === 'dynalite') {
     dynamo = await startLocalDynamo({ tableName: 'nodescaler-replay' });
-    store = new DynamoDbStateStore(DynamoDbStateStore.documentClient(dynamo.client), dynamo.tableName);
+    rawStore = new DynamoDbStateStore(DynamoDbStateStore.documentClient(dynamo.client), dynamo.tableName);
   } else {
-    store = new InMemoryStateStore();
+    rawStore = new InMemoryStateStore();
   }
 
-  const configInput = options.configFile ? fileConfig(options.configFile) : simulationConfig(trace, options);
+  const { input: configInput, pools } = replayPools(trace, options);
   const config = parseConfig(configInput, 'simulation configuration');
-  const pool = config.pools[0]!;
-  const sqs = new LocalSqs(clock, LOCAL_QUEUES);
+  const meter = new BillMeter(new Set(Object.entries(LOCAL_QUEUES).filter(([, q]) => q.fifo).map(([name]) => name)));
+  const store = meter.store(rawStore);
+  const sqs = meter.sqs(new LocalSqs(clock, LOCAL_QUEUES));
   const platform = new SimulatedPlatform(clock, { moveDurationMs: (options.moveSeconds ?? 30) * 1000, moveFailureRate: options.moveFailureRate ?? 0, random: seededRandom(options.seed + 1) });
   const cloud = new SimulatedCloud(clock, { bootDelayMs, ...(options.capacityCap !== undefined ? { maxHosts: options.capacityCap } : {}) });
-  const recorder = new ResultRecorder('nodescaler', options.gearsPerNode, sampleInterval(trace.durationSeconds));
-  const queue = countingQueue(sqs, recorder, clock);
+  const sampleEvery = sampleInterval(trace.durationSeconds);
+  const events: Array<{ at: number; kind: 'up' | 'down'; pool: string }> = [];
+  const queue = countingQueue(meter.queue(sqs), events, clock);
 
   const runtime = new LocalRuntime(clock, sqs);
-  await runtime.load(configInput, { store, queue, clock, cloud, platform, log: quietLog, metrics: noMetrics });
-  const world = new SimWorld(clock, platform, cloud, sqs, { district: pool.district, profile: pool.profile, gearsPerNode: options.gearsPerNode, apps: 150, heartbeatSeconds: 240, random });
+  await runtime.load(configInput, { store, queue, clock, cloud, platform, log: meter.log(), metrics: meter.metrics() });
+  const worlds = pools.map((pool, i) => {
+    const poolConfig = config.pools.find((p) => `${p.district}/${p.profile}` === pool.id)!;
+    const world = new SimWorld(clock, platform, cloud, sqs, {
+      district: pool.district,
+      profile: pool.profile,
+      gearsPerNode: pool.gearsPerNode,
+      heartbeatSeconds: 240,
+      random: seededRandom(options.seed + 1000 * i),
+      gearPrefix: pools.length === 1 ? 'g' : `g${i}-`,
+    });
+    const recorder = new ResultRecorder('nodescaler', pool.gearsPerNode, sampleEvery, new MoveLedger(), pool.pricePerHour);
+    return { pool, poolConfig, world, recorder, hint: 0 };
+  });
 
-  // The cluster as it is when nodescaler is switched on: enough nodes for the first demand at 70 %, within the pool's bounds.
-  const initial = Math.min(pool.max, Math.max(pool.min, Math.ceil(trace.steps[0]!.demand / (options.gearsPerNode * 0.7))));
-  await seedInitialNodes({ cloud, store, config, pool, count: initial, now: clock.now() });
+  // The cluster as it is when nodescaler is switched on: enough nodes for the first step's demand, within each pool's bounds.
+  for (const { pool, poolConfig } of worlds) {
+    await seedInitialNodes({ cloud, store: rawStore, config, pool: poolConfig, count: nodesFor(pool, pool.trace.steps[0]?.demand ?? 0), now: clock.now() });
+  }
   clock.set(START);
 
-  let hint = 0;
+  const total = new SeriesSampler(sampleEvery);
+  const violations: string[] = [];
   const stepsPerCheck = Math.max(1, Math.round(trace.stepSeconds / TICK_SECONDS));
   let tick = 0;
+  let moves = 0;
   try {
     for (let at = 0; at < trace.durationSeconds; at += TICK_SECONDS, tick++) {
-      const step = demandAt(trace, at, hint);
-      hint = step.index;
-      world.joinBootedHosts();
-      world.applyDemand(step.demand);
-      world.reportStats();
+      const demands = worlds.map((w) => {
+        const step = demandAt(w.pool.trace, at, w.hint);
+        w.hint = step.index;
+        w.world.joinBootedHosts();
+        w.world.applyDemand(step.demand);
+        w.world.reportStats();
+        return step.demand;
+      });
       await runtime.deliver();
       await runtime.tick();
       await runtime.deliver();
-      if (tick % stepsPerCheck === 0) world.checkGears();
-      const sample = world.sample(step.demand);
-      if (sample.nodes > pool.max) world.violations.push(`${clock.now().toISOString()}: ${sample.nodes} nodes > pool max ${pool.max}`);
-      recorder.step({ at, demand: step.demand, capacity: sample.capacity, nodes: sample.nodes, unplaced: sample.unplaced }, TICK_SECONDS);
+      const succeeded = platform.succeededMoves();
+      const movedNow = succeeded - moves;
+      moves = succeeded;
+      let point = { at, demand: 0, capacity: 0, nodes: 0, unplaced: 0, moves: movedNow };
+      worlds.forEach((w, i) => {
+        if (tick % stepsPerCheck === 0) w.world.checkGears();
+        const sample = w.world.sample(demands[i]!);
+        if (sample.nodes > w.pool.max) w.world.violations.push(`${clock.now().toISOString()}: ${sample.nodes} nodes > pool ${w.pool.id} max ${w.pool.max}`);
+        w.recorder.step({ at, demand: sample.demand, capacity: sample.capacity, nodes: sample.nodes, unplaced: sample.unplaced, moves: worlds.length === 1 ? movedNow : 0 }, TICK_SECONDS);
+        point = { ...point, demand: point.demand + sample.demand, capacity: point.capacity + sample.capacity, nodes: point.nodes + sample.nodes, unplaced: point.unplaced + sample.unplaced };
+      });
+      if (point.nodes > config.limits.maxNodesTotal) violations.push(`${clock.now().toISOString()}: ${point.nodes} nodes > limits.maxNodesTotal ${config.limits.maxNodesTotal}`);
+      total.add(point);
       clock.advance(TICK_SECONDS * 1000);
       options.onProgress?.(Math.min(1, (at + TICK_SECONDS) / trace.durationSeconds));
     }
-    world.checkGears();
+    for (const w of worlds) w.world.checkGears();
+    for (const w of worlds) {
+      for (const state of ['active', 'completed', 'aborted'] as const) {
+        const drains = await rawStore.listDrains(w.pool.id, state);
+        w.recorder.ledger.drainsStarted += drains.length;
+        if (state === 'aborted') w.recorder.ledger.drainsAborted += drains.length;
+      }
+    }
   } finally {
     await dynamo?.close();
   }
 
-  recorder.gearMoves = platform.succeededMoves();
+  // Moves by the pool they left, with the gear's disruptiveness from its world's application model.
+  for (const record of platform.moveHistory()) {
+    if (record.outcome !== 'succeeded') continue;
+    const owner = worlds.find((w) => w.world.everJoined.has(record.from));
+    if (!owner) continue;
+    const at = (Date.parse(record.startedAt) - START) / 1000 + (options.moveSeconds ?? 30);
+    owner.recorder.ledger.record(owner.world.gearNumber(record.uuid), at, owner.world.disruptive(record.uuid));
+  }
+  for (const w of worlds) {
+    for (const event of events.filter((e) => e.pool === w.pool.id)) w.recorder.event(event.at, event.kind);
+    violations.push(...w.world.violations);
+  }
+
+  meter.invoked(runtime.invocations, tick * 4);
+  const bill = meter.bill(trace.durationSeconds, LAMBDA_MEMORY_MB, Object.keys(LOCAL_QUEUES).length);
+  const poolResults: PoolResult[] = worlds.map(({ pool, recorder, world }) => ({
+    pool: pool.id,
+    instanceType: pool.instanceType,
+    gearsPerNode: pool.gearsPerNode,
+    min: pool.min,
+    max: pool.max,
+    ...recorder.figures(world.apps.created),
+  }));
+  const chartEvents = events.map(({ at, kind }) => ({ at, kind }));
+  const combined: PolicyResult =
+    worlds.length === 1
+      ? { policy: 'nodescaler', ...poolResults[0]!, deadLetters: 0, invariantViolations: 0, pools: poolResults, series: worlds[0]!.recorder.series, events: chartEvents }
+      : combinePools('nodescaler', poolResults, { days: trace.durationSeconds / 86400, maxNodes: total.maxNodes, series: total.points, events: chartEvents });
   const deadLetters = sqs.deadLetters();
-  recorder.deadLetters = deadLetters.length;
-  recorder.invariantViolations = world.violations.length;
-  return { result: recorder.result(), storeKind, invocations: runtime.invocations, timings: runtime.timings, deadLetters, violations: world.violations, store };
+  const nodeMonths = (combined.nodeHours * HOURS_PER_MONTH * 3600) / trace.durationSeconds / HOURS_PER_MONTH;
+  const result: PolicyResult = {
+    ...combined,
+    deadLetters: deadLetters.length,
+    invariantViolations: violations.length,
+    autoscalerCostPerMonth: bill.total,
+    autoscalerCostPerNodeMonth: nodeMonths > 0 ? bill.total / nodeMonths : 0,
+    autoscalerBill: bill.lines,
+  };
+  return { result, storeKind, invocations: runtime.invocations, timings: runtime.timings, deadLetters, violations, store: rawStore, bill };
 }
 
 /**
@@ -156,7 +235,7 @@ export async function seedInitialNodes(options: { cloud: SimulatedCloud; store: 
       cloudName: `${naming.base}_${i}`,
       hostName,
       decisionId: 'initial',
-      idempotencyToken: `initial-${i}`,
+      idempotencyToken: `initial-${pool.district}-${pool.profile}-${i}`,
     });
     await store.createNode(
       {
@@ -177,16 +256,8 @@ export async function seedInitialNodes(options: { cloud: SimulatedCloud; store: 
   }
 }
 
-/** The file as data: the handlers parse the configuration themselves (NODESCALER_CONFIG); readConfigFile fails early, listing every problem. */
-function fileConfig(path: string): ConfigInput {
-  readConfigFile(path);
-  const raw = parseYaml(readFileSync(path, 'utf8')) as ConfigInput & { pools: unknown[] };
-  // The world simulates one pool: the others would scale hosts the world puts nowhere.
-  return { ...raw, pools: raw.pools.slice(0, 1) } as ConfigInput;
-}
-
 /** Counts the decisions as they are sent, for the summary and the chart's event marks. */
-function countingQueue(inner: Queue, recorder: ResultRecorder, clock: VirtualClock): Queue {
+function countingQueue(inner: Queue, events: Array<{ at: number; kind: 'up' | 'down'; pool: string }>, clock: VirtualClock): Queue {
   return {
     async send(queue: QueueName, messages: readonly OutgoingMessage[]) {
       const result = await inner.send(queue, messages);
@@ -194,13 +265,12 @@ function countingQueue(inner: Queue, recorder: ResultRecorder, clock: VirtualClo
       messages.forEach((message, i) => {
         if (failed.has(i)) return;
         const at = (clock.nowMs() - START) / 1000;
-        if (message.body.type === 'scale-up') recorder.event(at, 'up');
-        if (message.body.type === 'scale-down') recorder.event(at, 'down');
+        const body = message.body as { type: string; pool?: string };
+        if (body.type === 'scale-up') events.push({ at, kind: 'up', pool: body.pool ?? '' });
+        if (body.type === 'scale-down') events.push({ at, kind: 'down', pool: body.pool ?? '' });
       });
       return result;
     },
   };
 }
 
-const quietLog: Log = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
-const noMetrics: Metrics = { record: () => undefined };

@@ -9,7 +9,14 @@ export interface ReportInput {
   notes: string[];
 }
 
-const COLORS: Record<PolicyResult['policy'], string> = { nodescaler: '#1f77b4', reactive: '#ff7f0e', 'static-peak': '#7f7f7f' };
+const COLORS: Record<PolicyResult['policy'], string> = {
+  nodescaler: '#1f77b4',
+  'static-peak': '#7f7f7f',
+  'cluster-autoscaler': '#ff7f0e',
+  karpenter: '#9467bd',
+  'clairvoyant-1h': '#8c564b',
+  'clairvoyant-4h': '#e377c2',
+};
 const WIDTH = 1100;
 const PLOT_LEFT = 70;
 const PLOT_RIGHT = 20;

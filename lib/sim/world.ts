@@ -1,19 +1,20 @@
 import type { SimulatedPlatform } from '../adapters/local/simulated-platform.js';
 import type { LocalSqs } from '../adapters/local/local-sqs.js';
 import type { Clock } from '../ports/clock.js';
+import { AppModel } from './disruption.js';
 
 /** The view of the simulated cloud the world needs: every host it ever created. */
 export interface CloudView {
   /** Hosts not terminated. */
-  liveHostStates(): Array<{ hostName: string; state: 'pending' | 'running' }>;
+  liveHostStates(): Array<{ hostName: string; pool: string; state: 'pending' | 'running' }>;
 }
 
 export interface WorldOptions {
   district: string;
   profile: string;
   gearsPerNode: number;
-  /** Application names gears are spread over (gears of one app should land on different nodes). */
-  apps: number;
+  /** Starts every gear uuid of this world (unique across the pools of one platform). */
+  gearPrefix?: string;
   /** Longest time between two reports of an unchanged node. */
   heartbeatSeconds: number;
   random: () => number;
@@ -38,7 +39,10 @@ export class SimWorld {
   private readonly placed: string[] = [];
   private readonly index = new Map<string, number>();
   private waiting = 0;
-  private sequence = 0;
+  /** Which application each gear belongs to, and whether moving it restarts something (lib/sim/disruption.ts). */
+  readonly apps: AppModel;
+  /** Every node of this pool that ever joined (moves are attributed to pools by their source). */
+  readonly everJoined = new Set<string>();
   private readonly joined = new Set<string>();
   private readonly lastReports = new Map<string, { activeGears: number; at: number }>();
   private readonly gone = new Set<string>();
@@ -50,7 +54,19 @@ export class SimWorld {
     private readonly cloud: CloudView,
     private readonly sqs: LocalSqs,
     private readonly options: WorldOptions,
-  ) {}
+  ) {
+    this.apps = new AppModel(options.random);
+  }
+
+  /** The number of a gear of this world, from its uuid. */
+  gearNumber(uuid: string): number {
+    return Number.parseInt(uuid.slice((this.options.gearPrefix ?? 'g').length), 36);
+  }
+
+  /** Whether moving this gear (by uuid) is disruptive. */
+  disruptive(uuid: string): boolean {
+    return this.apps.disruptive(this.gearNumber(uuid));
+  }
 
   /** Gears start or stop so that `demand` are wanted; new ones wait when the district is full. */
   applyDemand(demand: number): void {
@@ -73,12 +89,15 @@ export class SimWorld {
   joinBootedHosts(): void {
     let live = 0;
     const present = new Set<string>();
+    const pool = `${this.options.district}/${this.options.profile}`;
     for (const host of this.cloud.liveHostStates()) {
+      if (host.pool !== pool) continue;
       live += 1;
       present.add(host.hostName);
       if (host.state === 'running' && !this.joined.has(host.hostName) && !this.gone.has(host.hostName)) {
         this.platform.registerNode(this.options.district, this.options.profile, host.hostName, this.options.gearsPerNode);
         this.joined.add(host.hostName);
+        this.everJoined.add(host.hostName);
       }
     }
     for (const id of [...this.joined]) {
@@ -96,8 +115,9 @@ export class SimWorld {
   /**
    * Joined nodes report their stats: when a figure changed since their last
    * report, and at least every `heartbeatSeconds` (well inside statsMaxAge),
-   * as a node agent that skips unchanged reports would. Unchanged minutes are
-   * most minutes of a replay, and each report costs a queue message.
+   * exactly as the shipped agent (infra/agent/nodescaler-agent.sh) does with
+   * its default NODESCALER_HEARTBEAT of 240 s. Unchanged minutes are most
+   * minutes of a replay, and each report costs a queue message.
    */
   reportStats(): void {
     const now = this.clock.now();
@@ -145,9 +165,10 @@ export class SimWorld {
 
   private placeWaiting(): void {
     while (this.waiting > 0) {
-      this.sequence += 1;
-      const gear = { uuid: `g${this.sequence.toString(36)}`, app: `app-${this.sequence % this.options.apps}`, size: this.options.profile };
+      const { id, app } = this.apps.peek();
+      const gear = { uuid: `${this.options.gearPrefix ?? 'g'}${id.toString(36)}`, app: `app-${app}`, size: this.options.profile };
       if (this.platform.placeGear(this.options.district, this.options.profile, gear) === undefined) return;
+      this.apps.next();
       this.index.set(gear.uuid, this.placed.length);
       this.placed.push(gear.uuid);
       this.waiting -= 1;

@@ -136,6 +136,7 @@ describe('nodescaler-agent.sh (sh, stub aws, stub IMDSv2, fake node tree)', () =
       IMDS_ENDPOINT: imds.endpoint,
       NODESCALER_RETRY_DELAY: '0',
       NODESCALER_SYSLOG: '0',
+      NODESCALER_STATE_FILE: join(dir, 'state/agent.last'),
       ...over,
     };
     const lines = Object.entries(values)
@@ -283,6 +284,63 @@ describe('nodescaler-agent.sh (sh, stub aws, stub IMDSv2, fake node tree)', () =
     );
   });
 
+  describe('reporting on change', () => {
+    const stateFile = () => join(dir, 'state/agent.last');
+    const nowSeconds = () => Math.floor(Date.now() / 1000);
+
+    it('sends nothing when the figures equal the last report sent within the heartbeat, and remembers what it sent', async () => {
+      expect(await run()).toEqual({ code: 0, stderr: '' });
+      expect(calls()).toBe(1);
+      const [active, max, at] = readFileSync(stateFile(), 'utf8').trim().split(' ').map(Number);
+      expect([active, max]).toEqual([3, 100]);
+      expect(Math.abs(at! - nowSeconds())).toBeLessThanOrEqual(5);
+      expect(await run()).toEqual({ code: 0, stderr: '' });
+      expect(calls()).toBe(1);
+    });
+
+    it('sends again as soon as a gear starts or stops', async () => {
+      await run();
+      mkdirSync(join(gears, gearId(6), 'app-root/runtime'), { recursive: true });
+      expect(await run()).toEqual({ code: 0, stderr: '' });
+      expect(calls()).toBe(2);
+      expect(JSON.parse(sent())).toMatchObject({ activeGears: 4 });
+    });
+
+    it('sends an unchanged report once the heartbeat has passed, so stats never age past statsMaxAge', async () => {
+      mkdirSync(join(dir, 'state'));
+      writeFileSync(stateFile(), `3 100 ${nowSeconds() - 241}\n`);
+      await run();
+      expect(calls()).toBe(1);
+      writeFileSync(stateFile(), `3 100 ${nowSeconds() - 100}\n`);
+      await run();
+      expect(calls()).toBe(1);
+      writeEnv({ NODESCALER_HEARTBEAT: '60' });
+      await run();
+      expect(calls()).toBe(2);
+    });
+
+    it('sends when the state file is garbage, and keeps nothing when the send failed', async () => {
+      mkdirSync(join(dir, 'state'));
+      writeFileSync(stateFile(), 'not numbers at all\n');
+      await run();
+      expect(calls()).toBe(1);
+      const before = `1 100 ${nowSeconds()}\n`;
+      writeFileSync(stateFile(), before);
+      const failing = await run({ STUB_FAILS: '99' });
+      expect(failing.code).toBe(1);
+      expect(calls()).toBe(4);
+      expect(readFileSync(stateFile(), 'utf8')).toBe(before);
+    });
+
+    it('refuses a heartbeat that is not a number of seconds', async () => {
+      writeEnv({ NODESCALER_HEARTBEAT: '4m' });
+      const result = await run();
+      expect(result.code).toBe(1);
+      expect(result.stderr).toContain("NODESCALER_HEARTBEAT '4m' is not a number of seconds");
+      expect(calls()).toBe(0);
+    });
+  });
+
   it('is embedded byte for byte in the provisioner (regenerate with node infra/agent/embed.mjs)', () => {
     expect(STATS_AGENT_SCRIPT).toBe(readFileSync(AGENT, 'utf8'));
     expect(STATS_AGENT_SERVICE).toBe(readFileSync(join(ROOT, 'infra/agent/nodescaler-agent.service'), 'utf8'));
@@ -345,7 +403,7 @@ describe('nodescaler-agent.sh (sh, stub aws, stub IMDSv2, fake node tree)', () =
       const installed = join(dir, 'nodescaler-agent');
       writeFileSync(installed, `${heredoc(userData, '/usr/local/sbin/nodescaler-agent', 'NODESCALER_AGENT_SCRIPT')}\n`);
       const env = heredoc(userData, '/etc/nodescaler/agent.env', 'NODESCALER_AGENT_ENV')!;
-      writeFileSync(envFile, `${env}\nGEAR_BASE_DIR='${gears}'\nRESOURCE_LIMITS='${limits}'\nIMDS_ENDPOINT='${imds.endpoint}'\nNODESCALER_SYSLOG=0\n`);
+      writeFileSync(envFile, `${env}\nGEAR_BASE_DIR='${gears}'\nRESOURCE_LIMITS='${limits}'\nIMDS_ENDPOINT='${imds.endpoint}'\nNODESCALER_SYSLOG=0\nNODESCALER_STATE_FILE='${join(dir, 'state/agent.last')}'\n`);
       const result = await run({}, installed);
       expect(result).toEqual({ code: 0, stderr: '' });
       const parsed = parseMessage(sent());

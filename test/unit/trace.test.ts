@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { runBaseline } from '../../lib/sim/baselines.js';
 import { demandAt, parseTrace } from '../../lib/sim/trace.js';
 import { ValidationError } from '../../lib/errors.js';
 
@@ -39,32 +38,5 @@ describe('workload traces', () => {
     })();
     expect(error).toBeInstanceOf(ValidationError);
     expect((error as ValidationError).field).toBe('row 3.load');
-  });
-});
-
-describe('baselines', () => {
-  const trace = parseTrace(
-    ['t,load', ...Array.from({ length: 48 }, (_, i) => `${i * 1800},${i >= 12 && i < 18 ? 10 : 3}`)].join('\n'),
-    'ramp.csv',
-    { stepSeconds: 1800, peakGears: 1000 },
-  );
-  const common = { gearsPerNode: 100, bootDelaySeconds: 120, tickSeconds: 60, moveSeconds: 30, maxConcurrentMoves: 3, seed: 1, sampleEverySeconds: 600 };
-
-  it('static-peak keeps enough nodes for the peak all the time and never lacks room', () => {
-    const result = runBaseline('static-peak', trace, common);
-    expect(result.maxNodes).toBe(10);
-    expect(result.nodeHours).toBeCloseTo(10 * 24, 5);
-    expect(result.unplacedGearMinutes).toBe(0);
-    expect(result.scaleUps + result.scaleDowns).toBe(0);
-  });
-
-  it('reactive follows demand up and down, and uses fewer node-hours than static-peak', () => {
-    const reactive = runBaseline('reactive', trace, common);
-    const staticPeak = runBaseline('static-peak', trace, common);
-    expect(reactive.scaleUps).toBeGreaterThan(0);
-    expect(reactive.scaleDowns).toBeGreaterThan(0);
-    expect(reactive.nodeHours).toBeLessThan(staticPeak.nodeHours);
-    expect(reactive.ratioToOracle).toBeGreaterThan(1);
-    expect(reactive.gearMoves).toBeGreaterThan(0);
   });
 });

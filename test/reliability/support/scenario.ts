@@ -166,7 +166,6 @@ class ScenarioRun {
       district: DISTRICT,
       profile: PROFILE,
       gearsPerNode: GEARS_PER_NODE,
-      apps: 7,
       heartbeatSeconds: 240,
       random,
     });

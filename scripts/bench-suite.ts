@@ -1,0 +1,120 @@
+/**
+ * `npm run bench -- suite`: every trace of data/traces/ (each demand column)
+ * and the seeded synthetic families (lib/sim/synthetic.ts), replayed under
+ * nodescaler and every comparison policy on the same world; one table per
+ * trace, the goal line of each, and a tally.
+ *
+ *   npm run bench -- suite [--days N] [--peak-gears N] [--gears-per-node N] [--only TEXT] [--seed N]
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { BASELINES, runBaseline } from '../lib/sim/baselines.js';
+import { peakDemand } from '../lib/sim/pools.js';
+import { replayPools, runNodescaler } from '../lib/sim/replay.js';
+import { sampleInterval, type PolicyResult } from '../lib/sim/results.js';
+import { formatTable, goalChecks, goalLine, withSavings } from '../lib/sim/summary.js';
+import { SYNTHETIC_FAMILIES, syntheticTrace } from '../lib/sim/synthetic.js';
+import { readTrace, type Trace } from '../lib/sim/trace.js';
+import { windowOf } from '../lib/sim/window.js';
+
+const TRACES = new URL('../data/traces/', import.meta.url).pathname;
+const TIME_COLUMNS = ['timestamp', 'time', 'seconds', 't'];
+
+const USAGE = `usage: npm run bench -- suite [--days N] [--peak-gears N] [--gears-per-node N] [--only TEXT] [--seed N]
+
+Replays every trace column of data/traces/ and the synthetic families
+(${SYNTHETIC_FAMILIES.join(', ')}) under every policy.
+  --days N            replay the first N days of each trace (default: all; synthetic: 30)
+  --peak-gears N      each replayed window is scaled to this peak (default 2000)
+  --gears-per-node N  default 100
+  --only TEXT         only traces whose name contains TEXT
+  --seed N            default 42`;
+
+/** Every (file, demand column) of the repository's traces, and the synthetic families. */
+function suiteTraces(days: number | undefined, peakGears: number, seed: number): Array<{ name: string; load: () => Trace }> {
+  const out: Array<{ name: string; load: () => Trace }> = [];
+  for (const file of readdirSync(TRACES).filter((f) => f.endsWith('.csv')).sort()) {
+    const path = join(TRACES, file);
+    const header = readFileSync(path, 'utf8').slice(0, 200).split(/\r?\n/)[0]!.split(',');
+    for (const column of header.filter((c) => !TIME_COLUMNS.includes(c))) {
+      out.push({ name: `${file.replace(/\.csv$/, '')}:${column}`, load: () => windowOf(readTrace(path, { demandColumn: column, stepSeconds: 300, peakGears }), days === undefined ? undefined : days * 86400, peakGears) });
+    }
+  }
+  SYNTHETIC_FAMILIES.forEach((family, i) => out.push({ name: `synthetic:${family}`, load: () => syntheticTrace(family, { days: days ?? 30, peakGears, seed: seed + i }) }));
+  return out;
+}
+
+export async function runSuite(argv: string[]): Promise<void> {
+  let values;
+  try {
+    ({ values } = parseArgs({ args: argv, options: { days: { type: 'string' }, 'peak-gears': { type: 'string', default: '2000' }, 'gears-per-node': { type: 'string', default: '100' }, only: { type: 'string' }, seed: { type: 'string', default: '42' }, help: { type: 'boolean', short: 'h' } } }));
+  } catch (error) {
+    console.error(`${(error as Error).message}\n\n${USAGE}`);
+    process.exitCode = 2;
+    return;
+  }
+  if (values.help) return console.log(USAGE);
+  const number = (name: 'days' | 'peak-gears' | 'gears-per-node' | 'seed', min: number) => {
+    const value = Number(values[name]);
+    if (!Number.isFinite(value) || value < min) {
+      console.error(`--${name}: expected a number >= ${min}, got ${values[name]}\n\n${USAGE}`);
+      process.exit(2);
+    }
+    return value;
+  };
+  const days = values.days === undefined ? undefined : number('days', 0.01);
+  const peakGears = number('peak-gears', 1);
+  const gearsPerNode = number('gears-per-node', 1);
+  const seed = number('seed', 0);
+  const traces = suiteTraces(days, peakGears, seed).filter((t) => values.only === undefined || t.name.includes(values.only));
+  const started = Date.now();
+  const tally: Array<{ trace: string; met: number; of: number }> = [];
+
+  for (const [index, entry] of traces.entries()) {
+    const trace = entry.load();
+    const label = `[${index + 1}/${traces.length}] ${entry.name} (${(trace.durationSeconds / 86400).toFixed(1)} days, peak ${peakDemand(trace)} gears)`;
+    const replay = { gearsPerNode, bootDelaySeconds: 120, store: 'memory' as const, seed };
+    let last = -1;
+    const outcome = await runNodescaler(trace, {
+      ...replay,
+      onProgress: (fraction) => {
+        const percent = Math.floor(fraction * 10) * 10;
+        if (percent === last) return;
+        last = percent;
+        const elapsed = ((Date.now() - started) / 1000).toFixed(0);
+        if (process.stdout.isTTY) process.stdout.write(`\r${label}: nodescaler ${percent}% (${elapsed} s so far)`);
+        else if (percent % 50 === 0) console.log(`${label}: nodescaler ${percent}% (${elapsed} s so far)`);
+      },
+    });
+    if (process.stdout.isTTY) process.stdout.write('\n');
+    const { input, pools } = replayPools(trace, replay);
+    const options = { bootDelaySeconds: 120, tickSeconds: 60, moveSeconds: 30, maxConcurrentMoves: 3, seed, sampleEverySeconds: sampleInterval(trace.durationSeconds), maxNodesTotal: input.limits?.maxNodesTotal ?? 100 };
+    const results = withSavings([outcome.result, ...BASELINES.map((policy) => runBaseline(policy, pools, options))]);
+    console.log(`\n${label}`);
+    console.log(formatTable(suiteRows(results)));
+    const goal = goalLine(results);
+    if (goal) console.log(goal);
+    const checks = goalChecks(results) ?? [];
+    tally.push({ trace: entry.name, met: checks.filter((c) => c.met).length, of: checks.length });
+    console.log('');
+  }
+  console.log(`suite: ${traces.length} traces in ${((Date.now() - started) / 1000).toFixed(0)} s; goal checks met by nodescaler (today's defaults):`);
+  console.log(formatTable(tally.map((t) => ({ trace: t.trace, met: `${t.met}/${t.of}` }))));
+}
+
+function suiteRows(results: PolicyResult[]): Array<Record<string, string | number>> {
+  const oracle = results[0]?.oracleNodeHours ?? 0;
+  const clairvoyant = results.find((r) => r.policy === 'clairvoyant-4h');
+  return results.map((r) => ({
+    policy: r.policy,
+    nodeHours: r.nodeHours.toFixed(0),
+    'x oracle': oracle > 0 ? (r.nodeHours / oracle).toFixed(3) : '-',
+    'x clairvoyant-4h': clairvoyant && clairvoyant.nodeHours > 0 ? (r.nodeHours / clairvoyant.nodeHours).toFixed(3) : '-',
+    'moves/gear-day': r.movesPerGearDay.toFixed(3),
+    'moves/gear p95': r.movesPerGearP95,
+    'unplaced %': (r.unplacedShare * 100).toFixed(3),
+    '$ saved/mo': r.savingsPerMonth === undefined ? '-' : r.savingsPerMonth.toFixed(0),
+    'autoscaler $/mo': r.autoscalerCostPerMonth === undefined ? '-' : r.autoscalerCostPerMonth.toFixed(2),
+  }));
+}

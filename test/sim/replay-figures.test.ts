@@ -1,0 +1,61 @@
+import { spawnSync } from 'node:child_process';
+import { resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { runNodescaler } from '../../lib/sim/replay.js';
+import { parseTrace } from '../../lib/sim/trace.js';
+
+/** 4 hours: 430 gears, a rise to 900, and back to 300 (drains, so moves). */
+function trace() {
+  const rows = ['timestamp,gears'];
+  for (let minute = 0; minute < 240; minute += 5) rows.push(`${minute * 60},${minute < 60 ? 430 : minute < 120 ? 900 : 300}`);
+  return parseTrace(rows.join('\n'), 'figures.csv', { stepSeconds: 300, peakGears: 900 });
+}
+
+describe('the figures of a nodescaler replay', () => {
+  it('starts with nodes for the first step, and counts moves, disruption, drains and money consistently', async () => {
+    const { result, bill } = await runNodescaler(trace(), { gearsPerNode: 100, bootDelaySeconds: 120, store: 'memory', seed: 11 });
+    // The world starts where the trace starts: ceil(430 / 100) nodes, not a 70 %-full cluster.
+    expect(result.series[0]!.nodes).toBe(5);
+    expect(result.invariantViolations).toBe(0);
+    expect(result.gearMoves).toBeGreaterThan(0);
+    expect(result.series.reduce((sum, p) => sum + (p.moves ?? 0), 0)).toBe(result.gearMoves);
+    expect(result.disruptiveMoves).toBeGreaterThan(0);
+    expect(result.disruptiveMoves).toBeLessThan(result.gearMoves);
+    expect(result.drainsStarted).toBeGreaterThanOrEqual(result.scaleDowns);
+    expect(result.movesPerGearMax).toBeGreaterThanOrEqual(result.movesPerGearP95);
+    expect(result.movesPerGearDay).toBeCloseTo(result.gearMoves / result.meanGears / (4 / 24), 9);
+    // m5.xlarge at $0.192 an hour, per 730-hour month.
+    expect(result.nodeCostPerMonth).toBeCloseTo(((result.nodeHours * 0.192) / 4) * 730, 6);
+    expect(result.autoscalerCostPerMonth).toBeCloseTo(bill.total, 9);
+    expect(bill.lines.find((l) => l.item === 'Lambda requests')!.quantity).toBeGreaterThan(0);
+    expect(bill.lines.find((l) => l.item === 'DynamoDB writes')!.quantity).toBeGreaterThan(0);
+    expect(result.pools).toHaveLength(1);
+    expect(result.pools[0]).toMatchObject({ pool: 'sim/small', instanceType: 'm5.xlarge', nodeHours: result.nodeHours, gearMoves: result.gearMoves });
+  });
+});
+
+describe('npm start usage', () => {
+  const start = (...args: string[]) => spawnSync(process.execPath, ['--import', 'tsx', resolve(import.meta.dirname, '../../scripts/start.ts'), ...args], { encoding: 'utf8' });
+
+  it('prints its usage for --help', () => {
+    const run = start('--help');
+    expect(run.status).toBe(0);
+    expect(run.stdout).toContain('usage: npm start -- [options]');
+    expect(run.stdout).toContain('--pool-demand');
+  });
+
+  it('answers an unknown flag with the usage, not a stack trace', () => {
+    const run = start('--trase', 'x.csv');
+    expect(run.status).toBe(2);
+    expect(run.stderr).toContain("Unknown option '--trase'");
+    expect(run.stderr).toContain('usage: npm start -- [options]');
+    expect(run.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it('names the field and the value of a bad option', () => {
+    const run = start('--policy', 'reactive', '--days', '0.1');
+    expect(run.status).toBe(2);
+    expect(run.stderr).toContain('--policy');
+    expect(run.stderr).toContain('reactive');
+  });
+});
