@@ -8,7 +8,7 @@
  * handed back `drained -> draining`: the gear mover drains it again (or,
  * protected, re-opens it); it is never terminated. An empty node goes
  * `drained -> terminating` by conditional write on the version that was
- * checked, then through the recorded release steps (release-host.ts): out of
+ * checked, then through the recorded release steps (lib/workflows/release): out of
  * its district, DNS record deleted, instance terminated (an instance already
  * gone counts), gear volume deleted once detached (the tick retries), then
  * `terminated`, with the pool's last-delete time, the decision log and the
@@ -29,7 +29,7 @@ import type { Metrics } from '../ports/metrics.js';
 import type { Notifier } from '../ports/notifier.js';
 import type { Platform } from '../ports/platform.js';
 import type { StateStore } from '../ports/state-store.js';
-import { HostReleaser } from './release-host.js';
+import { HostReleaser } from '../workflows/release/release.js';
 import { describeError, realSleep, recordSteps, retryTransient, type Sleep } from './steps.js';
 
 export interface DecommissionerPorts {

@@ -55,7 +55,7 @@ import type { Metrics } from '../ports/metrics.js';
 import type { Notifier } from '../ports/notifier.js';
 import type { Platform } from '../ports/platform.js';
 import type { PoolPatch, StateStore } from '../ports/state-store.js';
-import { HostReleaser } from './release-host.js';
+import { HostReleaser } from '../workflows/release/release.js';
 import { describeError, patchPool, realSleep, recordSteps, retryTransient, type Sleep } from './steps.js';
 
 export interface ProvisionerPorts {
@@ -689,7 +689,7 @@ export class NodeProvisioner {
           from: node.state,
           to: 'active',
           expectedVersion: node.version,
-          patch: { joinedAt: now.toISOString(), reason: reason(gears.length), ...(node.state === 'provisioning' ? {} : { steps }) },
+          patch: { joinedAt: now.toISOString(), reason: reason(gears.length), ...(node.state === 'provisioning' ? {} : { steps, releasePhase: undefined }) },
         },
         now,
       );

@@ -74,6 +74,12 @@ export interface NodeRecord {
   reason?: string;
   /** Completed steps of a multi-step action (decommission), so a crash resumes at the next one. */
   steps?: Record<string, string>;
+  /**
+   * The release workflow's phase while the node is `terminating`: the next release step, or `finishing`
+   * (only the final transition left). Absent on records written before phases were stored: derived once
+   * from `steps` when read (lib/workflows/release/phases.ts).
+   */
+  releasePhase?: string;
   /** The drain that holds this node while it is `draining` (set in the same write as `active -> draining`). */
   drainId?: string;
 }
