@@ -208,7 +208,16 @@ export interface DrainRecord {
   unplaced?: number;
   /** The replacement scale-up requested for an interrupted node, if any. */
   replacementDecisionId?: string;
+  /**
+   * The drain workflow's phase (lib/workflows/drain/phases.ts), written with every change of the drain.
+   * Absent on drains written before phases were stored: derived once when read, so a drain in flight
+   * across an upgrade resumes where it was.
+   */
+  phase?: DrainPhase;
 }
+
+/** starting (node opened for draining) -> moving -> handing-over -> completed; aborting -> aborted from any. */
+export type DrainPhase = 'starting' | 'moving' | 'handing-over' | 'aborting' | 'completed' | 'aborted';
 
 export type DecisionKind = 'scale-up' | 'scale-down' | 'no-action' | 'refused' | 'failure';
 
