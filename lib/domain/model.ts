@@ -80,6 +80,11 @@ export interface NodeRecord {
    * from `steps` when read (lib/workflows/release/phases.ts).
    */
   releasePhase?: string;
+  /**
+   * The launch workflow's phase while the node is `provisioning` (lib/workflows/launch/phases.ts).
+   * Absent on records written before phases were stored: derived once from `steps` when read.
+   */
+  launchPhase?: LaunchPhase;
   /** The drain that holds this node while it is `draining` (set in the same write as `active -> draining`). */
   drainId?: string;
 }
@@ -215,6 +220,9 @@ export interface DrainRecord {
    */
   phase?: DrainPhase;
 }
+
+/** requesting (no attempt in flight) -> attempting (an attempt recorded, its host not yet) -> requested (waiting to join). */
+export type LaunchPhase = 'requesting' | 'attempting' | 'requested';
 
 /** starting (node opened for draining) -> moving -> handing-over -> completed; aborting -> aborted from any. */
 export type DrainPhase = 'starting' | 'moving' | 'handing-over' | 'aborting' | 'completed' | 'aborted';
