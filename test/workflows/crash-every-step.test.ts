@@ -104,7 +104,9 @@ async function cloudWorld() {
       clock,
       metrics: new InMemoryMetrics(),
       log: new MemoryLog(),
-      sleep: async (ms) => clock.advance(ms),
+      sleep: async (ms) => {
+        clock.advance(ms);
+      },
       random: () => 0.5,
     };
   };
