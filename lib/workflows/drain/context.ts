@@ -4,7 +4,7 @@
  * goes through `save`, which stores the phase the changed record is in.
  */
 import { findPoolConfig, type Config, type PoolConfig } from '../../config/index.js';
-import type { RetryPolicy } from '../../domain/drain.js';
+import type { MoveRetryPolicy } from '../../domain/drain.js';
 import type { DrainRecord, GearMove, PoolId } from '../../domain/model.js';
 import { ConflictError, TransientError } from '../../errors.js';
 import type { Clock } from '../../ports/clock.js';
@@ -34,7 +34,7 @@ export interface GearMoverPorts {
 export interface DrainContext {
   ports: GearMoverPorts;
   config: Config;
-  retry: RetryPolicy;
+  retry: MoveRetryPolicy;
   /** Drains created or touched by this instance: the pool index may not list them yet. */
   known: Set<string>;
 }

@@ -8,6 +8,7 @@ import type { DrainRecord, GearInfo, NodeRecord, PoolRecord } from '../../domain
 import { expectedGearsPerNode } from '../../domain/utilization.js';
 import { ConflictError, TransientError } from '../../errors.js';
 import type { Ec2Event, ScaleUpMessage } from '../../messages/index.js';
+import { leaseAndSend } from '../../app/outbox.js';
 import { appendDecision, describe, poolConfigOf, poolIdsOf, save, touchPool, type DrainContext } from './context.js';
 import { requestAbort } from './ending.js';
 import { claimNode, createDrain, findNodeByInstance } from './records.js';
@@ -129,7 +130,7 @@ export async function keepPoolMinimum(ctx: DrainContext, drainId: string, node: 
 
 /** Requests nodes for the gears an interrupted node cannot place (or to keep the pool's min), through the pool lease like the evaluator. */
 export async function requestReplacement(ctx: DrainContext, drain: DrainRecord, node: NodeRecord, unplaced: number): Promise<DrainRecord> {
-  const { store, queue, clock, log, metrics } = ctx.ports;
+  const { store, clock, log, metrics } = ctx.ports;
   const poolConfig = poolConfigOf(ctx, drain.pool);
   if (!poolConfig) return drain;
   const now = clock.now();
@@ -166,16 +167,13 @@ export async function requestReplacement(ctx: DrainContext, drain: DrainRecord, 
     decidedAt: now.toISOString(),
   };
   try {
-    await store.acquireLease(drain.pool, { holder: decisionId, kind: 'scale-up', ttlMs: ctx.config.leaseTtl, message: { ...message } }, now);
+    await leaseAndSend(ctx.ports, drain.pool, message, ctx.config.leaseTtl, now);
   } catch (error) {
     if (!(error instanceof ConflictError)) throw error;
     const holder = (error.current as PoolRecord | undefined)?.lease?.holder;
     log.warn('replacement left to the evaluator: the pool lease is held', { drainId: drain.drainId, pool: drain.pool, holder });
     return drain;
   }
-  const result = await queue.send('scale', [{ body: message, groupId: drain.pool, deduplicationId: decisionId }]);
-  if (result.failed.length === 0) await store.markLeaseSent(drain.pool, decisionId, now);
-  else log.error('replacement scale-up not accepted by its queue; it stays with the lease and the evaluator sends it again', { decisionId, error: result.failed[0]!.error });
   await touchPool(ctx, drain.pool, { lastScaleUpAt: now.toISOString() });
   metrics.record('Replacements', sizing.count, 'Count', { pool: drain.pool });
   await appendDecision(ctx, drain.pool, 'scale-up', message.reason, decisionId, { count: sizing.count, wanted: sizing.wanted, nodeId: node.nodeId });
