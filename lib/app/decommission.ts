@@ -30,7 +30,7 @@ import type { Notifier } from '../ports/notifier.js';
 import type { Platform } from '../ports/platform.js';
 import type { StateStore } from '../ports/state-store.js';
 import { HostReleaser } from '../workflows/release/release.js';
-import { describeError, poolIds, realSleep, recordSteps, retryTransient, type Sleep } from './steps.js';
+import { describeError, poolIds, recordSteps, retryOn, type Sleep } from './steps.js';
 
 export interface DecommissionerPorts {
   store: StateStore;
@@ -266,11 +266,7 @@ export class Decommissioner {
   }
 
   private retry<T>(call: () => Promise<T>): Promise<T> {
-    return retryTransient(call, this.config.cloudRetry, {
-      sleep: this.ports.sleep ?? realSleep,
-      random: this.ports.random ?? Math.random,
-      onRetry: (error, attempt, delayMs) => this.ports.log.warn('transient error; retrying', { attempt, delayMs, error: error.message }),
-    });
+    return retryOn(this.ports, this.config.cloudRetry)(call);
   }
 }
 

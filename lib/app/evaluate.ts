@@ -14,6 +14,7 @@ import type { Platform } from '../ports/platform.js';
 import type { Queue } from '../ports/queue.js';
 import type { StateStore } from '../ports/state-store.js';
 import { leaseAndSend, sendLeased } from './outbox.js';
+import { describeError } from './steps.js';
 
 export interface EvaluatorPorts {
   store: StateStore;
@@ -142,7 +143,7 @@ export class ThresholdEvaluator {
     try {
       await this.ports.platform?.addNode(node.district, node.nodeId);
     } catch (error) {
-      this.ports.log.error('node not added to its district; add it by hand', { nodeId: node.nodeId, district: node.district, error: describe(error) });
+      this.ports.log.error('node not added to its district; add it by hand', { nodeId: node.nodeId, district: node.district, error: describeError(error) });
     }
     try {
       await this.ports.store.transitionNode(
@@ -165,8 +166,8 @@ export class ThresholdEvaluator {
         outcomes.push(await this.evaluatePool(pool, allNodes, trigger));
       } catch (error) {
         // A pool that cannot be evaluated now is evaluated again on the next tick; the stats are stored.
-        this.ports.log.error('pool evaluation failed', { pool, error: describe(error) });
-        outcomes.push({ pool, kind: 'skipped', reason: `evaluation failed: ${describe(error)}` });
+        this.ports.log.error('pool evaluation failed', { pool, error: describeError(error) });
+        outcomes.push({ pool, kind: 'skipped', reason: `evaluation failed: ${describeError(error)}` });
       }
     }
     return outcomes;
@@ -293,8 +294,4 @@ function round(value: number): number | null {
 
 function finitePercent(utilization: number): number {
   return Number.isFinite(utilization) ? Math.round(utilization * 1000) / 10 : 100;
-}
-
-function describe(error: unknown): string {
-  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 }

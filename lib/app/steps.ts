@@ -7,6 +7,7 @@ import type { Config } from '../config/index.js';
 import { backoffDelay } from '../domain/provisioning.js';
 import { poolIdOf, type NodeRecord, type PoolId, type PoolRecord } from '../domain/model.js';
 import { ConflictError, NotFoundError, TransientError } from '../errors.js';
+import type { Log } from '../ports/log.js';
 import type { NodePatch, PoolPatch, StateStore } from '../ports/state-store.js';
 
 export interface RetryPolicy {
@@ -40,6 +41,20 @@ export async function retryTransient<T>(
       await wait.sleep(delay);
     }
   }
+}
+
+/**
+ * `retryTransient` with `policy` on a use case's ports: their sleep (the
+ * virtual clock's in tests and the simulator) and jitter, each retry logged.
+ * The SDK clients under it make one attempt per call (RETRIED_BY_CALLER).
+ */
+export function retryOn(ports: { sleep?: Sleep; random?: () => number; log: Log }, policy: RetryPolicy): <T>(call: () => Promise<T>) => Promise<T> {
+  return (call) =>
+    retryTransient(call, policy, {
+      sleep: ports.sleep ?? realSleep,
+      random: ports.random ?? Math.random,
+      onRetry: (error, attempt, delayMs) => ports.log.warn('transient error; retrying', { attempt, delayMs, error: error.message }),
+    });
 }
 
 const MAX_WRITE_RACES = 5;

@@ -14,7 +14,7 @@ import type { Metrics } from '../../ports/metrics.js';
 import type { Notifier } from '../../ports/notifier.js';
 import type { Platform } from '../../ports/platform.js';
 import type { StateStore } from '../../ports/state-store.js';
-import { describeError, poolIds, realSleep, recordSteps, retryTransient, type Sleep } from '../../app/steps.js';
+import { describeError, poolIds, recordSteps, retryOn, type Sleep } from '../../app/steps.js';
 import type { HostReleaser } from '../release/release.js';
 
 export interface ProvisionerPorts {
@@ -73,11 +73,7 @@ export async function allNodes(ctx: LaunchContext): Promise<NodeRecord[]> {
 }
 
 export function retry<T>(ctx: LaunchContext, call: () => Promise<T>): Promise<T> {
-  return retryTransient(call, ctx.config.cloudRetry, {
-    sleep: ctx.ports.sleep ?? realSleep,
-    random: ctx.ports.random ?? Math.random,
-    onRetry: (error, attempt, delayMs) => ctx.ports.log.warn('throttled or transient cloud error; retrying', { attempt, delayMs, error: error.message }),
-  });
+  return retryOn(ctx.ports, ctx.config.cloudRetry)(call);
 }
 
 export function hostFields(host: HostInfo): Partial<NodeRecord> {

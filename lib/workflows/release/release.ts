@@ -20,7 +20,7 @@ import type { Log } from '../../ports/log.js';
 import type { Metrics } from '../../ports/metrics.js';
 import type { Platform } from '../../ports/platform.js';
 import type { StateStore } from '../../ports/state-store.js';
-import { describeError, patchPool, recordSteps, retryTransient, realSleep, type Sleep } from '../../app/steps.js';
+import { describeError, patchPool, recordSteps, retryOn, type Sleep } from '../../app/steps.js';
 import { execute, type EffectResult, type Workflow } from '../engine.js';
 import { derivedReleasePhase, nextRelease, type ReleaseView, type ReleaseWrite } from './phases.js';
 
@@ -216,11 +216,7 @@ export class HostReleaser implements Workflow<ReleaseView, ReleaseWrite, Release
   }
 
   private retry<T>(call: () => Promise<T>): Promise<T> {
-    return retryTransient(call, this.config.cloudRetry, {
-      sleep: this.ports.sleep ?? realSleep,
-      random: this.ports.random ?? Math.random,
-      onRetry: (error, attempt, delayMs) => this.ports.log.warn('transient error; retrying', { attempt, delayMs, error: error.message }),
-    });
+    return retryOn(this.ports, this.config.cloudRetry)(call);
   }
 }
 
