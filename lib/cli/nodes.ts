@@ -17,12 +17,12 @@ import { isProtected } from '../domain/node-stats.js';
 import { ConflictError } from '../errors.js';
 import type { ScaleDownMessage } from '../messages/index.js';
 import type { Clock } from '../ports/clock.js';
-import { MemoryLog } from '../ports/index.js';
 import { MANUAL_DECISION_PREFIX } from '../workflows/drain/context.js';
 import { cancelDrain as cancelNodeDrain } from '../workflows/drain/operator.js';
 import { CliError, EXIT, refused } from './exit.js';
 import { findNode } from './snapshot.js';
 import type { OpenTarget } from './target.js';
+import { MemoryLog } from '../adapters/memory/log.js';
 
 const WRITE_ATTEMPTS = 5;
 

@@ -18,8 +18,6 @@ import { parseConfig } from '../../lib/config/index.js';
 import { decisionIdFor } from '../../lib/domain/decision-message.js';
 import { drainIdFor } from '../../lib/domain/drain.js';
 import type { DrainCompleteMessage, ScaleUpMessage } from '../../lib/messages/index.js';
-import { MemoryLog } from '../../lib/ports/log.js';
-import { InMemoryMetrics } from '../../lib/ports/metrics.js';
 import type { Platform } from '../../lib/ports/platform.js';
 import type { Queue } from '../../lib/ports/queue.js';
 import type { StateStore } from '../../lib/ports/state-store.js';
@@ -28,6 +26,8 @@ import { Crash, Injector } from '../support/crash.js';
 import { dynaliteHarness } from '../support/dynalite.js';
 import { FakeEc2 } from '../support/fake-ec2.js';
 import { POOL as DRAIN_POOL, World, apps } from '../support/gear-mover-world.js';
+import { MemoryLog } from '../../lib/adapters/memory/log.js';
+import { InMemoryMetrics } from '../../lib/adapters/memory/metrics.js';
 
 const POOL = 'd1/small';
 const T0 = new Date('2026-11-21T10:00:00.000Z');
