@@ -2,7 +2,7 @@
  * One drain on the workflow engine: the view is the drain, its node and
  * (when another drain id is on the node) that drain; `nextDrain` picks the
  * step from the stored phase; the effects are the phases' work
- * (starting.ts/ending.ts, moving.ts).
+ * (ending.ts: starting, completing, aborting; moving.ts: the moves).
  */
 import { ValidationError } from '../../errors.js';
 import { execute, type Budget, type EffectResult, type Workflow } from '../engine.js';
