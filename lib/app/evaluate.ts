@@ -5,7 +5,7 @@ import { decidePool } from '../domain/evaluate.js';
 import { drainIdFor } from '../domain/drain.js';
 import { poolIdOf, type NodeRecord, type PoolId, type PoolRecord } from '../domain/model.js';
 import { isProtected, observedBootMs, statsToStore } from '../domain/node-stats.js';
-import { ConflictError, NotFoundError } from '../errors.js';
+import { ConflictError, NotFoundError, describeError } from '../errors.js';
 import type { NodeStatsMessage } from '../messages/index.js';
 import type { Clock } from '../ports/clock.js';
 import type { Log } from '../ports/log.js';
@@ -14,7 +14,6 @@ import type { Platform } from '../ports/platform.js';
 import type { Queue } from '../ports/queue.js';
 import type { StateStore } from '../ports/state-store.js';
 import { leaseAndSend, sendLeased } from './outbox.js';
-import { describeError } from './steps.js';
 
 export interface EvaluatorPorts {
   store: StateStore;

@@ -107,10 +107,7 @@ export async function patchPool(
   }
 }
 
-/** `Name: message` of an error, for log attributes and reasons. */
-export function describeError(error: unknown): string {
-  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-}
+export { describeError } from '../errors.js';
 
 /** Every pool: the configured ones and any the table knows (a pool removed from the configuration still has nodes). */
 export async function poolIds(store: StateStore, config: Config): Promise<PoolId[]> {
