@@ -137,3 +137,8 @@ function formatIssues(issues: readonly ValidationIssue[], context?: string): str
   const head = context ? `${context}: ` : '';
   return lines.length === 1 ? `${head}${lines[0]}` : `${head}${lines.length} problems\n  - ${lines.join('\n  - ')}`;
 }
+
+/** `Name: message` of an error, for log attributes and reasons. */
+export function describeError(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+}

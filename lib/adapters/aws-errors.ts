@@ -65,3 +65,12 @@ export function awsErrorInfo(error: unknown): AwsErrorInfo {
   if (status !== undefined) info.status = status;
   return info;
 }
+
+/**
+ * Options for an SDK client whose calls the use cases wrap in their own
+ * retry (`retryTransient`, `cloudRetry` in the configuration): with the SDK's
+ * default 3 attempts inside our 4, one RunInstances could be sent 12 times
+ * in one invocation. One retry layer, ours; its waits run on the injected
+ * sleep, so the simulator and tests see them.
+ */
+export const RETRIED_BY_CALLER = { maxAttempts: 1 } as const;

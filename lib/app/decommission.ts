@@ -8,7 +8,7 @@
  * handed back `drained -> draining`: the gear mover drains it again (or,
  * protected, re-opens it); it is never terminated. An empty node goes
  * `drained -> terminating` by conditional write on the version that was
- * checked, then through the recorded release steps (release-host.ts): out of
+ * checked, then through the recorded release steps (lib/workflows/release): out of
  * its district, DNS record deleted, instance terminated (an instance already
  * gone counts), gear volume deleted once detached (the tick retries), then
  * `terminated`, with the pool's last-delete time, the decision log and the
@@ -18,7 +18,7 @@
 import type { Config } from '../config/index.js';
 import { findPoolConfig } from '../config/index.js';
 import { RELEASE_KIND_STEP, decommissionCheck } from '../domain/decommission.js';
-import { poolIdOf, type GearInfo, type NodeRecord, type PoolId } from '../domain/model.js';
+import type { GearInfo, NodeRecord } from '../domain/model.js';
 import { ConflictError, NotFoundError, TransientError, ValidationError } from '../errors.js';
 import type { DrainCompleteMessage } from '../messages/index.js';
 import type { ReleasingCloud } from '../ports/cloud.js';
@@ -29,8 +29,8 @@ import type { Metrics } from '../ports/metrics.js';
 import type { Notifier } from '../ports/notifier.js';
 import type { Platform } from '../ports/platform.js';
 import type { StateStore } from '../ports/state-store.js';
-import { HostReleaser } from './release-host.js';
-import { describeError, realSleep, recordSteps, retryTransient, type Sleep } from './steps.js';
+import { HostReleaser } from '../workflows/release/release.js';
+import { describeError, poolIds, recordSteps, retryOn, type Sleep } from './steps.js';
 
 export interface DecommissionerPorts {
   store: StateStore;
@@ -141,7 +141,7 @@ export class Decommissioner {
     const { store, clock } = this.ports;
     const report: DecommissionerTickReport = { terminated: [], waiting: [], refused: [], errors: [] };
     const now = clock.now().getTime();
-    for (const pool of await this.poolIds()) {
+    for (const pool of await poolIds(this.ports.store, this.config)) {
       for (const node of await store.listNodes(pool)) {
         const ours = node.state === 'terminating' && node.steps?.[RELEASE_KIND_STEP] !== 'failed';
         const stranded = node.state === 'drained' && now - Date.parse(node.stateChangedAt) >= STRANDED_DRAINED_MS && this.dueForCheck(node, now);
@@ -163,12 +163,6 @@ export class Decommissioner {
   private dueForCheck(node: NodeRecord, now: number): boolean {
     const refused = node.steps?.[REFUSED_STEP];
     return refused === undefined || now - Date.parse(refused) >= STRANDED_DRAINED_MS;
-  }
-
-  private async poolIds(): Promise<PoolId[]> {
-    const ids = new Set<PoolId>(this.config.pools.map((pool) => poolIdOf(pool.district, pool.profile)));
-    for (const pool of await this.ports.store.listPools()) ids.add(pool.pool);
-    return [...ids].sort();
   }
 
   /** The last check of a drained node, then its release. */
@@ -272,11 +266,7 @@ export class Decommissioner {
   }
 
   private retry<T>(call: () => Promise<T>): Promise<T> {
-    return retryTransient(call, this.config.cloudRetry, {
-      sleep: this.ports.sleep ?? realSleep,
-      random: this.ports.random ?? Math.random,
-      onRetry: (error, attempt, delayMs) => this.ports.log.warn('transient error; retrying', { attempt, delayMs, error: error.message }),
-    });
+    return retryOn(this.ports, this.config.cloudRetry)(call);
   }
 }
 

@@ -5,14 +5,15 @@ import { decidePool } from '../domain/evaluate.js';
 import { drainIdFor } from '../domain/drain.js';
 import { poolIdOf, type NodeRecord, type PoolId, type PoolRecord } from '../domain/model.js';
 import { isProtected, observedBootMs, statsToStore } from '../domain/node-stats.js';
-import { ConflictError, NotFoundError } from '../errors.js';
-import type { Message, NodeStatsMessage } from '../messages/index.js';
+import { ConflictError, NotFoundError, describeError } from '../errors.js';
+import type { NodeStatsMessage } from '../messages/index.js';
 import type { Clock } from '../ports/clock.js';
 import type { Log } from '../ports/log.js';
 import type { Metrics } from '../ports/metrics.js';
 import type { Platform } from '../ports/platform.js';
 import type { Queue } from '../ports/queue.js';
 import type { StateStore } from '../ports/state-store.js';
+import { leaseAndSend, sendLeased } from './outbox.js';
 
 export interface EvaluatorPorts {
   store: StateStore;
@@ -141,7 +142,7 @@ export class ThresholdEvaluator {
     try {
       await this.ports.platform?.addNode(node.district, node.nodeId);
     } catch (error) {
-      this.ports.log.error('node not added to its district; add it by hand', { nodeId: node.nodeId, district: node.district, error: describe(error) });
+      this.ports.log.error('node not added to its district; add it by hand', { nodeId: node.nodeId, district: node.district, error: describeError(error) });
     }
     try {
       await this.ports.store.transitionNode(
@@ -164,8 +165,8 @@ export class ThresholdEvaluator {
         outcomes.push(await this.evaluatePool(pool, allNodes, trigger));
       } catch (error) {
         // A pool that cannot be evaluated now is evaluated again on the next tick; the stats are stored.
-        this.ports.log.error('pool evaluation failed', { pool, error: describe(error) });
-        outcomes.push({ pool, kind: 'skipped', reason: `evaluation failed: ${describe(error)}` });
+        this.ports.log.error('pool evaluation failed', { pool, error: describeError(error) });
+        outcomes.push({ pool, kind: 'skipped', reason: `evaluation failed: ${describeError(error)}` });
       }
     }
     return outcomes;
@@ -224,9 +225,9 @@ export class ThresholdEvaluator {
     let outcome: PoolOutcome = { pool: poolId, kind: decision.kind, reason: decision.reason };
     if (message) {
       try {
-        pool = await store.acquireLease(poolId, { holder: message.decisionId, kind: message.type, ttlMs: this.config.leaseTtl, message: { ...message } }, now);
-        const sent = await this.sendDecision(pool, now);
-        outcome = { ...outcome, decisionId: message.decisionId, sent: sent !== undefined };
+        const leased = await leaseAndSend(this.ports, poolId, message, this.config.leaseTtl, now);
+        pool = leased.pool;
+        outcome = { ...outcome, decisionId: message.decisionId, sent: leased.sent };
         metrics.record(message.type === 'scale-up' ? 'ScaleUps' : 'ScaleDowns', 1, 'Count', { pool: poolId });
       } catch (error) {
         if (!(error instanceof ConflictError)) throw error;
@@ -261,7 +262,7 @@ export class ThresholdEvaluator {
     const lease = pool.lease;
     if (!lease?.message || lease.sentAt || lease.expiresAt <= now.toISOString()) return pool;
     this.ports.log.warn('re-sending a decision that was not confirmed sent', { pool: pool.pool, decisionId: lease.holder });
-    return (await this.sendDecision(pool, now)) ?? pool;
+    return (await sendLeased(this.ports, pool, now)) ?? pool;
   }
 
   /**
@@ -281,26 +282,7 @@ export class ThresholdEvaluator {
     if (takenUp) return pool;
     log.warn('re-sending a decision no consumer has taken up', { pool: pool.pool, decisionId: lease.holder, kind: lease.kind, sentAt: lease.sentAt });
     metrics.record('DecisionsResent', 1, 'Count', { pool: pool.pool });
-    return (await this.sendDecision(pool, now)) ?? pool;
-  }
-
-  /** Sends the lease's message; the pool as marked sent, or undefined when the queue did not take it. */
-  private async sendDecision(pool: PoolRecord, now: Date): Promise<PoolRecord | undefined> {
-    const lease = pool.lease!;
-    // Stored by this class from a validated decision message; the queue adapter validates it again.
-    const body = lease.message as unknown as Message;
-    const result = await this.ports.queue.send(lease.kind === 'scale-up' ? 'scale' : 'drain', [
-      { body, groupId: pool.pool, deduplicationId: lease.holder },
-    ]);
-    if (result.failed.length > 0) {
-      this.ports.log.error('decision message not accepted by its queue; it stays with the lease and is sent again', {
-        pool: pool.pool,
-        decisionId: lease.holder,
-        error: result.failed[0]!.error,
-      });
-      return undefined;
-    }
-    return this.ports.store.markLeaseSent(pool.pool, lease.holder, now);
+    return (await sendLeased(this.ports, pool, now)) ?? pool;
   }
 }
 
@@ -311,8 +293,4 @@ function round(value: number): number | null {
 
 function finitePercent(utilization: number): number {
   return Number.isFinite(utilization) ? Math.round(utilization * 1000) / 10 : 100;
-}
-
-function describe(error: unknown): string {
-  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 }

@@ -3,9 +3,11 @@
  * on a node by conditional write, patching a pool with re-read-and-retry,
  * and retrying a throttled call with jittered backoff on an injected sleep.
  */
+import type { Config } from '../config/index.js';
 import { backoffDelay } from '../domain/provisioning.js';
-import type { NodeRecord, PoolId, PoolRecord } from '../domain/model.js';
-import { ConflictError, TransientError } from '../errors.js';
+import { poolIdOf, type NodeRecord, type PoolId, type PoolRecord } from '../domain/model.js';
+import { ConflictError, NotFoundError, TransientError } from '../errors.js';
+import type { Log } from '../ports/log.js';
 import type { NodePatch, PoolPatch, StateStore } from '../ports/state-store.js';
 
 export interface RetryPolicy {
@@ -39,6 +41,20 @@ export async function retryTransient<T>(
       await wait.sleep(delay);
     }
   }
+}
+
+/**
+ * `retryTransient` with `policy` on a use case's ports: their sleep (the
+ * virtual clock's in tests and the simulator) and jitter, each retry logged.
+ * The SDK clients under it make one attempt per call (RETRIED_BY_CALLER).
+ */
+export function retryOn(ports: { sleep?: Sleep; random?: () => number; log: Log }, policy: RetryPolicy): <T>(call: () => Promise<T>) => Promise<T> {
+  return (call) =>
+    retryTransient(call, policy, {
+      sleep: ports.sleep ?? realSleep,
+      random: ports.random ?? Math.random,
+      onRetry: (error, attempt, delayMs) => ports.log.warn('transient error; retrying', { attempt, delayMs, error: error.message }),
+    });
 }
 
 const MAX_WRITE_RACES = 5;
@@ -91,7 +107,20 @@ export async function patchPool(
   }
 }
 
-/** `Name: message` of an error, for log attributes and reasons. */
-export function describeError(error: unknown): string {
-  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+export { describeError } from '../errors.js';
+
+/** Every pool: the configured ones and any the table knows (a pool removed from the configuration still has nodes). */
+export async function poolIds(store: StateStore, config: Config): Promise<PoolId[]> {
+  const ids = new Set<PoolId>(config.pools.map((pool) => poolIdOf(pool.district, pool.profile)));
+  for (const pool of await store.listPools()) ids.add(pool.pool);
+  return [...ids].sort();
+}
+
+/** Releases `holder`'s lease on `pool`; a lease already gone (expired and taken, or released before) is fine. */
+export async function releaseLease(store: StateStore, pool: PoolId, holder: string): Promise<void> {
+  try {
+    await store.releaseLease(pool, holder);
+  } catch (error) {
+    if (!(error instanceof NotFoundError)) throw error;
+  }
 }

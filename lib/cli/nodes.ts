@@ -3,14 +3,13 @@
  *
  * - `drain NODE`: a `scale-down` message with a `manual:` decisionId on the
  *   drain queue; the gear mover makes it a drain of kind `manual` (no lease).
- * - `cancel-drain NODE`: the gear mover's abort path (GearMover.cancelDrain):
+ * - `cancel-drain NODE`: the drain workflow's operator entry point (lib/workflows/drain/operator.ts):
  *   no move starts any more, the moves in flight settle, then the gear mover
  *   re-opens the node on its next run.
  * - `protect NODE` / `unprotect NODE`: the node's `protected` flag, a
  *   conditional write on its version (a lost race is read again and retried).
  */
 import { randomBytes } from 'node:crypto';
-import { GearMover, MANUAL_DECISION_PREFIX } from '../app/drain.js';
 import { findPoolConfig, type Config } from '../config/index.js';
 import { drainIdFor, progressOf, type Progress } from '../domain/drain.js';
 import type { NodeRecord, NodeState } from '../domain/model.js';
@@ -18,11 +17,12 @@ import { isProtected } from '../domain/node-stats.js';
 import { ConflictError } from '../errors.js';
 import type { ScaleDownMessage } from '../messages/index.js';
 import type { Clock } from '../ports/clock.js';
-import { InMemoryMetrics, MemoryLog } from '../ports/index.js';
-import type { Platform } from '../ports/platform.js';
+import { MANUAL_DECISION_PREFIX } from '../workflows/drain/context.js';
+import { cancelDrain as cancelNodeDrain } from '../workflows/drain/operator.js';
 import { CliError, EXIT, refused } from './exit.js';
 import { findNode } from './snapshot.js';
 import type { OpenTarget } from './target.js';
+import { MemoryLog } from '../adapters/memory/log.js';
 
 const WRITE_ATTEMPTS = 5;
 
@@ -77,21 +77,6 @@ export interface CancelView {
   progress: Progress;
 }
 
-/** The CLI never reaches the platform: the gear mover closes and re-opens nodes and moves gears. */
-const NO_PLATFORM: Platform = {
-  listGears: unreachable,
-  deactivateNode: unreachable,
-  activateNode: unreachable,
-  addNode: unreachable,
-  removeNode: unreachable,
-  startMove: unreachable,
-  moveStatus: unreachable,
-};
-
-function unreachable(): Promise<never> {
-  return Promise.reject(new Error('the CLI does not call the platform; the gear mover does'));
-}
-
 const STOPPABLE: ReadonlySet<NodeState> = new Set<NodeState>(['active', 'draining']);
 
 export async function cancelDrain(target: OpenTarget, config: Config, clock: Clock, nodeId: string, why: string | undefined): Promise<CancelView> {
@@ -105,11 +90,11 @@ export async function cancelDrain(target: OpenTarget, config: Config, clock: Clo
   if (current?.state === 'active' && current.abortRequestedAt) {
     return view(node, current.drainId, false, current.abortRequestedAt, current.abortReason ?? '', progressOf(current.moves));
   }
-  const mover = new GearMover({ store, queue: target.queue, platform: NO_PLATFORM, clock, metrics: new InMemoryMetrics(), log: new MemoryLog() }, config);
+  const ports = { store, clock, log: new MemoryLog() };
   const reason = `operator (nodescaler CLI)${why ? `: ${why}` : ''}`;
   for (let attempt = 1; ; attempt++) {
     try {
-      const drain = await mover.cancelDrain(node.nodeId, reason);
+      const drain = await cancelNodeDrain(ports, node.nodeId, reason);
       if (!drain) {
         throw refused(
           `node ${node.nodeId} has no drain in progress (it is ${node.state})`,

@@ -10,11 +10,10 @@
  */
 import * as z from '../zod.js';
 import { ValidationError } from '../errors.js';
-import { DEPLOYMENT_ENV, parseDeployment, type Deployment } from './load.js';
+import { DEPLOYMENT_ENV, parseDeployment, type Deployment } from './deployment.js';
 
 /** Variables that say "a deployed stack is meant": any of them makes the deployed table the default target. */
 export const AWS_SETTING_VARIABLES = [
-  // Literal names (DEPLOYMENT_ENV's), so this module's evaluation does not depend on load.ts's (they import each other).
   'NODESCALER_STAGE',
   'NODESCALER_TABLE',
   'AWS_PROFILE',

@@ -74,7 +74,7 @@ export function drainOrder(a: DrainRecord, b: DrainRecord): number {
 // ---------------------------------------------------------------------------
 // Moves.
 
-export interface RetryPolicy {
+export interface MoveRetryPolicy {
   /** Attempts of one move before it fails for good. */
   attempts: number;
   /** Wait before the second attempt; doubles per attempt, at most 10x. */
@@ -82,7 +82,7 @@ export interface RetryPolicy {
 }
 
 /** Wait after failed attempt number `attempt` (1-based): delay, 2 x delay, 4 x delay, ... at most 10 x delay. */
-export function retryDelay(attempt: number, policy: Pick<RetryPolicy, 'delayMs'>): number {
+export function retryDelay(attempt: number, policy: Pick<MoveRetryPolicy, 'delayMs'>): number {
   return Math.min(policy.delayMs * 2 ** Math.max(0, attempt - 1), policy.delayMs * 10);
 }
 
@@ -140,7 +140,7 @@ export type MoveOutcome =
   | { kind: 'target-full'; error: string };
 
 /** What a finished attempt does to its move. */
-export function settleAttempt(move: GearMove, outcome: MoveOutcome, now: Date, policy: RetryPolicy): GearMove {
+export function settleAttempt(move: GearMove, outcome: MoveOutcome, now: Date, policy: MoveRetryPolicy): GearMove {
   const nowIso = now.toISOString();
   const next: GearMove = { ...move };
   delete next.commandId;

@@ -74,6 +74,17 @@ export interface NodeRecord {
   reason?: string;
   /** Completed steps of a multi-step action (decommission), so a crash resumes at the next one. */
   steps?: Record<string, string>;
+  /**
+   * The release workflow's phase while the node is `terminating`: the next release step, or `finishing`
+   * (only the final transition left). Absent on records written before phases were stored: derived once
+   * from `steps` when read (lib/workflows/release/phases.ts).
+   */
+  releasePhase?: string;
+  /**
+   * The launch workflow's phase while the node is `provisioning` (lib/workflows/launch/phases.ts).
+   * Absent on records written before phases were stored: derived once from `steps` when read.
+   */
+  launchPhase?: LaunchPhase;
   /** The drain that holds this node while it is `draining` (set in the same write as `active -> draining`). */
   drainId?: string;
 }
@@ -202,7 +213,19 @@ export interface DrainRecord {
   unplaced?: number;
   /** The replacement scale-up requested for an interrupted node, if any. */
   replacementDecisionId?: string;
+  /**
+   * The drain workflow's phase (lib/workflows/drain/phases.ts), written with every change of the drain.
+   * Absent on drains written before phases were stored: derived once when read, so a drain in flight
+   * across an upgrade resumes where it was.
+   */
+  phase?: DrainPhase;
 }
+
+/** requesting (no attempt in flight) -> attempting (an attempt recorded, its host not yet) -> requested (waiting to join). */
+export type LaunchPhase = 'requesting' | 'attempting' | 'requested';
+
+/** starting (node opened for draining) -> moving -> handing-over -> completed; aborting -> aborted from any. */
+export type DrainPhase = 'starting' | 'moving' | 'handing-over' | 'aborting' | 'completed' | 'aborted';
 
 export type DecisionKind = 'scale-up' | 'scale-down' | 'no-action' | 'refused' | 'failure';
 

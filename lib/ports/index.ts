@@ -7,6 +7,4 @@ export type * from './notifier.js';
 export type * from './metrics.js';
 export type * from './clock.js';
 export { systemClock } from './clock.js';
-export { InMemoryMetrics } from './metrics.js';
 export type * from './log.js';
-export { MemoryLog } from './log.js';

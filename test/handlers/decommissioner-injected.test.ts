@@ -5,12 +5,12 @@ import type { SimulatedCloud } from '../../lib/adapters/local/simulated-cloud.js
 import { VirtualClock } from '../../lib/adapters/local/virtual-clock.js';
 import type { DecommissionerTickReport } from '../../lib/app/decommission.js';
 import { resetSettingsCache } from '../../lib/config/index.js';
-import { MemoryLog } from '../../lib/ports/log.js';
-import { InMemoryMetrics } from '../../lib/ports/metrics.js';
 import type { StateStore } from '../../lib/ports/state-store.js';
 import { dynaliteHarness } from '../support/dynalite.js';
 import { FakePlatform } from '../support/fake-platform.js';
 import { lambdaContext, scheduledEvent, sqsEvent, sqsRecord } from '../support/sqs-events.js';
+import { MemoryLog } from '../../lib/adapters/memory/log.js';
+import { InMemoryMetrics } from '../../lib/adapters/memory/metrics.js';
 
 type Handler = (event: SQSEvent | ScheduledEvent, context: Context) => Promise<SQSBatchResponse | DecommissionerTickReport>;
 

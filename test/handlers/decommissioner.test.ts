@@ -11,9 +11,9 @@ import { startLocalDynamo, type LocalDynamo } from '../../lib/adapters/local/dyn
 import { clearInjectedPorts, injectPorts } from '../../lib/adapters/local/injection.js';
 import type { DecommissionerTickReport } from '../../lib/app/decommission.js';
 import { resetSettingsCache } from '../../lib/config/index.js';
-import { MemoryLog } from '../../lib/ports/log.js';
 import { FakePlatform } from '../support/fake-platform.js';
 import { lambdaContext, scheduledEvent } from '../support/sqs-events.js';
+import { MemoryLog } from '../../lib/adapters/memory/log.js';
 
 const event = <T>(name: string): T => JSON.parse(readFileSync(new URL(`../../events/${name}`, import.meta.url), 'utf8')) as T;
 type Handler = (event: SQSEvent | ScheduledEvent, context: Context) => Promise<SQSBatchResponse | DecommissionerTickReport>;

@@ -17,14 +17,14 @@ import { parseConfig, type Config } from '../../lib/config/index.js';
 import type { GearInfo, NodeRecord } from '../../lib/domain/model.js';
 import { TransientError } from '../../lib/errors.js';
 import type { DrainCompleteMessage } from '../../lib/messages/index.js';
-import { MemoryLog } from '../../lib/ports/log.js';
-import { InMemoryMetrics } from '../../lib/ports/metrics.js';
 import type { NewNode, StateStore } from '../../lib/ports/state-store.js';
 import { Crash, crashingStore } from '../support/crash.js';
 import { dynaliteHarness } from '../support/dynalite.js';
 import { ec2Error } from '../support/fake-ec2.js';
 import { FakePlatform } from '../support/fake-platform.js';
 import { RecordingNotifier } from '../support/recording-notifier.js';
+import { MemoryLog } from '../../lib/adapters/memory/log.js';
+import { InMemoryMetrics } from '../../lib/adapters/memory/metrics.js';
 
 const POOL = 'd1/small';
 const NODE = 'd1-small-3.example.com';

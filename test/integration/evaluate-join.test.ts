@@ -3,11 +3,11 @@ import { RecordingQueue } from '../../lib/adapters/local/memory-queue.js';
 import { ThresholdEvaluator } from '../../lib/app/evaluate.js';
 import { parseConfig } from '../../lib/config/index.js';
 import { TransientError } from '../../lib/errors.js';
-import { MemoryLog } from '../../lib/ports/log.js';
-import { InMemoryMetrics } from '../../lib/ports/metrics.js';
 import type { StateStore } from '../../lib/ports/state-store.js';
 import { dynaliteHarness } from '../support/dynalite.js';
 import { FakePlatform } from '../support/fake-platform.js';
+import { MemoryLog } from '../../lib/adapters/memory/log.js';
+import { InMemoryMetrics } from '../../lib/adapters/memory/metrics.js';
 
 const config = parseConfig({ pools: [{ district: 'd1', profile: 'small', max: 10, gearsPerNode: 100 }], scaleUp: { forecast: { enabled: false } } });
 const T0 = new Date('2026-11-21T10:00:00.000Z');

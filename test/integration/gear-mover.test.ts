@@ -7,6 +7,7 @@ import type { Queue } from '../../lib/ports/queue.js';
 import type { StateStore } from '../../lib/ports/state-store.js';
 import { InMemoryStateStore } from '../../lib/adapters/memory/state-store.js';
 import { dynaliteHarness } from '../support/dynalite.js';
+import { Crash, Injector } from '../support/crash.js';
 import { POOL, World, apps } from '../support/gear-mover-world.js';
 
 const harness = dynaliteHarness();
@@ -276,42 +277,7 @@ describe('gear mover on dynalite with the simulated platform', () => {
 
 // ---------------------------------------------------------------------------
 // Crashes.
-
-class Crash extends Error {}
-
-/** Counts the steps (writes, platform actions, sends); throws at step `at`, before or after its effect, and then on every call until reset. */
-class Injector {
-  steps = 0;
-  dead = false;
-  constructor(
-    private readonly at: number,
-    private readonly when: 'before' | 'after',
-  ) {}
-  wrap<T extends object>(target: T, mutating: ReadonlySet<string>): T {
-    return new Proxy(target, {
-      get: (object, property, receiver) => {
-        const value = Reflect.get(object, property, receiver) as unknown;
-        if (typeof value !== 'function') return value;
-        return async (...args: unknown[]) => {
-          if (this.dead) throw new Crash('the invocation is dead');
-          const counts = mutating.has(String(property));
-          const step = counts ? ++this.steps : 0;
-          if (counts && step === this.at && this.when === 'before') {
-            this.dead = true;
-            throw new Crash(`crash before step ${step} (${String(property)})`);
-          }
-          const result = await (value as (...a: unknown[]) => Promise<unknown>).apply(object, args);
-          if (counts && step === this.at && this.when === 'after') {
-            this.dead = true;
-            throw new Crash(`crash after step ${step} (${String(property)})`);
-          }
-          return result;
-        };
-      },
-    });
-  }
-}
-
+/** The steps a crash may follow or precede: writes, platform actions, sends (Injector, test/support/crash.ts). */
 const STORE_WRITES = new Set(['createDrain', 'updateDrain', 'transitionNode', 'updateNode', 'updatePool', 'releaseLease', 'acquireLease', 'markLeaseSent', 'appendDecision']);
 const PLATFORM_ACTIONS = new Set(['deactivateNode', 'activateNode', 'startMove', 'moveStatus', 'listGears']);
 const SENDS = new Set(['send']);

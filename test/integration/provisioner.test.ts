@@ -18,13 +18,13 @@ import { decisionIdFor } from '../../lib/domain/decision-message.js';
 import type { NodeRecord } from '../../lib/domain/model.js';
 import { TransientError, ValidationError } from '../../lib/errors.js';
 import type { ScaleUpMessage } from '../../lib/messages/index.js';
-import { MemoryLog } from '../../lib/ports/log.js';
-import { InMemoryMetrics } from '../../lib/ports/metrics.js';
 import type { StateStore } from '../../lib/ports/state-store.js';
 import { Crash, crashingStore } from '../support/crash.js';
 import { dynaliteHarness } from '../support/dynalite.js';
 import { FakeEc2, ec2Error } from '../support/fake-ec2.js';
 import { RecordingNotifier } from '../support/recording-notifier.js';
+import { MemoryLog } from '../../lib/adapters/memory/log.js';
+import { InMemoryMetrics } from '../../lib/adapters/memory/metrics.js';
 
 const POOL = 'd1/small';
 const T0 = new Date('2026-11-21T10:00:00.000Z');

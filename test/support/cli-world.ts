@@ -18,7 +18,8 @@ import { ThresholdEvaluator } from '../../lib/app/evaluate.js';
 import { loadSettings, type Settings } from '../../lib/config/index.js';
 import type { GearInfo } from '../../lib/domain/model.js';
 import { parseMessage, type NodeStatsMessage } from '../../lib/messages/index.js';
-import { InMemoryMetrics, MemoryLog } from '../../lib/ports/index.js';
+import { MemoryLog } from '../../lib/adapters/memory/log.js';
+import { InMemoryMetrics } from '../../lib/adapters/memory/metrics.js';
 
 export const ROOT = resolve(import.meta.dirname, '../..');
 export const BIN = join(ROOT, 'bin/nodescaler.mjs');

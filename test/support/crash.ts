@@ -61,3 +61,41 @@ export function crashingStore(store: StateStore): StateStore & { crashBefore(pre
     },
   }) as StateStore & { crashBefore(predicate: (write: NodeWrite) => boolean, what: string): void };
 }
+
+/**
+ * Kills an invocation at one step: the `at`-th call to a listed method of any
+ * wrapped object throws `Crash`, before or after the call takes effect, and
+ * every call after it throws too (the process is gone). `steps` counts the
+ * listed calls, so a clean run tells how many steps there are to crash at.
+ */
+export class Injector {
+  steps = 0;
+  dead = false;
+  constructor(
+    private readonly at: number,
+    private readonly when: 'before' | 'after',
+  ) {}
+  wrap<T extends object>(target: T, mutating: ReadonlySet<string>): T {
+    return new Proxy(target, {
+      get: (object, property, receiver) => {
+        const value = Reflect.get(object, property, receiver) as unknown;
+        if (typeof value !== 'function') return value;
+        return async (...args: unknown[]) => {
+          if (this.dead) throw new Crash('the invocation is dead');
+          const counts = mutating.has(String(property));
+          const step = counts ? ++this.steps : 0;
+          if (counts && step === this.at && this.when === 'before') {
+            this.dead = true;
+            throw new Crash(`crash before step ${step} (${String(property)})`);
+          }
+          const result = await (value as (...a: unknown[]) => Promise<unknown>).apply(object, args);
+          if (counts && step === this.at && this.when === 'after') {
+            this.dead = true;
+            throw new Crash(`crash after step ${step} (${String(property)})`);
+          }
+          return result;
+        };
+      },
+    });
+  }
+}

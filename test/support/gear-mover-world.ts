@@ -11,10 +11,11 @@ import { GearMover, type Budget } from '../../lib/app/drain.js';
 import type { Config, ConfigInput } from '../../lib/config/index.js';
 import type { GearInfo, NodeRecord } from '../../lib/domain/model.js';
 import type { ScaleDownMessage } from '../../lib/messages/index.js';
-import { InMemoryMetrics, MemoryLog } from '../../lib/ports/index.js';
 import type { Platform } from '../../lib/ports/platform.js';
 import type { StateStore } from '../../lib/ports/state-store.js';
 import { config as buildConfig } from './builders.js';
+import { MemoryLog } from '../../lib/adapters/memory/log.js';
+import { InMemoryMetrics } from '../../lib/adapters/memory/metrics.js';
 
 export const START = '2026-03-01T12:00:00.000Z';
 export const POOL = 'd1/small';

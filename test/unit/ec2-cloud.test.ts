@@ -10,11 +10,11 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { cloudFor, releasingCloudFor } from '../../lib/adapters/cloud/from-settings.js';
 import { Ec2Cloud, Ec2Hosts, runInstancesInput, translateEc2Error } from '../../lib/adapters/ec2/cloud.js';
-import { MemoryLog } from '../../lib/ports/log.js';
 import { parseConfig, parseDeployment } from '../../lib/config/index.js';
 import { CapacityUnavailableError, ConflictError, NotFoundError, TransientError, ValidationError } from '../../lib/errors.js';
 import type { HostSpec } from '../../lib/ports/cloud.js';
 import { ec2Error } from '../support/fake-ec2.js';
+import { MemoryLog } from '../../lib/adapters/memory/log.js';
 
 const ec2 = mockClient(EC2Client);
 const config = parseConfig({

@@ -4,8 +4,8 @@ import { RecordingQueue } from '../../lib/adapters/local/memory-queue.js';
 import { InMemoryStateStore } from '../../lib/adapters/memory/state-store.js';
 import { parseConfig } from '../../lib/config/index.js';
 import type { NodeStatsMessage } from '../../lib/messages/index.js';
-import { InMemoryMetrics } from '../../lib/ports/metrics.js';
-import { MemoryLog } from '../../lib/ports/log.js';
+import { MemoryLog } from '../../lib/adapters/memory/log.js';
+import { InMemoryMetrics } from '../../lib/adapters/memory/metrics.js';
 
 const config = parseConfig({
   pools: [{ district: 'd1', profile: 'small', min: 1, max: 10, gearsPerNode: 100, naming: { base: 'small' } }],

@@ -6,8 +6,8 @@ import { isScheduledEvent, isSqsEvent } from '../../lib/adapters/lambda/schedule
 import { processSqsBatch, type BatchItem, type ParseOutcome } from '../../lib/adapters/lambda/sqs-batch.js';
 import { ConflictError, TransientError } from '../../lib/errors.js';
 import { parseMessage, type NodeStatsMessage, type ParsedMessage } from '../../lib/messages/index.js';
-import { MemoryLog } from '../../lib/ports/index.js';
 import { lambdaContext, scheduledEvent, sqsEvent, sqsRecord } from '../support/sqs-events.js';
+import { MemoryLog } from '../../lib/adapters/memory/log.js';
 
 type Line = Record<string, unknown>;
 

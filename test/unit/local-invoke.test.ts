@@ -14,8 +14,8 @@ import type { StateStore } from '../../lib/ports/state-store.js';
 import { node, pool } from '../support/builders.js';
 import { TransientError, ValidationError } from '../../lib/errors.js';
 import type { Message } from '../../lib/messages/index.js';
-import { MemoryLog } from '../../lib/ports/index.js';
 import { sqsEvent, sqsRecord } from '../support/sqs-events.js';
+import { MemoryLog } from '../../lib/adapters/memory/log.js';
 
 const NOW = new Date('2026-11-21T10:02:45.000Z');
 const clock = { now: () => NOW };

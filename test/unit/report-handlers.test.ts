@@ -9,7 +9,7 @@ import { SnsNotifyCloud } from '../../lib/adapters/sns/notify-cloud.js';
 import { parseConfig } from '../../lib/config/index.js';
 import { TransientError, ValidationError } from '../../lib/errors.js';
 import type { HostSpec } from '../../lib/ports/cloud.js';
-import { MemoryLog } from '../../lib/ports/log.js';
+import { MemoryLog } from '../../lib/adapters/memory/log.js';
 
 const config = parseConfig({
   pools: [

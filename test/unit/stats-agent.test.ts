@@ -19,7 +19,7 @@ import { findPoolConfig, loadSettings, poolNaming, type Settings } from '../../l
 import { clientToken, nodeNames } from '../../lib/domain/provisioning.js';
 import { STATS_AGENT_SCRIPT, STATS_AGENT_SERVICE, STATS_AGENT_TIMER } from '../../lib/domain/stats-agent-script.js';
 import { parseMessage } from '../../lib/messages/index.js';
-import { MemoryLog } from '../../lib/ports/log.js';
+import { MemoryLog } from '../../lib/adapters/memory/log.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const AGENT = join(ROOT, 'infra/agent/nodescaler-agent.sh');

@@ -1,25 +1,28 @@
 /**
- * Releasing a node's host, step by recorded step: out of its district, DNS
- * record deleted, instance terminated (or, for handlers that create
- * nothing, the release reported), gear volume deleted once detached, then
+ * Releasing a node's host on the workflow engine: out of its district, DNS
+ * record deleted, instance terminated (or, for handlers that create nothing,
+ * the release reported), gear volume deleted once detached, then
  * `terminated`. Used by the decommissioner (drained nodes) and by the
- * provisioner (nodes that failed to join). Every step is recorded on the node
- * before the next one starts, so a crash at any point resumes at the next
- * step, and the steps that are not idempotent never run twice.
+ * provisioner (nodes that failed to join). Each step is recorded on the node
+ * with the phase after it before the next one starts, so a crash at any
+ * point resumes at the next step, and the steps that are not idempotent
+ * never run twice.
  */
-import type { Config } from '../config/index.js';
-import { findPoolConfig } from '../config/index.js';
-import { RELEASE_KIND_STEP, nextReleaseStep, nodeLifetimeSeconds, type ReleaseKind, type ReleaseStep } from '../domain/decommission.js';
-import type { NodeRecord } from '../domain/model.js';
-import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
-import type { ReleasingCloud } from '../ports/cloud.js';
-import type { Clock } from '../ports/clock.js';
-import type { Dns } from '../ports/dns.js';
-import type { Log } from '../ports/log.js';
-import type { Metrics } from '../ports/metrics.js';
-import type { Platform } from '../ports/platform.js';
-import type { StateStore } from '../ports/state-store.js';
-import { describeError, patchPool, realSleep, recordSteps, retryTransient, type Sleep } from './steps.js';
+import type { Config } from '../../config/index.js';
+import { findPoolConfig } from '../../config/index.js';
+import { RELEASE_KIND_STEP, nodeLifetimeSeconds, type ReleaseKind, type ReleaseOptions, type ReleaseStep } from '../../domain/decommission.js';
+import type { NodeRecord } from '../../domain/model.js';
+import { ConflictError, NotFoundError, ValidationError } from '../../errors.js';
+import type { ReleasingCloud } from '../../ports/cloud.js';
+import type { Clock } from '../../ports/clock.js';
+import type { Dns } from '../../ports/dns.js';
+import type { Log } from '../../ports/log.js';
+import type { Metrics } from '../../ports/metrics.js';
+import type { Platform } from '../../ports/platform.js';
+import type { StateStore } from '../../ports/state-store.js';
+import { describeError, patchPool, recordSteps, retryOn, type Sleep } from '../../app/steps.js';
+import { execute, type EffectResult, type Workflow } from '../engine.js';
+import { derivedReleasePhase, nextRelease, type ReleaseView, type ReleaseWrite } from './phases.js';
 
 export interface ReleasePorts {
   store: StateStore;
@@ -39,7 +42,7 @@ export type ReleaseResult =
   /** A step must wait (the volume is still attached): the schedule tries again. */
   | { status: 'waiting'; node: NodeRecord; waitingFor: string };
 
-export class HostReleaser {
+export class HostReleaser implements Workflow<ReleaseView, ReleaseWrite, ReleaseStep> {
   constructor(
     private readonly ports: ReleasePorts,
     private readonly config: Config,
@@ -47,51 +50,40 @@ export class HostReleaser {
 
   /**
    * Moves a `drained` or `failed` node to `terminating` by conditional write
-   * on the version the caller checked, recording why. `ConflictError` when the
-   * node changed since.
+   * on the version the caller checked, recording why and the first phase.
+   * `ConflictError` when the node changed since.
    */
   async begin(node: NodeRecord, kind: ReleaseKind, reason: string): Promise<NodeRecord> {
     const now = this.ports.clock.now();
+    const steps = { ...node.steps, [RELEASE_KIND_STEP]: kind, releaseStarted: now.toISOString() };
     return this.ports.store.transitionNode(
       node.nodeId,
       {
         from: node.state,
         to: 'terminating',
         expectedVersion: node.version,
-        patch: { reason, steps: { ...node.steps, [RELEASE_KIND_STEP]: kind, releaseStarted: now.toISOString() } },
+        patch: { reason, steps, releasePhase: derivedReleasePhase({ ...node, steps }, this.options(node)) },
       },
       now,
     );
   }
 
   /** Runs the remaining steps of a `terminating` node and marks it `terminated`; resumable at any point. */
-  async advance(start: NodeRecord): Promise<ReleaseResult> {
-    let node = start;
-    if (node.state === 'terminated') return { status: 'terminated', node };
-    if (node.state !== 'terminating') {
+  async advance(node: NodeRecord): Promise<ReleaseResult> {
+    if (node.state !== 'terminating' && node.state !== 'terminated') {
       throw new ValidationError({ path: 'state', message: `node ${node.nodeId} is ${node.state}, not terminating`, value: node.state });
     }
-    const options = { dns: this.ports.dns !== undefined, volume: this.hasVolume(node), platform: this.ports.platform !== undefined };
-    for (let step = nextReleaseStep(node, options); step !== undefined; step = nextReleaseStep(node, options)) {
-      const result = await this.run(step, node);
-      if ('waitingFor' in result) return { status: 'waiting', node, waitingFor: result.waitingFor };
-      node = result.node;
-    }
-    return this.finish(node);
+    const outcome = await execute(this, { node, options: this.options(node) });
+    if (outcome.status === 'waiting') return { status: 'waiting', node: outcome.view.node, waitingFor: outcome.reason };
+    return { status: 'terminated', node: outcome.view.node };
   }
 
-  private hasVolume(node: NodeRecord): boolean {
-    return findPoolConfig(this.config, node.pool)?.template.volume !== undefined;
-  }
+  next = nextRelease;
 
-  private kindOf(node: NodeRecord): ReleaseKind {
-    return node.steps?.[RELEASE_KIND_STEP] === 'failed' ? 'failed' : 'decommission';
-  }
-
-  private async run(step: ReleaseStep, node: NodeRecord): Promise<{ node: NodeRecord } | { waitingFor: string }> {
-    const { store, cloud, clock, log } = this.ports;
-    const at = () => clock.now().toISOString();
+  async act({ node }: ReleaseView, step: ReleaseStep): Promise<EffectResult<ReleaseWrite>> {
+    const { cloud, log } = this.ports;
     const attributes = { nodeId: node.nodeId, pool: node.pool, step };
+    const done: EffectResult<ReleaseWrite> = { record: { kind: 'record', step, patch: {} } };
     switch (step) {
       case 'removedFromDistrict': {
         const platform = this.ports.platform;
@@ -104,26 +96,22 @@ export class HostReleaser {
           if (!(error instanceof NotFoundError)) throw error;
         }
         log.info('node removed from its district', { ...attributes, district: node.district });
-        return { node: await recordSteps(store, node, { [step]: at() }) };
+        return done;
       }
-      case 'dnsDeleted': {
+      case 'dnsDeleted':
         await this.retry(() => this.ports.dns!.deleteHost(node.nodeId, node.privateIp!));
         log.info('DNS record deleted', { ...attributes, ip: node.privateIp });
-        return { node: await recordSteps(store, node, { [step]: at() }) };
-      }
+        return done;
       case 'volumeResolved': {
         const hosts = await this.retry(() => cloud.describeHosts([node.instanceId!]));
         const volumeId = hosts.get(node.instanceId!)?.volumeId;
         if (volumeId === undefined) log.warn('no gear volume found on the instance; nothing to delete after it', { ...attributes, instanceId: node.instanceId });
-        return { node: await recordSteps(store, node, { [step]: at() }, volumeId === undefined ? {} : { volumeId }) };
+        return { record: { kind: 'record', step, patch: volumeId === undefined ? {} : { volumeId } } };
       }
-      case 'instanceTerminated': {
+      case 'instanceTerminated':
         await this.retry(() => cloud.terminateHost(node.instanceId!));
         log.info('instance terminated', { ...attributes, instanceId: node.instanceId });
-        const recorded = await recordSteps(store, node, { [step]: at() });
-        await this.markScaleDown(recorded);
-        return { node: recorded };
-      }
+        return done;
       case 'releaseReported': {
         const report = cloud.reportRelease?.bind(cloud);
         const spec = {
@@ -136,22 +124,41 @@ export class HostReleaser {
         };
         if (report) await this.retry(() => report(spec));
         else if (node.origin === 'adopted') log.warn('node was adopted, not provisioned: its host must be released by hand', attributes);
-        const recorded = await recordSteps(store, node, { [step]: at() });
-        await this.markScaleDown(recorded);
-        return { node: recorded };
+        return done;
       }
-      case 'volumeDeleted': {
+      case 'volumeDeleted':
         try {
           await this.retry(() => cloud.deleteVolume(node.volumeId!));
         } catch (error) {
           if (!(error instanceof ConflictError)) throw error;
           log.info('gear volume still attached; deleting it on a later tick', { ...attributes, volumeId: node.volumeId });
-          return { waitingFor: `volume ${node.volumeId} to detach` };
+          return { wait: `volume ${node.volumeId} to detach` };
         }
         log.info('gear volume deleted', { ...attributes, volumeId: node.volumeId });
-        return { node: await recordSteps(store, node, { [step]: at() }) };
-      }
+        return done;
     }
+  }
+
+  async write(view: ReleaseView, write: ReleaseWrite): Promise<ReleaseView> {
+    if (write.kind === 'finish') return { ...view, node: await this.finish(view.node) };
+    const { node, options } = view;
+    const steps = { ...node.steps, [write.step]: this.ports.clock.now().toISOString() };
+    const releasePhase = derivedReleasePhase({ ...node, ...write.patch, steps }, options);
+    const recorded = await recordSteps(this.ports.store, node, { [write.step]: steps[write.step]! }, { ...write.patch, releasePhase });
+    if (write.step === 'instanceTerminated' || write.step === 'releaseReported') await this.markScaleDown(recorded);
+    return { ...view, node: recorded };
+  }
+
+  private options(node: NodeRecord): ReleaseOptions {
+    return {
+      dns: this.ports.dns !== undefined,
+      volume: findPoolConfig(this.config, node.pool)?.template.volume !== undefined,
+      platform: this.ports.platform !== undefined,
+    };
+  }
+
+  private kindOf(node: NodeRecord): ReleaseKind {
+    return node.steps?.[RELEASE_KIND_STEP] === 'failed' ? 'failed' : 'decommission';
   }
 
   /** delayAfterDelete starts when the host goes; only a decommission counts as a scale-down. */
@@ -164,11 +171,12 @@ export class HostReleaser {
     );
   }
 
-  private async finish(node: NodeRecord): Promise<ReleaseResult> {
+  /** terminating -> terminated, then the pool's last-delete time, metrics and the decision log. */
+  private async finish(node: NodeRecord): Promise<NodeRecord> {
     const { store, clock, log, metrics } = this.ports;
     const now = clock.now();
     const kind = this.kindOf(node);
-    const summary = this.summary(node);
+    const summary = releaseSummary(node);
     let terminated: NodeRecord;
     try {
       terminated = await store.transitionNode(
@@ -178,9 +186,9 @@ export class HostReleaser {
       );
     } catch (error) {
       if (!(error instanceof ConflictError)) throw error;
+      // Another invocation got here first: carry on from its record (done, or further steps to run).
       const current = (error.current as NodeRecord | undefined) ?? (await store.getNode(node.nodeId));
-      if (current?.state === 'terminated') return { status: 'terminated', node: current };
-      if (current?.state === 'terminating') return this.advance(current);
+      if (current?.state === 'terminated' || current?.state === 'terminating') return current;
       throw error;
     }
     await this.markScaleDown(terminated);
@@ -204,25 +212,22 @@ export class HostReleaser {
     } catch (error) {
       log.warn('decision log entry not written', { nodeId: node.nodeId, error: describeError(error) });
     }
-    return { status: 'terminated', node: terminated };
-  }
-
-  private summary(node: NodeRecord): string {
-    const parts: string[] = [];
-    const steps = node.steps ?? {};
-    if (steps.removedFromDistrict) parts.push(`removed from district ${node.district}`);
-    if (steps.dnsDeleted) parts.push('DNS record deleted');
-    if (steps.instanceTerminated) parts.push(`instance ${node.instanceId} terminated`);
-    if (steps.releaseReported) parts.push(`host ${node.nodeId} reported for release (no instance id)`);
-    if (steps.volumeDeleted) parts.push(`volume ${node.volumeId} deleted`);
-    return parts.length === 0 ? 'nothing to release' : parts.join(', ');
+    return terminated;
   }
 
   private retry<T>(call: () => Promise<T>): Promise<T> {
-    return retryTransient(call, this.config.cloudRetry, {
-      sleep: this.ports.sleep ?? realSleep,
-      random: this.ports.random ?? Math.random,
-      onRetry: (error, attempt, delayMs) => this.ports.log.warn('transient error; retrying', { attempt, delayMs, error: error.message }),
-    });
+    return retryOn(this.ports, this.config.cloudRetry)(call);
   }
+}
+
+/** What a release did, for the node's reason and the decision log. */
+function releaseSummary(node: NodeRecord): string {
+  const parts: string[] = [];
+  const steps = node.steps ?? {};
+  if (steps.removedFromDistrict) parts.push(`removed from district ${node.district}`);
+  if (steps.dnsDeleted) parts.push('DNS record deleted');
+  if (steps.instanceTerminated) parts.push(`instance ${node.instanceId} terminated`);
+  if (steps.releaseReported) parts.push(`host ${node.nodeId} reported for release (no instance id)`);
+  if (steps.volumeDeleted) parts.push(`volume ${node.volumeId} deleted`);
+  return parts.length === 0 ? 'nothing to release' : parts.join(', ');
 }

@@ -1,0 +1,150 @@
+/**
+ * How a drain starts and ends. Starting: node active -> draining after the
+ * checks a start needs. Completing: the node is drained, the decommissioner
+ * is told (idempotent on drainId), the drain closes and its lease goes.
+ * Aborting stops new moves, lets the ones in flight settle, re-opens the
+ * node (activate-node, draining -> active), keeps moved gears where they
+ * are, and sets the pool's lastFailureAt. A drain never ends `completed`
+ * unless the platform listed the node empty.
+ */
+import { drainKind, isUrgent, progressOf } from '../../domain/drain.js';
+import { formatDuration } from '../../domain/duration.js';
+import type { DrainRecord, NodeRecord } from '../../domain/model.js';
+import { isProtected } from '../../domain/node-stats.js';
+import { ConflictError, TransientError } from '../../errors.js';
+import { ORPHAN_GRACE_MS, appendDecision, markPoolFailure, poolConfigOf, releaseLease, save, type DrainContext, type RecordContext, type StepResult } from './context.js';
+import { pollMoves } from './moving.js';
+
+/** active -> draining, after the checks a start needs. */
+export async function begin(ctx: DrainContext, drain: DrainRecord, node: NodeRecord): Promise<StepResult> {
+  const { store, clock, log } = ctx.ports;
+  const poolConfig = poolConfigOf(ctx, drain.pool);
+  if (node.pool !== drain.pool) return finishAbort(ctx, drain, node, `node ${node.nodeId} belongs to pool ${node.pool}, not ${drain.pool}`, { failure: false });
+  const urgent = isUrgent(drain);
+  if (!urgent && isProtected(node, poolConfig?.protectedNodes ?? [])) {
+    return finishAbort(ctx, drain, node, `node ${node.nodeId} is protected`, { failure: false });
+  }
+  if (!urgent && drainKind(drain) !== 'redrain') {
+    const others = (await store.listNodes(drain.pool)).filter((n) => n.state === 'draining' && n.nodeId !== node.nodeId).length;
+    if (others >= ctx.config.scaleDown.maxConcurrentDrains) {
+      return finishAbort(ctx, drain, node, `${others} node(s) of pool ${drain.pool} already draining (maxConcurrentDrains=${ctx.config.scaleDown.maxConcurrentDrains})`, {
+        failure: false,
+      });
+    }
+  }
+  await store.transitionNode(
+    node.nodeId,
+    { from: 'active', to: 'draining', expectedVersion: node.version, patch: { drainId: drain.drainId, reason: `draining (${drainKind(drain)}): ${drain.reason}`.slice(0, 1024) } },
+    clock.now(),
+  );
+  log.info('drain started: node draining', { drainId: drain.drainId, nodeId: node.nodeId, pool: drain.pool, kind: drainKind(drain), urgent });
+  return 'progressed';
+}
+
+/** node drained: tell the decommissioner (idempotent on drainId), then close the drain. */
+export async function complete(ctx: DrainContext, drain: DrainRecord, node: NodeRecord): Promise<StepResult> {
+  const { queue, clock } = ctx.ports;
+  const completedAt = drain.completedAt ?? clock.now().toISOString();
+  const body = { type: 'drain-complete' as const, v: 1 as const, drainId: drain.drainId, nodeId: node.nodeId, pool: drain.pool, completedAt };
+  const result = await queue.send('decommission', [{ body, groupId: drain.pool, deduplicationId: drain.drainId }]);
+  if (result.failed.length > 0) throw new TransientError(`drain-complete for ${drain.drainId} not accepted: ${result.failed[0]!.error}`);
+  return markCompleted(ctx, drain.completedAt ? drain : await save(ctx, drain, { completedAt }), 'drain-complete sent');
+}
+
+export async function markCompleted(ctx: DrainContext, drain: DrainRecord, note: string): Promise<StepResult> {
+  const { clock, log, metrics } = ctx.ports;
+  const done = await save(ctx, drain, { state: 'completed' });
+  const seconds = Math.max(0, (Date.parse(done.completedAt ?? clock.now().toISOString()) - Date.parse(done.startedAt)) / 1000);
+  const progress = progressOf(done.moves);
+  metrics.record('DrainDuration', seconds, 'Seconds', { pool: done.pool });
+  metrics.record('DrainsCompleted', 1, 'Count', { pool: done.pool });
+  log.info(`drain completed: ${progress.moved} gear(s) moved in ${formatDuration(Math.round(seconds) * 1000)}; ${note}`, {
+    drainId: done.drainId,
+    nodeId: done.nodeId,
+    pool: done.pool,
+    kind: drainKind(done),
+    seconds,
+  });
+  await releaseLease(ctx, done.pool, done.decisionId);
+  return 'finished';
+}
+
+export async function requestAbort(ctx: RecordContext, drain: DrainRecord, reason: string): Promise<DrainRecord> {
+  if (drain.abortRequestedAt) return drain;
+  const saved = await save(ctx, drain, { abortRequestedAt: ctx.ports.clock.now().toISOString(), abortReason: reason.slice(0, 1024) });
+  ctx.ports.log.warn('drain stopping', { drainId: drain.drainId, nodeId: drain.nodeId, pool: drain.pool, reason });
+  return saved;
+}
+
+export async function requestAbortStep(ctx: DrainContext, drain: DrainRecord, reason: string): Promise<StepResult> {
+  await requestAbort(ctx, drain, reason);
+  return 'progressed';
+}
+
+/** Lets the moves in flight settle (up to the platform's command timeout), then re-opens the node. */
+export async function continueAbort(ctx: DrainContext, drain: DrainRecord, node: NodeRecord): Promise<StepResult> {
+  const now = ctx.ports.clock.now();
+  const reason = drain.abortReason ?? 'aborted';
+  if (node.state === 'draining' && drain.moves.some((move) => move.state === 'moving')) {
+    if (await pollMoves(ctx, drain, node, { recoverOrphans: false })) return 'progressed';
+    const waited = now.getTime() - Date.parse(drain.abortRequestedAt!);
+    const limit = Math.max(ctx.config.platform.commandTimeout, ORPHAN_GRACE_MS);
+    if (waited < limit) return 'waiting';
+    ctx.ports.log.warn('moves still in flight at abort; re-opening the node anyway (each gear stays on exactly one node)', { drainId: drain.drainId });
+  }
+  return finishAbort(ctx, drain, node, reason, { failure: true });
+}
+
+/**
+ * Ends a drain `aborted`: re-opens the node if this drain holds it
+ * (activate-node, then draining -> active), marks the pool's failure time
+ * when the drain had started (delayAfterFailure), and logs why.
+ */
+export async function finishAbort(ctx: DrainContext, drain: DrainRecord, node: NodeRecord | undefined, reason: string, options: { failure: boolean }): Promise<StepResult> {
+  const { store, platform, clock, log, metrics } = ctx.ports;
+  const now = clock.now();
+  const ours = node !== undefined && node.state === 'draining' && node.drainId === drain.drainId;
+  // Re-open on the platform whatever the table says, if this drain closed the node and the node still serves.
+  if (node && drain.closedAt && (ours || node.state === 'active')) await platform.activateNode(node.district, node.nodeId);
+  if (ours) {
+    await store.transitionNode(
+      node!.nodeId,
+      { from: 'draining', to: 'active', expectedVersion: node!.version, patch: { drainId: undefined, reason: `drain ${drain.drainId} aborted: ${reason}`.slice(0, 1024) } },
+      now,
+    );
+  }
+  const started = drain.closedAt !== undefined || options.failure;
+  if (started) await markPoolFailure(ctx, drain.pool, now);
+  const done = await save(ctx, drain, { state: 'aborted', abortReason: reason.slice(0, 1024) });
+  const progress = progressOf(done.moves);
+  if (started) metrics.record('DrainsAborted', 1, 'Count', { pool: drain.pool });
+  log.warn(started ? 'drain aborted; node re-opened, moved gears stay where they are' : 'drain refused before it started', {
+    drainId: drain.drainId,
+    nodeId: drain.nodeId,
+    pool: drain.pool,
+    reason,
+    moved: progress.moved,
+    total: progress.total,
+  });
+  await appendDecision(ctx, drain.pool, started ? 'failure' : 'refused', `drain ${drain.drainId} of ${drain.nodeId} ${started ? 'aborted' : 'refused'}: ${reason}`, drain.decisionId, {
+    moved: progress.moved,
+    total: progress.total,
+  });
+  await releaseLease(ctx, drain.pool, drain.decisionId);
+  return 'finished';
+}
+
+/** Normal drains of the pool give way to an urgent one that lacks room: their nodes re-open and take its gears. */
+export async function preemptNormalDrains(ctx: DrainContext, urgent: DrainRecord): Promise<void> {
+  for (const other of await ctx.ports.store.listDrains(urgent.pool)) {
+    if (other.drainId === urgent.drainId || isUrgent(other) || other.abortRequestedAt) continue;
+    const current = await ctx.ports.store.getDrain(other.drainId);
+    if (current?.state !== 'active' || current.abortRequestedAt || isUrgent(current)) continue;
+    try {
+      await requestAbort(ctx, current, `preempted by urgent drain ${urgent.drainId} of ${urgent.nodeId}, which lacks room`);
+      ctx.known.add(current.drainId);
+    } catch (error) {
+      if (!(error instanceof ConflictError)) throw error;
+    }
+  }
+}

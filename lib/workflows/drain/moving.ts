@@ -1,0 +1,269 @@
+/**
+ * The moving phase of a drain: the node is closed; each round polls the
+ * moves in flight, plans what needs a target (or finds the node empty and
+ * marks it drained), and starts the moves the schedule allows.
+ *
+ * A move is started only after its attempt is written, with an idempotency
+ * key naming that attempt; an attempt whose handle was never written (crash
+ * between the platform call and the write) is looked up by its key after a
+ * grace time instead of being started again, so no gear is moved twice.
+ */
+import {
+  abortCause,
+  beginAttempt,
+  describeGears,
+  isOrphanedAttempt,
+  isPending,
+  isUrgent,
+  moveKey,
+  movesToStart,
+  plannedMoves,
+  progressOf,
+  reconcile,
+  reservationsExcept,
+  retargeted,
+  settleAttempt,
+  type MoveOutcome,
+} from '../../domain/drain.js';
+import { planDrain } from '../../domain/drain-plan.js';
+import type { DrainRecord, GearMove, NodeRecord } from '../../domain/model.js';
+import { ConflictError, NotFoundError, ValidationError } from '../../errors.js';
+import { MAX_REPLANS, ORPHAN_GRACE_MS, save, stripUndefined, updateMove, type DrainContext, type StepResult } from './context.js';
+import { preemptNormalDrains, requestAbortStep } from './ending.js';
+import { requestReplacement } from './interruptions.js';
+
+/** One round of the closed, draining node: stop at a timeout or failed gear, poll, plan or find it empty, start moves. */
+export async function progress(ctx: DrainContext, drain: DrainRecord, node: NodeRecord): Promise<StepResult> {
+  const { clock } = ctx.ports;
+  const now = clock.now();
+  const cause = abortCause(drain, now, ctx.config.scaleDown.drainTimeout);
+  if (cause) return requestAbortStep(ctx, drain, cause);
+
+  const polled = await pollMoves(ctx, drain, node, { recoverOrphans: true });
+  if (polled) return 'progressed';
+
+  const pending = drain.moves.some(isPending);
+  const needsTargets = drain.moves.some((move) => move.retarget);
+  if (!drain.plannedAt || needsTargets || !pending) return planOrFinish(ctx, drain, node);
+
+  const started = await startMoves(ctx, drain, node);
+  return started ? 'progressed' : 'waiting';
+}
+
+/** Reads the node's gears from the platform; plans what needs a target, or finishes when the node is empty. */
+export async function planOrFinish(ctx: DrainContext, drain: DrainRecord, node: NodeRecord): Promise<StepResult> {
+  const { platform, store, clock, log } = ctx.ports;
+  const now = clock.now();
+  const onNode = await platform.listGears(node.nodeId);
+  const rec = reconcile(drain.moves, onNode);
+  for (const move of rec.dropped) log.info('gear left the node before its move; dropped from the plan', { drainId: drain.drainId, uuid: move.gear.uuid, app: move.gear.app });
+  for (const move of rec.returned) log.warn('gear still on the node after its move; planned again', { drainId: drain.drainId, uuid: move.gear.uuid, target: move.target });
+  const urgent = isUrgent(drain);
+
+  if (onNode.length === 0 && !rec.moves.some(isPending)) {
+    const failed = rec.moves.filter((move) => move.state === 'failed');
+    if (failed.length > 0 && !urgent) return requestAbortStep(ctx, drain, abortCause(drain, now, Infinity) ?? 'a gear could not be moved');
+    // The platform lists the node empty: done.
+    const completed = drain.completedAt ? drain : await save(ctx, drain, { completedAt: now.toISOString(), moves: rec.moves, unplaced: undefined });
+    const progress = progressOf(completed.moves);
+    await store.transitionNode(
+      node.nodeId,
+      { from: 'draining', to: 'drained', expectedVersion: node.version, patch: { reason: `drained by ${drain.drainId}: ${progress.moved} gear(s) moved` } },
+      now,
+    );
+    log.info('node empty: drained', { drainId: drain.drainId, nodeId: node.nodeId, moved: progress.moved });
+    return 'progressed';
+  }
+
+  // Gears that exhausted their attempts stay on the node: an urgent drain reports them and keeps going with the others,
+  // and ends (aborted) once nothing else can move.
+  const failedOnNode = new Set(rec.moves.filter((move) => move.state === 'failed').map((move) => move.gear.uuid));
+  const toPlan = rec.toPlan.filter((gear) => !failedOnNode.has(gear.uuid));
+  if (toPlan.length === 0) {
+    if (rec.moves.some(isPending)) {
+      if (rec.dropped.length > 0 || rec.returned.length > 0 || !drain.plannedAt) {
+        await save(ctx, drain, { moves: rec.moves, plannedAt: drain.plannedAt ?? now.toISOString() });
+        return 'progressed';
+      }
+      return 'waiting';
+    }
+    return requestAbortStep(ctx, drain, `${failedOnNode.size} gear(s) could not be moved: ${describeGears(onNode.filter((g) => failedOnNode.has(g.uuid)))}`);
+  }
+
+  const replanning = new Set(toPlan.map((gear) => gear.uuid));
+  const exhausted = rec.moves.filter((move) => move.retarget && (move.replans ?? 0) >= MAX_REPLANS);
+  if (exhausted.length > 0) {
+    const moves = rec.moves.map((move) =>
+      move.retarget && (move.replans ?? 0) >= MAX_REPLANS ? { ...move, state: 'failed' as const, retarget: undefined, finishedAt: now.toISOString() } : move,
+    );
+    await save(ctx, drain, { moves: moves.map(stripUndefined) });
+    return 'progressed';
+  }
+
+  const nodes = await store.listNodes(drain.pool);
+  const drains = (await store.listDrains(drain.pool)).filter((d) => d.drainId !== drain.drainId);
+  drains.push({ ...drain, moves: rec.moves });
+  const { reserved, incomingApps } = reservationsExcept(drains, drain.drainId, replanning);
+  const avoid = new Map<string, Set<string>>();
+  for (const move of rec.moves) if (move.retarget) avoid.set(move.gear.uuid, new Set([move.target]));
+  const plan = planDrain({
+    sourceNodeId: node.nodeId,
+    pool: drain.pool,
+    gears: toPlan,
+    nodes,
+    reserved,
+    incomingApps,
+    fillFraction: urgent ? 1 : ctx.config.scaleUp.threshold,
+    antiAffinity: urgent ? 'preferred' : ctx.config.scaleDown.antiAffinity,
+    now,
+    statsMaxAge: ctx.config.statsMaxAge,
+    avoid,
+  });
+
+  const byUuid = new Map(plan.placements.map((placement) => [placement.gear.uuid, placement]));
+  const moves: GearMove[] = rec.moves.map((move) => {
+    const placement = move.retarget ? byUuid.get(move.gear.uuid) : undefined;
+    if (placement) byUuid.delete(move.gear.uuid);
+    return placement ? retargeted(move, placement.target) : move;
+  });
+  moves.push(...plannedMoves([...byUuid.values()]));
+  const relaxed = plan.placements.filter((placement) => placement.sharesApp).length;
+  if (relaxed > 0) log.info('anti-affinity relaxed: some gears share a node with another gear of their application', { drainId: drain.drainId, gears: relaxed });
+
+  if (plan.unplaced.length > 0) {
+    const first = plan.unplaced[0]!;
+    const summary = `cannot place ${plan.unplaced.length} of ${toPlan.length} gear(s) of ${node.nodeId}: ${first.reason} (e.g. ${describeGears(plan.unplaced.map((u) => u.gear), 3)})`;
+    if (!urgent) {
+      // Abort before moving anything that the plan cannot finish.
+      const saved = await save(ctx, drain, { moves: moves.map(stripUndefined), unplaced: plan.unplaced.length });
+      return requestAbortStep(ctx, saved, summary);
+    }
+    const changed = plan.placements.length > 0 || drain.unplaced !== plan.unplaced.length || !drain.plannedAt;
+    let saved = drain;
+    if (changed) saved = await save(ctx, drain, { moves: moves.map(stripUndefined), unplaced: plan.unplaced.length, plannedAt: drain.plannedAt ?? now.toISOString() });
+    if (drain.unplaced !== plan.unplaced.length) log.warn('urgent drain: gears wait for room', { drainId: drain.drainId, nodeId: node.nodeId, unplaced: plan.unplaced.length, reason: summary });
+    if (!saved.replacementDecisionId && ctx.config.scaleDown.replaceInterrupted) saved = await requestReplacement(ctx, saved, node, plan.unplaced.length);
+    await preemptNormalDrains(ctx, saved);
+    return changed ? 'progressed' : 'waiting';
+  }
+  await save(ctx, drain, { moves: moves.map(stripUndefined), unplaced: undefined, plannedAt: drain.plannedAt ?? now.toISOString() });
+  log.info('gears planned', { drainId: drain.drainId, nodeId: node.nodeId, gears: plan.placements.length, targets: plan.targets });
+  return 'progressed';
+}
+
+/** Reads the result of every move in flight; records them in one write. True when something changed. */
+export async function pollMoves(ctx: DrainContext, drain: DrainRecord, node: NodeRecord, options: { recoverOrphans: boolean }): Promise<boolean> {
+  const { platform, clock, log, metrics } = ctx.ports;
+  const now = clock.now();
+  let changed = false;
+  const moves: GearMove[] = [];
+  for (const move of drain.moves) {
+    if (move.state !== 'moving') {
+      moves.push(move);
+      continue;
+    }
+    if (move.commandId === undefined) {
+      if (!options.recoverOrphans || !isOrphanedAttempt(move, now, ORPHAN_GRACE_MS)) {
+        moves.push(move);
+        continue;
+      }
+      // The attempt was written but its handle was not: find the move it may have started, or start it (same key).
+      const key = moveKey(drain.drainId, move.gear.uuid, move.attempts);
+      const outcome = await tryStart(ctx, drain, node, move, key, true);
+      log.warn('move attempt without a handle recovered by its key', { drainId: drain.drainId, uuid: move.gear.uuid, attempt: move.attempts });
+      moves.push(outcome.move);
+      changed = true;
+      continue;
+    }
+    let status;
+    try {
+      status = await platform.moveStatus({ commandId: move.commandId });
+    } catch (error) {
+      if (!(error instanceof NotFoundError)) throw error;
+      status = { state: 'failed' as const, error: `the platform does not know move ${move.commandId}` };
+    }
+    if (status.state === 'running') {
+      moves.push(move);
+      continue;
+    }
+    const outcome: MoveOutcome =
+      status.state === 'succeeded'
+        ? { kind: 'succeeded' }
+        : status.targetFull
+          ? { kind: 'target-full', error: status.error }
+          : { kind: 'failed', error: status.error };
+    const next = settleAttempt(move, outcome, now, ctx.retry);
+    moves.push(next);
+    changed = true;
+    if (next.state === 'moved') {
+      metrics.record('GearMoves', 1, 'Count', { pool: drain.pool });
+      log.info('gear moved', { drainId: drain.drainId, uuid: move.gear.uuid, app: move.gear.app, from: node.nodeId, to: move.target, attempts: move.attempts });
+    } else {
+      metrics.record('GearMoveFailures', 1, 'Count', { pool: drain.pool });
+      log.warn(next.state === 'failed' ? 'gear move failed for good' : 'gear move failed; retried', {
+        drainId: drain.drainId,
+        uuid: move.gear.uuid,
+        target: move.target,
+        attempt: move.attempts,
+        error: status.state === 'failed' ? status.error : undefined,
+        nextAttemptAt: next.nextAttemptAt,
+        retarget: next.retarget,
+      });
+    }
+  }
+  if (changed) await save(ctx, drain, { moves: moves.map(stripUndefined) });
+  return changed;
+}
+
+/** Starts the moves the schedule allows, one attempt write before each platform call. True when one was started. */
+export async function startMoves(ctx: DrainContext, drain: DrainRecord, node: NodeRecord): Promise<boolean> {
+  const { clock, store } = ctx.ports;
+  const ready = movesToStart(drain.moves, clock.now(), ctx.config.scaleDown.maxConcurrentMoves);
+  if (ready.length === 0) return false;
+  const targets = new Map((await store.listNodes(drain.pool)).map((n) => [n.nodeId, n]));
+  let current = drain;
+  for (const planned of ready) {
+    const target = targets.get(planned.target);
+    if (!target || target.state !== 'active') {
+      // The target is draining, gone or not active any more: plan this gear again.
+      await updateMove(ctx, current, planned.gear.uuid, (move) => ({ ...move, retarget: true, lastError: `target ${planned.target} is ${target?.state ?? 'gone'}` }));
+      return true;
+    }
+    const attempt = beginAttempt(planned, clock.now());
+    current = await updateMove(ctx, current, planned.gear.uuid, () => attempt);
+    const outcome = await tryStart(ctx, current, node, attempt, moveKey(current.drainId, attempt.gear.uuid, attempt.attempts), false);
+    current = await updateMove(ctx, current, planned.gear.uuid, () => outcome.move);
+    if (outcome.dropped) current = await save(ctx, current, { moves: current.moves.filter((move) => move.gear.uuid !== planned.gear.uuid) });
+  }
+  return true;
+}
+
+/**
+ * Asks the platform to start an attempt (written `moving` before). Definite
+ * refusals settle the attempt; an error that leaves it unknown whether the
+ * move started (throttling, timeout) is thrown, and the attempt stays
+ * `moving` without a handle, to be looked up by its key later.
+ */
+export async function tryStart(ctx: DrainContext, drain: DrainRecord, node: NodeRecord, move: GearMove, key: string, mayExist: boolean): Promise<{ move: GearMove; dropped?: boolean }> {
+  const { platform, clock, log } = ctx.ports;
+  try {
+    const handle = await platform.startMove(move.gear, node.nodeId, move.target, { idempotencyKey: key, mayExist });
+    log.debug('gear move started', { drainId: drain.drainId, uuid: move.gear.uuid, to: move.target, attempt: move.attempts, commandId: handle.commandId });
+    return { move: { ...move, commandId: handle.commandId } };
+  } catch (error) {
+    const now = clock.now();
+    if (error instanceof ConflictError) {
+      return { move: settleAttempt(move, { kind: 'target-full', error: error.message }, now, ctx.retry) };
+    }
+    if (error instanceof NotFoundError) {
+      const still = (await platform.listGears(node.nodeId)).some((gear) => gear.uuid === move.gear.uuid);
+      if (!still) {
+        log.info('gear left the node before its move; dropped from the plan', { drainId: drain.drainId, uuid: move.gear.uuid });
+        return { move, dropped: true };
+      }
+      return { move: settleAttempt(move, { kind: 'failed', error: error.message }, now, ctx.retry) };
+    }
+    if (error instanceof ValidationError) return { move: settleAttempt(move, { kind: 'failed', error: error.message }, now, ctx.retry) };
+    throw error;
+  }
+}
