@@ -79,7 +79,7 @@ async function main(): Promise<void> {
   };
   console.log(
     `trace ${trace.source}: column ${trace.demandColumn}, ${trace.steps.length} steps of ${trace.stepSeconds} s ` +
-      `(${(trace.durationSeconds / 86400).toFixed(1)} days), peak ${Math.max(...trace.steps.map((s) => s.demand))} gears, ` +
+      `(${(trace.durationSeconds / 86400).toFixed(1)} days), peak ${trace.steps.reduce((max, s) => Math.max(max, s.demand), 0)} gears, ` +
       `${replay.gearsPerNode} gears per node, boot delay ${replay.bootDelaySeconds} s`,
   );
 

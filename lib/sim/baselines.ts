@@ -34,7 +34,7 @@ interface BaselineNode {
 export function runBaseline(policy: 'reactive' | 'static-peak', trace: Trace, options: BaselineOptions): PolicyResult {
   const random = seededRandom(options.seed);
   const recorder = new ResultRecorder(policy, options.gearsPerNode, options.sampleEverySeconds);
-  const peak = Math.max(...trace.steps.map((s) => s.demand));
+  const peak = trace.steps.reduce((max, s) => Math.max(max, s.demand), 0);
   const nodes: BaselineNode[] = [];
   const initial = policy === 'static-peak' ? Math.ceil(peak / options.gearsPerNode) : Math.max(1, Math.ceil(trace.steps[0]!.demand / (options.gearsPerNode * 0.6)));
   for (let i = 0; i < initial; i++) nodes.push({ gears: 0, readyAt: 0 });

@@ -15,7 +15,7 @@ import type { StateStore } from '../ports/state-store.js';
 import { ResultRecorder, sampleInterval, type PolicyResult } from './results.js';
 import { seededRandom } from './random.js';
 import { LOCAL_QUEUES, LocalRuntime } from './runtime.js';
-import { demandAt, type Trace } from './trace.js';
+import { demandAt, peakDemand, type Trace } from './trace.js';
 import { SimWorld } from './world.js';
 
 export interface ReplayOptions {
@@ -53,7 +53,7 @@ const PROFILE = 'small';
 
 /** The simulation's configuration: one pool, the ec2 handler against the simulated cloud, the product's own defaults otherwise. */
 export function simulationConfig(trace: Trace, options: ReplayOptions): ConfigInput {
-  const peak = Math.max(...trace.steps.map((s) => s.demand));
+  const peak = peakDemand(trace);
   const max = Math.ceil((peak / options.gearsPerNode) * 2) + 2;
   return {
     handler: 'ec2',

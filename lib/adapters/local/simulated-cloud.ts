@@ -69,7 +69,8 @@ export class SimulatedCloud implements Cloud {
     if (this.options.instanceTypes && !this.options.instanceTypes.includes(instanceType)) {
       throw new CapacityUnavailableError(`Unsupported: ${instanceType} is not offered`, 'Unsupported', offering);
     }
-    const live = this.hosts().filter((host) => host.state === 'pending' || host.state === 'running').length;
+    // Pending or running: the hosts not terminated (counting them from `hosts()` made each launch cost every host ever launched).
+    const live = this.live.size;
     if (this.options.maxHosts !== undefined && live >= this.options.maxHosts) {
       throw new CapacityUnavailableError(
         `InsufficientInstanceCapacity: no capacity for ${instanceType} (${live} of ${this.options.maxHosts} hosts in use)`,

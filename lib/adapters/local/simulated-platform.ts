@@ -2,6 +2,7 @@ import type { GearInfo } from '../../domain/model.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../errors.js';
 import type { Clock } from '../../ports/clock.js';
 import type { MoveHandle, MoveOptions, MoveStatus, Platform } from '../../ports/platform.js';
+import { LeastLoadedIndex } from './least-loaded.js';
 
 export interface SimulatedPlatformOptions {
   /** How long one gear move takes, in (virtual) milliseconds. */
@@ -81,6 +82,8 @@ export class SimulatedPlatform implements Platform {
   private readonly historyById = new Map<string, MoveRecord>();
   /** Moves still running: settling looks at these only, however long the run. */
   private readonly running = new Set<SimMove>();
+  /** Per district/profile, where `placeGear` puts the next gear. */
+  private readonly placement = new Map<string, LeastLoadedIndex<SimNode>>();
   private readonly random: () => number;
   private sequence = 0;
   private succeeded = 0;
@@ -105,9 +108,12 @@ export class SimulatedPlatform implements Platform {
         throw new ValidationError({ path: 'nodeId', message: `node ${nodeId} is already in ${existing.district}/${existing.profile}`, value: nodeId });
       }
       existing.maxGears = maxGears;
+      this.touch(existing);
       return;
     }
-    this.nodes.set(nodeId, { nodeId, district, profile, maxGears, active: true, gears: new Map(), incoming: 0 });
+    const node: SimNode = { nodeId, district, profile, maxGears, active: true, gears: new Map(), incoming: 0 };
+    this.nodes.set(nodeId, node);
+    this.touch(node);
   }
 
   /**
@@ -117,14 +123,7 @@ export class SimulatedPlatform implements Platform {
   placeGear(district: string, profile: string, gear: GearInfo): string | undefined {
     this.settle();
     if (this.locations.has(gear.uuid)) throw new ConflictError(`gear ${gear.uuid} exists`, this.locations.get(gear.uuid));
-    let best: SimNode | undefined;
-    for (const node of this.nodes.values()) {
-      if (node.district !== district || node.profile !== profile || !node.active) continue;
-      if (node.gears.size + node.incoming >= node.maxGears) continue;
-      const load = (node.gears.size + node.incoming) / node.maxGears;
-      const bestLoad = best ? (best.gears.size + best.incoming) / best.maxGears : Infinity;
-      if (load < bestLoad || (load === bestLoad && best !== undefined && node.nodeId < best.nodeId)) best = node;
-    }
+    const best = this.placement.get(placementKey(district, profile))?.best();
     if (!best) return undefined;
     this.put(best, gear);
     return best.nodeId;
@@ -144,7 +143,11 @@ export class SimulatedPlatform implements Platform {
     this.settle();
     const nodeId = this.locations.get(uuid);
     if (nodeId === undefined) return false;
-    this.nodes.get(nodeId)?.gears.delete(uuid);
+    const node = this.nodes.get(nodeId);
+    if (node) {
+      node.gears.delete(uuid);
+      this.touch(node);
+    }
     this.locations.delete(uuid);
     return true;
   }
@@ -250,11 +253,15 @@ export class SimulatedPlatform implements Platform {
   }
 
   async deactivateNode(district: string, nodeId: string): Promise<void> {
-    this.nodeIn(district, nodeId).active = false;
+    const node = this.nodeIn(district, nodeId);
+    node.active = false;
+    this.touch(node);
   }
 
   async activateNode(district: string, nodeId: string): Promise<void> {
-    this.nodeIn(district, nodeId).active = true;
+    const node = this.nodeIn(district, nodeId);
+    node.active = true;
+    this.touch(node);
   }
 
   async addNode(district: string, nodeId: string): Promise<void> {
@@ -270,6 +277,7 @@ export class SimulatedPlatform implements Platform {
       throw new ConflictError(`node ${nodeId} still holds ${node.gears.size} gear(s) and cannot be removed from district ${district}`, node.gears.size);
     }
     this.nodes.delete(nodeId);
+    this.placement.get(placementKey(node.district, node.profile))?.forget(node);
   }
 
   async startMove(gear: GearInfo, fromNode: string, toNode: string, options: MoveOptions = {}): Promise<MoveHandle> {
@@ -304,6 +312,7 @@ export class SimulatedPlatform implements Platform {
       status: { state: 'running' },
     };
     target.incoming++;
+    this.touch(target);
     this.moves.set(commandId, move);
     this.running.add(move);
     if (key !== undefined) this.byKey.set(key, commandId);
@@ -352,7 +361,10 @@ export class SimulatedPlatform implements Platform {
       this.running.delete(move);
       const target = this.nodes.get(move.to);
       const source = this.nodes.get(move.from);
-      if (target) target.incoming--;
+      if (target) {
+        target.incoming--;
+        this.touch(target);
+      }
       const record = this.historyById.get(move.commandId);
       let failure: string | undefined;
       if (move.willFail) failure = `simulated failure moving gear ${move.gear.uuid} to ${move.to}`;
@@ -365,6 +377,8 @@ export class SimulatedPlatform implements Platform {
       }
       source!.gears.delete(move.gear.uuid);
       target!.gears.set(move.gear.uuid, move.gear);
+      this.touch(source!);
+      this.touch(target!);
       this.locations.set(move.gear.uuid, move.to);
       move.status = { state: 'succeeded' };
       this.succeeded += 1;
@@ -375,6 +389,18 @@ export class SimulatedPlatform implements Platform {
   private put(node: SimNode, gear: GearInfo): void {
     node.gears.set(gear.uuid, { ...gear });
     this.locations.set(gear.uuid, node.nodeId);
+    this.touch(node);
+  }
+
+  /** Every change of a node's gears, incoming moves, capacity or activity goes through here, so placement sees it. */
+  private touch(node: SimNode): void {
+    const key = placementKey(node.district, node.profile);
+    let index = this.placement.get(key);
+    if (!index) {
+      index = new LeastLoadedIndex<SimNode>((candidate) => this.nodes.get(candidate.nodeId) === candidate);
+      this.placement.set(key, index);
+    }
+    index.touch(node);
   }
 
   private node(nodeId: string): SimNode {
@@ -390,4 +416,8 @@ export class SimulatedPlatform implements Platform {
     }
     return node;
   }
+}
+
+function placementKey(district: string, profile: string): string {
+  return `${district}\u0000${profile}`;
 }
