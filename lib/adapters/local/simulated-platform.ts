@@ -201,6 +201,12 @@ export class SimulatedPlatform implements Platform {
     return problems;
   }
 
+  /** How many gears exist (each on one node, as `gearPlacementProblems` checks). */
+  gearCount(): number {
+    this.settle();
+    return this.locations.size;
+  }
+
   /** Whether a gear exists on some node. */
   hasGear(uuid: string): boolean {
     return this.locations.has(uuid);
