@@ -128,7 +128,9 @@ export async function replayBench(args: string[]): Promise<void> {
   for (const bench of cases) {
     const days = Math.min(bench.days, maxDays);
     console.log(`- ${bench.peakGears.toLocaleString('en')} peak gears, ${days} simulated days`);
-    results.push({ bench, days, measured: await runCase(bench.peakGears, days) });
+    const measured = await runCase(bench.peakGears, days);
+    console.log(`  done: ${measured.wallSeconds.toFixed(1)} s wall, ${measured.cpuSeconds.toFixed(1)} s CPU, ${Math.round(measured.nodeMinutes).toLocaleString('en')} node-minutes`);
+    results.push({ bench, days, measured });
   }
 
   const perNodeMinute = (m: Measured) => (m.cpuSeconds * 1e6) / Math.max(1, m.nodeMinutes);
