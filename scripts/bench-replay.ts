@@ -11,16 +11,19 @@
  *
  * Each size runs in its own Node process, so its peak memory (max RSS) is its
  * own and one size's garbage does not slow the next. Printed per size: wall
- * and CPU seconds, simulated minutes per wall second, CPU microseconds per
- * simulated node-minute (flat across sizes when the cost is linear in
- * simulated minutes x nodes: the ratio column compares with the smallest
- * size, in this run) and peak memory. The machine may be shared: CPU time
- * is the steadier figure, and ratios within one run the fair comparison.
+ * and CPU seconds, the set-up (handlers loaded, first nodes and gears placed,
+ * first minute), simulated minutes per wall second, CPU microseconds after
+ * set-up per simulated node-minute (it does not rise with size when the cost
+ * is linear in simulated minutes x nodes; the ratio column compares it with
+ * the smallest size, in this run) and peak memory. The machine may be shared:
+ * CPU time is the steadier figure, and ratios within one run the fair
+ * comparison.
  *
  * Targets (issue 16, on a 2-core machine): 30 days at 2,000 gears <= 45 s,
  * 30 days at 20,000 <= 5 min, 3 days at 200,000 <= 5 min. With `--days`
- * shorter than a case's length, its target is scaled by the same fraction
- * (that assumes linear cost, which the ratio column checks).
+ * shorter than a case's length, its time after set-up is held to its target
+ * scaled by the same fraction (that assumes linear cost, which the ratio
+ * column checks).
  */
 import { fork } from 'node:child_process';
 import { parseArgs } from 'node:util';
@@ -50,6 +53,9 @@ interface Measured {
   invocations: number;
   wallSeconds: number;
   cpuSeconds: number;
+  /** Loading the handlers, seeding the first nodes and gears, the first minute: paid once, whatever the length. */
+  setupWallSeconds: number;
+  setupCpuSeconds: number;
   maxRssMiB: number;
   violations: number;
 }
@@ -74,12 +80,17 @@ async function child(peakGears: number, days: number): Promise<void> {
   let lastTenth = -1;
   const cpu = process.cpuUsage();
   const started = performance.now();
+  let setup: { wall: number; cpu: number } | undefined;
   const outcome = await runNodescaler(trace, {
     gearsPerNode: GEARS_PER_NODE,
     bootDelaySeconds: 120,
     store: 'memory',
     seed: 42,
     onProgress: (fraction) => {
+      if (!setup) {
+        const used = process.cpuUsage(cpu);
+        setup = { wall: (performance.now() - started) / 1000, cpu: (used.user + used.system) / 1e6 };
+      }
       const tenth = Math.floor(fraction * 10);
       if (tenth === lastTenth) return;
       lastTenth = tenth;
@@ -97,6 +108,8 @@ async function child(peakGears: number, days: number): Promise<void> {
     invocations: outcome.invocations,
     wallSeconds,
     cpuSeconds: (used.user + used.system) / 1e6,
+    setupWallSeconds: setup?.wall ?? 0,
+    setupCpuSeconds: setup?.cpu ?? 0,
     maxRssMiB: process.resourceUsage().maxRSS / 1024,
     violations: outcome.violations.length,
   };
@@ -133,14 +146,18 @@ export async function replayBench(args: string[]): Promise<void> {
     results.push({ bench, days, measured });
   }
 
-  const perNodeMinute = (m: Measured) => (m.cpuSeconds * 1e6) / Math.max(1, m.nodeMinutes);
+  // After set-up: the part that grows with simulated minutes x nodes.
+  const perNodeMinute = (m: Measured) => ((m.cpuSeconds - m.setupCpuSeconds) * 1e6) / Math.max(1, m.nodeMinutes);
   const reference = perNodeMinute(results[0]!.measured);
-  const header = ['peak gears', 'days', 'node-minutes', 'wall s', 'cpu s', 'sim min/s', 'cpu µs/node-min', 'ratio', 'max RSS MiB', 'target', 'result'];
+  const header = ['peak gears', 'days', 'node-minutes', 'wall s', 'cpu s', 'set-up s', 'sim min/s', 'cpu µs/node-min', 'ratio', 'max RSS MiB', 'target', 'result'];
   const table: string[][] = [header];
   let missed = 0;
   for (const { bench, days, measured } of results) {
+    // A shortened run keeps its whole set-up: only the rest is held to the shortened target.
+    const shortened = days < bench.days;
     const target = (bench.targetSeconds * days) / bench.days;
-    const ok = measured.wallSeconds <= target && measured.violations === 0;
+    const timed = shortened ? measured.wallSeconds - measured.setupWallSeconds : measured.wallSeconds;
+    const ok = timed <= target && measured.violations === 0;
     if (!ok) missed += 1;
     table.push([
       bench.peakGears.toLocaleString('en'),
@@ -148,22 +165,24 @@ export async function replayBench(args: string[]): Promise<void> {
       Math.round(measured.nodeMinutes).toLocaleString('en'),
       measured.wallSeconds.toFixed(1),
       measured.cpuSeconds.toFixed(1),
+      measured.setupWallSeconds.toFixed(1),
       Math.round(measured.simulatedMinutes / measured.wallSeconds).toLocaleString('en'),
       perNodeMinute(measured).toFixed(1),
       (perNodeMinute(measured) / reference).toFixed(2),
       Math.round(measured.maxRssMiB).toLocaleString('en'),
-      `<= ${target.toFixed(1)} s${days < bench.days ? ` (${bench.targetSeconds} s x ${days}/${bench.days} d)` : ''}`,
+      `<= ${target.toFixed(1)} s${shortened ? ` after set-up (${bench.targetSeconds} s x ${days}/${bench.days} d)` : ''}`,
       measured.violations > 0 ? `FAIL (${measured.violations} violations)` : ok ? 'PASS' : 'FAIL',
     ]);
   }
   const widths = header.map((_, col) => table.reduce((w, line) => Math.max(w, line[col]!.length), 0));
   console.log('');
   for (const [i, line] of table.entries()) {
-    console.log(line.map((cell, col) => (col === 0 || col >= 9 ? cell.padEnd(widths[col]!) : cell.padStart(widths[col]!))).join('  ').trimEnd());
+    console.log(line.map((cell, col) => (col === 0 || col >= 10 ? cell.padEnd(widths[col]!) : cell.padStart(widths[col]!))).join('  ').trimEnd());
     if (i === 0) console.log(widths.map((w) => '-'.repeat(w)).join('  '));
   }
   console.log('');
-  console.log('ratio: CPU time per simulated node-minute against the first size, in this run (1.00 everywhere = linear).');
+  console.log('cpu µs/node-min: CPU time after set-up per simulated node-minute; ratio: against the first size, in this run.');
+  console.log('Linear cost keeps the ratio from rising with size (below 1: the fixed work of every minute, four schedules, weighs most on small clusters).');
   console.log(missed === 0 ? 'all targets met' : `${missed} target(s) missed`);
   if (missed > 0) process.exitCode = 1;
 }
