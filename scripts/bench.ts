@@ -8,6 +8,7 @@
  *   npm run bench              every entry
  *   npm run bench -- decide    only entries whose name contains "decide"
  *   npm run bench -- suite     the replay trace suite (scripts/bench-suite.ts)
+ *   npm run bench -- replay    the replay's speed by cluster size (scripts/bench-replay.ts)
  */
 import { performance } from 'node:perf_hooks';
 import { parseConfig, type Config } from '../lib/config/index.js';
@@ -295,5 +296,16 @@ function main(): void {
   if (failed > 0) process.exitCode = 1;
 }
 
-if (process.argv[2] === 'suite') void import('./bench-suite.js').then((suite) => suite.runSuite(process.argv.slice(3)));
-else main();
+// `npm run bench -- replay [--days N]`: the replay's speed and memory by cluster size (scripts/bench-replay.ts).
+if (process.argv[2] === 'replay') {
+  import('./bench-replay.js')
+    .then(({ replayBench }) => replayBench(process.argv.slice(3)))
+    .catch((error: unknown) => {
+      console.error(error instanceof Error ? error.message : error);
+      process.exitCode = 2;
+    });
+} else if (process.argv[2] === 'suite') {
+  void import('./bench-suite.js').then((suite) => suite.runSuite(process.argv.slice(3)));
+} else {
+  main();
+}

@@ -158,12 +158,22 @@ export class ThresholdEvaluator {
 
   private async evaluate(pools: readonly PoolId[], trigger: 'stats' | 'tick'): Promise<PoolOutcome[]> {
     if (pools.length === 0) return [];
-    const allNodes = await this.loadAllNodes();
+    // Read once, and only when some pool is due: most stats batches find every pool evaluated this interval, and reading
+    // every node for each of them made a minute cost nodes x batches (nodes squared).
+    let loading: Promise<NodeRecord[]> | undefined;
+    let loadError: unknown;
+    const loadAllNodes = () =>
+      (loading ??= this.loadAllNodes().catch((error: unknown) => {
+        loadError = error;
+        throw error;
+      }));
     const outcomes: PoolOutcome[] = [];
     for (const pool of pools) {
       try {
-        outcomes.push(await this.evaluatePool(pool, allNodes, trigger));
+        outcomes.push(await this.evaluatePool(pool, loadAllNodes, trigger));
       } catch (error) {
+        // Without the node list no pool can be evaluated: the whole evaluation fails, to be retried.
+        if (loadError !== undefined) throw loadError;
         // A pool that cannot be evaluated now is evaluated again on the next tick; the stats are stored.
         this.ports.log.error('pool evaluation failed', { pool, error: describeError(error) });
         outcomes.push({ pool, kind: 'skipped', reason: `evaluation failed: ${describeError(error)}` });
@@ -180,7 +190,7 @@ export class ThresholdEvaluator {
     return lists.flat();
   }
 
-  private async evaluatePool(poolId: PoolId, allNodes: readonly NodeRecord[], trigger: 'stats' | 'tick'): Promise<PoolOutcome> {
+  private async evaluatePool(poolId: PoolId, loadAllNodes: () => Promise<readonly NodeRecord[]>, trigger: 'stats' | 'tick'): Promise<PoolOutcome> {
     const { store, clock, log, metrics } = this.ports;
     const poolConfig = this.pools.get(poolId)!;
     const now = clock.now();
@@ -189,6 +199,7 @@ export class ThresholdEvaluator {
     if (pool.lastEvaluatedAt && now.getTime() - Date.parse(pool.lastEvaluatedAt) < this.config.evaluationInterval) {
       return { pool: poolId, kind: 'skipped', reason: `evaluated at ${pool.lastEvaluatedAt}` };
     }
+    const allNodes = await loadAllNodes();
     pool = await this.resendUnsentDecision(pool, now);
     pool = await this.resendStalledDecision(pool, now);
 

@@ -68,14 +68,17 @@ export function recordDemand(
     if (!isSample(sample)) continue;
     const [minute, gears] = sample;
     if (minute === current) continue; // replaced by this sample
+    // Samples that stay as they were are shared, not rebuilt (the history is recorded every minute and may be frozen):
+    // a changed bucket gets a new sample instead of being written to.
     if (minute > fineCutoff) {
-      fine.push([minute, gears]);
+      fine.push(sample.length === 2 ? sample : [minute, gears]);
     } else if (options.keepDaily) {
       const bucket = minute - (((minute % BUCKET_MINUTES) + BUCKET_MINUTES) % BUCKET_MINUTES);
       if (bucket < dailyCutoff) continue;
       const last = coarse[coarse.length - 1];
-      if (last && last[0] === bucket) last[1] = Math.max(last[1], gears);
-      else coarse.push([bucket, gears]);
+      if (last && last[0] === bucket) {
+        if (gears > last[1]) coarse[coarse.length - 1] = [bucket, gears];
+      } else coarse.push(minute === bucket && sample.length === 2 ? sample : [bucket, gears]);
     }
   }
   fine.push([current, demand]);
@@ -101,7 +104,7 @@ function mergeEqualMinutes(samples: DemandSample[]): void {
   let out = 0;
   for (const sample of samples) {
     const last = samples[out - 1];
-    if (last && last[0] === sample[0]) last[1] = Math.max(last[1], sample[1]);
+    if (last && last[0] === sample[0]) samples[out - 1] = [last[0], Math.max(last[1], sample[1])];
     else samples[out++] = sample;
   }
   samples.length = out;

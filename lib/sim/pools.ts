@@ -16,12 +16,7 @@ export interface SimPool {
   trace: Trace;
 }
 
-/** Largest demand of a trace, without spreading it over the stack (traces have 100,000s of rows). */
-export function peakDemand(trace: Pick<Trace, 'steps'>): number {
-  let peak = 0;
-  for (const step of trace.steps) if (step.demand > peak) peak = step.demand;
-  return peak;
-}
+export { peakDemand } from './trace.js';
 
 /** Nodes that hold `demand` gears, within the pool's bounds: where a replay starts. */
 export function nodesFor(pool: Pick<SimPool, 'gearsPerNode' | 'min' | 'max'>, demand: number): number {

@@ -11,12 +11,12 @@ import type { StateStore } from '../ports/state-store.js';
 import { singlePool } from './baselines.js';
 import { BillMeter, type Bill } from './bill.js';
 import { MoveLedger } from './disruption.js';
-import { nodesFor, peakDemand, type SimPool } from './pools.js';
+import { nodesFor, type SimPool } from './pools.js';
 import { instancePrice } from './prices.js';
 import { seededRandom } from './random.js';
 import { combinePools, HOURS_PER_MONTH, ResultRecorder, sampleInterval, SeriesSampler, type PolicyResult, type PoolResult } from './results.js';
 import { LOCAL_QUEUES, LocalRuntime } from './runtime.js';
-import { demandAt, type Trace } from './trace.js';
+import { demandAt, peakDemand, type Trace } from './trace.js';
 import { SimWorld } from './world.js';
 
 export interface ReplayOptions {

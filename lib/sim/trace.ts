@@ -79,7 +79,8 @@ export function parseTrace(text: string, source: string, options: TraceOptions):
     raw.push({ at, value });
   });
   raw.sort((a, b) => a.at - b.at);
-  const peak = Math.max(...raw.map((r) => r.value));
+  let peak = 0;
+  for (const r of raw) if (r.value > peak) peak = r.value;
   const scale = peak > 0 ? options.peakGears / peak : 0;
   const steps = raw.map((r) => ({ at: r.at, demand: Math.round(r.value * scale) }));
   const stepSeconds = steps.length > 1 ? medianGap(steps) : options.stepSeconds;
@@ -92,6 +93,13 @@ export function parseTrace(text: string, source: string, options: TraceOptions):
   };
   if (timeColumn !== undefined) trace.timeColumn = timeColumn;
   return trace;
+}
+
+/** The largest demand of the trace (a loop: spreading 130,000 rows into Math.max overflows the stack). */
+export function peakDemand(trace: Pick<Trace, 'steps'>): number {
+  let peak = 0;
+  for (const step of trace.steps) if (step.demand > peak) peak = step.demand;
+  return peak;
 }
 
 /** Demand at `seconds` from the start: the row in force then. */

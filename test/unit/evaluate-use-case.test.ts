@@ -64,6 +64,33 @@ describe('ThresholdEvaluator use case (in-memory store, recording queue)', () =>
     expect((await evaluator.tick()).map((o) => o.kind)).toEqual(['no-action']);
   });
 
+  it('reads the pool\'s nodes only for an evaluation that runs: not for stats batches within evaluationInterval', async () => {
+    const listed: string[] = [];
+    const listNodes = store.listNodes.bind(store);
+    store.listNodes = async (pool) => {
+      listed.push(pool);
+      return listNodes(pool);
+    };
+    await report([50, 50]);
+    expect(listed).toEqual(['d1/small']);
+    for (let batch = 0; batch < 5; batch++) {
+      advance(5);
+      expect((await report([51, 51])).outcomes.map((o) => o.kind)).toEqual(['skipped']);
+    }
+    expect(listed).toEqual(['d1/small']);
+    advance(60);
+    await evaluator.tick();
+    expect(listed).toEqual(['d1/small', 'd1/small']);
+  });
+
+  it('fails the whole evaluation, to be retried, when the nodes cannot be read', async () => {
+    store.listNodes = async () => {
+      throw new Error('table unavailable');
+    };
+    await expect(evaluator.tick()).rejects.toThrow('table unavailable');
+    expect(log.lines.some((line) => line.message === 'pool evaluation failed')).toBe(false);
+  });
+
   it('sends the very same decision again when the queue did not take it, and marks it sent', async () => {
     await report([90, 90]);
     advance(125);

@@ -26,6 +26,9 @@ interface HostRecord {
   volumeId: string;
   launchedAt: number;
   terminatedAt?: number;
+  /** What never changes of its description, built once: every live host is described every minute. */
+  launchedAtIso: string;
+  tags: Readonly<Record<string, string>>;
 }
 
 type Operation = 'createHost' | 'terminateHost' | 'describeHosts' | 'listManagedHosts' | 'deleteVolume';
@@ -69,7 +72,8 @@ export class SimulatedCloud implements Cloud {
     if (this.options.instanceTypes && !this.options.instanceTypes.includes(instanceType)) {
       throw new CapacityUnavailableError(`Unsupported: ${instanceType} is not offered`, 'Unsupported', offering);
     }
-    const live = this.hosts().filter((host) => host.state === 'pending' || host.state === 'running').length;
+    // Pending or running: the hosts not terminated (counting them from `hosts()` made each launch cost every host ever launched).
+    const live = this.live.size;
     if (this.options.maxHosts !== undefined && live >= this.options.maxHosts) {
       throw new CapacityUnavailableError(
         `InsufficientInstanceCapacity: no capacity for ${instanceType} (${live} of ${this.options.maxHosts} hosts in use)`,
@@ -85,6 +89,15 @@ export class SimulatedCloud implements Cloud {
       privateIp: `10.${(this.counter >> 16) & 255}.${(this.counter >> 8) & 255}.${this.counter & 255}`,
       volumeId: `vol-${this.hex(17)}`,
       launchedAt: this.clock.now().getTime(),
+      launchedAtIso: this.clock.now().toISOString(),
+      tags: Object.freeze({
+        Name: spec.cloudName,
+        'nodescaler:pool': spec.pool,
+        'nodescaler:district': spec.district,
+        'nodescaler:profile': spec.profile,
+        'nodescaler:decision': spec.decisionId,
+        'nodescaler:node': spec.hostName,
+      }),
       ...(offering.subnetId === undefined ? {} : { subnetId: offering.subnetId }),
     };
     this.records.set(record.instanceId, record);
@@ -170,15 +183,8 @@ export class SimulatedCloud implements Cloud {
       instanceType: record.instanceType,
       privateIp: record.privateIp,
       state,
-      launchedAt: new Date(record.launchedAt).toISOString(),
-      tags: {
-        Name: record.spec.cloudName,
-        'nodescaler:pool': record.spec.pool,
-        'nodescaler:district': record.spec.district,
-        'nodescaler:profile': record.spec.profile,
-        'nodescaler:decision': record.spec.decisionId,
-        'nodescaler:node': record.spec.hostName,
-      },
+      launchedAt: record.launchedAtIso,
+      tags: record.tags,
     };
     if (record.subnetId !== undefined) info.subnetId = record.subnetId;
     if (state !== 'terminated' && volume && !volume.deleted) info.volumeId = record.volumeId;

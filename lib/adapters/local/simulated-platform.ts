@@ -3,6 +3,7 @@ import { ConflictError, NotFoundError, TransientError, ValidationError } from '.
 import type { Clock } from '../../ports/clock.js';
 import type { MoveHandle, MoveOptions, MoveStatus, Platform } from '../../ports/platform.js';
 import { NodeInOtherDistrictError, NodeNotEmptyError, NodeNotInDistrictError } from '../../ports/platform-errors.js';
+import { LeastLoadedIndex } from './least-loaded.js';
 
 export interface SimulatedPlatformOptions {
   /** How long one gear move takes, in (virtual) milliseconds. */
@@ -84,6 +85,8 @@ export class SimulatedPlatform implements Platform {
   private readonly historyById = new Map<string, MoveRecord>();
   /** Moves still running: settling looks at these only, however long the run. */
   private readonly running = new Set<SimMove>();
+  /** Per district/profile, where `placeGear` puts the next gear. */
+  private readonly placement = new Map<string, LeastLoadedIndex<SimNode>>();
   private readonly random: () => number;
   private sequence = 0;
   private succeeded = 0;
@@ -112,10 +115,13 @@ export class SimulatedPlatform implements Platform {
         throw new ValidationError({ path: 'nodeId', message: `node ${nodeId} is already in ${existing.district}/${existing.profile}`, value: nodeId });
       }
       existing.maxGears = maxGears;
+      this.touch(existing);
       return;
     }
     const joined = options.joined ?? true;
-    this.nodes.set(nodeId, { nodeId, district, profile, maxGears, active: joined, inDistrict: joined, gears: new Map(), incoming: 0 });
+    const node: SimNode = { nodeId, district, profile, maxGears, active: joined, inDistrict: joined, gears: new Map(), incoming: 0 };
+    this.nodes.set(nodeId, node);
+    this.touch(node);
   }
 
   /**
@@ -125,14 +131,7 @@ export class SimulatedPlatform implements Platform {
   placeGear(district: string, profile: string, gear: GearInfo): string | undefined {
     this.settle();
     if (this.locations.has(gear.uuid)) throw new ConflictError(`gear ${gear.uuid} exists`, this.locations.get(gear.uuid));
-    let best: SimNode | undefined;
-    for (const node of this.nodes.values()) {
-      if (node.district !== district || node.profile !== profile || !node.active || !node.inDistrict) continue;
-      if (node.gears.size + node.incoming >= node.maxGears) continue;
-      const load = (node.gears.size + node.incoming) / node.maxGears;
-      const bestLoad = best ? (best.gears.size + best.incoming) / best.maxGears : Infinity;
-      if (load < bestLoad || (load === bestLoad && best !== undefined && node.nodeId < best.nodeId)) best = node;
-    }
+    const best = this.placement.get(placementKey(district, profile))?.best();
     if (!best) return undefined;
     this.put(best, gear);
     return best.nodeId;
@@ -152,7 +151,11 @@ export class SimulatedPlatform implements Platform {
     this.settle();
     const nodeId = this.locations.get(uuid);
     if (nodeId === undefined) return false;
-    this.nodes.get(nodeId)?.gears.delete(uuid);
+    const node = this.nodes.get(nodeId);
+    if (node) {
+      node.gears.delete(uuid);
+      this.touch(node);
+    }
     this.locations.delete(uuid);
     return true;
   }
@@ -204,6 +207,12 @@ export class SimulatedPlatform implements Platform {
     }
     if (held !== this.locations.size) problems.push(`${held} gears held by nodes, ${this.locations.size} located`);
     return problems;
+  }
+
+  /** How many gears exist (each on one node, as `gearPlacementProblems` checks). */
+  gearCount(): number {
+    this.settle();
+    return this.locations.size;
   }
 
   /** Whether a gear exists on some node. */
@@ -260,11 +269,15 @@ export class SimulatedPlatform implements Platform {
   // The broker's refusals (lib/ports/platform-errors.ts), as the broker adapter reports them.
 
   async deactivateNode(district: string, nodeId: string): Promise<void> {
-    this.nodeIn(district, nodeId).active = false;
+    const node = this.nodeIn(district, nodeId);
+    node.active = false;
+    this.touch(node);
   }
 
   async activateNode(district: string, nodeId: string): Promise<void> {
-    this.nodeIn(district, nodeId).active = true;
+    const node = this.nodeIn(district, nodeId);
+    node.active = true;
+    this.touch(node);
   }
 
   async addNode(district: string, nodeId: string): Promise<void> {
@@ -275,6 +288,7 @@ export class SimulatedPlatform implements Platform {
     if (node.inDistrict) return;
     node.inDistrict = true;
     node.active = true;
+    this.touch(node);
   }
 
   /** The broker refuses an active node; like the broker adapter, this deactivates it first. */
@@ -286,6 +300,7 @@ export class SimulatedPlatform implements Platform {
     }
     node.active = false;
     this.nodes.delete(nodeId);
+    this.placement.get(placementKey(node.district, node.profile))?.forget(node);
   }
 
   async startMove(gear: GearInfo, fromNode: string, toNode: string, options: MoveOptions = {}): Promise<MoveHandle> {
@@ -320,6 +335,7 @@ export class SimulatedPlatform implements Platform {
       status: { state: 'running' },
     };
     target.incoming++;
+    this.touch(target);
     this.moves.set(commandId, move);
     this.running.add(move);
     if (key !== undefined) this.byKey.set(key, commandId);
@@ -368,7 +384,10 @@ export class SimulatedPlatform implements Platform {
       this.running.delete(move);
       const target = this.nodes.get(move.to);
       const source = this.nodes.get(move.from);
-      if (target) target.incoming--;
+      if (target) {
+        target.incoming--;
+        this.touch(target);
+      }
       const record = this.historyById.get(move.commandId);
       let failure: string | undefined;
       if (move.willFail) failure = `simulated failure moving gear ${move.gear.uuid} to ${move.to}`;
@@ -381,6 +400,8 @@ export class SimulatedPlatform implements Platform {
       }
       source!.gears.delete(move.gear.uuid);
       target!.gears.set(move.gear.uuid, move.gear);
+      this.touch(source!);
+      this.touch(target!);
       this.locations.set(move.gear.uuid, move.to);
       move.status = { state: 'succeeded' };
       this.succeeded += 1;
@@ -391,6 +412,19 @@ export class SimulatedPlatform implements Platform {
   private put(node: SimNode, gear: GearInfo): void {
     node.gears.set(gear.uuid, { ...gear });
     this.locations.set(gear.uuid, node.nodeId);
+    this.touch(node);
+  }
+
+  /** Every change of a node's gears, incoming moves, capacity or activity goes through here, so placement sees it. */
+  private touch(node: SimNode): void {
+    const key = placementKey(node.district, node.profile);
+    let index = this.placement.get(key);
+    if (!index) {
+      // A node outside its district takes no gears (a new host until add-node).
+      index = new LeastLoadedIndex<SimNode>((candidate) => this.nodes.get(candidate.nodeId) === candidate && candidate.inDistrict);
+      this.placement.set(key, index);
+    }
+    index.touch(node);
   }
 
   private node(nodeId: string): SimNode {
@@ -411,4 +445,8 @@ export class SimulatedPlatform implements Platform {
     const node = this.nodes.get(nodeId);
     return node?.inDistrict ? { district: node.district, active: node.active } : undefined;
   }
+}
+
+function placementKey(district: string, profile: string): string {
+  return `${district}\u0000${profile}`;
 }

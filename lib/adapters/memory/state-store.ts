@@ -55,6 +55,10 @@ function applyPatch<T extends object>(record: T, patch: object): T {
   return next as T;
 }
 
+function drainKey(pool: PoolId, state: DrainState): string {
+  return `${pool}\u0000${state}`;
+}
+
 /**
  * `StateStore` in process memory, for unit tests and long simulations. It
  * passes the same contract suite as the DynamoDB adapter; every method is
@@ -64,8 +68,12 @@ export class InMemoryStateStore implements StateStore {
   private readonly nodes = new FrozenMap<string, NodeRecord>();
   /** Live (not terminated) node ids by pool: the pool index. */
   private readonly poolIndex = new Map<PoolId, Set<string>>();
+  /** The pool index's ids in order, rebuilt only after a node joined or left (listNodes runs every minute, membership changes rarely). */
+  private readonly sortedPoolIndex = new Map<PoolId, string[]>();
   private readonly pools = new FrozenMap<PoolId, PoolRecord>();
   private readonly drains = new FrozenMap<string, DrainRecord>();
+  /** Drain ids by pool and state: finished drains pile up over a long run, and listDrains asks for the active ones. */
+  private readonly drainIndex = new Map<string, Set<string>>();
   private readonly counters = new Map<string, number>();
   private readonly scaleUps = new FrozenMap<string, ScaleUpRecord>();
   private readonly decisions = new Map<PoolId, Array<DecisionLogEntry & { expiresAt: number }>>();
@@ -77,11 +85,11 @@ export class InMemoryStateStore implements StateStore {
 
   async listNodes(pool: PoolId): Promise<NodeRecord[]> {
     const live: NodeRecord[] = [];
-    for (const nodeId of this.poolIndex.get(pool) ?? []) {
+    for (const nodeId of this.sortedMembers(pool)) {
       const node = this.nodes.get(nodeId)!;
       if (node.state !== 'terminated') live.push(node);
     }
-    return live.sort((a, b) => (a.nodeId < b.nodeId ? -1 : a.nodeId > b.nodeId ? 1 : 0));
+    return live;
   }
 
   async createNode(node: NewNode, now: Date): Promise<NodeRecord> {
@@ -92,6 +100,7 @@ export class InMemoryStateStore implements StateStore {
     const members = this.poolIndex.get(node.pool) ?? new Set<string>();
     members.add(node.nodeId);
     this.poolIndex.set(node.pool, members);
+    this.sortedPoolIndex.delete(node.pool);
     return copy(record);
   }
 
@@ -110,7 +119,7 @@ export class InMemoryStateStore implements StateStore {
     Object.assign(next, { state: change.to, stateChangedAt: now.toISOString(), version: node.version + 1 });
     this.nodes.set(nodeId, next);
     // As in DynamoDB's sparse pool index: a terminated node leaves its pool's list.
-    if (change.to === 'terminated') this.poolIndex.get(node.pool)?.delete(nodeId);
+    if (change.to === 'terminated' && this.poolIndex.get(node.pool)?.delete(nodeId)) this.sortedPoolIndex.delete(node.pool);
     return copy(next);
   }
 
@@ -192,6 +201,7 @@ export class InMemoryStateStore implements StateStore {
     if (existing) throw new ConflictError(`drain ${drain.drainId} exists`, copy(existing));
     const record: DrainRecord = { ...copy(drain), state: 'active', version: 1, updatedAt: now.toISOString() };
     this.drains.set(drain.drainId, record);
+    this.indexDrain(record);
     return copy(record);
   }
 
@@ -201,8 +211,8 @@ export class InMemoryStateStore implements StateStore {
   }
 
   async listDrains(pool: PoolId, state: DrainState = 'active'): Promise<DrainRecord[]> {
-    return [...this.drains.values()]
-      .filter((drain) => drain.pool === pool && drain.state === state)
+    return [...(this.drainIndex.get(drainKey(pool, state)) ?? [])]
+      .map((drainId) => this.drains.get(drainId)!)
       .sort((a, b) => a.startedAt.localeCompare(b.startedAt) || a.drainId.localeCompare(b.drainId))
       .map(copy);
   }
@@ -213,6 +223,10 @@ export class InMemoryStateStore implements StateStore {
     if (drain.version !== expectedVersion) throw new ConflictError(`drain ${drainId} is not at version ${expectedVersion}`, copy(drain));
     const next = { ...applyPatch(drain, patch), updatedAt: now.toISOString(), version: drain.version + 1 };
     this.drains.set(drainId, next);
+    if (next.state !== drain.state) {
+      this.drainIndex.get(drainKey(drain.pool, drain.state))?.delete(drainId);
+      this.indexDrain(next);
+    }
     return copy(next);
   }
 
@@ -247,6 +261,22 @@ export class InMemoryStateStore implements StateStore {
       .sort((a, b) => b.at.localeCompare(a.at))
       .slice(0, limit)
       .map(({ expiresAt: _ttl, ...entry }) => copy(entry));
+  }
+
+  private sortedMembers(pool: PoolId): readonly string[] {
+    let sorted = this.sortedPoolIndex.get(pool);
+    if (!sorted) {
+      sorted = [...(this.poolIndex.get(pool) ?? [])].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+      this.sortedPoolIndex.set(pool, sorted);
+    }
+    return sorted;
+  }
+
+  private indexDrain(drain: DrainRecord): void {
+    const key = drainKey(drain.pool, drain.state);
+    const ids = this.drainIndex.get(key) ?? new Set<string>();
+    ids.add(drain.drainId);
+    this.drainIndex.set(key, ids);
   }
 
   private requireNode(nodeId: string): NodeRecord {
