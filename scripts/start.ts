@@ -7,15 +7,17 @@
  *   npm start -- --trace FILE.csv [--time-column NAME] [--demand-column NAME] [--step SECONDS]
  *     [--peak-gears N] [--gears-per-node N] [--boot-delay SECONDS]
  *     [--policy nodescaler|reactive|static-peak] [--json OUT.json] [--report OUT.html]
- *     [--store auto|dynalite|memory] [--days N] [--seed N] [--config FILE]
+ *     [--store auto|dynalite|memory] [--days N] [--seed N] [--config FILE] [--price PER_NODE_HOUR]
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ValidationError } from '../lib/errors.js';
 import { runBaseline } from '../lib/sim/baselines.js';
+import { parseConfig, readConfigFile } from '../lib/config/index.js';
+import { formatDuration } from '../lib/domain/duration.js';
 import { renderReport } from '../lib/sim/report.js';
-import { runNodescaler, type ReplayOptions } from '../lib/sim/replay.js';
+import { runNodescaler, simulationConfig, type ReplayOptions } from '../lib/sim/replay.js';
 import { sampleInterval, type PolicyResult } from '../lib/sim/results.js';
 import { readTrace, type Trace } from '../lib/sim/trace.js';
 
@@ -39,6 +41,7 @@ async function main(): Promise<void> {
       days: { type: 'string' },
       seed: { type: 'string', default: '42' },
       config: { type: 'string' },
+      price: { type: 'string', default: '0.192' },
     },
   });
 
@@ -103,17 +106,31 @@ async function main(): Promise<void> {
     writeOut(values.json, JSON.stringify({ trace: { source: trace.source, demandColumn: trace.demandColumn, steps: trace.steps.length }, results: results.map(({ series: _s, events: _e, ...rest }) => rest) }, null, 2));
     console.log(`wrote ${values.json}`);
   }
+  const config = values.config ? readConfigFile(values.config) : parseConfig(simulationConfig(trace, replay), 'simulation configuration');
+  const pool = config.pools[0]!;
   writeOut(
     values.report!,
     renderReport({
       title: 'nodescaler replay',
-      traceSource: trace.source,
-      demandColumn: trace.demandColumn,
-      durationSeconds: trace.durationSeconds,
-      results,
+      trace: { source: trace.source, demandColumn: trace.demandColumn, durationSeconds: trace.durationSeconds, ...(trace.startsAt ? { startsAt: trace.startsAt } : {}) },
+      thresholds: { scaleUp: config.scaleUp.threshold, scaleDown: config.scaleDown.utilizationThreshold },
+      pricePerNodeHour: number('price', 0),
+      settings: [
+        ['configuration', values.config ?? 'the simulation defaults (lib/sim/replay.ts simulationConfig: the product defaults, one pool, handler ec2 on the simulated cloud)'],
+        ['pools', config.pools.map((p) => `${p.district}/${p.profile} (min ${p.min}, max ${p.max}, ${p.gearsPerNode ?? replay.gearsPerNode} gears per node)`).join('; ') + (config.pools.length > 1 ? ` (the replay simulates ${pool.district}/${pool.profile})` : '')],
+        ['scale up', `at utilization >= ${config.scaleUp.threshold}, to ${config.scaleUp.target}; headroom ${config.scaleUp.headroomGears} gears`],
+        ['scale down', `at utilization <= ${config.scaleDown.utilizationThreshold} for ${formatDuration(config.scaleDown.unneededTime)}; delay after add ${formatDuration(config.scaleDown.delayAfterAdd)}`],
+        ['trace', `${trace.source}, column ${trace.demandColumn}, ${trace.steps.length} steps of ${trace.stepSeconds} s, peak scaled to ${values['peak-gears']} gears`],
+        ['boot delay', `${replay.bootDelaySeconds} s`],
+        ['seed', String(replay.seed)],
+        ['store', replay.store],
+        ['price', `$${values.price} per node-hour (--price)`],
+      ],
+      policies: results,
       notes: [
         'Capacity: gear slots of nodes that take gears. Nodes: hosts that cost money (booting, active, draining).',
         'Oracle: ceil(demand / gears per node) nodes at every step: perfect packing and instant boot.',
+        'Cost: node-hours x the price per node-hour.',
         ...(goal ? [goal] : []),
       ],
     }),

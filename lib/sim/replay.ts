@@ -96,7 +96,7 @@ export async function runNodescaler(trace: Trace, options: ReplayOptions): Promi
   const platform = new SimulatedPlatform(clock, { moveDurationMs: (options.moveSeconds ?? 30) * 1000, moveFailureRate: options.moveFailureRate ?? 0, random: seededRandom(options.seed + 1) });
   const cloud = new SimulatedCloud(clock, { bootDelayMs, ...(options.capacityCap !== undefined ? { maxHosts: options.capacityCap } : {}) });
   const recorder = new ResultRecorder('nodescaler', options.gearsPerNode, sampleInterval(trace.durationSeconds));
-  const queue = countingQueue(sqs, recorder, clock);
+  const queue = countingQueue(sqs, recorder, clock, platform);
 
   const runtime = new LocalRuntime(clock, sqs);
   await runtime.load(configInput, { store, queue, clock, cloud, platform, log: quietLog, metrics: noMetrics });
@@ -123,7 +123,7 @@ export async function runNodescaler(trace: Trace, options: ReplayOptions): Promi
       if (tick % stepsPerCheck === 0) world.checkGears();
       const sample = world.sample(step.demand);
       if (sample.nodes > pool.max) world.violations.push(`${clock.now().toISOString()}: ${sample.nodes} nodes > pool max ${pool.max}`);
-      recorder.step({ at, demand: step.demand, capacity: sample.capacity, nodes: sample.nodes, unplaced: sample.unplaced }, TICK_SECONDS);
+      recorder.step({ at, demand: step.demand, capacity: sample.capacity, nodes: sample.nodes, unplaced: sample.unplaced, moved: platform.succeededMoves() }, TICK_SECONDS);
       clock.advance(TICK_SECONDS * 1000);
       options.onProgress?.(Math.min(1, (at + TICK_SECONDS) / trace.durationSeconds));
     }
@@ -186,7 +186,7 @@ function fileConfig(path: string): ConfigInput {
 }
 
 /** Counts the decisions as they are sent, for the summary and the chart's event marks. */
-function countingQueue(inner: Queue, recorder: ResultRecorder, clock: VirtualClock): Queue {
+function countingQueue(inner: Queue, recorder: ResultRecorder, clock: VirtualClock, platform: SimulatedPlatform): Queue {
   return {
     async send(queue: QueueName, messages: readonly OutgoingMessage[]) {
       const result = await inner.send(queue, messages);
@@ -194,8 +194,12 @@ function countingQueue(inner: Queue, recorder: ResultRecorder, clock: VirtualClo
       messages.forEach((message, i) => {
         if (failed.has(i)) return;
         const at = (clock.nowMs() - START) / 1000;
-        if (message.body.type === 'scale-up') recorder.event(at, 'up');
-        if (message.body.type === 'scale-down') recorder.event(at, 'down');
+        const body = message.body;
+        if (body.type === 'scale-up') recorder.event(at, 'up', { decisionId: body.decisionId, count: body.count, reason: body.reason });
+        if (body.type === 'scale-down') {
+          const gears = platform.hasNode(body.nodeId) ? platform.nodeLoad(body.nodeId).activeGears : undefined;
+          recorder.event(at, 'down', { decisionId: body.decisionId, node: body.nodeId, reason: body.reason, ...(gears !== undefined ? { gearsMoved: gears } : {}) });
+        }
       });
       return result;
     },

@@ -21,7 +21,21 @@ export interface PolicyResult {
   /** Sampled time series for the chart. */
   series: SeriesPoint[];
   /** Scale events for the chart. */
-  events: Array<{ at: number; kind: 'up' | 'down' }>;
+  events: ScaleEvent[];
+}
+
+/** A scale action as the chart shows it on hover. */
+export interface ScaleEvent {
+  at: number;
+  kind: 'up' | 'down';
+  decisionId?: string;
+  /** The node a scale-down drains. */
+  node?: string;
+  /** Nodes a scale-up requests. */
+  count?: number;
+  reason?: string;
+  /** Gears on the node when it was chosen: the moves its drain makes. */
+  gearsMoved?: number;
 }
 
 export interface SeriesPoint {
@@ -33,6 +47,8 @@ export interface SeriesPoint {
   /** Hosts that cost money: booting, active, draining. */
   nodes: number;
   unplaced: number;
+  /** Gear moves completed since the start (the moves-per-hour panel). */
+  moved?: number;
 }
 
 /** Accumulates a policy's figures step by step; the same bookkeeping for nodescaler and the baselines. */
@@ -65,13 +81,13 @@ export class ResultRecorder {
     this.unplacedGearSeconds += point.unplaced * seconds;
     this.maxNodes = Math.max(this.maxNodes, point.nodes);
     if (point.at - this.lastSampleAt >= this.sampleEverySeconds) {
-      this.series.push(point);
+      this.series.push(point.moved === undefined ? { ...point, moved: this.gearMoves } : point);
       this.lastSampleAt = point.at;
     }
   }
 
-  event(at: number, kind: 'up' | 'down'): void {
-    this.events.push({ at, kind });
+  event(at: number, kind: 'up' | 'down', details: Omit<ScaleEvent, 'at' | 'kind'> = {}): void {
+    this.events.push({ at, kind, ...details });
     if (kind === 'up') this.scaleUps += 1;
     else this.scaleDowns += 1;
   }
