@@ -12,6 +12,7 @@ import { DynamoDbStateStore } from '../adapters/dynamodb/state-store.js';
 import { LocalStateBusyError, startLocalDynamo } from '../adapters/local/dynalite.js';
 import { FileQueue } from '../adapters/local/file-queue.js';
 import { SqsQueue } from '../adapters/sqs/queue.js';
+import { stageConfigFile } from '../config/stage-file.js';
 import { deploymentFieldProblem, readConfigFile, parseConfig, DEPLOYMENT_ENV, type CliEnvironment, type Config } from '../config/index.js';
 import type { Clock } from '../ports/clock.js';
 import type { OutgoingMessage, Queue, QueueName, SendResult } from '../ports/queue.js';
@@ -126,7 +127,7 @@ export function loadTargetConfig(spec: TargetSpec, root: string): { config: Conf
   if (spec.configJson !== undefined) {
     return { config: parseConfig(JSON.parse(spec.configJson), `configuration ${DEPLOYMENT_ENV.configJson}`), source: DEPLOYMENT_ENV.configJson };
   }
-  const file = spec.configFile ?? join(root, spec.kind === 'local' ? LOCAL_CONFIG_FILE : `config/${spec.stage}.yml`);
+  const file = spec.configFile ?? join(root, spec.kind === 'local' ? LOCAL_CONFIG_FILE : stageConfigFile(spec.stage, spec.region, (path) => existsSync(join(root, path))));
   if (spec.configFile === undefined && !existsSync(file)) {
     throw notFound(
       `no configuration for stage ${spec.kind === 'local' ? 'local' : spec.stage}: ${file} does not exist`,

@@ -474,6 +474,53 @@ describe('serverless package (offline): monitoring', () => {
   });
 });
 
+describe('serverless package (offline): operators (policies for people, stack outputs)', () => {
+  const policy = (id: string) => resources[id]!;
+  /** The SDK commands a source file imports, e.g. GetCommand -> dynamodb:GetItem for lib-dynamodb. */
+  const commandsImportedBy = (file: string, from: string) => {
+    const source = readFileSync(join(ROOT, file), 'utf8');
+    const list = new RegExp(`import \\{([^}]*)\\} from '${from}'`).exec(source)?.[1] ?? '';
+    return list.split(',').map((name) => name.trim()).filter((name) => /^[A-Z]\w*Command$/.test(name));
+  };
+  const DOCUMENT_ACTIONS: Record<string, string> = { GetCommand: 'dynamodb:GetItem', PutCommand: 'dynamodb:PutItem', QueryCommand: 'dynamodb:Query', UpdateCommand: 'dynamodb:UpdateItem' };
+  const SQS_ACTIONS: Record<string, string> = { GetQueueUrlCommand: 'sqs:GetQueueUrl', SendMessageBatchCommand: 'sqs:SendMessage' };
+  const table = [{ 'Fn::GetAtt': ['StateTable', 'Arn'] }, { 'Fn::Sub': '${StateTable.Arn}/index/*' }];
+
+  it('gives read-only people reads of the state table and nothing else', () => {
+    expect(policy('ReadOnlyOperatorPolicy')).toMatchObject({ Type: 'AWS::IAM::ManagedPolicy', Properties: { ManagedPolicyName: `nodescaler-${STAGE}-read-only` } });
+    const statements = flatten(policy('ReadOnlyOperatorPolicy').Properties.PolicyDocument.Statement);
+    expect(statements.flatMap(actionsOf).sort()).toEqual(['dynamodb:GetItem', 'dynamodb:Query']);
+    expect(statements.flatMap(resourcesOf)).toEqual(table);
+  });
+
+  it('gives operators exactly what the CLI sends: the state store\'s commands on the table and manual drains on the drain queue', () => {
+    expect(policy('OperatorPolicy').Properties.ManagedPolicyName).toBe(`nodescaler-${STAGE}-operator`);
+    const statements = flatten(policy('OperatorPolicy').Properties.PolicyDocument.Statement);
+    const actions = statements.flatMap(actionsOf);
+    const storeCommands = commandsImportedBy('lib/adapters/dynamodb/state-store.ts', '@aws-sdk/lib-dynamodb');
+    expect(storeCommands.sort()).toEqual(Object.keys(DOCUMENT_ACTIONS).sort());
+    const queueCommands = [...commandsImportedBy('lib/cli/target.ts', '@aws-sdk/client-sqs'), ...commandsImportedBy('lib/adapters/sqs/queue.ts', '@aws-sdk/client-sqs')];
+    for (const command of [...storeCommands, ...queueCommands]) expect(actions, command).toContain(DOCUMENT_ACTIONS[command] ?? SQS_ACTIONS[command]);
+    expect(actions).not.toContain('dynamodb:DeleteItem');
+    expect(actions.filter((action) => !/^(dynamodb|sqs):/.test(action))).toEqual([]);
+    for (const statement of statements) {
+      if (actionsOf(statement).some((action) => action.startsWith('sqs:'))) expect(resourcesOf(statement)).toEqual([{ 'Fn::GetAtt': ['DrainQueue', 'Arn'] }]);
+      else expect(table).toEqual(expect.arrayContaining(resourcesOf(statement)));
+    }
+  });
+
+  it('outputs where things are: the table, the queues, the alarm topic, the dashboard URL and both policies', () => {
+    const outputs = (template as unknown as { Outputs: Record<string, { Value: Json }> }).Outputs;
+    expect(outputs.StateTableName!.Value).toEqual({ Ref: 'StateTable' });
+    expect(outputs.DrainQueueUrl!.Value).toEqual({ Ref: 'DrainQueue' });
+    expect(outputs.StatsQueueUrl!.Value).toEqual({ Ref: 'StatsQueue' });
+    expect(outputs.AlarmTopicArn!.Value).toEqual({ Ref: 'AlarmTopic' });
+    expect(outputs.DashboardUrl!.Value['Fn::Sub']).toMatch(/^https:\/\/\$\{AWS::Region\}\.console\.aws\.amazon\.com\/cloudwatch\/.*#dashboards:name=\$\{Dashboard\}$/);
+    expect(outputs.ReadOnlyOperatorPolicyArn!.Value).toEqual({ Ref: 'ReadOnlyOperatorPolicy' });
+    expect(outputs.OperatorPolicyArn!.Value).toEqual({ Ref: 'OperatorPolicy' });
+  });
+});
+
 describe('npm run invoke (serverless invoke local, stage local): no AWS account', () => {
   let ran: Invocations;
   beforeAll(async () => {
