@@ -129,7 +129,7 @@
   }
 
   function eventMarks(w) {
-    var bin = 12;
+    var bin = 18;
     var groups = {};
     data.policies.forEach(function (p) {
       if (p !== ours) return;
