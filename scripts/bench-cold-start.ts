@@ -100,11 +100,11 @@ const median = (values: number[]) => quantile(values, 0.5);
 const percent = (ratio: number) => (ratio - 1) * 100;
 
 /** Loads of the function's bundle and of its two bare bundles, `RUNS` rounds, each round in a rotating order. */
-function loadRounds(files: { own: string; bare: string; bareClients: string }, env: NodeJS.ProcessEnv) {
+function loadRounds(files: { own: string; bare: string; bareClients: string }, env: NodeJS.ProcessEnv, runs: number) {
   const order = ['own', 'bare', 'bareClients'] as const;
   for (const key of order) loadTime(files[key], env); // warm the file system cache
   const rounds: Array<Record<(typeof order)[number], number>> = [];
-  for (let round = 0; round < RUNS; round++) {
+  for (let round = 0; round < runs; round++) {
     const times = { own: 0, bare: 0, bareClients: 0 };
     for (let i = 0; i < order.length; i++) {
       const key = order[(round + i) % order.length]!;
@@ -118,7 +118,9 @@ function loadRounds(files: { own: string; bare: string; bareClients: string }, e
 export const coldStartBench = {
   name: 'cold-start',
   description: `Lambda bundles as packaged for a stage with handler ec2, the broker platform and DNS (infra/esbuild.yml): size from the esbuild metafile, and time for a fresh Node process to import it (the init phase of a cold start: modules, settings, packaged configuration, clients, logger, metrics, message schemas; not the first invocation), next to a bare bundle of the SDK code the function runs (its clients and the commands it sends): ${RUNS} rounds, each loading the three bundles in a rotating order; the added load is the median of the rounds' ratios`,
-  run(): Row[] {
+  /** `quick`: 3 rounds instead of RUNS, enough to show every bundle builds and loads. */
+  run(options: { quick: boolean } = { quick: false }): Row[] {
+    const runs = options.quick ? 3 : RUNS;
     const present = FUNCTIONS.filter((fn) => existsSync(join(ROOT, fn.entry)));
     for (const fn of FUNCTIONS) if (!present.includes(fn)) console.log(`  ${fn.name}: ${fn.entry} does not exist yet; skipped`);
     if (present.length === 0) return [];
@@ -151,7 +153,7 @@ export const coldStartBench = {
         if (clients.join() !== fn.clients.join()) {
           throw new Error(`${fn.name} bundles ${clients.join(', ')}; with the bench configuration it uses ${fn.clients.join(', ')}`);
         }
-        const rounds = loadRounds({ own: bundle, bare, bareClients }, env);
+        const rounds = loadRounds({ own: bundle, bare, bareClients }, env, runs);
         const toBare = rounds.map((round) => round.own / round.bare);
         const toClients = rounds.map((round) => round.own / round.bareClients);
         const sdk = clients.map((c) => c.replace(/^client-/, '')).join(', ');
@@ -165,7 +167,7 @@ export const coldStartBench = {
           { case: `${fn.name}: load added to the clients alone (${(bareClientsBytes / KIB).toFixed(0)} KiB)`, figure: percent(median(toClients)), unit: '%' },
         );
         spreads.push(
-          `  ${fn.name}: load added to bare, middle half of the ${RUNS} rounds: ${percent(quantile(toBare, 0.25)).toFixed(1)} % to ${percent(quantile(toBare, 0.75)).toFixed(1)} %`,
+          `  ${fn.name}: load added to bare, middle half of the ${runs} rounds: ${percent(quantile(toBare, 0.25)).toFixed(1)} % to ${percent(quantile(toBare, 0.75)).toFixed(1)} %`,
         );
       }
       console.log(spreads.join('\n'));

@@ -48,6 +48,15 @@ if (positionals.length !== 2) {
   process.exit(2);
 }
 const [fn, eventFile] = positionals;
+// As the CLI's --at (lib/cli/target.ts): an ISO 8601 date-time, checked before serverless starts.
+if (values.at !== undefined && (!/^\d{4}-\d{2}-\d{2}T/.test(values.at) || !Number.isFinite(Date.parse(values.at)))) {
+  console.error(`--at ${JSON.stringify(values.at)}: expected an ISO 8601 time such as 2026-11-21T10:05:00Z\n${usage}`);
+  process.exit(2);
+}
+if (values.at !== undefined && values.stage !== 'local') {
+  console.error(`--at sets the local clock; stage ${values.stage} runs on the real one\n${usage}`);
+  process.exit(2);
+}
 
 const env = { ...process.env, SLS_TELEMETRY_DISABLED: '1' };
 if (values.stage === 'local') {

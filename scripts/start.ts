@@ -17,6 +17,8 @@ import { renderReport } from '../lib/sim/report.js';
 import { replayPools, runNodescaler, type ReplayOptions } from '../lib/sim/replay.js';
 import { POLICIES, sampleInterval, type PolicyResult } from '../lib/sim/results.js';
 import { formatTable, goalLine, summaryRows, withSavings } from '../lib/sim/summary.js';
+import { parseConfig } from '../lib/config/index.js';
+import { formatDuration } from '../lib/domain/duration.js';
 import { readTrace, type Trace } from '../lib/sim/trace.js';
 import { windowOf } from '../lib/sim/window.js';
 
@@ -202,17 +204,35 @@ async function main(): Promise<void> {
     );
     console.log(`wrote ${values.json}`);
   }
+  const config = parseConfig(input, 'replay configuration');
+  // Each pool's node-hours at its own instance price; the cost panel plots nodes at their mean price.
+  const price = new Map(pools.map((p) => [p.id, p.pricePerHour]));
+  const poolsCost = (row: PolicyResult) => row.pools.reduce((sum, p) => sum + p.nodeHours * (price.get(p.pool) ?? 0), 0);
+  const reference = rows.find((row) => row.policy === 'nodescaler') ?? rows[0];
+  const pricePerNodeHour = reference && reference.nodeHours > 0 ? poolsCost(reference) / reference.nodeHours : (pools[0]?.pricePerHour ?? 0);
   writeOut(
     values.report!,
     renderReport({
       title: 'nodescaler replay',
-      traceSource: trace.source,
-      demandColumn: trace.demandColumn,
-      durationSeconds: trace.durationSeconds,
-      results: rows,
+      trace: { source: trace.source, demandColumn: trace.demandColumn, durationSeconds: trace.durationSeconds, ...(trace.startsAt ? { startsAt: trace.startsAt } : {}) },
+      thresholds: { scaleUp: config.scaleUp.threshold, scaleDown: config.scaleDown.utilizationThreshold },
+      pricePerNodeHour,
+      settings: [
+        ['configuration', values.config ?? 'the simulation defaults (lib/sim/replay.ts simulationConfig: the product defaults, one pool, handler ec2 on the simulated cloud)'],
+        ['pools', pools.map((p) => `${p.id} (min ${p.min}, max ${p.max}, ${p.gearsPerNode} gears per node, ${p.instanceType} $${p.pricePerHour}/h)`).join('; ')],
+        ['scale up', `at utilization >= ${config.scaleUp.threshold}, to ${config.scaleUp.target}; headroom ${config.scaleUp.headroomGears} gears`],
+        ['scale down', `at utilization <= ${config.scaleDown.utilizationThreshold} for ${formatDuration(config.scaleDown.unneededTime)}; delay after add ${formatDuration(config.scaleDown.delayAfterAdd)}`],
+        ['trace', `${trace.source}, column ${trace.demandColumn}, ${trace.steps.length} steps of ${trace.stepSeconds} s, peak scaled to ${values['peak-gears']} gears`],
+        ['boot delay', `${replay.bootDelaySeconds} s`],
+        ['seed', String(replay.seed)],
+        ['store', replay.store],
+        ['prices', `on-demand ${PRICE_REGION} as of ${PRICES_AS_OF} (lib/sim/prices.ts)`],
+      ],
+      policies: rows.map((row) => ({ ...row, cost: poolsCost(row) })),
       notes: [
         'Capacity: gear slots of nodes that take gears. Nodes: hosts that cost money (booting, active, draining).',
         'Oracle: ceil(demand / gears per node) nodes at every step: perfect packing and instant boot.',
+        'Cost: node-hours x the price per node-hour.',
         ...(goal ? [goal] : []),
       ],
     }),

@@ -16,7 +16,7 @@ import { reportStatsCommand } from './report-stats.js';
 import { when, wrap } from './render.js';
 import { findPool, readSnapshot, type PoolState, type Snapshot } from './snapshot.js';
 import { renderStatus, statusView } from './status.js';
-import { clockAt, describeTarget, loadTargetConfig, openTarget, resolveTarget, type OpenTarget, type TargetSpec } from './target.js';
+import { clockAt, describeTarget, loadTargetConfig, openTarget, resolveTarget, StateBusyError, type OpenTarget, type TargetSpec } from './target.js';
 
 /** A command that reads or changes the state of a target (every command but validate-config). */
 export async function runStateCommand(command: string, args: string[], context: Context): Promise<ExitCode> {
@@ -129,7 +129,8 @@ async function status(spec: TargetSpec, config: Config, clock: Clock, pool: stri
   const clear = watch && io.stdout.isTTY === true && !values.json;
   for (let i = 0; i < iterations; i++) {
     // Opened and closed around each read: the local state is free for npm run invoke in between.
-    await withTarget(io, spec, clock, async (target) => {
+    // While another process writes it, a watch skips that refresh instead of ending.
+    const refresh = withTarget(io, spec, clock, async (target) => {
       const snapshot = await readSnapshot(target.store, config, clock.now());
       const pools = selectPools(snapshot.pools, pool, snapshot);
       const view = statusView({ ...snapshot, pools }, describeTarget(spec));
@@ -140,6 +141,12 @@ async function status(spec: TargetSpec, config: Config, clock: Clock, pool: stri
       if (watch && !values.json) io.stdout.write(context.style.dim(`\nrefreshing every ${interval / 1000}s; Ctrl-C stops\n`));
       return EXIT.ok;
     });
+    try {
+      await refresh;
+    } catch (error) {
+      if (!(watch && error instanceof StateBusyError)) throw error;
+      io.stderr.write(context.style.dim(`${clock.now().toISOString().slice(11, 19)}Z: the local state is busy (another command is writing it); trying again in ${interval / 1000}s\n`));
+    }
     if (!watch || i + 1 >= iterations) break;
     if (!(await sleep(interval))) break;
   }

@@ -16,6 +16,7 @@ import { formatValue, NodescalerError, NotFoundError, ValidationError, ConflictE
 import { OPTIONS, print, widthOf, type Context, type Io, type OptionName, type Values } from './context.js';
 import { CliError, EXIT, usageError, type ExitCode } from './exit.js';
 import { Style, plural, wrap } from './render.js';
+import { closestName } from './suggest.js';
 
 export type { Io } from './context.js';
 
@@ -88,11 +89,14 @@ const COMMANDS: Record<string, CommandSpec> = {
 /** Runs one command line; the exit code. Never throws. */
 export async function main(argv: readonly string[], io: Io): Promise<ExitCode> {
   let values: Values = {};
+  // The command as typed, for the usage printed under an error (known before parsing succeeds).
+  let command: string | undefined = argv.find((arg) => !arg.startsWith('-') && COMMANDS[arg] !== undefined);
   try {
-    const parsed = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: true });
+    const parsed = parseOptions(argv, command);
     values = parsed.values as Values;
     const style = new Style(colourWanted(values, io));
-    const [command, ...args] = parsed.positionals;
+    const [typed, ...args] = parsed.positionals;
+    command = typed;
     // `help` and `version` as commands too: `npx nodescaler --help` is npx's own help.
     if (values.version || command === 'version') {
       io.stdout.write(`nodescaler ${version(io.root)}\n`);
@@ -104,9 +108,16 @@ export async function main(argv: readonly string[], io: Io): Promise<ExitCode> {
     }
     if (command === undefined) throw usageError('no command given');
     const spec = COMMANDS[command];
-    if (!spec) throw usageError(`unknown command ${JSON.stringify(command)}`);
+    if (!spec) {
+      const near = closestName(command, Object.keys(COMMANDS));
+      command = undefined;
+      throw usageError(`unknown command ${JSON.stringify(typed)}`, near ? `did you mean ${near}?` : undefined);
+    }
     for (const name of Object.keys(values) as OptionName[]) {
-      if (!spec.options.includes(name) && !OUTPUT_OPTIONS.includes(name)) throw usageError(`${command} takes no --${name}`);
+      if (!spec.options.includes(name) && !OUTPUT_OPTIONS.includes(name)) {
+        const near = closestName(name, [...spec.options, ...OUTPUT_OPTIONS].filter((option) => option !== name));
+        throw usageError(`${command} takes no --${name}`, near ? `did you mean --${near}?` : undefined);
+      }
     }
     if (args.length < spec.args.required.length) throw usageError(`${command} needs ${spec.args.required.join(' ')}`);
     if (args.length > spec.args.required.length + spec.args.optional.length) throw usageError(`${command}: unexpected argument ${JSON.stringify(args.at(-1))}`);
@@ -116,8 +127,34 @@ export async function main(argv: readonly string[], io: Io): Promise<ExitCode> {
     const { runStateCommand } = await import('./commands.js');
     return await runStateCommand(command, args, context);
   } catch (error) {
-    return report(error, io, new Style(colourWanted(values, io, io.stderr)));
+    return report(error, io, new Style(colourWanted(values, io, io.stderr)), command);
   }
+}
+
+/** parseArgs, with an unknown option named and the closest known one offered (the command's first). */
+function parseOptions(argv: readonly string[], command: string | undefined) {
+  try {
+    return parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: true });
+  } catch (error) {
+    const unknown = /^Unknown option '(-{1,2})([^']*)'/.exec((error as Error).message);
+    if ((error as { code?: string }).code !== 'ERR_PARSE_ARGS_UNKNOWN_OPTION' || !unknown) throw error;
+    const own = command ? COMMANDS[command]!.options : [];
+    const near = closestName(unknown[2]!, command ? [...own, ...OUTPUT_OPTIONS] : Object.keys(OPTIONS));
+    throw usageError(`unknown option ${unknown[1]}${unknown[2]}`, near ? `did you mean --${near}?` : undefined);
+  }
+}
+
+/** The lines of USAGE about one command (its line and the option lines under it). */
+export function commandUsage(command: string): string[] {
+  const lines = USAGE.split('\n');
+  const start = lines.findIndex((line) => line.startsWith(`  ${command} `) || line === `  ${command}`);
+  if (start < 0) return [];
+  const block = [lines[start]!];
+  for (const line of lines.slice(start + 1)) {
+    if (!/^ {4,}/.test(line)) break;
+    block.push(line);
+  }
+  return block;
 }
 
 function validateConfig(file: string, context: Context): ExitCode {
@@ -147,7 +184,7 @@ function validateConfig(file: string, context: Context): ExitCode {
 }
 
 /** The message and exit code of a failure: our errors by kind, AWS's by name, anything else as an error (1). */
-function report(error: unknown, io: Io, s: Style): ExitCode {
+function report(error: unknown, io: Io, s: Style, command?: string): ExitCode {
   let code: ExitCode = EXIT.error;
   let message: string;
   let hint: string | undefined;
@@ -181,7 +218,11 @@ function report(error: unknown, io: Io, s: Style): ExitCode {
   }
   io.stderr.write(`${s.red('nodescaler: error:')} ${message}\n`);
   if (hint) io.stderr.write(`${hint}\n`);
-  if (code === EXIT.usage && !(error instanceof ValidationError)) io.stderr.write('(nodescaler --help lists commands and options)\n');
+  if (code === EXIT.usage && !(error instanceof ValidationError)) {
+    const own = command ? commandUsage(command) : [];
+    if (own.length > 0) io.stderr.write(`\nusage: nodescaler ${command} ...\n${own.join('\n')}\n(nodescaler --help lists every command and option)\n`);
+    else io.stderr.write(`\n${USAGE.slice(0, USAGE.indexOf('\n\ntarget'))}\n(nodescaler --help lists every option)\n`);
+  }
   return code;
 }
 

@@ -69,6 +69,8 @@ export interface Column {
   align?: 'left' | 'right';
   /** Shrinks (its cells cut with `…`) when the table is wider than the terminal; the last column is flexible when none is marked. */
   flex?: boolean;
+  /** Cut only when nothing else can give up room (the column an operator copies from, such as NODE). */
+  keep?: boolean;
 }
 
 /** A cell: its text, and a colour applied after any cut (so a cut never breaks an escape sequence). */
@@ -80,7 +82,8 @@ const MIN_FLEX = 8;
 /**
  * Lines of a table whose width fits `width` (unlimited when undefined):
  * flexible columns shrink first, then the widest others down to their
- * header; a cut cell ends with `…`.
+ * header, then flexible ones down to theirs, and `keep` columns last; a cut
+ * cell ends with `…`.
  */
 export function renderTable(columns: readonly Column[], rows: readonly (readonly Cell[])[], width?: number): string[] {
   const text = (cell: Cell | undefined) => (cell === undefined ? '' : typeof cell === 'string' ? cell : cell.text).replace(/\s+/g, ' ');
@@ -90,8 +93,12 @@ export function renderTable(columns: readonly Column[], rows: readonly (readonly
     const flexible = columns.some((c) => c.flex) ? columns.map((c) => c.flex === true) : columns.map((_, i) => i === columns.length - 1);
     // Flexible columns give up room first, the widest first, down to MIN_FLEX (or their header).
     shrink(widths, flexible, () => MIN_FLEX, () => total() - width);
-    // Then the others, down to their header.
-    shrink(widths, columns.map(() => true), (i) => Math.max(3, columns[i]!.header.length), () => total() - width);
+    const floor = (i: number) => Math.max(3, columns[i]!.header.length);
+    // Then the others but the kept ones, down to their header; then the flexible ones down to theirs.
+    shrink(widths, columns.map((c) => c.keep !== true), floor, () => total() - width);
+    shrink(widths, flexible, floor, () => total() - width);
+    // The kept columns last.
+    shrink(widths, columns.map(() => true), floor, () => total() - width);
   }
   const line = (cells: readonly Cell[], header: boolean) =>
     columns

@@ -48,6 +48,9 @@ export async function readSnapshot(store: StateStore, config: Config, now: Date)
 export function findPool(snapshot: Snapshot, id: string): PoolState {
   const pool = snapshot.pools.find((p) => p.pool === id);
   if (pool) return pool;
+  // d1-small for d1/small (as in node names and decision ids), when exactly one pool reads so.
+  const spelled = snapshot.pools.filter((p) => p.pool.replace('/', '-') === id || p.pool.replace('/', '_') === id);
+  if (spelled.length === 1) return spelled[0]!;
   const known = snapshot.pools.map((p) => p.pool);
   throw notFound(`unknown pool ${JSON.stringify(id)}`, known.length > 0 ? `pools: ${known.join(', ')} (a pool is district/profile)` : 'no pool is configured or recorded');
 }

@@ -283,7 +283,7 @@ function renderPool(pool: PoolView, now: Date, options: TextOptions): string[] {
     });
     const table = renderTable(
       [
-        { header: 'NODE' },
+        { header: 'NODE', keep: true },
         { header: 'STATE' },
         { header: 'GEARS', align: 'right' },
         { header: 'UTIL', align: 'right' },

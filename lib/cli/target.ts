@@ -9,7 +9,7 @@ import { join, resolve } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { GetQueueUrlCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDbStateStore } from '../adapters/dynamodb/state-store.js';
-import { startLocalDynamo } from '../adapters/local/dynalite.js';
+import { LocalStateBusyError, startLocalDynamo } from '../adapters/local/dynalite.js';
 import { FileQueue } from '../adapters/local/file-queue.js';
 import { SqsQueue } from '../adapters/sqs/queue.js';
 import { stageConfigFile } from '../config/stage-file.js';
@@ -178,6 +178,7 @@ async function openLocal(spec: Extract<TargetSpec, { kind: 'local' }>, clock: Cl
     dynamo = await startLocalDynamo({ path: tableDir, tableName: spec.tableName, tableFile: join(root, TABLE_FILE) });
   } catch (error) {
     const text = error instanceof Error ? error.message : String(error);
+    if (error instanceof LocalStateBusyError) throw new StateBusyError(`cannot open the local state in ${spec.stateDir}: ${text}`);
     throw new CliError(
       EXIT.error,
       `cannot open the local state in ${spec.stateDir}: ${text.split('\n')[0]}`,
@@ -193,6 +194,13 @@ async function openLocal(spec: Extract<TargetSpec, { kind: 'local' }>, clock: Cl
     queueLocation: (name) => queue.fileOf(name),
     close: () => dynamo.close(),
   };
+}
+
+/** Another process holds the local state right now; `status --watch` tries again at its next refresh. */
+export class StateBusyError extends CliError {
+  constructor(message: string) {
+    super(EXIT.error, message, 'another process holds it (an npm run invoke, or a nodescaler --watch): retry when it is done');
+  }
 }
 
 /** SqsQueue whose URLs are looked up by the names serverless.yml gives the stage's queues, on first use. */

@@ -1,7 +1,7 @@
 import type { NodeState } from './model.js';
 
 /**
- * The node lifecycle of DESIGN.md. `lost` is a node that vanished under us
+ * The node lifecycle of docs/ARCHITECTURE.md. `lost` is a node that vanished under us
  * (terminated by someone else); `failed` did not join in time.
  */
 const NEXT: Readonly<Record<NodeState, readonly NodeState[]>> = {

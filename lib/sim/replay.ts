@@ -14,7 +14,7 @@ import { MoveLedger } from './disruption.js';
 import { nodesFor, type SimPool } from './pools.js';
 import { instancePrice } from './prices.js';
 import { seededRandom } from './random.js';
-import { combinePools, HOURS_PER_MONTH, ResultRecorder, sampleInterval, SeriesSampler, type PolicyResult, type PoolResult } from './results.js';
+import { combinePools, HOURS_PER_MONTH, ResultRecorder, sampleInterval, SeriesSampler, type PolicyResult, type PoolResult, type ScaleEvent } from './results.js';
 import { LOCAL_QUEUES, LocalRuntime } from './runtime.js';
 import { demandAt, peakDemand, type Trace } from './trace.js';
 import { SimWorld } from './world.js';
@@ -106,8 +106,8 @@ export async function runNodescaler(trace: Trace, options: ReplayOptions): Promi
   const platform = new SimulatedPlatform(clock, { moveDurationMs: (options.moveSeconds ?? 30) * 1000, moveFailureRate: options.moveFailureRate ?? 0, random: seededRandom(options.seed + 1) });
   const cloud = new SimulatedCloud(clock, { bootDelayMs, ...(options.capacityCap !== undefined ? { maxHosts: options.capacityCap } : {}) });
   const sampleEvery = sampleInterval(trace.durationSeconds);
-  const events: Array<{ at: number; kind: 'up' | 'down'; pool: string }> = [];
-  const queue = countingQueue(meter.queue(sqs), events, clock);
+  const events: Array<ScaleEvent & { pool: string }> = [];
+  const queue = countingQueue(meter.queue(sqs), events, clock, platform);
 
   const runtime = new LocalRuntime(clock, sqs);
   await runtime.load(configInput, { store, queue, clock, cloud, platform, log: meter.log(), metrics: meter.metrics() });
@@ -186,7 +186,7 @@ export async function runNodescaler(trace: Trace, options: ReplayOptions): Promi
     owner.recorder.ledger.record(owner.world.gearNumber(record.uuid), at, owner.world.disruptive(record.uuid));
   }
   for (const w of worlds) {
-    for (const event of events.filter((e) => e.pool === w.pool.id)) w.recorder.event(event.at, event.kind);
+    for (const { pool: _pool, at, kind, ...details } of events.filter((e) => e.pool === w.pool.id)) w.recorder.event(at, kind, details);
     violations.push(...w.world.violations);
   }
 
@@ -200,7 +200,7 @@ export async function runNodescaler(trace: Trace, options: ReplayOptions): Promi
     max: pool.max,
     ...recorder.figures(world.apps.created),
   }));
-  const chartEvents = events.map(({ at, kind }) => ({ at, kind }));
+  const chartEvents = events.map(({ pool: _pool, ...event }) => event);
   const combined: PolicyResult =
     worlds.length === 1
       ? { policy: 'nodescaler', ...poolResults[0]!, deadLetters: 0, invariantViolations: 0, pools: poolResults, series: worlds[0]!.recorder.series, events: chartEvents }
@@ -257,7 +257,7 @@ export async function seedInitialNodes(options: { cloud: SimulatedCloud; store: 
 }
 
 /** Counts the decisions as they are sent, for the summary and the chart's event marks. */
-function countingQueue(inner: Queue, events: Array<{ at: number; kind: 'up' | 'down'; pool: string }>, clock: VirtualClock): Queue {
+function countingQueue(inner: Queue, events: Array<ScaleEvent & { pool: string }>, clock: VirtualClock, platform: SimulatedPlatform): Queue {
   return {
     async send(queue: QueueName, messages: readonly OutgoingMessage[]) {
       const result = await inner.send(queue, messages);
@@ -265,9 +265,12 @@ function countingQueue(inner: Queue, events: Array<{ at: number; kind: 'up' | 'd
       messages.forEach((message, i) => {
         if (failed.has(i)) return;
         const at = (clock.nowMs() - START) / 1000;
-        const body = message.body as { type: string; pool?: string };
-        if (body.type === 'scale-up') events.push({ at, kind: 'up', pool: body.pool ?? '' });
-        if (body.type === 'scale-down') events.push({ at, kind: 'down', pool: body.pool ?? '' });
+        const body = message.body;
+        if (body.type === 'scale-up') events.push({ at, kind: 'up', pool: body.pool, decisionId: body.decisionId, count: body.count, reason: body.reason });
+        if (body.type === 'scale-down') {
+          const gears = platform.hasNode(body.nodeId) ? platform.nodeLoad(body.nodeId).activeGears : undefined;
+          events.push({ at, kind: 'down', pool: body.pool, decisionId: body.decisionId, node: body.nodeId, reason: body.reason, ...(gears !== undefined ? { gearsMoved: gears } : {}) });
+        }
       });
       return result;
     },

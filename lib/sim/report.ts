@@ -1,15 +1,86 @@
-import type { PolicyResult, SeriesPoint } from './results.js';
+/**
+ * `out/report.html`: one offline page (no CDN, no network) an operator can
+ * explore. The server side writes the summary, the run's settings and the
+ * data as JSON; a small embedded script (report-page.js, read from disk and
+ * inlined) draws the panels and handles zoom, pan and hover.
+ *
+ * The input is a small typed interface on purpose: PolicyResult satisfies
+ * ReportPolicy as it is, and richer results (a cost, moves per event) only
+ * fill optional fields.
+ */
+import { readFileSync } from 'node:fs';
+
+/** One sample of a policy's run. */
+export interface ReportPoint {
+  /** Seconds from the start of the trace. */
+  at: number;
+  demand: number;
+  /** Gear slots of nodes that take gears. */
+  capacity: number;
+  /** Hosts that cost money: booting, active, draining. */
+  nodes: number;
+  /** Gears waiting for a slot. */
+  unplaced: number;
+  /** Gear moves completed since the start (cumulative); gives the moves-per-hour panel. */
+  moved?: number;
+  /** Gear moves completed since the previous point (the replay's results carry this; `moved` is derived from it). */
+  moves?: number;
+}
+
+/** A scale action; the optional fields show on hover when the result carries them. */
+export interface ReportEvent {
+  at: number;
+  kind: 'up' | 'down';
+  decisionId?: string;
+  /** The node a scale-down drains. */
+  node?: string;
+  /** Nodes a scale-up requests. */
+  count?: number;
+  reason?: string;
+  /** Gears the drain moved (or held when chosen). */
+  gearsMoved?: number;
+}
+
+export interface ReportPolicy {
+  policy: string;
+  nodeHours: number;
+  ratioToOracle: number;
+  oracleNodeHours: number;
+  unplacedGearMinutes: number;
+  unplacedShare: number;
+  scaleUps: number;
+  scaleDowns: number;
+  gearMoves: number;
+  maxNodes: number;
+  deadLetters: number;
+  invariantViolations: number;
+  /** Money spent over the run; nodeHours x pricePerNodeHour when absent. */
+  cost?: number;
+  series: readonly ReportPoint[];
+  events: readonly ReportEvent[];
+}
 
 export interface ReportInput {
   title: string;
-  traceSource: string;
-  demandColumn: string;
-  durationSeconds: number;
-  results: PolicyResult[];
-  notes: string[];
+  trace: {
+    source: string;
+    demandColumn: string;
+    durationSeconds: number;
+    /** ISO date-time of the first row when the trace's time column holds dates: the axis then shows real dates. */
+    startsAt?: string;
+  };
+  /** The utilization thresholds drawn on the utilization panel. */
+  thresholds?: { scaleUp: number; scaleDown: number };
+  /** Price of one node-hour, for the cost panel and column. */
+  pricePerNodeHour: number;
+  currency?: string;
+  /** The run's settings as label / value pairs (configuration, pools, seed, boot delay). */
+  settings: ReadonlyArray<readonly [string, string]>;
+  policies: readonly ReportPolicy[];
+  notes: readonly string[];
 }
 
-const COLORS: Record<PolicyResult['policy'], string> = {
+const COLORS: Record<string, string> = {
   nodescaler: '#1f77b4',
   'static-peak': '#7f7f7f',
   'cluster-autoscaler': '#ff7f0e',
@@ -17,134 +88,97 @@ const COLORS: Record<PolicyResult['policy'], string> = {
   'clairvoyant-1h': '#8c564b',
   'clairvoyant-4h': '#e377c2',
 };
-const WIDTH = 1100;
-const PLOT_LEFT = 70;
-const PLOT_RIGHT = 20;
+const EXTRA_COLORS = ['#17becf', '#bcbd22', '#2ca02c', '#d62728'];
 
-/** One self-contained HTML page (inline SVG, no scripts, no CDN): the summary table and the timeline chart. */
+const PAGE_SCRIPT = new URL('./report-page.js', import.meta.url);
+
+/** The whole page as one string. */
 export function renderReport(input: ReportInput): string {
-  const rows = input.results
+  const currency = input.currency ?? '$';
+  const policies = input.policies.map((p, i) => ({
+    ...p,
+    color: COLORS[p.policy] ?? EXTRA_COLORS[i % EXTRA_COLORS.length]!,
+    cost: p.cost ?? p.nodeHours * input.pricePerNodeHour,
+  }));
+  const oracle = policies[0]?.oracleNodeHours ?? 0;
+  const data = {
+    trace: input.trace,
+    thresholds: input.thresholds ?? null,
+    pricePerNodeHour: input.pricePerNodeHour,
+    currency,
+    policies: policies.map((p) => ({
+      name: p.policy,
+      color: p.color,
+      dashed: p.policy !== 'nodescaler',
+      // Columns, not objects: a 30-day run has thousands of samples per policy.
+      at: p.series.map((s) => s.at),
+      demand: p.series.map((s) => s.demand),
+      capacity: p.series.map((s) => s.capacity),
+      nodes: p.series.map((s) => s.nodes),
+      unplaced: p.series.map((s) => s.unplaced),
+      moved: cumulativeMoves(p.series),
+      events: p.events,
+    })),
+  };
+  const rows = policies
     .map(
-      (r) => `<tr><td style="color:${COLORS[r.policy]}">${r.policy}</td><td>${r.nodeHours.toFixed(1)}</td><td>${r.ratioToOracle.toFixed(3)}</td>` +
-        `<td>${r.unplacedGearMinutes.toFixed(0)}</td><td>${(r.unplacedShare * 100).toFixed(3)} %</td><td>${r.scaleUps}</td><td>${r.scaleDowns}</td>` +
-        `<td>${r.gearMoves}</td><td>${r.maxNodes}</td><td>${r.deadLetters}</td><td>${r.invariantViolations}</td></tr>`,
+      (p) =>
+        `<tr><td><span class="swatch" style="background:${p.color}"></span>${escape(p.policy)}</td><td>${fixed(p.nodeHours, 1)}</td><td>${p.ratioToOracle.toFixed(3)}</td>` +
+        `<td>${currency}${fixed(p.cost, 0)}</td><td>${fixed(p.unplacedGearMinutes, 0)}</td><td>${(p.unplacedShare * 100).toFixed(3)} %</td>` +
+        `<td>${p.scaleUps}</td><td>${p.scaleDowns}</td><td>${fixed(p.gearMoves, 0)}</td><td>${p.maxNodes}</td><td>${p.deadLetters}</td><td>${p.invariantViolations}</td></tr>`,
     )
     .join('\n');
-  const oracle = input.results[0]?.oracleNodeHours ?? 0;
+  const settings = input.settings.map(([label, value]) => `<tr><th>${escape(label)}</th><td>${escape(value)}</td></tr>`).join('\n');
   return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>${escape(input.title)}</title>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escape(input.title)}</title>
 <style>
-body{font-family:system-ui,sans-serif;margin:24px;color:#222}
-table{border-collapse:collapse;margin:12px 0}td,th{border:1px solid #ccc;padding:4px 10px;text-align:right}
-td:first-child,th:first-child{text-align:left}.muted{color:#666;font-size:90%}
+body{font-family:system-ui,sans-serif;margin:0 auto;padding:12px;max-width:900px;box-sizing:border-box;color:#222;font-size:14px}
+h1{font-size:20px;margin:4px 0}h2{font-size:16px;margin:18px 0 6px}
+.scroll{overflow-x:auto}table{border-collapse:collapse;margin:6px 0;font-size:12px}
+td,th{border:1px solid #ddd;padding:3px 6px;text-align:right}td:first-child,th:first-child{text-align:left}
+table.settings td,table.settings th{text-align:left;vertical-align:top}table.settings th{font-weight:600;white-space:nowrap}
+.muted{color:#666;font-size:12px}.swatch{display:inline-block;width:10px;height:10px;margin-right:5px;border-radius:2px}
+#controls{display:flex;flex-wrap:wrap;gap:6px;align-items:center;margin:6px 0}
+#controls button{font-size:12px;padding:2px 8px}#range{font-size:12px;color:#444;margin-left:6px}
+#readout{font-size:12px;min-height:32px;color:#333}
+#chart svg{display:block;width:100%;user-select:none;cursor:grab}#chart svg.dragging{cursor:grabbing}
+#chart .event:hover{stroke:#000;stroke-width:1.5}
 </style></head><body>
 <h1>${escape(input.title)}</h1>
-<p class="muted">Trace ${escape(input.traceSource)}, column <code>${escape(input.demandColumn)}</code>, ${(input.durationSeconds / 86400).toFixed(1)} days.
-Oracle (perfect packing, instant boot): ${oracle.toFixed(1)} node-hours.</p>
-<table><thead><tr><th>policy</th><th>node-hours</th><th>x oracle</th><th>unplaced gear-min</th><th>unplaced share</th><th>scale-ups</th><th>scale-downs</th><th>gear moves</th><th>max nodes</th><th>dead letters</th><th>invariant violations</th></tr></thead>
-<tbody>${rows}</tbody></table>
-${chart(input)}
+<p class="muted">Trace <code>${escape(input.trace.source)}</code>, column <code>${escape(input.trace.demandColumn)}</code>,
+${(input.trace.durationSeconds / 86400).toFixed(1)} days${input.trace.startsAt ? ` from ${escape(input.trace.startsAt)}` : ' (the trace has no dates: times are counted from its start)'}.
+Oracle (perfect packing, instant boot): ${fixed(oracle, 1)} node-hours.</p>
+<div class="scroll"><table id="summary"><thead><tr><th>policy</th><th>node-hours</th><th>x oracle</th><th>cost</th><th>waiting gear-min</th><th>waiting</th><th>scale-ups</th><th>scale-downs</th><th>gear moves</th><th>max nodes</th><th>dead letters</th><th>invariant violations</th></tr></thead>
+<tbody>${rows}</tbody></table></div>
+<h2>Timeline</h2>
+<div id="controls"><button data-act="in">zoom in</button><button data-act="out">zoom out</button><button data-act="left">&larr;</button><button data-act="right">&rarr;</button><button data-act="all">whole run</button><span id="range"></span></div>
+<p class="muted">Scroll to zoom (down to one hour), drag to pan, double-click for the whole run. Triangles: scale-ups (blue, pointing up) and scale-downs (red, pointing down); a number is a group of nearby events; hover for each decision.</p>
+<div id="readout"></div>
+<div id="chart"></div>
+<h2>Settings of this run</h2>
+<div class="scroll"><table class="settings" id="settings">${settings}</table></div>
 <ul class="muted">${input.notes.map((note) => `<li>${escape(note)}</li>`).join('')}</ul>
+<script type="application/json" id="report-data">${JSON.stringify(data).replace(/</g, '\\u003c')}</script>
+<script>
+${readFileSync(PAGE_SCRIPT, 'utf8')}
+</script>
 </body></html>
 `;
 }
 
-function chart(input: ReportInput): string {
-  const duration = Math.max(1, input.durationSeconds);
-  const all = input.results.flatMap((r) => r.series);
-  const maxGears = Math.max(1, ...all.map((p) => Math.max(p.demand, p.capacity)));
-  const maxNodes = Math.max(1, ...all.map((p) => p.nodes));
-  const x = (at: number) => PLOT_LEFT + ((WIDTH - PLOT_LEFT - PLOT_RIGHT) * at) / duration;
-  const top = { y0: 30, height: 300 };
-  const bottom = { y0: 380, height: 160 };
-  const yTop = (value: number) => top.y0 + top.height - (top.height * value) / (maxGears * 1.05);
-  const yBottom = (value: number) => bottom.y0 + bottom.height - (bottom.height * value) / (maxNodes * 1.1);
-  const line = (points: SeriesPoint[], value: (p: SeriesPoint) => number, y: (v: number) => number, color: string, width = 1.5, dash = '') =>
-    `<polyline fill="none" stroke="${color}" stroke-width="${width}"${dash ? ` stroke-dasharray="${dash}"` : ''} points="${stepPoints(points, value, x, y)}"/>`;
-
-  const demandSource = input.results[0]?.series ?? [];
-  const parts: string[] = [];
-  parts.push(axis(top.y0, top.height, maxGears * 1.05, 'gears', yTop));
-  parts.push(axis(bottom.y0, bottom.height, maxNodes * 1.1, 'nodes', yBottom));
-  parts.push(timeAxis(duration, x, bottom.y0 + bottom.height));
-  parts.push(line(demandSource, (p) => p.demand, yTop, '#2ca02c', 2));
-  for (const result of input.results) {
-    parts.push(line(result.series, (p) => p.capacity, yTop, COLORS[result.policy], 1.2, result.policy === 'nodescaler' ? '' : '5,3'));
-    parts.push(line(result.series, (p) => p.nodes, yBottom, COLORS[result.policy], 1.2, result.policy === 'nodescaler' ? '' : '5,3'));
-  }
-  const ours = input.results.find((r) => r.policy === 'nodescaler');
-  for (const event of ours?.events ?? []) {
-    const ex = x(event.at);
-    parts.push(
-      event.kind === 'up'
-        ? `<path d="M${ex.toFixed(1)},${top.y0 - 2} l-3,-6 h6 z" fill="#1f77b4"><title>scale-up at ${(event.at / 3600).toFixed(2)} h</title></path>`
-        : `<path d="M${ex.toFixed(1)},${top.y0 - 8} l-3,6 h6 z" fill="#d62728"><title>scale-down at ${(event.at / 3600).toFixed(2)} h</title></path>`,
-    );
-  }
-  const legend = [
-    ['demand (gears)', '#2ca02c', ''],
-    ...input.results.map((r) => [`${r.policy} capacity / nodes`, COLORS[r.policy], r.policy === 'nodescaler' ? '' : '5,3']),
-  ]
-    .map(([label, color, dash], i) => {
-      const lx = PLOT_LEFT + 10 + i * 230;
-      return `<line x1="${lx}" y1="${bottom.y0 + bottom.height + 40}" x2="${lx + 24}" y2="${bottom.y0 + bottom.height + 40}" stroke="${color}" stroke-width="2"${dash ? ` stroke-dasharray="${dash}"` : ''}/><text x="${lx + 30}" y="${bottom.y0 + bottom.height + 44}" font-size="12">${escape(label!)}</text>`;
-    })
-    .join('');
-  return `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${bottom.y0 + bottom.height + 60}" role="img" aria-label="demand, capacity and node count over time">
-<text x="${PLOT_LEFT}" y="16" font-size="13">Demand and capacity (gears); triangles: nodescaler scale-ups (blue, top) and scale-downs (red)</text>
-<text x="${PLOT_LEFT}" y="${bottom.y0 - 10}" font-size="13">Nodes (booting, active, draining)</text>
-${parts.join('\n')}
-${legend}
-</svg>`;
-}
-
-/** A step chart: each value holds until the next sample. */
-function stepPoints(points: SeriesPoint[], value: (p: SeriesPoint) => number, x: (at: number) => number, y: (v: number) => number): string {
-  const out: string[] = [];
-  let previous: number | undefined;
-  for (const point of points) {
-    const px = x(point.at).toFixed(1);
-    if (previous !== undefined) out.push(`${px},${previous.toFixed(1)}`);
-    previous = y(value(point));
-    out.push(`${px},${previous.toFixed(1)}`);
-  }
-  return out.join(' ');
-}
-
-function axis(y0: number, height: number, max: number, label: string, y: (v: number) => number): string {
-  const ticks = niceTicks(max);
-  return [
-    `<line x1="${PLOT_LEFT}" y1="${y0}" x2="${PLOT_LEFT}" y2="${y0 + height}" stroke="#999"/>`,
-    ...ticks.map(
-      (tick) =>
-        `<line x1="${PLOT_LEFT}" y1="${y(tick).toFixed(1)}" x2="${WIDTH - PLOT_RIGHT}" y2="${y(tick).toFixed(1)}" stroke="#eee"/>` +
-        `<text x="${PLOT_LEFT - 6}" y="${(y(tick) + 4).toFixed(1)}" font-size="11" text-anchor="end">${tick}</text>`,
-    ),
-    `<text x="14" y="${y0 + height / 2}" font-size="12" transform="rotate(-90 14 ${y0 + height / 2})" text-anchor="middle">${label}</text>`,
-  ].join('\n');
-}
-
-function timeAxis(duration: number, x: (at: number) => number, y: number): string {
-  const days = duration / 86400;
-  const stepSeconds = days > 3 ? 86400 * Math.ceil(days / 15) : days > 0.5 ? 6 * 3600 : 3600;
-  const unit = stepSeconds >= 86400 ? 'd' : 'h';
-  const parts: string[] = [`<line x1="${PLOT_LEFT}" y1="${y}" x2="${WIDTH - PLOT_RIGHT}" y2="${y}" stroke="#999"/>`];
-  for (let at = 0; at <= duration; at += stepSeconds) {
-    const label = unit === 'd' ? `${Math.round(at / 86400)}d` : `${Math.round(at / 3600)}h`;
-    parts.push(`<text x="${x(at).toFixed(1)}" y="${y + 16}" font-size="11" text-anchor="middle">${label}</text>`);
-  }
-  return parts.join('\n');
-}
-
-function niceTicks(max: number): number[] {
-  const raw = max / 5;
-  const magnitude = 10 ** Math.floor(Math.log10(Math.max(raw, 1e-9)));
-  const step = [1, 2, 5, 10].map((m) => m * magnitude).find((s) => s >= raw) ?? raw;
-  const ticks: number[] = [];
-  for (let tick = 0; tick <= max; tick += step) ticks.push(Math.round(tick * 100) / 100);
-  return ticks;
+function fixed(value: number, digits: number): string {
+  return value.toLocaleString('en', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 }
 
 function escape(text: string): string {
   return text.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]!);
+}
+
+/** Moves since the start at each point, from cumulative or per-point counts; null when the series has neither. */
+function cumulativeMoves(series: readonly ReportPoint[]): number[] | null {
+  if (series.every((s) => s.moved !== undefined)) return series.map((s) => s.moved!);
+  if (!series.every((s) => s.moves !== undefined)) return null;
+  let total = 0;
+  return series.map((s) => (total += s.moves!));
 }

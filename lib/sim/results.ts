@@ -53,7 +53,21 @@ export interface PolicyResult extends PoolFigures {
   /** Sampled time series for the chart. */
   series: SeriesPoint[];
   /** Scale events for the chart. */
-  events: Array<{ at: number; kind: 'up' | 'down' }>;
+  events: ScaleEvent[];
+}
+
+/** A scale action as the chart shows it on hover. */
+export interface ScaleEvent {
+  at: number;
+  kind: 'up' | 'down';
+  decisionId?: string;
+  /** The node a scale-down drains. */
+  node?: string;
+  /** Nodes a scale-up requests. */
+  count?: number;
+  reason?: string;
+  /** Gears on the node when it was chosen: the moves its drain makes. */
+  gearsMoved?: number;
 }
 
 export interface SeriesPoint {
@@ -131,8 +145,8 @@ export class ResultRecorder {
     this.lastPoint = point;
   }
 
-  event(at: number, kind: 'up' | 'down'): void {
-    this.events.push({ at, kind });
+  event(at: number, kind: 'up' | 'down', details: Omit<ScaleEvent, 'at' | 'kind'> = {}): void {
+    this.events.push({ at, kind, ...details });
     if (kind === 'up') this.scaleUps += 1;
     else this.scaleDowns += 1;
   }

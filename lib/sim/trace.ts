@@ -25,6 +25,8 @@ export interface Trace {
   /** Seconds between consecutive rows (the last row lasts this long too). */
   stepSeconds: number;
   durationSeconds: number;
+  /** ISO date-time of the first row, when the time column holds date-times (not plain seconds). */
+  startsAt?: string;
 }
 
 const TIME_COLUMNS = ['timestamp', 'time', 'datetime', 'date', 'ts', 't', 'seconds', 'second', 'epoch'];
@@ -61,6 +63,7 @@ export function parseTrace(text: string, source: string, options: TraceOptions):
 
   const raw: Array<{ at: number; value: number }> = [];
   let origin: number | undefined;
+  let dated = false;
   lines.slice(1).forEach((line, row) => {
     const cells = splitRow(line);
     const value = Number(cells[demandIndex]);
@@ -73,7 +76,10 @@ export function parseTrace(text: string, source: string, options: TraceOptions):
       if (seconds === undefined) {
         throw new ValidationError({ path: `row ${row + 2}.${timeColumn}`, message: 'expected seconds or a date-time', value: cells[timeIndex] });
       }
-      origin ??= seconds;
+      if (origin === undefined) {
+        origin = seconds;
+        dated = !Number.isFinite(Number(cells[timeIndex]));
+      }
       at = seconds - origin;
     }
     raw.push({ at, value });
@@ -92,6 +98,7 @@ export function parseTrace(text: string, source: string, options: TraceOptions):
     durationSeconds: steps[steps.length - 1]!.at + stepSeconds,
   };
   if (timeColumn !== undefined) trace.timeColumn = timeColumn;
+  if (dated && origin !== undefined) trace.startsAt = new Date(origin * 1000).toISOString();
   return trace;
 }
 

@@ -53,7 +53,7 @@ beforeAll(async () => {
   world = new CliWorld(dir, START);
   // Ten evaluations at about 0.2 utilization; the one at 10:05:00 (5m unneeded time) drains d1-small-4.
   await world.reportUntil('2026-11-21T10:05:00.000Z');
-}, 30_000);
+});
 
 afterAll(() => {
   rmSync(dir, { recursive: true, force: true });

@@ -34,7 +34,7 @@ beforeAll(async () => {
       new Date(world.at),
     ),
   );
-}, 30_000);
+});
 
 afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
@@ -71,7 +71,7 @@ describe('nodescaler report-stats against the local embedded state', () => {
         reportedAt,
       }));
     expect(messages).toStrictEqual(expected);
-  }, 30_000);
+  });
 
   it('--pool reports one pool; --json gives the sent messages', async () => {
     const before = statsQueue().length;
@@ -82,7 +82,7 @@ describe('nodescaler report-stats against the local embedded state', () => {
     expect(view.sent.map((m) => [m.nodeId, m.activeGears])).toStrictEqual([['d1-medium-1.example.com', 20]]);
     expect(view.skipped).toStrictEqual([]);
     expect(statsQueue().length).toBe(before + 1);
-  }, 30_000);
+  });
 
   it('an unconfigured --pool is exit 2 and sends nothing', async () => {
     const before = statsQueue().length;
@@ -90,5 +90,5 @@ describe('nodescaler report-stats against the local embedded state', () => {
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('not a configured pool');
     expect(statsQueue().length).toBe(before);
-  }, 30_000);
+  });
 });

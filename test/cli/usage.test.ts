@@ -43,6 +43,25 @@ describe('nodescaler without state: configuration check and usage', () => {
     }
   });
 
+  it('offers the command or option a typo most likely meant', async () => {
+    const [command, swapped, option, notHere] = await Promise.all([
+      runCli(['statsu']),
+      runCli(['explian', 'd1/small']),
+      runCli(['status', '--wacth']),
+      runCli(['drain', 'node-1', '--whatch']),
+    ]);
+    expect(command.code).toBe(2);
+    expect(command.stderr).toContain('unknown command "statsu"\ndid you mean status?');
+    expect(swapped.stderr).toContain('did you mean explain?');
+    expect(option.code).toBe(2);
+    expect(option.stderr).toContain('unknown option --wacth\ndid you mean --watch?');
+    // Only the command's own options are offered: drain has no --watch.
+    expect(notHere.code).toBe(2);
+    expect(notHere.stderr).toContain('unknown option --whatch');
+    expect(notHere.stderr).not.toContain('did you mean --watch');
+    expect(notHere.stderr).toContain('usage: nodescaler drain');
+  });
+
   it('usage errors are exit 2; a missing local state is exit 3', async () => {
     const empty = mkdtempSync(join(tmpdir(), 'nodescaler-empty-'));
     try {
@@ -59,8 +78,14 @@ describe('nodescaler without state: configuration check and usage', () => {
       expect(none.stderr).toContain('no command given');
       expect(unknown.code).toBe(2);
       expect(unknown.stderr).toContain('unknown command "frobnicate"');
+      expect(unknown.stderr).not.toContain('did you mean');
+      expect(unknown.stderr).toContain('validate-config FILE');
       expect(option.code).toBe(2);
-      expect(option.stderr).toContain("Unknown option '--bogus'");
+      expect(option.stderr).toContain('unknown option --bogus');
+      // Usage, not a stack: the command's own lines.
+      expect(option.stderr).toContain('usage: nodescaler status');
+      expect(option.stderr).toContain('--watch [--interval 5s]');
+      expect(option.stderr).not.toMatch(/\n\s+at /);
       expect(noNode.code).toBe(2);
       expect(noNode.stderr).toContain('drain needs NODE');
       expect(noDryRun.code).toBe(2);

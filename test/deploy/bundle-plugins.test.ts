@@ -87,7 +87,7 @@ describe('infra/esbuild-plugins.cjs', () => {
     expect(withPlugins.output.zod.join(' ')).toMatch(/Too small|Unrecognized key/i);
     // EC2 schemas of unused operations, the non-Lambda credential chain: gone.
     expect(withPlugins.bytes).toBeLessThan(without.bytes * 0.6);
-  }, 60_000);
+  });
 });
 
 /**
@@ -130,7 +130,7 @@ describe('infra/esbuild-plugins.cjs: middy-lazy-web-streams', () => {
     expect(withPlugins.answer).toEqual({ doubled: 42, seen: true });
     expect(withPlugins.streamed).toBe('web stream');
     expect(withPlugins.refused).toBe('handler response not a ReadableStream');
-  }, 60_000);
+  });
 });
 
 /** Stage configurations: everything the functions can reach, and a request-only one. */
@@ -211,7 +211,7 @@ describe('infra/esbuild-plugins.cjs with a stage (stage-configuration, stage-ada
       const started = load(built.bundle);
       expect(started.status, started.stderr).toBe(0);
     }
-  }, 120_000);
+  });
 
   it('runs the packaged configuration only: NODESCALER_CONFIG or NODESCALER_CONFIG_FILE stop the cold start with a clear error', async () => {
     const { nodeProvisioner } = await bundleStage('spool-only', SPOOL, { nodeProvisioner: FUNCTION_ENTRIES.nodeProvisioner });
@@ -223,5 +223,5 @@ describe('infra/esbuild-plugins.cjs with a stage (stage-configuration, stage-ada
     const file = load(nodeProvisioner!.bundle, { NODESCALER_CONFIG_FILE: join(dir, 'spool-only.yml') });
     expect(file.status).not.toBe(0);
     expect(file.stderr).toContain(`configuration ${join(dir, 'spool-only.yml')}: (root): ${packaged}`);
-  }, 120_000);
+  });
 });

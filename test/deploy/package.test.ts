@@ -60,17 +60,15 @@ interface Ran {
 }
 
 /** Runs a command to its end without blocking the event loop (packaging and invocations overlap). */
-function run(command: string, args: string[], env: NodeJS.ProcessEnv, timeoutMs: number): Promise<Ran> {
+function run(command: string, args: string[], env: NodeJS.ProcessEnv): Promise<Ran> {
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
     child.on('error', reject);
     child.on('close', (status) => {
-      clearTimeout(timer);
       resolve({ status, stdout, stderr });
     });
   });
@@ -85,9 +83,9 @@ function noAws(): NodeJS.ProcessEnv {
 
 /** `npm run invoke -- <args>`; `direct` runs the same script without npm's own start-up (the later steps of a sequence). */
 const invoke = (stateDir: string, ...args: string[]) =>
-  run('npm', ['run', '--silent', 'invoke', '--', ...args, '--state-dir', stateDir], noAws(), 60_000);
+  run('npm', ['run', '--silent', 'invoke', '--', ...args, '--state-dir', stateDir], noAws());
 const invokeDirect = (stateDir: string, ...args: string[]) =>
-  run(process.execPath, [join(ROOT, 'scripts/invoke.mjs'), ...args, '--state-dir', stateDir], noAws(), 60_000);
+  run(process.execPath, [join(ROOT, 'scripts/invoke.mjs'), ...args, '--state-dir', stateDir], noAws());
 
 /** Two sequences of `npm run invoke`, each in its own state directory, run while the package is built. */
 interface Invocations {
@@ -152,20 +150,18 @@ beforeAll(async () => {
     join(ROOT, 'node_modules/.bin/serverless'),
     ['print', '--stage', 'prod', `--param=configFile=${join(packageDir, 'full.yml')}`, '--format', 'json'],
     { ...process.env, SLS_TELEMETRY_DISABLED: '1' },
-    55_000,
   );
   printed.catch(() => {});
   const packaged = await run(
     join(ROOT, 'node_modules/.bin/serverless'),
     ['package', '--stage', STAGE, '--package', packageDir, `--param=esbuildWorkFolder=.esbuild/test-${process.pid}`],
     { ...process.env, SLS_TELEMETRY_DISABLED: '1' },
-    55_000,
   );
   rmSync(join(ROOT, `.esbuild/test-${process.pid}`), { recursive: true, force: true });
   if (packaged.status !== 0) throw new Error(`serverless package failed (${packaged.status}):\n${packaged.stdout}\n${packaged.stderr}`);
   template = JSON.parse(readFileSync(join(packageDir, 'cloudformation-template-update-stack.json'), 'utf8'));
   resources = template.Resources;
-}, 60_000);
+});
 
 afterAll(async () => {
   await invocations.catch(() => undefined);
@@ -584,7 +580,7 @@ describe('npm run invoke (serverless invoke local, stage local): no AWS account'
   let ran: Invocations;
   beforeAll(async () => {
     ran = await invocations;
-  }, 120_000);
+  });
   const withStore = async <T>(stateDir: string, use: (store: DynamoDbStateStore) => Promise<T>): Promise<T> => {
     const local = await startLocalDynamo({ path: join(stateDir, 'dynamodb'), tableName: 'nodescaler-local-state' });
     try {

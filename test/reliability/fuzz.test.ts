@@ -196,7 +196,7 @@ beforeAll(async () => {
     metrics: { record: () => undefined },
     sleep: async () => undefined,
   });
-}, 60_000);
+});
 
 afterAll(async () => {
   await dynamo?.close();

@@ -42,7 +42,7 @@ describe('replay through the real handlers', () => {
     expect(result.gearMoves).toBeGreaterThan(0);
     expect(result.unplacedShare).toBeLessThan(0.02);
     expect(result.ratioToOracle).toBeLessThan(1.6);
-  }, 120_000);
+  });
 
   it('keeps every gear when 10 % of the moves fail', async () => {
     const outcome = await runNodescaler(syntheticTrace(), { ...base, store: 'memory', moveFailureRate: 0.1 });
@@ -50,7 +50,7 @@ describe('replay through the real handlers', () => {
     expect(outcome.deadLetters).toEqual([]);
     expect(outcome.result.scaleDowns).toBeGreaterThan(0);
     expect(outcome.result.gearMoves).toBeGreaterThan(0);
-  }, 120_000);
+  });
 
   it('runs out of cloud capacity without breaking anything, and marks the pool exhausted', async () => {
     const outcome = await runNodescaler(syntheticTrace(), { ...base, store: 'memory', capacityCap: 8 });
@@ -59,5 +59,5 @@ describe('replay through the real handlers', () => {
     expect(outcome.result.unplacedGearMinutes).toBeGreaterThan(0);
     const decisions = await outcome.store.listDecisions('sim/small', 2000);
     expect(decisions.some((d) => /exhausted/.test(d.reason))).toBe(true);
-  }, 120_000);
+  });
 });

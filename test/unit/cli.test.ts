@@ -14,6 +14,22 @@ import { CliError, EXIT } from '../../lib/cli/exit.js';
 import { NOW, evaluation, minutesAgo, node, pool } from '../support/builders.js';
 
 describe('renderTable', () => {
+  it('cuts the NOTE column, then the others, and the NODE column (keep) only when nothing else can give', () => {
+    const columns = [{ header: 'NODE', keep: true }, { header: 'STATE' }, { header: 'GEARS', align: 'right' as const }, { header: 'NOTE', flex: true }];
+    const rows = [['d1-small-1.example.com', 'draining', '52/100', 'adopted: reported stats without having been provisioned by nodescaler']];
+    const [, at80] = renderTable(columns, rows, 80);
+    expect(at80).toMatch(/^d1-small-1\.example\.com {2}draining {2}52\/100 {2}adopted: reported stats without havin…$/);
+    expect(at80!.length).toBe(80);
+    // 50 columns: NOTE down to MIN_FLEX, STATE to its header, then NOTE to its header; NODE still whole.
+    const [, at50] = renderTable(columns, rows, 50);
+    expect(at50).toContain('d1-small-1.example.com');
+    expect(at50!.length).toBeLessThanOrEqual(50);
+    // Too narrow for all: NODE is cut last.
+    const [, at30] = renderTable(columns, rows, 30);
+    expect(at30!.startsWith('d1-small-…  drai…')).toBe(true);
+    expect(at30).toContain('…');
+  });
+
   const columns = [{ header: 'NODE' }, { header: 'GEARS', align: 'right' as const }, { header: 'NOTE', flex: true }];
   const rows = [
     ['d1-small-1.example.com', '30/100', 'adopted: reported stats without having been provisioned by nodescaler'],

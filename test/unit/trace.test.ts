@@ -21,6 +21,9 @@ describe('workload traces', () => {
       { at: 0, demand: 1000 },
       { at: 600, demand: 2000 },
     ]);
+    // The report's axis shows real dates from here; a seconds column has none.
+    expect(dated.startsAt).toBe('2026-01-01T00:00:00.000Z');
+    expect(parseTrace('timestamp,a\n0,1\n300,2\n', 's.csv', options).startsAt).toBeUndefined();
     const plain = parseTrace('load\n1\n2\n4\n', 'z.csv', { stepSeconds: 120, peakGears: 400 });
     expect(plain.steps.map((s) => s.at)).toEqual([0, 120, 240]);
     expect(plain.steps.map((s) => s.demand)).toEqual([100, 200, 400]);

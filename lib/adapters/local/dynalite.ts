@@ -9,11 +9,17 @@ const require = createRequire(import.meta.url);
 interface DynaliteActionTypes {
   types: Record<string, unknown>;
 }
+interface DynaliteStore {
+  db: { open(): Promise<void> };
+}
 interface DynaliteDb {
+  create(options: unknown): DynaliteStore;
   checkConditional(data: Record<string, unknown>, existing: unknown): (Error & { body?: Record<string, unknown> }) | null | undefined;
 }
 
 let patched = false;
+/** The store of the dynalite server created last (synchronously, by `dynalite()`). */
+let lastStore: DynaliteStore | undefined;
 
 /**
  * dynalite 4 predates `ReturnValuesOnConditionCheckFailure`: it strips the
@@ -29,6 +35,8 @@ function teachReturnValuesOnConditionCheckFailure(): void {
     validation.types.ReturnValuesOnConditionCheckFailure = { type: 'String', enum: ['ALL_OLD', 'NONE'] };
   }
   const db = require('dynalite/db') as DynaliteDb;
+  const create = db.create.bind(db);
+  db.create = (options) => (lastStore = create(options));
   const checkConditional = db.checkConditional.bind(db);
   db.checkConditional = (data, existing) => {
     const error = checkConditional(data, existing);
@@ -36,6 +44,36 @@ function teachReturnValuesOnConditionCheckFailure(): void {
     return error;
   };
 }
+
+/** The LevelDB directory is held by another process (its LOCK): open it later. */
+export class LocalStateBusyError extends Error {
+  readonly retryable = true;
+  constructor(path: string, cause: unknown) {
+    super(`the local state ${path} is in use by another process (LevelDB lock)`, { cause });
+    this.name = 'LocalStateBusyError';
+  }
+}
+
+/**
+ * dynalite opens its LevelDB directory in the background and, when another
+ * process holds the lock, throws "Database is closed" from inside its request
+ * handler: an uncaught exception no caller can catch. So the store dynalite
+ * creates is captured here and opened (again) until the lock is free: the
+ * other process (an invocation, a status refresh) holds it a second or two.
+ */
+async function openStore(store: DynaliteStore, path: string): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await store.db.open();
+    } catch (error) {
+      if (attempt >= BUSY_ATTEMPTS) throw new LocalStateBusyError(path, error);
+      await new Promise((resolve) => setTimeout(resolve, BUSY_PAUSE_MS));
+    }
+  }
+}
+
+const BUSY_ATTEMPTS = 40;
+const BUSY_PAUSE_MS = 250;
 
 export interface LocalDynamo {
   endpoint: string;
@@ -53,6 +91,14 @@ export interface LocalDynamo {
 export async function startLocalDynamo(options: { tableName?: string; path?: string; tableFile?: URL | string } = {}): Promise<LocalDynamo> {
   teachReturnValuesOnConditionCheckFailure();
   const server = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0, ...(options.path ? { path: options.path } : {}) });
+  if (options.path) {
+    try {
+      await openStore(lastStore!, options.path);
+    } catch (error) {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      throw error;
+    }
+  }
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   const endpoint = `http://127.0.0.1:${port}`;
