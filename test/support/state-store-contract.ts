@@ -410,5 +410,47 @@ export function stateStoreContract(name: string, harness: StoreHarness): void {
         ]);
       });
     });
+
+    describe('operator controls', () => {
+      const pause = (pool: string, actions: 'all' | 'scale-up' | 'scale-down', extra: Record<string, string> = {}) => ({
+        pool,
+        actions,
+        reason: 'incident 42',
+        by: 'arn:aws:sts::123456789012:assumed-role/oncall/alice',
+        at: T0.toISOString(),
+        ...extra,
+      });
+
+      it('starts with no pause and no override', async () => {
+        expect(await store.listControls()).toEqual({ pauses: [], overrides: [] });
+      });
+
+      it('keeps one pause per pool and actions: pausing again replaces it, resume removes it and says what it removed', async () => {
+        await store.putPause(pause('d1/small', 'scale-down'));
+        await store.putPause(pause('*', 'all', { until: at(3600).toISOString() }));
+        await store.putPause(pause('d1/small', 'scale-down', { reason: 'still investigating' }));
+        const { pauses } = await store.listControls();
+        expect(pauses).toHaveLength(2);
+        expect(pauses).toContainEqual(pause('d1/small', 'scale-down', { reason: 'still investigating' }));
+        expect(pauses).toContainEqual(pause('*', 'all', { until: at(3600).toISOString() }));
+        expect(await store.deletePause('d1/small', 'scale-down')).toEqual(pause('d1/small', 'scale-down', { reason: 'still investigating' }));
+        expect(await store.deletePause('d1/small', 'scale-down')).toBeUndefined();
+        expect((await store.listControls()).pauses).toEqual([pause('*', 'all', { until: at(3600).toISOString() })]);
+      });
+
+      it('versions overrides: a write at a stale version is a ConflictError carrying the record as it is', async () => {
+        const base = { pool: 'd1/small', updatedAt: T0.toISOString(), updatedBy: 'local user alice', reason: 'peak' };
+        const first = await store.putOverrides({ ...base, values: { min: 3 } }, 0);
+        expect(first.version).toBe(1);
+        const second = await store.putOverrides({ ...base, values: { min: 3, 'scaleUp.threshold': 0.9 } }, 1);
+        expect(second).toMatchObject({ version: 2, values: { min: 3, 'scaleUp.threshold': 0.9 } });
+        const stale = await rejection(store.putOverrides({ ...base, values: { min: 9 } }, 1));
+        expect(stale).toBeInstanceOf(ConflictError);
+        expect((stale as ConflictError).current).toEqual(second);
+        const again = await rejection(store.putOverrides({ ...base, values: { min: 9 } }, 0));
+        expect((again as ConflictError).current).toEqual(second);
+        expect((await store.listControls()).overrides).toEqual([second]);
+      });
+    });
   });
 }

@@ -1,0 +1,94 @@
+/**
+ * The operator controls' items of the state table (pauses and per-pool
+ * overrides), under one partition so that every function reads all of them
+ * with one query:
+ *
+ *   CONTROLS / PAUSE#<pool or *>#<actions>     (expiresAt: TTL a day after `until`)
+ *   CONTROLS / OVERRIDES#<pool>                 (versioned)
+ *
+ * DynamoDbStateStore delegates to this module; `send` is its error
+ * translation, so a failed condition arrives as `ConflictError` with the item.
+ */
+import { DeleteCommand, PutCommand, QueryCommand, type DynamoDBDocumentClient, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import { pauseKey, type Controls, type OverrideRecord, type PauseActions, type PauseRecord } from '../../domain/controls.js';
+import type { PoolId } from '../../domain/model.js';
+import { TABLE_KEYS } from './table-keys.js';
+
+const { partition: PK, sort: SK, ttl: TTL } = TABLE_KEYS;
+const PARTITION = 'CONTROLS';
+const PAUSE = 'PAUSE#';
+const OVERRIDES = 'OVERRIDES#';
+/** An expired pause stays readable (for status) a day past its `until` before DynamoDB's TTL removes it. */
+const PAUSE_KEPT_AFTER_UNTIL_S = 86_400;
+
+export type Send = <R>(call: () => Promise<R>, conflict?: string) => Promise<R>;
+
+export class DynamoDbControls {
+  constructor(
+    private readonly client: DynamoDBDocumentClient,
+    private readonly tableName: string,
+    private readonly send: Send,
+  ) {}
+
+  async list(): Promise<Controls> {
+    const controls: Controls = { pauses: [], overrides: [] };
+    let startKey: QueryCommandInput['ExclusiveStartKey'];
+    do {
+      const page = await this.send(() =>
+        this.client.send(
+          new QueryCommand({
+            TableName: this.tableName,
+            KeyConditionExpression: '#pk = :pk',
+            ExpressionAttributeNames: { '#pk': PK },
+            ExpressionAttributeValues: { ':pk': PARTITION },
+            ConsistentRead: true,
+            ExclusiveStartKey: startKey,
+          }),
+        ),
+      );
+      for (const item of page.Items ?? []) {
+        const sk = String(item[SK]);
+        const { [PK]: _pk, [SK]: _sk, [TTL]: _ttl, ...record } = item;
+        if (sk.startsWith(PAUSE)) controls.pauses.push(record as PauseRecord);
+        else if (sk.startsWith(OVERRIDES)) controls.overrides.push(record as OverrideRecord);
+      }
+      startKey = page.LastEvaluatedKey;
+    } while (startKey);
+    return controls;
+  }
+
+  async putPause(pause: PauseRecord): Promise<PauseRecord> {
+    const ttl = pause.until === undefined ? {} : { [TTL]: Math.floor(Date.parse(pause.until) / 1000) + PAUSE_KEPT_AFTER_UNTIL_S };
+    await this.send(() => this.client.send(new PutCommand({ TableName: this.tableName, Item: { [PK]: PARTITION, [SK]: `${PAUSE}${pauseKey(pause)}`, ...ttl, ...pause } })));
+    return pause;
+  }
+
+  async deletePause(pool: PoolId, actions: PauseActions): Promise<PauseRecord | undefined> {
+    const result = await this.send(() =>
+      this.client.send(
+        new DeleteCommand({ TableName: this.tableName, Key: { [PK]: PARTITION, [SK]: `${PAUSE}${pauseKey({ pool, actions })}` }, ReturnValues: 'ALL_OLD' }),
+      ),
+    );
+    if (!result.Attributes) return undefined;
+    const { [PK]: _pk, [SK]: _sk, [TTL]: _ttl, ...pause } = result.Attributes;
+    return pause as PauseRecord;
+  }
+
+  async putOverrides(record: Omit<OverrideRecord, 'version'>, expectedVersion: number): Promise<OverrideRecord> {
+    const next: OverrideRecord = { ...record, version: expectedVersion + 1 };
+    await this.send(
+      () =>
+        this.client.send(
+          new PutCommand({
+            TableName: this.tableName,
+            Item: { [PK]: PARTITION, [SK]: `${OVERRIDES}${record.pool}`, ...next },
+            ConditionExpression: expectedVersion === 0 ? `attribute_not_exists(${PK})` : '#version = :expected',
+            ...(expectedVersion === 0 ? {} : { ExpressionAttributeNames: { '#version': 'version' }, ExpressionAttributeValues: { ':expected': expectedVersion } }),
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+          }),
+        ),
+      `overrides of pool ${record.pool} are not at version ${expectedVersion}`,
+    );
+    return next;
+  }
+}
