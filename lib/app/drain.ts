@@ -25,6 +25,7 @@
  * are, and sets the pool's lastFailureAt. A drain never ends `completed`
  * unless the platform listed the node empty.
  */
+import { pausedReason } from '../domain/controls.js';
 import { findPoolConfig, type Config, type PoolConfig } from '../config/index.js';
 import {
   abortCause,
@@ -174,8 +175,11 @@ export class GearMover {
     }
     // An operator's `nodescaler drain NODE` sends a scale-down with a `manual:` decisionId (and takes no lease).
     const manual = message.decisionId.startsWith(MANUAL_DECISION_PREFIX);
-    const refused = manual ? undefined : await this.withoutLease(message);
+    // An operator's pause refuses the evaluator's scale-down before its first effect (and frees the pool); a manual drain is the operator's own.
+    const paused = manual ? undefined : pausedReason((await store.listControls()).pauses, message.pool, 'scale-down', clock.now());
+    const refused = manual ? undefined : ((await this.withoutLease(message)) ?? paused);
     if (refused) {
+      if (refused === paused) await this.releaseLease(message.pool, message.decisionId);
       log.warn('scale-down not carried out', { drainId, decisionId: message.decisionId, pool: message.pool, nodeId: message.nodeId, reason: refused });
       return { drainId, created: false, refused };
     }

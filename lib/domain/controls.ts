@@ -199,12 +199,12 @@ export type Gate =
   /** Shadow mode: logged as what it would have done, nothing sent. */
   | { act: false; shadow: true; reason: string };
 
-/** Whether the evaluator carries a decision out: a pause wins over shadow mode (nothing would be done either way). */
-export function gateDecision(decision: PoolDecision, poolId: PoolId, mode: Mode, pauses: readonly PauseRecord[], now: Date): Gate {
+/** Whether the evaluator carries a decision out (`gears`: those of the node a scale-down drains): a pause wins over shadow mode (nothing would be done either way). */
+export function gateDecision(decision: PoolDecision, poolId: PoolId, mode: Mode, pauses: readonly PauseRecord[], now: Date, gears?: number): Gate {
   if (decision.kind === 'no-action') return { act: true };
   const pause = pauseFor(pauses, poolId, decision.kind, now);
   if (pause) return { act: false, paused: pause, reason: `${decision.reason}; not carried out: ${describePause(pause)}` };
-  if (mode === 'shadow') return { act: false, shadow: true, reason: `shadow: ${shadowSentence(decision)}; ${decision.reason}` };
+  if (mode === 'shadow') return { act: false, shadow: true, reason: `shadow mode: ${shadowSentence(decision, gears)}; ${decision.reason}` };
   return { act: true };
 }
 
@@ -216,6 +216,8 @@ export interface ShadowDetails {
   /** The node it would have drained (scale-down), its gears (= gear moves, each a tenant restart). */
   nodeId?: string;
   gears?: number;
+  /** `would add 2 nodes`, `would drain X (12 gears, 12 moves, saving 1 node)`. */
+  sentence?: string;
 }
 
 export function shadowSentence(decision: Exclude<PoolDecision, { kind: 'no-action' }>, gears?: number): string {
