@@ -147,6 +147,7 @@ describe('defaults', () => {
       min: 0,
       max: 5,
       protectedNodes: [],
+      schedules: [],
       template: { instanceTypes: [], subnets: [], securityGroups: [], tags: {}, spot: false },
     });
   });
