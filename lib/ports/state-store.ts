@@ -112,6 +112,8 @@ export interface StateStore {
   appendDecision(entry: DecisionLogEntry, ttlMs: number): Promise<void>;
   /** The latest entries first. */
   listDecisions(pool: PoolId, limit: number): Promise<DecisionLogEntry[]>;
+  /** Every entry of the pool's log at or after `since` (ISO), oldest first, however many. */
+  listDecisionsSince(pool: PoolId, since: string): Promise<DecisionLogEntry[]>;
 
   /**
    * Every pause and every pool's overrides, in one read: the evaluator reads

@@ -411,6 +411,17 @@ export function stateStoreContract(name: string, harness: StoreHarness): void {
       });
     });
 
+    describe('decision log since a time', () => {
+      it('returns every entry at or after the time, oldest first, past one page', async () => {
+        for (let i = 0; i < 30; i++) {
+          await store.appendDecision({ pool: 'd1/range', at: at(i * 60).toISOString(), kind: 'shadow', reason: `r${i}`, details: { pad: 'x'.repeat(40_000) } }, 86_400_000);
+        }
+        const since = await store.listDecisionsSince('d1/range', at(5 * 60).toISOString());
+        expect(since.map((d) => d.reason)).toEqual(Array.from({ length: 25 }, (_, i) => `r${i + 5}`));
+        expect(await store.listDecisionsSince('d1/none', at(0).toISOString())).toEqual([]);
+      });
+    });
+
     describe('operator controls', () => {
       const pause = (pool: string, actions: 'all' | 'scale-up' | 'scale-down', extra: Record<string, string> = {}) => ({
         pool,

@@ -25,7 +25,8 @@ import type { Controls, OverrideRecord, PauseActions, PauseRecord } from '../../
 import { ConflictError, NotFoundError } from '../../errors.js';
 import type { DrainPatch, LeaseRequest, NewDrain, NewNode, NodePatch, PoolPatch, StateStore, StatsWrite } from '../../ports/state-store.js';
 import { assertLegalTransition, decisionExpiry, grantLease, sourcesOf } from '../state-rules.js';
-import { DynamoDbControls } from './controls.js';
+import { DynamoDbControls, type Send } from './controls.js';
+import { DynamoDbDecisionLog } from './decision-log.js';
 import { strip, translateError } from './items.js';
 import { TABLE_KEYS } from './table-keys.js';
 
@@ -73,12 +74,15 @@ function updateExpression(set: string[], remove: string[]): string {
  */
 export class DynamoDbStateStore implements StateStore {
   private readonly controls: DynamoDbControls;
+  private readonly decisionLog: DynamoDbDecisionLog;
 
   constructor(
     private readonly client: DynamoDBDocumentClient,
     private readonly tableName: string,
   ) {
-    this.controls = new DynamoDbControls(client, tableName, (call, conflict) => this.send(call, conflict));
+    const send: Send = (call, conflict) => this.send(call, conflict);
+    this.controls = new DynamoDbControls(client, tableName, send);
+    this.decisionLog = new DynamoDbDecisionLog(client, tableName, send);
   }
 
   /** The document client this adapter expects: `undefined` fields are dropped, not rejected. */
@@ -327,6 +331,10 @@ export class DynamoDbStateStore implements StateStore {
       ),
     );
     return (result.Items ?? []).map((item) => strip<DecisionLogEntry>(item)!);
+  }
+
+  listDecisionsSince(pool: PoolId, since: string): Promise<DecisionLogEntry[]> {
+    return this.decisionLog.since(pool, since);
   }
 
   listControls(): Promise<Controls> {

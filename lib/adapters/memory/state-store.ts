@@ -252,6 +252,13 @@ export class InMemoryStateStore implements StateStore {
       .map(({ expiresAt: _ttl, ...entry }) => copy(entry));
   }
 
+  async listDecisionsSince(pool: PoolId, since: string): Promise<DecisionLogEntry[]> {
+    return (this.decisions.get(pool) ?? [])
+      .filter((entry) => entry.at >= since)
+      .sort((a, b) => a.at.localeCompare(b.at))
+      .map(({ expiresAt: _ttl, ...entry }) => copy(entry));
+  }
+
   async listControls(): Promise<Controls> {
     return { pauses: [...this.pauses.values()].map(copy), overrides: [...this.overrides.values()].map(copy) };
   }
