@@ -4,6 +4,7 @@ import type { PoolEvaluation } from '../domain/decision.js';
 import { decisionMessage } from '../domain/decision-message.js';
 import { decidePool } from '../domain/evaluate.js';
 import { drainIdFor } from '../domain/drain.js';
+import { advancePendingDrains } from './replace-drain.js';
 import { poolIdOf, type NodeRecord, type PoolId, type PoolRecord } from '../domain/model.js';
 import { isProtected, observedBootMs, statsToStore } from '../domain/node-stats.js';
 import { ConflictError, NotFoundError } from '../errors.js';
@@ -161,6 +162,7 @@ export class ThresholdEvaluator {
     if (pools.length === 0) return [];
     // The operator's pauses and overrides: one read per batch, whatever the number of pools.
     const [allNodes, controls] = await Promise.all([this.loadAllNodes(), this.ports.store.listControls()]);
+    if (controls.pendingDrains.length > 0) await advancePendingDrains(this.ports, this.config, controls.pendingDrains);
     const outcomes: PoolOutcome[] = [];
     for (const pool of pools) {
       try {

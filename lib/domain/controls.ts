@@ -57,12 +57,51 @@ export interface OverrideRecord {
   reason: string;
 }
 
+/** `drain NODE --replace`: a drain waiting for its replacement node to join. */
+export interface PendingDrain {
+  nodeId: string;
+  pool: PoolId;
+  /** The scale-up decision that asked for the replacement. */
+  replacementDecisionId: string;
+  reason: string;
+  by: string;
+  at: string;
+}
+
 export interface Controls {
   pauses: PauseRecord[];
   overrides: OverrideRecord[];
+  pendingDrains: PendingDrain[];
 }
 
-export const NO_CONTROLS: Controls = { pauses: [], overrides: [] };
+export const NO_CONTROLS: Controls = { pauses: [], overrides: [], pendingDrains: [] };
+
+export type PendingDrainStep =
+  | { step: 'wait'; reason: string }
+  | { step: 'start'; reason: string }
+  | { step: 'give-up'; reason: string };
+
+/**
+ * What to do with a drain waiting for its replacement: start it once every
+ * node the scale-up claimed has joined (is active), give up when the
+ * scale-up claimed none, a node of it failed, or nothing happened within
+ * `giveUpAfter` (the drain is then not started: the operator decides again).
+ */
+export function pendingDrainStep(
+  pending: PendingDrain,
+  claim: { slots: ReadonlyArray<{ nodeId: string }>; reason?: string } | undefined,
+  slotNodes: ReadonlyArray<{ nodeId: string; state: string } | undefined>,
+  now: Date,
+  giveUpAfter: number,
+): PendingDrainStep {
+  const late = now.getTime() - Date.parse(pending.at) > giveUpAfter;
+  if (!claim) return late ? { step: 'give-up', reason: `replacement ${pending.replacementDecisionId} was never taken up` } : { step: 'wait', reason: 'replacement not claimed yet' };
+  if (claim.slots.length === 0) return { step: 'give-up', reason: `replacement ${pending.replacementDecisionId} refused: ${claim.reason ?? 'no node claimed'}` };
+  const broken = slotNodes.find((node) => node !== undefined && !['provisioning', 'active'].includes(node.state));
+  if (broken) return { step: 'give-up', reason: `replacement node ${broken.nodeId} is ${broken.state}` };
+  if (slotNodes.every((node) => node?.state === 'active')) return { step: 'start', reason: `replacement ${claim.slots.map((s) => s.nodeId).join(', ')} joined` };
+  return late ? { step: 'give-up', reason: `replacement ${pending.replacementDecisionId} did not join in time` } : { step: 'wait', reason: 'replacement not joined yet' };
+}
 
 export function isOverrideKey(key: string): key is OverrideKey {
   return Object.prototype.hasOwnProperty.call(OVERRIDE_KEYS, key);

@@ -10,7 +10,7 @@ import type {
   PoolRecord,
   ScaleUpRecord,
 } from '../domain/model.js';
-import type { Controls, OverrideRecord, PauseActions, PauseRecord } from '../domain/controls.js';
+import type { Controls, OverrideRecord, PauseActions, PauseRecord, PendingDrain } from '../domain/controls.js';
 
 /** Fields a caller may change on a node; identity, state and version are the store's. */
 export type NodePatch = Partial<Omit<NodeRecord, 'nodeId' | 'pool' | 'district' | 'profile' | 'state' | 'version' | 'createdAt'>>;
@@ -132,4 +132,8 @@ export interface StateStore {
    * `expectedVersion`, 0 meaning none is stored yet.
    */
   putOverrides(record: Omit<OverrideRecord, 'version'>, expectedVersion: number): Promise<OverrideRecord>;
+  /** Records a drain that waits for its replacement; `ConflictError` (with it) when the node already has one. */
+  createPendingDrain(pending: PendingDrain): Promise<PendingDrain>;
+  /** Removes it; true when this call removed it (exactly one of concurrent callers gets true). */
+  deletePendingDrain(nodeId: string): Promise<boolean>;
 }

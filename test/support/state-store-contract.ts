@@ -433,7 +433,7 @@ export function stateStoreContract(name: string, harness: StoreHarness): void {
       });
 
       it('starts with no pause and no override', async () => {
-        expect(await store.listControls()).toEqual({ pauses: [], overrides: [] });
+        expect(await store.listControls()).toEqual({ pauses: [], overrides: [], pendingDrains: [] });
       });
 
       it('keeps one pause per pool and actions: pausing again replaces it, resume removes it and says what it removed', async () => {
@@ -461,6 +461,18 @@ export function stateStoreContract(name: string, harness: StoreHarness): void {
         const again = await rejection(store.putOverrides({ ...base, values: { min: 9 } }, 0));
         expect((again as ConflictError).current).toEqual(second);
         expect((await store.listControls()).overrides).toEqual([second]);
+      });
+
+      it('keeps one pending drain per node; of concurrent deletes exactly one removes it', async () => {
+        const pending = { nodeId: 'n-1.example.com', pool: 'd1/small', replacementDecisionId: 'up:d1_small:1', reason: 'kernel update', by: 'local user alice', at: T0.toISOString() };
+        await store.createPendingDrain(pending);
+        const twice = await rejection(store.createPendingDrain({ ...pending, reason: 'again' }));
+        expect(twice).toBeInstanceOf(ConflictError);
+        expect((twice as ConflictError).current).toEqual(pending);
+        expect((await store.listControls()).pendingDrains).toEqual([pending]);
+        const removed = await Promise.all([store.deletePendingDrain(pending.nodeId), store.deletePendingDrain(pending.nodeId)]);
+        expect(removed.filter(Boolean)).toHaveLength(1);
+        expect((await store.listControls()).pendingDrains).toEqual([]);
       });
     });
   });

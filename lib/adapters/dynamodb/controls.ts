@@ -5,12 +5,13 @@
  *
  *   CONTROLS / PAUSE#<pool or *>#<actions>     (expiresAt: TTL a day after `until`)
  *   CONTROLS / OVERRIDES#<pool>                 (versioned)
+ *   CONTROLS / DRAINAFTER#<nodeId>              (a drain waiting for its replacement)
  *
  * DynamoDbStateStore delegates to this module; `send` is its error
  * translation, so a failed condition arrives as `ConflictError` with the item.
  */
 import { DeleteCommand, PutCommand, QueryCommand, type DynamoDBDocumentClient, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
-import { pauseKey, type Controls, type OverrideRecord, type PauseActions, type PauseRecord } from '../../domain/controls.js';
+import { pauseKey, type Controls, type OverrideRecord, type PauseActions, type PauseRecord, type PendingDrain } from '../../domain/controls.js';
 import type { PoolId } from '../../domain/model.js';
 import { TABLE_KEYS } from './table-keys.js';
 
@@ -18,6 +19,7 @@ const { partition: PK, sort: SK, ttl: TTL } = TABLE_KEYS;
 const PARTITION = 'CONTROLS';
 const PAUSE = 'PAUSE#';
 const OVERRIDES = 'OVERRIDES#';
+const PENDING_DRAIN = 'DRAINAFTER#';
 /** An expired pause stays readable (for status) a day past its `until` before DynamoDB's TTL removes it. */
 const PAUSE_KEPT_AFTER_UNTIL_S = 86_400;
 
@@ -31,7 +33,7 @@ export class DynamoDbControls {
   ) {}
 
   async list(): Promise<Controls> {
-    const controls: Controls = { pauses: [], overrides: [] };
+    const controls: Controls = { pauses: [], overrides: [], pendingDrains: [] };
     let startKey: QueryCommandInput['ExclusiveStartKey'];
     do {
       const page = await this.send(() =>
@@ -51,6 +53,7 @@ export class DynamoDbControls {
         const { [PK]: _pk, [SK]: _sk, [TTL]: _ttl, ...record } = item;
         if (sk.startsWith(PAUSE)) controls.pauses.push(record as PauseRecord);
         else if (sk.startsWith(OVERRIDES)) controls.overrides.push(record as OverrideRecord);
+        else if (sk.startsWith(PENDING_DRAIN)) controls.pendingDrains.push(record as PendingDrain);
       }
       startKey = page.LastEvaluatedKey;
     } while (startKey);
@@ -90,5 +93,28 @@ export class DynamoDbControls {
       `overrides of pool ${record.pool} are not at version ${expectedVersion}`,
     );
     return next;
+  }
+
+  async createPendingDrain(pending: PendingDrain): Promise<PendingDrain> {
+    await this.send(
+      () =>
+        this.client.send(
+          new PutCommand({
+            TableName: this.tableName,
+            Item: { [PK]: PARTITION, [SK]: `${PENDING_DRAIN}${pending.nodeId}`, ...pending },
+            ConditionExpression: `attribute_not_exists(${PK})`,
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+          }),
+        ),
+      `node ${pending.nodeId} already waits for a replacement`,
+    );
+    return pending;
+  }
+
+  async deletePendingDrain(nodeId: string): Promise<boolean> {
+    const result = await this.send(() =>
+      this.client.send(new DeleteCommand({ TableName: this.tableName, Key: { [PK]: PARTITION, [SK]: `${PENDING_DRAIN}${nodeId}` }, ReturnValues: 'ALL_OLD' })),
+    );
+    return result.Attributes !== undefined;
   }
 }

@@ -21,7 +21,7 @@ import type {
   ScaleUpRecord,
 } from '../../domain/model.js';
 import { splitPoolId } from '../../domain/model.js';
-import type { Controls, OverrideRecord, PauseActions, PauseRecord } from '../../domain/controls.js';
+import type { Controls, OverrideRecord, PauseActions, PauseRecord, PendingDrain } from '../../domain/controls.js';
 import { ConflictError, NotFoundError } from '../../errors.js';
 import type { DrainPatch, LeaseRequest, NewDrain, NewNode, NodePatch, PoolPatch, StateStore, StatsWrite } from '../../ports/state-store.js';
 import { assertLegalTransition, decisionExpiry, grantLease, sourcesOf } from '../state-rules.js';
@@ -348,6 +348,12 @@ export class DynamoDbStateStore implements StateStore {
   }
   putOverrides(record: Omit<OverrideRecord, 'version'>, expectedVersion: number): Promise<OverrideRecord> {
     return this.controls.putOverrides(record, expectedVersion);
+  }
+  createPendingDrain(pending: PendingDrain): Promise<PendingDrain> {
+    return this.controls.createPendingDrain(pending);
+  }
+  deletePendingDrain(nodeId: string): Promise<boolean> {
+    return this.controls.deletePendingDrain(nodeId);
   }
 
   private async get<T>(itemKey: Record<string, string>): Promise<T | undefined> {

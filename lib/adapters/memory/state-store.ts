@@ -10,7 +10,7 @@ import type {
   ScaleUpRecord,
 } from '../../domain/model.js';
 import { splitPoolId } from '../../domain/model.js';
-import { pauseKey, type Controls, type OverrideRecord, type PauseActions, type PauseRecord } from '../../domain/controls.js';
+import { pauseKey, type Controls, type OverrideRecord, type PauseActions, type PauseRecord, type PendingDrain } from '../../domain/controls.js';
 import { ConflictError, NotFoundError } from '../../errors.js';
 import type { DrainPatch, LeaseRequest, NewDrain, NewNode, NodePatch, PoolPatch, StateStore, StatsWrite } from '../../ports/state-store.js';
 import { assertLegalTransition, decisionExpiry, grantLease, sourcesOf } from '../state-rules.js';
@@ -72,6 +72,7 @@ export class InMemoryStateStore implements StateStore {
   private readonly decisions = new Map<PoolId, Array<DecisionLogEntry & { expiresAt: number }>>();
   private readonly pauses = new FrozenMap<string, PauseRecord>();
   private readonly overrides = new FrozenMap<PoolId, OverrideRecord>();
+  private readonly pendingDrains = new FrozenMap<string, PendingDrain>();
 
   async getNode(nodeId: string): Promise<NodeRecord | undefined> {
     const node = this.nodes.get(nodeId);
@@ -260,7 +261,7 @@ export class InMemoryStateStore implements StateStore {
   }
 
   async listControls(): Promise<Controls> {
-    return { pauses: [...this.pauses.values()].map(copy), overrides: [...this.overrides.values()].map(copy) };
+    return { pauses: [...this.pauses.values()].map(copy), overrides: [...this.overrides.values()].map(copy), pendingDrains: [...this.pendingDrains.values()].map(copy) };
   }
 
   async putPause(pause: PauseRecord): Promise<PauseRecord> {
@@ -284,6 +285,17 @@ export class InMemoryStateStore implements StateStore {
     const next: OverrideRecord = { ...copy(record), version: expectedVersion + 1 };
     this.overrides.set(record.pool, next);
     return copy(next);
+  }
+
+  async createPendingDrain(pending: PendingDrain): Promise<PendingDrain> {
+    const existing = this.pendingDrains.get(pending.nodeId);
+    if (existing) throw new ConflictError(`node ${pending.nodeId} already waits for a replacement`, copy(existing));
+    this.pendingDrains.set(pending.nodeId, copy(pending));
+    return copy(pending);
+  }
+
+  async deletePendingDrain(nodeId: string): Promise<boolean> {
+    return this.pendingDrains.delete(nodeId);
   }
 
   private requireNode(nodeId: string): NodeRecord {
