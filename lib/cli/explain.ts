@@ -6,6 +6,7 @@
  * reasons. Before: the latest entries of the pool's decision log (decisions
  * and non-decisions, their reasons and details) as the functions wrote them.
  */
+import { controlsView, renderControls, type ControlsView } from './controls-view.js';
 import type { RejectedCandidate } from '../domain/decision.js';
 import { explainPool, type Check } from '../domain/explain.js';
 import type { DecisionLogEntry, PoolId } from '../domain/model.js';
@@ -29,6 +30,8 @@ export interface PoolExplainView {
   configured: boolean;
   /** Null for a pool the configuration does not have: the evaluator does not evaluate it. */
   now: NowView | null;
+  /** Pauses, shadow mode, overrides, schedule: what the evaluator applies on top of `now`'s decision. */
+  controls: ControlsView;
   /** Newest first. */
   decisions: DecisionLogEntry[];
   /** The newest entry that was not a no-action, if the log holds one within the last LOOKBACK entries. */
@@ -49,6 +52,7 @@ export async function explainView(store: StateStore, snapshot: Snapshot, pools: 
         pool: pool.pool,
         configured: pool.config !== undefined,
         now: nowView(snapshot, pool),
+        controls: controlsView(snapshot, pool),
         decisions: log.slice(0, limit),
         lastAction: log.find((entry) => entry.kind !== 'no-action') ?? null,
       };
@@ -87,6 +91,7 @@ export function renderExplain(view: ExplainView, options: { style: Style; width?
   const lines: string[] = [...wrap(`${s.bold('nodescaler explain')} · ${view.target} · ${clockTime(view.at, now)}`, width)];
   for (const pool of view.pools) {
     lines.push('', s.bold(`pool ${pool.pool}`));
+    lines.push(...renderControls(pool.controls, options));
     if (pool.now) lines.push(...renderNow(pool.now, now, options));
     else lines.push(...wrap(s.yellow('not in the configuration: the evaluator does not evaluate it (its log is below)'), width, '  '));
     lines.push(...renderLog(pool, now, options));
@@ -156,6 +161,7 @@ function detailLines(entry: DecisionLogEntry): string[] {
   const d = (entry.details ?? {}) as Record<string, unknown>;
   const lines: string[] = [];
   const facts: string[] = [];
+  if (entry.by) facts.push(`by ${entry.by}`);
   if (entry.decisionId) facts.push(`decision ${entry.decisionId}`);
   if (typeof d.trigger === 'string') facts.push(`on ${d.trigger}`);
   if (typeof d.utilization === 'number' || d.utilization === null) facts.push(`utilization ${ratio(d.utilization as number | null)}`);
