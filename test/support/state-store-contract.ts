@@ -447,6 +447,8 @@ export function stateStoreContract(name: string, harness: StoreHarness): void {
         expect(await store.deletePause('d1/small', 'scale-down')).toEqual(pause('d1/small', 'scale-down', { reason: 'still investigating' }));
         expect(await store.deletePause('d1/small', 'scale-down')).toBeUndefined();
         expect((await store.listControls()).pauses).toEqual([pause('*', 'all', { until: at(3600).toISOString() })]);
+        await store.putPause(pause('d1/small', 'scale-down', { reason: 'again' }));
+        expect((await store.listControls()).pauses).toContainEqual(pause('d1/small', 'scale-down', { reason: 'again' }));
       });
 
       it('versions overrides: a write at a stale version is a ConflictError carrying the record as it is', async () => {
@@ -473,6 +475,9 @@ export function stateStoreContract(name: string, harness: StoreHarness): void {
         const removed = await Promise.all([store.deletePendingDrain(pending.nodeId), store.deletePendingDrain(pending.nodeId)]);
         expect(removed.filter(Boolean)).toHaveLength(1);
         expect((await store.listControls()).pendingDrains).toEqual([]);
+        // Done: the node may wait for a replacement again.
+        await store.createPendingDrain({ ...pending, replacementDecisionId: 'up:d1_small:2' });
+        expect((await store.listControls()).pendingDrains).toEqual([{ ...pending, replacementDecisionId: 'up:d1_small:2' }]);
       });
     });
   });

@@ -7,10 +7,15 @@
  *   CONTROLS / OVERRIDES#<pool>                 (versioned)
  *   CONTROLS / DRAINAFTER#<nodeId>              (a drain waiting for its replacement)
  *
+ * Nothing is deleted (the operators' policy grants no DeleteItem): a
+ * resumed pause or a finished pending drain is marked `endedAt`, left out of
+ * every read and removed by TTL a day later.
+ *
  * DynamoDbStateStore delegates to this module; `send` is its error
  * translation, so a failed condition arrives as `ConflictError` with the item.
  */
-import { DeleteCommand, PutCommand, QueryCommand, type DynamoDBDocumentClient, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import { ConflictError } from '../../errors.js';
 import { pauseKey, type Controls, type OverrideRecord, type PauseActions, type PauseRecord, type PendingDrain } from '../../domain/controls.js';
 import type { PoolId } from '../../domain/model.js';
 import { TABLE_KEYS } from './table-keys.js';
@@ -20,6 +25,9 @@ const PARTITION = 'CONTROLS';
 const PAUSE = 'PAUSE#';
 const OVERRIDES = 'OVERRIDES#';
 const PENDING_DRAIN = 'DRAINAFTER#';
+const ENDED = 'endedAt';
+/** How long an ended item stays (for a look in the console) before TTL removes it. */
+const ENDED_KEPT_S = 86_400;
 /** An expired pause stays readable (for status) a day past its `until` before DynamoDB's TTL removes it. */
 const PAUSE_KEPT_AFTER_UNTIL_S = 86_400;
 
@@ -51,6 +59,7 @@ export class DynamoDbControls {
       for (const item of page.Items ?? []) {
         const sk = String(item[SK]);
         const { [PK]: _pk, [SK]: _sk, [TTL]: _ttl, ...record } = item;
+        if (record[ENDED] !== undefined) continue;
         if (sk.startsWith(PAUSE)) controls.pauses.push(record as PauseRecord);
         else if (sk.startsWith(OVERRIDES)) controls.overrides.push(record as OverrideRecord);
         else if (sk.startsWith(PENDING_DRAIN)) controls.pendingDrains.push(record as PendingDrain);
@@ -67,14 +76,7 @@ export class DynamoDbControls {
   }
 
   async deletePause(pool: PoolId, actions: PauseActions): Promise<PauseRecord | undefined> {
-    const result = await this.send(() =>
-      this.client.send(
-        new DeleteCommand({ TableName: this.tableName, Key: { [PK]: PARTITION, [SK]: `${PAUSE}${pauseKey({ pool, actions })}` }, ReturnValues: 'ALL_OLD' }),
-      ),
-    );
-    if (!result.Attributes) return undefined;
-    const { [PK]: _pk, [SK]: _sk, [TTL]: _ttl, ...pause } = result.Attributes;
-    return pause as PauseRecord;
+    return this.end<PauseRecord>(`${PAUSE}${pauseKey({ pool, actions })}`);
   }
 
   async putOverrides(record: Omit<OverrideRecord, 'version'>, expectedVersion: number): Promise<OverrideRecord> {
@@ -102,7 +104,8 @@ export class DynamoDbControls {
           new PutCommand({
             TableName: this.tableName,
             Item: { [PK]: PARTITION, [SK]: `${PENDING_DRAIN}${pending.nodeId}`, ...pending },
-            ConditionExpression: `attribute_not_exists(${PK})`,
+            ConditionExpression: `attribute_not_exists(${PK}) OR attribute_exists(#ended)`,
+            ExpressionAttributeNames: { '#ended': ENDED },
             ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
           }),
         ),
@@ -112,9 +115,32 @@ export class DynamoDbControls {
   }
 
   async deletePendingDrain(nodeId: string): Promise<boolean> {
-    const result = await this.send(() =>
-      this.client.send(new DeleteCommand({ TableName: this.tableName, Key: { [PK]: PARTITION, [SK]: `${PENDING_DRAIN}${nodeId}` }, ReturnValues: 'ALL_OLD' })),
-    );
-    return result.Attributes !== undefined;
+    return (await this.end<PendingDrain>(`${PENDING_DRAIN}${nodeId}`)) !== undefined;
+  }
+
+  /** Marks an item ended unless it is missing or ended already; the item as it was, or undefined. */
+  private async end<T>(sortKey: string): Promise<T | undefined> {
+    const now = new Date();
+    try {
+      const result = await this.send(() =>
+        this.client.send(
+          new UpdateCommand({
+            TableName: this.tableName,
+            Key: { [PK]: PARTITION, [SK]: sortKey },
+            UpdateExpression: 'SET #ended = :now, #ttl = :ttl',
+            ConditionExpression: `attribute_exists(${PK}) AND attribute_not_exists(#ended)`,
+            ExpressionAttributeNames: { '#ended': ENDED, '#ttl': TTL },
+            ExpressionAttributeValues: { ':now': now.toISOString(), ':ttl': Math.floor(now.getTime() / 1000) + ENDED_KEPT_S },
+            ReturnValues: 'ALL_OLD',
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+          }),
+        ),
+      );
+      const { [PK]: _pk, [SK]: _sk, [TTL]: _ttl, ...record } = result.Attributes ?? {};
+      return record as T;
+    } catch (error) {
+      if (error instanceof ConflictError) return undefined;
+      throw error;
+    }
   }
 }
