@@ -21,7 +21,7 @@
  * their hosts, fills in what a booting host reports late (address, volume,
  * DNS), releases leases of finished decisions, and sweeps orphaned hosts.
  */
-import { pausedReason } from '../domain/controls.js';
+import { effectiveConfig, pausedReason } from '../domain/controls.js';
 import type { Config, PoolConfig } from '../config/index.js';
 import { findPoolConfig, poolNaming } from '../config/index.js';
 import { RELEASE_KIND_STEP } from '../domain/decommission.js';
@@ -230,12 +230,14 @@ export class NodeProvisioner {
     // the evaluator decided again for the same need, and carrying out both would double it.
     const superseded = await this.supersededBy(message);
     // An operator's pause refuses a decision before its first effect (the claim); one already claimed goes on.
-    const paused = pausedReason((await store.listControls()).pauses, message.pool, 'scale-up', now);
+    // The room is the pool's max as the evaluator saw it: with the runtime overrides applied.
+    const controls = await store.listControls();
+    const paused = pausedReason(controls.pauses, message.pool, 'scale-up', now);
     const room = superseded
       ? { granted: 0, reason: `superseded: the pool's lease is held by ${superseded.kind} ${superseded.holder}` }
       : paused !== undefined
         ? { granted: 0, reason: paused }
-        : await this.room(message, poolConfig);
+        : await this.room(message, effectiveConfig(this.config, poolConfig, controls, message.pool, now).poolConfig);
     const naming = poolNaming(this.config, poolConfig);
     const slots: ScaleUpRecord['slots'] = [];
     for (let i = 0; i < room.granted; i++) slots.push(await this.freshNames(naming));

@@ -6,6 +6,7 @@
  * reasons. Before: the latest entries of the pool's decision log (decisions
  * and non-decisions, their reasons and details) as the functions wrote them.
  */
+import { gateDecision } from '../domain/controls.js';
 import { controlsView, renderControls, type ControlsView } from './controls-view.js';
 import type { RejectedCandidate } from '../domain/decision.js';
 import { explainPool, type Check } from '../domain/explain.js';
@@ -18,7 +19,7 @@ import { evaluationInput, type PoolState, type Snapshot } from './snapshot.js';
 const LOOKBACK = 100;
 
 export interface NowView {
-  decision: { kind: string; reason: string; count?: number; nodeId?: string; rejected?: RejectedCandidate[] };
+  decision: { kind: string; reason: string; count?: number; nodeId?: string; rejected?: RejectedCandidate[]; heldBack?: string };
   utilization: number | null;
   scaleDown: Check[];
   candidates: { strategy: string; wouldDrain: string | null; rejected: RejectedCandidate[] };
@@ -67,6 +68,8 @@ export function nowView(snapshot: Snapshot, pool: PoolState): NowView | null {
   const explained = explainPool(input);
   const d = explained.evaluation.decision;
   const u = explained.evaluation.utilization.utilization;
+  const gears = d.kind === 'scale-down' ? (pool.nodes.find((n) => n.nodeId === d.nodeId)?.stats?.activeGears ?? 0) : undefined;
+  const gate = gateDecision(d, pool.pool, pool.effective?.mode ?? 'active', snapshot.controls.pauses, snapshot.now, gears);
   return {
     decision: {
       kind: d.kind,
@@ -74,6 +77,8 @@ export function nowView(snapshot: Snapshot, pool: PoolState): NowView | null {
       ...(d.kind === 'scale-up' ? { count: d.count } : {}),
       ...(d.kind === 'scale-down' ? { nodeId: d.nodeId } : {}),
       ...(d.kind !== 'scale-up' && d.rejected?.length ? { rejected: d.rejected } : {}),
+      // Paused or in shadow mode: what the evaluator would log instead of acting.
+      ...(gate.act ? {} : { heldBack: gate.reason }),
     },
     utilization: Number.isFinite(u) ? Math.round(u * 1000) / 1000 : null,
     scaleDown: explained.scaleDown,
@@ -107,6 +112,7 @@ function renderNow(view: NowView, now: Date, options: { style: Style; width?: nu
   const { style: s, width } = options;
   const lines: string[] = ['  right now (the evaluator\'s rules on the current state; nothing written):'];
   lines.push(...wrap(`${decisionWord(view.decision.kind, s)}: ${view.decision.reason}`, width, '    '));
+  if (view.decision.heldBack) lines.push(...wrap(s.yellow(`held back, nothing sent: ${view.decision.heldBack}`), width, '    '));
   const checks = (title: string, list: Check[]) => {
     lines.push(`  ${title}:`);
     const nameWidth = Math.max(...list.map((check) => check.name.length));

@@ -138,6 +138,9 @@ describe('pause and resume', () => {
     expect(flat(status.stdout)).toMatch(/paused: scale-down paused by .* until 2026-11-21T11:06:00\.\d{3}Z: incident 42/);
     const explain = json(await cli(['explain', 'd1/small', '--json']));
     expect(explain.pools[0].controls.paused).toMatchObject([{ actions: 'scale-down', by: ME, reason: 'incident 42' }]);
+    expect(explain.pools[0].now.decision).toMatchObject({ kind: 'scale-down', heldBack: expect.stringContaining('not carried out: scale-down paused by') });
+    const dryRun = await cli(['evaluate', '--dry-run', 'd1/small']);
+    expect(flat(dryRun.stdout)).toContain('held back, nothing sent: pool d1/small at');
   });
 
   it('a stage-wide pause holds every pool; resume of one pool names the pause that still holds', async () => {

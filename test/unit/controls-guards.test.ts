@@ -54,6 +54,18 @@ describe('the provisioner under a pause', () => {
   });
 });
 
+describe('the provisioner and runtime overrides', () => {
+  it("claims up to the pool's max as overridden, as the evaluator clamped it", async () => {
+    const store = new InMemoryStateStore();
+    const log = new MemoryLog();
+    const small = parseConfig({ pools: [{ district: 'd1', profile: 'small', max: 1, gearsPerNode: 100, naming: { base: 'd1-small' } }] });
+    const provisioner = new NodeProvisioner({ store, cloud: new LogCloud(log, small), clock: { now: () => T0 }, metrics: new InMemoryMetrics(), log }, small);
+    await store.putOverrides({ pool: POOL, values: { max: 3 }, updatedAt: T0.toISOString(), updatedBy: 'local user alice', reason: 'peak' }, 0);
+    const outcome = await provisioner.scaleUp({ type: 'scale-up', v: 1, decisionId: 'up:d1_small:1', pool: POOL, count: 3, reason: 'full', decidedAt: T0.toISOString() });
+    expect(outcome.nodes).toHaveLength(3);
+  });
+});
+
 describe('the gear mover under a pause', () => {
   it("refuses the evaluator's scale-down of a paused pool before closing the node, and frees the pool", async () => {
     const w = new World(new InMemoryStateStore());
