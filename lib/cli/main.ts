@@ -34,14 +34,17 @@ commands
                              --replace: request a replacement node first, drain once it joined
   cancel-drain NODE          stop a node's drain: moves in flight settle, the node re-opens
                              --reason TEXT
-  protect NODE               never choose the node for scale-down, never terminate it   --reason TEXT
+  protect NODE               never choose the node for scale-down, never terminate it
+                             --reason TEXT
   unprotect NODE             clear the node's protected flag   --reason TEXT
-  pause [POOL]               hold scaling back (every pool without POOL), no deploy   --reason TEXT
+  pause [POOL]               hold scaling back (every pool without POOL), no deploy
+                             --reason TEXT
                              --scale-up | --scale-down  only that action   --until TIME|DURATION
   resume [POOL]              lift a pause   --reason TEXT   [--scale-up | --scale-down]
-  set POOL KEY VALUE         runtime override, validated as the file: min, max, mode (active|shadow),
-                             protectedNodes (a,b), scaleUp.threshold, scaleUp.target,
-                             scaleDown.utilizationThreshold, scaleDown.enabled   --reason TEXT
+  set POOL KEY VALUE         runtime override, validated as the file: min, max, mode
+                             (active|shadow), protectedNodes (a,b), scaleUp.threshold,
+                             scaleUp.target, scaleDown.utilizationThreshold, scaleDown.enabled
+                             --reason TEXT
   unset POOL KEY             back to the file's value   --reason TEXT
   overrides [POOL]           the runtime overrides, with the file's values, version, who and why
   shadow-report              what shadow mode would have done: nodes added, drains, gear moves,
