@@ -1,8 +1,10 @@
 import type { Config, PoolConfig } from '../config/index.js';
+import { effectiveConfig, gateDecision, shadowKey, shadowSentence, type Controls, type ShadowDetails } from '../domain/controls.js';
 import type { PoolEvaluation } from '../domain/decision.js';
 import { decisionMessage } from '../domain/decision-message.js';
 import { decidePool } from '../domain/evaluate.js';
 import { drainIdFor } from '../domain/drain.js';
+import { advancePendingDrains } from './replace-drain.js';
 import { poolIdOf, type NodeRecord, type PoolId, type PoolRecord } from '../domain/model.js';
 import { isProtected, observedBootMs, statsToStore } from '../domain/node-stats.js';
 import { ConflictError, NotFoundError, describeError } from '../errors.js';
@@ -12,7 +14,7 @@ import type { Log } from '../ports/log.js';
 import type { Metrics } from '../ports/metrics.js';
 import type { Platform } from '../ports/platform.js';
 import type { Queue } from '../ports/queue.js';
-import type { StateStore } from '../ports/state-store.js';
+import type { PoolPatch, StateStore } from '../ports/state-store.js';
 import { leaseAndSend, sendLeased } from './outbox.js';
 
 export interface EvaluatorPorts {
@@ -33,7 +35,8 @@ export interface StatsItem {
 
 export interface PoolOutcome {
   pool: PoolId;
-  kind: PoolEvaluation['decision']['kind'] | 'skipped';
+  /** `shadow`: a decision of a pool in shadow mode, logged and not carried out. */
+  kind: PoolEvaluation['decision']['kind'] | 'skipped' | 'shadow';
   reason: string;
   decisionId?: string;
   /** False when the decision message could not be sent; it stays with the lease and is sent again next time. */
@@ -158,8 +161,11 @@ export class ThresholdEvaluator {
 
   private async evaluate(pools: readonly PoolId[], trigger: 'stats' | 'tick'): Promise<PoolOutcome[]> {
     if (pools.length === 0) return [];
-    // Read once, and only when some pool is due: most stats batches find every pool evaluated this interval, and reading
-    // every node for each of them made a minute cost nodes x batches (nodes squared).
+    // The operator's pauses and overrides: one read per batch, whatever the number of pools.
+    const controls = await this.ports.store.listControls();
+    if (controls.pendingDrains.length > 0) await advancePendingDrains(this.ports, this.config, controls.pendingDrains);
+    // Nodes are read once, and only when some pool is due: most stats batches find every pool evaluated this interval, and
+    // reading every node for each of them made a minute cost nodes x batches (nodes squared).
     let loading: Promise<NodeRecord[]> | undefined;
     let loadError: unknown;
     const loadAllNodes = () =>
@@ -170,7 +176,7 @@ export class ThresholdEvaluator {
     const outcomes: PoolOutcome[] = [];
     for (const pool of pools) {
       try {
-        outcomes.push(await this.evaluatePool(pool, loadAllNodes, trigger));
+        outcomes.push(await this.evaluatePool(pool, loadAllNodes, controls, trigger));
       } catch (error) {
         // Without the node list no pool can be evaluated: the whole evaluation fails, to be retried.
         if (loadError !== undefined) throw loadError;
@@ -190,10 +196,10 @@ export class ThresholdEvaluator {
     return lists.flat();
   }
 
-  private async evaluatePool(poolId: PoolId, loadAllNodes: () => Promise<readonly NodeRecord[]>, trigger: 'stats' | 'tick'): Promise<PoolOutcome> {
+  private async evaluatePool(poolId: PoolId, loadAllNodes: () => Promise<readonly NodeRecord[]>, controls: Controls, trigger: 'stats' | 'tick'): Promise<PoolOutcome> {
     const { store, clock, log, metrics } = this.ports;
-    const poolConfig = this.pools.get(poolId)!;
     const now = clock.now();
+    const effective = effectiveConfig(this.config, this.pools.get(poolId)!, controls, poolId, now);
     let pool = (await store.getPool(poolId)) ?? (await store.ensurePool(poolId));
     // Stats and the tick both evaluate at most once per evaluationInterval: the tick is for pools whose stats stopped.
     if (pool.lastEvaluatedAt && now.getTime() - Date.parse(pool.lastEvaluatedAt) < this.config.evaluationInterval) {
@@ -208,17 +214,33 @@ export class ThresholdEvaluator {
     const booted = observedBootMs(nodes);
     const evaluation = decidePool({
       now,
-      config: this.config,
-      poolConfig,
+      config: effective.config,
+      poolConfig: effective.poolConfig,
       pool: booted === undefined ? pool : { ...pool, observedBootMs: booted },
       nodes,
       allNodes,
       drains,
     });
     const { decision, utilization } = evaluation;
+    const gears = decision.kind === 'scale-down' ? (nodes.find((n) => n.nodeId === decision.nodeId)?.stats?.activeGears ?? 0) : undefined;
+    const gate = gateDecision(decision, poolId, effective.mode, controls.pauses, now, gears);
+    const poolPatch: PoolPatch = { ...evaluation.poolPatch };
+    let shadow: ShadowDetails | undefined;
+    let shadowRepeat: string | undefined;
+    if (!gate.act && decision.kind !== 'no-action') {
+      // Not carried out: no scale-up happened for delayAfterAdd to count from.
+      delete poolPatch.lastScaleUpAt;
+      if ('shadow' in gate) {
+        const key = shadowKey(decision);
+        if (pool.shadow?.key === key && now.getTime() - Date.parse(pool.shadow.at) < this.config.leaseTtl) shadowRepeat = pool.shadow.at;
+        else poolPatch.shadow = { key, at: now.toISOString() };
+        shadow = decision.kind === 'scale-up' ? { action: 'scale-up', nodes: decision.count } : { action: 'scale-down', nodeId: decision.nodeId, gears: gears! };
+        shadow.sentence = shadowSentence(decision, gears);
+      }
+    }
 
     try {
-      pool = await store.updatePool(poolId, pool.version, evaluation.poolPatch);
+      pool = await store.updatePool(poolId, pool.version, poolPatch);
     } catch (error) {
       if (error instanceof ConflictError) {
         // Another invocation evaluated this pool at the same moment; its decision stands.
@@ -232,8 +254,13 @@ export class ThresholdEvaluator {
     // How old the newest figures behind this decision are: the time from a node's report to the decision it fed.
     const newest = nodes.reduce((latest, node) => Math.max(latest, node.stats ? Date.parse(node.stats.reportedAt) : 0), 0);
     if (newest > 0) metrics.record('DecisionLatency', Math.max(0, now.getTime() - newest), 'Milliseconds', { pool: poolId });
-    const message = decisionMessage(poolId, decision, now);
+    const message = gate.act ? decisionMessage(poolId, decision, now) : undefined;
     let outcome: PoolOutcome = { pool: poolId, kind: decision.kind, reason: decision.reason };
+    if (!gate.act) {
+      outcome = shadow && !shadowRepeat
+        ? { pool: poolId, kind: 'shadow', reason: gate.reason }
+        : { pool: poolId, kind: 'no-action', reason: shadowRepeat ? `${gate.reason} (as recorded at ${shadowRepeat})` : gate.reason };
+    }
     if (message) {
       try {
         const leased = await leaseAndSend(this.ports, poolId, message, this.config.leaseTtl, now);
@@ -259,6 +286,11 @@ export class ThresholdEvaluator {
       ...(decision.kind === 'scale-up' ? { count: decision.count, wanted: decision.wanted, clampedBy: decision.clampedBy, forecastNodes: decision.forecastNodes } : {}),
       ...(decision.kind === 'scale-down' ? { nodeId: decision.nodeId } : {}),
       ...('rejected' in decision && decision.rejected?.length ? { rejected: decision.rejected.slice(0, 20) } : {}),
+      ...(outcome.kind === 'shadow' ? { shadow } : {}),
+      ...(!gate.act && 'paused' in gate ? { paused: gate.paused } : {}),
+      ...(effective.mode === 'shadow' ? { mode: 'shadow' } : {}),
+      ...(Object.keys(effective.overridden).length > 0 ? { overrides: effective.overridden } : {}),
+      ...(effective.schedule ? { schedule: effective.schedule } : {}),
     };
     await store.appendDecision(
       { pool: poolId, at: now.toISOString(), kind: outcome.kind === 'skipped' ? 'no-action' : outcome.kind, reason: outcome.reason, ...(outcome.decisionId ? { decisionId: outcome.decisionId } : {}), details },

@@ -8,10 +8,13 @@ import { parseDuration } from '../domain/duration.js';
 import type { Config } from '../config/index.js';
 import type { Clock } from '../ports/clock.js';
 import { positiveInt, print, widthOf, type Context, type Io } from './context.js';
+import { CONTROL_COMMANDS, runControlCommand } from './control-commands.js';
 import { dryRunView, renderDryRun } from './evaluate.js';
 import { EXIT, usageError, type ExitCode } from './exit.js';
 import { explainView, renderExplain } from './explain.js';
-import { cancelDrain, requestDrain, setProtected } from './nodes.js';
+import { audit, requireReason } from './audit.js';
+import { cancelDrain, setProtected } from './nodes.js';
+import { safeDrain } from './safe-drain.js';
 import { reportStatsCommand } from './report-stats.js';
 import { when, wrap } from './render.js';
 import { findPool, readSnapshot, type PoolState, type Snapshot } from './snapshot.js';
@@ -30,8 +33,13 @@ export async function runStateCommand(command: string, args: string[], context: 
   );
   const at = values.at ?? (spec.kind === 'local' && io.env.set.localNow ? io.env.deployment.localNow : undefined);
   const clock = clockAt(at);
-  const { config } = loadTargetConfig(spec, io.root);
+  const { config, source } = loadTargetConfig(spec, io.root);
   if (spec.kind === 'deployed' && spec.chosenBy && !values.json) io.stderr.write(`nodescaler: ${describeTarget(spec)}, chosen by ${spec.chosenBy}\n`);
+
+  if (CONTROL_COMMANDS.has(command)) {
+    const configSource = spec.configJson !== undefined ? { json: spec.configJson } : { file: source };
+    return withTarget(io, spec, clock, (target) => runControlCommand(command, args, context, target, config, clock, configSource));
+  }
 
   switch (command) {
     case 'status':
@@ -57,11 +65,22 @@ export async function runStateCommand(command: string, args: string[], context: 
         return EXIT.ok;
       });
     }
-    case 'drain':
+    case 'drain': {
+      const why = requireReason(values.reason, 'drain');
       return withTarget(io, spec, clock, async (target) => {
-        const view = await requestDrain(target, config, clock, args[0]!, values.reason);
+        const view = await safeDrain(target, config, clock, args[0]!, why, values.replace === true);
+        if (view.action === 'drain --replace') {
+          print(context, { target: describeTarget(spec), ...view }, () => [
+            ...wrap(`${view.nodeId}: ${view.fit.line}.`, context.width),
+            ...wrap(
+              `Replacement requested: scale-up ${view.replacementDecisionId} (1 node) sent to the scale queue; the evaluator starts the drain of ${view.nodeId} once the new node has joined. nodescaler status shows both.`,
+              context.width,
+            ),
+          ]);
+          return EXIT.ok;
+        }
         print(context, { target: describeTarget(spec), ...view }, () => [
-          ...wrap(`drain of ${view.nodeId} requested: scale-down ${view.decisionId} sent to ${view.queue}`, context.width),
+          ...wrap(`drain of ${view.nodeId} requested: scale-down ${view.decisionId} sent to ${view.queue}${view.fit ? ` (${view.fit.line})` : ''}`, context.width),
           ...wrap(
             `The gear mover creates drain ${view.drainId} when it takes the message${spec.kind === 'local' ? ` (locally: npm run invoke -- gearMover ${view.queue})` : ''}; nodescaler status shows its progress.`,
             context.width,
@@ -69,9 +88,14 @@ export async function runStateCommand(command: string, args: string[], context: 
         ]);
         return EXIT.ok;
       });
-    case 'cancel-drain':
+    }
+    case 'cancel-drain': {
+      const why = requireReason(values.reason, 'cancel-drain');
       return withTarget(io, spec, clock, async (target) => {
-        const view = await cancelDrain(target, config, clock, args[0]!, values.reason);
+        const by = await target.identity.whoAmI();
+        const view = await cancelDrain(target, config, clock, args[0]!, why);
+        const pool = (await target.store.getNode(view.nodeId))?.pool ?? '*';
+        if (view.changed) await audit(target, config, clock, { pool, action: 'cancel-drain', subject: view.nodeId, reason: why, by, details: { nodeId: view.nodeId, drainId: view.drainId } });
         const p = view.progress;
         print(context, { target: describeTarget(spec), ...view }, () => [
           ...wrap(
@@ -84,10 +108,14 @@ export async function runStateCommand(command: string, args: string[], context: 
         ]);
         return EXIT.ok;
       });
+    }
     case 'protect':
-    case 'unprotect':
+    case 'unprotect': {
+      const why = requireReason(values.reason, command);
       return withTarget(io, spec, clock, async (target) => {
+        const by = await target.identity.whoAmI();
         const view = await setProtected(target, config, args[0]!, command === 'protect');
+        if (view.changed) await audit(target, config, clock, { pool: view.pool, action: command, subject: view.nodeId, reason: why, by, details: { nodeId: view.nodeId, version: view.version } });
         const lines = [
           view.changed
             ? `node ${view.nodeId} ${view.protected ? 'protected: never chosen for scale-down, never terminated' : 'unprotected'} (version ${view.version})`
@@ -102,6 +130,7 @@ export async function runStateCommand(command: string, args: string[], context: 
         print(context, { target: describeTarget(spec), ...view }, () => lines.flatMap((line) => wrap(line, context.width)));
         return EXIT.ok;
       });
+    }
     case 'report-stats':
       return withTarget(io, spec, clock, async (target) => {
         const view = await reportStatsCommand(target, config, clock, values.pool, (line) => io.stderr.write(`nodescaler: ${line}\n`));

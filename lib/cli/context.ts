@@ -27,6 +27,11 @@ export const OPTIONS = {
   'dry-run': { type: 'boolean' },
   reason: { type: 'string' },
   pool: { type: 'string' },
+  'scale-up': { type: 'boolean' },
+  'scale-down': { type: 'boolean' },
+  until: { type: 'string' },
+  since: { type: 'string' },
+  replace: { type: 'boolean' },
 } as const;
 
 export type OptionName = keyof typeof OPTIONS;

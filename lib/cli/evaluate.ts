@@ -36,6 +36,7 @@ export function renderDryRun(view: DryRunView, options: { style: Style; width?: 
     const kind = pool.decision ? decisionWord(pool.decision.kind, s) : s.yellow('not evaluated');
     lines.push('', ...wrap(`${s.bold(pool.pool)}  ${util}${util ? '  ' : ''}would do: ${kind}`, width));
     lines.push(...wrap(pool.decision ? pool.decision.reason : 'not in the configuration: the evaluator does not evaluate it', width, '    '));
+    if (pool.decision?.heldBack) lines.push(...wrap(s.yellow(`held back, nothing sent: ${pool.decision.heldBack}`), width, '    '));
   }
   lines.push('', ...wrap(s.dim('The evaluator decides on its own schedule (stats and a one-minute tick); `nodescaler explain POOL` shows every condition.'), width));
   return lines;

@@ -6,6 +6,8 @@
  * reasons. Before: the latest entries of the pool's decision log (decisions
  * and non-decisions, their reasons and details) as the functions wrote them.
  */
+import { gateDecision } from '../domain/controls.js';
+import { controlsView, renderControls, type ControlsView } from './controls-view.js';
 import type { RejectedCandidate } from '../domain/decision.js';
 import { explainPool, type Check } from '../domain/explain.js';
 import type { DecisionLogEntry, PoolId } from '../domain/model.js';
@@ -17,7 +19,7 @@ import { evaluationInput, type PoolState, type Snapshot } from './snapshot.js';
 const LOOKBACK = 100;
 
 export interface NowView {
-  decision: { kind: string; reason: string; count?: number; nodeId?: string; rejected?: RejectedCandidate[] };
+  decision: { kind: string; reason: string; count?: number; nodeId?: string; rejected?: RejectedCandidate[]; heldBack?: string };
   utilization: number | null;
   scaleDown: Check[];
   candidates: { strategy: string; wouldDrain: string | null; rejected: RejectedCandidate[] };
@@ -29,6 +31,8 @@ export interface PoolExplainView {
   configured: boolean;
   /** Null for a pool the configuration does not have: the evaluator does not evaluate it. */
   now: NowView | null;
+  /** Pauses, shadow mode, overrides, schedule: what the evaluator applies on top of `now`'s decision. */
+  controls: ControlsView;
   /** Newest first. */
   decisions: DecisionLogEntry[];
   /** The newest entry that was not a no-action, if the log holds one within the last LOOKBACK entries. */
@@ -49,6 +53,7 @@ export async function explainView(store: StateStore, snapshot: Snapshot, pools: 
         pool: pool.pool,
         configured: pool.config !== undefined,
         now: nowView(snapshot, pool),
+        controls: controlsView(snapshot, pool),
         decisions: log.slice(0, limit),
         lastAction: log.find((entry) => entry.kind !== 'no-action') ?? null,
       };
@@ -63,6 +68,8 @@ export function nowView(snapshot: Snapshot, pool: PoolState): NowView | null {
   const explained = explainPool(input);
   const d = explained.evaluation.decision;
   const u = explained.evaluation.utilization.utilization;
+  const gears = d.kind === 'scale-down' ? (pool.nodes.find((n) => n.nodeId === d.nodeId)?.stats?.activeGears ?? 0) : undefined;
+  const gate = gateDecision(d, pool.pool, pool.effective?.mode ?? 'active', snapshot.controls.pauses, snapshot.now, gears);
   return {
     decision: {
       kind: d.kind,
@@ -70,6 +77,8 @@ export function nowView(snapshot: Snapshot, pool: PoolState): NowView | null {
       ...(d.kind === 'scale-up' ? { count: d.count } : {}),
       ...(d.kind === 'scale-down' ? { nodeId: d.nodeId } : {}),
       ...(d.kind !== 'scale-up' && d.rejected?.length ? { rejected: d.rejected } : {}),
+      // Paused or in shadow mode: what the evaluator would log instead of acting.
+      ...(gate.act ? {} : { heldBack: gate.reason }),
     },
     utilization: Number.isFinite(u) ? Math.round(u * 1000) / 1000 : null,
     scaleDown: explained.scaleDown,
@@ -87,6 +96,7 @@ export function renderExplain(view: ExplainView, options: { style: Style; width?
   const lines: string[] = [...wrap(`${s.bold('nodescaler explain')} · ${view.target} · ${clockTime(view.at, now)}`, width)];
   for (const pool of view.pools) {
     lines.push('', s.bold(`pool ${pool.pool}`));
+    lines.push(...renderControls(pool.controls, options));
     if (pool.now) lines.push(...renderNow(pool.now, now, options));
     else lines.push(...wrap(s.yellow('not in the configuration: the evaluator does not evaluate it (its log is below)'), width, '  '));
     lines.push(...renderLog(pool, now, options));
@@ -102,6 +112,7 @@ function renderNow(view: NowView, now: Date, options: { style: Style; width?: nu
   const { style: s, width } = options;
   const lines: string[] = ['  right now (the evaluator\'s rules on the current state; nothing written):'];
   lines.push(...wrap(`${decisionWord(view.decision.kind, s)}: ${view.decision.reason}`, width, '    '));
+  if (view.decision.heldBack) lines.push(...wrap(s.yellow(`held back, nothing sent: ${view.decision.heldBack}`), width, '    '));
   const checks = (title: string, list: Check[]) => {
     lines.push(`  ${title}:`);
     const nameWidth = Math.max(...list.map((check) => check.name.length));
@@ -156,6 +167,7 @@ function detailLines(entry: DecisionLogEntry): string[] {
   const d = (entry.details ?? {}) as Record<string, unknown>;
   const lines: string[] = [];
   const facts: string[] = [];
+  if (entry.by) facts.push(`by ${entry.by}`);
   if (entry.decisionId) facts.push(`decision ${entry.decisionId}`);
   if (typeof d.trigger === 'string') facts.push(`on ${d.trigger}`);
   if (typeof d.utilization === 'number' || d.utilization === null) facts.push(`utilization ${ratio(d.utilization as number | null)}`);

@@ -32,10 +32,26 @@ commands
                              latest decision log entries   --limit N (default 10)
   evaluate --dry-run [POOL]  what the evaluator would decide now for every pool; writes nothing
   drain NODE                 drain a node by hand: a scale-down for the gear mover   --reason TEXT
+                             refused (exit 4) when its gears do not fit on the other nodes;
+                             --replace: request a replacement node first, drain once it joined
   cancel-drain NODE          stop a node's drain: moves in flight settle, the node re-opens
                              --reason TEXT
   protect NODE               never choose the node for scale-down, never terminate it
-  unprotect NODE             clear the node's protected flag
+                             --reason TEXT
+  unprotect NODE             clear the node's protected flag   --reason TEXT
+  pause [POOL]               hold scaling back (every pool without POOL), no deploy
+                             --reason TEXT
+                             --scale-up | --scale-down  only that action   --until TIME|DURATION
+  resume [POOL]              lift a pause   --reason TEXT   [--scale-up | --scale-down]
+  set POOL KEY VALUE         runtime override, validated as the file: min, max, mode
+                             (active|shadow), protectedNodes (a,b), scaleUp.threshold,
+                             scaleUp.target, scaleDown.utilizationThreshold, scaleDown.enabled
+                             --reason TEXT
+  unset POOL KEY             back to the file's value   --reason TEXT
+  overrides [POOL]           the runtime overrides, with the file's values, version, who and why
+  shadow-report              what shadow mode would have done: nodes added, drains, gear moves,
+                             node-hours saved   --since DURATION|TIME (default 1d)
+  audit [POOL]               operator actions with who, when and why   --since (default 7d)
   report-stats               where no agent runs on the nodes: each known node's figures read
                              from the platform (broker), one node-stats each to the stats queue;
                              one-shot, run it every minute from cron or an EventBridge schedule
@@ -78,10 +94,17 @@ const COMMANDS: Record<string, CommandSpec> = {
   status: { args: { required: [], optional: ['POOL'] }, options: [...TARGET_OPTIONS, 'watch', 'interval', 'iterations', 'all'] },
   explain: { args: { required: [], optional: ['POOL'] }, options: [...TARGET_OPTIONS, 'limit'] },
   evaluate: { args: { required: [], optional: ['POOL'] }, options: [...TARGET_OPTIONS, 'dry-run'] },
-  drain: { args: { required: ['NODE'], optional: [] }, options: [...TARGET_OPTIONS, 'reason'] },
+  drain: { args: { required: ['NODE'], optional: [] }, options: [...TARGET_OPTIONS, 'reason', 'replace'] },
   'cancel-drain': { args: { required: ['NODE'], optional: [] }, options: [...TARGET_OPTIONS, 'reason'] },
-  protect: { args: { required: ['NODE'], optional: [] }, options: TARGET_OPTIONS },
-  unprotect: { args: { required: ['NODE'], optional: [] }, options: TARGET_OPTIONS },
+  protect: { args: { required: ['NODE'], optional: [] }, options: [...TARGET_OPTIONS, 'reason'] },
+  unprotect: { args: { required: ['NODE'], optional: [] }, options: [...TARGET_OPTIONS, 'reason'] },
+  pause: { args: { required: [], optional: ['POOL'] }, options: [...TARGET_OPTIONS, 'reason', 'until', 'scale-up', 'scale-down'] },
+  resume: { args: { required: [], optional: ['POOL'] }, options: [...TARGET_OPTIONS, 'reason', 'scale-up', 'scale-down'] },
+  set: { args: { required: ['POOL', 'KEY', 'VALUE'], optional: [] }, options: [...TARGET_OPTIONS, 'reason'] },
+  unset: { args: { required: ['POOL', 'KEY'], optional: [] }, options: [...TARGET_OPTIONS, 'reason'] },
+  overrides: { args: { required: [], optional: ['POOL'] }, options: TARGET_OPTIONS },
+  'shadow-report': { args: { required: [], optional: [] }, options: [...TARGET_OPTIONS, 'since'] },
+  audit: { args: { required: [], optional: ['POOL'] }, options: [...TARGET_OPTIONS, 'since'] },
   'report-stats': { args: { required: [], optional: [] }, options: [...TARGET_OPTIONS, 'pool'] },
   'validate-config': { args: { required: ['FILE'], optional: [] }, options: [] },
 };

@@ -5,6 +5,7 @@
  * run decides exactly what the evaluator would.
  */
 import type { Config, PoolConfig } from '../config/index.js';
+import { effectiveConfig, type Controls, type EffectiveConfig } from '../domain/controls.js';
 import type { PoolEvaluationInput } from '../domain/decision.js';
 import { poolIdOf, splitPoolId, type DrainRecord, type NodeRecord, type PoolId, type PoolRecord } from '../domain/model.js';
 import { observedBootMs } from '../domain/node-stats.js';
@@ -13,8 +14,10 @@ import { notFound } from './exit.js';
 
 export interface PoolState {
   pool: PoolId;
-  /** Undefined for a pool the table knows that the configuration no longer has (not evaluated). */
+  /** Undefined for a pool the table knows that the configuration no longer has (not evaluated). With its overrides and schedules applied. */
   config?: PoolConfig;
+  /** What the evaluator runs the pool with now: the file, the runtime overrides, the schedules, the mode. */
+  effective?: EffectiveConfig;
   record?: PoolRecord;
   /** Nodes of the pool, any state but terminated (they leave the pool index). */
   nodes: NodeRecord[];
@@ -27,21 +30,25 @@ export interface Snapshot {
   config: Config;
   pools: PoolState[];
   allNodes: NodeRecord[];
+  /** The operator's pauses, overrides and pending drains. */
+  controls: Controls;
 }
 
 /** Configured pools in configuration order, then pools only the table knows, by name. */
 export async function readSnapshot(store: StateStore, config: Config, now: Date): Promise<Snapshot> {
   const configured = new Map(config.pools.map((pool) => [poolIdOf(pool.district, pool.profile), pool]));
-  const extra = (await store.listPools()).map((record) => record.pool).filter((id) => !configured.has(id));
+  const [records, controls] = await Promise.all([store.listPools(), store.listControls()]);
+  const extra = records.map((record) => record.pool).filter((id) => !configured.has(id));
   const ids = [...configured.keys(), ...[...new Set(extra)].sort()];
   const pools = await Promise.all(
     ids.map(async (id): Promise<PoolState> => {
       const [record, nodes, drains] = await Promise.all([store.getPool(id), store.listNodes(id), store.listDrains(id, 'active')]);
-      const poolConfig = configured.get(id);
-      return { pool: id, ...(poolConfig ? { config: poolConfig } : {}), ...(record ? { record } : {}), nodes, drains };
+      const fileConfig = configured.get(id);
+      const effective = fileConfig ? effectiveConfig(config, fileConfig, controls, id, now) : undefined;
+      return { pool: id, ...(effective ? { config: effective.poolConfig, effective } : {}), ...(record ? { record } : {}), nodes, drains };
     }),
   );
-  return { now, config, pools, allNodes: pools.flatMap((pool) => pool.nodes) };
+  return { now, config, pools, allNodes: pools.flatMap((pool) => pool.nodes), controls };
 }
 
 /** The pool named on the command line; `not found` (exit 3) listing the pools there are. */
@@ -62,7 +69,7 @@ export function evaluationInput(snapshot: Snapshot, pool: PoolState): PoolEvalua
   const booted = observedBootMs(pool.nodes);
   return {
     now: snapshot.now,
-    config: snapshot.config,
+    config: pool.effective?.config ?? snapshot.config,
     poolConfig: pool.config,
     pool: booted === undefined ? record : { ...record, observedBootMs: booted },
     nodes: pool.nodes,

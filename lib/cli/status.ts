@@ -4,6 +4,7 @@
  * back until when (capacity exhaustion, failure backoff, scale-down delays),
  * and the drains in progress with each gear's move.
  */
+import { controlsView, renderControls, type ControlsView } from './controls-view.js';
 import type { Config } from '../config/index.js';
 import { progressOf, drainKind, type Progress } from '../domain/drain.js';
 import type { DrainKind, DrainRecord, MoveState, NodeRecord, NodeState, PoolId } from '../domain/model.js';
@@ -95,6 +96,8 @@ export interface PoolView {
   exhaustedUntil: string | null;
   nodeList: NodeView[];
   drains: DrainView[];
+  /** Pauses, shadow mode, overrides, schedule (lib/cli/controls-view.ts). */
+  controls?: ControlsView;
 }
 
 export interface StatusView {
@@ -112,7 +115,7 @@ export function statusView(snapshot: Snapshot, target: string): StatusView {
     target,
     at: now.toISOString(),
     limits: { nodes, maxNodesTotal: config.limits.maxNodesTotal, maxCores: config.limits.maxCores ?? null, maxMemoryGiB: config.limits.maxMemoryGiB ?? null },
-    pools: snapshot.pools.map((pool) => poolView(pool, config, now)),
+    pools: snapshot.pools.map((pool) => ({ ...poolView(pool, config, now), controls: controlsView(snapshot, pool) })),
   };
 }
 
@@ -263,6 +266,7 @@ function renderPool(pool: PoolView, now: Date, options: TextOptions): string[] {
   } else {
     lines.push(`  in flight: none${pool.lease?.expired ? ` (lease of ${pool.lease.holder} expired ${when(pool.lease.expiresAt, now)})` : ''}`);
   }
+  lines.push(...renderControls(pool.controls, options));
   for (const hold of pool.holds) {
     const paint = hold.kind.startsWith('capacity') || hold.kind.startsWith('failure') ? s.red.bind(s) : s.yellow.bind(s);
     lines.push(...wrap(`${paint('blocked')}: ${hold.kind} until ${when(hold.until, now)} (holds ${hold.blocks})`, width, '  '));

@@ -12,6 +12,10 @@ import { DynamoDbStateStore } from '../adapters/dynamodb/state-store.js';
 import { LocalStateBusyError, startLocalDynamo } from '../adapters/local/dynalite.js';
 import { FileQueue } from '../adapters/local/file-queue.js';
 import { SqsQueue } from '../adapters/sqs/queue.js';
+import { STSClient } from '@aws-sdk/client-sts';
+import { LocalUserIdentity } from '../adapters/local/identity.js';
+import { StsIdentity } from '../adapters/sts/identity.js';
+import type { Identity } from '../ports/identity.js';
 import { stageConfigFile } from '../config/stage-file.js';
 import { deploymentFieldProblem, readConfigFile, parseConfig, DEPLOYMENT_ENV, type CliEnvironment, type Config } from '../config/index.js';
 import type { Clock } from '../ports/clock.js';
@@ -141,6 +145,8 @@ export interface OpenTarget {
   spec: TargetSpec;
   store: StateStore;
   queue: Queue;
+  /** Who runs the command: the AWS principal for a stage, the OS user for the local state (audit entries). */
+  identity: Identity;
   /** Where messages to `queue` wait: a file of the local state, or the SQS queue. */
   queueLocation(queue: QueueName): string;
   close(): Promise<void>;
@@ -152,15 +158,18 @@ export async function openTarget(spec: TargetSpec, clock: Clock, root: string): 
   const client = new DynamoDBClient({ region: spec.region, ...(spec.dynamodbEndpoint ? { endpoint: spec.dynamodbEndpoint } : {}) });
   const store = new DynamoDbStateStore(DynamoDbStateStore.documentClient(client), spec.tableName);
   const sqs = new SQSClient({ region: spec.region });
+  const sts = new STSClient({ region: spec.region });
   const queue = new NamedSqsQueue(sqs, spec.stage, spec.drainQueueUrl);
   return {
     spec,
     store,
     queue,
+    identity: new StsIdentity(sts),
     queueLocation: (name) => (name === 'drain' && spec.drainQueueUrl ? spec.drainQueueUrl : `SQS queue ${queueNameOf(spec.stage, name)} (${spec.region})`),
     close: async () => {
       client.destroy();
       sqs.destroy();
+      sts.destroy();
     },
   };
 }
@@ -191,6 +200,7 @@ async function openLocal(spec: Extract<TargetSpec, { kind: 'local' }>, clock: Cl
     spec,
     store,
     queue,
+    identity: new LocalUserIdentity(),
     queueLocation: (name) => queue.fileOf(name),
     close: () => dynamo.close(),
   };

@@ -10,6 +10,8 @@
  * already invalid, so a wrong file reports every problem in one go.
  */
 import { parseDuration } from '../domain/duration.js';
+import { MODES } from '../domain/controls.js';
+import { MAX_SCHEDULE_DURATION, parseCron } from '../domain/schedule.js';
 import { poolIdOf } from '../domain/model.js';
 import * as z from '../zod.js';
 import { consistencyChecks } from './consistency.js';
@@ -270,6 +272,20 @@ function buildConfigSchema() {
     spot: z._default(z.boolean(), false),
   });
 
+  const scheduleSchema = z.strictObject({
+    cron: z.string().check(
+      z.superRefine((text, ctx) => {
+        const cron = parseCron(text);
+        if (typeof cron === 'string') ctx.addIssue({ code: 'custom', message: `invalid cron (UTC minute hour day month weekday): ${cron}`, input: text });
+      }),
+    ),
+    min: int(0),
+    for: z.pipe(
+      duration({ positive: true }),
+      z.number().check(z.lte(MAX_SCHEDULE_DURATION, 'must be at most 7d')),
+    ),
+  });
+
   const poolSchema = z.strictObject({
     district: poolIdPart,
     profile: poolIdPart,
@@ -281,6 +297,10 @@ function buildConfigSchema() {
     protectedNodes: z._default(z.array(nonEmpty), []),
     naming: z.optional(poolNamingSchema),
     template: z.prefault(templateSchema, {}),
+    /** `shadow`: decide and log what would be done, never act; unset: the top-level `mode`. */
+    mode: z.optional(z.enum(MODES)),
+    /** Scheduled capacity: `min` raised for `for` from each time `cron` (UTC) matches, ahead of known peaks. */
+    schedules: z._default(z.array(scheduleSchema), []),
   });
 
   const rootSchema = z.strictObject({
@@ -304,7 +324,9 @@ function buildConfigSchema() {
      */
     leaseResendAfter: dur('6m', { positive: true }),
     /** How long decision log entries are kept (DynamoDB TTL). */
-    decisionLogTtl: dur('14d', { positive: true }),
+    decisionLogTtl: dur('90d', { positive: true }),
+    /** `shadow`: every pool decides and logs what it would do ("would add 2 nodes"), and nothing acts. */
+    mode: z._default(z.enum(MODES), 'active'),
     /** Default naming for pools that have none of their own. */
     naming: z.prefault(namingSchema, {}),
     dns: z.optional(dnsSchema),

@@ -135,6 +135,8 @@ export interface PoolRecord {
    * which the provisioner skips it. Written by the provisioner.
    */
   unavailableOfferings?: Record<string, string>;
+  /** The last decision recorded in shadow mode, so one that stays the same is logged once per leaseTtl. */
+  shadow?: { key: string; at: string };
 }
 
 /**
@@ -227,7 +229,8 @@ export type LaunchPhase = 'requesting' | 'attempting' | 'requested';
 /** starting (node opened for draining) -> moving -> handing-over -> completed; aborting -> aborted from any. */
 export type DrainPhase = 'starting' | 'moving' | 'handing-over' | 'aborting' | 'completed' | 'aborted';
 
-export type DecisionKind = 'scale-up' | 'scale-down' | 'no-action' | 'refused' | 'failure';
+/** `shadow`: what a pool in shadow mode would have done (nothing was); `operator`: an operator's action (audit). */
+export type DecisionKind = 'scale-up' | 'scale-down' | 'no-action' | 'refused' | 'failure' | 'shadow' | 'operator';
 
 export interface DecisionLogEntry {
   pool: PoolId;
@@ -236,4 +239,6 @@ export interface DecisionLogEntry {
   reason: string;
   decisionId?: string;
   details?: Record<string, unknown>;
+  /** Who acted, on `operator` entries: an AWS principal ARN, or `local user NAME`. */
+  by?: string;
 }

@@ -6,5 +6,6 @@ export type * from './dns.js';
 export type * from './notifier.js';
 export type * from './metrics.js';
 export type * from './clock.js';
+export type * from './identity.js';
 export { systemClock } from './clock.js';
 export type * from './log.js';

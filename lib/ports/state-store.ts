@@ -10,6 +10,7 @@ import type {
   PoolRecord,
   ScaleUpRecord,
 } from '../domain/model.js';
+import type { Controls, OverrideRecord, PauseActions, PauseRecord, PendingDrain } from '../domain/controls.js';
 
 /** Fields a caller may change on a node; identity, state and version are the store's. */
 export type NodePatch = Partial<Omit<NodeRecord, 'nodeId' | 'pool' | 'district' | 'profile' | 'state' | 'version' | 'createdAt'>>;
@@ -111,4 +112,28 @@ export interface StateStore {
   appendDecision(entry: DecisionLogEntry, ttlMs: number): Promise<void>;
   /** The latest entries first. */
   listDecisions(pool: PoolId, limit: number): Promise<DecisionLogEntry[]>;
+  /** Every entry of the pool's log at or after `since` (ISO), oldest first, however many. */
+  listDecisionsSince(pool: PoolId, since: string): Promise<DecisionLogEntry[]>;
+
+  /**
+   * Every pause and every pool's overrides, in one read: the evaluator reads
+   * them once per batch, the provisioner and gear mover once per decision.
+   * Pauses past their `until` may still be listed (they expire by TTL); the
+   * caller's rules (lib/domain/controls.ts) ignore them.
+   */
+  listControls(): Promise<Controls>;
+  /** Creates or replaces the pause of its pool (or `*`) and actions; pausing again updates reason, who and until. */
+  putPause(pause: PauseRecord): Promise<PauseRecord>;
+  /** Removes a pause; the pause removed, or undefined when there was none (a repeated resume is harmless). */
+  deletePause(pool: PoolId, actions: PauseActions): Promise<PauseRecord | undefined>;
+  /**
+   * Replaces a pool's overrides, at version `expectedVersion + 1`.
+   * `ConflictError` (with the record as it is) unless the stored record is at
+   * `expectedVersion`, 0 meaning none is stored yet.
+   */
+  putOverrides(record: Omit<OverrideRecord, 'version'>, expectedVersion: number): Promise<OverrideRecord>;
+  /** Records a drain that waits for its replacement; `ConflictError` (with it) when the node already has one. */
+  createPendingDrain(pending: PendingDrain): Promise<PendingDrain>;
+  /** Removes it; true when this call removed it (exactly one of concurrent callers gets true). */
+  deletePendingDrain(nodeId: string): Promise<boolean>;
 }

@@ -147,7 +147,7 @@ describe('nodescaler against the local embedded state', () => {
 
   it('protect / unprotect change the node flag in the table (with its version); a protected node is a refused candidate', async () => {
     const before = await world.withState((state) => state.ports.store.getNode('d1-small-1.example.com'));
-    const protect = await cli(['protect', 'd1-small-1.example.com']);
+    const protect = await cli(['protect', 'd1-small-1.example.com', '--reason', 'hosts the canary']);
     expect(protect.code).toBe(0);
     expect(protect.stdout).toContain('node d1-small-1.example.com protected: never chosen for scale-down, never terminated');
     const after = await world.withState((state) => state.ports.store.getNode('d1-small-1.example.com'));
@@ -156,17 +156,17 @@ describe('nodescaler against the local embedded state', () => {
     const explained = json(await cli(['explain', 'd1/small', '--json']));
     expect(explained.pools[0].now.candidates.rejected).toContainEqual({ nodeId: 'd1-small-1.example.com', reason: 'protected' });
     // A protected node is not drained by hand either.
-    const drain = await cli(['drain', 'd1-small-1.example.com']);
+    const drain = await cli(['drain', 'd1-small-1.example.com', '--reason', 'test']);
     expect(drain.code).toBe(4);
     expect(drain.stderr).toContain('is protected');
 
-    const unprotect = await cli(['unprotect', 'd1-small-1.example.com', '--json']);
+    const unprotect = await cli(['unprotect', 'd1-small-1.example.com', '--json', '--reason', 'canary moved']);
     expect(json(unprotect)).toMatchObject({ action: 'unprotect', protected: false, changed: true });
     expect(await world.withState((state) => state.ports.store.getNode('d1-small-1.example.com'))).toMatchObject({ protected: false, version: before!.version + 2 });
   });
 
   it('drain is refused (exit 4, nothing sent) while the pool has as many drains as allowed', async () => {
-    const result = await cli(['drain', 'd1-small-2.example.com']);
+    const result = await cli(['drain', 'd1-small-2.example.com', '--reason', 'test']);
     expect(result.code).toBe(4);
     expect(result.stderr).toContain('pool d1/small already drains d1-small-4.example.com (scaleDown.maxConcurrentDrains=1)');
     expect(drainQueue()).toEqual([]);
@@ -195,7 +195,7 @@ describe('nodescaler against the local embedded state', () => {
     const log = await cli(['explain', 'd1/small', '--limit', '1']);
     expect(flat(log.stdout)).toMatch(/failure: drain drain:down:d1_small:\d+ of d1-small-4\.example\.com aborted: cancelled: operator/);
 
-    const none = await cli(['cancel-drain', 'd1-small-4.example.com']);
+    const none = await cli(['cancel-drain', 'd1-small-4.example.com', '--reason', 'test']);
     expect(none.code).toBe(4);
     expect(none.stderr).toContain('node d1-small-4.example.com has no drain in progress (it is active)');
   });
@@ -241,11 +241,11 @@ describe('nodescaler against the local embedded state', () => {
   });
 
   it('an unknown node or pool is exit 3 with a clear message (and the name it probably meant)', async () => {
-    const unknown = await cli(['protect', 'nosuch.example.com']);
+    const unknown = await cli(['protect', 'nosuch.example.com', '--reason', 'test']);
     expect(unknown.code).toBe(3);
     expect(unknown.stdout).toBe('');
     expect(unknown.stderr).toContain('nodescaler: error: unknown node "nosuch.example.com"');
-    const short = await cli(['drain', 'd1-small-3']);
+    const short = await cli(['drain', 'd1-small-3', '--reason', 'test']);
     expect(short.code).toBe(3);
     expect(short.stderr).toContain('did you mean d1-small-3.example.com?');
     expect(drainQueue()).toEqual([]);

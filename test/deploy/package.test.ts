@@ -552,14 +552,18 @@ describe('serverless package (offline): operators (policies for people, stack ou
     expect(policy('OperatorPolicy').Properties.ManagedPolicyName).toBe(`nodescaler-${STAGE}-operator`);
     const statements = flatten(policy('OperatorPolicy').Properties.PolicyDocument.Statement);
     const actions = statements.flatMap(actionsOf);
-    const storeCommands = commandsImportedBy('lib/adapters/dynamodb/state-store.ts', '@aws-sdk/lib-dynamodb');
+    // The store and the item modules it delegates to (controls: pause, resume, overrides; the decision log's range reads).
+    const storeModules = ['state-store', 'controls', 'decision-log'].map((name) => `lib/adapters/dynamodb/${name}.ts`);
+    const storeCommands = [...new Set(storeModules.flatMap((file) => commandsImportedBy(file, '@aws-sdk/lib-dynamodb')))];
     expect(storeCommands.sort()).toEqual(Object.keys(DOCUMENT_ACTIONS).sort());
     const queueCommands = [...commandsImportedBy('lib/cli/target.ts', '@aws-sdk/client-sqs'), ...commandsImportedBy('lib/adapters/sqs/queue.ts', '@aws-sdk/client-sqs')];
     for (const command of [...storeCommands, ...queueCommands]) expect(actions, command).toContain(DOCUMENT_ACTIONS[command] ?? SQS_ACTIONS[command]);
     expect(actions).not.toContain('dynamodb:DeleteItem');
     expect(actions.filter((action) => !/^(dynamodb|sqs):/.test(action))).toEqual([]);
     for (const statement of statements) {
-      if (actionsOf(statement).some((action) => action.startsWith('sqs:'))) expect(resourcesOf(statement)).toEqual([{ 'Fn::GetAtt': ['DrainQueue', 'Arn'] }]);
+      if (actionsOf(statement).some((action) => action.startsWith('sqs:'))) {
+        expect(resourcesOf(statement)).toEqual([{ 'Fn::GetAtt': ['DrainQueue', 'Arn'] }, { 'Fn::GetAtt': ['ScaleQueue', 'Arn'] }]);
+      }
       else expect(table).toEqual(expect.arrayContaining(resourcesOf(statement)));
     }
   });

@@ -410,5 +410,75 @@ export function stateStoreContract(name: string, harness: StoreHarness): void {
         ]);
       });
     });
+
+    describe('decision log since a time', () => {
+      it('returns every entry at or after the time, oldest first, past one page', async () => {
+        for (let i = 0; i < 30; i++) {
+          await store.appendDecision({ pool: 'd1/range', at: at(i * 60).toISOString(), kind: 'shadow', reason: `r${i}`, details: { pad: 'x'.repeat(40_000) } }, 86_400_000);
+        }
+        const since = await store.listDecisionsSince('d1/range', at(5 * 60).toISOString());
+        expect(since.map((d) => d.reason)).toEqual(Array.from({ length: 25 }, (_, i) => `r${i + 5}`));
+        expect(await store.listDecisionsSince('d1/none', at(0).toISOString())).toEqual([]);
+      });
+    });
+
+    describe('operator controls', () => {
+      const pause = (pool: string, actions: 'all' | 'scale-up' | 'scale-down', extra: Record<string, string> = {}) => ({
+        pool,
+        actions,
+        reason: 'incident 42',
+        by: 'arn:aws:sts::123456789012:assumed-role/oncall/alice',
+        at: T0.toISOString(),
+        ...extra,
+      });
+
+      it('starts with no pause and no override', async () => {
+        expect(await store.listControls()).toEqual({ pauses: [], overrides: [], pendingDrains: [] });
+      });
+
+      it('keeps one pause per pool and actions: pausing again replaces it, resume removes it and says what it removed', async () => {
+        await store.putPause(pause('d1/small', 'scale-down'));
+        await store.putPause(pause('*', 'all', { until: at(3600).toISOString() }));
+        await store.putPause(pause('d1/small', 'scale-down', { reason: 'still investigating' }));
+        const { pauses } = await store.listControls();
+        expect(pauses).toHaveLength(2);
+        expect(pauses).toContainEqual(pause('d1/small', 'scale-down', { reason: 'still investigating' }));
+        expect(pauses).toContainEqual(pause('*', 'all', { until: at(3600).toISOString() }));
+        expect(await store.deletePause('d1/small', 'scale-down')).toEqual(pause('d1/small', 'scale-down', { reason: 'still investigating' }));
+        expect(await store.deletePause('d1/small', 'scale-down')).toBeUndefined();
+        expect((await store.listControls()).pauses).toEqual([pause('*', 'all', { until: at(3600).toISOString() })]);
+        await store.putPause(pause('d1/small', 'scale-down', { reason: 'again' }));
+        expect((await store.listControls()).pauses).toContainEqual(pause('d1/small', 'scale-down', { reason: 'again' }));
+      });
+
+      it('versions overrides: a write at a stale version is a ConflictError carrying the record as it is', async () => {
+        const base = { pool: 'd1/small', updatedAt: T0.toISOString(), updatedBy: 'local user alice', reason: 'peak' };
+        const first = await store.putOverrides({ ...base, values: { min: 3 } }, 0);
+        expect(first.version).toBe(1);
+        const second = await store.putOverrides({ ...base, values: { min: 3, 'scaleUp.threshold': 0.9 } }, 1);
+        expect(second).toMatchObject({ version: 2, values: { min: 3, 'scaleUp.threshold': 0.9 } });
+        const stale = await rejection(store.putOverrides({ ...base, values: { min: 9 } }, 1));
+        expect(stale).toBeInstanceOf(ConflictError);
+        expect((stale as ConflictError).current).toEqual(second);
+        const again = await rejection(store.putOverrides({ ...base, values: { min: 9 } }, 0));
+        expect((again as ConflictError).current).toEqual(second);
+        expect((await store.listControls()).overrides).toEqual([second]);
+      });
+
+      it('keeps one pending drain per node; of concurrent deletes exactly one removes it', async () => {
+        const pending = { nodeId: 'n-1.example.com', pool: 'd1/small', replacementDecisionId: 'up:d1_small:1', reason: 'kernel update', by: 'local user alice', at: T0.toISOString() };
+        await store.createPendingDrain(pending);
+        const twice = await rejection(store.createPendingDrain({ ...pending, reason: 'again' }));
+        expect(twice).toBeInstanceOf(ConflictError);
+        expect((twice as ConflictError).current).toEqual(pending);
+        expect((await store.listControls()).pendingDrains).toEqual([pending]);
+        const removed = await Promise.all([store.deletePendingDrain(pending.nodeId), store.deletePendingDrain(pending.nodeId)]);
+        expect(removed.filter(Boolean)).toHaveLength(1);
+        expect((await store.listControls()).pendingDrains).toEqual([]);
+        // Done: the node may wait for a replacement again.
+        await store.createPendingDrain({ ...pending, replacementDecisionId: 'up:d1_small:2' });
+        expect((await store.listControls()).pendingDrains).toEqual([{ ...pending, replacementDecisionId: 'up:d1_small:2' }]);
+      });
+    });
   });
 }

@@ -9,7 +9,6 @@ import {
   type QueryCommandInput,
   type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type {
   DecisionLogEntry,
   DrainRecord,
@@ -22,13 +21,16 @@ import type {
   ScaleUpRecord,
 } from '../../domain/model.js';
 import { splitPoolId } from '../../domain/model.js';
-import { ConflictError, NotFoundError, TransientError, ValidationError } from '../../errors.js';
+import type { Controls, OverrideRecord, PauseActions, PauseRecord, PendingDrain } from '../../domain/controls.js';
+import { ConflictError, NotFoundError } from '../../errors.js';
 import type { DrainPatch, LeaseRequest, NewDrain, NewNode, NodePatch, PoolPatch, StateStore, StatsWrite } from '../../ports/state-store.js';
 import { assertLegalTransition, decisionExpiry, grantLease, sourcesOf } from '../state-rules.js';
+import { DynamoDbControls, type Send } from './controls.js';
+import { DynamoDbDecisionLog } from './decision-log.js';
+import { strip, translateError } from './items.js';
 import { TABLE_KEYS } from './table-keys.js';
 
 const { partition: PK, sort: SK, poolIndex: INDEX, poolIndexPartition: GPK, poolIndexSort: GSK, ttl: TTL } = TABLE_KEYS;
-const KEY_ATTRIBUTES = [PK, SK, GPK, GSK, TTL];
 
 const key = {
   node: (nodeId: string) => ({ [PK]: `NODE#${nodeId}`, [SK]: 'NODE' }),
@@ -64,13 +66,6 @@ function updateExpression(set: string[], remove: string[]): string {
   return [set.length ? `SET ${set.join(', ')}` : '', remove.length ? `REMOVE ${remove.join(', ')}` : ''].filter(Boolean).join(' ');
 }
 
-function strip<T>(item: Record<string, unknown> | undefined): T | undefined {
-  if (!item) return undefined;
-  const record = { ...item };
-  for (const attribute of KEY_ATTRIBUTES) delete record[attribute];
-  return record as T;
-}
-
 /**
  * `StateStore` over one DynamoDB table (see infra/state-table.yml). Every
  * mutation is a single-item conditional write with
@@ -78,10 +73,17 @@ function strip<T>(item: Record<string, unknown> | undefined): T | undefined {
  * second read: the `ConflictError` carries the item as the winner left it.
  */
 export class DynamoDbStateStore implements StateStore {
+  private readonly controls: DynamoDbControls;
+  private readonly decisionLog: DynamoDbDecisionLog;
+
   constructor(
     private readonly client: DynamoDBDocumentClient,
     private readonly tableName: string,
-  ) {}
+  ) {
+    const send: Send = (call, conflict) => this.send(call, conflict);
+    this.controls = new DynamoDbControls(client, tableName, send);
+    this.decisionLog = new DynamoDbDecisionLog(client, tableName, send);
+  }
 
   /** The document client this adapter expects: `undefined` fields are dropped, not rejected. */
   static documentClient(client: DynamoDBClient): DynamoDBDocumentClient {
@@ -331,6 +333,29 @@ export class DynamoDbStateStore implements StateStore {
     return (result.Items ?? []).map((item) => strip<DecisionLogEntry>(item)!);
   }
 
+  listDecisionsSince(pool: PoolId, since: string): Promise<DecisionLogEntry[]> {
+    return this.decisionLog.since(pool, since);
+  }
+
+  listControls(): Promise<Controls> {
+    return this.controls.list();
+  }
+  putPause(pause: PauseRecord): Promise<PauseRecord> {
+    return this.controls.putPause(pause);
+  }
+  deletePause(pool: PoolId, actions: PauseActions): Promise<PauseRecord | undefined> {
+    return this.controls.deletePause(pool, actions);
+  }
+  putOverrides(record: Omit<OverrideRecord, 'version'>, expectedVersion: number): Promise<OverrideRecord> {
+    return this.controls.putOverrides(record, expectedVersion);
+  }
+  createPendingDrain(pending: PendingDrain): Promise<PendingDrain> {
+    return this.controls.createPendingDrain(pending);
+  }
+  deletePendingDrain(nodeId: string): Promise<boolean> {
+    return this.controls.deletePendingDrain(nodeId);
+  }
+
   private async get<T>(itemKey: Record<string, string>): Promise<T | undefined> {
     const result = await this.send(() => this.client.send(new GetCommand({ TableName: this.tableName, Key: itemKey, ConsistentRead: true })));
     return strip<T>(result.Item);
@@ -422,27 +447,4 @@ export class DynamoDbStateStore implements StateStore {
       throw translateError(error, conflict, this.tableName);
     }
   }
-}
-
-const TRANSIENT = new Set([
-  'ProvisionedThroughputExceededException',
-  'ThrottlingException',
-  'RequestLimitExceeded',
-  'InternalServerError',
-  'ServiceUnavailable',
-  'TransactionConflictException',
-]);
-
-function translateError(error: unknown, conflict: string, tableName: string): unknown {
-  const name = (error as { name?: string } | null)?.name ?? '';
-  if (name === 'ConditionalCheckFailedException') {
-    const old = (error as { Item?: Parameters<typeof unmarshall>[0] }).Item;
-    return new ConflictError(conflict, strip(old ? unmarshall(old) : undefined));
-  }
-  if (TRANSIENT.has(name)) return new TransientError(`DynamoDB ${name}`, { cause: error });
-  if (name === 'ResourceNotFoundException') return new NotFoundError('table', tableName);
-  if (name === 'ValidationException') {
-    return new ValidationError({ path: '', message: `DynamoDB rejected the request: ${(error as Error).message}` });
-  }
-  return error;
 }

@@ -10,6 +10,7 @@ import type {
   ScaleUpRecord,
 } from '../../domain/model.js';
 import { splitPoolId } from '../../domain/model.js';
+import { pauseKey, type Controls, type OverrideRecord, type PauseActions, type PauseRecord, type PendingDrain } from '../../domain/controls.js';
 import { ConflictError, NotFoundError } from '../../errors.js';
 import type { DrainPatch, LeaseRequest, NewDrain, NewNode, NodePatch, PoolPatch, StateStore, StatsWrite } from '../../ports/state-store.js';
 import { assertLegalTransition, decisionExpiry, grantLease, sourcesOf } from '../state-rules.js';
@@ -77,6 +78,9 @@ export class InMemoryStateStore implements StateStore {
   private readonly counters = new Map<string, number>();
   private readonly scaleUps = new FrozenMap<string, ScaleUpRecord>();
   private readonly decisions = new Map<PoolId, Array<DecisionLogEntry & { expiresAt: number }>>();
+  private readonly pauses = new FrozenMap<string, PauseRecord>();
+  private readonly overrides = new FrozenMap<PoolId, OverrideRecord>();
+  private readonly pendingDrains = new FrozenMap<string, PendingDrain>();
 
   async getNode(nodeId: string): Promise<NodeRecord | undefined> {
     const node = this.nodes.get(nodeId);
@@ -261,6 +265,51 @@ export class InMemoryStateStore implements StateStore {
       .sort((a, b) => b.at.localeCompare(a.at))
       .slice(0, limit)
       .map(({ expiresAt: _ttl, ...entry }) => copy(entry));
+  }
+
+  async listDecisionsSince(pool: PoolId, since: string): Promise<DecisionLogEntry[]> {
+    return (this.decisions.get(pool) ?? [])
+      .filter((entry) => entry.at >= since)
+      .sort((a, b) => a.at.localeCompare(b.at))
+      .map(({ expiresAt: _ttl, ...entry }) => copy(entry));
+  }
+
+  async listControls(): Promise<Controls> {
+    return { pauses: [...this.pauses.values()].map(copy), overrides: [...this.overrides.values()].map(copy), pendingDrains: [...this.pendingDrains.values()].map(copy) };
+  }
+
+  async putPause(pause: PauseRecord): Promise<PauseRecord> {
+    const record = copy(pause);
+    this.pauses.set(pauseKey(pause), record);
+    return copy(record);
+  }
+
+  async deletePause(pool: PoolId, actions: PauseActions): Promise<PauseRecord | undefined> {
+    const key = pauseKey({ pool, actions });
+    const existing = this.pauses.get(key);
+    this.pauses.delete(key);
+    return existing && copy(existing);
+  }
+
+  async putOverrides(record: Omit<OverrideRecord, 'version'>, expectedVersion: number): Promise<OverrideRecord> {
+    const existing = this.overrides.get(record.pool);
+    if ((existing?.version ?? 0) !== expectedVersion) {
+      throw new ConflictError(`overrides of pool ${record.pool} are not at version ${expectedVersion}`, existing && copy(existing));
+    }
+    const next: OverrideRecord = { ...copy(record), version: expectedVersion + 1 };
+    this.overrides.set(record.pool, next);
+    return copy(next);
+  }
+
+  async createPendingDrain(pending: PendingDrain): Promise<PendingDrain> {
+    const existing = this.pendingDrains.get(pending.nodeId);
+    if (existing) throw new ConflictError(`node ${pending.nodeId} already waits for a replacement`, copy(existing));
+    this.pendingDrains.set(pending.nodeId, copy(pending));
+    return copy(pending);
+  }
+
+  async deletePendingDrain(nodeId: string): Promise<boolean> {
+    return this.pendingDrains.delete(nodeId);
   }
 
   private sortedMembers(pool: PoolId): readonly string[] {

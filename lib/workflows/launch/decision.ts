@@ -7,6 +7,7 @@
  */
 import type { PoolConfig } from '../../config/index.js';
 import { poolNaming } from '../../config/index.js';
+import { effectiveConfig, pausedReason } from '../../domain/controls.js';
 import { RELEASE_KIND_STEP } from '../../domain/decommission.js';
 import { resourceRooms } from '../../domain/evaluate.js';
 import type { NodeRecord, PoolId, PoolLease, ScaleUpRecord } from '../../domain/model.js';
@@ -42,9 +43,15 @@ export async function claimNames(ctx: LaunchContext, message: ScaleUpMessage, po
   // A decision that arrives after its lease expired and another action took the pool is superseded:
   // the evaluator decided again for the same need, and carrying out both would double it.
   const superseded = await supersededBy(ctx, message);
+  // An operator's pause refuses a decision before its first effect (the claim); one already claimed goes on.
+  // The room is the pool's max as the evaluator saw it: with the runtime overrides applied.
+  const controls = await store.listControls();
+  const paused = pausedReason(controls.pauses, message.pool, 'scale-up', now);
   const room = superseded
     ? { granted: 0, reason: `superseded: the pool's lease is held by ${superseded.kind} ${superseded.holder}` }
-    : await roomFor(ctx, message, poolConfig);
+    : paused !== undefined
+      ? { granted: 0, reason: paused }
+      : await roomFor(ctx, message, effectiveConfig(ctx.config, poolConfig, controls, message.pool, now).poolConfig);
   const naming = poolNaming(ctx.config, poolConfig);
   const slots: ScaleUpRecord['slots'] = [];
   for (let i = 0; i < room.granted; i++) slots.push(await freshNames(ctx, naming));

@@ -1,0 +1,41 @@
+/**
+ * What every item module of the DynamoDB adapter shares: items handed out
+ * without their key attributes, and SDK errors translated into the
+ * project's error family.
+ */
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { ConflictError, NotFoundError, TransientError, ValidationError } from '../../errors.js';
+import { TABLE_KEYS } from './table-keys.js';
+
+const { partition: PK, sort: SK, poolIndexPartition: GPK, poolIndexSort: GSK, ttl: TTL } = TABLE_KEYS;
+const KEY_ATTRIBUTES = [PK, SK, GPK, GSK, TTL];
+
+export function strip<T>(item: Record<string, unknown> | undefined): T | undefined {
+  if (!item) return undefined;
+  const record = { ...item };
+  for (const attribute of KEY_ATTRIBUTES) delete record[attribute];
+  return record as T;
+}
+
+const TRANSIENT = new Set([
+  'ProvisionedThroughputExceededException',
+  'ThrottlingException',
+  'RequestLimitExceeded',
+  'InternalServerError',
+  'ServiceUnavailable',
+  'TransactionConflictException',
+]);
+
+export function translateError(error: unknown, conflict: string, tableName: string): unknown {
+  const name = (error as { name?: string } | null)?.name ?? '';
+  if (name === 'ConditionalCheckFailedException') {
+    const old = (error as { Item?: Parameters<typeof unmarshall>[0] }).Item;
+    return new ConflictError(conflict, strip(old ? unmarshall(old) : undefined));
+  }
+  if (TRANSIENT.has(name)) return new TransientError(`DynamoDB ${name}`, { cause: error });
+  if (name === 'ResourceNotFoundException') return new NotFoundError('table', tableName);
+  if (name === 'ValidationException') {
+    return new ValidationError({ path: '', message: `DynamoDB rejected the request: ${(error as Error).message}` });
+  }
+  return error;
+}

@@ -1,0 +1,62 @@
+/**
+ * The evaluator's part of `nodescaler drain NODE --replace`: each drain
+ * waiting for its replacement is started once the replacement has joined
+ * (a manual scale-down on the drain queue, as `nodescaler drain` sends it),
+ * or given up when the replacement was refused or failed. The rule is
+ * lib/domain/controls.ts's pendingDrainStep.
+ */
+import type { Config } from '../config/index.js';
+import { pendingDrainStep, type PendingDrain } from '../domain/controls.js';
+import type { ScaleDownMessage } from '../messages/index.js';
+import type { Clock } from '../ports/clock.js';
+import type { Log } from '../ports/log.js';
+import type { Queue } from '../ports/queue.js';
+import type { StateStore } from '../ports/state-store.js';
+
+/**
+ * lib/app/drain.ts's MANUAL_DECISION_PREFIX (a test holds them equal): the
+ * gear mover makes such a decision a drain of kind `manual`, without a lease.
+ * Not imported, so the evaluator's bundle does not take in the gear mover.
+ */
+export const MANUAL_PREFIX = 'manual:';
+
+export async function advancePendingDrains(
+  ports: { store: StateStore; queue: Queue; clock: Clock; log: Log },
+  config: Config,
+  pendingDrains: readonly PendingDrain[],
+): Promise<void> {
+  const { store, queue, clock, log } = ports;
+  for (const pending of pendingDrains) {
+    try {
+      const now = clock.now();
+      const claim = await store.getScaleUp(pending.replacementDecisionId);
+      const slotNodes = await Promise.all((claim?.slots ?? []).map((slot) => store.getNode(slot.nodeId)));
+      const next = pendingDrainStep(pending, claim, slotNodes, now, config.scaleUp.maxNodeProvisionTime + config.leaseTtl);
+      if (next.step === 'wait') continue;
+      if (next.step === 'start') {
+        // Sent before the pending item is removed, under an id of its own: a repeat is one drain (FIFO dedup, the gear mover's drainId).
+        const decisionId = `${MANUAL_PREFIX}after:${pending.replacementDecisionId}`;
+        const reason = `manual drain (nodescaler drain --replace by ${pending.by}): ${pending.reason}; ${next.reason}`.slice(0, 1024);
+        const message: ScaleDownMessage = { type: 'scale-down', v: 1, decisionId, pool: pending.pool, nodeId: pending.nodeId, reason, decidedAt: now.toISOString() };
+        const sent = await queue.send('drain', [{ body: message, groupId: pending.pool, deduplicationId: decisionId }]);
+        if (sent.failed.length > 0) continue; // next evaluation
+      }
+      if (!(await store.deletePendingDrain(pending.nodeId))) continue;
+      await store.appendDecision(
+        {
+          pool: pending.pool,
+          at: now.toISOString(),
+          kind: next.step === 'start' ? 'scale-down' : 'failure',
+          reason: next.step === 'start' ? `drain of ${pending.nodeId} started: ${next.reason}` : `drain of ${pending.nodeId} not started: ${next.reason}`,
+          decisionId: pending.replacementDecisionId,
+          by: pending.by,
+          details: { nodeId: pending.nodeId, replacementDecisionId: pending.replacementDecisionId, requestedAt: pending.at },
+        },
+        config.decisionLogTtl,
+      );
+      log.info(`pending drain ${next.step === 'start' ? 'started' : 'given up'}`, { nodeId: pending.nodeId, pool: pending.pool, reason: next.reason });
+    } catch (error) {
+      log.error('pending drain not advanced; tried again on the next evaluation', { nodeId: pending.nodeId, error: error instanceof Error ? error.message : String(error) });
+    }
+  }
+}

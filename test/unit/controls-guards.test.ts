@@ -1,0 +1,143 @@
+/**
+ * The pause as every function honours it: the provisioner and the gear mover
+ * refuse a paused pool's decision before its first effect (a decision sent
+ * before the pause), the evaluator reads the controls once per batch, and a
+ * drain waiting for its replacement starts once that node has joined.
+ */
+import { describe, expect, it } from 'vitest';
+import { LogCloud } from '../../lib/adapters/cloud/log-cloud.js';
+import { RecordingQueue } from '../../lib/adapters/local/memory-queue.js';
+import { InMemoryStateStore } from '../../lib/adapters/memory/state-store.js';
+import { MANUAL_DECISION_PREFIX } from '../../lib/app/drain.js';
+import { ThresholdEvaluator } from '../../lib/app/evaluate.js';
+import { NodeProvisioner } from '../../lib/app/provision.js';
+import { advancePendingDrains, MANUAL_PREFIX } from '../../lib/app/replace-drain.js';
+import { parseConfig } from '../../lib/config/index.js';
+import type { PauseRecord } from '../../lib/domain/controls.js';
+import { decisionIdFor } from '../../lib/domain/decision-message.js';
+import type { ScaleUpMessage } from '../../lib/messages/index.js';
+import { InMemoryMetrics } from '../../lib/ports/metrics.js';
+import { MemoryLog } from '../../lib/ports/log.js';
+import type { StateStore } from '../../lib/ports/state-store.js';
+import { POOL, World, apps } from '../support/gear-mover-world.js';
+
+const T0 = new Date('2026-11-21T10:00:00.000Z');
+const config = parseConfig({ pools: [{ district: 'd1', profile: 'small', min: 0, max: 10, gearsPerNode: 100, naming: { base: 'd1-small' } }] });
+const paused = (actions: PauseRecord['actions'], pool = POOL): PauseRecord => ({ pool, actions, reason: 'incident 42', by: 'local user alice', at: T0.toISOString() });
+
+describe('the provisioner under a pause', () => {
+  it('refuses a scale-up of a paused pool before claiming any name, releases the lease and logs why', async () => {
+    const store = new InMemoryStateStore();
+    const log = new MemoryLog();
+    const provisioner = new NodeProvisioner({ store, cloud: new LogCloud(log, config), clock: { now: () => T0 }, metrics: new InMemoryMetrics(), log }, config);
+    const message: ScaleUpMessage = { type: 'scale-up', v: 1, decisionId: decisionIdFor('scale-up', POOL, T0), pool: POOL, count: 2, reason: 'full', decidedAt: T0.toISOString() };
+    await store.acquireLease(POOL, { holder: message.decisionId, kind: 'scale-up', ttlMs: config.leaseTtl }, T0);
+    await store.putPause(paused('scale-up'));
+
+    const outcome = await provisioner.scaleUp(message);
+    expect(outcome).toMatchObject({ kind: 'refused', nodes: [] });
+    expect(outcome.reason).toBe('refused: scale-up paused by local user alice since 2026-11-21T10:00:00.000Z until resumed: incident 42');
+    expect(await store.getScaleUp(message.decisionId)).toMatchObject({ slots: [], reason: outcome.reason });
+    expect(await store.listNodes(POOL)).toEqual([]);
+    expect((await store.getPool(POOL))?.lease).toBeUndefined();
+    expect((await store.listDecisions(POOL, 1))[0]).toMatchObject({ kind: 'refused', decisionId: message.decisionId });
+  });
+
+  it('is not held back by a pause of scale-down only', async () => {
+    const store = new InMemoryStateStore();
+    const log = new MemoryLog();
+    const provisioner = new NodeProvisioner({ store, cloud: new LogCloud(log, config), clock: { now: () => T0 }, metrics: new InMemoryMetrics(), log }, config);
+    await store.putPause(paused('scale-down'));
+    const outcome = await provisioner.scaleUp({ type: 'scale-up', v: 1, decisionId: 'up:d1_small:1', pool: POOL, count: 1, reason: 'full', decidedAt: T0.toISOString() });
+    expect(outcome.kind).toBe('provisioned');
+    expect(await store.listNodes(POOL)).toHaveLength(1);
+  });
+});
+
+describe('the provisioner and runtime overrides', () => {
+  it("claims up to the pool's max as overridden, as the evaluator clamped it", async () => {
+    const store = new InMemoryStateStore();
+    const log = new MemoryLog();
+    const small = parseConfig({ pools: [{ district: 'd1', profile: 'small', max: 1, gearsPerNode: 100, naming: { base: 'd1-small' } }] });
+    const provisioner = new NodeProvisioner({ store, cloud: new LogCloud(log, small), clock: { now: () => T0 }, metrics: new InMemoryMetrics(), log }, small);
+    await store.putOverrides({ pool: POOL, values: { max: 3 }, updatedAt: T0.toISOString(), updatedBy: 'local user alice', reason: 'peak' }, 0);
+    const outcome = await provisioner.scaleUp({ type: 'scale-up', v: 1, decisionId: 'up:d1_small:1', pool: POOL, count: 3, reason: 'full', decidedAt: T0.toISOString() });
+    expect(outcome.nodes).toHaveLength(3);
+  });
+});
+
+describe('the gear mover under a pause', () => {
+  it("refuses the evaluator's scale-down of a paused pool before closing the node, and frees the pool", async () => {
+    const w = new World(new InMemoryStateStore());
+    await w.node('src.example.com', { gears: apps(1, 2) });
+    await w.node('t1.example.com');
+    const message = await w.decideScaleDown('src.example.com');
+    await w.store.putPause(paused('all', '*'));
+    const outcome = await w.mover().handleScaleDown(message);
+    expect(outcome).toMatchObject({ created: false, refused: expect.stringContaining('refused: scale-up and scale-down paused (every pool) by local user alice') });
+    expect(await w.store.listDrains(POOL)).toEqual([]);
+    expect(await w.store.getNode('src.example.com')).toMatchObject({ state: 'active' });
+    expect(w.sim.nodeFacts('src.example.com').active).toBe(true);
+    expect((await w.store.getPool(POOL))?.lease).toBeUndefined();
+  });
+
+  it("carries out an operator's manual drain: the pause holds the autoscaler back, not the operator", async () => {
+    const w = new World(new InMemoryStateStore());
+    await w.node('src.example.com', { gears: apps(1, 2) });
+    await w.node('t1.example.com');
+    await w.store.putPause(paused('scale-down'));
+    const manual = { ...w.scaleDown('src.example.com'), decisionId: `${MANUAL_DECISION_PREFIX}x1` };
+    expect(await w.mover().handleScaleDown(manual)).toMatchObject({ created: true });
+  });
+});
+
+/** Counts listControls calls, the rest passes through. */
+function counting(store: StateStore): { store: StateStore; reads: () => number } {
+  let reads = 0;
+  const wrapped = new Proxy(store, {
+    get(target, name, receiver) {
+      const value = Reflect.get(target, name, receiver);
+      if (name === 'listControls') return () => (reads++, target.listControls());
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+  return { store: wrapped, reads: () => reads };
+}
+
+describe('the evaluator and the controls', () => {
+  it('reads the controls once per batch, however many pools it evaluates', async () => {
+    const many = parseConfig({
+      pools: Array.from({ length: 5 }, (_, i) => ({ district: 'd1', profile: `p${i}`, max: 5, naming: { base: `d1-p${i}` } })),
+    });
+    const { store, reads } = counting(new InMemoryStateStore());
+    const evaluator = new ThresholdEvaluator({ store, queue: new RecordingQueue({ fifo: ['scale', 'drain'] }), clock: { now: () => T0 }, metrics: new InMemoryMetrics(), log: new MemoryLog() }, many);
+    const outcomes = await evaluator.tick();
+    expect(outcomes).toHaveLength(5);
+    expect(reads()).toBe(1);
+  });
+
+  it('starts a drain waiting for its replacement once the replacement has joined, once', async () => {
+    const store = new InMemoryStateStore();
+    const queue = new RecordingQueue({ fifo: ['scale', 'drain'] });
+    let now = T0;
+    const ports = { store, queue, clock: { now: () => now }, log: new MemoryLog() };
+    await store.createPendingDrain({ nodeId: 'd1-small-1.example.com', pool: POOL, replacementDecisionId: 'up:d1_small:1', reason: 'kernel update', by: 'local user alice', at: T0.toISOString() });
+    await store.claimScaleUp({ decisionId: 'up:d1_small:1', pool: POOL, requested: 1, slots: [{ nodeId: 'd1-small-9.example.com', cloudName: 'd1-small_9' }], createdAt: T0.toISOString() }, 86_400_000);
+    await store.createNode({ nodeId: 'd1-small-9.example.com', pool: POOL, district: 'd1', profile: 'small', state: 'provisioning', createdAt: T0.toISOString(), origin: 'provisioned', protected: false }, T0);
+
+    await advancePendingDrains(ports, config, (await store.listControls()).pendingDrains);
+    expect(queue.recorded('drain')).toEqual([]);
+
+    now = new Date(T0.getTime() + 120_000);
+    await store.transitionNode('d1-small-9.example.com', { from: 'provisioning', to: 'active' }, now);
+    await advancePendingDrains(ports, config, (await store.listControls()).pendingDrains);
+    await advancePendingDrains(ports, config, (await store.listControls()).pendingDrains);
+    expect(queue.recorded('drain')).toMatchObject([
+      { message: { type: 'scale-down', decisionId: 'manual:after:up:d1_small:1', nodeId: 'd1-small-1.example.com', pool: POOL }, groupId: POOL },
+    ]);
+    expect((await store.listControls()).pendingDrains).toEqual([]);
+    expect((await store.listDecisions(POOL, 1))[0]).toMatchObject({ kind: 'scale-down', reason: 'drain of d1-small-1.example.com started: replacement d1-small-9.example.com joined', by: 'local user alice' });
+    // The gear mover makes it a manual drain: the evaluator's copy of the prefix is the gear mover's.
+    expect(MANUAL_PREFIX).toBe(MANUAL_DECISION_PREFIX);
+  });
+});
