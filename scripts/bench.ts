@@ -61,7 +61,7 @@ function benchConfig(): Config {
         district: 'd1',
         profile: 'small',
         max: 100_000,
-        protectedNodes: ['node-1'],
+        protectedNodes: ['node-1.example.com'],
         template: { instanceTypes: [{ name: 'm5.xlarge', vcpus: 4, memoryGiB: 16 }] },
       },
     ],
@@ -82,7 +82,7 @@ function poolNodes(count: number, gearsOf: (i: number) => number): NodeRecord[] 
   return Array.from({ length: count }, (_, i) => {
     const created = new Date(NOW.getTime() - (1 + Math.floor(rnd() * 10_000)) * MINUTE).toISOString();
     return {
-      nodeId: `node-${i + 1}`,
+      nodeId: `node-${i + 1}.example.com`,
       pool: 'd1/small',
       district: 'd1',
       profile: 'small',
@@ -135,7 +135,7 @@ const ingestBench: Bench = {
         return JSON.stringify({
           type: 'node-stats',
           v: 1,
-          nodeId: `node-${(i % size) + 1}`,
+          nodeId: `node-${(i % size) + 1}.example.com`,
           district: 'd1',
           profile: 'small',
           activeGears: i % 100,
@@ -235,7 +235,7 @@ const planBench: Bench = {
     const source = nodes[0]!;
     const gears = Array.from({ length: 200 }, (_, g) => ({ uuid: `src-${g}`, app: `app-${g % apps}`, size: g % 10 === 0 ? 'medium' : 'small' }));
     const reserved = new Map<string, number>();
-    for (let r = 0; r < 300; r++) reserved.set(`node-${2 + ((r * 13) % 999)}`, 1);
+    for (let r = 0; r < 300; r++) reserved.set(`node-${2 + ((r * 13) % 999)}.example.com`, 1);
     const input = {
       sourceNodeId: source.nodeId,
       pool: 'd1/small',

@@ -26,6 +26,9 @@ import { activeDrains, createDrain, takeUpOrphans, type StartOutcome } from '../
 import { advanceDrain } from '../workflows/drain/workflow.js';
 
 export { MANUAL_DECISION_PREFIX, MIN_STEP_MS, ORPHAN_GRACE_MS } from '../workflows/drain/context.js';
+
+/** Passes over the active drains one run may make (each pass advances every drain as far as it goes now). */
+const MAX_PASSES_PER_RUN = 50;
 export type { Budget, EventOutcome, GearMoverPorts, StartOutcome };
 
 export interface RunSummary {
@@ -154,7 +157,9 @@ export class GearMover {
     let drains = await activeDrains(this.ctx);
     summary.drains = drains.length;
     const poll = this.ctx.config.scaleDown.movePollInterval;
-    while (drains.length > 0) {
+    // Bounded passes: a drain that reports progress on every pass without finishing (a livelock) must not hold the
+    // invocation forever where its clock does not move within it (the local runtime, the simulation).
+    for (let pass = 0; drains.length > 0 && pass < MAX_PASSES_PER_RUN; pass++) {
       let progressed = false;
       const still: DrainRecord[] = [];
       for (const drain of drains) {

@@ -27,7 +27,7 @@ describe('status', () => {
     const refreshes = 8;
     const watch = runCli(['status', '--watch', '--interval', '1s', '--iterations', String(refreshes), '--no-color', ...local()], { env: { COLUMNS: '120' } });
     const writes: Array<{ code: number | null; stderr: string }> = [];
-    for (let i = 0; i < 6; i++) writes.push(await runCli([i % 2 === 0 ? 'protect' : 'unprotect', 'd1-small-2.example.com', ...local()]));
+    for (let i = 0; i < 6; i++) writes.push(await runCli([i % 2 === 0 ? 'protect' : 'unprotect', 'd1-small-2.example.com', '--reason', 'watch test', ...local()]));
     const watched = await watch;
     expect(watched.code, watched.stderr).toBe(0);
     const shown = watched.stdout.split('nodescaler status ·').length - 1;

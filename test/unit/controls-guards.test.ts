@@ -16,8 +16,8 @@ import { parseConfig } from '../../lib/config/index.js';
 import type { PauseRecord } from '../../lib/domain/controls.js';
 import { decisionIdFor } from '../../lib/domain/decision-message.js';
 import type { ScaleUpMessage } from '../../lib/messages/index.js';
-import { InMemoryMetrics } from '../../lib/ports/metrics.js';
-import { MemoryLog } from '../../lib/ports/log.js';
+import { InMemoryMetrics } from '../../lib/adapters/memory/metrics.js';
+import { MemoryLog } from '../../lib/adapters/memory/log.js';
 import type { StateStore } from '../../lib/ports/state-store.js';
 import { POOL, World, apps } from '../support/gear-mover-world.js';
 
