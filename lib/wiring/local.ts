@@ -26,8 +26,7 @@ export interface LocalPorts {
   platform: Platform;
 }
 
-export const LOCAL_FUNCTIONS = ['thresholdEvaluator', 'nodeProvisioner', 'gearMover', 'decommissioner'] as const;
-export type LocalFunctionName = (typeof LOCAL_FUNCTIONS)[number];
+export type LocalFunctionName = 'thresholdEvaluator' | 'nodeProvisioner' | 'gearMover' | 'decommissioner';
 
 /** The handler of one function over the local state, built for one invocation. */
 export function localHandlerOf(name: LocalFunctionName, settings: Settings, local: LocalPorts) {
