@@ -1,7 +1,7 @@
 /**
  * Local twin of functions/threshold-evaluator.ts for `npm run invoke` (stage
- * `local` only; never deployed): the real handler, over the embedded local state.
+ * `local` only; never deployed): the real handler, over the embedded local state (lib/wiring/local.ts).
  */
 import { localHandler } from '../../lib/adapters/local/invoke.js';
 
-export const handler = localHandler('thresholdEvaluator', () => import('../threshold-evaluator.js'));
+export const handler = localHandler('thresholdEvaluator');

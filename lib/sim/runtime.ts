@@ -1,19 +1,19 @@
 import type { Context, SQSBatchResponse, SQSEvent, ScheduledEvent } from 'aws-lambda';
-import { injectPorts, type InjectablePorts } from '../adapters/local/injection.js';
 import type { LocalSqs } from '../adapters/local/local-sqs.js';
 import type { VirtualClock } from '../adapters/local/virtual-clock.js';
-import { resetSettingsCache, type ConfigInput } from '../config/index.js';
+import { parseConfig, type Config, type ConfigInput } from '../config/index.js';
 import type { Log, LogAttributes } from '../ports/log.js';
+import { simDecommissioner, simGearMover, simNodeProvisioner, simThresholdEvaluator, type SimPorts } from '../wiring/sim.js';
 
 export const FUNCTIONS = ['thresholdEvaluator', 'nodeProvisioner', 'gearMover', 'decommissioner'] as const;
 export type FunctionName = (typeof FUNCTIONS)[number];
 type Handler = (event: SQSEvent | ScheduledEvent, context: Context) => Promise<unknown>;
 
-const MODULES: Record<FunctionName, string> = {
-  thresholdEvaluator: '../../functions/threshold-evaluator.ts',
-  nodeProvisioner: '../../functions/node-provisioner.ts',
-  gearMover: '../../functions/gear-mover.ts',
-  decommissioner: '../../functions/decommissioner.ts',
+const FACTORIES: Record<FunctionName, (ports: SimPorts, config: Config) => Handler> = {
+  thresholdEvaluator: simThresholdEvaluator,
+  nodeProvisioner: simNodeProvisioner,
+  gearMover: simGearMover,
+  decommissioner: simDecommissioner,
 };
 
 /** Which function consumes which queue, as serverless.yml wires them. */
@@ -33,16 +33,16 @@ export const LOCAL_QUEUES = {
   decommission: { fifo: false, visibilityTimeoutMs: 360_000, maxReceiveCount: 3, batchSize: 10 },
 } as const;
 
-let instances = 0;
-
 /**
  * Runs the four functions' real handlers (the code Lambda runs) in this
- * process: ports are injected before each handler module is loaded, SQS
+ * process, built by their factories over the simulation's ports
+ * (lib/wiring/sim.ts): SQS
  * batches are delivered with partial batch responses honoured, and the
  * one-minute schedules fire on the virtual clock.
  */
 export class LocalRuntime {
   private readonly handlers = new Map<FunctionName, Handler>();
+  private wiring: { ports: SimPorts; config: Config } | undefined;
   /** The last error logged for a message, so a dead letter says why. */
   readonly lastErrors = new Map<string, string>();
   invocations = 0;
@@ -54,31 +54,20 @@ export class LocalRuntime {
     private readonly sqs: LocalSqs,
   ) {}
 
-  /** Loads fresh instances of the handlers with these ports and this configuration (a cold start). */
-  async load(config: ConfigInput, ports: InjectablePorts, env: Record<string, string> = {}): Promise<void> {
-    Object.assign(process.env, {
-      NODESCALER_CONFIG: JSON.stringify(config),
-      NODESCALER_LOG_LEVEL: 'SILENT',
-      POWERTOOLS_METRICS_DISABLED: 'true',
-      // The handlers build AWS clients they never call here; a region keeps the SDK from looking for one.
-      AWS_REGION: 'us-east-1',
-      ...env,
-    });
-    resetSettingsCache();
-    injectPorts({ ...ports, log: this.capturingLog(ports.log) });
+  /** Builds fresh instances of the handlers with these ports and this configuration (a cold start). */
+  async load(config: ConfigInput, ports: SimPorts): Promise<void> {
+    this.wiring = { ports: { ...ports, log: this.capturingLog(ports.log) }, config: parseConfig(config, 'simulation configuration') };
     for (const name of FUNCTIONS) await this.reload(name);
   }
 
   /**
    * A fresh instance of one function, with the ports and configuration of the
    * last `load`: what Lambda starts after an instance died, with nothing of
-   * the old one's module-scope state.
+   * the old one's state.
    */
   async reload(name: FunctionName): Promise<void> {
-    instances += 1;
-    const url = new URL(`${MODULES[name]}?instance=${instances}`, import.meta.url).href;
-    const module = (await import(url)) as { handler: Handler };
-    this.handlers.set(name, module.handler);
+    if (!this.wiring) throw new Error(`handler ${name} cannot start before load()`);
+    this.handlers.set(name, FACTORIES[name](this.wiring.ports, this.wiring.config));
   }
 
   /** The one-minute schedule of every function, at the clock's current time. */

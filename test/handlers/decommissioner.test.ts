@@ -8,9 +8,11 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DynamoDbStateStore } from '../../lib/adapters/dynamodb/state-store.js';
 import { startLocalDynamo, type LocalDynamo } from '../../lib/adapters/local/dynalite.js';
-import { clearInjectedPorts, injectPorts } from '../../lib/adapters/local/injection.js';
 import type { DecommissionerTickReport } from '../../lib/app/decommission.js';
-import { resetSettingsCache } from '../../lib/config/index.js';
+import { lambdaRuntime } from '../../lib/adapters/lambda/runtime.js';
+import { loadSettings } from '../../lib/config/index.js';
+import { decommissionerHandler } from '../../lib/handlers/decommissioner.js';
+import { awsDecommissioner } from '../../lib/wiring/aws/decommissioner.js';
 import { FakePlatform } from '../support/fake-platform.js';
 import { lambdaContext, scheduledEvent } from '../support/sqs-events.js';
 import { MemoryLog } from '../../lib/adapters/memory/log.js';
@@ -37,13 +39,10 @@ describe('decommissioner handler with handler log (dynalite; every cloud SDK moc
   beforeAll(async () => {
     local = await startLocalDynamo({ tableName: 'decommissioner-handler-state' });
     store = new DynamoDbStateStore(DynamoDbStateStore.documentClient(local.client), local.tableName);
-    vi.stubEnv('NODESCALER_DYNAMODB_ENDPOINT', local.endpoint);
-    vi.stubEnv('NODESCALER_TABLE', local.tableName);
-    vi.stubEnv('NODESCALER_LOG_LEVEL', 'SILENT');
+    // Read by the SDK and by Powertools themselves, not by our settings.
     vi.stubEnv('POWERTOOLS_METRICS_DISABLED', 'true');
     vi.stubEnv('AWS_ACCESS_KEY_ID', 'local');
     vi.stubEnv('AWS_SECRET_ACCESS_KEY', 'local');
-    vi.stubEnv('AWS_REGION', 'us-east-1');
     vi.useFakeTimers({ toFake: ['Date'] });
     vi.setSystemTime(new Date('2026-03-01T13:14:30Z'));
     await store.createNode(
@@ -62,15 +61,13 @@ describe('decommissioner handler with handler log (dynalite; every cloud SDK moc
       },
       new Date('2026-03-01T13:14:27Z'),
     );
-    resetSettingsCache();
-    injectPorts({ log, platform });
-    vi.resetModules();
-    ({ handler } = (await import('../../functions/decommissioner.js')) as unknown as { handler: Handler });
+    const settings = loadSettings({ NODESCALER_DYNAMODB_ENDPOINT: local.endpoint, NODESCALER_TABLE: local.tableName, NODESCALER_LOG_LEVEL: 'SILENT', AWS_REGION: 'us-east-1' });
+    // The Lambda runtime with its log kept in memory; the test's platform knows the node.
+    const aws = awsDecommissioner(settings, { ...lambdaRuntime('decommissioner', settings), log });
+    handler = decommissionerHandler({ ...aws, ports: { ...aws.ports, platform } }) as unknown as Handler;
   });
 
   afterAll(async () => {
-    clearInjectedPorts();
-    resetSettingsCache();
     vi.useRealTimers();
     vi.unstubAllEnvs();
     for (const mock of clouds) mock.restore();

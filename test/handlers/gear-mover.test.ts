@@ -5,10 +5,12 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { DynamoDbStateStore } from '../../lib/adapters/dynamodb/state-store.js';
 import { startLocalDynamo, type LocalDynamo } from '../../lib/adapters/local/dynalite.js';
-import { clearInjectedPorts, injectPorts } from '../../lib/adapters/local/injection.js';
 import { SimulatedPlatform } from '../../lib/adapters/local/simulated-platform.js';
 import { drainIdFor } from '../../lib/domain/drain.js';
 import type { GearInfo } from '../../lib/domain/model.js';
+import { loadSettings } from '../../lib/config/index.js';
+import { gearMoverHandler } from '../../lib/handlers/gear-mover.js';
+import { awsGearMover } from '../../lib/wiring/aws/gear-mover.js';
 import { TestClock } from '../support/gear-mover-world.js';
 import { lambdaContext, scheduledEvent } from '../support/sqs-events.js';
 
@@ -20,9 +22,10 @@ const event = <T>(name: string): T => JSON.parse(readFileSync(new URL(`../../eve
 type Handler = (event: SQSEvent | ScheduledEvent, context: Context) => Promise<SQSBatchResponse | { pending: number; completed: number }>;
 
 /**
- * The real handler against dynalite, with SQS mocked at the SDK; the platform
- * (the simulated one) and the clock are injected as the local runtime does,
- * so each invocation makes one pass and the ticks carry the drain on.
+ * The real handler over the AWS wiring, against dynalite, with SQS mocked at
+ * the SDK; the platform (the simulated one) and the clock replace the AWS
+ * ones, and without `wait` each invocation makes one pass, as in the local
+ * runtime, and the ticks carry the drain on.
  */
 describe('gearMover handler (dynalite, SQS mocked at the SDK, simulated platform injected)', () => {
   let local: LocalDynamo;
@@ -57,24 +60,23 @@ describe('gearMover handler (dynalite, SQS mocked at the SDK, simulated platform
   beforeAll(async () => {
     local = await startLocalDynamo({ tableName: 'gear-mover-handler-state' });
     store = new DynamoDbStateStore(DynamoDbStateStore.documentClient(local.client), local.tableName);
-    vi.stubEnv('NODESCALER_DYNAMODB_ENDPOINT', local.endpoint);
-    vi.stubEnv('NODESCALER_TABLE', local.tableName);
-    vi.stubEnv('NODESCALER_DRAIN_QUEUE_URL', DRAIN_QUEUE);
-    vi.stubEnv('NODESCALER_DECOMMISSION_QUEUE_URL', DECOMMISSION_QUEUE);
-    vi.stubEnv('NODESCALER_SCALE_QUEUE_URL', SCALE_QUEUE);
-    vi.stubEnv('NODESCALER_LOG_LEVEL', 'SILENT');
+    // Read by the SDK and by Powertools themselves, not by our settings.
     vi.stubEnv('POWERTOOLS_METRICS_DISABLED', 'true');
     vi.stubEnv('AWS_ACCESS_KEY_ID', 'local');
     vi.stubEnv('AWS_SECRET_ACCESS_KEY', 'local');
-    vi.stubEnv('AWS_REGION', 'us-east-1');
     // The configuration is the example file (pools d1/small and d1/medium, the defaults).
-    vi.stubEnv('NODESCALER_CONFIG', '');
-    vi.stubEnv('NODESCALER_CONFIG_FILE', '');
-    injectPorts({ platform: sim, clock });
-    vi.resetModules();
-    const config = await import('../../lib/config/index.js');
-    config.resetSettingsCache();
-    ({ handler } = (await import('../../functions/gear-mover.js')) as unknown as { handler: Handler });
+    const settings = loadSettings({
+      NODESCALER_DYNAMODB_ENDPOINT: local.endpoint,
+      NODESCALER_TABLE: local.tableName,
+      NODESCALER_DRAIN_QUEUE_URL: DRAIN_QUEUE,
+      NODESCALER_DECOMMISSION_QUEUE_URL: DECOMMISSION_QUEUE,
+      NODESCALER_SCALE_QUEUE_URL: SCALE_QUEUE,
+      NODESCALER_LOG_LEVEL: 'SILENT',
+      AWS_REGION: 'us-east-1',
+    });
+    const aws = awsGearMover(settings);
+    const { wait: _realTimer, ...ports } = aws.ports;
+    handler = gearMoverHandler({ ...aws, ports: { ...ports, platform: sim, clock } }) as unknown as Handler;
 
     await node('node-3.example.com', [gear('5f3c9a1e2b7d4c0e8a6f1d2c3b4a5968', 'shop-frontend'), gear('8a1b2c3d4e5f60718293a4b5c6d7e8f9', 'shop-api'), gear('0c9d8e7f6a5b4c3d2e1f0a9b8c7d6e5f', 'blog')]);
     await node('node-4.example.com', [gear('aa01', 'wiki'), gear('aa02', 'crm')], 'i-1234567890abcdef0');
@@ -85,7 +87,6 @@ describe('gearMover handler (dynalite, SQS mocked at the SDK, simulated platform
 
   afterAll(async () => {
     vi.unstubAllEnvs();
-    clearInjectedPorts();
     sqs.restore();
     await local.close();
   });

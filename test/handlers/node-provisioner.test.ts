@@ -8,9 +8,11 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DynamoDbStateStore } from '../../lib/adapters/dynamodb/state-store.js';
 import { startLocalDynamo, type LocalDynamo } from '../../lib/adapters/local/dynalite.js';
-import { clearInjectedPorts, injectPorts } from '../../lib/adapters/local/injection.js';
 import type { ProvisionerTickReport } from '../../lib/app/provision.js';
-import { resetSettingsCache } from '../../lib/config/index.js';
+import { loadSettings } from '../../lib/config/index.js';
+import { nodeProvisionerHandler } from '../../lib/handlers/node-provisioner.js';
+import { lambdaRuntime } from '../../lib/adapters/lambda/runtime.js';
+import { awsNodeProvisioner } from '../../lib/wiring/aws/node-provisioner.js';
 import { lambdaContext, scheduledEvent } from '../support/sqs-events.js';
 import { MemoryLog } from '../../lib/adapters/memory/log.js';
 
@@ -34,24 +36,18 @@ describe('nodeProvisioner handler with handler log (dynalite; every cloud SDK mo
   beforeAll(async () => {
     local = await startLocalDynamo({ tableName: 'provisioner-handler-state' });
     store = new DynamoDbStateStore(DynamoDbStateStore.documentClient(local.client), local.tableName);
-    vi.stubEnv('NODESCALER_DYNAMODB_ENDPOINT', local.endpoint);
-    vi.stubEnv('NODESCALER_TABLE', local.tableName);
-    vi.stubEnv('NODESCALER_LOG_LEVEL', 'SILENT');
+    // Read by the SDK and by Powertools themselves, not by our settings.
     vi.stubEnv('POWERTOOLS_METRICS_DISABLED', 'true');
     vi.stubEnv('AWS_ACCESS_KEY_ID', 'local');
     vi.stubEnv('AWS_SECRET_ACCESS_KEY', 'local');
-    vi.stubEnv('AWS_REGION', 'us-east-1');
     vi.useFakeTimers({ toFake: ['Date'] });
     at('2026-03-01T12:00:31Z');
-    resetSettingsCache();
-    injectPorts({ log });
-    vi.resetModules();
-    ({ handler } = (await import('../../functions/node-provisioner.js')) as unknown as { handler: Handler });
+    const settings = loadSettings({ NODESCALER_DYNAMODB_ENDPOINT: local.endpoint, NODESCALER_TABLE: local.tableName, NODESCALER_LOG_LEVEL: 'SILENT', AWS_REGION: 'us-east-1' });
+    // The Lambda runtime, its log kept in memory.
+    handler = nodeProvisionerHandler(awsNodeProvisioner(settings, { ...lambdaRuntime('nodeProvisioner', settings), log })) as unknown as Handler;
   });
 
   afterAll(async () => {
-    clearInjectedPorts();
-    resetSettingsCache();
     vi.useRealTimers();
     vi.unstubAllEnvs();
     for (const mock of clouds) mock.restore();

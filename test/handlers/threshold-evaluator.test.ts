@@ -5,6 +5,9 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { DynamoDbStateStore } from '../../lib/adapters/dynamodb/state-store.js';
 import { startLocalDynamo, type LocalDynamo } from '../../lib/adapters/local/dynalite.js';
+import { loadSettings } from '../../lib/config/index.js';
+import { thresholdEvaluatorHandler } from '../../lib/handlers/threshold-evaluator.js';
+import { awsThresholdEvaluator } from '../../lib/wiring/aws/threshold-evaluator.js';
 import { lambdaContext } from '../support/sqs-events.js';
 
 const SCALE_QUEUE = 'https://sqs.us-east-1.amazonaws.com/123456789012/nodescaler-dev-scale.fifo';
@@ -23,19 +26,21 @@ describe('thresholdEvaluator handler (dynalite, SQS mocked at the SDK)', () => {
   beforeAll(async () => {
     local = await startLocalDynamo({ tableName: 'evaluator-handler-state' });
     store = new DynamoDbStateStore(DynamoDbStateStore.documentClient(local.client), local.tableName);
-    vi.stubEnv('NODESCALER_DYNAMODB_ENDPOINT', local.endpoint);
-    vi.stubEnv('NODESCALER_TABLE', local.tableName);
-    vi.stubEnv('NODESCALER_SCALE_QUEUE_URL', SCALE_QUEUE);
-    vi.stubEnv('NODESCALER_DRAIN_QUEUE_URL', DRAIN_QUEUE);
-    vi.stubEnv('NODESCALER_LOG_LEVEL', 'SILENT');
+    // Read by the SDK and by Powertools themselves, not by our settings.
     vi.stubEnv('POWERTOOLS_METRICS_DISABLED', 'true');
     vi.stubEnv('AWS_ACCESS_KEY_ID', 'local');
     vi.stubEnv('AWS_SECRET_ACCESS_KEY', 'local');
-    vi.stubEnv('AWS_REGION', 'us-east-1');
     vi.useFakeTimers({ toFake: ['Date'] });
     at('2026-11-21T10:00:30Z');
-    vi.resetModules();
-    ({ handler } = (await import('../../functions/threshold-evaluator.js')) as unknown as { handler: Handler });
+    const settings = loadSettings({
+      NODESCALER_DYNAMODB_ENDPOINT: local.endpoint,
+      NODESCALER_TABLE: local.tableName,
+      NODESCALER_SCALE_QUEUE_URL: SCALE_QUEUE,
+      NODESCALER_DRAIN_QUEUE_URL: DRAIN_QUEUE,
+      NODESCALER_LOG_LEVEL: 'SILENT',
+      AWS_REGION: 'us-east-1',
+    });
+    handler = thresholdEvaluatorHandler(awsThresholdEvaluator(settings)) as unknown as Handler;
   });
 
   afterAll(async () => {

@@ -1,5 +1,5 @@
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
-import { RecordingQueue } from '../../lib/adapters/local/memory-queue.js';
+import { RecordingQueue } from '../support/recording-queue.js';
 import { ThresholdEvaluator } from '../../lib/app/evaluate.js';
 import { parseConfig } from '../../lib/config/index.js';
 import { TransientError } from '../../lib/errors.js';

@@ -6,7 +6,7 @@
  * exactly one node after every platform call.
  */
 import { SimulatedPlatform } from '../../lib/adapters/local/simulated-platform.js';
-import { RecordingQueue } from '../../lib/adapters/local/memory-queue.js';
+import { RecordingQueue } from './recording-queue.js';
 import { GearMover, type Budget } from '../../lib/app/drain.js';
 import type { Config, ConfigInput } from '../../lib/config/index.js';
 import type { GearInfo, NodeRecord } from '../../lib/domain/model.js';

@@ -1,6 +1,6 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { ThresholdEvaluator } from '../../lib/app/evaluate.js';
-import { RecordingQueue } from '../../lib/adapters/local/memory-queue.js';
+import { RecordingQueue } from '../support/recording-queue.js';
 import { InMemoryStateStore } from '../../lib/adapters/memory/state-store.js';
 import { parseConfig } from '../../lib/config/index.js';
 import type { NodeStatsMessage } from '../../lib/messages/index.js';

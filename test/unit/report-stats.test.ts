@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { RecordingQueue } from '../../lib/adapters/local/memory-queue.js';
+import { RecordingQueue } from '../support/recording-queue.js';
 import { SimulatedPlatform } from '../../lib/adapters/local/simulated-platform.js';
 import { InMemoryStateStore } from '../../lib/adapters/memory/state-store.js';
 import { reportStats } from '../../lib/app/report-stats.js';

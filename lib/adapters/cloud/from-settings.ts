@@ -1,14 +1,10 @@
 import { adaptersOf } from '../../config/adapters.js';
 import type { Settings } from '../../config/index.js';
-import { systemClock } from '../../ports/clock.js';
 import type { Cloud, ReleasingCloud } from '../../ports/cloud.js';
 import type { Dns } from '../../ports/dns.js';
 import type { Log } from '../../ports/log.js';
-import type { Metrics } from '../../ports/metrics.js';
 import type { Notifier } from '../../ports/notifier.js';
-import { stateStoreFor } from '../dynamodb/from-settings.js';
 import { ec2CloudFor, ec2HostsFor } from '../ec2/cloud.js';
-import type { InjectablePorts } from '../local/injection.js';
 import { route53DnsFor } from '../route53/dns.js';
 import { s3SpoolCloudFor } from '../s3/spool-cloud.js';
 import { snsNotifierFor } from '../sns/notifier.js';
@@ -61,31 +57,4 @@ export function dnsFor(settings: Settings): Dns | undefined {
 /** Operator notices through SNS, when `notify.topicArn` is configured (with any handler but `log`). */
 export function notifierFor(settings: Settings): Notifier | undefined {
   return adaptersOf(settings.config).notifier ? snsNotifierFor(settings) : undefined;
-}
-
-/**
- * The ports of a function that creates or releases hosts (provisioner with
- * `cloudFor`, decommissioner with `releasingCloudFor`), built once per cold
- * start: injected ones first (local runtime, tests), AWS adapters from the
- * settings otherwise.
- */
-export function hostPorts<C extends ReleasingCloud>(
-  settings: Settings,
-  local: InjectablePorts,
-  runtime: { log: Log; metrics: Metrics },
-  cloudOf: (settings: Settings, log: Log) => C,
-) {
-  const log = local.log ?? runtime.log;
-  const dns = local.dns ?? dnsFor(settings);
-  const notifier = local.notifier ?? notifierFor(settings);
-  return {
-    store: local.store ?? stateStoreFor(settings.deployment),
-    cloud: local.cloud ?? cloudOf(settings, log),
-    clock: local.clock ?? systemClock,
-    metrics: local.metrics ?? runtime.metrics,
-    log,
-    ...(dns ? { dns } : {}),
-    ...(notifier ? { notifier } : {}),
-    ...(local.sleep ? { sleep: local.sleep } : {}),
-  };
 }

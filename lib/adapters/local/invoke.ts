@@ -8,9 +8,8 @@
  *   <dir>/platform.json  the simulated platform: districts, nodes, gears, moves (persisted-platform.ts)
  *
  * Only the local twins of the handlers (functions/local/) import this module,
- * so neither it nor dynalite is ever in a deployed bundle: a twin installs the
- * local ports with `injectPorts()`, then imports its handler, which builds its
- * ports at module scope from the injected ones first.
+ * so neither it nor dynalite is ever in a deployed bundle: a twin opens the
+ * local state and builds its handler over it (lib/wiring/local.ts).
  */
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -22,14 +21,14 @@ import { DynamoDbStateStore } from '../dynamodb/state-store.js';
 import { startLocalDynamo, type LocalDynamo } from './dynalite.js';
 import { FileQueue, type SettleSummary } from './file-queue.js';
 import { PersistedPlatform } from './persisted-platform.js';
-import { clearInjectedPorts, injectPorts, type InjectablePorts } from './injection.js';
+import { localHandlerOf, type LocalFunctionName } from '../../wiring/local.js';
 
 /** Relative to the working directory; `serverless invoke local` runs in the build directory, where the stage's files are copied. */
 export const LOCAL_TABLE_FILE = 'infra/state-table.yml';
 
 export interface LocalState {
   dir: string;
-  ports: InjectablePorts & { queue: FileQueue; clock: Clock; store: DynamoDbStateStore; platform: PersistedPlatform };
+  ports: { queue: FileQueue; clock: Clock; store: DynamoDbStateStore; platform: PersistedPlatform };
   /** Applies an invocation's outcome (its partial batch response, or `undefined` if it threw) to the local queue files. */
   settle(event: unknown, result: unknown): SettleSummary | undefined;
   close(): Promise<void>;
@@ -44,7 +43,7 @@ export function clockFrom(start: Date | undefined): Clock {
 
 /**
  * Opens the embedded state named by the settings (`NODESCALER_LOCAL_STATE_DIR`)
- * and installs its ports for handlers loaded afterwards. Refuses any
+ * and builds its ports. Refuses any
  * configuration that would reach a real cloud or platform: local runs use the
  * `log` handler and the simulated platform.
  */
@@ -88,13 +87,11 @@ export async function openLocalState(settings: Settings, options: { tableFile?: 
     throw error;
   }
   const ports = { store, queue, clock, platform };
-  injectPorts(ports);
   return {
     dir,
     ports,
     settle: (event, result) => queue.settle(event, isBatchResponse(result) ? result : undefined),
     close: async () => {
-      clearInjectedPorts();
       try {
         await platform.save(platformFile);
       } finally {
@@ -107,15 +104,16 @@ export async function openLocalState(settings: Settings, options: { tableFile?: 
 type Handler<E, R> = (event: E, context: Context) => Promise<R>;
 
 /**
- * The local twin of a handler: opens the local state, loads the handler (its
- * module builds its ports from the injected ones), runs it, settles the queue
- * file the event came from, and closes the state so the next invocation can open it.
+ * The local twin of a handler: opens the local state, builds the function's
+ * handler over it, runs it, settles the queue file the event came from, and
+ * closes the state so the next invocation can open it.
  */
-export function localHandler<E, R>(name: string, load: () => Promise<{ handler: Handler<E, R> }>): Handler<E, R> {
+export function localHandler<E = unknown, R = unknown>(name: LocalFunctionName): Handler<E, R> {
   return async (event, context) => {
-    const state = await openLocalState(loadSettingsFromProcess());
+    const settings = loadSettingsFromProcess();
+    const state = await openLocalState(settings);
     try {
-      const { handler } = await load();
+      const handler = localHandlerOf(name, settings, state.ports) as unknown as Handler<E, R>;
       let result: R;
       try {
         result = await handler(event, context);

@@ -24,9 +24,10 @@ export interface GearMoverPorts {
   metrics: Metrics;
   log: Log;
   /**
-   * Waits while moves are in flight. Absent: an invocation makes one pass
-   * over the drains and leaves the rest to the next tick (the local runtime,
-   * whose clock only the simulation moves).
+   * Waits while moves are in flight: a real timer on AWS (lib/wiring/aws/).
+   * Absent: an invocation makes one pass over the drains and leaves the rest
+   * to the next tick (the local and simulated environments, whose moves do not
+   * progress during an invocation).
    */
   wait?: (ms: number) => Promise<void>;
 }

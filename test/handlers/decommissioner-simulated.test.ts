@@ -1,10 +1,10 @@
 import type { Context, SQSBatchResponse, SQSEvent, ScheduledEvent } from 'aws-lambda';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { clearInjectedPorts, injectPorts } from '../../lib/adapters/local/injection.js';
-import type { SimulatedCloud } from '../../lib/adapters/local/simulated-cloud.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SimulatedCloud } from '../../lib/adapters/local/simulated-cloud.js';
 import { VirtualClock } from '../../lib/adapters/local/virtual-clock.js';
 import type { DecommissionerTickReport } from '../../lib/app/decommission.js';
-import { resetSettingsCache } from '../../lib/config/index.js';
+import { parseConfig } from '../../lib/config/index.js';
+import { decommissionerHandler } from '../../lib/handlers/decommissioner.js';
 import type { StateStore } from '../../lib/ports/state-store.js';
 import { dynaliteHarness } from '../support/dynalite.js';
 import { FakePlatform } from '../support/fake-platform.js';
@@ -14,8 +14,8 @@ import { InMemoryMetrics } from '../../lib/adapters/memory/metrics.js';
 
 type Handler = (event: SQSEvent | ScheduledEvent, context: Context) => Promise<SQSBatchResponse | DecommissionerTickReport>;
 
-/** The real handler in process with injected ports (simulated cloud, virtual clock), as the local runtime runs it. */
-describe('decommissioner handler with injected ports (simulated cloud, dynalite)', () => {
+/** The real handler built over the test's ports (simulated cloud, virtual clock), as the local runtime builds it: no AWS at all. */
+describe('decommissioner handler over simulated ports (simulated cloud, dynalite)', () => {
   const harness = dynaliteHarness();
   const clock = new VirtualClock('2026-11-21T12:00:00Z');
   const metrics = new InMemoryMetrics();
@@ -29,12 +29,6 @@ describe('decommissioner handler with injected ports (simulated cloud, dynalite)
 
   beforeAll(async () => {
     store = await harness.create();
-    vi.stubEnv('NODESCALER_CONFIG', JSON.stringify({ handler: 'ec2', pools: [{ district: 'd1', profile: 'small', max: 10, naming: { base: 'sim' }, template: { imageId: 'ami-1', instanceTypes: [{ name: 'sim.large', vcpus: 2, memoryGiB: 8 }], subnets: ['subnet-1'], volume: {} } }] }));
-    vi.stubEnv('NODESCALER_LOG_LEVEL', 'SILENT');
-    vi.stubEnv('POWERTOOLS_METRICS_DISABLED', 'true');
-    resetSettingsCache();
-    vi.resetModules();
-    const { SimulatedCloud } = await import('../../lib/adapters/local/simulated-cloud.js');
     cloud = new SimulatedCloud(clock, { bootDelayMs: 0, volumeDetachMs: 45_000 });
     const host = await cloud.createHost({ pool: 'd1/small', district: 'd1', profile: 'small', cloudName: 'sim_1', hostName: 'sim-1.example.com', decisionId: 'up:1', idempotencyToken: 'up:1#0' });
     instanceId = host.instanceId!;
@@ -43,14 +37,11 @@ describe('decommissioner handler with injected ports (simulated cloud, dynalite)
       { nodeId: 'sim-1.example.com', pool: 'd1/small', district: 'd1', profile: 'small', state: 'drained', createdAt: '2026-11-21T10:00:00.000Z', joinedAt: '2026-11-21T10:02:00.000Z', origin: 'provisioned', protected: false, cloudName: 'sim_1', instanceId, volumeId: host.volumeId!, privateIp: host.privateIp! },
       clock.now(),
     );
-    injectPorts({ store, cloud, platform, clock, log: new MemoryLog(), metrics, sleep: async (ms) => void clock.advance(ms) });
-    ({ handler } = (await import('../../functions/decommissioner.js')) as unknown as { handler: Handler });
+    const config = parseConfig({ handler: 'ec2', pools: [{ district: 'd1', profile: 'small', max: 10, naming: { base: 'sim' }, template: { imageId: 'ami-1', instanceTypes: [{ name: 'sim.large', vcpus: 2, memoryGiB: 8 }], subnets: ['subnet-1'], volume: {} } }] }, 'test configuration');
+    handler = decommissionerHandler({ config, ports: { store, cloud, platform, clock, log: new MemoryLog(), metrics, sleep: async (ms) => void clock.advance(ms) } }) as unknown as Handler;
   });
 
   afterAll(async () => {
-    clearInjectedPorts();
-    resetSettingsCache();
-    vi.unstubAllEnvs();
     await harness.close();
   });
 

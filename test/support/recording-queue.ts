@@ -1,7 +1,7 @@
-import type { Message } from '../../messages/index.js';
-import { parseMessage } from '../../messages/index.js';
-import type { OutgoingMessage, Queue, QueueName, SendResult } from '../../ports/queue.js';
-import { prepareEntries } from '../queue-entries.js';
+import type { Message } from '../../lib/messages/index.js';
+import { parseMessage } from '../../lib/messages/index.js';
+import type { OutgoingMessage, Queue, QueueName, SendResult } from '../../lib/ports/queue.js';
+import { prepareEntries } from '../../lib/adapters/queue-entries.js';
 
 export interface RecordedMessage {
   /** The body as a consumer would parse it (serialized, then parsed back). */
@@ -11,8 +11,8 @@ export interface RecordedMessage {
 }
 
 /**
- * `Queue` that keeps what is sent, per queue and in order; for tests and the
- * local runtime. Checks input exactly as `SqsQueue` does (bodies serialized
+ * A test double of `Queue` that keeps what is sent, per queue and in order.
+ * Checks input exactly as `SqsQueue` does (bodies serialized
  * with `serializeMessage`; for the queues listed in `fifo`, group and
  * deduplication ids required), throwing `ValidationError` with nothing kept.
  *

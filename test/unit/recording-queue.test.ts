@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { RecordingQueue } from '../../lib/adapters/local/memory-queue.js';
+import { RecordingQueue } from '../support/recording-queue.js';
 import { ValidationError } from '../../lib/errors.js';
 import type { DrainCompleteMessage, NodeStatsMessage, ScaleUpMessage } from '../../lib/messages/index.js';
 

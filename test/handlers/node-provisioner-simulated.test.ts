@@ -1,10 +1,10 @@
 import type { Context, SQSBatchResponse, SQSEvent, ScheduledEvent } from 'aws-lambda';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { clearInjectedPorts, injectPorts } from '../../lib/adapters/local/injection.js';
-import type { SimulatedCloud } from '../../lib/adapters/local/simulated-cloud.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SimulatedCloud } from '../../lib/adapters/local/simulated-cloud.js';
 import { VirtualClock } from '../../lib/adapters/local/virtual-clock.js';
 import type { ProvisionerTickReport } from '../../lib/app/provision.js';
-import { resetSettingsCache } from '../../lib/config/index.js';
+import { parseConfig } from '../../lib/config/index.js';
+import { nodeProvisionerHandler } from '../../lib/handlers/node-provisioner.js';
 import type { StateStore } from '../../lib/ports/state-store.js';
 import { dynaliteHarness } from '../support/dynalite.js';
 import { lambdaContext, scheduledEvent, sqsEvent, sqsRecord } from '../support/sqs-events.js';
@@ -13,8 +13,8 @@ import { InMemoryMetrics } from '../../lib/adapters/memory/metrics.js';
 
 type Handler = (event: SQSEvent | ScheduledEvent, context: Context) => Promise<SQSBatchResponse | ProvisionerTickReport>;
 
-/** The real handler run in process with injected ports, as the local runtime runs it: no AWS at all. */
-describe('nodeProvisioner handler with injected ports (simulated cloud, virtual clock, dynalite)', () => {
+/** The real handler built over the test's ports, as the local runtime builds it: no AWS at all. */
+describe('nodeProvisioner handler over simulated ports (simulated cloud, virtual clock, dynalite)', () => {
   const harness = dynaliteHarness();
   const clock = new VirtualClock('2026-11-21T10:00:00Z');
   let cloud: SimulatedCloud;
@@ -34,22 +34,12 @@ describe('nodeProvisioner handler with injected ports (simulated cloud, virtual 
 
   beforeAll(async () => {
     store = await harness.create();
-    vi.stubEnv('NODESCALER_CONFIG', JSON.stringify({ handler: 'ec2', pools: [{ district: 'd1', profile: 'small', max: 10, naming: { base: 'sim' }, template: { imageId: 'ami-1', instanceTypes: [{ name: 'sim.large', vcpus: 2, memoryGiB: 8 }], subnets: ['subnet-1'] } }] }));
-    vi.stubEnv('NODESCALER_LOG_LEVEL', 'SILENT');
-    vi.stubEnv('POWERTOOLS_METRICS_DISABLED', 'true');
-    resetSettingsCache();
-    vi.resetModules();
-    // Loaded after the reset, so the cloud's errors are the classes the handler's modules know.
-    const { SimulatedCloud } = await import('../../lib/adapters/local/simulated-cloud.js');
     cloud = new SimulatedCloud(clock, { bootDelayMs: 120_000, maxHosts: 3 });
-    injectPorts({ store, cloud, clock, log, metrics, sleep: async (ms) => void clock.advance(ms) });
-    ({ handler } = (await import('../../functions/node-provisioner.js')) as unknown as { handler: Handler });
+    const config = parseConfig({ handler: 'ec2', pools: [{ district: 'd1', profile: 'small', max: 10, naming: { base: 'sim' }, template: { imageId: 'ami-1', instanceTypes: [{ name: 'sim.large', vcpus: 2, memoryGiB: 8 }], subnets: ['subnet-1'] } }] }, 'test configuration');
+    handler = nodeProvisionerHandler({ config, ports: { store, cloud, clock, log, metrics, sleep: async (ms) => void clock.advance(ms) } }) as unknown as Handler;
   });
 
   afterAll(async () => {
-    clearInjectedPorts();
-    resetSettingsCache();
-    vi.unstubAllEnvs();
     await harness.close();
   });
 
