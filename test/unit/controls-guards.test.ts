@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { LogCloud } from '../../lib/adapters/cloud/log-cloud.js';
-import { RecordingQueue } from '../../lib/adapters/local/memory-queue.js';
+import { RecordingQueue } from '../support/recording-queue.js';
 import { InMemoryStateStore } from '../../lib/adapters/memory/state-store.js';
 import { MANUAL_DECISION_PREFIX } from '../../lib/app/drain.js';
 import { ThresholdEvaluator } from '../../lib/app/evaluate.js';
