@@ -209,7 +209,8 @@ async function main(): Promise<void> {
   const price = new Map(pools.map((p) => [p.id, p.pricePerHour]));
   const poolsCost = (row: PolicyResult) => row.pools.reduce((sum, p) => sum + p.nodeHours * (price.get(p.pool) ?? 0), 0);
   const reference = rows.find((row) => row.policy === 'nodescaler') ?? rows[0];
-  const pricePerNodeHour = reference && reference.nodeHours > 0 ? poolsCost(reference) / reference.nodeHours : (pools[0]?.pricePerHour ?? 0);
+  const meanPrice = reference && reference.nodeHours > 0 ? poolsCost(reference) / reference.nodeHours : (pools[0]?.pricePerHour ?? 0);
+  const pricePerNodeHour = Math.round(meanPrice * 10_000) / 10_000;
   writeOut(
     values.report!,
     renderReport({

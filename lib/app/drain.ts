@@ -27,8 +27,8 @@ import { advanceDrain } from '../workflows/drain/workflow.js';
 
 export { MANUAL_DECISION_PREFIX, MIN_STEP_MS, ORPHAN_GRACE_MS } from '../workflows/drain/context.js';
 
-/** Passes over the active drains one run may make (each pass advances every drain as far as it goes now). */
-const MAX_PASSES_PER_RUN = 50;
+/** Passes over the active drains one run may make in a row without waiting (each advances every drain as far as it goes now). */
+const MAX_PASSES_WITHOUT_WAIT = 50;
 export type { Budget, EventOutcome, GearMoverPorts, StartOutcome };
 
 export interface RunSummary {
@@ -157,9 +157,11 @@ export class GearMover {
     let drains = await activeDrains(this.ctx);
     summary.drains = drains.length;
     const poll = this.ctx.config.scaleDown.movePollInterval;
-    // Bounded passes: a drain that reports progress on every pass without finishing (a livelock) must not hold the
-    // invocation forever where its clock does not move within it (the local runtime, the simulation).
-    for (let pass = 0; drains.length > 0 && pass < MAX_PASSES_PER_RUN; pass++) {
+    // Passes that progress without ever waiting are bounded: a drain that reports progress on every pass without
+    // finishing (a livelock) must not hold the invocation forever where its clock does not move within it (the local
+    // runtime, the simulation).
+    let passesWithoutWait = 0;
+    while (drains.length > 0) {
       let progressed = false;
       const still: DrainRecord[] = [];
       for (const drain of drains) {
@@ -183,6 +185,9 @@ export class GearMover {
       if (!progressed) {
         if (!wait || budget.timeLeft() < poll + MIN_STEP_MS) break;
         await wait(poll);
+        passesWithoutWait = 0;
+      } else if (++passesWithoutWait >= MAX_PASSES_WITHOUT_WAIT) {
+        break;
       }
     }
     summary.pending = drains.length;

@@ -6,6 +6,7 @@
  * down to one hour. Leaves a screenshot in out/report-screenshot.png.
  */
 import { spawnSync } from 'node:child_process';
+import { POLICIES } from '../../lib/sim/results.js';
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -56,9 +57,9 @@ describe('out/report.html in Chromium', () => {
   it('draws every panel from the embedded data, offline, without errors', async () => {
     const panels = await page.$$eval('svg[data-panel]', (svgs) => svgs.map((svg) => svg.getAttribute('data-panel')));
     expect(panels).toEqual(['gears', 'utilization', 'nodes', 'moves', 'waiting', 'cost']);
-    // Demand plus three policies' capacity, each a line of many points.
+    // Demand plus every policy's capacity (npm start runs them all), each a line of many points.
     const lines = await page.$$eval('svg[data-panel="gears"] polyline', (ps) => ps.map((p) => p.getAttribute('points')!.split(' ').length));
-    expect(lines).toHaveLength(4);
+    expect(lines).toHaveLength(1 + POLICIES.length);
     for (const points of lines) expect(points).toBeGreaterThan(100);
     const thresholds = await page.$$eval('svg[data-panel="utilization"] text', (ts) => ts.map((t) => t.textContent));
     expect(thresholds).toEqual(expect.arrayContaining(['scale up 0.95', 'scale down 0.88']));
