@@ -14,10 +14,11 @@
  * DynamoDbStateStore delegates to this module; `send` is its error
  * translation, so a failed condition arrives as `ConflictError` with the item.
  */
-import { PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { ConflictError } from '../../errors.js';
 import { pauseKey, type Controls, type OverrideRecord, type PauseActions, type PauseRecord, type PendingDrain } from '../../domain/controls.js';
 import type { PoolId } from '../../domain/model.js';
+import { queryAll, type Send } from './items.js';
 import { TABLE_KEYS } from './table-keys.js';
 
 const { partition: PK, sort: SK, ttl: TTL } = TABLE_KEYS;
@@ -31,7 +32,7 @@ const ENDED_KEPT_S = 86_400;
 /** An expired pause stays readable (for status) a day past its `until` before DynamoDB's TTL removes it. */
 const PAUSE_KEPT_AFTER_UNTIL_S = 86_400;
 
-export type Send = <R>(call: () => Promise<R>, conflict?: string) => Promise<R>;
+export type { Send } from './items.js';
 
 export class DynamoDbControls {
   constructor(
@@ -42,30 +43,21 @@ export class DynamoDbControls {
 
   async list(): Promise<Controls> {
     const controls: Controls = { pauses: [], overrides: [], pendingDrains: [] };
-    let startKey: QueryCommandInput['ExclusiveStartKey'];
-    do {
-      const page = await this.send(() =>
-        this.client.send(
-          new QueryCommand({
-            TableName: this.tableName,
-            KeyConditionExpression: '#pk = :pk',
-            ExpressionAttributeNames: { '#pk': PK },
-            ExpressionAttributeValues: { ':pk': PARTITION },
-            ConsistentRead: true,
-            ExclusiveStartKey: startKey,
-          }),
-        ),
-      );
-      for (const item of page.Items ?? []) {
-        const sk = String(item[SK]);
-        const { [PK]: _pk, [SK]: _sk, [TTL]: _ttl, ...record } = item;
-        if (record[ENDED] !== undefined) continue;
-        if (sk.startsWith(PAUSE)) controls.pauses.push(record as PauseRecord);
-        else if (sk.startsWith(OVERRIDES)) controls.overrides.push(record as OverrideRecord);
-        else if (sk.startsWith(PENDING_DRAIN)) controls.pendingDrains.push(record as PendingDrain);
-      }
-      startKey = page.LastEvaluatedKey;
-    } while (startKey);
+    const items = await queryAll(this.client, this.send, {
+      TableName: this.tableName,
+      KeyConditionExpression: '#pk = :pk',
+      ExpressionAttributeNames: { '#pk': PK },
+      ExpressionAttributeValues: { ':pk': PARTITION },
+      ConsistentRead: true,
+    });
+    for (const item of items) {
+      const sk = String(item[SK]);
+      const { [PK]: _pk, [SK]: _sk, [TTL]: _ttl, ...record } = item;
+      if (record[ENDED] !== undefined) continue;
+      if (sk.startsWith(PAUSE)) controls.pauses.push(record as PauseRecord);
+      else if (sk.startsWith(OVERRIDES)) controls.overrides.push(record as OverrideRecord);
+      else if (sk.startsWith(PENDING_DRAIN)) controls.pendingDrains.push(record as PendingDrain);
+    }
     return controls;
   }
 

@@ -3,6 +3,7 @@
  * without their key attributes, and SDK errors translated into the
  * project's error family.
  */
+import { QueryCommand, type DynamoDBDocumentClient, type QueryCommandInput, type QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { ConflictError, NotFoundError, TransientError, ValidationError } from '../../errors.js';
 import { TABLE_KEYS } from './table-keys.js';
@@ -38,4 +39,19 @@ export function translateError(error: unknown, conflict: string, tableName: stri
     return new ValidationError({ path: '', message: `DynamoDB rejected the request: ${(error as Error).message}` });
   }
   return error;
+}
+
+/** One call to DynamoDB through the store's retry and error translation (`conflict`: the message of a failed condition). */
+export type Send = <R>(call: () => Promise<R>, conflict?: string) => Promise<R>;
+
+/** Every item a query matches, page after page, each page one call through `send`. */
+export async function queryAll(client: DynamoDBDocumentClient, send: Send, input: Omit<QueryCommandInput, 'ExclusiveStartKey'>): Promise<NonNullable<QueryCommandOutput['Items']>> {
+  const items: NonNullable<QueryCommandOutput['Items']> = [];
+  let startKey: QueryCommandInput['ExclusiveStartKey'];
+  do {
+    const page = await send(() => client.send(new QueryCommand({ ...input, ExclusiveStartKey: startKey })));
+    items.push(...(page.Items ?? []));
+    startKey = page.LastEvaluatedKey;
+  } while (startKey);
+  return items;
 }

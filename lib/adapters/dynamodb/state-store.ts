@@ -6,7 +6,6 @@ import {
   PutCommand,
   QueryCommand,
   UpdateCommand,
-  type QueryCommandInput,
   type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import type {
@@ -27,7 +26,7 @@ import type { DrainPatch, LeaseRequest, NewDrain, NewNode, NodePatch, PoolPatch,
 import { assertLegalTransition, decisionExpiry, grantLease, sourcesOf } from '../state-rules.js';
 import { DynamoDbControls, type Send } from './controls.js';
 import { DynamoDbDecisionLog } from './decision-log.js';
-import { strip, translateError } from './items.js';
+import { strip, translateError, queryAll } from './items.js';
 import { TABLE_KEYS } from './table-keys.js';
 
 const { partition: PK, sort: SK, poolIndex: INDEX, poolIndexPartition: GPK, poolIndexSort: GSK, ttl: TTL } = TABLE_KEYS;
@@ -362,25 +361,14 @@ export class DynamoDbStateStore implements StateStore {
   }
 
   private async queryPoolIndex<T>(partitionValue: string, sortPrefix: string): Promise<T[]> {
-    const items: T[] = [];
-    let startKey: QueryCommandInput['ExclusiveStartKey'];
-    do {
-      const page = await this.send(() =>
-        this.client.send(
-          new QueryCommand({
-            TableName: this.tableName,
-            IndexName: INDEX,
-            KeyConditionExpression: '#gpk = :gpk AND begins_with(#gsk, :prefix)',
-            ExpressionAttributeNames: { '#gpk': GPK, '#gsk': GSK },
-            ExpressionAttributeValues: { ':gpk': partitionValue, ':prefix': sortPrefix },
-            ExclusiveStartKey: startKey,
-          }),
-        ),
-      );
-      for (const item of page.Items ?? []) items.push(strip<T>(item)!);
-      startKey = page.LastEvaluatedKey;
-    } while (startKey);
-    return items;
+    const items = await queryAll(this.client, this.send.bind(this) as Send, {
+      TableName: this.tableName,
+      IndexName: INDEX,
+      KeyConditionExpression: '#gpk = :gpk AND begins_with(#gsk, :prefix)',
+      ExpressionAttributeNames: { '#gpk': GPK, '#gsk': GSK },
+      ExpressionAttributeValues: { ':gpk': partitionValue, ':prefix': sortPrefix },
+    });
+    return items.map((item) => strip<T>(item)!);
   }
 
   private async putNew(item: Record<string, unknown>, conflict: string): Promise<void> {
