@@ -9,6 +9,7 @@
  * fill optional fields.
  */
 import { readFileSync } from 'node:fs';
+import type { ScaleEvent } from './results.js';
 
 /** One sample of a policy's run. */
 export interface ReportPoint {
@@ -28,18 +29,7 @@ export interface ReportPoint {
 }
 
 /** A scale action; the optional fields show on hover when the result carries them. */
-export interface ReportEvent {
-  at: number;
-  kind: 'up' | 'down';
-  decisionId?: string;
-  /** The node a scale-down drains. */
-  node?: string;
-  /** Nodes a scale-up requests. */
-  count?: number;
-  reason?: string;
-  /** Gears the drain moved (or held when chosen). */
-  gearsMoved?: number;
-}
+export type ReportEvent = ScaleEvent;
 
 export interface ReportPolicy {
   policy: string;
