@@ -53,7 +53,7 @@ export const DNS_NAME = new RegExp(`^(?=.{1,253}$)${DNS_LABEL}(?:\\.${DNS_LABEL}
 
 export const HANDLERS = ['log', 'ec2', 'spool', 'notify'] as const;
 export const PLATFORM_KINDS = ['simulated', 'openshift-broker'] as const;
-export const CANDIDATE_STRATEGIES = ['least-gears', 'least-utilized', 'oldest', 'newest'] as const;
+export const CANDIDATE_STRATEGIES = ['least-disruption', 'least-gears', 'least-utilized', 'oldest', 'newest'] as const;
 export const VOLUME_TYPES = ['gp3', 'gp2', 'io1', 'io2', 'st1'] as const;
 
 /**
@@ -115,8 +115,8 @@ function buildConfigSchema() {
   const scaleUpSchema = z.strictObject({
     // Gear slots are a hard, known capacity (max_active_gears), so pools run full: the forecast and
     // headroomGears, not a wide margin, keep room for what comes during a boot (tuned on the Azure 2019 replay).
-    threshold: z._default(fraction, 0.95),
-    target: z._default(fraction, 0.92),
+    threshold: z._default(fraction, 0.98),
+    target: z._default(fraction, 0.96),
     sustain: dur('2m'),
     headroomGears: z._default(int(0), 30),
     maxNodeProvisionTime: dur('15m', { positive: true }),
@@ -139,9 +139,34 @@ function buildConfigSchema() {
     maxDelay: dur('8s', { positive: true }),
   });
 
+  /** When a drain pays (lib/domain/payoff.ts): its expected saving against the tenant restarts it costs. */
+  const payoffSchema = z.strictObject({
+    enabled: z._default(z.boolean(), true),
+    /** The saving must be at least this many times the disruption cost (Karpenter's Balanced policy uses 2). */
+    factor: z._default(z.number().check(z.gte(0)), 2),
+    /** A node the forecast needs again sooner than this is not drained. */
+    horizon: dur('4h'),
+    /** How far ahead the saving is counted (at most a day: the pool keeps 25 hours of demand). */
+    lookahead: z.prefault(duration({ positive: true }).check(z.refine((ms) => ms <= 86_400_000, 'must be at most 24h')), '24h'),
+    /** What one node-hour costs, in dollars (m5.xlarge on-demand, us-east-1). */
+    nodeHourPrice: z._default(z.number().check(z.gte(0)), 0.192),
+    /** Cost of one move, in dollars, by what it restarts; gears whose kind the node does not report count as `disruptive`. */
+    moveCost: z.prefault(
+      z.strictObject({
+        idle: z._default(z.number().check(z.gte(0)), 0),
+        sibling: z._default(z.number().check(z.gte(0)), 0.002),
+        disruptive: z._default(z.number().check(z.gte(0)), 0.01),
+      }),
+      {},
+    ),
+    /** Scale-down judges demand by this quantile of the last `confidenceWindow`, not by the newest sample. */
+    confidenceWindow: dur('1h', { positive: true }),
+    confidenceQuantile: z._default(fraction, 0.95),
+  });
+
   const scaleDownSchema = z.strictObject({
     enabled: z._default(z.boolean(), true),
-    utilizationThreshold: z._default(fraction, 0.88),
+    utilizationThreshold: z._default(fraction, 0.93),
     unneededTime: dur('5m'),
     delayAfterAdd: dur('10m'),
     delayAfterDelete: dur('5m'),
@@ -159,7 +184,8 @@ function buildConfigSchema() {
     movePollInterval: dur('5s', { positive: true }),
     /** Request a replacement node (through the pool lease, as the evaluator does) when an interrupted node's gears do not fit elsewhere. */
     replaceInterrupted: z._default(z.boolean(), true),
-    candidateStrategy: z._default(z.enum(CANDIDATE_STRATEGIES), 'least-gears'),
+    candidateStrategy: z._default(z.enum(CANDIDATE_STRATEGIES), 'least-disruption'),
+    payoff: z.prefault(payoffSchema, {}),
   });
 
   const namingSchema = z.strictObject({

@@ -23,12 +23,17 @@ export interface CandidateInput {
   utilization: PoolUtilization;
 }
 
+/** Refuses a candidate that passed the fit check (the pays-off check): a reason, or undefined to accept it. */
+export type CandidateCheck = (node: NodeRecord, capacityAfter: number) => { refused: string } | { accepted: string };
+
 export interface CandidateChoice {
   /** The node to drain; undefined when no candidate passed. */
   nodeId?: string;
   /** Gears on the chosen node. */
   activeGears?: number;
   strategy: CandidateStrategy;
+  /** What the check said of the chosen node. */
+  accepted?: string;
   /** Every node considered and refused, with the reason, in the order they were considered. */
   rejected: RejectedCandidate[];
 }
@@ -38,12 +43,15 @@ interface Eligible {
   /** Its own free slots below the threshold. */
   free: number;
   gears: number;
+  /** Moves that restart a tenant (gears of unknown kind count). */
+  disruptive: number;
   max: number;
   ratio: number;
   created: number;
 }
 
 const COMPARATORS: Record<CandidateStrategy, (a: Eligible, b: Eligible) => number> = {
+  'least-disruption': (a, b) => a.disruptive - b.disruptive || a.gears - b.gears || a.ratio - b.ratio || byId(a, b),
   'least-gears': (a, b) => a.gears - b.gears || a.ratio - b.ratio || byId(a, b),
   'least-utilized': (a, b) => a.ratio - b.ratio || a.gears - b.gears || byId(a, b),
   oldest: (a, b) => a.created - b.created || byId(a, b),
@@ -67,7 +75,7 @@ function ratioText(value: number): string {
  * candidate with its reason. O(n + k log n) for n nodes of which k are
  * checked before one passes (O(n log n) at worst).
  */
-export function chooseScaleDownCandidate(input: CandidateInput): CandidateChoice {
+export function chooseScaleDownCandidate(input: CandidateInput, check?: CandidateCheck): CandidateChoice {
   const { config, utilization } = input;
   const strategy = config.scaleDown.candidateStrategy;
   const threshold = config.scaleUp.threshold;
@@ -109,6 +117,7 @@ export function chooseScaleDownCandidate(input: CandidateInput): CandidateChoice
         node,
         free: slots,
         gears: stats.activeGears,
+        disruptive: disruptiveMoves(stats),
         max: stats.maxActiveGears,
         ratio: stats.maxActiveGears > 0 ? stats.activeGears / stats.maxActiveGears : Infinity,
         created: Number.isFinite(created) ? created : 0,
@@ -146,9 +155,20 @@ export function chooseScaleDownCandidate(input: CandidateInput): CandidateChoice
       rejected.push({ nodeId: id, reason: `pool would keep ${freeAfter} free slots < headroomGears ${headroom}` });
       continue;
     }
-    return { nodeId: id, activeGears: candidate.gears, strategy, rejected };
+    const verdict = check?.(candidate.node, capacityAfter);
+    if (verdict && 'refused' in verdict) {
+      rejected.push({ nodeId: id, reason: verdict.refused });
+      continue;
+    }
+    return { nodeId: id, activeGears: candidate.gears, strategy, rejected, ...(verdict ? { accepted: verdict.accepted } : {}) };
   }
   return { strategy, rejected };
+}
+
+/** Moves of the node's gears that restart a tenant: the reported count, else every gear not reported idle. */
+export function disruptiveMoves(stats: Pick<NonNullable<NodeRecord['stats']>, 'activeGears' | 'idleGears' | 'disruptiveGears'>): number {
+  if (stats.disruptiveGears !== undefined) return Math.min(stats.activeGears, stats.disruptiveGears);
+  return Math.max(0, stats.activeGears - (stats.idleGears ?? 0));
 }
 
 /** A binary min-heap over `items` (taken over, not copied) by `compare`. */

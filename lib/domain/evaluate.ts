@@ -20,6 +20,7 @@ import { chooseScaleDownCandidate } from './candidates.js';
 import type { ClampReason, PoolDecision, PoolEvaluation, PoolEvaluationInput, RejectedCandidate } from './decision.js';
 import { formatDuration } from './duration.js';
 import { forecastDemand, recordDemand, type Forecast } from './forecast.js';
+import { payoffGate } from './payoff.js';
 import { poolIdOf, type NodeRecord, type NodeState } from './model.js';
 import { computeUtilization, expectedGearsPerNode } from './utilization.js';
 
@@ -192,14 +193,16 @@ export function decidePool(input: PoolEvaluationInput): PoolEvaluation {
     );
   }
 
-  const choice = chooseScaleDownCandidate({ nodes, drains, poolConfig, config, now, utilization: u });
+  const paying = payoffGate({ config, history: demandHistory, now, utilization: u });
+  const choice = chooseScaleDownCandidate({ nodes, drains, poolConfig, config, now, utilization: paying.utilization }, paying.check);
   if (choice.nodeId === undefined) {
     const shown = choice.rejected.slice(0, REASON_REJECTED_SHOWN).map((r) => `${r.nodeId}: ${r.reason}`);
     const more = choice.rejected.length - shown.length;
     const list = shown.length === 0 ? 'no active node' : `${shown.join('; ')}${more > 0 ? `; and ${more} more` : ''}`;
     return result(noAction(`${lowText}; no node can be drained (${list})`, choice.rejected), forecastInfo);
   }
-  const reason = `${lowText}; drain ${choice.nodeId} (${plural(choice.activeGears ?? 0, 'gear')}, ${choice.strategy})${staleNote ? `; ${staleNote}` : ''}`;
+  const paysText = choice.accepted ? `; ${choice.accepted}` : '';
+  const reason = `${lowText}; drain ${choice.nodeId} (${plural(choice.activeGears ?? 0, 'gear')}, ${choice.strategy})${paysText}${staleNote ? `; ${staleNote}` : ''}`;
   return result({ kind: 'scale-down', nodeId: choice.nodeId, reason, rejected: choice.rejected }, forecastInfo);
 }
 

@@ -173,8 +173,12 @@ export function forecastDemand(
 
   // (b) Yesterday over the same lookahead.
   if (options.dailySeasonality) {
-    const before = sampleNear(samples, nowMinute - DAY_MINUTES, DAILY_TOLERANCE_MINUTES);
-    const after = sampleNear(samples, Math.round(nowMinute + lookaheadMinutes) - DAY_MINUTES, DAILY_TOLERANCE_MINUTES);
+    // Yesterday's highest demand over the lookahead against its highest over the window before: the
+    // highest of a few noisy points against a single one would read noise as growth (and buy a node for it).
+    const yesterday = nowMinute - DAY_MINUTES;
+    const windowMinutes = Math.max(DAILY_TOLERANCE_MINUTES, Math.ceil(options.window / MINUTE_MS));
+    const before = highestIn(samples, yesterday - windowMinutes, yesterday);
+    const after = highestIn(samples, yesterday, Math.round(yesterday + Math.max(lookaheadMinutes, 1)));
     if (before !== undefined && after !== undefined && (before > 0 || after === 0)) {
       const ratio = before > 0 ? after / before : 1;
       result.dailyRatio = ratio;
@@ -231,6 +235,26 @@ function linearTrend(samples: readonly DemandSample[], nowMinute: number, window
   const slope = (n * sumXY - sumX * sumY) / denominator;
   const intercept = (sumY - slope * sumX) / n;
   return { slope, intercept };
+}
+
+/** The highest demand of the samples covering minutes (from, to]: a coarse bucket covers its five minutes. */
+function highestIn(samples: readonly DemandSample[], from: number, to: number): number | undefined {
+  let lo = 0;
+  let hi = samples.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (samples[mid]![0] <= from - BUCKET_MINUTES) lo = mid + 1;
+    else hi = mid;
+  }
+  let highest: number | undefined;
+  for (let i = lo; i < samples.length; i++) {
+    const [minute, gears] = samples[i]!;
+    if (minute > to) break;
+    const next = samples[i + 1]?.[0] ?? minute + 1;
+    if (Math.min(next, minute + BUCKET_MINUTES) - 1 <= from) continue; // ends before the range
+    if (highest === undefined || gears > highest) highest = gears;
+  }
+  return highest;
 }
 
 /**

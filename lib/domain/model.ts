@@ -39,6 +39,10 @@ export interface NodeStats {
   activeGears: number;
   maxActiveGears: number;
   gears?: GearInfo[];
+  /** Gears of idled applications: moving one restarts nothing (optional; agents that know report it). */
+  idleGears?: number;
+  /** Active gears whose move restarts a tenant: single-gear applications and head gears (optional, as `idleGears`). */
+  disruptiveGears?: number;
   cpu?: number;
   memory?: number;
   /** ISO time the node measured these figures; the order of stats is decided by this, never by arrival. */

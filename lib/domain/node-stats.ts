@@ -13,6 +13,8 @@ interface StatsReport {
   gears?: NodeStats['gears'];
   cpu?: number;
   memory?: number;
+  idleGears?: number;
+  disruptiveGears?: number;
   reportedAt: string;
 }
 
@@ -21,6 +23,8 @@ export function statsToStore(report: StatsReport): NodeStats {
   if (report.gears && report.gears.length <= MAX_STORED_GEARS) stats.gears = report.gears;
   if (report.cpu !== undefined) stats.cpu = report.cpu;
   if (report.memory !== undefined) stats.memory = report.memory;
+  if (report.idleGears !== undefined) stats.idleGears = report.idleGears;
+  if (report.disruptiveGears !== undefined) stats.disruptiveGears = report.disruptiveGears;
   return stats;
 }
 

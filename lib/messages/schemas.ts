@@ -76,10 +76,22 @@ export const nodeStatsMessageSchema = once(() => {
     ),
     cpu: optional(percentSchema()),
     memory: optional(percentSchema()),
+    idleGears: optional(integerIn(0, 2 * MAX_GEARS_PER_NODE)),
+    disruptiveGears: optional(integerIn(0, 2 * MAX_GEARS_PER_NODE)),
     reportedAt: isoDateTimeSchema(),
   });
   const validator: Validator<Output<typeof fields>> = (input, path, issues) => {
     const message = fields(input, path, issues);
+    if (typeof message === 'object' && message !== null && isCount(message.activeGears, 0, 2 * MAX_GEARS_PER_NODE)) {
+      const idle = isCount(message.idleGears, 0, 2 * MAX_GEARS_PER_NODE) ? message.idleGears : 0;
+      const disruptive = isCount(message.disruptiveGears, 0, 2 * MAX_GEARS_PER_NODE) ? message.disruptiveGears : 0;
+      if (idle + disruptive > message.activeGears) {
+        issues.push({
+          path: [...path, message.disruptiveGears === undefined ? 'idleGears' : 'disruptiveGears'],
+          message: `idleGears ${idle} + disruptiveGears ${disruptive} is more than activeGears ${message.activeGears}`,
+        });
+      }
+    }
     // Unidled gears may overcommit a node a little, never beyond twice its capacity. Checked even
     // when unrelated fields are wrong, so every problem is reported at once.
     if (

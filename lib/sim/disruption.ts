@@ -18,6 +18,8 @@ const SIZES = 10;
 export const APP_SIZE_WEIGHTS: readonly number[] = Array.from({ length: SIZES }, (_, i) => (i + 1) ** -2.5);
 export const IDLE_APP_SHARE = 0.3;
 const WEEK_SECONDS = 7 * 86400;
+const DISRUPTIVE = 1;
+const IDLE = 2;
 
 /** Assigns gears to applications as they are created; remembers, per gear, whether moving it restarts something. */
 export class AppModel {
@@ -33,11 +35,11 @@ export class AppModel {
     this.cumulative = APP_SIZE_WEIGHTS.map((w) => (running += w / total));
   }
 
-  private pending?: { id: number; app: number; disruptive: boolean };
+  private pending?: { id: number; app: number; disruptive: boolean; idle: boolean };
   private appCount = 0;
 
   /** The gear `next` will create, without creating it (a gear that finds no room is not created yet). */
-  peek(): { id: number; app: number; disruptive: boolean } {
+  peek(): { id: number; app: number; disruptive: boolean; idle: boolean } {
     if (this.pending) return this.pending;
     let head = false;
     let single = false;
@@ -52,12 +54,12 @@ export class AppModel {
       single = size === 1;
     }
     this.remaining -= 1;
-    this.pending = { id: this.created, app: this.appCount, disruptive: !this.appIdle && (head || single) };
+    this.pending = { id: this.created, app: this.appCount, disruptive: !this.appIdle && (head || single), idle: this.appIdle };
     return this.pending;
   }
 
   /** A new gear; its id (0, 1, 2, …), its application and whether moving it is disruptive. */
-  next(): { id: number; app: number; disruptive: boolean } {
+  next(): { id: number; app: number; disruptive: boolean; idle: boolean } {
     const gear = this.peek();
     delete this.pending;
     this.created += 1;
@@ -66,12 +68,17 @@ export class AppModel {
       grown.set(this.flags);
       this.flags = grown;
     }
-    this.flags[gear.id] = gear.disruptive ? 1 : 0;
+    this.flags[gear.id] = (gear.disruptive ? DISRUPTIVE : 0) | (gear.idle ? IDLE : 0);
     return gear;
   }
 
   disruptive(id: number): boolean {
-    return this.flags[id] === 1;
+    return ((this.flags[id] ?? 0) & DISRUPTIVE) !== 0;
+  }
+
+  /** Whether the gear's application is idle (moving it restarts nothing). */
+  idle(id: number): boolean {
+    return ((this.flags[id] ?? 0) & IDLE) !== 0;
   }
 }
 

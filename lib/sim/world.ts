@@ -128,6 +128,14 @@ export class SimWorld {
       const last = this.lastReports.get(nodeId);
       if (last && last.activeGears === facts.activeGears && now.getTime() - last.at < this.options.heartbeatSeconds * 1000) continue;
       this.lastReports.set(nodeId, { activeGears: facts.activeGears, at: now.getTime() });
+      // What an agent that reads the gears' applications reports: idled ones, and the ones whose move restarts a tenant.
+      let idleGears = 0;
+      let disruptiveGears = 0;
+      for (const uuid of this.platform.gearUuids(nodeId)) {
+        const id = this.gearNumber(uuid);
+        if (this.apps.idle(id)) idleGears++;
+        else if (this.apps.disruptive(id)) disruptiveGears++;
+      }
       this.sqs.sendRaw(
         'stats',
         JSON.stringify({
@@ -138,6 +146,8 @@ export class SimWorld {
           profile: facts.profile,
           activeGears: facts.activeGears,
           maxActiveGears: facts.maxActiveGears,
+          idleGears,
+          disruptiveGears,
           reportedAt,
         }),
       );

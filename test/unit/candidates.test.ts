@@ -20,12 +20,42 @@ function choose(nodes: NodeRecord[], options: { drains?: DrainRecord[]; cfg?: Co
   return chooseScaleDownCandidate({ nodes, drains, poolConfig, config: cfg, now: NOW, utilization });
 }
 
-const strategy = (candidateStrategy: 'least-gears' | 'least-utilized' | 'oldest' | 'newest') => config({ scaleDown: { candidateStrategy } });
+const strategy = (candidateStrategy: 'least-disruption' | 'least-gears' | 'least-utilized' | 'oldest' | 'newest') => config({ scaleDown: { candidateStrategy } });
 
 describe('chooseScaleDownCandidate', () => {
   it('least-gears: the node with the fewest gears', () => {
-    const choice = choose([node('a', { gears: 30 }), node('b', { gears: 10 }), node('c', { gears: 20 })]);
+    const choice = choose([node('a', { gears: 30 }), node('b', { gears: 10 }), node('c', { gears: 20 })], { cfg: strategy('least-gears') });
     expect(choice).toEqual({ nodeId: 'b', activeGears: 10, strategy: 'least-gears', rejected: [] });
+  });
+
+  it('least-disruption (the default): fewest moves that restart a tenant, then fewest gears', () => {
+    const withKinds = (id: string, gears: number, idleGears?: number, disruptiveGears?: number) => {
+      const n = node(id, { gears });
+      if (idleGears !== undefined) n.stats!.idleGears = idleGears;
+      if (disruptiveGears !== undefined) n.stats!.disruptiveGears = disruptiveGears;
+      return n;
+    };
+    // a: 30 gears, 4 disruptive; b: 10 gears of unknown kind (10 disruptive); c: 20 gears, 4 disruptive
+    const nodes = [withKinds('a', 30, 20, 4), withKinds('b', 10), withKinds('c', 20, 0, 4)];
+    expect(choose(nodes)).toEqual({ nodeId: 'c', activeGears: 20, strategy: 'least-disruption', rejected: [] });
+    expect(choose(nodes, { cfg: strategy('least-gears') }).nodeId).toBe('b');
+    // idle gears are not disruptive even when only idleGears is reported
+    expect(choose([withKinds('x', 30, 28), withKinds('y', 10, 0, 5)]).nodeId).toBe('x');
+  });
+
+  it('a candidate the check refuses is skipped with its reason, the next one is checked', () => {
+    const utilization = computeUtilization({ pool: POOL, nodes: [node('a', { gears: 10 }), node('b', { gears: 20 }), node('c', { gears: 60 })], drains: [], now: NOW, statsMaxAge: config().statsMaxAge, expectedGearsPerNode: 100 });
+    const cfg = config();
+    const seen: Array<[string, number]> = [];
+    const choice = chooseScaleDownCandidate(
+      { nodes: [node('a', { gears: 10 }), node('b', { gears: 20 }), node('c', { gears: 60 })], drains: [], poolConfig: poolConfigOf(cfg), config: cfg, now: NOW, utilization },
+      (n, capacityAfter) => {
+        seen.push([n.nodeId, capacityAfter]);
+        return n.nodeId === 'a' ? { refused: 'does not pay' } : { accepted: 'pays' };
+      },
+    );
+    expect(seen).toEqual([['a', 200], ['b', 200]]);
+    expect(choice).toEqual({ nodeId: 'b', activeGears: 20, strategy: 'least-disruption', accepted: 'pays', rejected: [{ nodeId: 'a', reason: 'does not pay' }] });
   });
 
   it('least-gears: ties go to the lower utilization, then the node id', () => {
@@ -105,7 +135,7 @@ describe('chooseScaleDownCandidate', () => {
     expect(choice).toEqual({
       nodeId: 'small',
       activeGears: 5,
-      strategy: 'least-gears',
+      strategy: 'least-disruption',
       rejected: [{ nodeId: 'big', reason: 'pool would be at 0.88 >= 0.80 without it' }],
     });
     // y (39) fits nowhere (x has 0, z 35 free below 80%), nor z (45: 0 + 1), nor x (40: 1 + 35)

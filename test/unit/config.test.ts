@@ -104,8 +104,8 @@ describe('defaults', () => {
     });
     expect(config.limits).toEqual({ maxNodesTotal: 100 });
     expect(config.scaleUp).toEqual({
-      threshold: 0.95,
-      target: 0.92,
+      threshold: 0.98,
+      target: 0.96,
       sustain: 120_000,
       headroomGears: 30,
       maxNodeProvisionTime: 900_000,
@@ -119,7 +119,7 @@ describe('defaults', () => {
     expect(config.scaleUp.forecast.lookahead).toBeUndefined();
     expect(config.scaleDown).toEqual({
       enabled: true,
-      utilizationThreshold: 0.88,
+      utilizationThreshold: 0.93,
       unneededTime: 300_000,
       delayAfterAdd: 600_000,
       delayAfterDelete: 300_000,
@@ -132,7 +132,17 @@ describe('defaults', () => {
       antiAffinity: 'preferred',
       movePollInterval: 5_000,
       replaceInterrupted: true,
-      candidateStrategy: 'least-gears',
+      candidateStrategy: 'least-disruption',
+      payoff: {
+        enabled: true,
+        factor: 2,
+        horizon: 14_400_000,
+        lookahead: 86_400_000,
+        nodeHourPrice: 0.192,
+        moveCost: { idle: 0, sibling: 0.002, disruptive: 0.01 },
+        confidenceWindow: 3_600_000,
+        confidenceQuantile: 0.95,
+      },
     });
     expect(config.statsMaxAge).toBe(300_000);
     expect(config.leaseTtl).toBe(900_000);
@@ -238,7 +248,7 @@ describe('a file with several problems', () => {
 
   it('reports cross-field problems next to field problems', () => {
     const issues = issuesOf({
-      scaleUp: { target: 0.96 },
+      scaleUp: { target: 0.99 },
       platform: { moveFailureRate: 2 },
       pools: twoPools({ min: 6 }, { max: 'many' }),
     });

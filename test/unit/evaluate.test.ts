@@ -27,6 +27,9 @@ function scaleUp(result: ReturnType<typeof decidePool>) {
   return result.decision;
 }
 
+/** A day in which the pool never needed more than it has: every drain is expected to pay for a day. */
+const quietDay = history(-25 * 60, -1, () => 0);
+
 const noForecast = { scaleUp: { forecast: { enabled: false } } } as const;
 
 describe('decidePool: utilization and pool patch', () => {
@@ -112,44 +115,57 @@ describe('decidePool: scale-down', () => {
   });
 
   it('drains the chosen node once utilization stayed low for the unneeded time', () => {
-    const result = decidePool(evaluation({ nodes: low, pool: pool({ lowSince: minutesAgo(7) }) }));
+    const result = decidePool(evaluation({ nodes: low, pool: pool({ demandHistory: quietDay, lowSince: minutesAgo(7) }) }));
     expect(result.decision).toEqual({
       kind: 'scale-down',
       nodeId: 'node-4.example.com',
-      reason: 'pool d1/small at 0.31 <= 0.50 for 7m; drain node-4.example.com (12 gears, least-gears)',
+      reason:
+        "pool d1/small at 0.31 <= 0.50 for 7m; drain node-4.example.com (12 gears, least-disruption); pays: 24.0h unneeded (yesterday's demand) saves $4.61 >= 2 x $0.12 for 12 disruptive moves",
       rejected: [],
     });
     expect(result.poolPatch.lastScaleUpAt).toBeUndefined();
   });
 
+  it('does not drain a node the forecast needs again within the horizon, and says so (pays-off check)', () => {
+    // Yesterday the pool held 300 gears from 11:00: without one node, 300 slots cannot hold that.
+    const busyLater = history(-25 * 60, -1, (m) => (m >= -23 * 60 && m < -20 * 60 ? 300 : 0));
+    const result = decidePool(evaluation({ nodes: low, pool: pool({ demandHistory: busyLater, lowSince: minutesAgo(7) }) }));
+    expect(result.decision.kind).toBe('no-action');
+    expect(result.decision.reason).toContain("node-4.example.com: needed again in 1h (yesterday's demand reaches 240 gears), within the 4h horizon");
+    // Without a day behind it, a pool low for only 7 minutes is not trusted to stay low for the horizon.
+    const fresh = decidePool(evaluation({ nodes: low, pool: pool({ lowSince: minutesAgo(7) }) }));
+    expect(fresh.decision.kind).toBe('no-action');
+    expect(fresh.decision.reason).toMatch(/unneeded for only 0s so far \(recent demand\), within the 4h horizon/);
+  });
+
   it('follows the configured candidate strategy', () => {
     const cfg = config({ scaleDown: { candidateStrategy: 'oldest' } });
     const aged = [node('young', { gears: 5, createdMinutesAgo: 10 }), node('old', { gears: 30, createdMinutesAgo: 900 }), node('mid', { gears: 20 })];
-    const result = decidePool(evaluation({ config: cfg, nodes: aged, pool: pool({ lowSince: minutesAgo(7) }) }));
+    const result = decidePool(evaluation({ config: cfg, nodes: aged, pool: pool({ demandHistory: quietDay, lowSince: minutesAgo(7) }) }));
     expect(result.decision).toMatchObject({ kind: 'scale-down', nodeId: 'old', reason: expect.stringContaining('drain old (30 gears, oldest)') });
   });
 
   it('waits delayAfterAdd after a scale-up', () => {
-    const result = decidePool(evaluation({ nodes: low, pool: pool({ lowSince: minutesAgo(7), lastScaleUpAt: minutesAgo(5) }) }));
+    const result = decidePool(evaluation({ nodes: low, pool: pool({ demandHistory: quietDay, lowSince: minutesAgo(7), lastScaleUpAt: minutesAgo(5) }) }));
     expect(result.decision).toEqual({
       kind: 'no-action',
       reason: 'pool d1/small at 0.31 <= 0.50 for 7m; scale-down blocked: delayAfterAdd until 10:05:00Z',
     });
-    const after = decidePool(evaluation({ nodes: low, pool: pool({ lowSince: minutesAgo(7), lastScaleUpAt: minutesAgo(10) }) }));
+    const after = decidePool(evaluation({ nodes: low, pool: pool({ demandHistory: quietDay, lowSince: minutesAgo(7), lastScaleUpAt: minutesAgo(10) }) }));
     expect(after.decision.kind).toBe('scale-down');
   });
 
   it('waits delayAfterDelete after a scale-down', () => {
-    const result = decidePool(evaluation({ nodes: low, pool: pool({ lowSince: minutesAgo(7), lastScaleDownAt: minutesAgo(2) }) }));
+    const result = decidePool(evaluation({ nodes: low, pool: pool({ demandHistory: quietDay, lowSince: minutesAgo(7), lastScaleDownAt: minutesAgo(2) }) }));
     expect(result.decision.reason).toBe('pool d1/small at 0.31 <= 0.50 for 7m; scale-down blocked: delayAfterDelete until 10:03:00Z');
     expect(result.decision.kind).toBe('no-action');
   });
 
   it('waits delayAfterFailure after a failure, and names every delay that blocks', () => {
     const lastFailureAt = new Date(NOW.getTime() - 10_000).toISOString();
-    const result = decidePool(evaluation({ nodes: low, pool: pool({ lowSince: minutesAgo(7), lastFailureAt }) }));
+    const result = decidePool(evaluation({ nodes: low, pool: pool({ demandHistory: quietDay, lowSince: minutesAgo(7), lastFailureAt }) }));
     expect(result.decision.reason).toBe('pool d1/small at 0.31 <= 0.50 for 7m; scale-down blocked: delayAfterFailure until 10:00:20Z');
-    const both = decidePool(evaluation({ nodes: low, pool: pool({ lowSince: minutesAgo(7), lastFailureAt, lastScaleUpAt: minutesAgo(1) }) }));
+    const both = decidePool(evaluation({ nodes: low, pool: pool({ demandHistory: quietDay, lowSince: minutesAgo(7), lastFailureAt, lastScaleUpAt: minutesAgo(1) }) }));
     expect(both.decision.reason).toBe(
       'pool d1/small at 0.31 <= 0.50 for 7m; scale-down blocked: delayAfterAdd until 10:09:00Z, delayAfterFailure until 10:00:20Z',
     );
@@ -162,7 +178,7 @@ describe('decidePool: scale-down', () => {
   });
 
   it('does not scale down while nodes are provisioning', () => {
-    const result = decidePool(evaluation({ nodes: [...low, node('new', { state: 'provisioning' })], pool: pool({ lowSince: minutesAgo(7) }) }));
+    const result = decidePool(evaluation({ nodes: [...low, node('new', { state: 'provisioning' })], pool: pool({ demandHistory: quietDay, lowSince: minutesAgo(7) }) }));
     expect(result.decision).toEqual({
       kind: 'no-action',
       reason: 'pool d1/small at 0.25 <= 0.50 for 7m; scale-down blocked: 1 node provisioning',
@@ -172,7 +188,7 @@ describe('decidePool: scale-down', () => {
   it('limits concurrent drains', () => {
     const draining = node('node-9.example.com', { state: 'draining', gears: 2 });
     const drains = [drain('node-9.example.com', [move('node-1.example.com'), move('node-2.example.com')])];
-    const input = { nodes: [...low, draining], drains, pool: pool({ lowSince: minutesAgo(7) }) };
+    const input = { nodes: [...low, draining], drains, pool: pool({ demandHistory: quietDay, lowSince: minutesAgo(7) }) };
     expect(decidePool(evaluation(input)).decision).toEqual({
       kind: 'no-action',
       reason: 'pool d1/small at 0.32 <= 0.50 for 7m; scale-down blocked: 1 drain in progress (maxConcurrentDrains=1)',

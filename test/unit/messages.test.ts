@@ -472,6 +472,15 @@ describe('node-stats fields', () => {
     expect(error.message).toContain('activeGears: must be a finite number (got "3")');
   });
 
+  it('takes optional idleGears and disruptiveGears, at most activeGears together', () => {
+    const ok = parseMessage({ ...nodeStats(), activeGears: 10, idleGears: 4, disruptiveGears: 6 });
+    expect(ok).toMatchObject({ ok: true, message: { idleGears: 4, disruptiveGears: 6 } });
+    const error = rejected(parseMessage({ ...nodeStats(), activeGears: 10, idleGears: 4, disruptiveGears: 7 }));
+    expect(error.field).toBe('disruptiveGears');
+    expect(error.message).toContain('idleGears 4 + disruptiveGears 7 is more than activeGears 10');
+    expect(rejected(parseMessage({ ...nodeStats(), idleGears: -1 })).field).toBe('idleGears');
+  });
+
   it('rejects activeGears beyond twice maxActiveGears, naming both numbers', () => {
     const error = rejected(parseMessage({ ...nodeStats(), activeGears: 13, maxActiveGears: 6 }));
     expect(error.field).toBe('activeGears');

@@ -252,6 +252,12 @@ export class SimulatedPlatform implements Platform {
     return { district: node.district, profile: node.profile, active: node.active, activeGears: node.gears.size, maxActiveGears: node.maxGears };
   }
 
+  /** The uuids of the gears on one node, without copying them (stats in long replays). */
+  gearUuids(nodeId: string): Iterable<string> {
+    this.settle();
+    return this.node(nodeId).gears.keys();
+  }
+
   /** Moves that succeeded so far. */
   succeededMoves(): number {
     this.settle();

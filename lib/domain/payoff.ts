@@ -1,0 +1,216 @@
+/**
+ * Whether draining one node pays: the hours it is expected to stay unneeded
+ * times the node's price must be at least `factor` times what its moves cost
+ * the tenants (Karpenter's Balanced consolidation uses a factor of 2), and a
+ * node the forecast needs again within `horizon` is not drained at all (it
+ * would be drained tonight and bought back tomorrow morning, its gears moved
+ * twice for nothing).
+ *
+ * "Needed" is judged on demand the pool is confident about: an upper quantile
+ * of the recent samples, never below the newest (a five-minute dip does not
+ * make a node unneeded), and over the lookahead, yesterday's demand at the
+ * same hour (the 5-minute bucket maxima the pool keeps for 25 hours), shifted
+ * by how today compares with yesterday now. Without a day of history, the
+ * node is expected to stay unneeded as long as demand has already stayed below
+ * what the pool holds without it.
+ *
+ * Pure functions of data: the evaluator calls `drainPayoff` for each
+ * candidate, in candidate order, and a refusal is a reason in the decision log.
+ */
+import type { Config } from '../config/index.js';
+import type { CandidateCheck } from './candidates.js';
+import type { PoolUtilization } from './decision.js';
+import { formatDuration } from './duration.js';
+import { BUCKET_MINUTES, epochMinute } from './forecast.js';
+import type { DemandSample, NodeStats } from './model.js';
+
+const MINUTE_MS = 60_000;
+const HOUR_MS = 3_600_000;
+const DAY_MINUTES = 24 * 60;
+
+export type PayoffConfig = Config['scaleDown']['payoff'];
+
+/**
+ * The demand scale-down relies on: the `quantile` of the samples of the last
+ * `windowMs` (per-minute samples and 5-minute bucket maxima alike), never below
+ * `current`.
+ */
+export function confidentDemand(history: readonly DemandSample[] | undefined, now: Date, current: number, windowMs: number, quantile: number): number {
+  const from = epochMinute(now) - Math.max(1, Math.ceil(windowMs / MINUTE_MS));
+  const values: number[] = [];
+  for (let i = (history?.length ?? 0) - 1; i >= 0; i--) {
+    const [minute, gears] = history![i]!;
+    if (minute <= from) break;
+    values.push(gears);
+  }
+  if (values.length === 0) return current;
+  values.sort((a, b) => a - b);
+  const rank = Math.min(values.length - 1, Math.max(0, Math.ceil(quantile * values.length) - 1));
+  return Math.max(current, values[rank]!);
+}
+
+/** Moves of one node by what they restart, and their cost in dollars. */
+export interface MoveCost {
+  dollars: number;
+  idle: number;
+  sibling: number;
+  disruptive: number;
+}
+
+/**
+ * What moving every gear of a node costs. A node that reports `idleGears` and
+ * `disruptiveGears` is charged by kind (the rest are siblings of a scaled
+ * application); gears of unknown kind are charged as disruptive.
+ */
+export function moveCost(stats: Pick<NodeStats, 'activeGears' | 'idleGears' | 'disruptiveGears'>, weights: PayoffConfig['moveCost']): MoveCost {
+  const gears = Math.max(0, stats.activeGears);
+  const known = stats.disruptiveGears !== undefined || stats.idleGears !== undefined;
+  const idle = known ? Math.min(gears, stats.idleGears ?? 0) : 0;
+  const disruptive = known ? Math.min(gears - idle, stats.disruptiveGears ?? 0) : gears;
+  const sibling = known && stats.disruptiveGears !== undefined ? gears - idle - disruptive : 0;
+  const unknownAsDisruptive = known && stats.disruptiveGears === undefined ? gears - idle : 0;
+  const all = { idle, sibling, disruptive: disruptive + unknownAsDisruptive };
+  return { ...all, dollars: all.idle * weights.idle + all.sibling * weights.sibling + all.disruptive * weights.disruptive };
+}
+
+export interface Unneeded {
+  /** Hours the node is expected to stay unneeded, at most the lookahead. */
+  hours: number;
+  /** When the forecast needs it again, if within the lookahead. */
+  neededAt?: Date;
+  basis: 'yesterday' | 'recent';
+}
+
+/**
+ * How long demand is expected to stay below `limit` (the most the pool holds
+ * without the node before it scales up again), from `confident` now.
+ */
+export function unneededFor(history: readonly DemandSample[] | undefined, now: Date, confident: number, limit: number, lookaheadMs: number): Unneeded {
+  const samples = history ?? [];
+  const nowMinute = epochMinute(now);
+  const lookaheadMinutes = Math.floor(lookaheadMs / MINUTE_MS);
+  if (confident >= limit) return { hours: 0, neededAt: now, basis: 'recent' };
+
+  const yesterdayNow = sampleAt(samples, nowMinute - DAY_MINUTES);
+  if (yesterdayNow !== undefined) {
+    const shift = confident - yesterdayNow;
+    let known = 0;
+    let steps = 0;
+    for (let t = BUCKET_MINUTES; t <= lookaheadMinutes; t += BUCKET_MINUTES) {
+      steps++;
+      const then = sampleAt(samples, nowMinute - DAY_MINUTES + t);
+      if (then === undefined) continue;
+      known++;
+      // Today as yesterday went, shifted by today's difference, and never below yesterday's own level.
+      if (Math.max(then, then + shift) >= limit) {
+        return { hours: t / 60, neededAt: new Date(now.getTime() + t * MINUTE_MS), basis: 'yesterday' };
+      }
+    }
+    if (known * 2 >= steps) return { hours: lookaheadMinutes / 60, basis: 'yesterday' };
+  }
+
+  // No usable day: it stays unneeded as long as it has been (the newest sample at or above the limit).
+  let since = samples.length > 0 ? samples[0]![0] : nowMinute;
+  for (let i = samples.length - 1; i >= 0; i--) {
+    if (samples[i]![1] >= limit) {
+      since = samples[i]![0] + 1;
+      break;
+    }
+  }
+  const minutes = Math.min(lookaheadMinutes, Math.max(0, nowMinute - since));
+  return { hours: minutes / 60, basis: 'recent' };
+}
+
+export interface PayoffInput {
+  history: readonly DemandSample[] | undefined;
+  now: Date;
+  /** `confidentDemand` of the pool. */
+  confident: number;
+  /** Most gears the pool holds without the node before it scales up again. */
+  limit: number;
+  stats: Pick<NodeStats, 'activeGears' | 'idleGears' | 'disruptiveGears'>;
+  config: PayoffConfig;
+}
+
+export type PayoffVerdict = { pays: true; text: string; unneeded: Unneeded; cost: MoveCost } | { pays: false; reason: string; unneeded: Unneeded; cost: MoveCost };
+
+/** Whether draining the node pays, with the sentence that says why (or why not). */
+export function drainPayoff(input: PayoffInput): PayoffVerdict {
+  const { config, now } = input;
+  const unneeded = unneededFor(input.history, now, input.confident, input.limit, config.lookahead);
+  const cost = moveCost(input.stats, config.moveCost);
+  const saving = unneeded.hours * config.nodeHourPrice;
+  const costText = `${money(cost.dollars)} for ${costParts(cost)}`;
+  const source = unneeded.basis === 'yesterday' ? "yesterday's demand" : 'recent demand';
+  if (input.confident >= input.limit) {
+    return { pays: false, reason: `needed now: recent demand ${Math.round(input.confident)} gears >= the ${Math.round(input.limit)} the pool holds without it`, unneeded, cost };
+  }
+  if (unneeded.hours * HOUR_MS < config.horizon) {
+    const when = unneeded.neededAt ? `needed again in ${formatDuration(Math.round(unneeded.hours * 60) * MINUTE_MS)} (${source} reaches ${Math.round(input.limit)} gears)` : `unneeded for only ${formatDuration(Math.round(unneeded.hours * 60) * MINUTE_MS)} so far (${source})`;
+    return { pays: false, reason: `${when}, within the ${formatDuration(config.horizon)} horizon`, unneeded, cost };
+  }
+  const hoursText = `${unneeded.hours.toFixed(1)}h unneeded (${source})`;
+  if (saving < config.factor * cost.dollars) {
+    return { pays: false, reason: `does not pay: ${hoursText} saves ${money(saving)} < ${config.factor} x ${costText}`, unneeded, cost };
+  }
+  return { pays: true, text: `pays: ${hoursText} saves ${money(saving)} >= ${config.factor} x ${costText}`, unneeded, cost };
+}
+
+function costParts(cost: MoveCost): string {
+  const parts: string[] = [];
+  if (cost.disruptive > 0) parts.push(`${cost.disruptive} disruptive`);
+  if (cost.sibling > 0) parts.push(`${cost.sibling} sibling`);
+  if (cost.idle > 0) parts.push(`${cost.idle} idle`);
+  return parts.length === 0 ? 'no moves' : `${parts.join(', ')} moves`;
+}
+
+function money(dollars: number): string {
+  return `$${dollars.toFixed(2)}`;
+}
+
+/** Gears of the sample covering `minute` (the newest at or before it, within a bucket), else undefined. */
+function sampleAt(samples: readonly DemandSample[], minute: number): number | undefined {
+  let lo = 0;
+  let hi = samples.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (samples[mid]![0] <= minute) lo = mid + 1;
+    else hi = mid;
+  }
+  const before = samples[lo - 1];
+  return before && minute - before[0] < BUCKET_MINUTES ? before[1] : undefined;
+}
+
+export interface PayoffGateInput {
+  config: Pick<Config, 'scaleUp' | 'scaleDown'>;
+  /** The pool's demand history, this evaluation's sample included. */
+  history: readonly DemandSample[] | undefined;
+  now: Date;
+  utilization: PoolUtilization;
+}
+
+/**
+ * The evaluator's scale-down hook: the utilization the candidates' fit check
+ * should judge (demand at its confident level) and the pays-off check of each
+ * candidate that fits. Disabled: the utilization as it is, no check.
+ */
+export function payoffGate(input: PayoffGateInput): { utilization: PoolUtilization; check?: CandidateCheck } {
+  const { config, utilization: u, now, history } = input;
+  const payoff = config.scaleDown.payoff;
+  if (!payoff.enabled) return { utilization: u };
+  const confident = confidentDemand(history, now, u.demand, payoff.confidenceWindow, payoff.confidenceQuantile);
+  const slots = u.capacity + u.provisioningCapacity;
+  const utilization: PoolUtilization = {
+    ...u,
+    demand: confident,
+    utilization: slots > 0 ? confident / slots : confident > 0 ? Infinity : 0,
+    freeSlots: u.freeSlots - (confident - u.demand),
+  };
+  const { threshold, headroomGears } = config.scaleUp;
+  const check: CandidateCheck = (node, capacityAfter) => {
+    const limit = Math.min(capacityAfter * threshold, capacityAfter - headroomGears);
+    const verdict = drainPayoff({ history, now, confident, limit, stats: node.stats ?? { activeGears: 0 }, config: payoff });
+    return verdict.pays ? { accepted: verdict.text } : { refused: verdict.reason };
+  };
+  return { utilization, check };
+}

@@ -1,0 +1,139 @@
+import { describe, expect, it } from 'vitest';
+import { confidentDemand, drainPayoff, moveCost, payoffGate, unneededFor } from '../../lib/domain/payoff.js';
+import type { DemandSample } from '../../lib/domain/model.js';
+import { epochMinute } from '../../lib/domain/forecast.js';
+import { computeUtilization } from '../../lib/domain/utilization.js';
+import { POOL, config, node } from '../support/builders.js';
+
+const MIN = 60_000;
+const HOUR = 60 * MIN;
+const payoff = config().scaleDown.payoff;
+
+/** A pool's history as recordDemand keeps it: 5-minute buckets back 25 hours, per minute for the last half hour. */
+function history(now: Date, demandAt: (minutesFromNow: number) => number): DemandSample[] {
+  const nowMinute = epochMinute(now);
+  const samples: DemandSample[] = [];
+  for (let m = -25 * 60; m <= 0; m += m < -30 ? 5 : 1) samples.push([nowMinute + m, demandAt(m)]);
+  return samples;
+}
+
+/** A day of demand by hour of day (UTC): 1,900 gears 07:00-22:00, 1,000 at night. */
+const dailyCycle = (now: Date) => (m: number) => {
+  const hour = new Date(now.getTime() + m * MIN).getUTCHours();
+  return hour >= 7 && hour < 22 ? 1900 : 1000;
+};
+
+describe('confidentDemand', () => {
+  const now = new Date('2026-01-05T12:00:00Z');
+  it('is an upper quantile of the last window, not the newest dip', () => {
+    // 1,500 all hour, 1,200 for the last 5 minutes
+    const h = history(now, (m) => (m > -5 ? 1200 : 1500));
+    expect(confidentDemand(h, now, 1200, HOUR, 0.95)).toBe(1500);
+  });
+  it('never goes below the current demand, and is the current demand without history', () => {
+    expect(confidentDemand(history(now, () => 800), now, 900, HOUR, 0.95)).toBe(900);
+    expect(confidentDemand(undefined, now, 700, HOUR, 0.95)).toBe(700);
+  });
+  it('ignores samples older than the window', () => {
+    const h = history(now, (m) => (m < -90 ? 3000 : 1000));
+    expect(confidentDemand(h, now, 1000, HOUR, 0.95)).toBe(1000);
+  });
+});
+
+describe('moveCost', () => {
+  const weights = { idle: 0, sibling: 0.002, disruptive: 0.01 };
+  it('charges each move by what it restarts: idle nothing, a sibling a little, a single or head gear most', () => {
+    const cost = moveCost({ activeGears: 50, idleGears: 10, disruptiveGears: 15 }, weights);
+    expect(cost).toMatchObject({ idle: 10, sibling: 25, disruptive: 15 });
+    expect(cost.dollars).toBeCloseTo(25 * 0.002 + 15 * 0.01);
+  });
+  it('charges gears of unknown kind as disruptive', () => {
+    expect(moveCost({ activeGears: 40 }, weights)).toMatchObject({ disruptive: 40, sibling: 0, idle: 0, dollars: 0.4 });
+    expect(moveCost({ activeGears: 40, idleGears: 10 }, weights)).toMatchObject({ disruptive: 30, idle: 10 });
+  });
+});
+
+describe('drainPayoff', () => {
+  const tonight = new Date('2026-01-06T22:30:00Z');
+  const limit = 1800; // what the pool holds without the node
+  const base = { history: history(tonight, dailyCycle(tonight)), now: tonight, confident: 1000, limit, config: payoff };
+
+  it('a node needed again tomorrow morning is not drained tonight when its moves cost more than the night saves', () => {
+    // 100 single-gear applications: the night (8.5 h, $1.63) saves less than twice their restarts ($1.00 each way)
+    const verdict = drainPayoff({ ...base, stats: { activeGears: 100, idleGears: 0, disruptiveGears: 100 } });
+    expect(verdict.unneeded.basis).toBe('yesterday');
+    expect(verdict.unneeded.neededAt?.toISOString()).toBe('2026-01-07T07:00:00.000Z');
+    expect(verdict.pays).toBe(false);
+    if (!verdict.pays) expect(verdict.reason).toMatch(/^does not pay: 8\.5h unneeded \(yesterday's demand\) saves \$1\.63 < 2 x \$1\.00 for 100 disruptive moves/);
+  });
+
+  it('the same node is drained when the forecast does not need it for a day (a weekend)', () => {
+    const quiet = { ...base, history: history(tonight, () => 1000) };
+    const verdict = drainPayoff({ ...quiet, stats: { activeGears: 100, idleGears: 0, disruptiveGears: 100 } });
+    expect(verdict.pays).toBe(true);
+    expect(verdict.unneeded.hours).toBe(24);
+  });
+
+  it('a node of idle gears and siblings pays over the night', () => {
+    const verdict = drainPayoff({ ...base, stats: { activeGears: 100, idleGears: 40, disruptiveGears: 10 } });
+    expect(verdict.pays).toBe(true);
+    if (verdict.pays) expect(verdict.text).toBe("pays: 8.5h unneeded (yesterday's demand) saves $1.63 >= 2 x $0.20 for 10 disruptive, 50 sibling, 40 idle moves");
+  });
+
+  it('a node the forecast needs again within the horizon is not drained, however cheap', () => {
+    const evening = new Date('2026-01-06T05:00:00Z'); // needed again at 07:00
+    const verdict = drainPayoff({ ...base, now: evening, history: history(evening, dailyCycle(evening)), stats: { activeGears: 0 } });
+    expect(verdict.pays).toBe(false);
+    if (!verdict.pays) expect(verdict.reason).toBe("needed again in 2h (yesterday's demand reaches 1800 gears), within the 4h horizon");
+  });
+
+  it('today higher than yesterday shifts yesterday up: the node is needed sooner', () => {
+    // 500 gears more than yesterday at this hour: yesterday's 1,400 at 03:00 becomes 1,900
+    const now = new Date('2026-01-06T22:00:00Z');
+    const h = history(now, (m) => {
+      const hour = new Date(now.getTime() + m * MIN).getUTCHours();
+      return m > -60 ? 1500 : hour >= 3 && hour < 22 ? 1400 : 1000;
+    });
+    const seen = unneededFor(h, now, 1500, limit, 24 * HOUR);
+    expect(seen.neededAt?.toISOString()).toBe('2026-01-07T03:00:00.000Z');
+  });
+
+  it('without a day of history, the node is expected to stay unneeded as long as it has been', () => {
+    const now = new Date('2026-01-06T12:00:00Z');
+    const h: DemandSample[] = [];
+    for (let m = -180; m <= 0; m++) h.push([epochMinute(now) + m, m < -150 ? 1900 : 1000]); // low for the last 150 minutes
+    const seen = unneededFor(h, now, 1000, limit, 24 * HOUR);
+    expect(seen.basis).toBe('recent');
+    expect(seen.hours).toBe(2.5);
+    expect(drainPayoff({ ...base, now, history: h, stats: { activeGears: 0 } }).pays).toBe(false); // under the 4h horizon
+  });
+});
+
+describe('payoffGate', () => {
+  it('judges the fit check on the confident demand, and refuses a candidate that does not pay', () => {
+    const now = new Date('2026-01-06T22:30:00Z');
+    const cfg = config();
+    const nodes = [node('a', { gears: 60 }), node('b', { gears: 60 }), node('c', { gears: 10 })];
+    for (const n of nodes) n.stats!.reportedAt = now.toISOString();
+    const u = computeUtilization({ pool: POOL, nodes, drains: [], now, statsMaxAge: cfg.statsMaxAge, expectedGearsPerNode: 100 });
+    const h = history(now, (m) => (m > -10 ? 130 : 200)); // 200 gears until ten minutes ago
+    const gate = payoffGate({ config: cfg, history: h, now, utilization: u });
+    expect(gate.utilization.demand).toBe(200);
+    expect(gate.utilization.freeSlots).toBe(u.freeSlots - 70);
+    // without c, 200 slots hold less than the 200 gears of the last hour: it is needed now
+    const holds = Math.min(200 * cfg.scaleUp.threshold, 200 - cfg.scaleUp.headroomGears);
+    expect(gate.check!(nodes[2]!, 200)).toEqual({ refused: `needed now: recent demand 200 gears >= the ${holds} the pool holds without it` });
+    // with 300 slots left and a quiet day behind, the cheap node pays
+    const quiet = history(now, () => 130);
+    expect(payoffGate({ config: cfg, history: quiet, now, utilization: u }).check!(nodes[2]!, 300)).toMatchObject({ accepted: expect.stringMatching(/^pays: 24\.0h unneeded/) });
+  });
+
+  it('is off when payoff is disabled', () => {
+    const cfg = config({ scaleDown: { payoff: { enabled: false } } });
+    const nodes = [node('a', { gears: 60 })];
+    const u = computeUtilization({ pool: POOL, nodes, drains: [], now: new Date(), statsMaxAge: cfg.statsMaxAge, expectedGearsPerNode: 100 });
+    const gate = payoffGate({ config: cfg, history: undefined, now: new Date(), utilization: u });
+    expect(gate.check).toBeUndefined();
+    expect(gate.utilization).toBe(u);
+  });
+});
