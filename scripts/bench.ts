@@ -178,8 +178,8 @@ const decideBench: Bench = {
     const rows: Row[] = [];
     const scenarios: Array<{ label: string; gears: (i: number) => number; pool: Partial<PoolRecord>; expect: string }> = [
       { label: 'scale-down', gears: (i) => 10 + (i % 30), pool: { lowSince: new Date(NOW.getTime() - 30 * MINUTE).toISOString() }, expect: 'scale-down' },
-      // 94..98 gears of 100 (0.96): above the default scale-up threshold (0.95).
-      { label: 'scale-up', gears: (i) => 94 + (i % 5), pool: { highSince: new Date(NOW.getTime() - 30 * MINUTE).toISOString() }, expect: 'scale-up' },
+      // 97..100 gears of 100 (0.985): above the default scale-up threshold (0.98).
+      { label: 'scale-up', gears: (i) => 97 + (i % 4), pool: { highSince: new Date(NOW.getTime() - 30 * MINUTE).toISOString() }, expect: 'scale-up' },
     ];
     for (const scenario of scenarios) {
       for (const size of poolSizes(options)) {

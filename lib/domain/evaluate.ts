@@ -143,7 +143,8 @@ export function decidePool(input: PoolEvaluationInput): PoolEvaluation {
     const after = utilizationOf(forecastNodes > 0 ? sizedDemand : u.demand, total + clamp.count * gearsPerNode);
     const clampText =
       clamp.clampedBy.length > 0 ? `; clamped by ${clamp.clampedBy.map((c) => `${c.limit}=${c.value}`).join(', ')} (wanted ${wanted})` : '';
-    const reason = `${why}; +${plural(clamp.count, 'node')} to ${ratio(after)}${forecastText}${clampText}${staleNote ? `; ${staleNote}` : ''}`;
+    const outranText = outranBootDelay(u.freeSlots, pool.observedBootMs ?? forecastConfig.bootDelay);
+    const reason = `${why}; +${plural(clamp.count, 'node')} to ${ratio(after)}${forecastText}${clampText}${outranText}${staleNote ? `; ${staleNote}` : ''}`;
     poolPatch.lastScaleUpAt = nowIso;
     return result({ kind: 'scale-up', count: clamp.count, reason, wanted, clampedBy: clamp.clampedBy, forecastNodes }, forecastInfo);
   }
@@ -303,6 +304,14 @@ function resourcesInUse(config: Config, allNodes: readonly NodeRecord[], fallbac
     memoryGiB += type.memoryGiB;
   }
   return { cores, memoryGiB };
+}
+
+/**
+ * Zero tolerance for waiting gears: a pool with no free slot left when it scales up was outrun (the
+ * forecast and headroomGears did not buy the boot delay), and new gears wait for the nodes to boot.
+ */
+function outranBootDelay(freeSlots: number, bootMs: number): string {
+  return freeSlots > 0 ? '' : `; demand outran the boot delay: ${freeSlots < 0 ? `${-freeSlots} gears over capacity` : 'no free slot left'}, new gears wait about ${formatHeld(bootMs)} for these nodes`;
 }
 
 // ---------------------------------------------------------------------------

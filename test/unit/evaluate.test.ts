@@ -30,6 +30,9 @@ function scaleUp(result: ReturnType<typeof decidePool>) {
 /** A day in which the pool never needed more than it has: every drain is expected to pay for a day. */
 const quietDay = history(-25 * 60, -1, () => 0);
 
+/** What a scale-up of a full pool adds to its reason. */
+const OUTRAN = '; demand outran the boot delay: no free slot left, new gears wait about 3m for these nodes';
+
 const noForecast = { scaleUp: { forecast: { enabled: false } } } as const;
 
 describe('decidePool: utilization and pool patch', () => {
@@ -99,6 +102,17 @@ describe('decidePool: hysteresis band', () => {
     expect(result.decision).toEqual({ kind: 'no-action', reason: 'pool d1/small utilization 0.65 within band 0.50..0.80' });
     expect(result.poolPatch.highSince).toBeUndefined();
     expect(result.poolPatch.lowSince).toBeUndefined();
+  });
+});
+
+describe('decidePool: a spike that outran the boot delay', () => {
+  it('says so when the pool scales up with no free slot left, and not when the headroom held', () => {
+    const full = decidePool(evaluation({ config: config(noForecast), nodes: withGears([100, 100]), pool: pool({ highSince: minutesAgo(5) }) }));
+    expect(scaleUp(full).reason).toMatch(/; demand outran the boot delay: no free slot left, new gears wait about 3m for these nodes$/);
+    const over = decidePool(evaluation({ config: config(noForecast), nodes: withGears([110, 100]), pool: pool({ highSince: minutesAgo(5) }) }));
+    expect(scaleUp(over).reason).toContain('demand outran the boot delay: 10 gears over capacity');
+    const ahead = decidePool(evaluation({ config: config(noForecast), nodes: withGears([90, 90]), pool: pool({ highSince: minutesAgo(5) }) }));
+    expect(scaleUp(ahead).reason).not.toContain('outran');
   });
 });
 
@@ -241,7 +255,7 @@ describe('decidePool: scale-up limits', () => {
       wanted: 5,
       forecastNodes: 0,
       clampedBy: [{ limit: 'maxNodesPerDecision', value: 3 }],
-      reason: 'pool d1/small at 1.00 >= 0.80 for 5m; +3 nodes to 0.77; clamped by maxNodesPerDecision=3 (wanted 5)',
+      reason: `pool d1/small at 1.00 >= 0.80 for 5m; +3 nodes to 0.77; clamped by maxNodesPerDecision=3 (wanted 5)${OUTRAN}`,
     });
   });
 
@@ -251,7 +265,7 @@ describe('decidePool: scale-up limits', () => {
     const result = decidePool(evaluation({ config: cfg, nodes: [...nodes(10, 110), ...extra], pool: sustained }));
     // 1100 gears on 1000 + 100 provisioning slots: wants 1100 / 0.7 = 1572 -> +5; the pool holds 12 of 14
     expect(scaleUp(result)).toMatchObject({ count: 2, wanted: 5, clampedBy: [{ limit: 'pool.max', value: 14 }] });
-    expect(result.decision.reason).toBe('pool d1/small at 1.00 >= 0.80 for 5m; +2 nodes to 0.85; clamped by pool.max=14 (wanted 5)');
+    expect(result.decision.reason).toBe(`pool d1/small at 1.00 >= 0.80 for 5m; +2 nodes to 0.85; clamped by pool.max=14 (wanted 5)${OUTRAN}`);
   });
 
   it('clamps by maxNodesTotal across all pools, counting every non-terminal node', () => {
@@ -264,7 +278,7 @@ describe('decidePool: scale-up limits', () => {
     ];
     const result = decidePool(evaluation({ config: cfg, nodes: full, pool: sustained, otherNodes: others }));
     expect(scaleUp(result)).toMatchObject({ count: 3, clampedBy: [{ limit: 'maxNodesTotal', value: 24 }] });
-    expect(result.decision.reason).toMatch(/; clamped by maxNodesTotal=24 \(wanted 5\)$/);
+    expect(result.decision.reason).toMatch(/; clamped by maxNodesTotal=24 \(wanted 5\); demand outran/);
   });
 
   const typed = (limits: Config['limits'] extends infer L ? Partial<L> : never) =>
@@ -283,7 +297,7 @@ describe('decidePool: scale-up limits', () => {
     const other = node('big', { pool: 'd2/large', instanceType: 'm5.4xlarge' });
     const result = decidePool(evaluation({ config: cfg, poolConfig: poolConfigOf(cfg), nodes: mine, pool: sustained, otherNodes: [other] }));
     expect(scaleUp(result)).toMatchObject({ count: 3, clampedBy: [{ limit: 'maxCores', value: 68 }] });
-    expect(result.decision.reason).toMatch(/clamped by maxCores=68 \(wanted 5\)$/);
+    expect(result.decision.reason).toMatch(/clamped by maxCores=68 \(wanted 5\); demand outran/);
   });
 
   it('clamps by maxMemoryGiB', () => {
@@ -309,7 +323,7 @@ describe('decidePool: scale-up limits', () => {
         { limit: 'pool.max', value: 12 },
       ],
     });
-    expect(result.decision.reason).toMatch(/clamped by maxNodesPerDecision=4, pool.max=12 \(wanted 5\)$/);
+    expect(result.decision.reason).toMatch(/clamped by maxNodesPerDecision=4, pool.max=12 \(wanted 5\); demand outran/);
   });
 
   it('does nothing when a limit leaves no room, naming the limit', () => {
