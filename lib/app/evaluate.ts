@@ -1,5 +1,5 @@
 import type { Config, PoolConfig } from '../config/index.js';
-import { effectiveConfig, gateDecision, shadowKey, shadowSentence, type Controls, type ShadowDetails } from '../domain/controls.js';
+import { effectiveConfig, gateDecision, pauseFor, shadowKey, shadowSentence, type Controls, type ShadowDetails } from '../domain/controls.js';
 import type { PoolEvaluation } from '../domain/decision.js';
 import { decisionMessage } from '../domain/decision-message.js';
 import { decidePool } from '../domain/evaluate.js';
@@ -15,6 +15,7 @@ import type { Metrics } from '../ports/metrics.js';
 import type { Platform } from '../ports/platform.js';
 import type { Queue } from '../ports/queue.js';
 import type { PoolPatch, StateStore } from '../ports/state-store.js';
+import { applyAttrition } from './attrition.js';
 import { leaseAndSend, sendLeased } from './outbox.js';
 
 export interface EvaluatorPorts {
@@ -249,6 +250,11 @@ export class ThresholdEvaluator {
       throw error;
     }
 
+    // Before any scale-up is sent: a closed node the pool needs is open again first.
+    const attrition = evaluation.attrition
+      ? await applyAttrition(this.ports, evaluation.attrition, nodes, effective.mode !== 'shadow' && !pauseFor(controls.pauses, poolId, 'scale-down', now))
+      : [];
+
     metrics.record('PoolUtilization', finitePercent(utilization.utilization), 'Percent', { pool: poolId });
     for (const [state, count] of Object.entries(utilization.nodesByState)) metrics.record('Nodes', count ?? 0, 'Count', { pool: poolId, state });
     // How old the newest figures behind this decision are: the time from a node's report to the decision it fed.
@@ -274,6 +280,7 @@ export class ThresholdEvaluator {
       }
     }
 
+    if (attrition.length > 0) outcome = { ...outcome, reason: `${outcome.reason}; ${attrition.join('; ')}` };
     const details = {
       trigger,
       utilization: round(utilization.utilization),
@@ -287,6 +294,7 @@ export class ThresholdEvaluator {
       ...(decision.kind === 'scale-down' ? { nodeId: decision.nodeId } : {}),
       ...('rejected' in decision && decision.rejected?.length ? { rejected: decision.rejected.slice(0, 20) } : {}),
       ...(outcome.kind === 'shadow' ? { shadow } : {}),
+      ...(attrition.length > 0 ? { attrition } : {}),
       ...(!gate.act && 'paused' in gate ? { paused: gate.paused } : {}),
       ...(effective.mode === 'shadow' ? { mode: 'shadow' } : {}),
       ...(Object.keys(effective.overridden).length > 0 ? { overrides: effective.overridden } : {}),

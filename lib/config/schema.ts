@@ -162,6 +162,8 @@ function buildConfigSchema() {
     /** Scale-down judges demand by this quantile of the last `confidenceWindow`, not by the newest sample. */
     confidenceWindow: dur('1h', { positive: true }),
     confidenceQuantile: z._default(fraction, 0.95),
+    /** Close the next node to drain to new gears early, so departing gears empty it (lib/domain/attrition.ts). */
+    attrition: z._default(z.boolean(), true),
   });
 
   const scaleDownSchema = z.strictObject({

@@ -7,6 +7,7 @@
  * (and keep its headroom), so a scale-down never triggers the next scale-up.
  */
 import type { CandidateStrategy, Config, PoolConfig } from '../config/index.js';
+import { isClosedForAttrition } from './attrition.js';
 import type { PoolUtilization, RejectedCandidate } from './decision.js';
 import type { DrainRecord, NodeRecord } from './model.js';
 import { freshStatsTest, nodeFreeSlots, receivingNodes, reservedSlotsByNode } from './utilization.js';
@@ -24,7 +25,7 @@ export interface CandidateInput {
 }
 
 /** Refuses a candidate that passed the fit check (the pays-off check): a reason, or undefined to accept it. */
-export type CandidateCheck = (node: NodeRecord, capacityAfter: number) => { refused: string } | { accepted: string };
+export type CandidateCheck = (node: NodeRecord, capacityAfter: number) => { refused: string; pending?: boolean } | { accepted: string };
 
 export interface CandidateChoice {
   /** The node to drain; undefined when no candidate passed. */
@@ -94,7 +95,8 @@ export function chooseScaleDownCandidate(input: CandidateInput, check?: Candidat
   for (const node of input.nodes) {
     if (node.state !== 'active') continue;
     const fresh = isFresh(node);
-    const slots = fresh ? nodeFreeSlots(node, reserved, threshold) : 0;
+    // A node closed for attrition takes no gears: its free slots are no room for a drain's.
+    const slots = fresh && !isClosedForAttrition(node) ? nodeFreeSlots(node, reserved, threshold) : 0;
     if (slots > 0) totalFree += slots;
     if (node.protected) {
       rejected.push({ nodeId: node.nodeId, reason: 'protected' });
@@ -157,7 +159,7 @@ export function chooseScaleDownCandidate(input: CandidateInput, check?: Candidat
     }
     const verdict = check?.(candidate.node, capacityAfter);
     if (verdict && 'refused' in verdict) {
-      rejected.push({ nodeId: id, reason: verdict.refused });
+      rejected.push(verdict.pending ? { nodeId: id, reason: verdict.refused, pending: true } : { nodeId: id, reason: verdict.refused });
       continue;
     }
     return { nodeId: id, activeGears: candidate.gears, strategy, rejected, ...(verdict ? { accepted: verdict.accepted } : {}) };

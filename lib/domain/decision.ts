@@ -4,6 +4,7 @@
  * `decidePool` (lib/domain/evaluate.ts) and carries the result out.
  */
 import type { Config, PoolConfig } from '../config/index.js';
+import type { AttritionPlan } from './attrition.js';
 import type { DemandSample, DrainRecord, NodeRecord, NodeState, PoolId, PoolRecord } from './model.js';
 
 export interface PoolUtilization {
@@ -35,6 +36,8 @@ export interface RejectedCandidate {
   nodeId: string;
   /** e.g. `protected`, `stale stats`, `gears do not fit below 80% on the other nodes`. */
   reason: string;
+  /** It fits, and the pays-off check found its saving not due yet: the next likely candidate (closed early for attrition). */
+  pending?: boolean;
 }
 
 export type PoolDecision =
@@ -77,6 +80,8 @@ export interface PoolEvaluation {
   poolPatch: Pick<PoolRecord, 'highSince' | 'lowSince' | 'demandHistory' | 'lastEvaluatedAt' | 'lastScaleUpAt'>;
   /** The demand forecast this evaluation used (absent when forecasting is disabled or a lease was in flight), for metrics and `explain`. */
   forecast?: { demand: number; basis: string; lookaheadMs: number };
+  /** Nodes to close to new gears early, or to reopen (lib/domain/attrition.ts); absent when there is nothing to do. */
+  attrition?: AttritionPlan;
 }
 
 export type { DemandSample };

@@ -90,6 +90,8 @@ export function planDrain(input: PlanInput): DrainPlan {
   let freeSlots = 0;
   for (const node of input.nodes) {
     if (node.state !== 'active' || node.nodeId === input.sourceNodeId || node.pool !== input.pool) continue;
+    // Closed for attrition: the next node to drain, never a target (its gears would move twice).
+    if (node.attritionSince !== undefined) continue;
     const stats = node.stats;
     if (!stats || !isFresh(node)) continue;
     const free = Math.floor(fillFraction * stats.maxActiveGears + EPSILON) - stats.activeGears - (input.reserved.get(node.nodeId) ?? 0);

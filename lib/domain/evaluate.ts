@@ -20,6 +20,7 @@ import { chooseScaleDownCandidate } from './candidates.js';
 import type { ClampReason, PoolDecision, PoolEvaluation, PoolEvaluationInput, RejectedCandidate } from './decision.js';
 import { formatDuration } from './duration.js';
 import { forecastDemand, recordDemand, type Forecast } from './forecast.js';
+import { withAttrition } from './attrition.js';
 import { payoffGate } from './payoff.js';
 import { poolIdOf, type NodeRecord, type NodeState } from './model.js';
 import { computeUtilization, expectedGearsPerNode } from './utilization.js';
@@ -32,6 +33,10 @@ const REASON_REJECTED_SHOWN = 3;
 const REASON_STALE_SHOWN = 3;
 
 export function decidePool(input: PoolEvaluationInput): PoolEvaluation {
+  return withAttrition(input, decide(input));
+}
+
+function decide(input: PoolEvaluationInput): PoolEvaluation {
   const { now, config, poolConfig, pool, nodes, drains } = input;
   const nowMs = now.getTime();
   const nowIso = now.toISOString();

@@ -89,6 +89,11 @@ export interface NodeRecord {
    * Absent on records written before phases were stored: derived once from `steps` when read.
    */
   launchPhase?: LaunchPhase;
+  /**
+   * Since when the node is closed to new gears so that departing gears empty it before its drain (attrition,
+   * lib/domain/attrition.ts). Set before the platform closes it, cleared after the platform reopens it.
+   */
+  attritionSince?: string;
   /** The drain that holds this node while it is `draining` (set in the same write as `active -> draining`). */
   drainId?: string;
 }

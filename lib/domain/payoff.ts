@@ -132,7 +132,10 @@ export interface PayoffInput {
   config: PayoffConfig;
 }
 
-export type PayoffVerdict = { pays: true; text: string; unneeded: Unneeded; cost: MoveCost } | { pays: false; reason: string; unneeded: Unneeded; cost: MoveCost };
+export type PayoffVerdict =
+  | { pays: true; text: string; unneeded: Unneeded; cost: MoveCost }
+  /** `pending`: the forecast does not need the node, but its saving is not due yet (not enough evidence, or moves that cost too much). */
+  | { pays: false; reason: string; unneeded: Unneeded; cost: MoveCost; pending: boolean };
 
 /** Whether draining the node pays, with the sentence that says why (or why not). */
 export function drainPayoff(input: PayoffInput): PayoffVerdict {
@@ -143,15 +146,15 @@ export function drainPayoff(input: PayoffInput): PayoffVerdict {
   const costText = `${money(cost.dollars)} for ${costParts(cost)}`;
   const source = unneeded.basis === 'yesterday' ? "yesterday's demand" : 'recent demand';
   if (input.confident >= input.limit) {
-    return { pays: false, reason: `needed now: recent demand ${Math.round(input.confident)} gears >= the ${Math.round(input.limit)} the pool holds without it`, unneeded, cost };
+    return { pays: false, reason: `needed now: recent demand ${Math.round(input.confident)} gears >= the ${Math.round(input.limit)} the pool holds without it`, unneeded, cost, pending: false };
   }
   if (unneeded.hours * HOUR_MS < config.horizon) {
     const when = unneeded.neededAt ? `needed again in ${formatDuration(Math.round(unneeded.hours * 60) * MINUTE_MS)} (${source} reaches ${Math.round(input.limit)} gears)` : `unneeded for only ${formatDuration(Math.round(unneeded.hours * 60) * MINUTE_MS)} so far (${source})`;
-    return { pays: false, reason: `${when}, within the ${formatDuration(config.horizon)} horizon`, unneeded, cost };
+    return { pays: false, reason: `${when}, within the ${formatDuration(config.horizon)} horizon`, unneeded, cost, pending: unneeded.neededAt === undefined };
   }
   const hoursText = `${unneeded.hours.toFixed(1)}h unneeded (${source})`;
   if (saving < config.factor * cost.dollars) {
-    return { pays: false, reason: `does not pay: ${hoursText} saves ${money(saving)} < ${config.factor} x ${costText}`, unneeded, cost };
+    return { pays: false, reason: `does not pay: ${hoursText} saves ${money(saving)} < ${config.factor} x ${costText}`, unneeded, cost, pending: true };
   }
   return { pays: true, text: `pays: ${hoursText} saves ${money(saving)} >= ${config.factor} x ${costText}`, unneeded, cost };
 }
@@ -194,7 +197,7 @@ export interface PayoffGateInput {
  * should judge (demand at its confident level) and the pays-off check of each
  * candidate that fits. Disabled: the utilization as it is, no check.
  */
-export function payoffGate(input: PayoffGateInput): { utilization: PoolUtilization; check?: CandidateCheck } {
+export function payoffGate(input: PayoffGateInput): { utilization: PoolUtilization; check?: CandidateCheck; confident?: number } {
   const { config, utilization: u, now, history } = input;
   const payoff = config.scaleDown.payoff;
   if (!payoff.enabled) return { utilization: u };
@@ -210,7 +213,9 @@ export function payoffGate(input: PayoffGateInput): { utilization: PoolUtilizati
   const check: CandidateCheck = (node, capacityAfter) => {
     const limit = Math.min(capacityAfter * threshold, capacityAfter - headroomGears);
     const verdict = drainPayoff({ history, now, confident, limit, stats: node.stats ?? { activeGears: 0 }, config: payoff });
-    return verdict.pays ? { accepted: verdict.text } : { refused: verdict.reason };
+    if (verdict.pays) return { accepted: verdict.text };
+    // Not needed, only not paying yet: the node attrition closes early.
+    return verdict.pending ? { refused: verdict.reason, pending: true } : { refused: verdict.reason };
   };
-  return { utilization, check };
+  return { utilization, check, confident };
 }

@@ -14,7 +14,7 @@ const dir = mkdtempSync(join(tmpdir(), 'nodescaler-demo-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('npm run demo', () => {
-  it('tells one story: full pool, scale-up, join, load falls, a drain gear by gear, the host released', () => {
+  it('tells one story: full pool, scale-up, join, load falls, the next node closed early, a drain that pays gear by gear, the host released', () => {
     const run = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/demo.ts', '--state-dir', join(dir, 'state')], { cwd: ROOT, encoding: 'utf8' });
     expect(run.status, run.stderr).toBe(0);
     const out = run.stdout;
@@ -23,9 +23,11 @@ describe('npm run demo', () => {
       'handler log: would create node d1-small-5.example.com',
       'joined: first stats reported',
       'blocked: scaleDown.delayAfterAdd until 10:10:30Z',
-      'drain d1-small-5.example.com (7 gears, least-gears)',
+      'needed now: recent demand 380 gears >= the 370 the pool holds without it',
+      'close d1-small-5.example.com to new gears',
+      "drain d1-small-5.example.com (3 gears, least-disruption); pays: 4.2h unneeded (recent demand)",
       'drain started: node draining',
-      'drain completed: 7 gear(s) moved',
+      'drain completed: 3 gear(s) moved',
       'handler log: would release the host of node d1-small-5.example.com',
       'node terminated',
     ];
@@ -35,7 +37,7 @@ describe('npm run demo', () => {
       expect(at, `"${text}" after offset ${from}`).toBeGreaterThanOrEqual(from);
       from = at;
     }
-    expect(out.match(/gear moved: \S+ \(app-\d\) -> d1-small-[1-4]\.example\.com/g)).toHaveLength(7);
+    expect(out.match(/gear moved: \S+ \(app-\d\) -> d1-small-[1-4]\.example\.com/g)).toHaveLength(3);
     // The last status: four nodes again, the released one gone.
     const last = out.slice(out.lastIndexOf('$ npx nodescaler status'));
     expect(last).toContain('4 nodes: 4 active');

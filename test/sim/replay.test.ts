@@ -17,7 +17,8 @@ function syntheticTrace(): Trace {
   return parseTrace(rows.join('\n'), 'synthetic', { stepSeconds: 300, peakGears: 1000 });
 }
 
-const base = { gearsPerNode: 100, bootDelaySeconds: 120, seed: 7 };
+// A 5-hour trace: the pays-off horizon (4 hours by default) shortened so that its troughs are worth a drain.
+const base = { gearsPerNode: 100, bootDelaySeconds: 120, seed: 7, configOverrides: { scaleDown: { payoff: { horizon: '20m' } } } };
 const during = (series: SeriesPoint[], fromHour: number, toHour: number) => series.filter((p) => p.at >= fromHour * 3600 && p.at < toHour * 3600);
 const mean = (points: SeriesPoint[], value: (p: SeriesPoint) => number) => points.reduce((sum, p) => sum + value(p), 0) / Math.max(1, points.length);
 

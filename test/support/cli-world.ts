@@ -56,6 +56,7 @@ scaleDown:
   maxConcurrentDrains: 1
   maxConcurrentMoves: 3
   candidateStrategy: least-gears
+  payoff: { enabled: false }
 statsMaxAge: 5m
 evaluationInterval: 30s
 leaseTtl: 15m

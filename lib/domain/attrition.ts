@@ -1,0 +1,130 @@
+/**
+ * Drain by attrition: the node scale-down will most likely empty next is
+ * closed to new gears early (`Platform.deactivateNode`), so gears that leave
+ * on their own empty it for free, and the drain moves only what is left once
+ * the saving is due (lib/domain/payoff.ts). It is reopened as soon as demand
+ * turns.
+ *
+ * Safety, by construction:
+ * - a closed node keeps its gears and stays `active` (nothing is stranded:
+ *   closing only stops new placements), and it is never a drain target;
+ * - its free slots do not count: whenever the pool without them would scale
+ *   up (free slots below headroomGears, utilization or the forecast at the
+ *   threshold) or needs them for its confident demand, it is reopened in the
+ *   same evaluation, before any scale-up is decided;
+ * - the record is marked (`attritionSince`) before the platform closes the
+ *   node and cleared after it reopens (lib/app/attrition.ts), so after a crash
+ *   the record may call an open node closed (harmless: it is counted as
+ *   closed, and reopened again), never a closed node open.
+ */
+import type { Config } from '../config/index.js';
+import type { PoolDecision, PoolEvaluation, PoolEvaluationInput, PoolUtilization } from './decision.js';
+import type { NodeRecord } from './model.js';
+import { confidentDemand } from './payoff.js';
+
+export interface AttritionPlan {
+  /** Close this node to new gears (the next likely scale-down candidate). */
+  close?: { nodeId: string; reason: string };
+  /** Reopen these closed nodes. */
+  reopen: Array<{ nodeId: string; reason: string }>;
+}
+
+/** Whether the node is closed to new gears for attrition. */
+export function isClosedForAttrition(node: Pick<NodeRecord, 'state' | 'attritionSince'>): boolean {
+  return node.state === 'active' && node.attritionSince !== undefined;
+}
+
+/** Free slots of the closed nodes (fresh stats), which the pool cannot place gears on. */
+export function closedFreeSlots(nodes: readonly NodeRecord[]): number {
+  let free = 0;
+  for (const node of nodes) {
+    if (!isClosedForAttrition(node) || !node.stats) continue;
+    free += Math.max(0, node.stats.maxActiveGears - node.stats.activeGears);
+  }
+  return free;
+}
+
+export interface AttritionInput {
+  nodes: readonly NodeRecord[];
+  utilization: PoolUtilization;
+  /** The pool's decision this evaluation. */
+  decision: PoolDecision;
+  /** Forecast demand at the boot delay, when forecasting. */
+  forecastDemand?: number;
+  /** Confident demand (payoff.ts), when the pays-off check ran. */
+  confidentDemand?: number;
+  config: Pick<Config, 'scaleUp'>;
+}
+
+/**
+ * What to close and reopen. Reopens every closed node when the pool, without
+ * their free slots, would scale up or cannot hold its confident demand, and
+ * when the pool scales up or drains another node. Closes the first candidate
+ * the pays-off check found fitting but not yet paying, when no node is closed
+ * and none is reopened.
+ */
+export function planAttrition(input: AttritionInput): AttritionPlan {
+  const { nodes, utilization: u, decision, config } = input;
+  const { threshold, headroomGears } = config.scaleUp;
+  const closed = nodes.filter(isClosedForAttrition);
+  const plan: AttritionPlan = { reopen: [] };
+
+  if (closed.length > 0) {
+    const closedFree = closedFreeSlots(closed);
+    const openSlots = u.capacity + u.provisioningCapacity - closedFree;
+    const openFree = u.freeSlots - closedFree;
+    const level = Math.max(u.demand, input.forecastDemand ?? 0, input.confidentDemand ?? 0);
+    const why =
+      decision.kind === 'scale-up'
+        ? 'the pool scales up'
+        : openFree < headroomGears
+          ? `without it the pool keeps ${openFree} free slots < headroomGears ${headroomGears}`
+          : level >= threshold * openSlots
+            ? `without it the pool would be at ${(level / Math.max(openSlots, 1)).toFixed(2)} >= ${threshold.toFixed(2)}`
+            : decision.kind === 'scale-down' && !closed.some((n) => n.nodeId === decision.nodeId)
+              ? `another node (${decision.nodeId}) is drained instead`
+              : undefined;
+    if (why !== undefined) {
+      for (const node of closed) plan.reopen.push({ nodeId: node.nodeId, reason: `reopen ${node.nodeId} to new gears: ${why}` });
+    }
+    return plan;
+  }
+
+  if (decision.kind !== 'no-action') return plan;
+  const pending = decision.rejected?.find((r) => r.pending);
+  if (!pending) return plan;
+  const node = nodes.find((n) => n.nodeId === pending.nodeId);
+  if (!node?.stats || node.state !== 'active') return plan;
+  // Closing it must leave the headroom and stay below the threshold on the other nodes.
+  const free = Math.max(0, node.stats.maxActiveGears - node.stats.activeGears);
+  const openSlots = u.capacity + u.provisioningCapacity - free;
+  const level = Math.max(u.demand, input.forecastDemand ?? 0, input.confidentDemand ?? 0);
+  if (u.freeSlots - free < headroomGears || level >= threshold * openSlots) return plan;
+  plan.close = { nodeId: node.nodeId, reason: `close ${node.nodeId} to new gears (next to drain; ${pending.reason}): departing gears empty it for free` };
+  return plan;
+}
+
+/**
+ * The evaluator's hook: the evaluation with its attrition plan. Closing needs
+ * scale-down and the pays-off check enabled with `attrition`; closed nodes are
+ * reopened whatever the settings (a node closed under other settings must
+ * not stay closed).
+ */
+export function withAttrition(input: PoolEvaluationInput, evaluation: PoolEvaluation): PoolEvaluation {
+  const { config, now } = input;
+  const payoff = config.scaleDown.payoff;
+  const closing = config.scaleDown.enabled && payoff.enabled && payoff.attrition;
+  if (!closing && !input.nodes.some(isClosedForAttrition)) return evaluation;
+  const u = evaluation.utilization;
+  const confident = confidentDemand(evaluation.poolPatch.demandHistory, now, u.demand, payoff.confidenceWindow, payoff.confidenceQuantile);
+  const plan = planAttrition({
+    nodes: input.nodes,
+    utilization: u,
+    decision: evaluation.decision,
+    confidentDemand: confident,
+    config,
+    ...(evaluation.forecast ? { forecastDemand: evaluation.forecast.demand } : {}),
+  });
+  if (!closing) delete plan.close;
+  return plan.close || plan.reopen.length > 0 ? { ...evaluation, attrition: plan } : evaluation;
+}

@@ -1,0 +1,115 @@
+import { describe, expect, it } from 'vitest';
+import { closedFreeSlots, planAttrition } from '../../lib/domain/attrition.js';
+import { chooseScaleDownCandidate } from '../../lib/domain/candidates.js';
+import type { PoolDecision } from '../../lib/domain/decision.js';
+import { decidePool } from '../../lib/domain/evaluate.js';
+import type { NodeRecord } from '../../lib/domain/model.js';
+import { planDrain } from '../../lib/domain/drain-plan.js';
+import { computeUtilization } from '../../lib/domain/utilization.js';
+import { NOW, POOL, config, evaluation, minutesAgo, node, pool, poolConfigOf } from '../support/builders.js';
+
+const cfg = config();
+const closed = (id: string, gears: number): NodeRecord => ({ ...node(id, { gears }), attritionSince: minutesAgo(30) });
+const utilizationOf = (nodes: NodeRecord[]) =>
+  computeUtilization({ pool: POOL, nodes, drains: [], now: NOW, statsMaxAge: cfg.statsMaxAge, expectedGearsPerNode: 100 });
+const pending = (nodeId: string): PoolDecision => ({ kind: 'no-action', reason: 'low', rejected: [{ nodeId, reason: 'does not pay: …', pending: true }] });
+
+describe('planAttrition: close', () => {
+  it('closes the next likely candidate (fits, not paying yet) to new gears', () => {
+    const nodes = [node('a', { gears: 50 }), node('b', { gears: 40 }), node('c', { gears: 10 })];
+    const plan = planAttrition({ nodes, utilization: utilizationOf(nodes), decision: pending('c'), config: cfg });
+    expect(plan.close).toEqual({ nodeId: 'c', reason: 'close c to new gears (next to drain; does not pay: …): departing gears empty it for free' });
+    expect(plan.reopen).toEqual([]);
+  });
+
+  it('closes nothing when the refusals are not "not paying yet" (needed now, needed within the horizon)', () => {
+    const nodes = [node('a', { gears: 50 }), node('c', { gears: 10 })];
+    const decision: PoolDecision = { kind: 'no-action', reason: 'low', rejected: [{ nodeId: 'c', reason: 'needed again in 1h …' }] };
+    expect(planAttrition({ nodes, utilization: utilizationOf(nodes), decision, config: cfg }).close).toBeUndefined();
+  });
+
+  it('closes nothing when the pool without the node would run short of headroom or reach the threshold', () => {
+    const nodes = [node('a', { gears: 75 }), node('c', { gears: 5 })]; // 80 of 200; without c's 95 free slots: 25 free
+    const tight = config({ scaleUp: { headroomGears: 30 } });
+    expect(planAttrition({ nodes, utilization: utilizationOf(nodes), decision: pending('c'), config: tight }).close).toBeUndefined();
+    // the forecast counts too: 150 gears expected in 105 open slots
+    const roomy = config({ scaleUp: { headroomGears: 0 } });
+    expect(planAttrition({ nodes, utilization: utilizationOf(nodes), decision: pending('c'), config: roomy, forecastDemand: 150 }).close).toBeUndefined();
+    expect(planAttrition({ nodes, utilization: utilizationOf(nodes), decision: pending('c'), config: roomy }).close?.nodeId).toBe('c');
+  });
+
+  it('closes one node at a time', () => {
+    const nodes = [node('a', { gears: 30 }), closed('b', 20), node('c', { gears: 10 })];
+    expect(planAttrition({ nodes, utilization: utilizationOf(nodes), decision: pending('c'), config: cfg }).close).toBeUndefined();
+  });
+});
+
+describe('planAttrition: reopen', () => {
+  it('reopens a closed node as soon as the pool without its free slots would scale up (before any scale-up)', () => {
+    // 195 gears in 300 slots, but b's 90 free slots are closed: 15 open free slots < headroomGears 30
+    const nodes = [node('a', { gears: 90 }), closed('b', 10), node('c', { gears: 95 })];
+    const plan = planAttrition({ nodes, utilization: utilizationOf(nodes), decision: { kind: 'no-action', reason: 'in band' }, config: config({ scaleUp: { headroomGears: 30 } }) });
+    expect(plan.reopen).toEqual([{ nodeId: 'b', reason: 'reopen b to new gears: without it the pool keeps 15 free slots < headroomGears 30' }]);
+  });
+
+  it('reopens when demand turns: the confident level or the forecast reaches the threshold of the open slots', () => {
+    const nodes = [node('a', { gears: 40 }), closed('b', 10), node('c', { gears: 40 })];
+    const noHeadroom = config({ scaleUp: { headroomGears: 0 } });
+    const calm = planAttrition({ nodes, utilization: utilizationOf(nodes), decision: { kind: 'no-action', reason: '' }, config: noHeadroom, forecastDemand: 95 });
+    expect(calm.reopen).toEqual([]);
+    const turned = planAttrition({ nodes, utilization: utilizationOf(nodes), decision: { kind: 'no-action', reason: '' }, config: noHeadroom, confidentDemand: 180 });
+    expect(turned.reopen.map((r) => r.nodeId)).toEqual(['b']);
+    expect(turned.reopen[0]!.reason).toMatch(/without it the pool would be at 0\.86 >= 0\.80/);
+  });
+
+  it('reopens when the pool scales up, or drains another node', () => {
+    const nodes = [node('a', { gears: 40 }), closed('b', 10), node('c', { gears: 5 })];
+    const u = utilizationOf(nodes);
+    const up = planAttrition({ nodes, utilization: u, decision: { kind: 'scale-up', count: 1, reason: '', wanted: 1, clampedBy: [], forecastNodes: 0 }, config: cfg });
+    expect(up.reopen[0]!.reason).toBe('reopen b to new gears: the pool scales up');
+    const other = planAttrition({ nodes, utilization: u, decision: { kind: 'scale-down', nodeId: 'c', reason: '', rejected: [] }, config: cfg });
+    expect(other.reopen[0]!.reason).toBe('reopen b to new gears: another node (c) is drained instead');
+    const itself = planAttrition({ nodes, utilization: u, decision: { kind: 'scale-down', nodeId: 'b', reason: '', rejected: [] }, config: cfg });
+    expect(itself.reopen).toEqual([]);
+  });
+});
+
+describe('a closed node', () => {
+  it('offers no room: its free slots count for neither scale-up headroom nor a drain\'s gears', () => {
+    const nodes = [node('a', { gears: 70 }), { ...closed('b', 10), protected: true }, node('c', { gears: 20 })];
+    expect(closedFreeSlots(nodes)).toBe(90);
+    // c's 20 gears would fit in b's free slots, but b is closed and a has 10 below 80 %
+    const choice = chooseScaleDownCandidate({ nodes, drains: [], poolConfig: poolConfigOf(cfg), config: cfg, now: NOW, utilization: utilizationOf(nodes) });
+    expect(choice.rejected.find((r) => r.nodeId === 'c')?.reason).toMatch(/^gears do not fit below 80% on the other nodes \(20 gears, 10 free slots\)/);
+  });
+
+  it('is never a drain target: its gears would move twice', () => {
+    const nodes = [node('src', { gears: 2 }), closed('b', 0), node('c', { gears: 60 })];
+    nodes[0]!.state = 'draining';
+    const plan = planDrain({
+      sourceNodeId: 'src',
+      pool: POOL,
+      gears: [{ uuid: 'g1', app: 'x', size: 'small' }, { uuid: 'g2', app: 'y', size: 'small' }],
+      nodes,
+      reserved: new Map(),
+      fillFraction: 0.8,
+      antiAffinity: 'preferred',
+      now: NOW,
+      statsMaxAge: cfg.statsMaxAge,
+    });
+    expect(plan.placements.map((p) => p.target)).toEqual(['c', 'c']);
+  });
+
+  it('the evaluator plans the close and the reopen with its decision', () => {
+    // Low for an hour, no day of history: nothing pays yet, the cheapest node is closed.
+    const low = [node('a', { gears: 40 }), node('b', { gears: 30 }), node('c', { gears: 5 })];
+    const quietHour = Array.from({ length: 60 }, (_, i): [number, number] => [Math.floor(NOW.getTime() / 60_000) - 60 + i, 75]);
+    const first = decidePool(evaluation({ nodes: low, pool: pool({ lowSince: minutesAgo(60), demandHistory: quietHour }) }));
+    expect(first.decision.kind).toBe('no-action');
+    expect(first.attrition?.close?.nodeId).toBe('c');
+    // Demand turns: 230 gears in 300 slots, c closed: 0.77 of all slots, but 0.97 of the open ones.
+    const busy = [node('a', { gears: 100 }), node('b', { gears: 100 }), closed('c', 30)];
+    const turned = decidePool(evaluation({ nodes: busy, pool: pool({ demandHistory: quietHour }) }));
+    expect(turned.attrition?.reopen.map((r) => r.nodeId)).toEqual(['c']);
+  });
+});
