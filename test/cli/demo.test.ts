@@ -23,7 +23,7 @@ describe('npm run demo', () => {
       'handler log: would create node d1-small-5.example.com',
       'joined: first stats reported',
       'blocked: scaleDown.delayAfterAdd until 10:10:30Z',
-      'needed now: recent demand 380 gears >= the 370 the pool holds without it',
+      'd1-small-5.example.com: pool would keep 20 free slots < headroomGears 30',
       'close d1-small-5.example.com to new gears',
       "drain d1-small-5.example.com (3 gears, least-disruption); pays: 4.2h unneeded (recent demand)",
       'drain started: node draining',

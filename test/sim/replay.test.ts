@@ -17,8 +17,9 @@ function syntheticTrace(): Trace {
   return parseTrace(rows.join('\n'), 'synthetic', { stepSeconds: 300, peakGears: 1000 });
 }
 
-// A 5-hour trace: the pays-off horizon (4 hours by default) shortened so that its troughs are worth a drain.
-const base = { gearsPerNode: 100, bootDelaySeconds: 120, seed: 7, configOverrides: { scaleDown: { payoff: { horizon: '20m' } } } };
+// A 5-hour trace: the pays-off horizon (4 hours by default) and the confidence window (the last hour) shortened to
+// its 30-minute phases, so that it shows scale-down following a ramp down within the phase.
+const base = { gearsPerNode: 100, bootDelaySeconds: 120, seed: 7, configOverrides: { scaleDown: { payoff: { horizon: '20m', confidenceWindow: '10m' } } } };
 const during = (series: SeriesPoint[], fromHour: number, toHour: number) => series.filter((p) => p.at >= fromHour * 3600 && p.at < toHour * 3600);
 const mean = (points: SeriesPoint[], value: (p: SeriesPoint) => number) => points.reduce((sum, p) => sum + value(p), 0) / Math.max(1, points.length);
 
