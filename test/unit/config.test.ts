@@ -142,6 +142,7 @@ describe('defaults', () => {
         moveCost: { idle: 0, sibling: 0.002, disruptive: 0.01 },
         confidenceWindow: 3_600_000,
         confidenceQuantile: 0.95,
+        attrition: true,
       },
     });
     expect(config.statsMaxAge).toBe(300_000);
