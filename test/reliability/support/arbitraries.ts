@@ -19,6 +19,7 @@ export const scenarioArbitrary = (store: Scenario['store'], size: 'full' | 'shor
     clockJumps: rate(0.05),
     moveFailureRate: rate(0.2),
     rebalanceRate: rate(0.05),
+    attrition: fc.boolean(),
     capacityCap: fc.option(fc.integer({ min: 2, max: 8 }), { nil: undefined }),
     maxNodesTotal: fc.integer({ min: 3, max: 8 }),
     maxCores: fc.option(fc.integer({ min: 8, max: 32 }), { nil: undefined }),

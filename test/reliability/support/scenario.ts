@@ -37,6 +37,11 @@ export interface Scenario {
   moveFailureRate: number;
   /** Chance per minute that EC2 recommends rebalancing one running host (nodescaler drains it at once and replaces it). */
   rebalanceRate?: number;
+  /**
+   * The pays-off check and attrition (the next node to drain closed to new gears early), on minute-scale windows: an
+   * hour has no day of history. Without it the scenario drains by utilization alone (the suite's own fixed scenarios).
+   */
+  attrition?: boolean;
   /** Most hosts the cloud will run (capacity runs out), if any. */
   capacityCap?: number;
   maxNodesTotal: number;
@@ -87,8 +92,9 @@ export function scenarioConfig(scenario: Scenario): ConfigInput {
   return {
     handler: 'ec2',
     limits: { maxNodesTotal: scenario.maxNodesTotal, ...(scenario.maxCores === undefined ? {} : { maxCores: scenario.maxCores }) },
-    scaleUp: { headroomGears: 5, sustain: '1m', maxNodeProvisionTime: '10m', forecast: { bootDelay: '2m' } },
+    scaleUp: { threshold: 0.95, target: 0.92, headroomGears: 5, sustain: '1m', maxNodeProvisionTime: '10m', forecast: { bootDelay: '2m' } },
     scaleDown: {
+      utilizationThreshold: 0.88,
       unneededTime: '2m',
       delayAfterAdd: '3m',
       delayAfterDelete: '1m',
@@ -96,6 +102,7 @@ export function scenarioConfig(scenario: Scenario): ConfigInput {
       maxConcurrentDrains: MAX_CONCURRENT_DRAINS,
       moveRetryDelay: '30s',
       drainTimeout: '20m',
+      payoff: scenario.attrition ? { horizon: '5m', confidenceWindow: '5m', factor: 0 } : { enabled: false },
     },
     cloudRetry: { attempts: 3, baseDelay: '100ms', maxDelay: '1s' },
     naming: { base: 'node', domain: 'sim.local' },
