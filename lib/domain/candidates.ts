@@ -5,6 +5,9 @@
  * check: its gears must fit on the other schedulable nodes below the
  * scale-UP threshold, and the pool without it must stay below that threshold
  * (and keep its headroom), so a scale-down never triggers the next scale-up.
+ * The default order, `least-disruption`, is by the moves that restart a tenant,
+ * then by gears; a node closed for attrition offers no room. A candidate that
+ * fits then goes through the caller's check (the pays-off check, payoff.ts).
  */
 import type { CandidateStrategy, Config, PoolConfig } from '../config/index.js';
 import { isClosedForAttrition } from './attrition.js';

@@ -12,7 +12,10 @@
  *      failure backoff; sized to the target and clamped by every limit;
  *   4. scale down: utilization held at/below the scale-down threshold for the
  *      unneeded time, past every delay, above min, nothing provisioning, fewer
- *      drains than allowed, and a candidate that passes the fit check;
+ *      drains than allowed, and a candidate that passes the fit check at the
+ *      confident demand and whose drain pays (payoff.ts);
+ *   then attrition (attrition.ts): the next node to drain closed early, or
+ *   closed nodes reopened;
  *   5. otherwise nothing, saying which condition is not met.
  */
 import type { Config, InstanceTypeConfig, PoolConfig } from '../config/index.js';
