@@ -62,7 +62,7 @@ describe('out/report.html in Chromium', () => {
     expect(lines).toHaveLength(1 + POLICIES.length);
     for (const points of lines) expect(points).toBeGreaterThan(100);
     const thresholds = await page.$$eval('svg[data-panel="utilization"] text', (ts) => ts.map((t) => t.textContent));
-    expect(thresholds).toEqual(expect.arrayContaining(['scale up 0.95', 'scale down 0.88']));
+    expect(thresholds).toEqual(expect.arrayContaining(['scale up 0.98', 'scale down 0.93']));
     expect(await page.$$eval('#settings th', (ths) => ths.map((th) => th.textContent))).toEqual(expect.arrayContaining(['pools', 'boot delay', 'seed']));
     expect(requests.every((url) => url.startsWith('file:'))).toBe(true);
     expect(errors).toEqual([]);
