@@ -116,6 +116,11 @@ export class BillMeter {
     return { debug: () => undefined, info: line, warn: line, error: line };
   }
 
+  /** Every metric series seen (name and dimensions), sorted. */
+  metricSeries(): string[] {
+    return [...this.metricNames].sort();
+  }
+
   invoked(count: number, ticks: number): void {
     this.counts.invocations = count;
     this.counts.scheduleTicks = ticks;

@@ -46,6 +46,8 @@ export interface ReplayOutcome {
   violations: string[];
   store: StateStore;
   bill: Bill;
+  /** What the bill was metered from, by state-store method and metric series (`npm run bench -- bill`). */
+  meter: BillMeter;
 }
 
 const TICK_SECONDS = 60;
@@ -215,7 +217,7 @@ export async function runNodescaler(trace: Trace, options: ReplayOptions): Promi
     autoscalerCostPerNodeMonth: nodeMonths > 0 ? bill.total / nodeMonths : 0,
     autoscalerBill: bill.lines,
   };
-  return { result, storeKind, invocations: runtime.invocations, timings: runtime.timings, deadLetters, violations, store: rawStore, bill };
+  return { result, storeKind, invocations: runtime.invocations, timings: runtime.timings, deadLetters, violations, store: rawStore, bill, meter };
 }
 
 /**

@@ -28,7 +28,7 @@ import {
 import { planDrain } from '../../domain/drain-plan.js';
 import type { DrainRecord, GearMove, NodeRecord } from '../../domain/model.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../errors.js';
-import { MAX_REPLANS, ORPHAN_GRACE_MS, save, stripUndefined, updateMove, type DrainContext, type StepResult } from './context.js';
+import { MAX_REPLANS, ORPHAN_GRACE_MS, confirmUnchanged, save, stripUndefined, updateMove, type DrainContext, type StepResult } from './context.js';
 import { preemptNormalDrains, requestAbortStep } from './ending.js';
 import { requestReplacement } from './interruptions.js';
 
@@ -231,11 +231,32 @@ export async function startMoves(ctx: DrainContext, drain: DrainRecord, node: No
     }
     const attempt = beginAttempt(planned, clock.now());
     current = await updateMove(ctx, current, planned.gear.uuid, () => attempt);
+    current = await confirmOrUndo(ctx, current, planned);
     const outcome = await tryStart(ctx, current, node, attempt, moveKey(current.drainId, attempt.gear.uuid, attempt.attempts), false);
     current = await updateMove(ctx, current, planned.gear.uuid, () => outcome.move);
     if (outcome.dropped) current = await save(ctx, current, { moves: current.moves.filter((move) => move.gear.uuid !== planned.gear.uuid) });
   }
   return true;
+}
+
+/**
+ * The attempt is written; it starts only if the drain is still as read (see
+ * `confirmUnchanged`). When it is not (an abort was requested, another
+ * instance changed it), the attempt is taken back, as nothing was started.
+ */
+async function confirmOrUndo(ctx: DrainContext, drain: DrainRecord, planned: GearMove): Promise<DrainRecord> {
+  try {
+    return await confirmUnchanged(ctx, drain);
+  } catch (error) {
+    if (!(error instanceof ConflictError)) throw error;
+    const attempt = drain.moves.find((move) => move.gear.uuid === planned.gear.uuid);
+    if (attempt?.version !== undefined) {
+      const { version: _version, ...back } = planned;
+      // A lost race here leaves a `moving` attempt without a handle: looked up by its key after the grace time.
+      await ctx.ports.store.writeMoves(drain.drainId, [{ kind: 'update', move: stripUndefined(back), expectedVersion: attempt.version }]).catch(() => undefined);
+    }
+    throw error;
+  }
 }
 
 /**
