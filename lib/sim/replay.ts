@@ -112,7 +112,8 @@ export async function runNodescaler(trace: Trace, options: ReplayOptions): Promi
   const queue = countingQueue(meter.queue(sqs), events, clock, platform);
 
   const runtime = new LocalRuntime(clock, sqs);
-  await runtime.load(configInput, { store, queue, clock, cloud, platform, log: meter.log(), metrics: meter.metrics() });
+  runtime.onInvoke = (name) => (meter.service = name);
+  await runtime.load(configInput, { store, queue, clock, cloud, platform, log: meter.log(), metrics: meter.metrics(clock) });
   const worlds = pools.map((pool, i) => {
     const poolConfig = config.pools.find((p) => `${p.district}/${p.profile}` === pool.id)!;
     const world = new SimWorld(clock, platform, cloud, sqs, {

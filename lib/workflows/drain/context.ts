@@ -109,9 +109,16 @@ export async function confirmUnchanged(ctx: RecordContext, drain: DrainRecord): 
   return { ...header, moves: drain.moves };
 }
 
+/** Writes one move's change: that move's item alone (a drain of thousands of gears is not compared move by move). */
 export async function updateMove(ctx: DrainContext, drain: DrainRecord, uuid: string, change: (move: GearMove) => GearMove): Promise<DrainRecord> {
-  const moves = drain.moves.map((move) => (move.gear.uuid === uuid ? stripUndefined(change(move)) : move));
-  return save(ctx, drain, { moves });
+  const held = drain.moves.find((move) => move.gear.uuid === uuid);
+  if (drain.movesInline || held?.version === undefined) {
+    return save(ctx, drain, { moves: drain.moves.map((move) => (move.gear.uuid === uuid ? stripUndefined(change(move)) : move)) });
+  }
+  const { version, ...next } = stripUndefined(change(held));
+  const [written] = await ctx.ports.store.writeMoves(drain.drainId, [{ kind: 'update', move: next, expectedVersion: held.version }]);
+  void version;
+  return { ...drain, moves: drain.moves.map((move) => (move === held ? written! : move)) };
 }
 
 export async function releaseLease(ctx: DrainContext, pool: PoolId, holder: string): Promise<void> {

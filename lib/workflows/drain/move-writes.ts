@@ -33,7 +33,7 @@ export function moveWrites(before: readonly GearMove[], after: readonly GearMove
     const held = stored.get(uuid);
     const { version: _version, ...fresh } = move;
     if (!held) writes.push({ kind: 'create', move: fresh });
-    else if (content(held) !== content(move)) writes.push({ kind: 'update', move: fresh, expectedVersion: storedVersion(held) });
+    else if (held !== move && content(held) !== content(move)) writes.push({ kind: 'update', move: fresh, expectedVersion: storedVersion(held) });
   }
   for (const held of before) if (!kept.has(held.gear.uuid)) writes.push({ kind: 'delete', uuid: held.gear.uuid, expectedVersion: storedVersion(held) });
   return writes;
