@@ -44,7 +44,7 @@ describe('drain item layout on dynalite', () => {
       const store = await harness.create();
       const w = new World(store, {
         moveDurationMs: 1_000,
-        config: { scaleDown: { maxConcurrentMoves: 250, drainTimeout: '24h', antiAffinity: 'preferred' } },
+        config: { scaleDown: { maxConcurrentMoves: 1_000, drainTimeout: '24h', antiAffinity: 'preferred' } },
       });
       // Short uuids keep the source's own stats item (it lists its gears) small; the drain is what is measured.
       const gears = apps(Number(process.env.BIGN ?? 600), 10);
