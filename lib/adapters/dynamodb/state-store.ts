@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import {
-  DeleteCommand,
   DynamoDBDocumentClient,
   GetCommand,
   PutCommand,
@@ -167,9 +166,21 @@ export class DynamoDbStateStore implements StateStore {
       { kind: 'node', id: nodeId, conflict: `node ${nodeId} is not ${from.join('|')} -> ${change.to}` },
     );
     // A terminated node's stats leave the pool's stats partition with it (the partition stays the size of the live pool).
-    // Best effort: a left-over stats item is never listed with a live node, and its TTL removes it.
+    // A terminated node's stats go (TTL removes the item; nothing here deletes, as the operators' policy grants no
+    // DeleteItem). Best effort: a left-over stats item is never listed with a live node, and its TTL removes it too.
     if (change.to === 'terminated') {
-      await this.send(() => this.client.send(new DeleteCommand({ TableName: this.tableName, Key: key.stats(node.pool, nodeId) }))).catch(() => undefined);
+      await this.send(() =>
+        this.client.send(
+          new UpdateCommand({
+            TableName: this.tableName,
+            Key: key.stats(node.pool, nodeId),
+            UpdateExpression: 'REMOVE #stats SET #ttl = :now',
+            ConditionExpression: `attribute_exists(${PK})`,
+            ExpressionAttributeNames: { '#stats': 'stats', '#ttl': TTL },
+            ExpressionAttributeValues: { ':now': Math.floor(now.getTime() / 1000) },
+          }),
+        ),
+      ).catch(() => undefined);
     }
     return withStats(node, undefined);
   }
