@@ -256,7 +256,8 @@ export class ThresholdEvaluator {
       : [];
 
     metrics.record('PoolUtilization', finitePercent(utilization.utilization), 'Percent', { pool: poolId });
-    for (const [state, count] of Object.entries(utilization.nodesByState)) metrics.record('Nodes', count ?? 0, 'Count', { pool: poolId, state });
+    // One series per pool (docs/BENCHMARKS.md, the bill): the count by state is in this evaluation's log line (nodesByState).
+    metrics.record('Nodes', Object.values(utilization.nodesByState).reduce<number>((sum, count) => sum + (count ?? 0), 0), 'Count', { pool: poolId });
     // How old the newest figures behind this decision are: the time from a node's report to the decision it fed.
     const newest = nodes.reduce((latest, node) => Math.max(latest, node.stats ? Date.parse(node.stats.reportedAt) : 0), 0);
     if (newest > 0) metrics.record('DecisionLatency', Math.max(0, now.getTime() - newest), 'Milliseconds', { pool: poolId });

@@ -185,6 +185,8 @@ export interface GearMove {
   retarget?: boolean;
   /** How often this gear was given a new target. */
   replans?: number;
+  /** The move's own version in the state table (each move is its own item); absent on a move not yet stored. */
+  version?: number;
 }
 
 export const DRAIN_STATES = ['active', 'completed', 'aborted'] as const;
@@ -230,6 +232,11 @@ export interface DrainRecord {
    * across an upgrade resumes where it was.
    */
   phase?: DrainPhase;
+  /**
+   * Set on a drain written before each move had its own item: its moves were read from inside the drain's
+   * item. The gear mover splits them out (`StateStore.splitDrainMoves`) before it writes one.
+   */
+  movesInline?: boolean;
 }
 
 /** requesting (no attempt in flight) -> attempting (an attempt recorded, its host not yet) -> requested (waiting to join). */

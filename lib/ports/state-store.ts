@@ -2,6 +2,7 @@ import type {
   DecisionLogEntry,
   DrainRecord,
   DrainState,
+  GearMove,
   NodeRecord,
   NodeState,
   NodeStats,
@@ -12,13 +13,30 @@ import type {
 } from '../domain/model.js';
 import type { Controls, OverrideRecord, PauseActions, PauseRecord, PendingDrain } from '../domain/controls.js';
 
-/** Fields a caller may change on a node; identity, state and version are the store's. */
-export type NodePatch = Partial<Omit<NodeRecord, 'nodeId' | 'pool' | 'district' | 'profile' | 'state' | 'version' | 'createdAt'>>;
+/** Fields a caller may change on a node; identity, state and version are the store's, stats are `putNodeStats`'s. */
+export type NodePatch = Partial<Omit<NodeRecord, 'nodeId' | 'pool' | 'district' | 'profile' | 'state' | 'version' | 'createdAt' | 'stats'>>;
 export type PoolPatch = Partial<Omit<PoolRecord, 'pool' | 'district' | 'profile' | 'version' | 'lease'>>;
-export type DrainPatch = Partial<Omit<DrainRecord, 'drainId' | 'decisionId' | 'nodeId' | 'pool' | 'version' | 'startedAt'>>;
+/** The drain's own fields; its moves are written by `writeMoves`. */
+export type DrainPatch = Partial<Omit<DrainRecord, 'drainId' | 'decisionId' | 'nodeId' | 'pool' | 'version' | 'startedAt' | 'moves' | 'movesInline'>>;
+/** A drain without its moves: what `updateDrain` returns. */
+export type DrainHeader = Omit<DrainRecord, 'moves' | 'movesInline'>;
 
 export type NewNode = Omit<NodeRecord, 'version' | 'stateChangedAt'>;
-export type NewDrain = Omit<DrainRecord, 'version' | 'state' | 'updatedAt'>;
+/** A new drain and its first moves (usually none), each stored as its own item. */
+export type NewDrain = Omit<DrainRecord, 'version' | 'state' | 'updatedAt' | 'movesInline'>;
+
+/**
+ * One change of one move of a drain. Every move is its own item with its own
+ * version, so recording a move's transition writes that move only, and a
+ * drain's size is not bounded by an item's (400 KB in DynamoDB).
+ */
+export type MoveWrite =
+  /** The gear gets its first move; `ConflictError` (with the move held) when it has one. */
+  | { kind: 'create'; move: GearMove }
+  /** Replaces the gear's move; `ConflictError` (with the move as it is) unless it is at `expectedVersion`. */
+  | { kind: 'update'; move: GearMove; expectedVersion: number }
+  /** Removes the gear's move; `ConflictError` unless it is at `expectedVersion`. */
+  | { kind: 'delete'; uuid: string; expectedVersion: number };
 
 export interface LeaseRequest {
   holder: string;
@@ -39,6 +57,11 @@ export type StatsWrite =
  * now (or undefined when it does not exist), never a silent overwrite.
  * Reads are strongly consistent on items and eventually consistent on
  * per-pool lists (a GSI in DynamoDB). Throws `TransientError` for throttling.
+ *
+ * A node's stats and a drain's moves live apart from the node and the drain
+ * (their own items in DynamoDB, outside the pool index): reads put them
+ * together, writes of a node or a drain's own fields return the record
+ * without them (a node without `stats`, a drain header without `moves`).
  */
 export interface StateStore {
   getNode(nodeId: string): Promise<NodeRecord | undefined>;
@@ -57,12 +80,13 @@ export interface StateStore {
     change: { from: NodeState | readonly NodeState[]; to: NodeState; expectedVersion?: number; patch?: NodePatch },
     now: Date,
   ): Promise<NodeRecord>;
-  /** Changes fields without a state change; `ConflictError` unless the node is at `expectedVersion`. */
+  /** Changes fields without a state change; `ConflictError` unless the node is at `expectedVersion`. The node returned has no `stats`. */
   updateNode(nodeId: string, expectedVersion: number, patch: NodePatch): Promise<NodeRecord>;
   /**
    * Stores stats only if they were reported strictly after the ones held, so
    * out-of-order delivery never overwrites newer figures. `NotFoundError` for
-   * an unknown node (the caller adopts it with `createNode`).
+   * an unknown node (the caller adopts it with `createNode`). Stats do not
+   * change the node's version: a stats report never makes a node write conflict.
    */
   putNodeStats(nodeId: string, stats: NodeStats): Promise<StatsWrite>;
 
@@ -87,13 +111,34 @@ export interface StateStore {
   /** `ConflictError` unless the pool is at `expectedVersion`. */
   updatePool(pool: PoolId, expectedVersion: number, patch: PoolPatch): Promise<PoolRecord>;
 
-  /** Creates an `active` drain; `ConflictError` (with the existing drain) when the id is taken. */
+  /** Creates an `active` drain and its first moves; `ConflictError` (with the existing drain) when the id is taken. */
   createDrain(drain: NewDrain, now: Date): Promise<DrainRecord>;
+  /**
+   * The drain with every move (ordered by gear uuid, each with its `version`).
+   * A drain written before moves had their own items comes with `movesInline`
+   * (its moves without versions): `splitDrainMoves` before writing a move of it.
+   */
   getDrain(drainId: string): Promise<DrainRecord | undefined>;
-  /** Drains of a pool in one state (default `active`), oldest first. */
+  /** Drains of a pool in one state (default `active`), oldest first, with their moves. */
   listDrains(pool: PoolId, state?: DrainState): Promise<DrainRecord[]>;
-  /** `ConflictError` unless the drain is at `expectedVersion`. */
-  updateDrain(drainId: string, expectedVersion: number, patch: DrainPatch, now: Date): Promise<DrainRecord>;
+  /** Changes the drain's own fields (its version goes up; its moves are not touched); `ConflictError` unless at `expectedVersion`. */
+  updateDrain(drainId: string, expectedVersion: number, patch: DrainPatch, now: Date): Promise<DrainHeader>;
+  /**
+   * Applies each write to its move by conditional write on the move's own
+   * version; the drain's version does not change. Returns the moves created or
+   * updated, at their new versions. On a lost race, `ConflictError` with the
+   * move as it is: the writes before it stay applied (each is whole and
+   * consistent alone). `NotFoundError` for an unknown drain is not checked:
+   * the caller writes moves of a drain it has read.
+   */
+  writeMoves(drainId: string, writes: readonly MoveWrite[]): Promise<GearMove[]>;
+  /**
+   * Upgrades a drain whose moves are inside its item (the layout before moves
+   * had their own items) to one item per move; the drain's version goes up.
+   * `ConflictError` unless it is at `expectedVersion`. A drain already split
+   * is returned as it is.
+   */
+  splitDrainMoves(drainId: string, expectedVersion: number): Promise<DrainRecord>;
 
   /** Atomically allocates the next number for a naming base: 1, 2, 3, ... never twice. */
   allocateNameNumber(base: string): Promise<number>;

@@ -12,9 +12,11 @@ import { HOURS_PER_MONTH } from './results.js';
  * given, and counts invocations. Assumptions (each one line of the bill):
  * - DynamoDB item size = its JSON plus 100 bytes of key attributes; a write
  *   costs ceil(size / 1 KB) WRU, doubled for items the byPool index (ALL
- *   projection) holds (anything with a `pool`); gets are strongly consistent
- *   (ceil(size / 4 KB) RRU), index queries eventually consistent (half);
- *   a failed conditional write still costs its WRU.
+ *   projection) holds: nodes, pools and drain headers, not a node's stats or
+ *   a drain's moves, which are items of their own (chargeDynamo has the
+ *   layout); gets are strongly consistent (ceil(size / 4 KB) RRU), list
+ *   queries eventually consistent (half); a failed conditional write still
+ *   costs its WRU.
  * - Lambda billed time per invocation = 3 ms + 8 ms per DynamoDB call + 15 ms
  *   per SQS send call, at the configured memory (serverless.yml: 512 MB).
  * - SQS: the agents' SendMessage per report; each function send is one batch
@@ -23,8 +25,9 @@ import { HOURS_PER_MONTH } from './results.js';
  *   5 pollers per queue with 20 s waits, all month.
  * - Schedules: the four one-minute ticks, at EventBridge Scheduler's price
  *   (scheduled rules may well be free: this errs high).
- * - CloudWatch: each metric name and dimension set seen is billed a whole
- *   month; EMF and log lines at their JSON size plus 150 bytes of envelope,
+ * - CloudWatch: each metric name and dimension set (the function's `service`
+ *   included, as Powertools adds it) is billed for the hours it had a point
+ *   in (CloudWatch prorates custom metrics by the hour); EMF and log lines at their JSON size plus 150 bytes of envelope,
  *   INFO and above, plus Lambda's START/END/REPORT lines (350 bytes).
  */
 export class BillMeter {
@@ -39,7 +42,10 @@ export class BillMeter {
     logBytes: 0,
     scheduleTicks: 0,
   };
-  private readonly metricNames = new Set<string>();
+  /** Metric series (name and dimensions) by the hours they had a data point in: CloudWatch prorates a custom metric by the hour. */
+  private readonly metricHours = new Map<string, Set<number>>();
+  /** The function running now: Powertools adds it to every metric as the `service` dimension. */
+  service = '';
   /** Request units by state-store method, to see what the bill is made of. */
   readonly dynamoByMethod = new Map<string, { calls: number; units: number }>();
 
@@ -55,10 +61,10 @@ export class BillMeter {
           meter.counts.dynamoCalls += 1;
           try {
             const result = await (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
-            meter.chargeDynamo(property, result ?? args[0]);
+            meter.chargeDynamo(property, args, result);
             return result;
           } catch (error) {
-            meter.chargeDynamo(property, (error as { current?: unknown }).current ?? args[0]);
+            meter.chargeDynamo(property, args, (error as { current?: unknown }).current);
             throw error;
           }
         };
@@ -100,10 +106,14 @@ export class BillMeter {
     });
   }
 
-  metrics(): Metrics {
+  /** Metrics as the functions publish them (EMF), each series billed for the hours it had points in, by `clock`. */
+  metrics(clock: { now(): Date } = { now: () => new Date(0) }): Metrics {
     return {
       record: (name, value, unit, dimensions = {}) => {
-        this.metricNames.add(`${name} ${JSON.stringify(dimensions)}`);
+        const series = `${name} ${JSON.stringify({ ...dimensions, ...(this.service ? { service: this.service } : {}) })}`;
+        const hours = this.metricHours.get(series) ?? new Set<number>();
+        hours.add(Math.floor(clock.now().getTime() / 3_600_000));
+        this.metricHours.set(series, hours);
         this.counts.logBytes += JSON.stringify({ name, value, unit, dimensions }).length + 150;
       },
     };
@@ -114,6 +124,11 @@ export class BillMeter {
       this.counts.logBytes += message.length + (attributes ? JSON.stringify(attributes).length : 0) + 150;
     };
     return { debug: () => undefined, info: line, warn: line, error: line };
+  }
+
+  /** Every metric series seen (name and dimensions) with the hours it had points in, sorted. */
+  metricSeries(): string[] {
+    return [...this.metricHours.entries()].map(([series, hours]) => `${series} ${hours.size} h`).sort();
   }
 
   invoked(count: number, ticks: number): void {
@@ -129,6 +144,10 @@ export class BillMeter {
     const billedMs = c.invocations * 3 + c.dynamoCalls * 8 + c.sqsSendCalls * 15;
     const idlePolls = queues * 5 * 3 * 60 * HOURS_PER_MONTH;
     const logBytes = c.logBytes + c.invocations * 350;
+    // A series with points in every hour of the run costs a whole month; one with points in a tenth of them, a tenth.
+    const runHours = Math.max(1, durationSeconds / 3600);
+    let metricMonths = 0;
+    for (const hours of this.metricHours.values()) metricMonths += Math.min(1, hours.size / runHours);
     const lines: BillLine[] = [
       { item: 'Lambda requests', quantity: c.invocations * month, unit: 'requests', cost: c.invocations * month * p.lambdaPerRequest },
       { item: 'Lambda duration', quantity: (billedMs / 1000) * (memoryMb / 1024) * month, unit: 'GB-s', cost: (billedMs / 1000) * (memoryMb / 1024) * month * p.lambdaPerGbSecond },
@@ -137,21 +156,80 @@ export class BillMeter {
       { item: 'SQS requests', quantity: (c.sqsStandard + c.sqsFifo) * month, unit: 'requests', cost: (c.sqsStandard * p.sqsStandardPerRequest + c.sqsFifo * p.sqsFifoPerRequest) * month },
       { item: 'SQS idle polling', quantity: idlePolls, unit: 'requests', cost: idlePolls * p.sqsStandardPerRequest },
       { item: 'Schedules', quantity: c.scheduleTicks * month, unit: 'invocations', cost: c.scheduleTicks * month * p.schedulePerInvocation },
-      { item: 'CloudWatch metrics', quantity: this.metricNames.size, unit: 'metrics', cost: this.metricNames.size * p.metricPerMonth },
+      { item: 'CloudWatch metrics', quantity: metricMonths, unit: 'metric-mo', cost: metricMonths * p.metricPerMonth },
       { item: 'CloudWatch logs', quantity: (logBytes * month) / 1e9, unit: 'GB', cost: ((logBytes * month) / 1e9) * p.logIngestPerGb },
     ];
     return { lines, total: lines.reduce((sum, line) => sum + line.cost, 0) };
   }
 
-  private chargeDynamo(method: string, item: unknown): void {
-    const size = itemBytes(item);
-    let units: number;
-    if (/^(get)/.test(method)) this.counts.rru += (units = Math.max(1, Math.ceil(size / 4096)));
-    else if (/^list/.test(method)) this.counts.rru += (units = 0.5 * Math.max(1, Math.ceil(size / 4096)));
-    else this.counts.wru += (units = (hasPool(item) ? 2 : 1) * Math.max(1, Math.ceil(size / 1024)));
+  /**
+   * Request units of one state-store call, as the DynamoDB adapter lays the
+   * items out (lib/adapters/dynamodb): node, pool and drain-header items are in
+   * the byPool index (ALL projection: a write costs twice); a node's stats and
+   * a drain's moves are items of their own, in no index.
+   */
+  private chargeDynamo(method: string, args: readonly unknown[], result: unknown): void {
+    const subject = result ?? args[0];
+    let rru = 0;
+    let wru = 0;
+    switch (method) {
+      case 'getNode': {
+        const { node, stats } = splitStats(subject);
+        rru = readUnits(itemBytes(node)) + (node ? readUnits(itemBytes(stats)) : 0);
+        break;
+      }
+      case 'listNodes': {
+        const nodes = (Array.isArray(result) ? result : []) as unknown[];
+        const parts = nodes.map(splitStats);
+        rru = 0.5 * (readUnits(itemBytes(parts.map((p) => p.node))) + readUnits(itemBytes(parts.map((p) => p.stats).filter(Boolean))));
+        break;
+      }
+      case 'putNodeStats':
+        // Reads the node (strongly consistent), then a conditional write of the stats item (a failed condition costs too).
+        rru = 1;
+        wru = writeUnits(itemBytes({ stats: args[1] }));
+        break;
+      case 'createNode': {
+        const { node, stats } = splitStats(subject);
+        wru = 2 * writeUnits(itemBytes(node)) + (stats ? writeUnits(itemBytes(stats)) : 0);
+        break;
+      }
+      case 'getDrain':
+        rru = readUnits(itemBytes(subject === args[0] ? undefined : subject));
+        break;
+      case 'listDrains': {
+        const drains = (Array.isArray(result) ? result : []) as Array<{ moves?: unknown[] }>;
+        rru = 0.5 * readUnits(itemBytes(drains.map(({ moves: _m, ...header }) => header)));
+        for (const drain of drains) rru += 0.5 * readUnits(itemBytes(drain.moves ?? []));
+        break;
+      }
+      case 'createDrain': {
+        const { moves, ...header } = (subject ?? {}) as { moves?: unknown[] };
+        wru = 2 * writeUnits(itemBytes(header)) + (moves ?? []).reduce<number>((sum, move) => sum + writeUnits(itemBytes(move)), 0);
+        break;
+      }
+      case 'updateDrain':
+        wru = 2 * writeUnits(itemBytes(subject));
+        break;
+      case 'writeMoves':
+        for (const write of (args[1] ?? []) as Array<{ kind: string; move?: unknown }>) wru += write.kind === 'delete' ? 1 : writeUnits(itemBytes(write.move));
+        break;
+      case 'splitDrainMoves': {
+        const { moves, ...header } = (subject ?? {}) as { moves?: unknown[] };
+        rru = 1;
+        wru = 2 * writeUnits(itemBytes(header)) + (moves ?? []).reduce<number>((sum, move) => sum + writeUnits(itemBytes(move)), 0);
+        break;
+      }
+      default:
+        if (/^get/.test(method)) rru = readUnits(itemBytes(subject));
+        else if (/^list/.test(method)) rru = 0.5 * readUnits(itemBytes(subject));
+        else wru = (hasPool(subject) ? 2 : 1) * writeUnits(itemBytes(subject));
+    }
+    this.counts.rru += rru;
+    this.counts.wru += wru;
     const entry = this.dynamoByMethod.get(method) ?? { calls: 0, units: 0 };
     entry.calls += 1;
-    entry.units += units;
+    entry.units += rru + wru;
     this.dynamoByMethod.set(method, entry);
   }
 
@@ -183,6 +261,17 @@ export function itemBytes(item: unknown): number {
   if (typeof item === 'object' && record.node !== undefined && Object.keys(item).length <= 2) return itemBytes(record.node);
   if (typeof item === 'object' && record.record !== undefined && Object.keys(item).length <= 2) return itemBytes(record.record);
   return Buffer.byteLength(JSON.stringify(item)) + 100;
+}
+
+const readUnits = (bytes: number) => Math.max(1, Math.ceil(bytes / 4096));
+const writeUnits = (bytes: number) => Math.max(1, Math.ceil(bytes / 1024));
+
+/** A node as the adapter stores it: the node item, and its stats item (when it has stats). */
+function splitStats(item: unknown): { node: unknown; stats: unknown } {
+  const record = (item as { node?: unknown } | undefined)?.node ?? item;
+  if (!record || typeof record !== 'object') return { node: undefined, stats: undefined };
+  const { stats, ...node } = record as { stats?: unknown };
+  return { node, stats: stats === undefined ? undefined : { stats } };
 }
 
 function hasPool(item: unknown): boolean {

@@ -46,6 +46,8 @@ export interface ReplayOutcome {
   violations: string[];
   store: StateStore;
   bill: Bill;
+  /** What the bill was metered from, by state-store method and metric series (`npm run bench -- bill`). */
+  meter: BillMeter;
 }
 
 const TICK_SECONDS = 60;
@@ -110,7 +112,8 @@ export async function runNodescaler(trace: Trace, options: ReplayOptions): Promi
   const queue = countingQueue(meter.queue(sqs), events, clock, platform);
 
   const runtime = new LocalRuntime(clock, sqs);
-  await runtime.load(configInput, { store, queue, clock, cloud, platform, log: meter.log(), metrics: meter.metrics() });
+  runtime.onInvoke = (name) => (meter.service = name);
+  await runtime.load(configInput, { store, queue, clock, cloud, platform, log: meter.log(), metrics: meter.metrics(clock) });
   const worlds = pools.map((pool, i) => {
     const poolConfig = config.pools.find((p) => `${p.district}/${p.profile}` === pool.id)!;
     const world = new SimWorld(clock, platform, cloud, sqs, {
@@ -215,7 +218,7 @@ export async function runNodescaler(trace: Trace, options: ReplayOptions): Promi
     autoscalerCostPerNodeMonth: nodeMonths > 0 ? bill.total / nodeMonths : 0,
     autoscalerBill: bill.lines,
   };
-  return { result, storeKind, invocations: runtime.invocations, timings: runtime.timings, deadLetters, violations, store: rawStore, bill };
+  return { result, storeKind, invocations: runtime.invocations, timings: runtime.timings, deadLetters, violations, store: rawStore, bill, meter };
 }
 
 /**

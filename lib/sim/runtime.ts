@@ -48,6 +48,8 @@ export class LocalRuntime {
   invocations = 0;
   /** Milliseconds spent per function and trigger, for the replay's own performance figures. */
   readonly timings = new Map<string, number>();
+  /** Told which function runs before each invocation (the bill meter's `service` dimension, as Powertools adds it). */
+  onInvoke?: (name: FunctionName) => void;
 
   constructor(
     private readonly clock: VirtualClock,
@@ -122,6 +124,7 @@ export class LocalRuntime {
     const handler = this.handlers.get(name);
     if (!handler) throw new Error(`handler ${name} is not loaded`);
     this.invocations += 1;
+    this.onInvoke?.(name);
     const started = performance.now();
     try {
       return await handler(event, localContext(name));

@@ -169,8 +169,8 @@ describe('Decommissioner (dynalite; EC2 and Route 53 mocked at the SDK; fake pla
     expect((await store.getPool(POOL))?.lastScaleDownAt).toBe(at);
     expect(metrics.points.filter((p) => p.name === 'NodesTerminated' || p.name === 'NodeLifetime')).toEqual([
       { name: 'NodesTerminated', value: 1, unit: 'Count', dimensions: { pool: POOL } },
-      { name: 'NodeLifetime', value: 7200, unit: 'Seconds', dimensions: { pool: POOL } },
     ]);
+    expect(log.lines.find((line) => line.message === 'node terminated')?.attributes.lifetimeSeconds).toBe(7200);
     const [logged] = await store.listDecisions(POOL, 1);
     expect(logged).toMatchObject({ kind: 'scale-down', reason: `node ${NODE} terminated: removed from district d1, DNS record deleted, instance ${INSTANCE} terminated, volume ${VOLUME} deleted` });
   });

@@ -8,10 +8,13 @@ describe('the autoscaler bill', () => {
     const meter = new BillMeter(new Set(['scale']));
     // A 730-hour run (one month, so no scaling): counts set by hand.
     Object.assign(meter.counts, { invocations: 1_000_000, dynamoCalls: 2_000_000, rru: 4_000_000, wru: 3_000_000, sqsStandard: 5_000_000, sqsFifo: 1_000_000, sqsSendCalls: 500_000, logBytes: 650_000_000, scheduleTicks: 175_200 });
-    const metrics = meter.metrics();
-    metrics.record('ScaleUps', 1, 'Count', { pool: 'a/b' });
-    metrics.record('ScaleUps', 1, 'Count', { pool: 'a/b' });
-    metrics.record('ScaleUps', 1, 'Count', { pool: 'c/d' });
+    // Two series, each with points in every hour of the month: two whole metric-months.
+    let hour = 0;
+    const metrics = meter.metrics({ now: () => new Date(hour * 3_600_000) });
+    for (hour = 0; hour < 730; hour++) {
+      metrics.record('ScaleUps', 1, 'Count', { pool: 'a/b' });
+      metrics.record('ScaleUps', 1, 'Count', { pool: 'c/d' });
+    }
     const logBytesAfterMetrics = meter.counts.logBytes;
     const bill = meter.bill(730 * 3600, 512, 5);
     const cost = Object.fromEntries(bill.lines.map((line) => [line.item, line.cost]));
@@ -38,11 +41,67 @@ describe('the autoscaler bill', () => {
     const size = itemBytes(node);
     expect(size).toBeLessThan(1024);
     expect(meter.counts.wru).toBe(2);
+    // The node item and its stats item (a missing item's read costs too).
     await store.getNode('n1');
-    expect(meter.counts.rru).toBe(1);
+    expect(meter.counts.rru).toBe(2);
+    // The pool index query and the pool's stats partition, eventually consistent.
     await store.listNodes('d/p');
-    expect(meter.counts.rru).toBe(1.5);
+    expect(meter.counts.rru).toBe(3);
     expect(meter.counts.dynamoCalls).toBe(3);
+  });
+
+  it('bills a stats report as one write of its own item plus the node read, not two indexed writes', async () => {
+    const meter = new BillMeter(new Set());
+    const store = meter.store(new InMemoryStateStore());
+    await store.createNode(
+      { nodeId: 'n1', pool: 'd/p', district: 'd', profile: 'p', state: 'active', createdAt: '2026-01-01T00:00:00.000Z', origin: 'provisioned', protected: false },
+      new Date('2026-01-01T00:00:00.000Z'),
+    );
+    const before = { ...meter.counts };
+    await store.putNodeStats('n1', { activeGears: 10, maxActiveGears: 100, reportedAt: '2026-01-01T00:01:00.000Z' });
+    expect(meter.counts.wru - before.wru).toBe(1);
+    expect(meter.counts.rru - before.rru).toBe(1);
+  });
+
+  it('bills a move transition of a 100-gear drain as that move alone, and a drain update as its small header', async () => {
+    const meter = new BillMeter(new Set());
+    const store = meter.store(new InMemoryStateStore());
+    const moves = Array.from({ length: 100 }, (_, i) => ({ gear: { uuid: `gear-${i}`, app: `app-${i}`, size: 'small' }, target: 'node-2.example.com', state: 'planned' as const, attempts: 0 }));
+    const drain = await store.createDrain({ drainId: 'dr', decisionId: 'dec', nodeId: 'n1', pool: 'd/p', startedAt: '2026-01-01T00:00:00.000Z', reason: 'low', moves }, new Date('2026-01-01T00:00:00.000Z'));
+    // Header (indexed: twice) and 100 move items of under 1 KB.
+    expect(meter.counts.wru).toBe(2 + 100);
+    const before = meter.counts.wru;
+    const move = drain.moves[0]!;
+    await store.writeMoves('dr', [{ kind: 'update', move: { ...move, state: 'moving', attempts: 1 }, expectedVersion: move.version! }]);
+    expect(meter.counts.wru - before).toBe(1);
+    await store.updateDrain('dr', drain.version, { closedAt: '2026-01-01T00:01:00.000Z' }, new Date('2026-01-01T00:01:00.000Z'));
+    expect(meter.counts.wru - before).toBe(3);
+    // Reading it back: header and 100 moves, about 15 KB, in one strongly consistent query.
+    const rru = meter.counts.rru;
+    await store.getDrain('dr');
+    expect(meter.counts.rru - rru).toBe(Math.ceil(itemBytes(await store.getDrain('dr')) / 4096));
+  });
+
+  it('prorates a metric series by the hours it had points in, each function its own series (the service dimension)', () => {
+    const meter = new BillMeter(new Set());
+    let now = 0;
+    const metrics = meter.metrics({ now: () => new Date(now) });
+    meter.service = 'thresholdEvaluator';
+    // A gauge every minute of a 10-hour run: a whole month. An event in one hour: a tenth.
+    for (now = 0; now < 10 * 3_600_000; now += 60_000) metrics.record('PoolUtilization', 50, 'Percent', { pool: 'a/b' });
+    now = 3 * 3_600_000;
+    metrics.record('ScaleUps', 1, 'Count', { pool: 'a/b' });
+    metrics.record('ScaleUps', 1, 'Count', { pool: 'a/b' });
+    meter.service = 'nodeProvisioner';
+    metrics.record('ScaleUps', 1, 'Count', { pool: 'a/b' });
+    const line = meter.bill(10 * 3600, 512, 0).lines.find((l) => l.item === 'CloudWatch metrics')!;
+    expect(line.quantity).toBeCloseTo(1.2, 9);
+    expect(line.cost).toBeCloseTo(1.2 * SERVICE_PRICES.metricPerMonth, 9);
+    expect(meter.metricSeries()).toEqual([
+      'PoolUtilization {"pool":"a/b","service":"thresholdEvaluator"} 10 h',
+      'ScaleUps {"pool":"a/b","service":"nodeProvisioner"} 1 h',
+      'ScaleUps {"pool":"a/b","service":"thresholdEvaluator"} 1 h',
+    ]);
   });
 
   it('a month of a run is scaled from its length', () => {

@@ -227,6 +227,29 @@ export function stateStoreContract(name: string, harness: StoreHarness): void {
         await store.putNodeStats(node.nodeId, stats(at(5)));
         expect((await store.getNode(node.nodeId))?.state).toBe('draining');
       });
+
+      it('keeps stats apart from the node: a report leaves its version, writes of the node return it without stats, lists carry them', async () => {
+        const node = await store.createNode(newNode({ pool: 'd1/stats', stats: stats(at(1), 3) }), T0);
+        expect(node.stats?.activeGears).toBe(3);
+        await store.putNodeStats(node.nodeId, stats(at(5), 7));
+        const read = (await store.getNode(node.nodeId))!;
+        expect(read.version).toBe(1);
+        expect(read.stats?.activeGears).toBe(7);
+        // A report does not make a write of the node's own fields conflict.
+        const updated = await store.updateNode(node.nodeId, 1, { reason: 'kept' });
+        expect(updated).toMatchObject({ version: 2, reason: 'kept' });
+        expect(updated.stats).toBeUndefined();
+        const other = await store.createNode(newNode({ pool: 'd1/stats' }), T0);
+        expect((await store.listNodes('d1/stats')).map((n) => [n.nodeId, n.stats?.activeGears])).toEqual(
+          [[node.nodeId, 7], [other.nodeId, undefined]].sort((a, b) => String(a[0]).localeCompare(String(b[0]))),
+        );
+        const gone = await store.transitionNode(node.nodeId, { from: 'active', to: 'draining' }, at(10));
+        expect(gone.stats).toBeUndefined();
+        await store.transitionNode(node.nodeId, { from: 'draining', to: 'drained' }, at(10));
+        await store.transitionNode(node.nodeId, { from: 'drained', to: 'terminating' }, at(10));
+        await store.transitionNode(node.nodeId, { from: 'terminating', to: 'terminated' }, at(11));
+        expect((await store.getNode(node.nodeId))?.stats).toBeUndefined();
+      });
     });
 
     describe('pools and the action lease', () => {
@@ -334,16 +357,68 @@ export function stateStoreContract(name: string, harness: StoreHarness): void {
         expect((await store.listDrains('d1/list')).map((d) => d.drainId)).toEqual(['dr-a', 'dr-b']);
 
         const current = (await store.getDrain('dr-a'))!;
-        const moving = { ...current.moves[0]!, state: 'moved' as const, attempts: 1 };
-        const done = await store.updateDrain('dr-a', current.version, { state: 'completed', moves: [moving] }, at(100));
+        const done = await store.updateDrain('dr-a', current.version, { state: 'completed' }, at(100));
         expect(done).toMatchObject({ state: 'completed', version: 2, updatedAt: at(100).toISOString() });
-        expect(done.moves[0]).toEqual(moving);
+        expect(done).not.toHaveProperty('moves');
+        expect((await store.getDrain('dr-a'))?.moves).toEqual(current.moves);
         expect((await store.listDrains('d1/list')).map((d) => d.drainId)).toEqual(['dr-b']);
         expect((await store.listDrains('d1/list', 'completed')).map((d) => d.drainId)).toEqual(['dr-a']);
+        expect((await store.listDrains('d1/list', 'completed'))[0]?.moves).toEqual(current.moves);
 
         const stale = await rejection(store.updateDrain('dr-a', 1, { state: 'aborted' }, at(101)));
         expect(stale).toBeInstanceOf(ConflictError);
         expect((stale as ConflictError<{ state: string }>).current?.state).toBe('completed');
+      });
+
+      const gear = (uuid: string) => ({ uuid, app: `app-${uuid}`, size: 'small' });
+      const planned = (uuid: string, target = 'node-2.example.com') => ({ gear: gear(uuid), target, state: 'planned' as const, attempts: 0 });
+
+      it('keeps each move apart, at its own version, in gear order: a move write leaves the drain and the other moves as they are', async () => {
+        const created = await store.createDrain({ ...drain('dr-m'), moves: [planned('g2'), planned('g1')] }, T0);
+        expect(created.moves.map((m) => [m.gear.uuid, m.version])).toEqual(expect.arrayContaining([['g1', 1], ['g2', 1]]));
+        const read = (await store.getDrain('dr-m'))!;
+        expect(read.moves.map((m) => m.gear.uuid)).toEqual(['g1', 'g2']);
+        expect(read.movesInline).toBeUndefined();
+
+        const g1 = read.moves[0]!;
+        const [moving] = await store.writeMoves('dr-m', [{ kind: 'update', move: { ...g1, state: 'moving', attempts: 1 }, expectedVersion: 1 }]);
+        expect(moving).toMatchObject({ state: 'moving', attempts: 1, version: 2 });
+        const after = (await store.getDrain('dr-m'))!;
+        expect(after.version).toBe(read.version);
+        expect(after.moves).toEqual([moving, read.moves[1]]);
+
+        // A stale writer of the same move loses, with the move as it is; another move is not in its way.
+        const stale = await rejection(store.writeMoves('dr-m', [{ kind: 'update', move: { ...g1, target: 'node-9.example.com' }, expectedVersion: 1 }]));
+        expect(stale).toBeInstanceOf(ConflictError);
+        expect((stale as ConflictError<{ state: string; version: number }>).current).toMatchObject({ state: 'moving', version: 2 });
+        const twice = await rejection(store.writeMoves('dr-m', [{ kind: 'create', move: planned('g2') }]));
+        expect(twice).toBeInstanceOf(ConflictError);
+
+        const written = await store.writeMoves('dr-m', [
+          { kind: 'create', move: planned('g3') },
+          { kind: 'delete', uuid: 'g2', expectedVersion: 1 },
+        ]);
+        expect(written.map((m) => m.gear.uuid)).toEqual(['g3']);
+        expect((await store.getDrain('dr-m'))!.moves.map((m) => [m.gear.uuid, m.version])).toEqual([['g1', 2], ['g3', 1]]);
+        expect(await rejection(store.writeMoves('dr-m', [{ kind: 'delete', uuid: 'g3', expectedVersion: 7 }]))).toBeInstanceOf(ConflictError);
+      });
+
+      it('lets exactly one of two concurrent writers of one move win', async () => {
+        const created = await store.createDrain({ ...drain('dr-race'), moves: [planned('g1')] }, T0);
+        const move = created.moves[0]!;
+        const results = await Promise.allSettled([
+          store.writeMoves('dr-race', [{ kind: 'update', move: { ...move, state: 'moving', attempts: 1 }, expectedVersion: move.version! }]),
+          store.writeMoves('dr-race', [{ kind: 'update', move: { ...move, target: 'node-7.example.com' }, expectedVersion: move.version! }]),
+        ]);
+        expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+        expect((results.find((r) => r.status === 'rejected') as PromiseRejectedResult).reason).toBeInstanceOf(ConflictError);
+      });
+
+      it('splits a drain that holds no inline moves by checking its version only', async () => {
+        const created = await store.createDrain({ ...drain('dr-s'), moves: [planned('g1')] }, T0);
+        expect(await rejection(store.splitDrainMoves('dr-s', 9))).toBeInstanceOf(ConflictError);
+        expect(await store.splitDrainMoves('dr-s', created.version)).toEqual(await store.getDrain('dr-s'));
+        expect(await rejection(store.splitDrainMoves('dr-none', 1))).toBeInstanceOf(NotFoundError);
       });
     });
 

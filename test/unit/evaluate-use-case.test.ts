@@ -148,15 +148,16 @@ describe('ThresholdEvaluator use case (in-memory store, recording queue)', () =>
     expect(queue.recorded('drain')).toEqual([{ message, groupId: 'd1/small', deduplicationId: decisionId }]);
   });
 
-  it('emits utilization, nodes by state and decision latency per pool', async () => {
+  it('emits utilization, nodes and decision latency per pool, one series each; the count by state goes in the log line', async () => {
     const metrics = new InMemoryMetrics();
     evaluator = new ThresholdEvaluator({ store, queue, clock: { now: () => now }, metrics, log }, config);
     await report([50, 60]);
     expect(metrics.points.filter((p) => p.name !== 'NodesAdopted')).toEqual([
       { name: 'PoolUtilization', value: 55, unit: 'Percent', dimensions: { pool: 'd1/small' } },
-      { name: 'Nodes', value: 2, unit: 'Count', dimensions: { pool: 'd1/small', state: 'active' } },
+      { name: 'Nodes', value: 2, unit: 'Count', dimensions: { pool: 'd1/small' } },
       { name: 'DecisionLatency', value: 0, unit: 'Milliseconds', dimensions: { pool: 'd1/small' } },
     ]);
+    expect(log.lines.filter((line) => line.attributes.pool === 'd1/small' && line.attributes.nodesByState).at(-1)?.attributes.nodesByState).toEqual({ active: 2 });
   });
 
   it('lets only one of two concurrent evaluations of a pool decide', async () => {

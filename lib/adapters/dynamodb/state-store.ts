@@ -12,6 +12,7 @@ import type {
   DecisionLogEntry,
   DrainRecord,
   DrainState,
+  GearMove,
   NodeRecord,
   NodeState,
   NodeStats,
@@ -22,10 +23,11 @@ import type {
 import { splitPoolId } from '../../domain/model.js';
 import type { Controls, OverrideRecord, PauseActions, PauseRecord, PendingDrain } from '../../domain/controls.js';
 import { ConflictError, NotFoundError } from '../../errors.js';
-import type { DrainPatch, LeaseRequest, NewDrain, NewNode, NodePatch, PoolPatch, StateStore, StatsWrite } from '../../ports/state-store.js';
+import type { DrainHeader, DrainPatch, LeaseRequest, MoveWrite, NewDrain, NewNode, NodePatch, PoolPatch, StateStore, StatsWrite } from '../../ports/state-store.js';
 import { assertLegalTransition, decisionExpiry, grantLease, sourcesOf } from '../state-rules.js';
 import { DynamoDbControls, type Send } from './controls.js';
 import { DynamoDbDecisionLog } from './decision-log.js';
+import { DynamoDbDrains } from './drains.js';
 import { strip, translateError, queryAll } from './items.js';
 import { TABLE_KEYS } from './table-keys.js';
 
@@ -34,13 +36,23 @@ const { partition: PK, sort: SK, poolIndex: INDEX, poolIndexPartition: GPK, pool
 const key = {
   node: (nodeId: string) => ({ [PK]: `NODE#${nodeId}`, [SK]: 'NODE' }),
   pool: (pool: PoolId) => ({ [PK]: `POOL#${pool}`, [SK]: 'POOL' }),
-  drain: (drainId: string) => ({ [PK]: `DRAIN#${drainId}`, [SK]: 'DRAIN' }),
+  /** A node's stats: their own item in the pool's stats partition, outside the pool index, so a report is one write (not two). */
+  stats: (pool: PoolId, nodeId: string) => ({ [PK]: `STATS#${pool}`, [SK]: `NODE#${nodeId}` }),
   counter: (base: string) => ({ [PK]: `COUNTER#${base}`, [SK]: 'COUNTER' }),
   scaleUp: (decisionId: string) => ({ [PK]: `SCALEUP#${decisionId}`, [SK]: 'SCALEUP' }),
   log: (pool: PoolId) => `LOG#${pool}`,
 };
 const poolPartition = (pool: PoolId) => `POOL#${pool}`;
-const drainSortKey = (state: DrainState, drainId: string) => `DRAIN#${state}#${drainId}`;
+/** Stats items of nodes that stopped reporting go after this long (a terminated node's are deleted at once). */
+const STATS_KEPT_S = 30 * 86_400;
+
+/** The node with `stats` (its own item's), or without any when there are none (a write's result). */
+function withStats(node: NodeRecord, stats: NodeStats | undefined): NodeRecord {
+  if (stats) return { ...node, stats };
+  if (node.stats === undefined) return node;
+  const { stats: _stats, ...rest } = node;
+  return rest;
+}
 
 /** Translates `undefined` to attribute removal, so a patch can clear a field. */
 function patchExpression(
@@ -74,6 +86,7 @@ function updateExpression(set: string[], remove: string[]): string {
 export class DynamoDbStateStore implements StateStore {
   private readonly controls: DynamoDbControls;
   private readonly decisionLog: DynamoDbDecisionLog;
+  private readonly drains: DynamoDbDrains;
 
   constructor(
     private readonly client: DynamoDBDocumentClient,
@@ -82,6 +95,7 @@ export class DynamoDbStateStore implements StateStore {
     const send: Send = (call, conflict) => this.send(call, conflict);
     this.controls = new DynamoDbControls(client, tableName, send);
     this.decisionLog = new DynamoDbDecisionLog(client, tableName, send);
+    this.drains = new DynamoDbDrains(client, tableName, send);
   }
 
   /** The document client this adapter expects: `undefined` fields are dropped, not rejected. */
@@ -90,17 +104,33 @@ export class DynamoDbStateStore implements StateStore {
   }
 
   async getNode(nodeId: string): Promise<NodeRecord | undefined> {
-    return this.get<NodeRecord>(key.node(nodeId));
+    const node = await this.get<NodeRecord>(key.node(nodeId));
+    if (!node) return undefined;
+    const held = await this.get<{ stats: NodeStats }>(key.stats(node.pool, nodeId));
+    return withStats(node, held?.stats ?? node.stats);
   }
 
+  /** The pool index's nodes and the pool's stats partition, two queries whatever the pool's size, put together. */
   async listNodes(pool: PoolId): Promise<NodeRecord[]> {
-    return this.queryPoolIndex<NodeRecord>(poolPartition(pool), 'NODE#');
+    const [nodes, stats] = await Promise.all([
+      this.queryPoolIndex<NodeRecord>(poolPartition(pool), 'NODE#'),
+      queryAll(this.client, this.send.bind(this) as Send, {
+        TableName: this.tableName,
+        KeyConditionExpression: '#pk = :pk',
+        ExpressionAttributeNames: { '#pk': PK },
+        ExpressionAttributeValues: { ':pk': key.stats(pool, '').pk },
+      }),
+    ]);
+    const byNode = new Map(stats.map((item) => [String(item[SK]).slice('NODE#'.length), item.stats as NodeStats]));
+    return nodes.map((node) => withStats(node, byNode.get(node.nodeId) ?? node.stats));
   }
 
   async createNode(node: NewNode, now: Date): Promise<NodeRecord> {
-    const record: NodeRecord = { ...node, version: 1, stateChangedAt: now.toISOString() };
+    const { stats, ...fields } = node;
+    const record: NodeRecord = { ...fields, version: 1, stateChangedAt: now.toISOString() };
     await this.putNew({ ...key.node(node.nodeId), [GPK]: poolPartition(node.pool), [GSK]: `NODE#${node.nodeId}`, ...record }, `node ${node.nodeId} exists`);
-    return record;
+    if (stats) await this.writeStats(node.pool, node.nodeId, stats);
+    return stats ? { ...record, stats } : record;
   }
 
   async transitionNode(
@@ -125,7 +155,7 @@ export class DynamoDbStateStore implements StateStore {
       names['#gsk'] = GSK;
       remove.push('#gpk', '#gsk');
     }
-    return this.update<NodeRecord>(
+    const node = await this.update<NodeRecord>(
       {
         Key: key.node(nodeId),
         UpdateExpression: updateExpression(['#state = :to', '#changed = :now', '#version = #version + :one', ...set], remove),
@@ -135,29 +165,73 @@ export class DynamoDbStateStore implements StateStore {
       },
       { kind: 'node', id: nodeId, conflict: `node ${nodeId} is not ${from.join('|')} -> ${change.to}` },
     );
+    // A terminated node's stats leave the pool's stats partition with it (the partition stays the size of the live pool).
+    // A terminated node's stats go (TTL removes the item; nothing here deletes, as the operators' policy grants no
+    // DeleteItem). Best effort: a left-over stats item is never listed with a live node, and its TTL removes it too.
+    if (change.to === 'terminated') {
+      await this.send(() =>
+        this.client.send(
+          new UpdateCommand({
+            TableName: this.tableName,
+            Key: key.stats(node.pool, nodeId),
+            UpdateExpression: 'REMOVE #stats SET #ttl = :now',
+            ConditionExpression: `attribute_exists(${PK})`,
+            ExpressionAttributeNames: { '#stats': 'stats', '#ttl': TTL },
+            ExpressionAttributeValues: { ':now': Math.floor(now.getTime() / 1000) },
+          }),
+        ),
+      ).catch(() => undefined);
+    }
+    return withStats(node, undefined);
   }
 
   async updateNode(nodeId: string, expectedVersion: number, patch: NodePatch): Promise<NodeRecord> {
-    return this.updateVersioned<NodeRecord>(key.node(nodeId), expectedVersion, { ...patch }, { kind: 'node', id: nodeId });
+    return withStats(await this.updateVersioned<NodeRecord>(key.node(nodeId), expectedVersion, { ...patch }, { kind: 'node', id: nodeId }), undefined);
   }
 
   async putNodeStats(nodeId: string, stats: NodeStats): Promise<StatsWrite> {
+    const node = await this.get<NodeRecord>(key.node(nodeId));
+    if (!node) throw new NotFoundError('node', nodeId);
+    const { stats: inline, ...fields } = node;
+    // A node item of the layout before stats had their own item: its stats count until the first report after the upgrade.
+    if (inline && !(inline.reportedAt < stats.reportedAt)) return { applied: false, node };
     try {
-      const node = await this.update<NodeRecord>(
-        {
-          Key: key.node(nodeId),
-          UpdateExpression: 'SET #stats = :stats, #version = #version + :one',
-          ConditionExpression: `attribute_exists(${PK}) AND (attribute_not_exists(#stats) OR #stats.#reportedAt < :reportedAt)`,
-          ExpressionAttributeNames: { '#stats': 'stats', '#reportedAt': 'reportedAt', '#version': 'version' },
-          ExpressionAttributeValues: { ':stats': stats, ':reportedAt': stats.reportedAt, ':one': 1 },
-        },
-        { kind: 'node', id: nodeId, conflict: `node ${nodeId} holds newer stats` },
-      );
-      return { applied: true, node };
+      await this.writeStats(node.pool, nodeId, stats);
     } catch (error) {
-      if (error instanceof ConflictError) return { applied: false, node: error.current as NodeRecord };
+      if (error instanceof ConflictError) return { applied: false, node: withStats(fields, (error.current as { stats?: NodeStats } | undefined)?.stats) };
       throw error;
     }
+    if (inline) await this.dropInlineStats(nodeId);
+    return { applied: true, node: { ...fields, stats } };
+  }
+
+  /** Stores stats in the node's stats item unless it holds stats reported at or after them (`ConflictError` with the item). */
+  private async writeStats(pool: PoolId, nodeId: string, stats: NodeStats): Promise<void> {
+    await this.send(
+      () =>
+        this.client.send(
+          new UpdateCommand({
+            TableName: this.tableName,
+            Key: key.stats(pool, nodeId),
+            UpdateExpression: 'SET #stats = :stats, #ttl = :ttl',
+            ConditionExpression: 'attribute_not_exists(#stats) OR #stats.#reportedAt < :reportedAt',
+            ExpressionAttributeNames: { '#stats': 'stats', '#reportedAt': 'reportedAt', '#ttl': TTL },
+            ExpressionAttributeValues: { ':stats': stats, ':reportedAt': stats.reportedAt, ':ttl': Math.floor(Date.parse(stats.reportedAt) / 1000) + STATS_KEPT_S },
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+          }),
+        ),
+      `node ${nodeId} holds newer stats`,
+    );
+  }
+
+  private async dropInlineStats(nodeId: string): Promise<void> {
+    await this.send(() =>
+      this.client.send(
+        new UpdateCommand({ TableName: this.tableName, Key: key.node(nodeId), UpdateExpression: 'REMOVE #stats', ConditionExpression: `attribute_exists(${PK})`, ExpressionAttributeNames: { '#stats': 'stats' } }),
+      ),
+    ).catch((error: unknown) => {
+      if (!(error instanceof ConflictError)) throw error;
+    });
   }
 
   async getPool(pool: PoolId): Promise<PoolRecord | undefined> {
@@ -252,28 +326,28 @@ export class DynamoDbStateStore implements StateStore {
     return this.updateVersioned<PoolRecord>(key.pool(pool), expectedVersion, { ...patch }, { kind: 'pool', id: pool });
   }
 
-  async createDrain(drain: NewDrain, now: Date): Promise<DrainRecord> {
-    const record: DrainRecord = { ...drain, state: 'active', version: 1, updatedAt: now.toISOString() };
-    await this.putNew(
-      { ...key.drain(drain.drainId), [GPK]: poolPartition(drain.pool), [GSK]: drainSortKey('active', drain.drainId), ...record },
-      `drain ${drain.drainId} exists`,
-    );
-    return record;
+  createDrain(drain: NewDrain, now: Date): Promise<DrainRecord> {
+    return this.drains.create(drain, now);
   }
 
-  async getDrain(drainId: string): Promise<DrainRecord | undefined> {
-    return this.get<DrainRecord>(key.drain(drainId));
+  getDrain(drainId: string): Promise<DrainRecord | undefined> {
+    return this.drains.get(drainId);
   }
 
-  async listDrains(pool: PoolId, state: DrainState = 'active'): Promise<DrainRecord[]> {
-    const drains = await this.queryPoolIndex<DrainRecord>(poolPartition(pool), `DRAIN#${state}#`);
-    return drains.sort((a, b) => a.startedAt.localeCompare(b.startedAt) || a.drainId.localeCompare(b.drainId));
+  listDrains(pool: PoolId, state: DrainState = 'active'): Promise<DrainRecord[]> {
+    return this.drains.list(pool, state);
   }
 
-  async updateDrain(drainId: string, expectedVersion: number, patch: DrainPatch, now: Date): Promise<DrainRecord> {
-    const fields: Record<string, unknown> = { ...patch, updatedAt: now.toISOString() };
-    if (patch.state) fields[GSK] = drainSortKey(patch.state, drainId);
-    return this.updateVersioned<DrainRecord>(key.drain(drainId), expectedVersion, fields, { kind: 'drain', id: drainId });
+  updateDrain(drainId: string, expectedVersion: number, patch: DrainPatch, now: Date): Promise<DrainHeader> {
+    return this.drains.update(drainId, expectedVersion, patch, now);
+  }
+
+  writeMoves(drainId: string, writes: readonly MoveWrite[]): Promise<GearMove[]> {
+    return this.drains.writeMoves(drainId, writes);
+  }
+
+  splitDrainMoves(drainId: string, expectedVersion: number): Promise<DrainRecord> {
+    return this.drains.split(drainId, expectedVersion);
   }
 
   async allocateNameNumber(base: string): Promise<number> {

@@ -2,6 +2,7 @@ import type {
   DecisionLogEntry,
   DrainRecord,
   DrainState,
+  GearMove,
   NodeRecord,
   NodeState,
   NodeStats,
@@ -12,7 +13,7 @@ import type {
 import { splitPoolId } from '../../domain/model.js';
 import { pauseKey, type Controls, type OverrideRecord, type PauseActions, type PauseRecord, type PendingDrain } from '../../domain/controls.js';
 import { ConflictError, NotFoundError } from '../../errors.js';
-import type { DrainPatch, LeaseRequest, NewDrain, NewNode, NodePatch, PoolPatch, StateStore, StatsWrite } from '../../ports/state-store.js';
+import type { DrainHeader, DrainPatch, LeaseRequest, MoveWrite, NewDrain, NewNode, NodePatch, PoolPatch, StateStore, StatsWrite } from '../../ports/state-store.js';
 import { assertLegalTransition, decisionExpiry, grantLease, sourcesOf } from '../state-rules.js';
 
 /**
@@ -56,6 +57,17 @@ function applyPatch<T extends object>(record: T, patch: object): T {
   return next as T;
 }
 
+/** A node as a write returns it: stats are their own item in DynamoDB, so writes of the node do not carry them. */
+function withoutStats(node: NodeRecord): NodeRecord {
+  if (node.stats === undefined) return node;
+  const { stats: _stats, ...rest } = node;
+  return rest;
+}
+
+function byUuid(a: GearMove, b: GearMove): number {
+  return a.gear.uuid < b.gear.uuid ? -1 : a.gear.uuid > b.gear.uuid ? 1 : 0;
+}
+
 function drainKey(pool: PoolId, state: DrainState): string {
   return `${pool}\u0000${state}`;
 }
@@ -72,7 +84,11 @@ export class InMemoryStateStore implements StateStore {
   /** The pool index's ids in order, rebuilt only after a node joined or left (listNodes runs every minute, membership changes rarely). */
   private readonly sortedPoolIndex = new Map<PoolId, string[]>();
   private readonly pools = new FrozenMap<PoolId, PoolRecord>();
-  private readonly drains = new FrozenMap<string, DrainRecord>();
+  /** Drain headers (no moves); each drain's moves by gear uuid, as DynamoDB keeps one item per move. */
+  private readonly drains = new FrozenMap<string, DrainHeader>();
+  private readonly moves = new Map<string, Map<string, GearMove>>();
+  /** Each drain's moves in uuid order, rebuilt after a write of its moves. */
+  private readonly sortedMoves = new Map<string, readonly GearMove[]>();
   /** Drain ids by pool and state: finished drains pile up over a long run, and listDrains asks for the active ones. */
   private readonly drainIndex = new Map<string, Set<string>>();
   private readonly counters = new Map<string, number>();
@@ -108,6 +124,7 @@ export class InMemoryStateStore implements StateStore {
     return copy(record);
   }
 
+
   async transitionNode(
     nodeId: string,
     change: { from: NodeState | readonly NodeState[]; to: NodeState; expectedVersion?: number; patch?: NodePatch },
@@ -121,10 +138,13 @@ export class InMemoryStateStore implements StateStore {
     }
     const next = applyPatch(node, change.patch ?? {});
     Object.assign(next, { state: change.to, stateChangedAt: now.toISOString(), version: node.version + 1 });
+    // As in DynamoDB: a terminated node leaves its pool's list (sparse index) and its stats item goes.
+    if (change.to === 'terminated') {
+      delete (next as Partial<NodeRecord>).stats;
+      if (this.poolIndex.get(node.pool)?.delete(nodeId)) this.sortedPoolIndex.delete(node.pool);
+    }
     this.nodes.set(nodeId, next);
-    // As in DynamoDB's sparse pool index: a terminated node leaves its pool's list.
-    if (change.to === 'terminated' && this.poolIndex.get(node.pool)?.delete(nodeId)) this.sortedPoolIndex.delete(node.pool);
-    return copy(next);
+    return copy(withoutStats(next));
   }
 
   async updateNode(nodeId: string, expectedVersion: number, patch: NodePatch): Promise<NodeRecord> {
@@ -132,13 +152,13 @@ export class InMemoryStateStore implements StateStore {
     if (node.version !== expectedVersion) throw new ConflictError(`node ${nodeId} is not at version ${expectedVersion}`, copy(node));
     const next = { ...applyPatch(node, patch), version: node.version + 1 };
     this.nodes.set(nodeId, next);
-    return copy(next);
+    return copy(withoutStats(next));
   }
 
   async putNodeStats(nodeId: string, stats: NodeStats): Promise<StatsWrite> {
     const node = this.requireNode(nodeId);
     if (node.stats && !(node.stats.reportedAt < stats.reportedAt)) return { applied: false, node: copy(node) };
-    const next = { ...node, stats: copy(stats), version: node.version + 1 };
+    const next = { ...node, stats: copy(stats) };
     this.nodes.set(nodeId, next);
     return { applied: true, node: copy(next) };
   }
@@ -202,29 +222,32 @@ export class InMemoryStateStore implements StateStore {
 
   async createDrain(drain: NewDrain, now: Date): Promise<DrainRecord> {
     const existing = this.drains.get(drain.drainId);
-    if (existing) throw new ConflictError(`drain ${drain.drainId} exists`, copy(existing));
-    const record: DrainRecord = { ...copy(drain), state: 'active', version: 1, updatedAt: now.toISOString() };
+    if (existing) throw new ConflictError(`drain ${drain.drainId} exists`, this.assemble(existing));
+    const { moves, ...header } = drain;
+    const record: DrainHeader = { ...copy(header), state: 'active', version: 1, updatedAt: now.toISOString() };
     this.drains.set(drain.drainId, record);
+    this.moves.set(drain.drainId, new Map());
     this.indexDrain(record);
-    return copy(record);
+    await this.writeMoves(drain.drainId, moves.map((move) => ({ kind: 'create', move })));
+    return this.assemble(record);
   }
 
   async getDrain(drainId: string): Promise<DrainRecord | undefined> {
     const drain = this.drains.get(drainId);
-    return drain && copy(drain);
+    return drain && this.assemble(drain);
   }
 
   async listDrains(pool: PoolId, state: DrainState = 'active'): Promise<DrainRecord[]> {
     return [...(this.drainIndex.get(drainKey(pool, state)) ?? [])]
       .map((drainId) => this.drains.get(drainId)!)
       .sort((a, b) => a.startedAt.localeCompare(b.startedAt) || a.drainId.localeCompare(b.drainId))
-      .map(copy);
+      .map((drain) => this.assemble(drain));
   }
 
-  async updateDrain(drainId: string, expectedVersion: number, patch: DrainPatch, now: Date): Promise<DrainRecord> {
+  async updateDrain(drainId: string, expectedVersion: number, patch: DrainPatch, now: Date): Promise<DrainHeader> {
     const drain = this.drains.get(drainId);
     if (!drain) throw new NotFoundError('drain', drainId);
-    if (drain.version !== expectedVersion) throw new ConflictError(`drain ${drainId} is not at version ${expectedVersion}`, copy(drain));
+    if (drain.version !== expectedVersion) throw new ConflictError(`drain ${drainId} is not at version ${expectedVersion}`, this.assemble(drain));
     const next = { ...applyPatch(drain, patch), updatedAt: now.toISOString(), version: drain.version + 1 };
     this.drains.set(drainId, next);
     if (next.state !== drain.state) {
@@ -232,6 +255,39 @@ export class InMemoryStateStore implements StateStore {
       this.indexDrain(next);
     }
     return copy(next);
+  }
+
+  async writeMoves(drainId: string, writes: readonly MoveWrite[]): Promise<GearMove[]> {
+    const moves = this.moves.get(drainId) ?? new Map<string, GearMove>();
+    this.moves.set(drainId, moves);
+    const written: GearMove[] = [];
+    try {
+      for (const write of writes) {
+        const uuid = write.kind === 'delete' ? write.uuid : write.move.gear.uuid;
+        const held = moves.get(uuid);
+        if (write.kind === 'create' ? held !== undefined : held?.version !== write.expectedVersion) {
+          throw new ConflictError(`move of gear ${uuid} in drain ${drainId} ${held ? `is at version ${held.version}` : 'does not exist'}`, held && copy(held));
+        }
+        if (write.kind === 'delete') {
+          moves.delete(uuid);
+          continue;
+        }
+        const next = deepFreeze({ ...copy(write.move), version: (held?.version ?? 0) + 1 });
+        moves.set(uuid, next);
+        written.push(next);
+      }
+    } finally {
+      this.sortedMoves.delete(drainId);
+    }
+    return written;
+  }
+
+  async splitDrainMoves(drainId: string, expectedVersion: number): Promise<DrainRecord> {
+    // This store never holds moves inside a drain: nothing to split, only the version to check.
+    const drain = this.drains.get(drainId);
+    if (!drain) throw new NotFoundError('drain', drainId);
+    if (drain.version !== expectedVersion) throw new ConflictError(`drain ${drainId} is not at version ${expectedVersion}`, this.assemble(drain));
+    return this.assemble(drain);
   }
 
   async allocateNameNumber(base: string): Promise<number> {
@@ -321,7 +377,17 @@ export class InMemoryStateStore implements StateStore {
     return sorted;
   }
 
-  private indexDrain(drain: DrainRecord): void {
+  /** The drain with its moves in uuid order (the order DynamoDB's sort key gives). */
+  private assemble(drain: DrainHeader): DrainRecord {
+    let sorted = this.sortedMoves.get(drain.drainId);
+    if (!sorted) {
+      sorted = Object.freeze([...(this.moves.get(drain.drainId)?.values() ?? [])].sort(byUuid));
+      this.sortedMoves.set(drain.drainId, sorted);
+    }
+    return { ...drain, moves: sorted as GearMove[] };
+  }
+
+  private indexDrain(drain: DrainHeader): void {
     const key = drainKey(drain.pool, drain.state);
     const ids = this.drainIndex.get(key) ?? new Set<string>();
     ids.add(drain.drainId);

@@ -13,6 +13,7 @@ import type { Metrics } from '../../ports/metrics.js';
 import type { Platform } from '../../ports/platform.js';
 import type { Queue } from '../../ports/queue.js';
 import type { DrainPatch, StateStore } from '../../ports/state-store.js';
+import { moveWrites, movesAfterWrites } from './move-writes.js';
 import { describeError, poolIds, releaseLease as releasePoolLease } from '../../app/steps.js';
 import { derivedDrainPhase } from './phases.js';
 
@@ -70,14 +71,54 @@ export function stripUndefined(move: GearMove): GearMove {
 
 export const describe = describeError;
 
-/** Writes `patch` on the drain by conditional write on its version, with the phase the result is in. */
-export async function save(ctx: RecordContext, drain: DrainRecord, patch: DrainPatch): Promise<DrainRecord> {
-  return ctx.ports.store.updateDrain(drain.drainId, drain.version, { ...patch, phase: derivedDrainPhase({ ...drain, ...patch }) }, ctx.ports.clock.now());
+/** A change of a drain: its own fields, and its moves as they should be stored (only the changed ones are written). */
+export type DrainChange = DrainPatch & { moves?: GearMove[] };
+
+/**
+ * Writes a change of the drain: first the moves that changed, each by
+ * conditional write on its own version (a drain of the layout before moves
+ * had their own items is split first), then the drain's own fields, if any,
+ * by conditional write on the drain's version, with the phase the result is
+ * in. A crash between the two leaves moves that are each whole; the next
+ * round reads them and carries on.
+ */
+export async function save(ctx: RecordContext, drain: DrainRecord, change: DrainChange): Promise<DrainRecord> {
+  const { store, clock } = ctx.ports;
+  const { moves: nextMoves, ...patch } = change;
+  let current = drain;
+  let moves = drain.moves;
+  if (nextMoves !== undefined) {
+    if (current.movesInline) current = await store.splitDrainMoves(drain.drainId, drain.version);
+    const written = await store.writeMoves(current.drainId, moveWrites(current.moves, nextMoves));
+    moves = movesAfterWrites(current.moves, nextMoves, written);
+  }
+  const inline = current.movesInline ? { movesInline: true } : {};
+  if (Object.keys(patch).length === 0) return { ...current, moves, ...inline };
+  const header = await store.updateDrain(current.drainId, current.version, { ...patch, phase: derivedDrainPhase({ ...current, ...patch }) }, clock.now());
+  return { ...header, moves, ...inline };
 }
 
+/**
+ * Checks that the drain's own fields are still as `drain` has them (no abort
+ * requested, no other change since it was read) by moving its version on:
+ * a move attempt, written before, is started only after this, so an abort
+ * requested meanwhile either makes this fail or sees the attempt.
+ */
+export async function confirmUnchanged(ctx: RecordContext, drain: DrainRecord): Promise<DrainRecord> {
+  const header = await ctx.ports.store.updateDrain(drain.drainId, drain.version, {}, ctx.ports.clock.now());
+  return { ...header, moves: drain.moves };
+}
+
+/** Writes one move's change: that move's item alone (a drain of thousands of gears is not compared move by move). */
 export async function updateMove(ctx: DrainContext, drain: DrainRecord, uuid: string, change: (move: GearMove) => GearMove): Promise<DrainRecord> {
-  const moves = drain.moves.map((move) => (move.gear.uuid === uuid ? stripUndefined(change(move)) : move));
-  return save(ctx, drain, { moves });
+  const held = drain.moves.find((move) => move.gear.uuid === uuid);
+  if (drain.movesInline || held?.version === undefined) {
+    return save(ctx, drain, { moves: drain.moves.map((move) => (move.gear.uuid === uuid ? stripUndefined(change(move)) : move)) });
+  }
+  const { version, ...next } = stripUndefined(change(held));
+  const [written] = await ctx.ports.store.writeMoves(drain.drainId, [{ kind: 'update', move: next, expectedVersion: held.version }]);
+  void version;
+  return { ...drain, moves: drain.moves.map((move) => (move === held ? written! : move)) };
 }
 
 export async function releaseLease(ctx: DrainContext, pool: PoolId, holder: string): Promise<void> {

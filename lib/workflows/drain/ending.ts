@@ -56,8 +56,8 @@ export async function markCompleted(ctx: DrainContext, drain: DrainRecord, note:
   const done = await save(ctx, drain, { state: 'completed' });
   const seconds = Math.max(0, (Date.parse(done.completedAt ?? clock.now().toISOString()) - Date.parse(done.startedAt)) / 1000);
   const progress = progressOf(done.moves);
+  // Completed drains are DrainDuration's SampleCount: one series, not two (docs/BENCHMARKS.md, the bill).
   metrics.record('DrainDuration', seconds, 'Seconds', { pool: done.pool });
-  metrics.record('DrainsCompleted', 1, 'Count', { pool: done.pool });
   log.info(`drain completed: ${progress.moved} gear(s) moved in ${formatDuration(Math.round(seconds) * 1000)}; ${note}`, {
     drainId: done.drainId,
     nodeId: done.nodeId,

@@ -28,7 +28,7 @@ import {
 import { planDrain } from '../../domain/drain-plan.js';
 import type { DrainRecord, GearMove, NodeRecord } from '../../domain/model.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../errors.js';
-import { MAX_REPLANS, ORPHAN_GRACE_MS, save, stripUndefined, updateMove, type DrainContext, type StepResult } from './context.js';
+import { MAX_REPLANS, ORPHAN_GRACE_MS, confirmUnchanged, save, stripUndefined, updateMove, type DrainContext, type StepResult } from './context.js';
 import { preemptNormalDrains, requestAbortStep } from './ending.js';
 import { requestReplacement } from './interruptions.js';
 
@@ -215,27 +215,67 @@ export async function pollMoves(ctx: DrainContext, drain: DrainRecord, node: Nod
   return changed;
 }
 
-/** Starts the moves the schedule allows, one attempt write before each platform call. True when one was started. */
+/**
+ * Starts the moves the schedule allows: their attempts are written first (one
+ * item each), the drain is confirmed unchanged once for all of them, then the
+ * platform is asked for each, and the handles are written. True when one was
+ * started (or a move was sent back to planning).
+ */
 export async function startMoves(ctx: DrainContext, drain: DrainRecord, node: NodeRecord): Promise<boolean> {
   const { clock, store } = ctx.ports;
   const ready = movesToStart(drain.moves, clock.now(), ctx.config.scaleDown.maxConcurrentMoves);
   if (ready.length === 0) return false;
   const targets = new Map((await store.listNodes(drain.pool)).map((n) => [n.nodeId, n]));
+  // Up to the first move whose target is draining, gone or not active any more: that gear is planned again.
+  const unusable = ready.findIndex((move) => targets.get(move.target)?.state !== 'active');
+  const usable = unusable < 0 ? ready : ready.slice(0, unusable);
   let current = drain;
-  for (const planned of ready) {
-    const target = targets.get(planned.target);
-    if (!target || target.state !== 'active') {
-      // The target is draining, gone or not active any more: plan this gear again.
-      await updateMove(ctx, current, planned.gear.uuid, (move) => ({ ...move, retarget: true, lastError: `target ${planned.target} is ${target?.state ?? 'gone'}` }));
-      return true;
+  if (usable.length > 0) {
+    const now = clock.now();
+    const attempts = new Map(usable.map((planned) => [planned.gear.uuid, beginAttempt(planned, now)]));
+    current = await save(ctx, current, { moves: current.moves.map((move) => attempts.get(move.gear.uuid) ?? move) });
+    current = await confirmOrUndo(ctx, current, usable);
+    const started = new Map<string, { move: GearMove; dropped?: boolean }>();
+    try {
+      for (const attempt of attempts.values()) {
+        started.set(attempt.gear.uuid, await tryStart(ctx, current, node, attempt, moveKey(current.drainId, attempt.gear.uuid, attempt.attempts), false));
+      }
+    } finally {
+      // Handles of the moves started, even when a later start threw (its attempt stays without a handle, looked up by its key later).
+      const dropped = new Set([...started].filter(([, outcome]) => outcome.dropped).map(([uuid]) => uuid));
+      const moves = current.moves.filter((move) => !dropped.has(move.gear.uuid)).map((move) => started.get(move.gear.uuid)?.move ?? move);
+      current = await save(ctx, current, { moves: moves.map(stripUndefined) });
     }
-    const attempt = beginAttempt(planned, clock.now());
-    current = await updateMove(ctx, current, planned.gear.uuid, () => attempt);
-    const outcome = await tryStart(ctx, current, node, attempt, moveKey(current.drainId, attempt.gear.uuid, attempt.attempts), false);
-    current = await updateMove(ctx, current, planned.gear.uuid, () => outcome.move);
-    if (outcome.dropped) current = await save(ctx, current, { moves: current.moves.filter((move) => move.gear.uuid !== planned.gear.uuid) });
+  }
+  if (unusable >= 0) {
+    const planned = ready[unusable]!;
+    const target = targets.get(planned.target);
+    await updateMove(ctx, current, planned.gear.uuid, (move) => ({ ...move, retarget: true, lastError: `target ${planned.target} is ${target?.state ?? 'gone'}` }));
   }
   return true;
+}
+
+/**
+ * The attempts are written; they start only if the drain is still as read
+ * (see `confirmUnchanged`). When it is not (an abort was requested, another
+ * instance changed it), the attempts are taken back, as nothing was started.
+ */
+async function confirmOrUndo(ctx: DrainContext, drain: DrainRecord, planned: readonly GearMove[]): Promise<DrainRecord> {
+  try {
+    return await confirmUnchanged(ctx, drain);
+  } catch (error) {
+    if (!(error instanceof ConflictError)) throw error;
+    const back = new Map(planned.map((move) => [move.gear.uuid, move]));
+    const writes = drain.moves.flatMap((attempt) => {
+      const before = back.get(attempt.gear.uuid);
+      if (!before || attempt.version === undefined) return [];
+      const { version: _version, ...move } = before;
+      return [{ kind: 'update' as const, move: stripUndefined(move), expectedVersion: attempt.version }];
+    });
+    // A lost race here leaves `moving` attempts without a handle: looked up by their keys after the grace time.
+    await ctx.ports.store.writeMoves(drain.drainId, writes).catch(() => undefined);
+    throw error;
+  }
 }
 
 /**

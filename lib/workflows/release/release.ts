@@ -194,8 +194,8 @@ export class HostReleaser implements Workflow<ReleaseView, ReleaseWrite, Release
     await this.markScaleDown(terminated);
     const dimensions = { pool: node.pool };
     metrics.record('NodesTerminated', 1, 'Count', dimensions);
+    // The lifetime is in the log line below, not a metric series of its own (docs/BENCHMARKS.md, the bill).
     const lifetime = nodeLifetimeSeconds(node, now);
-    if (lifetime !== undefined) metrics.record('NodeLifetime', lifetime, 'Seconds', dimensions);
     log.info('node terminated', { nodeId: node.nodeId, pool: node.pool, kind, lifetimeSeconds: lifetime, summary });
     try {
       await store.appendDecision(
