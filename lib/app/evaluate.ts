@@ -7,7 +7,7 @@ import { drainIdFor } from '../domain/drain.js';
 import { advancePendingDrains } from './replace-drain.js';
 import { poolIdOf, type NodeRecord, type PoolId, type PoolRecord } from '../domain/model.js';
 import { isProtected, observedBootMs, statsToStore } from '../domain/node-stats.js';
-import { ConflictError, NotFoundError, describeError } from '../errors.js';
+import { ConflictError, NodescalerError, NotFoundError, describeError } from '../errors.js';
 import type { NodeStatsMessage } from '../messages/index.js';
 import type { Clock } from '../ports/clock.js';
 import type { Log } from '../ports/log.js';
@@ -140,20 +140,44 @@ export class ThresholdEvaluator {
     return true;
   }
 
+  /**
+   * provisioning -> active once the node is in its district. add-node runs
+   * first (a crash in between adds it again on its next stats: add-node is
+   * idempotent); when it fails the node stays `provisioning`, so its next
+   * stats try again, and a node that never gets in is failed and released at
+   * maxNodeProvisionTime (the provisioner's tick), as a node that never
+   * registers is in Karpenter. Marked active anyway, it took no gears and
+   * nothing tried again.
+   */
   private async join(node: NodeRecord, now: Date): Promise<void> {
-    // Before the transition: a crash in between joins the node again on its next stats (add-node is idempotent).
-    try {
-      await this.ports.platform?.addNode(node.district, node.nodeId);
-    } catch (error) {
-      this.ports.log.error('node not added to its district; add it by hand', { nodeId: node.nodeId, district: node.district, error: describeError(error) });
+    const { platform, store, log, metrics } = this.ports;
+    if (platform) {
+      try {
+        await platform.addNode(node.district, node.nodeId);
+      } catch (error) {
+        const why = describeError(error);
+        log.error('node not added to its district; it stays provisioning and add-node is tried again on its next stats', {
+          nodeId: node.nodeId,
+          district: node.district,
+          error: why,
+          retryable: error instanceof NodescalerError ? error.retryable : true,
+        });
+        metrics.record('JoinFailures', 1, 'Count', { pool: node.pool });
+        try {
+          await store.updateNode(node.nodeId, node.version, { reason: `joining: add-node to district ${node.district} failed: ${why}`.slice(0, 1024) });
+        } catch (conflict) {
+          if (!(conflict instanceof ConflictError)) throw conflict;
+        }
+        return;
+      }
     }
     try {
-      await this.ports.store.transitionNode(
+      await store.transitionNode(
         node.nodeId,
         { from: 'provisioning', to: 'active', patch: { joinedAt: now.toISOString(), reason: 'joined: first stats reported' } },
         now,
       );
-      this.ports.log.info('node joined', { nodeId: node.nodeId, pool: node.pool, decisionId: node.decisionId });
+      log.info('node joined', { nodeId: node.nodeId, pool: node.pool, decisionId: node.decisionId });
     } catch (error) {
       if (!(error instanceof ConflictError)) throw error; // another invocation activated it first
     }
