@@ -188,8 +188,9 @@ export class ThresholdEvaluator {
     // The operator's pauses and overrides: one read per batch, whatever the number of pools.
     const controls = await this.ports.store.listControls();
     if (controls.pendingDrains.length > 0) await advancePendingDrains(this.ports, this.config, controls.pendingDrains);
-    // Nodes are read once, and only when some pool is due: most stats batches find every pool evaluated this interval, and
-    // reading every node for each of them made a minute cost nodes x batches (nodes squared).
+    // A pool's decision reads its own nodes. Every node of every pool is read only for a scale-up (maxNodesTotal and the
+    // resource limits count them all), once per batch: reading them for every batch that evaluated any pool made each
+    // batch cost the whole table (issue 18, 2h).
     let loading: Promise<NodeRecord[]> | undefined;
     let loadError: unknown;
     const loadAllNodes = () =>
@@ -229,22 +230,24 @@ export class ThresholdEvaluator {
     if (pool.lastEvaluatedAt && now.getTime() - Date.parse(pool.lastEvaluatedAt) < this.config.evaluationInterval) {
       return { pool: poolId, kind: 'skipped', reason: `evaluated at ${pool.lastEvaluatedAt}` };
     }
-    const allNodes = await loadAllNodes();
     pool = await this.resendUnsentDecision(pool, now);
     pool = await this.resendStalledDecision(pool, now);
 
-    const nodes = allNodes.filter((node) => node.pool === poolId);
+    const nodes = await store.listNodes(poolId);
     const drains = await store.listDrains(poolId);
     const booted = observedBootMs(nodes);
-    const evaluation = decidePool({
+    const input = {
       now,
       config: effective.config,
       poolConfig: effective.poolConfig,
       pool: booted === undefined ? pool : { ...pool, observedBootMs: booted },
       nodes,
-      allNodes,
       drains,
-    });
+    };
+    // Decided on the pool's own nodes first: only a scale-up is limited by the other pools' nodes (fewer nodes counted
+    // only loosen those limits, so any other decision stands), and a scale-up is decided again with all of them.
+    let evaluation = decidePool({ ...input, allNodes: nodes });
+    if (evaluation.decision.kind === 'scale-up') evaluation = decidePool({ ...input, allNodes: await loadAllNodes() });
     const { decision, utilization } = evaluation;
     const gears = decision.kind === 'scale-down' ? (nodes.find((n) => n.nodeId === decision.nodeId)?.stats?.activeGears ?? 0) : undefined;
     const gate = gateDecision(decision, poolId, effective.mode, controls.pauses, now, gears);
