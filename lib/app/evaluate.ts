@@ -135,6 +135,8 @@ export class ThresholdEvaluator {
       if (error instanceof ConflictError) return false;
       throw error;
     }
+    // A pool the configuration lacks is recorded, so its nodes are listed (status) and counted (maxNodesTotal), never evaluated.
+    if (poolConfig === undefined) await this.ports.store.ensurePool(pool);
     this.ports.log.info('node adopted', { nodeId: message.nodeId, pool, configured: poolConfig !== undefined });
     this.ports.metrics.record('NodesAdopted', 1, 'Count', { pool });
     return true;
