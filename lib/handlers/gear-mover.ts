@@ -3,7 +3,7 @@ import type { Context, ScheduledEvent, SQSEvent } from 'aws-lambda';
 import { GearMover, type GearMoverPorts } from '../app/drain.js';
 import { messageParser, sqsBatch } from '../adapters/lambda/runtime.js';
 import { functionEvent } from './event-shape.js';
-import { withObservability, type HandlerDeps } from './deps.js';
+import { startInvocation, withObservability, type HandlerDeps } from './deps.js';
 
 
 const CONTRACT = { name: 'gearMover', messages: ['scale-down', 'ec2-spot-interruption', 'ec2-rebalance', 'ec2-state-change'] };
@@ -27,6 +27,7 @@ export function gearMoverHandler(deps: HandlerDeps<GearMoverPorts>) {
   return withObservability(
     middy(async (raw: SQSEvent | ScheduledEvent, context: Context) => {
       const { kind, event } = functionEvent(raw, CONTRACT, log);
+      startInvocation(deps, context);
       const stopAt = Date.now() + MAX_WORK_MS;
       const budget = { timeLeft: () => Math.min(context.getRemainingTimeInMillis() - SAFETY_MARGIN_MS, stopAt - Date.now()) };
       if (kind === 'schedule') return mover.run(budget);

@@ -1,10 +1,10 @@
 import middy from '@middy/core';
-import type { ScheduledEvent, SQSEvent } from 'aws-lambda';
+import type { Context, ScheduledEvent, SQSEvent } from 'aws-lambda';
 import { NodeProvisioner } from '../app/provision.js';
 import { messageParser, sqsBatch } from '../adapters/lambda/runtime.js';
 import type { ProvisionerPorts } from '../workflows/launch/context.js';
 import { functionEvent } from './event-shape.js';
-import { withObservability, type HandlerDeps } from './deps.js';
+import { startInvocation, withObservability, type HandlerDeps } from './deps.js';
 
 
 const CONTRACT = { name: 'nodeProvisioner', messages: ['scale-up'] };
@@ -13,7 +13,8 @@ export function nodeProvisionerHandler(deps: HandlerDeps<ProvisionerPorts>) {
   const provisioner = new NodeProvisioner(deps.ports, deps.config);
   const parse = messageParser(['scale-up'], deps.ports.clock);
   return withObservability(
-    middy(async (raw: SQSEvent | ScheduledEvent) => {
+    middy(async (raw: SQSEvent | ScheduledEvent, context?: Context) => {
+      startInvocation(deps, context);
       const { kind, event } = functionEvent(raw, CONTRACT, deps.ports.log);
       if (kind === 'schedule') return provisioner.tick();
       return sqsBatch(event, provisioner, parse, deps.ports.log);

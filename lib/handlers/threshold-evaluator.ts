@@ -1,9 +1,9 @@
 import middy from '@middy/core';
-import type { ScheduledEvent, SQSEvent } from 'aws-lambda';
+import type { Context, ScheduledEvent, SQSEvent } from 'aws-lambda';
 import { ThresholdEvaluator, type EvaluatorPorts } from '../app/evaluate.js';
 import { messageParser, sqsBatch } from '../adapters/lambda/runtime.js';
 import { functionEvent } from './event-shape.js';
-import { withObservability, type HandlerDeps } from './deps.js';
+import { startInvocation, withObservability, type HandlerDeps } from './deps.js';
 
 
 const CONTRACT = { name: 'thresholdEvaluator', messages: ['node-stats'] };
@@ -12,7 +12,8 @@ export function thresholdEvaluatorHandler(deps: HandlerDeps<EvaluatorPorts>) {
   const evaluator = new ThresholdEvaluator(deps.ports, deps.config);
   const parseStats = messageParser(['node-stats'], deps.ports.clock);
   return withObservability(
-    middy(async (raw: SQSEvent | ScheduledEvent) => {
+    middy(async (raw: SQSEvent | ScheduledEvent, context?: Context) => {
+      startInvocation(deps, context);
       const { kind, event } = functionEvent(raw, CONTRACT, deps.ports.log);
       if (kind === 'schedule') {
         const outcomes = await evaluator.tick();

@@ -4,6 +4,7 @@ import type { GearInfo } from '../../domain/model.js';
 import { fnv1a64 } from '../../domain/drain.js';
 import { NodescalerError, NotFoundError, TransientError, ValidationError } from '../../errors.js';
 import { systemClock, type Clock } from '../../ports/clock.js';
+import type { InvocationDeadline } from '../../ports/deadline.js';
 import type { MoveHandle, MoveOptions, MoveStatus, Platform } from '../../ports/platform.js';
 import { NodeInOtherDistrictError, NodeNotEmptyError, NodeNotInDistrictError, NodeStillActiveError } from '../../ports/platform-errors.js';
 import {
@@ -64,6 +65,8 @@ export interface OpenShiftBrokerOptions {
   pollIntervalMs?: number;
   sleep?: (ms: number) => Promise<void>;
   clock?: Clock;
+  /** The invocation's end (set by the handler): an awaited command is given up before it, never waited past it. */
+  deadline?: InvocationDeadline;
 }
 
 type Invocation = { status: string; stdout: string; stderr: string; details: string };
@@ -264,13 +267,23 @@ export class OpenShiftBrokerPlatform implements Platform {
 
   /** Sends a command and waits for its end; a command still running at the timeout is a TransientError. */
   private async runAwaited(action: BrokerAction, parameters: Parameters, comment: string): Promise<Invocation> {
+    // Never past the invocation's end: a command whose answer cannot be awaited is not sent (its work is repeated next
+    // time; every awaited command is idempotent or read-only), and one sent is given up in time to record that.
+    const left = this.options.deadline?.remaining() ?? Infinity;
+    const waitMs = Math.min(this.syncTimeoutMs, left);
+    if (waitMs < 2 * this.pollIntervalMs) {
+      throw new TransientError(`broker command ${action} ${parameters.node} not sent: the invocation has ${Math.max(0, Math.round(left))} ms left; tried again next time`);
+    }
     const commandId = await this.send(action, parameters, comment.slice(0, 100), this.syncTimeoutMs);
-    const deadline = this.clock.now().getTime() + this.syncTimeoutMs;
+    const deadline = this.clock.now().getTime() + waitMs;
     for (;;) {
-      await this.sleep(this.pollIntervalMs);
+      await this.sleep(Math.min(this.pollIntervalMs, Math.max(1, deadline - this.clock.now().getTime())));
       const invocation = await this.invocation(commandId);
       if (invocation !== undefined && !RUNNING.has(invocation.status)) return invocation;
-      if (this.clock.now().getTime() >= deadline) throw new TransientError(`broker command ${commandId} (${comment}) did not finish within ${this.syncTimeoutMs} ms`);
+      if (this.clock.now().getTime() >= deadline) {
+        const why = waitMs < this.syncTimeoutMs ? `before the invocation's end (${waitMs} ms)` : `within ${this.syncTimeoutMs} ms`;
+        throw new TransientError(`broker command ${commandId} (${comment}) did not finish ${why}; its result is looked at again next time`);
+      }
     }
   }
 
@@ -390,7 +403,7 @@ export function translateSsmError(error: unknown, call: string): NodescalerError
 }
 
 /** The stage's broker (`platform.brokerInstanceId`) through SSM Run Command (the client is built here: see ec2CloudFor in lib/adapters/ec2/cloud.ts). */
-export function openShiftBrokerPlatformFor(settings: Settings, clock: Clock): OpenShiftBrokerPlatform {
+export function openShiftBrokerPlatformFor(settings: Settings, clock: Clock, deadline?: InvocationDeadline): OpenShiftBrokerPlatform {
   const { platform } = settings.config;
   if (platform.brokerInstanceId === undefined) {
     throw new ValidationError({ path: 'platform.brokerInstanceId', message: 'platform openshift-broker needs brokerInstanceId' }, 'configuration');
@@ -401,5 +414,6 @@ export function openShiftBrokerPlatformFor(settings: Settings, clock: Clock): Op
     commandTimeoutMs: platform.commandTimeout,
     brokerDir: platform.brokerDir,
     clock,
+    ...(deadline ? { deadline } : {}),
   });
 }
