@@ -60,3 +60,33 @@ describe('broker waits end with the invocation (broker emulator, 90 s per comman
     expect(broker.sent).toEqual([]);
   });
 });
+
+describe('a long gear listing is paged and resumed (broker emulator)', () => {
+  it('1,000 gears, 7 pages, a few pages per invocation: each page is listed once, and a later call returns them all', async () => {
+    const clock = new VirtualClock(new Date('2026-11-24T01:00:00Z'));
+    const deadline = new InvocationDeadline(clock);
+    const { broker, platform } = brokerOnEmulator(clock, { deadline });
+    broker.createDistrict('d1', 'small');
+    broker.addNodeHost(NODE, 'small', 1_000);
+    broker.joinDistrict('d1', NODE);
+    for (let g = 0; g < 1_000; g++) broker.placeGear(NODE, { uuid: `g${String(g).padStart(4, '0')}`, app: `app-${g % 40}`, size: 'small' });
+
+    let listed: unknown[] | undefined;
+    let calls = 0;
+    while (listed === undefined && calls < 10) {
+      calls++;
+      deadline.start(15_000);
+      try {
+        listed = await platform.listGears(NODE);
+      } catch (error) {
+        expect(String(error)).toMatch(/the invocation has \d+ ms left|before the invocation's end/);
+      }
+      clock.advance(60_000);
+    }
+    expect(listed).toHaveLength(1_000);
+    expect(new Set((listed as Array<{ uuid: string }>).map((gear) => gear.uuid)).size).toBe(1_000);
+    expect(calls).toBeGreaterThan(1);
+    const pages = broker.sent.filter((input) => input.Parameters?.action?.[0] === 'list-gears').map((input) => input.Parameters?.offset?.[0] ?? '0');
+    expect(pages).toEqual(['0', '150', '300', '450', '600', '750', '900']);
+  });
+});

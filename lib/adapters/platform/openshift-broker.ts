@@ -29,6 +29,8 @@ export function brokerDocumentName(stage: string): string {
 export const DELIVERY_TIMEOUT_SECONDS = 60;
 /** Gears the document's `list-gears` prints per page: `StandardOutputContent` holds at most 24,000 characters. */
 export const LIST_PAGE_SIZE = 150;
+/** How long the pages of a listing cut short are kept for the next call to resume (older: listed again). */
+export const LISTING_RESUME_MS = 5 * 60_000;
 /** How far back a move started before a crash is looked for (ListCommands `InvokedAfter`). */
 export const MOVE_LOOKBACK_MS = 24 * 3_600_000;
 
@@ -108,6 +110,8 @@ export class OpenShiftBrokerPlatform implements Platform {
   private readonly pollIntervalMs: number;
   private readonly sleep: (ms: number) => Promise<void>;
   private readonly clock: Clock;
+  /** Gear listings cut short by the invocation's end, by node: resumed by the next call. */
+  private readonly listings = new Map<string, { startedAt: number; offset: number; gears: Map<string, GearInfo> }>();
 
   constructor(
     private readonly client: SSMClient,
@@ -125,17 +129,34 @@ export class OpenShiftBrokerPlatform implements Platform {
     this.clock = options.clock ?? systemClock;
   }
 
+  /**
+   * Every gear of the node, page by page. A listing the invocation's end
+   * cuts short keeps its pages and is resumed by the next call within
+   * LISTING_RESUME_MS, instead of starting over: a node of thousands of gears
+   * takes more pages than one invocation can await. A resumed listing may
+   * miss a gear that shifted between pages (another left meanwhile): the
+   * drain plans it on a later round; it never makes a node look empty (an
+   * empty node is one page, listed whole).
+   */
   async listGears(nodeId: string): Promise<GearInfo[]> {
     checkNode(nodeId);
-    const gears: GearInfo[] = [];
-    let offset = 0;
+    const now = this.clock.now().getTime();
+    const kept = this.listings.get(nodeId);
+    this.listings.delete(nodeId);
+    const listing = kept !== undefined && now - kept.startedAt < LISTING_RESUME_MS ? kept : { startedAt: now, offset: 0, gears: new Map<string, GearInfo>() };
     for (let page = 0; page < 1_000; page++) {
-      const result = await this.runAwaited('list-gears', { node: nodeId, offset }, `nodescaler list-gears ${nodeId}`);
+      let result: Invocation;
+      try {
+        result = await this.runAwaited('list-gears', { node: nodeId, offset: listing.offset }, `nodescaler list-gears ${nodeId}`);
+      } catch (error) {
+        if (listing.gears.size > 0) this.listings.set(nodeId, listing);
+        throw error;
+      }
       if (result.status !== 'Success') throw this.commandFailure(`list gears of ${nodeId}`, result);
       const parsed = parseGearListing(result.stdout);
-      gears.push(...parsed.gears);
-      if (parsed.next === undefined) return gears;
-      offset = parsed.next;
+      for (const gear of parsed.gears) listing.gears.set(gear.uuid, gear);
+      if (parsed.next === undefined) return [...listing.gears.values()];
+      listing.offset = parsed.next;
     }
     throw new TransientError(`list gears of ${nodeId}: too many pages`);
   }
