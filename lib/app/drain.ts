@@ -87,11 +87,13 @@ export class GearMover {
     // An operator's `nodescaler drain NODE` sends a scale-down with a `manual:` decisionId (and takes no lease).
     const manual = message.decisionId.startsWith(MANUAL_DECISION_PREFIX);
     // An operator's pause refuses the evaluator's scale-down before its first effect (and frees the pool); a manual drain is the operator's own.
-    // A decision older than decisionMaxAge (re-driven from the dead-letter queue, say) is refused first, an operator's too.
-    const stale = staleDecisionReason(message, clock.now(), decisionMaxAgeMs(this.ctx.config));
+    // A decision older than decisionMaxAge (re-driven from the dead-letter queue, say) is refused, an operator's too; the
+    // evaluator's lose their lease first (decisionMaxAge is never below leaseTtl).
+    const leaseless = manual ? undefined : await this.withoutLease(message);
+    const stale = leaseless ? undefined : staleDecisionReason(message, clock.now(), decisionMaxAgeMs(this.ctx.config));
     if (stale) this.ports.metrics.record('StaleDecisions', 1, 'Count', { pool: message.pool });
-    const paused = manual || stale ? undefined : pausedReason((await store.listControls()).pauses, message.pool, 'scale-down', clock.now());
-    const refused = stale ?? (manual ? undefined : ((await this.withoutLease(message)) ?? paused));
+    const paused = manual || stale || leaseless ? undefined : pausedReason((await store.listControls()).pauses, message.pool, 'scale-down', clock.now());
+    const refused = leaseless ?? stale ?? paused;
     if (refused) {
       if (refused === paused || refused === stale) await releaseLease(this.ctx, message.pool, message.decisionId);
       log.warn('scale-down not carried out', { drainId, decisionId: message.decisionId, pool: message.pool, nodeId: message.nodeId, reason: refused });

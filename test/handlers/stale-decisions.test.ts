@@ -95,7 +95,10 @@ describe('decisions older than decisionMaxAge are refused by every consumer', ()
     expect(await w.store.getDrain(drainIdFor(manual.decisionId))).toBeUndefined();
     expect(await w.store.getNode('n1.example.com')).toMatchObject({ state: 'active' });
     expect(w.platform.nodeFacts('n1.example.com').active).toBe(true);
-    expect(w.metrics.sum('StaleDecisions')).toBe(2);
+    // The evaluator's scale-down lost its lease first (decisionMaxAge >= leaseTtl); the operator's drain, leaseless, is refused by age.
+    expect(w.log.lines.find((line) => line.attributes?.decisionId === down.decisionId)?.attributes?.reason).toMatch(/^stale: the pool's lease of this decision expired/);
+    expect(w.log.lines.find((line) => line.attributes?.decisionId === manual.decisionId)?.attributes?.reason).toMatch(/^stale: decision manual:ops-1 was made at .*, 1440m ago, more than decisionMaxAge \(15m\)/);
+    expect(w.metrics.sum('StaleDecisions')).toBe(1);
   });
 
   it('a decision dated in the future is refused too (it would never grow old)', () => {

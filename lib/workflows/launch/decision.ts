@@ -43,17 +43,18 @@ export async function claimNames(ctx: LaunchContext, message: ScaleUpMessage, po
   const now = clock.now();
   // A decision that arrives after its lease expired and another action took the pool is superseded:
   // the evaluator decided again for the same need, and carrying out both would double it.
-  const stale = staleDecisionReason(message, now, decisionMaxAgeMs(ctx.config));
+  const superseded = await supersededBy(ctx, message);
+  // Too old to act on (re-driven from a dead-letter queue days later): refused before its first effect.
+  const stale = superseded ? undefined : staleDecisionReason(message, now, decisionMaxAgeMs(ctx.config));
   if (stale !== undefined) metrics.record('StaleDecisions', 1, 'Count', { pool: message.pool });
-  const superseded = stale === undefined ? await supersededBy(ctx, message) : undefined;
   // An operator's pause refuses a decision before its first effect (the claim); one already claimed goes on.
   // The room is the pool's max as the evaluator saw it: with the runtime overrides applied.
   const controls = await store.listControls();
   const paused = pausedReason(controls.pauses, message.pool, 'scale-up', now);
-  const room = stale !== undefined
-    ? { granted: 0, reason: stale }
-    : superseded
+  const room = superseded
     ? { granted: 0, reason: `superseded: the pool's lease is held by ${superseded.kind} ${superseded.holder}` }
+    : stale !== undefined
+    ? { granted: 0, reason: stale }
     : paused !== undefined
       ? { granted: 0, reason: paused }
       : await roomFor(ctx, message, effectiveConfig(ctx.config, poolConfig, controls, message.pool, now).poolConfig);
