@@ -200,12 +200,17 @@ export class ThresholdEvaluator {
         loadError = error;
         throw error;
       }));
+    const loadNodes = (pool: PoolId) =>
+      this.ports.store.listNodes(pool).catch((error: unknown) => {
+        loadError = error;
+        throw error;
+      });
     const outcomes: PoolOutcome[] = [];
     for (const pool of pools) {
       try {
-        outcomes.push(await this.evaluatePool(pool, loadAllNodes, controls, trigger));
+        outcomes.push(await this.evaluatePool(pool, { loadNodes, loadAllNodes }, controls, trigger));
       } catch (error) {
-        // Without the node list no pool can be evaluated: the whole evaluation fails, to be retried.
+        // Without its nodes no pool can be evaluated: the whole evaluation fails, to be retried.
         if (loadError !== undefined) throw loadError;
         // A pool that cannot be evaluated now is evaluated again on the next tick; the stats are stored.
         this.ports.log.error('pool evaluation failed', { pool, error: describeError(error) });
@@ -223,7 +228,12 @@ export class ThresholdEvaluator {
     return lists.flat();
   }
 
-  private async evaluatePool(poolId: PoolId, loadAllNodes: () => Promise<readonly NodeRecord[]>, controls: Controls, trigger: 'stats' | 'tick'): Promise<PoolOutcome> {
+  private async evaluatePool(
+    poolId: PoolId,
+    { loadNodes, loadAllNodes }: { loadNodes: (pool: PoolId) => Promise<NodeRecord[]>; loadAllNodes: () => Promise<readonly NodeRecord[]> },
+    controls: Controls,
+    trigger: 'stats' | 'tick',
+  ): Promise<PoolOutcome> {
     const { store, clock, log, metrics } = this.ports;
     const now = clock.now();
     const effective = effectiveConfig(this.config, this.pools.get(poolId)!, controls, poolId, now);
@@ -235,7 +245,7 @@ export class ThresholdEvaluator {
     pool = await this.resendUnsentDecision(pool, now);
     pool = await this.resendStalledDecision(pool, now);
 
-    const nodes = await store.listNodes(poolId);
+    const nodes = await loadNodes(poolId);
     const drains = await store.listDrains(poolId);
     const booted = observedBootMs(nodes);
     const input = {
