@@ -10,6 +10,7 @@
  *   npm run bench -- suite     the replay trace suite (scripts/bench-suite.ts)
  *   npm run bench -- replay    the replay's speed by cluster size (scripts/bench-replay.ts)
  *   npm run bench -- bill      nodescaler's own AWS bill at 20 and 200 nodes (scripts/bench-bill.ts)
+ *   npm run bench -- stats-batch  what one stats batch reads at 2,000 nodes (scripts/bench-stats-batch.ts)
  *   npm run bench -- quick     every entry on small inputs with few repetitions, targets
  *                              printed but not enforced (CI runs it so no entry rots;
  *                              test/bench/quick.test.ts)
@@ -322,6 +323,9 @@ if (process.argv[2] === 'replay') {
     });
 } else if (process.argv[2] === 'bill') {
   void import('./bench-bill.js').then((bill) => bill.billBench(process.argv.slice(3)));
+} else if (process.argv[2] === 'stats-batch') {
+  // `npm run bench -- stats-batch`: what one stats batch reads at 2,000 nodes (scripts/bench-stats-batch.ts).
+  void import('./bench-stats-batch.js').then((bench) => bench.statsBatchBench());
 } else if (process.argv[2] === 'suite') {
   void import('./bench-suite.js').then((suite) => suite.runSuite(process.argv.slice(3)));
 } else {

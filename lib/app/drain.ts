@@ -7,6 +7,7 @@
  */
 import type { Config } from '../config/index.js';
 import { pausedReason } from '../domain/controls.js';
+import { decisionMaxAgeMs, staleDecisionReason } from '../domain/decision-message.js';
 import { drainIdFor } from '../domain/drain.js';
 import type { DrainRecord } from '../domain/model.js';
 import type { Ec2Event, ScaleDownMessage } from '../messages/index.js';
@@ -86,10 +87,15 @@ export class GearMover {
     // An operator's `nodescaler drain NODE` sends a scale-down with a `manual:` decisionId (and takes no lease).
     const manual = message.decisionId.startsWith(MANUAL_DECISION_PREFIX);
     // An operator's pause refuses the evaluator's scale-down before its first effect (and frees the pool); a manual drain is the operator's own.
-    const paused = manual ? undefined : pausedReason((await store.listControls()).pauses, message.pool, 'scale-down', clock.now());
-    const refused = manual ? undefined : ((await this.withoutLease(message)) ?? paused);
+    // A decision older than decisionMaxAge (re-driven from the dead-letter queue, say) is refused, an operator's too; the
+    // evaluator's lose their lease first (decisionMaxAge is never below leaseTtl).
+    const leaseless = manual ? undefined : await this.withoutLease(message);
+    const stale = leaseless ? undefined : staleDecisionReason(message, clock.now(), decisionMaxAgeMs(this.ctx.config));
+    if (stale) this.ports.metrics.record('StaleDecisions', 1, 'Count', { pool: message.pool });
+    const paused = manual || stale || leaseless ? undefined : pausedReason((await store.listControls()).pauses, message.pool, 'scale-down', clock.now());
+    const refused = leaseless ?? stale ?? paused;
     if (refused) {
-      if (refused === paused) await releaseLease(this.ctx, message.pool, message.decisionId);
+      if (refused === paused || refused === stale) await releaseLease(this.ctx, message.pool, message.decisionId);
       log.warn('scale-down not carried out', { drainId, decisionId: message.decisionId, pool: message.pool, nodeId: message.nodeId, reason: refused });
       return { drainId, created: false, refused };
     }

@@ -7,7 +7,7 @@ import { drainIdFor } from '../domain/drain.js';
 import { advancePendingDrains } from './replace-drain.js';
 import { poolIdOf, type NodeRecord, type PoolId, type PoolRecord } from '../domain/model.js';
 import { isProtected, observedBootMs, statsToStore } from '../domain/node-stats.js';
-import { ConflictError, NotFoundError, describeError } from '../errors.js';
+import { ConflictError, NodescalerError, NotFoundError, describeError } from '../errors.js';
 import type { NodeStatsMessage } from '../messages/index.js';
 import type { Clock } from '../ports/clock.js';
 import type { Log } from '../ports/log.js';
@@ -136,25 +136,51 @@ export class ThresholdEvaluator {
       if (error instanceof ConflictError) return false;
       throw error;
     }
+    // A pool the configuration lacks is recorded, so its nodes are listed (status) and counted (maxNodesTotal), never evaluated.
+    if (poolConfig === undefined) await this.ports.store.ensurePool(pool);
     this.ports.log.info('node adopted', { nodeId: message.nodeId, pool, configured: poolConfig !== undefined });
     this.ports.metrics.record('NodesAdopted', 1, 'Count', { pool });
     return true;
   }
 
+  /**
+   * provisioning -> active once the node is in its district. add-node runs
+   * first (a crash in between adds it again on its next stats: add-node is
+   * idempotent); when it fails the node stays `provisioning`, so its next
+   * stats try again, and a node that never gets in is failed and released at
+   * maxNodeProvisionTime (the provisioner's tick), as a node that never
+   * registers is in Karpenter. Marked active anyway, it took no gears and
+   * nothing tried again.
+   */
   private async join(node: NodeRecord, now: Date): Promise<void> {
-    // Before the transition: a crash in between joins the node again on its next stats (add-node is idempotent).
-    try {
-      await this.ports.platform?.addNode(node.district, node.nodeId);
-    } catch (error) {
-      this.ports.log.error('node not added to its district; add it by hand', { nodeId: node.nodeId, district: node.district, error: describeError(error) });
+    const { platform, store, log, metrics } = this.ports;
+    if (platform) {
+      try {
+        await platform.addNode(node.district, node.nodeId);
+      } catch (error) {
+        const why = describeError(error);
+        log.error('node not added to its district; it stays provisioning and add-node is tried again on its next stats', {
+          nodeId: node.nodeId,
+          district: node.district,
+          error: why,
+          retryable: error instanceof NodescalerError ? error.retryable : true,
+        });
+        metrics.record('JoinFailures', 1, 'Count', { pool: node.pool });
+        try {
+          await store.updateNode(node.nodeId, node.version, { reason: `joining: add-node to district ${node.district} failed: ${why}`.slice(0, 1024) });
+        } catch (conflict) {
+          if (!(conflict instanceof ConflictError)) throw conflict;
+        }
+        return;
+      }
     }
     try {
-      await this.ports.store.transitionNode(
+      await store.transitionNode(
         node.nodeId,
         { from: 'provisioning', to: 'active', patch: { joinedAt: now.toISOString(), reason: 'joined: first stats reported' } },
         now,
       );
-      this.ports.log.info('node joined', { nodeId: node.nodeId, pool: node.pool, decisionId: node.decisionId });
+      log.info('node joined', { nodeId: node.nodeId, pool: node.pool, decisionId: node.decisionId });
     } catch (error) {
       if (!(error instanceof ConflictError)) throw error; // another invocation activated it first
     }
@@ -165,8 +191,9 @@ export class ThresholdEvaluator {
     // The operator's pauses and overrides: one read per batch, whatever the number of pools.
     const controls = await this.ports.store.listControls();
     if (controls.pendingDrains.length > 0) await advancePendingDrains(this.ports, this.config, controls.pendingDrains);
-    // Nodes are read once, and only when some pool is due: most stats batches find every pool evaluated this interval, and
-    // reading every node for each of them made a minute cost nodes x batches (nodes squared).
+    // A pool's decision reads its own nodes. Every node of every pool is read only for a scale-up (maxNodesTotal and the
+    // resource limits count them all), once per batch: reading them for every batch that evaluated any pool made each
+    // batch cost the whole table (issue 18, 2h).
     let loading: Promise<NodeRecord[]> | undefined;
     let loadError: unknown;
     const loadAllNodes = () =>
@@ -174,12 +201,17 @@ export class ThresholdEvaluator {
         loadError = error;
         throw error;
       }));
+    const loadNodes = (pool: PoolId) =>
+      this.ports.store.listNodes(pool).catch((error: unknown) => {
+        loadError = error;
+        throw error;
+      });
     const outcomes: PoolOutcome[] = [];
     for (const pool of pools) {
       try {
-        outcomes.push(await this.evaluatePool(pool, loadAllNodes, controls, trigger));
+        outcomes.push(await this.evaluatePool(pool, { loadNodes, loadAllNodes }, controls, trigger));
       } catch (error) {
-        // Without the node list no pool can be evaluated: the whole evaluation fails, to be retried.
+        // Without its nodes no pool can be evaluated: the whole evaluation fails, to be retried.
         if (loadError !== undefined) throw loadError;
         // A pool that cannot be evaluated now is evaluated again on the next tick; the stats are stored.
         this.ports.log.error('pool evaluation failed', { pool, error: describeError(error) });
@@ -197,7 +229,12 @@ export class ThresholdEvaluator {
     return lists.flat();
   }
 
-  private async evaluatePool(poolId: PoolId, loadAllNodes: () => Promise<readonly NodeRecord[]>, controls: Controls, trigger: 'stats' | 'tick'): Promise<PoolOutcome> {
+  private async evaluatePool(
+    poolId: PoolId,
+    { loadNodes, loadAllNodes }: { loadNodes: (pool: PoolId) => Promise<NodeRecord[]>; loadAllNodes: () => Promise<readonly NodeRecord[]> },
+    controls: Controls,
+    trigger: 'stats' | 'tick',
+  ): Promise<PoolOutcome> {
     const { store, clock, log, metrics } = this.ports;
     const now = clock.now();
     const effective = effectiveConfig(this.config, this.pools.get(poolId)!, controls, poolId, now);
@@ -206,22 +243,24 @@ export class ThresholdEvaluator {
     if (pool.lastEvaluatedAt && now.getTime() - Date.parse(pool.lastEvaluatedAt) < this.config.evaluationInterval) {
       return { pool: poolId, kind: 'skipped', reason: `evaluated at ${pool.lastEvaluatedAt}` };
     }
-    const allNodes = await loadAllNodes();
     pool = await this.resendUnsentDecision(pool, now);
     pool = await this.resendStalledDecision(pool, now);
 
-    const nodes = allNodes.filter((node) => node.pool === poolId);
+    const nodes = await loadNodes(poolId);
     const drains = await store.listDrains(poolId);
     const booted = observedBootMs(nodes);
-    const evaluation = decidePool({
+    const input = {
       now,
       config: effective.config,
       poolConfig: effective.poolConfig,
       pool: booted === undefined ? pool : { ...pool, observedBootMs: booted },
       nodes,
-      allNodes,
       drains,
-    });
+    };
+    // Decided on the pool's own nodes first: only a scale-up is limited by the other pools' nodes (fewer nodes counted
+    // only loosen those limits, so any other decision stands), and a scale-up is decided again with all of them.
+    let evaluation = decidePool({ ...input, allNodes: nodes });
+    if (evaluation.decision.kind === 'scale-up') evaluation = decidePool({ ...input, allNodes: await loadAllNodes() });
     const { decision, utilization } = evaluation;
     const gears = decision.kind === 'scale-down' ? (nodes.find((n) => n.nodeId === decision.nodeId)?.stats?.activeGears ?? 0) : undefined;
     const gate = gateDecision(decision, poolId, effective.mode, controls.pauses, now, gears);

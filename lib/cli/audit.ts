@@ -11,7 +11,7 @@ import type { Clock } from '../ports/clock.js';
 import { usageError } from './exit.js';
 import type { OpenTarget } from './target.js';
 
-export type OperatorAction = 'drain' | 'drain --replace' | 'cancel-drain' | 'protect' | 'unprotect' | 'pause' | 'resume' | 'set' | 'unset';
+export type OperatorAction = 'drain' | 'drain --replace' | 'cancel-drain' | 'protect' | 'unprotect' | 'pause' | 'resume' | 'set' | 'unset' | 'forget';
 
 /** The reason an operator action must give; a usage error (exit 2) naming the command when it is missing. */
 export function requireReason(reason: string | undefined, command: string): string {

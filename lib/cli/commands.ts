@@ -13,7 +13,7 @@ import { dryRunView, renderDryRun } from './evaluate.js';
 import { EXIT, usageError, type ExitCode } from './exit.js';
 import { explainView, renderExplain } from './explain.js';
 import { audit, requireReason } from './audit.js';
-import { cancelDrain, setProtected } from './nodes.js';
+import { cancelDrain, forgetNode, setProtected } from './nodes.js';
 import { safeDrain } from './safe-drain.js';
 import { reportStatsCommand } from './report-stats.js';
 import { when, wrap } from './render.js';
@@ -109,6 +109,18 @@ export async function runStateCommand(command: string, args: string[], context: 
         return EXIT.ok;
       });
     }
+    case 'forget': {
+      const why = requireReason(values.reason, 'forget');
+      return withTarget(io, spec, clock, async (target) => {
+        const by = await target.identity.whoAmI();
+        const view = await forgetNode(target, config, clock, args[0]!, why);
+        await audit(target, config, clock, { pool: view.pool, action: 'forget', subject: view.nodeId, reason: why, by, details: { nodeId: view.nodeId, was: view.was } });
+        print(context, { target: describeTarget(spec), ...view }, () =>
+          wrap(`node ${view.nodeId} of pool ${view.pool} forgotten (it was ${view.was}): no longer listed or counted; its host and gears were not touched. If its agent still reports, its stats are ignored.`, context.width),
+        );
+        return EXIT.ok;
+      });
+    }
     case 'protect':
     case 'unprotect': {
       const why = requireReason(values.reason, command);
@@ -166,7 +178,7 @@ async function status(spec: TargetSpec, config: Config, clock: Clock, pool: stri
       if (clear) io.stdout.write('\u001b[2J\u001b[H');
       else if (watch && i > 0 && !values.json) io.stdout.write('\n');
       if (values.json) io.stdout.write(`${JSON.stringify(view, null, watch ? undefined : 2)}\n`);
-      else io.stdout.write(`${renderStatus(view, { style: context.style, width: widthOf(io), allGears: values.all === true }).join('\n')}\n`);
+      else io.stdout.write(`${renderStatus(view, { style: context.style, width: widthOf(io), allGears: values.all === true, allPools: values.all === true || pool !== undefined }).join('\n')}\n`);
       if (watch && !values.json) io.stdout.write(context.style.dim(`\nrefreshing every ${interval / 1000}s; Ctrl-C stops\n`));
       return EXIT.ok;
     });

@@ -236,7 +236,9 @@ export async function shadowReport(target: OpenTarget, config: Config, now: Date
 
 /** Operator entries of the pools (or one pool) and of the stage (`*`), oldest first. */
 export async function auditTrail(target: OpenTarget, config: Config, pool: string | undefined, since: Date): Promise<DecisionLogEntry[]> {
-  const pools = pool === undefined ? [...config.pools.map((p) => poolIdOf(p.district, p.profile)), ALL_POOLS] : [poolArg(config, pool), ALL_POOLS];
+  // With the recorded pools the configuration lacks: `forget` of an adopted node is logged under its pool.
+  const recorded = pool === undefined ? (await target.store.listPools()).map((record) => record.pool) : [];
+  const pools = pool === undefined ? [...config.pools.map((p) => poolIdOf(p.district, p.profile)), ...recorded, ALL_POOLS] : [poolArg(config, pool), ALL_POOLS];
   const entries = (await Promise.all([...new Set(pools)].map((id) => target.store.listDecisionsSince(id, since.toISOString())))).flat();
   return entries.filter((e) => e.kind === 'operator').sort((a, b) => a.at.localeCompare(b.at));
 }

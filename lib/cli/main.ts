@@ -26,7 +26,8 @@ commands
   status [POOL]              pools: nodes by state, utilization, limits, action in flight,
                              what blocks it until when, drains with each gear's move
                              --watch [--interval 5s] [--iterations N]  refresh until Ctrl-C
-                             --all                     every gear of every drain
+                             --all                     every gear of every drain, and the pools the
+                                                       configuration lacks (adopted nodes)
   explain [POOL]             why a pool does or does not scale: the evaluator's rules on the
                              current state (every condition, refused candidates) and the
                              latest decision log entries   --limit N (default 10)
@@ -39,6 +40,8 @@ commands
   protect NODE               never choose the node for scale-down, never terminate it
                              --reason TEXT
   unprotect NODE             clear the node's protected flag   --reason TEXT
+  forget NODE                drop an adopted node of a pool the configuration lacks from the
+                             state (status --all lists them); its host is not touched   --reason TEXT
   pause [POOL]               hold scaling back (every pool without POOL), no deploy
                              --reason TEXT
                              --scale-up | --scale-down  only that action   --until TIME|DURATION
@@ -98,6 +101,7 @@ const COMMANDS: Record<string, CommandSpec> = {
   'cancel-drain': { args: { required: ['NODE'], optional: [] }, options: [...TARGET_OPTIONS, 'reason'] },
   protect: { args: { required: ['NODE'], optional: [] }, options: [...TARGET_OPTIONS, 'reason'] },
   unprotect: { args: { required: ['NODE'], optional: [] }, options: [...TARGET_OPTIONS, 'reason'] },
+  forget: { args: { required: ['NODE'], optional: [] }, options: [...TARGET_OPTIONS, 'reason'] },
   pause: { args: { required: [], optional: ['POOL'] }, options: [...TARGET_OPTIONS, 'reason', 'until', 'scale-up', 'scale-down'] },
   resume: { args: { required: [], optional: ['POOL'] }, options: [...TARGET_OPTIONS, 'reason', 'scale-up', 'scale-down'] },
   set: { args: { required: ['POOL', 'KEY', 'VALUE'], optional: [] }, options: [...TARGET_OPTIONS, 'reason'] },

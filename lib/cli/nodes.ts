@@ -152,3 +152,46 @@ export async function setProtected(target: OpenTarget, config: Config, nodeId: s
     }
   }
 }
+
+export interface ForgetView {
+  action: 'forget';
+  nodeId: string;
+  pool: string;
+  /** The state the node was in. */
+  was: NodeState;
+  reason: string;
+}
+
+const FORGETTABLE: ReadonlySet<NodeState> = new Set<NodeState>(['active', 'lost']);
+
+/**
+ * `forget NODE`: drops an adopted node of a pool the configuration lacks
+ * from the state (active -> lost -> terminated, so it leaves the pool's
+ * list), as `kubectl delete node` drops a node object: its host and its
+ * gears are not touched. Refused for a node of a configured pool (drain it,
+ * or add the pool) and for a node nodescaler provisioned (its release
+ * terminates its host).
+ */
+export async function forgetNode(target: OpenTarget, config: Config, clock: Clock, nodeId: string, why: string): Promise<ForgetView> {
+  const { store } = target;
+  let node = await findNode(store, config, nodeId);
+  if (findPoolConfig(config, node.pool)) {
+    throw refused(`node ${node.nodeId} is in pool ${node.pool}, which the configuration has: nodescaler manages it`, `to remove it, drain it (nodescaler drain ${node.nodeId} --reason ...)`);
+  }
+  if (node.origin !== 'adopted') throw refused(`node ${node.nodeId} was provisioned by nodescaler: its release terminates its host, forget would leave the host running unseen`);
+  if (!FORGETTABLE.has(node.state)) throw refused(`node ${node.nodeId} is ${node.state}: only an active or lost node is forgotten`);
+  const was = node.state;
+  const reason = `forgotten by an operator (nodescaler forget): ${why}; its host and gears were not touched`.slice(0, 1024);
+  for (let attempt = 1; ; attempt++) {
+    try {
+      if (node.state === 'active') node = await store.transitionNode(node.nodeId, { from: 'active', to: 'lost', expectedVersion: node.version, patch: { reason } }, clock.now());
+      await store.transitionNode(node.nodeId, { from: 'lost', to: 'terminated', expectedVersion: node.version, patch: { reason } }, clock.now());
+      return { action: 'forget', nodeId: node.nodeId, pool: node.pool, was, reason };
+    } catch (error) {
+      // Its stats were stored at the same moment: read it again.
+      if (!(error instanceof ConflictError) || attempt >= WRITE_ATTEMPTS) throw error;
+      node = await findNode(store, config, nodeId);
+      if (!FORGETTABLE.has(node.state)) throw refused(`node ${node.nodeId} is ${node.state}: only an active or lost node is forgotten`);
+    }
+  }
+}

@@ -226,6 +226,8 @@ export interface TextOptions {
   width?: number;
   /** Every gear of every drain, not only the first ones not yet moved. */
   allGears?: boolean;
+  /** Pools the configuration lacks (adopted nodes) in full, not in one line. */
+  allPools?: boolean;
 }
 
 export function renderStatus(view: StatusView, options: TextOptions): string[] {
@@ -235,9 +237,23 @@ export function renderStatus(view: StatusView, options: TextOptions): string[] {
   const limits = view.limits;
   lines.push(...wrap(`${s.bold('nodescaler status')} · ${view.target} · ${clockTime(view.at, now)} · ${limits.nodes} of ${limits.maxNodesTotal} nodes (limits.maxNodesTotal)`, width));
   if (view.pools.length === 0) lines.push('no pool configured or recorded');
+  // Pools the configuration lacks hold adopted nodes nodescaler never evaluates: one line, or in full with --all.
+  const hidden = options.allPools ? [] : view.pools.filter((pool) => !pool.configured && pool.nodes > 0);
   for (const pool of view.pools) {
+    if (hidden.includes(pool) || (!pool.configured && pool.nodes === 0 && !options.allPools)) continue;
     lines.push('');
     lines.push(...renderPool(pool, now, options));
+  }
+  if (hidden.length > 0) {
+    const nodes = hidden.reduce((sum, pool) => sum + pool.nodes, 0);
+    lines.push('');
+    lines.push(
+      ...wrap(
+        s.yellow(`${plural(nodes, 'adopted node')} in ${plural(hidden.length, 'pool')} the configuration lacks (${hidden.map((pool) => `${pool.pool}: ${pool.nodes}`).join(', ')}), never evaluated: `) +
+          'nodescaler status --all lists them; nodescaler forget NODE --reason TEXT drops one',
+        width,
+      ),
+    );
   }
   return lines;
 }

@@ -351,6 +351,13 @@ function buildConfigSchema() {
      * deduplication id within 5 minutes. leaseTtl or more: never re-sent.
      */
     leaseResendAfter: dur('6m', { positive: true }),
+    /**
+     * Every consumer refuses a decision (scale-up, scale-down, an operator's
+     * drain) older than this: one re-driven from a dead-letter queue days
+     * later must not act on a pool that changed since. Unset: leaseTtl. Not
+     * below leaseTtl: a decision is re-sent, unchanged, while its lease lasts.
+     */
+    decisionMaxAge: z.optional(duration({ positive: true })),
     /** How long decision log entries are kept (DynamoDB TTL). */
     decisionLogTtl: dur('90d', { positive: true }),
     /** `shadow`: every pool decides and logs what it would do ("would add 2 nodes"), and nothing acts. */
@@ -456,6 +463,11 @@ function crossFieldChecks(value: unknown, ctx: Ctx): void {
   const maxDelay = within(retry?.maxDelay, 1);
   if (baseDelay !== undefined && maxDelay !== undefined && baseDelay > maxDelay) {
     issue(ctx, ['cloudRetry', 'maxDelay'], 'must not be shorter than cloudRetry.baseDelay');
+  }
+  const maxAge = within(root.decisionMaxAge, 1);
+  const leaseTtl = within(root.leaseTtl, 1);
+  if (maxAge !== undefined && leaseTtl !== undefined && maxAge < leaseTtl) {
+    issue(ctx, ['decisionMaxAge'], `must not be shorter than leaseTtl (${Math.round(leaseTtl / 1000)}s): a decision is sent again, unchanged, while its lease lasts`);
   }
   const resendAfter = within(root.leaseResendAfter, 1);
   if (resendAfter !== undefined && resendAfter < 5 * 60_000) {

@@ -271,12 +271,19 @@ export function abortCause(drain: DrainRecord, now: Date, drainTimeoutMs: number
       return `gear ${failed.gear.uuid} (${failed.gear.app}) could not be moved to ${failed.target} after ${failed.attempts} attempt(s): ${failed.lastError ?? 'failed'}`;
     }
   }
+  return timeoutCause(drain, now, drainTimeoutMs);
+}
+
+/**
+ * Why a drain has run out of time, or undefined. Checked before every step
+ * of a drain, whatever its phase: a step that keeps failing (a close the
+ * broker refuses) must not keep the drain, and the pool's scale-down, past it.
+ */
+export function timeoutCause(drain: Pick<DrainRecord, 'startedAt' | 'moves'>, now: Date, drainTimeoutMs: number): string | undefined {
   const elapsed = now.getTime() - Date.parse(drain.startedAt);
-  if (elapsed >= drainTimeoutMs) {
-    const progress = progressOf(drain.moves);
-    return `drain timed out after ${formatDuration(drainTimeoutMs)} with ${progress.moved} of ${progress.total} gear(s) moved`;
-  }
-  return undefined;
+  if (elapsed < drainTimeoutMs) return undefined;
+  const progress = progressOf(drain.moves);
+  return `drain timed out after ${formatDuration(drainTimeoutMs)} with ${progress.moved} of ${progress.total} gear(s) moved`;
 }
 
 /** A one-line summary of gears for logs: `uuid (app)`, the first `limit` of them and how many more. */

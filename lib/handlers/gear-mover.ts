@@ -2,9 +2,11 @@ import middy from '@middy/core';
 import type { Context, ScheduledEvent, SQSEvent } from 'aws-lambda';
 import { GearMover, type GearMoverPorts } from '../app/drain.js';
 import { messageParser, sqsBatch } from '../adapters/lambda/runtime.js';
-import { isScheduledEvent } from '../adapters/lambda/scheduled.js';
-import { withObservability, type HandlerDeps } from './deps.js';
+import { functionEvent } from './event-shape.js';
+import { startInvocation, withObservability, type HandlerDeps } from './deps.js';
 
+
+const CONTRACT = { name: 'gearMover', messages: ['scale-down', 'ec2-spot-interruption', 'ec2-rebalance', 'ec2-state-change'] };
 /** Work stops this long before the Lambda deadline: one step (a broker command, a few writes) fits in it. */
 export const SAFETY_MARGIN_MS = 10_000;
 /** Longest stretch of work in one invocation: under the one-minute tick, so ticks do not pile up on the same drains. */
@@ -23,10 +25,12 @@ export function gearMoverHandler(deps: HandlerDeps<GearMoverPorts>) {
   const mover = new GearMover(deps.ports, deps.config);
   const parse = messageParser(['scale-down', 'ec2-spot-interruption', 'ec2-rebalance', 'ec2-state-change'], deps.ports.clock);
   return withObservability(
-    middy(async (event: SQSEvent | ScheduledEvent, context: Context) => {
+    middy(async (raw: SQSEvent | ScheduledEvent, context: Context) => {
+      const { kind, event } = functionEvent(raw, CONTRACT, log);
+      startInvocation(deps, context);
       const stopAt = Date.now() + MAX_WORK_MS;
       const budget = { timeLeft: () => Math.min(context.getRemainingTimeInMillis() - SAFETY_MARGIN_MS, stopAt - Date.now()) };
-      if (isScheduledEvent(event)) return mover.run(budget);
+      if (kind === 'schedule') return mover.run(budget);
       const response = await sqsBatch(event, mover, parse, log);
       try {
         await mover.run(budget);

@@ -1,17 +1,21 @@
 import middy from '@middy/core';
-import type { ScheduledEvent, SQSEvent } from 'aws-lambda';
+import type { Context, ScheduledEvent, SQSEvent } from 'aws-lambda';
 import { ThresholdEvaluator, type EvaluatorPorts } from '../app/evaluate.js';
 import { messageParser, sqsBatch } from '../adapters/lambda/runtime.js';
-import { isScheduledEvent } from '../adapters/lambda/scheduled.js';
-import { withObservability, type HandlerDeps } from './deps.js';
+import { functionEvent } from './event-shape.js';
+import { startInvocation, withObservability, type HandlerDeps } from './deps.js';
 
+
+const CONTRACT = { name: 'thresholdEvaluator', messages: ['node-stats'] };
 /** Stats queue batches (partial batch response) and the one-minute tick. */
 export function thresholdEvaluatorHandler(deps: HandlerDeps<EvaluatorPorts>) {
   const evaluator = new ThresholdEvaluator(deps.ports, deps.config);
   const parseStats = messageParser(['node-stats'], deps.ports.clock);
   return withObservability(
-    middy(async (event: SQSEvent | ScheduledEvent) => {
-      if (isScheduledEvent(event)) {
+    middy(async (raw: SQSEvent | ScheduledEvent, context?: Context) => {
+      startInvocation(deps, context);
+      const { kind, event } = functionEvent(raw, CONTRACT, deps.ports.log);
+      if (kind === 'schedule') {
         const outcomes = await evaluator.tick();
         return { pools: outcomes.length };
       }

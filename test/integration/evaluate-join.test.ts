@@ -46,13 +46,20 @@ describe('ThresholdEvaluator: a joining node is added to its district (dynalite)
     expect(await store.getNode('small-7.example.com')).toMatchObject({ state: 'active', joinedAt: new Date(T0.getTime() + 150_000).toISOString() });
   });
 
-  it('logs a failed addNode and still activates the node', async () => {
+  it('keeps a node whose addNode failed provisioning, and adds it on its next stats (issue 18, 2c)', async () => {
     platform.failNext('addNode', new TransientError('broker unreachable'));
     now = new Date(T0.getTime() + 150_000);
     const { failures } = await evaluator().handleBatch([stats('small-7.example.com', now)]);
     expect(failures).toEqual([]);
-    expect((await store.getNode('small-7.example.com'))?.state).toBe('active');
-    expect(log.lines.find((line) => line.level === 'error')).toMatchObject({ message: 'node not added to its district; add it by hand', attributes: { nodeId: 'small-7.example.com', district: 'd1' } });
+    expect(await store.getNode('small-7.example.com')).toMatchObject({ state: 'provisioning', reason: 'joining: add-node to district d1 failed: TransientError: broker unreachable' });
+    expect(log.lines.find((line) => line.level === 'error')).toMatchObject({
+      message: 'node not added to its district; it stays provisioning and add-node is tried again on its next stats',
+      attributes: { nodeId: 'small-7.example.com', district: 'd1' },
+    });
+    now = new Date(T0.getTime() + 210_000);
+    await evaluator().handleBatch([stats('small-7.example.com', now)]);
+    expect(platform.ops('addNode')).toHaveLength(2);
+    expect(await store.getNode('small-7.example.com')).toMatchObject({ state: 'active', joinedAt: now.toISOString() });
   });
 
   it('does not call the platform for adopted nodes', async () => {

@@ -19,6 +19,12 @@ export interface PlatformSnapshot {
 }
 
 /** Node states whose host is in its district on the platform. */
+interface BootingHost {
+  district: string;
+  profile: string;
+  maxGears: number;
+}
+
 const ON_PLATFORM: ReadonlySet<NodeRecord['state']> = new Set(['active', 'draining', 'drained']);
 
 /**
@@ -41,12 +47,15 @@ export class PersistedPlatform implements Platform {
   private constructor(
     private readonly inner: SimulatedPlatform,
     private readonly ledger: Pick<PlatformSnapshot, 'moves' | 'keys'>,
+    /** Provisioning nodes of the state table: their hosts join the simulation at their add-node, running and in no district. */
+    private readonly booting: ReadonlyMap<string, BootingHost> = new Map(),
   ) {}
 
   /** The platform as the snapshot file (if any) left it, joined by the nodes of `store` it does not know. */
   static async open(file: string, store: StateStore, config: Config, clock: Clock): Promise<PersistedPlatform> {
     const snapshot = readSnapshot(file);
     const inner = new SimulatedPlatform(clock, { moveDurationMs: 0, moveFailureRate: config.platform.moveFailureRate });
+    const booting = new Map<string, BootingHost>();
     for (const node of snapshot.nodes) {
       inner.registerNode(node.district, node.profile, node.nodeId, node.maxGears);
       for (const gear of node.gears) inner.putGear(node.nodeId, gear);
@@ -54,15 +63,18 @@ export class PersistedPlatform implements Platform {
     }
     for (const pool of await store.listPools()) {
       for (const node of await store.listNodes(pool.pool)) {
-        if (inner.hasNode(node.nodeId) || !ON_PLATFORM.has(node.state)) continue;
+        if (inner.hasNode(node.nodeId)) continue;
         const poolConfig = config.pools.find((p) => p.district === node.district && p.profile === node.profile);
         const maxGears = node.stats?.maxActiveGears ?? poolConfig?.gearsPerNode ?? 100;
+        // A provisioning node's host runs once its agent reports, which is when add-node is asked for it: known then.
+        if (node.state === 'provisioning') booting.set(node.nodeId, { district: node.district, profile: node.profile, maxGears });
+        if (!ON_PLATFORM.has(node.state)) continue;
         inner.registerNode(node.district, node.profile, node.nodeId, Math.max(maxGears, node.stats?.activeGears ?? 0));
         for (const gear of gearsOf(node)) inner.putGear(node.nodeId, gear);
         if (node.state !== 'active') await inner.deactivateNode(node.district, node.nodeId);
       }
     }
-    return new PersistedPlatform(inner, { moves: { ...snapshot.moves }, keys: { ...snapshot.keys } });
+    return new PersistedPlatform(inner, { moves: { ...snapshot.moves }, keys: { ...snapshot.keys } }, booting);
   }
 
   /** Writes the platform as it is now for the next invocation. */
@@ -108,6 +120,8 @@ export class PersistedPlatform implements Platform {
   }
 
   addNode(district: string, nodeId: string): Promise<void> {
+    const host = this.booting.get(nodeId);
+    if (host && !this.inner.hasNode(nodeId)) this.inner.registerNode(host.district, host.profile, nodeId, host.maxGears, { joined: false });
     return this.inner.addNode(district, nodeId);
   }
 

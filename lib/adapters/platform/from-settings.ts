@@ -1,6 +1,7 @@
 import { adaptersOf } from '../../config/adapters.js';
 import type { Settings } from '../../config/index.js';
 import type { Clock } from '../../ports/clock.js';
+import type { InvocationDeadline } from '../../ports/deadline.js';
 import type { Platform } from '../../ports/platform.js';
 import { SimulatedPlatform } from '../local/simulated-platform.js';
 import { openShiftBrokerPlatformFor } from './openshift-broker.js';
@@ -12,8 +13,8 @@ import { openShiftBrokerPlatformFor } from './openshift-broker.js';
  * Lambda bundles hold only the platform it configures (infra/esbuild-plugins.cjs,
  * `stage-adapters`): the SSM client only with `openshift-broker`.
  */
-export function platformFor(settings: Settings, clock: Clock): Platform {
-  if (adaptersOf(settings.config).platform === 'openshift-broker') return openShiftBrokerPlatformFor(settings, clock);
+export function platformFor(settings: Settings, clock: Clock, deadline?: InvocationDeadline): Platform {
+  if (adaptersOf(settings.config).platform === 'openshift-broker') return openShiftBrokerPlatformFor(settings, clock, deadline);
   const { platform } = settings.config;
   return new SimulatedPlatform(clock, { moveDurationMs: platform.moveDuration, moveFailureRate: platform.moveFailureRate });
 }

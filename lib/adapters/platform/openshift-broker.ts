@@ -4,6 +4,7 @@ import type { GearInfo } from '../../domain/model.js';
 import { fnv1a64 } from '../../domain/drain.js';
 import { NodescalerError, NotFoundError, TransientError, ValidationError } from '../../errors.js';
 import { systemClock, type Clock } from '../../ports/clock.js';
+import type { InvocationDeadline } from '../../ports/deadline.js';
 import type { MoveHandle, MoveOptions, MoveStatus, Platform } from '../../ports/platform.js';
 import { NodeInOtherDistrictError, NodeNotEmptyError, NodeNotInDistrictError, NodeStillActiveError } from '../../ports/platform-errors.js';
 import {
@@ -28,6 +29,8 @@ export function brokerDocumentName(stage: string): string {
 export const DELIVERY_TIMEOUT_SECONDS = 60;
 /** Gears the document's `list-gears` prints per page: `StandardOutputContent` holds at most 24,000 characters. */
 export const LIST_PAGE_SIZE = 150;
+/** How long the pages of a listing cut short are kept for the next call to resume (older: listed again). */
+export const LISTING_RESUME_MS = 5 * 60_000;
 /** How far back a move started before a crash is looked for (ListCommands `InvokedAfter`). */
 export const MOVE_LOOKBACK_MS = 24 * 3_600_000;
 
@@ -64,6 +67,8 @@ export interface OpenShiftBrokerOptions {
   pollIntervalMs?: number;
   sleep?: (ms: number) => Promise<void>;
   clock?: Clock;
+  /** The invocation's end (set by the handler): an awaited command is given up before it, never waited past it. */
+  deadline?: InvocationDeadline;
 }
 
 type Invocation = { status: string; stdout: string; stderr: string; details: string };
@@ -105,6 +110,8 @@ export class OpenShiftBrokerPlatform implements Platform {
   private readonly pollIntervalMs: number;
   private readonly sleep: (ms: number) => Promise<void>;
   private readonly clock: Clock;
+  /** Gear listings cut short by the invocation's end, by node: resumed by the next call. */
+  private readonly listings = new Map<string, { startedAt: number; offset: number; gears: Map<string, GearInfo> }>();
 
   constructor(
     private readonly client: SSMClient,
@@ -122,17 +129,34 @@ export class OpenShiftBrokerPlatform implements Platform {
     this.clock = options.clock ?? systemClock;
   }
 
+  /**
+   * Every gear of the node, page by page. A listing the invocation's end
+   * cuts short keeps its pages and is resumed by the next call within
+   * LISTING_RESUME_MS, instead of starting over: a node of thousands of gears
+   * takes more pages than one invocation can await. A resumed listing may
+   * miss a gear that shifted between pages (another left meanwhile): the
+   * drain plans it on a later round; it never makes a node look empty (an
+   * empty node is one page, listed whole).
+   */
   async listGears(nodeId: string): Promise<GearInfo[]> {
     checkNode(nodeId);
-    const gears: GearInfo[] = [];
-    let offset = 0;
+    const now = this.clock.now().getTime();
+    const kept = this.listings.get(nodeId);
+    this.listings.delete(nodeId);
+    const listing = kept !== undefined && now - kept.startedAt < LISTING_RESUME_MS ? kept : { startedAt: now, offset: 0, gears: new Map<string, GearInfo>() };
     for (let page = 0; page < 1_000; page++) {
-      const result = await this.runAwaited('list-gears', { node: nodeId, offset }, `nodescaler list-gears ${nodeId}`);
+      let result: Invocation;
+      try {
+        result = await this.runAwaited('list-gears', { node: nodeId, offset: listing.offset }, `nodescaler list-gears ${nodeId}`);
+      } catch (error) {
+        if (listing.gears.size > 0) this.listings.set(nodeId, listing);
+        throw error;
+      }
       if (result.status !== 'Success') throw this.commandFailure(`list gears of ${nodeId}`, result);
       const parsed = parseGearListing(result.stdout);
-      gears.push(...parsed.gears);
-      if (parsed.next === undefined) return gears;
-      offset = parsed.next;
+      for (const gear of parsed.gears) listing.gears.set(gear.uuid, gear);
+      if (parsed.next === undefined) return [...listing.gears.values()];
+      listing.offset = parsed.next;
     }
     throw new TransientError(`list gears of ${nodeId}: too many pages`);
   }
@@ -264,13 +288,23 @@ export class OpenShiftBrokerPlatform implements Platform {
 
   /** Sends a command and waits for its end; a command still running at the timeout is a TransientError. */
   private async runAwaited(action: BrokerAction, parameters: Parameters, comment: string): Promise<Invocation> {
+    // Never past the invocation's end: a command whose answer cannot be awaited is not sent (its work is repeated next
+    // time; every awaited command is idempotent or read-only), and one sent is given up in time to record that.
+    const left = this.options.deadline?.remaining() ?? Infinity;
+    const waitMs = Math.min(this.syncTimeoutMs, left);
+    if (waitMs < 2 * this.pollIntervalMs) {
+      throw new TransientError(`broker command ${action} ${parameters.node} not sent: the invocation has ${Math.max(0, Math.round(left))} ms left; tried again next time`);
+    }
     const commandId = await this.send(action, parameters, comment.slice(0, 100), this.syncTimeoutMs);
-    const deadline = this.clock.now().getTime() + this.syncTimeoutMs;
+    const deadline = this.clock.now().getTime() + waitMs;
     for (;;) {
-      await this.sleep(this.pollIntervalMs);
+      await this.sleep(Math.min(this.pollIntervalMs, Math.max(1, deadline - this.clock.now().getTime())));
       const invocation = await this.invocation(commandId);
       if (invocation !== undefined && !RUNNING.has(invocation.status)) return invocation;
-      if (this.clock.now().getTime() >= deadline) throw new TransientError(`broker command ${commandId} (${comment}) did not finish within ${this.syncTimeoutMs} ms`);
+      if (this.clock.now().getTime() >= deadline) {
+        const why = waitMs < this.syncTimeoutMs ? `before the invocation's end (${waitMs} ms)` : `within ${this.syncTimeoutMs} ms`;
+        throw new TransientError(`broker command ${commandId} (${comment}) did not finish ${why}; its result is looked at again next time`);
+      }
     }
   }
 
@@ -390,7 +424,7 @@ export function translateSsmError(error: unknown, call: string): NodescalerError
 }
 
 /** The stage's broker (`platform.brokerInstanceId`) through SSM Run Command (the client is built here: see ec2CloudFor in lib/adapters/ec2/cloud.ts). */
-export function openShiftBrokerPlatformFor(settings: Settings, clock: Clock): OpenShiftBrokerPlatform {
+export function openShiftBrokerPlatformFor(settings: Settings, clock: Clock, deadline?: InvocationDeadline): OpenShiftBrokerPlatform {
   const { platform } = settings.config;
   if (platform.brokerInstanceId === undefined) {
     throw new ValidationError({ path: 'platform.brokerInstanceId', message: 'platform openshift-broker needs brokerInstanceId' }, 'configuration');
@@ -401,5 +435,6 @@ export function openShiftBrokerPlatformFor(settings: Settings, clock: Clock): Op
     commandTimeoutMs: platform.commandTimeout,
     brokerDir: platform.brokerDir,
     clock,
+    ...(deadline ? { deadline } : {}),
   });
 }

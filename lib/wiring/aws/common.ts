@@ -7,14 +7,17 @@
  */
 import type { lambdaRuntime } from '../../adapters/lambda/runtime.js';
 import type { Settings } from '../../config/index.js';
+import { systemClock } from '../../ports/clock.js';
+import { InvocationDeadline } from '../../ports/deadline.js';
 
 /** The Lambda runtime of one function: its logger as the `Log` port, its metrics, the middleware that flushes them. */
 export type LambdaRuntime = Pick<ReturnType<typeof lambdaRuntime>, 'log' | 'metrics'> & Partial<Pick<ReturnType<typeof lambdaRuntime>, 'observability'>>;
 
-/** The configuration and, when the runtime has one, the observability middleware. */
+/** The configuration, the invocation's deadline (the handler sets it, the broker adapter reads it) and, when the runtime has one, the observability middleware. */
 export function common(settings: Settings, runtime: LambdaRuntime) {
   return {
     config: settings.config,
+    deadline: new InvocationDeadline(systemClock),
     ...(runtime.observability ? { observability: runtime.observability } : {}),
   };
 }

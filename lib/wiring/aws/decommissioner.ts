@@ -11,5 +11,6 @@ import { hostPorts } from './hosts.js';
 export function awsDecommissioner(settings: Settings, runtime: LambdaRuntime = lambdaRuntime('decommissioner', settings)): HandlerDeps<DecommissionerPorts> {
   // Not through cloudFor: with `ec2` the launch code then stays out of the decommissioner's bundle.
   const ports = hostPorts(settings, runtime, releasingCloudFor(settings, runtime.log));
-  return { ...common(settings, runtime), ports: { ...ports, platform: platformFor(settings, ports.clock) } };
+  const shared = common(settings, runtime);
+  return { ...shared, ports: { ...ports, platform: platformFor(settings, ports.clock, shared.deadline) } };
 }

@@ -8,9 +8,10 @@ import { messagingPorts } from './messaging.js';
 
 /** The gear mover on AWS: DynamoDB, SQS, the configured platform, and a real timer to wait for moves in flight. */
 export function awsGearMover(settings: Settings, runtime: LambdaRuntime = lambdaRuntime('gearMover', settings)): HandlerDeps<GearMoverPorts> {
+  const shared = common(settings, runtime);
   return {
-    ...common(settings, runtime),
+    ...shared,
     // Real time passes while moves run: an invocation waits for them within its budget.
-    ports: { ...messagingPorts(settings, runtime), wait: realSleep },
+    ports: { ...messagingPorts(settings, runtime, shared.deadline), wait: realSleep },
   };
 }

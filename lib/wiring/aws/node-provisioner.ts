@@ -11,5 +11,6 @@ import { hostPorts } from './hosts.js';
 export function awsNodeProvisioner(settings: Settings, runtime: LambdaRuntime = lambdaRuntime('nodeProvisioner', settings)): HandlerDeps<ProvisionerPorts> {
   const ports = hostPorts(settings, runtime, cloudFor(settings, runtime.log));
   // The platform says whether a node past its provisioning time joined after all (holding gears) before its host is released.
-  return { ...common(settings, runtime), ports: { ...ports, platform: platformFor(settings, ports.clock) } };
+  const shared = common(settings, runtime);
+  return { ...shared, ports: { ...ports, platform: platformFor(settings, ports.clock, shared.deadline) } };
 }

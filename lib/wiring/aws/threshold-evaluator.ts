@@ -7,5 +7,6 @@ import { messagingPorts } from './messaging.js';
 
 /** The threshold evaluator on AWS: DynamoDB, SQS, the configured platform, the real clock. */
 export function awsThresholdEvaluator(settings: Settings, runtime: LambdaRuntime = lambdaRuntime('thresholdEvaluator', settings)): HandlerDeps<EvaluatorPorts> {
-  return { ...common(settings, runtime), ports: messagingPorts(settings, runtime) };
+  const shared = common(settings, runtime);
+  return { ...shared, ports: messagingPorts(settings, runtime, shared.deadline) };
 }

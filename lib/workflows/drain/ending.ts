@@ -11,7 +11,7 @@ import { drainKind, isUrgent, progressOf } from '../../domain/drain.js';
 import { formatDuration } from '../../domain/duration.js';
 import type { DrainRecord, NodeRecord } from '../../domain/model.js';
 import { isProtected } from '../../domain/node-stats.js';
-import { ConflictError, TransientError } from '../../errors.js';
+import { ConflictError, TransientError, describeError } from '../../errors.js';
 import { ORPHAN_GRACE_MS, appendDecision, markPoolFailure, poolConfigOf, releaseLease, save, type DrainContext, type RecordContext, type StepResult } from './context.js';
 import { pollMoves } from './moving.js';
 
@@ -106,6 +106,7 @@ export async function finishAbort(ctx: DrainContext, drain: DrainRecord, node: N
   const ours = node !== undefined && node.state === 'draining' && node.drainId === drain.drainId;
   // Re-open on the platform whatever the table says, if this drain closed the node and the node still serves.
   if (node && drain.closedAt && (ours || node.state === 'active')) await platform.activateNode(node.district, node.nodeId);
+  else if (ours && drain.abortRequestedAt) await reopenUnconfirmedClose(ctx, drain, node!);
   if (ours) {
     await store.transitionNode(
       node!.nodeId,
@@ -132,6 +133,27 @@ export async function finishAbort(ctx: DrainContext, drain: DrainRecord, node: N
   });
   await releaseLease(ctx, drain.pool, drain.decisionId);
   return 'finished';
+}
+
+/**
+ * A drain stopped before its close was recorded (the close kept failing, or
+ * its answer was lost after it ran): the node may be closed on the platform
+ * all the same, so it is re-opened ("already active" is success). The node
+ * held no moves yet, so a failure here only leaves it closed to new gears,
+ * which a later drain or an operator's activate-node undoes: it is logged,
+ * and the abort goes on rather than hold the pool's scale-down.
+ */
+async function reopenUnconfirmedClose(ctx: DrainContext, drain: DrainRecord, node: NodeRecord): Promise<void> {
+  try {
+    await ctx.ports.platform.activateNode(node.district, node.nodeId);
+  } catch (error) {
+    ctx.ports.log.warn('node not re-opened on the platform after a drain stopped before its close was confirmed; it may stay closed to new gears', {
+      drainId: drain.drainId,
+      nodeId: node.nodeId,
+      district: node.district,
+      error: describeError(error),
+    });
+  }
 }
 
 /** Normal drains of the pool give way to an urgent one that lacks room: their nodes re-open and take its gears. */

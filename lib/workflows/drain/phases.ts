@@ -25,6 +25,8 @@ export interface DrainView {
   owner?: DrainRecord;
   /** Set when the last effect ended the drain: nothing is read again. */
   finished?: boolean;
+  /** Why the drain is out of time (drainTimeout), read with the view: checked before any step, the close included. */
+  timedOut?: string;
 }
 
 /** The phase a drain's fields say it is in: for records without a stored phase, and for every write. */
@@ -72,6 +74,10 @@ export function nextDrain(view: DrainView): Step<DrainWrite, DrainEffect> {
   if (!node) return { kind: 'effect', effect: { kind: 'abort', reason: `node ${drain.nodeId} has no record`, failure: false } };
   const phase = drainPhaseOf(drain);
   if (phase === 'aborting') return { kind: 'effect', effect: { kind: 'settle' } };
+  // Before the phase's own step: a close or a round of moves that keeps failing must not hold the drain past its timeout.
+  if (view.timedOut && (phase === 'starting' || phase === 'moving') && node.state === 'draining' && (node.drainId === undefined || node.drainId === drain.drainId)) {
+    return { kind: 'write', write: { kind: 'request-abort', reason: view.timedOut } };
+  }
   switch (node.state) {
     case 'active':
       if (phase !== 'starting') return { kind: 'write', write: { kind: 'request-abort', reason: `node ${node.nodeId} was re-opened outside the drain` } };

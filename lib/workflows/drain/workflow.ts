@@ -4,6 +4,7 @@
  * step from the stored phase; the effects are the phases' work
  * (ending.ts: starting, completing, aborting; moving.ts: the moves).
  */
+import { timeoutCause } from '../../domain/drain.js';
 import { ValidationError } from '../../errors.js';
 import { execute, type Budget, type EffectResult, type Workflow } from '../engine.js';
 import { MIN_STEP_MS, describe, save, type DrainContext, type StepResult } from './context.js';
@@ -27,7 +28,8 @@ class DrainWorkflow implements Workflow<DrainView, DrainWrite, DrainEffect> {
     if (!drain || drain.state !== 'active') return { drain, node: undefined };
     const node = await store.getNode(drain.nodeId);
     const foreign = node?.state === 'draining' && !drain.abortRequestedAt && node.drainId !== undefined && node.drainId !== drain.drainId;
-    return { drain, node, ...(foreign ? { owner: await store.getDrain(node.drainId!) } : {}) };
+    const timedOut = timeoutCause(drain, this.ctx.ports.clock.now(), this.ctx.config.scaleDown.drainTimeout);
+    return { drain, node, ...(foreign ? { owner: await store.getDrain(node.drainId!) } : {}), ...(timedOut ? { timedOut } : {}) };
   }
 
   next = nextDrain;

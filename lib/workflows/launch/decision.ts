@@ -8,6 +8,7 @@
 import type { PoolConfig } from '../../config/index.js';
 import { poolNaming } from '../../config/index.js';
 import { effectiveConfig, pausedReason } from '../../domain/controls.js';
+import { decisionMaxAgeMs, staleDecisionReason } from '../../domain/decision-message.js';
 import { RELEASE_KIND_STEP } from '../../domain/decommission.js';
 import { resourceRooms } from '../../domain/evaluate.js';
 import type { NodeRecord, PoolId, PoolLease, ScaleUpRecord } from '../../domain/model.js';
@@ -43,12 +44,17 @@ export async function claimNames(ctx: LaunchContext, message: ScaleUpMessage, po
   // A decision that arrives after its lease expired and another action took the pool is superseded:
   // the evaluator decided again for the same need, and carrying out both would double it.
   const superseded = await supersededBy(ctx, message);
+  // Too old to act on (re-driven from a dead-letter queue days later): refused before its first effect.
+  const stale = superseded ? undefined : staleDecisionReason(message, now, decisionMaxAgeMs(ctx.config));
+  if (stale !== undefined) metrics.record('StaleDecisions', 1, 'Count', { pool: message.pool });
   // An operator's pause refuses a decision before its first effect (the claim); one already claimed goes on.
   // The room is the pool's max as the evaluator saw it: with the runtime overrides applied.
   const controls = await store.listControls();
   const paused = pausedReason(controls.pauses, message.pool, 'scale-up', now);
   const room = superseded
     ? { granted: 0, reason: `superseded: the pool's lease is held by ${superseded.kind} ${superseded.holder}` }
+    : stale !== undefined
+    ? { granted: 0, reason: stale }
     : paused !== undefined
       ? { granted: 0, reason: paused }
       : await roomFor(ctx, message, effectiveConfig(ctx.config, poolConfig, controls, message.pool, now).poolConfig);

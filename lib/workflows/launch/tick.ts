@@ -9,7 +9,9 @@ import { RELEASE_KIND_STEP } from '../../domain/decommission.js';
 import type { GearInfo, NodeRecord, PoolId } from '../../domain/model.js';
 import { NODE_TAG, PROVISION_STEPS, findOrphans, provisionTimedOut } from '../../domain/provisioning.js';
 import { ConflictError, NotFoundError } from '../../errors.js';
+import { orphanNodeId, orphanVerdict } from '../../domain/orphans.js';
 import type { HostInfo } from '../../ports/cloud.js';
+import type { Platform } from '../../ports/platform.js';
 import { describeError, patchPool, poolIds, releaseLease } from '../../app/steps.js';
 import { allNodes, hostFields, needsHost, registerDns, retry, type LaunchContext } from './context.js';
 
@@ -23,7 +25,8 @@ export interface ProvisionerTickReport {
   updated: string[];
   leasesReleased: string[];
   adopted: string[];
-  orphans: Array<{ instanceId: string; terminated: boolean }>;
+  /** `reason`: why a host was kept with sweeper.terminateOrphans on. */
+  orphans: Array<{ instanceId: string; terminated: boolean; reason?: string }>;
   errors: Array<{ subject: string; error: string }>;
 }
 
@@ -268,9 +271,48 @@ export async function sweep(ctx: LaunchContext, report: ProvisionerTickReport): 
       report.orphans.push({ instanceId, terminated: false });
       continue;
     }
-    await retry(ctx, () => cloud.terminateHost(instanceId));
-    log.warn('orphaned host terminated', { instanceId, launchedAt: host.launchedAt, tags: host.tags });
-    report.orphans.push({ instanceId, terminated: true });
+    await guard(ctx, report, instanceId, () => sweepOrphan(ctx, host, report));
+  }
+}
+
+/**
+ * One orphan, with sweeper.terminateOrphans: terminated only when the
+ * platform lists no gear on its node (orphanVerdict), after the node leaves
+ * its district (remove-node, which the broker refuses for a node that took a
+ * gear meanwhile). A listing that fails leaves the host to the next tick.
+ */
+async function sweepOrphan(ctx: LaunchContext, host: HostInfo, report: ProvisionerTickReport): Promise<void> {
+  const { cloud, platform, log, metrics } = ctx.ports;
+  const instanceId = host.instanceId!;
+  const nodeId = orphanNodeId(host);
+  const gears = platform && nodeId !== undefined ? await gearsOnOrphan(ctx, platform, nodeId) : undefined;
+  const verdict = orphanVerdict({ host, platform: platform !== undefined, ...(gears !== undefined ? { gears } : {}) });
+  if (verdict.terminate && verdict.district !== undefined) {
+    try {
+      await retry(ctx, () => platform!.removeNode(verdict.district!, verdict.nodeId));
+    } catch (error) {
+      // Not in the district: nothing to remove. Anything else (a gear arrived: NodeNotEmptyError) keeps the host.
+      if (!(error instanceof NotFoundError)) throw error;
+    }
+  }
+  if (!verdict.terminate) {
+    metrics.record('OrphanHostsKept', 1, 'Count', { pool: host.tags?.['nodescaler:pool'] ?? 'unknown' });
+    log.error('orphaned host not terminated', { instanceId, launchedAt: host.launchedAt, tags: host.tags, reason: verdict.reason });
+    report.orphans.push({ instanceId, terminated: false, reason: verdict.reason });
+    return;
+  }
+  await retry(ctx, () => cloud.terminateHost(instanceId));
+  log.warn('orphaned host terminated: the platform lists no gear on its node', { instanceId, nodeId: verdict.nodeId, launchedAt: host.launchedAt, tags: host.tags });
+  report.orphans.push({ instanceId, terminated: true });
+}
+
+/** Gears the platform lists on an orphan's node; 0 for a node it does not know. */
+async function gearsOnOrphan(ctx: LaunchContext, platform: Platform, nodeId: string): Promise<number> {
+  try {
+    return (await retry(ctx, () => platform.listGears(nodeId))).length;
+  } catch (error) {
+    if (error instanceof NotFoundError) return 0;
+    throw error;
   }
 }
 

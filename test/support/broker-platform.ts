@@ -1,0 +1,33 @@
+/**
+ * The broker adapter (lib/adapters/platform/openshift-broker.ts) over the
+ * broker emulator, on a test's clock: its polling sleeps advance that clock,
+ * so a command's latency is simulated time, never wall-clock time.
+ */
+import { OpenShiftBrokerPlatform, type OpenShiftBrokerOptions } from '../../lib/adapters/platform/openshift-broker.js';
+import { BrokerEmulator } from './broker-emulator.js';
+
+export const BROKER = 'i-0b10c0ffee0123456';
+export const DOCUMENT = 'nodescaler-test-broker-admin';
+
+export interface AdvancingClock {
+  now(): Date;
+  advance(ms: number): unknown;
+}
+
+export function brokerOnEmulator(
+  clock: AdvancingClock,
+  options: Partial<OpenShiftBrokerOptions> & { commandLatencyMs?: number } = {},
+): { broker: BrokerEmulator; platform: OpenShiftBrokerPlatform } {
+  const { commandLatencyMs, ...adapter } = options;
+  const broker = new BrokerEmulator({ clock, brokerInstanceId: BROKER, documentName: DOCUMENT, ...(commandLatencyMs !== undefined ? { commandLatencyMs } : {}) });
+  const platform = new OpenShiftBrokerPlatform(broker.client(), {
+    brokerInstanceId: BROKER,
+    documentName: DOCUMENT,
+    commandTimeoutMs: 20 * 60_000,
+    brokerDir: '/var/www/openshift/broker',
+    sleep: async (ms) => void clock.advance(ms),
+    clock,
+    ...adapter,
+  });
+  return { broker, platform };
+}
