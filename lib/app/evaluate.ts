@@ -2,7 +2,6 @@ import type { Config, PoolConfig } from '../config/index.js';
 import { effectiveConfig, gateDecision, shadowKey, shadowSentence, type Controls, type ShadowDetails } from '../domain/controls.js';
 import type { PoolEvaluation } from '../domain/decision.js';
 import { decisionMessage } from '../domain/decision-message.js';
-import { decidePool } from '../domain/evaluate.js';
 import { drainIdFor } from '../domain/drain.js';
 import { advancePendingDrains } from './replace-drain.js';
 import { poolIdOf, type NodeRecord, type PoolId, type PoolRecord } from '../domain/model.js';
@@ -15,6 +14,7 @@ import type { Metrics } from '../ports/metrics.js';
 import type { Platform } from '../ports/platform.js';
 import type { Queue } from '../ports/queue.js';
 import type { PoolPatch, StateStore } from '../ports/state-store.js';
+import { decideWithMoveHistory } from './move-history.js';
 import { leaseAndSend, sendLeased } from './outbox.js';
 
 export interface EvaluatorPorts {
@@ -212,7 +212,7 @@ export class ThresholdEvaluator {
     const nodes = allNodes.filter((node) => node.pool === poolId);
     const drains = await store.listDrains(poolId);
     const booted = observedBootMs(nodes);
-    const evaluation = decidePool({
+    const evaluation = await decideWithMoveHistory(store, {
       now,
       config: effective.config,
       poolConfig: effective.poolConfig,
@@ -228,8 +228,9 @@ export class ThresholdEvaluator {
     let shadow: ShadowDetails | undefined;
     let shadowRepeat: string | undefined;
     if (!gate.act && decision.kind !== 'no-action') {
-      // Not carried out: no scale-up happened for delayAfterAdd to count from.
+      // Not carried out: no scale-up happened for delayAfterAdd to count from, no drain for maxDrainsPerHour.
       delete poolPatch.lastScaleUpAt;
+      delete poolPatch.scaleDownsAt;
       if ('shadow' in gate) {
         const key = shadowKey(decision);
         if (pool.shadow?.key === key && now.getTime() - Date.parse(pool.shadow.at) < this.config.leaseTtl) shadowRepeat = pool.shadow.at;
@@ -286,6 +287,7 @@ export class ThresholdEvaluator {
       ...(decision.kind === 'scale-up' ? { count: decision.count, wanted: decision.wanted, clampedBy: decision.clampedBy, forecastNodes: decision.forecastNodes } : {}),
       ...(decision.kind === 'scale-down' ? { nodeId: decision.nodeId } : {}),
       ...('rejected' in decision && decision.rejected?.length ? { rejected: decision.rejected.slice(0, 20) } : {}),
+      ...(decision.kind === 'no-action' && decision.budget ? { budget: decision.budget } : {}),
       ...(outcome.kind === 'shadow' ? { shadow } : {}),
       ...(!gate.act && 'paused' in gate ? { paused: gate.paused } : {}),
       ...(effective.mode === 'shadow' ? { mode: 'shadow' } : {}),

@@ -21,6 +21,8 @@ export interface CandidateInput {
   now: Date;
   /** The pool's utilization now (computeUtilization). */
   utilization: PoolUtilization;
+  /** Why a node may not be drained beyond the checks here (the disruption budget, lib/domain/budget.ts), or undefined. */
+  refuse?: (node: NodeRecord) => string | undefined;
 }
 
 export interface CandidateChoice {
@@ -102,6 +104,8 @@ export function chooseScaleDownCandidate(input: CandidateInput): CandidateChoice
         nodeId: node.nodeId,
         reason: `receiving gears of drain ${receiving.get(node.nodeId)!} (${reserved.get(node.nodeId) ?? 0} pending moves)`,
       });
+    } else if (input.refuse?.(node) !== undefined) {
+      rejected.push({ nodeId: node.nodeId, reason: input.refuse(node)! });
     } else {
       const stats = node.stats!;
       const created = byAge ? Date.parse(node.createdAt) : 0;

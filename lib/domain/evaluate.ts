@@ -11,11 +11,13 @@
  *      crossing the threshold within the lookahead; blocked by exhaustion and
  *      failure backoff; sized to the target and clamped by every limit;
  *   4. scale down: utilization held at/below the scale-down threshold for the
- *      unneeded time, past every delay, above min, nothing provisioning, fewer
- *      drains than allowed, and a candidate that passes the fit check;
+ *      unneeded time, past every delay, above min, nothing provisioning,
+ *      within the disruption budget (lib/domain/budget.ts), and a candidate
+ *      that passes the fit check and the budget's gear rules;
  *   5. otherwise nothing, saying which condition is not met.
  */
 import type { Config, InstanceTypeConfig, PoolConfig } from '../config/index.js';
+import { scaleDownBudget, withScaleDown } from './budget.js';
 import { chooseScaleDownCandidate } from './candidates.js';
 import type { ClampReason, PoolDecision, PoolEvaluation, PoolEvaluationInput, RejectedCandidate } from './decision.js';
 import { formatDuration } from './duration.js';
@@ -182,17 +184,14 @@ export function decidePool(input: PoolEvaluationInput): PoolEvaluation {
   if (provisioning > 0) {
     return result(noAction(`${lowText}; scale-down blocked: ${plural(provisioning, 'node')} provisioning`), forecastInfo);
   }
-  let activeDrains = 0;
-  for (const drain of drains) if (drain.state === 'active') activeDrains++;
-  activeDrains = Math.max(activeDrains, draining);
-  if (activeDrains >= scaleDown.maxConcurrentDrains) {
-    return result(
-      noAction(`${lowText}; scale-down blocked: ${plural(activeDrains, 'drain')} in progress (maxConcurrentDrains=${scaleDown.maxConcurrentDrains})`),
-      forecastInfo,
-    );
+  const budget = scaleDownBudget(input);
+  if (budget.blocked) {
+    const { name, detail, until } = budget.blocked;
+    const reason = `${lowText}; scale-down blocked by ${name}: ${detail}${until ? ` (until ${clock(Date.parse(until), nowMs)})` : ''}`;
+    return result({ kind: 'no-action', reason, budget: { name, ...(until ? { until } : {}) } }, forecastInfo);
   }
 
-  const choice = chooseScaleDownCandidate({ nodes, drains, poolConfig, config, now, utilization: u });
+  const choice = chooseScaleDownCandidate({ nodes, drains, poolConfig, config, now, utilization: u, refuse: budget.refuse });
   if (choice.nodeId === undefined) {
     const shown = choice.rejected.slice(0, REASON_REJECTED_SHOWN).map((r) => `${r.nodeId}: ${r.reason}`);
     const more = choice.rejected.length - shown.length;
@@ -200,6 +199,7 @@ export function decidePool(input: PoolEvaluationInput): PoolEvaluation {
     return result(noAction(`${lowText}; no node can be drained (${list})`, choice.rejected), forecastInfo);
   }
   const reason = `${lowText}; drain ${choice.nodeId} (${plural(choice.activeGears ?? 0, 'gear')}, ${choice.strategy})${staleNote ? `; ${staleNote}` : ''}`;
+  poolPatch.scaleDownsAt = withScaleDown(pool.scaleDownsAt, now);
   return result({ kind: 'scale-down', nodeId: choice.nodeId, reason, rejected: choice.rejected }, forecastInfo);
 }
 

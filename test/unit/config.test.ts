@@ -124,7 +124,6 @@ describe('defaults', () => {
       delayAfterAdd: 600_000,
       delayAfterDelete: 300_000,
       delayAfterFailure: 30_000,
-      maxConcurrentDrains: 1,
       maxConcurrentMoves: 3,
       drainTimeout: 1_800_000,
       moveAttempts: 3,
@@ -133,6 +132,7 @@ describe('defaults', () => {
       movePollInterval: 5_000,
       replaceInterrupted: true,
       candidateStrategy: 'least-gears',
+      budget: { maxMovesPerGear: 2, windows: [], doNotMoveApps: [] },
     });
     expect(config.statsMaxAge).toBe(300_000);
     expect(config.leaseTtl).toBe(900_000);
