@@ -16,7 +16,8 @@ export const MAX_DRAINING_MESSAGE = 'expected a number of nodes (1 or more) or a
 /** `maxDraining` as written: a count of nodes, or a share of the pool's nodes. */
 export type MaxDraining = { nodes: number } | { percent: number };
 
-function maxDraining() {
+/** A count of nodes (1 or more) or a percentage of the pool's nodes (`"10%"`); also scaleUp.maxNodesPerDecision's form. */
+export function countOrPercent() {
   return z.pipe(
     z.union([z.number(), z.string()], { error: MAX_DRAINING_MESSAGE }),
     z.transform((value: number | string, ctx): MaxDraining => {
@@ -60,7 +61,7 @@ function budgetKeys() {
   const int = (min: number) => z.int().check(z.gte(min));
   return {
     /** Nodes of the pool draining at once: a count, or a percentage of the pool's nodes (rounded up, at least 1). */
-    maxDraining: maxDraining(),
+    maxDraining: countOrPercent(),
     /** Drains a pool may start in any rolling hour; unset: no hourly limit. */
     maxDrainsPerHour: int(1),
     /** Times one gear may be moved by scale-down in a rolling 7 days; a node holding a gear at the limit is not a candidate. */

@@ -14,7 +14,7 @@ import { MODES } from '../domain/controls.js';
 import { MAX_SCHEDULE_DURATION, parseCron } from '../domain/schedule.js';
 import { poolIdOf } from '../domain/model.js';
 import * as z from '../zod.js';
-import { budgetSchema, legacyDrainsIssue, poolBudgetSchema } from './budget-schema.js';
+import { budgetSchema, countOrPercent, legacyDrainsIssue, poolBudgetSchema } from './budget-schema.js';
 import { consistencyChecks } from './consistency.js';
 
 export const DURATION_MESSAGE = 'expected a duration like 30s, 10m, 1h';
@@ -121,7 +121,8 @@ function buildConfigSchema() {
     sustain: dur('2m'),
     headroomGears: z._default(int(0), 30),
     maxNodeProvisionTime: dur('15m', { positive: true }),
-    maxNodesPerDecision: z._default(int(1), 10),
+    /** Most nodes one decision adds: a count, or a share of the pool ("10%", rounded up); unset: 10 % of the pool, at least 10. */
+    maxNodesPerDecision: z.optional(countOrPercent()),
     forecast: z.prefault(forecastSchema, {}),
     /** How long the provisioner skips an offering (instance type in a subnet) that had no capacity. */
     offeringUnavailableFor: dur('3m', { positive: true }),

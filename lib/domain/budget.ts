@@ -60,9 +60,22 @@ export function poolBudget(config: BudgetConfig, poolConfig: Pick<PoolConfig, 'b
 
 /** Nodes allowed to drain at once in a pool of `poolNodes` nodes: a percentage is rounded up, and is at least 1. */
 export function maxDrainingNodes(budget: Pick<DisruptionBudget, 'maxDraining'>, poolNodes: number): number {
-  const limit = budget.maxDraining;
+  return nodesOf(budget.maxDraining, poolNodes);
+}
+
+/** A count, or a percentage of `poolNodes` rounded up and at least 1. */
+export function nodesOf(limit: MaxDraining, poolNodes: number): number {
   if ('nodes' in limit) return limit.nodes;
   return Math.max(1, Math.ceil((limit.percent * poolNodes) / 100 - 1e-9));
+}
+
+/**
+ * Most nodes one scale-up decision adds to a pool of `poolNodes` nodes:
+ * scaleUp.maxNodesPerDecision, or by default 10 % of the pool and at least
+ * 10, so a pool of 2,000 nodes follows a rise in one decision as one of 20 does.
+ */
+export function maxNodesPerDecision(limit: MaxDraining | undefined, poolNodes: number): number {
+  return limit === undefined ? Math.max(10, nodesOf({ percent: 10 }, poolNodes)) : nodesOf(limit, poolNodes);
 }
 
 export function maxDrainingText(budget: Pick<DisruptionBudget, 'maxDraining'>, poolNodes: number): string {

@@ -17,7 +17,7 @@
  *   5. otherwise nothing, saying which condition is not met.
  */
 import type { Config, InstanceTypeConfig, PoolConfig } from '../config/index.js';
-import { scaleDownBudget, withScaleDown } from './budget.js';
+import { maxNodesPerDecision, scaleDownBudget, withScaleDown } from './budget.js';
 import { chooseScaleDownCandidate } from './candidates.js';
 import type { ClampReason, PoolDecision, PoolEvaluation, PoolEvaluationInput, RejectedCandidate } from './decision.js';
 import { formatDuration } from './duration.js';
@@ -231,7 +231,8 @@ export function clampScaleUp(wanted: number, input: Pick<PoolEvaluationInput, 'c
     if (clamp.count === 0) clamp.zeroBy ??= `${reason.limit}=${reason.value} (${detail})`;
   };
 
-  apply(config.scaleUp.maxNodesPerDecision, { limit: 'maxNodesPerDecision', value: config.scaleUp.maxNodesPerDecision }, 'per decision');
+  const perDecision = maxNodesPerDecision(config.scaleUp.maxNodesPerDecision, poolNodes);
+  apply(perDecision, { limit: 'maxNodesPerDecision', value: perDecision }, 'per decision');
   apply(poolConfig.max - poolNodes, { limit: 'pool.max', value: poolConfig.max }, `${plural(poolNodes, 'node')} in the pool`);
 
   let totalNodes = 0;

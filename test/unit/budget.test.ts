@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseConfig, type ConfigInput } from '../../lib/config/index.js';
 import { ValidationError } from '../../lib/errors.js';
-import { candidateRefusal, maxDrainingNodes, poolBudget, scaleDownBudgetChecks, windowCheck } from '../../lib/domain/budget.js';
+import { candidateRefusal, maxDrainingNodes, maxNodesPerDecision, poolBudget, scaleDownBudgetChecks, windowCheck } from '../../lib/domain/budget.js';
 import { decidePool } from '../../lib/domain/evaluate.js';
 import { explainPool } from '../../lib/domain/explain.js';
 import type { GearInfo, NodeRecord } from '../../lib/domain/model.js';
@@ -237,5 +237,26 @@ describe('explain names the budget that blocks and when it frees up', () => {
   it('the checks pass when the budget allows', () => {
     const checks = scaleDownBudgetChecks({ config: config(), poolConfig: undefined, now: NOW, nodes: listed(10, 10), drains: [], pool: pool() });
     expect(checks).toEqual([{ name: 'scaleDown.budget.maxDraining', ok: true, detail: '0 of 1 drains in progress (scaleDown.budget.maxDraining=10% of 10 nodes = 1)' }]);
+  });
+});
+
+describe('scale-up sized in one decision for big pools', () => {
+  it('maxNodesPerDecision defaults to 10 % of the pool and at least 10; a count or a percentage when set', () => {
+    expect(maxNodesPerDecision(undefined, 20)).toBe(10);
+    expect(maxNodesPerDecision(undefined, 200)).toBe(20);
+    expect(maxNodesPerDecision(undefined, 2000)).toBe(200);
+    expect(maxNodesPerDecision({ nodes: 3 }, 2000)).toBe(3);
+    expect(maxNodesPerDecision({ percent: 25 }, 2000)).toBe(500);
+    expect(parse({}).scaleUp.maxNodesPerDecision).toBeUndefined();
+    expect(parseConfig({ scaleUp: { maxNodesPerDecision: '5%' }, pools: [{ district: 'd1', profile: 'small', max: 5 }] } as ConfigInput).scaleUp.maxNodesPerDecision).toEqual({ percent: 5 });
+  });
+
+  it('a pool of 1,000 nodes at its threshold adds what it needs in one decision', () => {
+    const cfg = config({}, { max: 3000 });
+    const full = Array.from({ length: 1000 }, (_, i) => node(`n-${i}`, { gears: 90 }));
+    const result = decidePool(evaluation({ config: config({ limits: { maxNodesTotal: 5000 } }, { max: 3000 }), nodes: full, pool: pool({ highSince: minutesAgo(5) }) }));
+    expect(cfg.scaleUp.maxNodesPerDecision).toBeUndefined();
+    // 90 000 gears to 0.70 of 100 slots: 1,286 nodes, 286 more; 10 % of 1,000 = 100 per decision.
+    expect(result.decision).toMatchObject({ kind: 'scale-up', count: 100, wanted: 286, clampedBy: [{ limit: 'maxNodesPerDecision', value: 100 }] });
   });
 });

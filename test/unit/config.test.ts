@@ -109,7 +109,6 @@ describe('defaults', () => {
       sustain: 120_000,
       headroomGears: 30,
       maxNodeProvisionTime: 900_000,
-      maxNodesPerDecision: 10,
       forecast: { enabled: true, window: 1_800_000, dailySeasonality: true, bootDelay: 180_000 },
       offeringUnavailableFor: 180_000,
       exhaustedBackoff: 300_000,
