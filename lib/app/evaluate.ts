@@ -212,7 +212,8 @@ export class ThresholdEvaluator {
     const nodes = allNodes.filter((node) => node.pool === poolId);
     const drains = await store.listDrains(poolId);
     const booted = observedBootMs(nodes);
-    const evaluation = await decideWithMoveHistory(store, {
+    const platform = this.ports.platform;
+    const evaluation = await decideWithMoveHistory({ store, ...(platform ? { listGears: (nodeId: string) => platform.listGears(nodeId) } : {}) }, {
       now,
       config: effective.config,
       poolConfig: effective.poolConfig,

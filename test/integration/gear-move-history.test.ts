@@ -8,7 +8,7 @@ import type { PoolEvaluationInput } from '../../lib/domain/decision.js';
 import { decidePool } from '../../lib/domain/evaluate.js';
 import type { GearInfo, NodeRecord } from '../../lib/domain/model.js';
 import type { StateStore } from '../../lib/ports/state-store.js';
-import { NOW, evaluation, minutesAgo, node, pool } from '../support/builders.js';
+import { NOW, config, evaluation, minutesAgo, node, pool } from '../support/builders.js';
 import { dynaliteHarness } from '../support/dynalite.js';
 
 const DAY = 86_400_000;
@@ -84,7 +84,7 @@ describe('decideWithMoveHistory: reads only the chosen candidates\u2019 gears', 
     const reads: string[][] = [];
     return {
       reads,
-      store: { getGearMoves: (uuids: readonly string[]) => (reads.push([...uuids]), store.getGearMoves(uuids)) },
+      store: { store: { getGearMoves: (uuids: readonly string[]) => (reads.push([...uuids]), store.getGearMoves(uuids)) } },
     };
   }
   const input = (): PoolEvaluationInput => evaluation({ nodes: listed(6, 4), pool: pool({ lowSince: minutesAgo(30) }) });
@@ -130,6 +130,21 @@ describe('decideWithMoveHistory: reads only the chosen candidates\u2019 gears', 
     const reasons = result.decision.kind === 'no-action' ? (result.decision.rejected ?? []).map((r) => r.reason) : [];
     expect(reasons.slice(0, 4)).toEqual(Array(4).fill(expect.stringMatching(/^gear g-\d-0 \(app-\d-0\) moved 2 times in 7 d/)));
     expect(reasons.slice(4)).toEqual(Array(2).fill('move history of 4 of its gears not read in this evaluation (maxMovesPerGear)'));
+  });
+
+  it('asks the platform for the gears of a candidate whose stats list none, and only of the candidates', async () => {
+    const counted = Array.from({ length: 6 }, (_, i) => node(`n-${String(i + 1).padStart(2, '0')}`, { gears: 4 }));
+    const asked: string[] = [];
+    const listGears = async (nodeId: string): Promise<GearInfo[]> => {
+      asked.push(nodeId);
+      const i = Number(nodeId.slice(2));
+      return Array.from({ length: 4 }, (_, j) => ({ uuid: `g-${i}-${j}`, app: i === 1 && j === 2 ? 'billing' : `app-${i}-${j}`, size: 'small' }));
+    };
+    const memory = new InMemoryStateStore();
+    const cfg = config({ scaleDown: { budget: { doNotMoveApps: ['billing'] } } });
+    const result = await decideWithMoveHistory({ store: memory, listGears }, evaluation({ config: cfg, nodes: counted, pool: pool({ lowSince: minutesAgo(30) }) }));
+    expect(result.decision).toMatchObject({ kind: 'scale-down', nodeId: 'n-02', rejected: [{ nodeId: 'n-01', reason: 'gear g-1-2 belongs to billing (scaleDown.budget.doNotMoveApps)' }] });
+    expect(asked).toEqual(['n-01', 'n-02']);
   });
 
   it('decides exactly as decidePool when the decision is not a scale-down (nothing read)', async () => {
