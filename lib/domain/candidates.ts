@@ -104,8 +104,8 @@ export function chooseScaleDownCandidate(input: CandidateInput): CandidateChoice
         nodeId: node.nodeId,
         reason: `receiving gears of drain ${receiving.get(node.nodeId)!} (${reserved.get(node.nodeId) ?? 0} pending moves)`,
       });
-    } else if (input.refuse?.(node) !== undefined) {
-      rejected.push({ nodeId: node.nodeId, reason: input.refuse(node)! });
+    } else if (refusedBy(input.refuse, node, rejected)) {
+      // Refused by the disruption budget: the reason is in `rejected`.
     } else {
       const stats = node.stats!;
       const created = byAge ? Date.parse(node.createdAt) : 0;
@@ -153,6 +153,13 @@ export function chooseScaleDownCandidate(input: CandidateInput): CandidateChoice
     return { nodeId: id, activeGears: candidate.gears, strategy, rejected };
   }
   return { strategy, rejected };
+}
+
+/** Records the budget's refusal of `node`, if any; true when refused. */
+function refusedBy(refuse: CandidateInput['refuse'], node: NodeRecord, rejected: RejectedCandidate[]): boolean {
+  const reason = refuse?.(node);
+  if (reason !== undefined) rejected.push({ nodeId: node.nodeId, reason });
+  return reason !== undefined;
 }
 
 /** A binary min-heap over `items` (taken over, not copied) by `compare`. */
