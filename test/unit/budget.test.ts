@@ -6,6 +6,7 @@ import { decidePool } from '../../lib/domain/evaluate.js';
 import { explainPool } from '../../lib/domain/explain.js';
 import type { GearInfo, NodeRecord } from '../../lib/domain/model.js';
 import { nextCronMatch } from '../../lib/domain/schedule.js';
+import { parseMessage } from '../../lib/messages/index.js';
 import { NOW, config, drain, evaluation, minutesAgo, move, node, pool, poolConfigOf } from '../support/builders.js';
 
 const DAY = 86_400_000;
@@ -258,5 +259,18 @@ describe('scale-up sized in one decision for big pools', () => {
     expect(cfg.scaleUp.maxNodesPerDecision).toBeUndefined();
     // 90 000 gears to 0.70 of 100 slots: 1,286 nodes, 286 more; 10 % of 1,000 = 100 per decision.
     expect(result.decision).toMatchObject({ kind: 'scale-up', count: 100, wanted: 286, clampedBy: [{ limit: 'maxNodesPerDecision', value: 100 }] });
+  });
+});
+
+describe('node-stats: a gear\u2019s doNotMove flag', () => {
+  const report = (gear: Record<string, unknown>) =>
+    JSON.stringify({ type: 'node-stats', v: 1, nodeId: 'n-1.example.com', district: 'd1', profile: 'small', activeGears: 1, maxActiveGears: 10, gears: [gear], reportedAt: NOW.toISOString() });
+
+  it('is kept when true or false, and refused naming the field when it is anything else', () => {
+    const ok = parseMessage(report({ uuid: 'g1', app: 'db', size: 'small', doNotMove: true }), { now: NOW });
+    expect(ok.ok && ok.message.type === 'node-stats' && ok.message.gears).toEqual([{ uuid: 'g1', app: 'db', size: 'small', doNotMove: true }]);
+    const bad = parseMessage(report({ uuid: 'g1', app: 'db', size: 'small', doNotMove: 'yes' }), { now: NOW });
+    expect(bad.ok).toBe(false);
+    expect(JSON.stringify(bad)).toContain('gears.0.doNotMove');
   });
 });
