@@ -121,7 +121,7 @@ function buildConfigSchema() {
     sustain: dur('2m'),
     headroomGears: z._default(int(0), 30),
     maxNodeProvisionTime: dur('15m', { positive: true }),
-    /** Most nodes one decision adds: a count, or a share of the pool ("10%", rounded up); unset: 10 % of the pool, at least 10. */
+    /** Most nodes one decision adds: a count, or a share of the pool ("10%", rounded up); unset: 10. */
     maxNodesPerDecision: z.optional(countOrPercent()),
     forecast: z.prefault(forecastSchema, {}),
     /** How long the provisioner skips an offering (instance type in a subnet) that had no capacity. */

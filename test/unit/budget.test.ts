@@ -242,21 +242,19 @@ describe('explain names the budget that blocks and when it frees up', () => {
 });
 
 describe('scale-up sized in one decision for big pools', () => {
-  it('maxNodesPerDecision defaults to 10 % of the pool and at least 10; a count or a percentage when set', () => {
-    expect(maxNodesPerDecision(undefined, 20)).toBe(10);
-    expect(maxNodesPerDecision(undefined, 200)).toBe(20);
-    expect(maxNodesPerDecision(undefined, 2000)).toBe(200);
+  it('maxNodesPerDecision is 10 by default; a count or a percentage of the pool when set', () => {
+    expect(maxNodesPerDecision(undefined, 2000)).toBe(10);
     expect(maxNodesPerDecision({ nodes: 3 }, 2000)).toBe(3);
-    expect(maxNodesPerDecision({ percent: 25 }, 2000)).toBe(500);
+    expect(maxNodesPerDecision({ percent: 10 }, 2000)).toBe(200);
+    expect(maxNodesPerDecision({ percent: 10 }, 5)).toBe(1);
     expect(parse({}).scaleUp.maxNodesPerDecision).toBeUndefined();
     expect(parseConfig({ scaleUp: { maxNodesPerDecision: '5%' }, pools: [{ district: 'd1', profile: 'small', max: 5 }] } as ConfigInput).scaleUp.maxNodesPerDecision).toEqual({ percent: 5 });
   });
 
-  it('a pool of 1,000 nodes at its threshold adds what it needs in one decision', () => {
-    const cfg = config({}, { max: 3000 });
+  it('a pool of 1,000 nodes at its threshold with maxNodesPerDecision "10%" adds 100 nodes in one decision', () => {
     const full = Array.from({ length: 1000 }, (_, i) => node(`n-${i}`, { gears: 90 }));
-    const result = decidePool(evaluation({ config: config({ limits: { maxNodesTotal: 5000 } }, { max: 3000 }), nodes: full, pool: pool({ highSince: minutesAgo(5) }) }));
-    expect(cfg.scaleUp.maxNodesPerDecision).toBeUndefined();
+    const cfg = config({ limits: { maxNodesTotal: 5000 }, scaleUp: { maxNodesPerDecision: '10%' } }, { max: 3000 });
+    const result = decidePool(evaluation({ config: cfg, nodes: full, pool: pool({ highSince: minutesAgo(5) }) }));
     // 90 000 gears to 0.70 of 100 slots: 1,286 nodes, 286 more; 10 % of 1,000 = 100 per decision.
     expect(result.decision).toMatchObject({ kind: 'scale-up', count: 100, wanted: 286, clampedBy: [{ limit: 'maxNodesPerDecision', value: 100 }] });
   });
