@@ -16,6 +16,7 @@ import type { Platform } from '../ports/platform.js';
 import type { Queue } from '../ports/queue.js';
 import type { PoolPatch, StateStore } from '../ports/state-store.js';
 import { applyAttrition } from './attrition.js';
+import { decideWithMoveHistory } from './move-history.js';
 import { leaseAndSend, sendLeased } from './outbox.js';
 
 export interface EvaluatorPorts {
@@ -249,6 +250,8 @@ export class ThresholdEvaluator {
     const nodes = await loadNodes(poolId);
     const drains = await store.listDrains(poolId);
     const booted = observedBootMs(nodes);
+    const platform = this.ports.platform;
+    const gearSources = { store, ...(platform ? { listGears: (nodeId: string) => platform.listGears(nodeId) } : {}) };
     const input = {
       now,
       config: effective.config,
@@ -259,7 +262,7 @@ export class ThresholdEvaluator {
     };
     // Decided on the pool's own nodes first: only a scale-up is limited by the other pools' nodes (fewer nodes counted
     // only loosen those limits, so any other decision stands), and a scale-up is decided again with all of them.
-    let evaluation = decidePool({ ...input, allNodes: nodes });
+    let evaluation = await decideWithMoveHistory(gearSources, { ...input, allNodes: nodes });
     if (evaluation.decision.kind === 'scale-up') evaluation = decidePool({ ...input, allNodes: await loadAllNodes() });
     const { decision, utilization } = evaluation;
     const gears = decision.kind === 'scale-down' ? (nodes.find((n) => n.nodeId === decision.nodeId)?.stats?.activeGears ?? 0) : undefined;
@@ -268,8 +271,9 @@ export class ThresholdEvaluator {
     let shadow: ShadowDetails | undefined;
     let shadowRepeat: string | undefined;
     if (!gate.act && decision.kind !== 'no-action') {
-      // Not carried out: no scale-up happened for delayAfterAdd to count from.
+      // Not carried out: no scale-up happened for delayAfterAdd to count from, no drain for maxDrainsPerHour.
       delete poolPatch.lastScaleUpAt;
+      delete poolPatch.scaleDownsAt;
       if ('shadow' in gate) {
         const key = shadowKey(decision);
         if (pool.shadow?.key === key && now.getTime() - Date.parse(pool.shadow.at) < this.config.leaseTtl) shadowRepeat = pool.shadow.at;
@@ -333,6 +337,7 @@ export class ThresholdEvaluator {
       ...(decision.kind === 'scale-up' ? { count: decision.count, wanted: decision.wanted, clampedBy: decision.clampedBy, forecastNodes: decision.forecastNodes } : {}),
       ...(decision.kind === 'scale-down' ? { nodeId: decision.nodeId } : {}),
       ...('rejected' in decision && decision.rejected?.length ? { rejected: decision.rejected.slice(0, 20) } : {}),
+      ...(decision.kind === 'no-action' && decision.budget ? { budget: decision.budget } : {}),
       ...(outcome.kind === 'shadow' ? { shadow } : {}),
       ...(attrition.length > 0 ? { attrition } : {}),
       ...(!gate.act && 'paused' in gate ? { paused: gate.paused } : {}),

@@ -49,10 +49,13 @@ export async function explainView(store: StateStore, snapshot: Snapshot, pools: 
   const views = await Promise.all(
     pools.map(async (pool): Promise<PoolExplainView> => {
       const log = await store.listDecisions(pool.pool, Math.max(limit, LOOKBACK));
+      // The gears' recent moves, so a candidate refused for maxMovesPerGear shows here as the evaluator sees it.
+      const listed = pool.nodes.flatMap((node) => (node.state === 'active' ? (node.stats?.gears ?? []).map((gear) => gear.uuid) : []));
+      const moveHistory = listed.length > 0 ? await store.getGearMoves(listed) : undefined;
       return {
         pool: pool.pool,
         configured: pool.config !== undefined,
-        now: nowView(snapshot, pool),
+        now: nowView(snapshot, pool, moveHistory),
         controls: controlsView(snapshot, pool),
         decisions: log.slice(0, limit),
         lastAction: log.find((entry) => entry.kind !== 'no-action') ?? null,
@@ -62,10 +65,10 @@ export async function explainView(store: StateStore, snapshot: Snapshot, pools: 
   return { target, at: snapshot.now.toISOString(), pools: views };
 }
 
-export function nowView(snapshot: Snapshot, pool: PoolState): NowView | null {
+export function nowView(snapshot: Snapshot, pool: PoolState, moveHistory?: ReadonlyMap<string, readonly string[]>): NowView | null {
   const input = evaluationInput(snapshot, pool);
   if (!input) return null;
-  const explained = explainPool(input);
+  const explained = explainPool(moveHistory ? { ...input, moveHistory } : input);
   const d = explained.evaluation.decision;
   const u = explained.evaluation.utilization.utilization;
   const gears = d.kind === 'scale-down' ? (pool.nodes.find((n) => n.nodeId === d.nodeId)?.stats?.activeGears ?? 0) : undefined;

@@ -11,6 +11,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { findPoolConfig, type Config } from '../config/index.js';
+import { drainingLimit, poolSize } from '../domain/budget.js';
 import { drainIdFor, progressOf, type Progress } from '../domain/drain.js';
 import type { NodeRecord, NodeState } from '../domain/model.js';
 import { isProtected } from '../domain/node-stats.js';
@@ -50,10 +51,12 @@ export async function requestDrain(target: OpenTarget, config: Config, clock: Cl
       node.protected ? `nodescaler unprotect ${node.nodeId} first` : `it is in pools[].protectedNodes of the configuration`,
     );
   }
-  const draining = (await store.listNodes(node.pool)).filter((n) => n.state === 'draining');
-  if (draining.length >= config.scaleDown.maxConcurrentDrains) {
+  const poolNodes = await store.listNodes(node.pool);
+  const draining = poolNodes.filter((n) => n.state === 'draining');
+  const { limit, setting } = drainingLimit(config, poolConfig, poolSize(poolNodes));
+  if (draining.length >= limit) {
     throw refused(
-      `pool ${node.pool} already drains ${draining.map((n) => n.nodeId).join(', ')} (scaleDown.maxConcurrentDrains=${config.scaleDown.maxConcurrentDrains}): the gear mover would refuse this drain`,
+      `pool ${node.pool} already drains ${draining.map((n) => n.nodeId).join(', ')} (${setting}): the gear mover would refuse this drain`,
       'wait for it to finish, or stop it with nodescaler cancel-drain',
     );
   }

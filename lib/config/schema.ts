@@ -14,6 +14,7 @@ import { MODES } from '../domain/controls.js';
 import { MAX_SCHEDULE_DURATION, parseCron } from '../domain/schedule.js';
 import { poolIdOf } from '../domain/model.js';
 import * as z from '../zod.js';
+import { budgetSchema, countOrPercent, legacyDrainsIssue, poolBudgetSchema } from './budget-schema.js';
 import { consistencyChecks } from './consistency.js';
 
 export const DURATION_MESSAGE = 'expected a duration like 30s, 10m, 1h';
@@ -120,7 +121,8 @@ function buildConfigSchema() {
     sustain: dur('2m'),
     headroomGears: z._default(int(0), 30),
     maxNodeProvisionTime: dur('15m', { positive: true }),
-    maxNodesPerDecision: z._default(int(1), 10),
+    /** Most nodes one decision adds: a count, or a share of the pool ("10%", rounded up); unset: 10. */
+    maxNodesPerDecision: z.optional(countOrPercent()),
     forecast: z.prefault(forecastSchema, {}),
     /** How long the provisioner skips an offering (instance type in a subnet) that had no capacity. */
     offeringUnavailableFor: dur('3m', { positive: true }),
@@ -173,7 +175,8 @@ function buildConfigSchema() {
     delayAfterAdd: dur('10m'),
     delayAfterDelete: dur('5m'),
     delayAfterFailure: dur('30s'),
-    maxConcurrentDrains: z._default(int(1), 1),
+    /** The old name of budget.maxDraining (a count); unset: the budget's. */
+    maxConcurrentDrains: z.optional(int(1)),
     maxConcurrentMoves: z._default(int(1), 3),
     drainTimeout: dur('30m', { positive: true }),
     /** Attempts of one gear move before the drain gives up on that gear (and aborts). */
@@ -188,6 +191,8 @@ function buildConfigSchema() {
     replaceInterrupted: z._default(z.boolean(), true),
     candidateStrategy: z._default(z.enum(CANDIDATE_STRATEGIES), 'least-disruption'),
     payoff: z.prefault(payoffSchema, {}),
+    /** The disruption budget (lib/config/budget-schema.ts); a pool's `budget` overrides it key by key. */
+    budget: z.prefault(budgetSchema(), {}),
   });
 
   const namingSchema = z.strictObject({
@@ -329,6 +334,8 @@ function buildConfigSchema() {
     mode: z.optional(z.enum(MODES)),
     /** Scheduled capacity: `min` raised for `for` from each time `cron` (UTC) matches, ahead of known peaks. */
     schedules: z._default(z.array(scheduleSchema), []),
+    /** This pool's disruption budget: each key given replaces scaleDown.budget's. */
+    budget: z.optional(poolBudgetSchema()),
   });
 
   const rootSchema = z.strictObject({
@@ -473,6 +480,8 @@ function crossFieldChecks(value: unknown, ctx: Ctx): void {
   if (resendAfter !== undefined && resendAfter < 5 * 60_000) {
     issue(ctx, ['leaseResendAfter'], 'must be at least 5m: SQS FIFO queues drop a message sent again with the same deduplication id within 5 minutes');
   }
+  const legacy = legacyDrainsIssue(scaleDown);
+  if (legacy) issue(ctx, ['scaleDown', 'maxConcurrentDrains'], legacy);
   if (low !== undefined && target !== undefined && !(low < target)) {
     issue(ctx, ['scaleDown', 'utilizationThreshold'], `must be below scaleUp.target (${target}), or the pool flaps between scale-up and scale-down`);
   }

@@ -25,6 +25,8 @@ export interface CandidateInput {
   now: Date;
   /** The pool's utilization now (computeUtilization). */
   utilization: PoolUtilization;
+  /** Why a node may not be drained beyond the checks here (the disruption budget, lib/domain/budget.ts), or undefined. */
+  refuse?: (node: NodeRecord) => string | undefined;
 }
 
 /** Refuses a candidate that passed the fit check (the pays-off check): a reason, or undefined to accept it. */
@@ -115,6 +117,8 @@ export function chooseScaleDownCandidate(input: CandidateInput, check?: Candidat
         nodeId: node.nodeId,
         reason: `receiving gears of drain ${receiving.get(node.nodeId)!} (${reserved.get(node.nodeId) ?? 0} pending moves)`,
       });
+    } else if (refusedBy(input.refuse, node, rejected)) {
+      // Refused by the disruption budget: the reason is in `rejected`.
     } else {
       const stats = node.stats!;
       const created = byAge ? Date.parse(node.createdAt) : 0;
@@ -174,6 +178,13 @@ export function chooseScaleDownCandidate(input: CandidateInput, check?: Candidat
 export function disruptiveMoves(stats: Pick<NonNullable<NodeRecord['stats']>, 'activeGears' | 'idleGears' | 'disruptiveGears'>): number {
   if (stats.disruptiveGears !== undefined) return Math.min(stats.activeGears, stats.disruptiveGears);
   return Math.max(0, stats.activeGears - (stats.idleGears ?? 0));
+}
+
+/** Records the budget's refusal of `node`, if any; true when refused. */
+function refusedBy(refuse: CandidateInput['refuse'], node: NodeRecord, rejected: RejectedCandidate[]): boolean {
+  const reason = refuse?.(node);
+  if (reason !== undefined) rejected.push({ nodeId: node.nodeId, reason });
+  return reason !== undefined;
 }
 
 /** A binary min-heap over `items` (taken over, not copied) by `compare`. */

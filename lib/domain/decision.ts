@@ -53,7 +53,13 @@ export type PoolDecision =
       forecastNodes: number;
     }
   | { kind: 'scale-down'; nodeId: string; reason: string; rejected: RejectedCandidate[] }
-  | { kind: 'no-action'; reason: string; rejected?: RejectedCandidate[] };
+  | {
+      kind: 'no-action';
+      reason: string;
+      rejected?: RejectedCandidate[];
+      /** The disruption budget that holds scale-down back, and when it frees up (ISO), if that is a time. */
+      budget?: { name: string; until?: string };
+    };
 
 export interface PoolEvaluationInput {
   now: Date;
@@ -66,6 +72,10 @@ export interface PoolEvaluationInput {
   allNodes: readonly NodeRecord[];
   /** Active drains of this pool (their pending moves reserve slots on target nodes). */
   drains: readonly DrainRecord[];
+  /** Scale-down moves of gears in the last 7 days (ISO times) by gear uuid, as read so far (lib/app/move-history.ts). */
+  moveHistory?: ReadonlyMap<string, readonly string[]>;
+  /** True on the last read round: a candidate some of whose gears' history is still unread is refused. */
+  moveHistoryFinal?: boolean;
 }
 
 export interface PoolEvaluation {
@@ -77,7 +87,7 @@ export interface PoolEvaluation {
    * when it ends), demandHistory with this sample, lastEvaluatedAt, and
    * lastScaleUpAt when the decision is a scale-up.
    */
-  poolPatch: Pick<PoolRecord, 'highSince' | 'lowSince' | 'demandHistory' | 'lastEvaluatedAt' | 'lastScaleUpAt'>;
+  poolPatch: Pick<PoolRecord, 'highSince' | 'lowSince' | 'demandHistory' | 'lastEvaluatedAt' | 'lastScaleUpAt' | 'scaleDownsAt'>;
   /** The demand forecast this evaluation used (absent when forecasting is disabled or a lease was in flight), for metrics and `explain`. */
   forecast?: { demand: number; basis: string; lookaheadMs: number };
   /** Nodes to close to new gears early, or to reopen (lib/domain/attrition.ts); absent when there is nothing to do. */

@@ -55,6 +55,8 @@ export interface PlanInput {
   statsMaxAge: number;
   /** Targets a given gear must not get (e.g. the one whose move just failed for lack of room), by gear uuid. */
   avoid?: ReadonlyMap<string, ReadonlySet<string>>;
+  /** Nodes no gear may go to: those other drains are about to empty (their node may still be `active` before the drain begins). */
+  draining?: ReadonlySet<string>;
 }
 
 export interface Placement {
@@ -89,7 +91,7 @@ export function planDrain(input: PlanInput): DrainPlan {
   const eligible: Array<{ node: NodeRecord; free: number }> = [];
   let freeSlots = 0;
   for (const node of input.nodes) {
-    if (node.state !== 'active' || node.nodeId === input.sourceNodeId || node.pool !== input.pool) continue;
+    if (node.state !== 'active' || node.nodeId === input.sourceNodeId || node.pool !== input.pool || input.draining?.has(node.nodeId)) continue;
     // Closed for attrition: the next node to drain, never a target (its gears would move twice).
     if (node.attritionSince !== undefined) continue;
     const stats = node.stats;

@@ -11,14 +11,16 @@
  *      crossing the threshold within the lookahead; blocked by exhaustion and
  *      failure backoff; sized to the target and clamped by every limit;
  *   4. scale down: utilization held at/below the scale-down threshold for the
- *      unneeded time, past every delay, above min, nothing provisioning, fewer
- *      drains than allowed, and a candidate that passes the fit check at the
- *      confident demand and whose drain pays (payoff.ts);
+ *      unneeded time, past every delay, above min, nothing provisioning,
+ *      within the disruption budget (lib/domain/budget.ts), and a candidate
+ *      that passes the fit check at the confident demand, the budget's gear
+ *      rules, and whose drain pays (payoff.ts);
  *   then attrition (attrition.ts): the next node to drain closed early, or
  *   closed nodes reopened;
  *   5. otherwise nothing, saying which condition is not met.
  */
 import type { Config, InstanceTypeConfig, PoolConfig } from '../config/index.js';
+import { maxNodesPerDecision, scaleDownBudget, withScaleDown } from './budget.js';
 import { chooseScaleDownCandidate } from './candidates.js';
 import type { ClampReason, PoolDecision, PoolEvaluation, PoolEvaluationInput, RejectedCandidate } from './decision.js';
 import { formatDuration } from './duration.js';
@@ -192,18 +194,15 @@ function decide(input: PoolEvaluationInput): PoolEvaluation {
   if (provisioning > 0) {
     return result(noAction(`${lowText}; scale-down blocked: ${plural(provisioning, 'node')} provisioning`), forecastInfo);
   }
-  let activeDrains = 0;
-  for (const drain of drains) if (drain.state === 'active') activeDrains++;
-  activeDrains = Math.max(activeDrains, draining);
-  if (activeDrains >= scaleDown.maxConcurrentDrains) {
-    return result(
-      noAction(`${lowText}; scale-down blocked: ${plural(activeDrains, 'drain')} in progress (maxConcurrentDrains=${scaleDown.maxConcurrentDrains})`),
-      forecastInfo,
-    );
+  const budget = scaleDownBudget(input);
+  if (budget.blocked) {
+    const { name, detail, until } = budget.blocked;
+    const reason = `${lowText}; scale-down blocked by ${name}: ${detail}${until ? ` (until ${clock(Date.parse(until), nowMs)})` : ''}`;
+    return result({ kind: 'no-action', reason, budget: { name, ...(until ? { until } : {}) } }, forecastInfo);
   }
 
   const paying = payoffGate({ config, history: demandHistory, now, utilization: u });
-  const choice = chooseScaleDownCandidate({ nodes, drains, poolConfig, config, now, utilization: paying.utilization }, paying.check);
+  const choice = chooseScaleDownCandidate({ nodes, drains, poolConfig, config, now, utilization: paying.utilization, refuse: budget.refuse }, paying.check);
   if (choice.nodeId === undefined) {
     const shown = choice.rejected.slice(0, REASON_REJECTED_SHOWN).map((r) => `${r.nodeId}: ${r.reason}`);
     const more = choice.rejected.length - shown.length;
@@ -212,6 +211,7 @@ function decide(input: PoolEvaluationInput): PoolEvaluation {
   }
   const paysText = choice.accepted ? `; ${choice.accepted}` : '';
   const reason = `${lowText}; drain ${choice.nodeId} (${plural(choice.activeGears ?? 0, 'gear')}, ${choice.strategy})${paysText}${staleNote ? `; ${staleNote}` : ''}`;
+  poolPatch.scaleDownsAt = withScaleDown(pool.scaleDownsAt, now);
   return result({ kind: 'scale-down', nodeId: choice.nodeId, reason, rejected: choice.rejected }, forecastInfo);
 }
 
@@ -243,7 +243,8 @@ export function clampScaleUp(wanted: number, input: Pick<PoolEvaluationInput, 'c
     if (clamp.count === 0) clamp.zeroBy ??= `${reason.limit}=${reason.value} (${detail})`;
   };
 
-  apply(config.scaleUp.maxNodesPerDecision, { limit: 'maxNodesPerDecision', value: config.scaleUp.maxNodesPerDecision }, 'per decision');
+  const perDecision = maxNodesPerDecision(config.scaleUp.maxNodesPerDecision, poolNodes);
+  apply(perDecision, { limit: 'maxNodesPerDecision', value: perDecision }, 'per decision');
   apply(poolConfig.max - poolNodes, { limit: 'pool.max', value: poolConfig.max }, `${plural(poolNodes, 'node')} in the pool`);
 
   let totalNodes = 0;

@@ -4,7 +4,8 @@
  * at the first rule that holds it back), plus every condition of a
  * scale-down and of a scale-up checked one by one, so an operator sees all
  * that stands in the way at once (which delay until when, which limit, which
- * candidate was refused and why), not only the first. Pure: the CLI's
+ * candidate was refused and why, which disruption budget holds it and until
+ * when), not only the first. Pure: the CLI's
  * `explain` and `evaluate --dry-run` feed it the state they read and write
  * nothing.
  *
@@ -12,6 +13,7 @@
  * same pieces (computeUtilization, chooseScaleDownCandidate); the decision
  * itself is always decidePool's.
  */
+import { scaleDownBudget, scaleDownBudgetChecks } from './budget.js';
 import { chooseScaleDownCandidate, type CandidateChoice } from './candidates.js';
 import type { PoolEvaluation, PoolEvaluationInput } from './decision.js';
 import { formatDuration } from './duration.js';
@@ -93,15 +95,9 @@ export function explainPool(input: PoolEvaluationInput): PoolExplanation {
   down.push(delay('scaleDown.delayAfterFailure', pool.lastFailureAt, scaleDown.delayAfterFailure, 'failure'));
   down.push(leaseCheck);
   down.push({ name: 'provisioning', ok: provisioning === 0, detail: provisioning === 0 ? 'no node provisioning' : `${provisioning} node(s) provisioning` });
-  let activeDrains = 0;
-  for (const drain of drains) if (drain.state === 'active') activeDrains++;
-  activeDrains = Math.max(activeDrains, u.nodesByState.draining ?? 0);
-  down.push({
-    name: 'scaleDown.maxConcurrentDrains',
-    ok: activeDrains < scaleDown.maxConcurrentDrains,
-    detail: `${activeDrains} drain(s) in progress of ${scaleDown.maxConcurrentDrains} allowed`,
-  });
-  const candidates = chooseScaleDownCandidate({ nodes, drains, poolConfig, config, now, utilization: u });
+  const budget = scaleDownBudget(input);
+  for (const check of scaleDownBudgetChecks({ config, poolConfig, now, nodes, drains, pool })) down.push(check);
+  const candidates = chooseScaleDownCandidate({ nodes, drains, poolConfig, config, now, utilization: u, refuse: budget.refuse });
   down.push(
     candidates.nodeId !== undefined
       ? { name: 'candidate', ok: true, detail: `${candidates.nodeId} (${candidates.activeGears ?? 0} gears, ${candidates.strategy})` }

@@ -33,6 +33,8 @@ export interface GearInfo {
   app: string;
   /** Gear size (profile) name, e.g. `small`. */
   size: string;
+  /** The tenant asked not to be moved (as Karpenter's karpenter.sh/do-not-disrupt): scale-down leaves its node alone. */
+  doNotMove?: boolean;
 }
 
 export interface NodeStats {
@@ -144,6 +146,8 @@ export interface PoolRecord {
    * which the provisioner skips it. Written by the provisioner.
    */
   unavailableOfferings?: Record<string, string>;
+  /** When this pool's recent scale-down decisions were taken (the last hour's), for scaleDown.budget.maxDrainsPerHour. */
+  scaleDownsAt?: string[];
   /** The last decision recorded in shadow mode, so one that stays the same is logged once per leaseTtl. */
   shadow?: { key: string; at: string };
 }

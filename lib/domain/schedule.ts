@@ -108,3 +108,29 @@ function dayMatches(cron: Cron, at: Date): boolean {
   const weekday = cron.weekdays.has(at.getUTCDay());
   return cron.daysRestricted && cron.weekdaysRestricted ? day || weekday : day && weekday;
 }
+
+/**
+ * The first minute strictly after `after` (epoch ms) at which `cronText`
+ * matches, within `horizonMs`; undefined when none does (or the cron is
+ * invalid). Skips days and hours that cannot match, as scheduleActiveAt does.
+ */
+export function nextCronMatch(cronText: string, after: number, horizonMs: number = MAX_SCHEDULE_DURATION + 86_400_000): number | undefined {
+  const cron = parseCron(cronText);
+  if (typeof cron === 'string') return undefined;
+  const latest = after + horizonMs;
+  let t = Math.floor(after / 60_000) * 60_000 + 60_000;
+  while (t <= latest) {
+    const at = new Date(t);
+    if (!cron.months.has(at.getUTCMonth() + 1) || !dayMatches(cron, at)) {
+      t = Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), at.getUTCDate() + 1);
+      continue;
+    }
+    if (!cron.hours.has(at.getUTCHours())) {
+      t = Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), at.getUTCDate(), at.getUTCHours() + 1);
+      continue;
+    }
+    if (cron.minutes.has(at.getUTCMinutes())) return t;
+    t += 60_000;
+  }
+  return undefined;
+}

@@ -53,6 +53,11 @@ export const gearSchema = once(() =>
       uuid: boundedText(64),
       app: boundedText(128),
       size: boundedText(64),
+      /** The tenant asked not to be moved (like karpenter.sh/do-not-disrupt): scale-down leaves its node alone. */
+      doNotMove: optional<boolean>((input, path, issues) => {
+        if (typeof input !== 'boolean') issues.push({ path, message: `expected true or false, received ${JSON.stringify(input)?.slice(0, 40)}` });
+        return input as boolean;
+      }),
     },
     'an object {uuid, app, size}',
   ),

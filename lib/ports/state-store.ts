@@ -46,6 +46,13 @@ export interface LeaseRequest {
   message?: Record<string, unknown>;
 }
 
+/** A gear moved by a drain: when, and a key naming the move, so recording it again counts it once. */
+export interface GearMoveRecord {
+  uuid: string;
+  at: string;
+  key: string;
+}
+
 export type StatsWrite =
   | { applied: true; node: NodeRecord }
   /** The table already holds stats reported at or after these; nothing was written. */
@@ -181,4 +188,13 @@ export interface StateStore {
   createPendingDrain(pending: PendingDrain): Promise<PendingDrain>;
   /** Removes it; true when this call removed it (exactly one of concurrent callers gets true). */
   deletePendingDrain(nodeId: string): Promise<boolean>;
+
+  /**
+   * Records completed gear moves, one small item per gear kept `ttlMs` after
+   * its latest move (the disruption budget's maxMovesPerGear); idempotent per
+   * move `key`.
+   */
+  recordGearMoves(moves: readonly GearMoveRecord[], ttlMs: number): Promise<void>;
+  /** The recorded move times (ISO, oldest first) of these gears, by uuid; a gear without any is absent. Expired ones may remain. */
+  getGearMoves(uuids: readonly string[]): Promise<Map<string, string[]>>;
 }

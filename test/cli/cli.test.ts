@@ -128,15 +128,15 @@ describe('nodescaler against the local embedded state', () => {
   it('explain says which limit holds a scale-down back and shows the decision that started the drain', async () => {
     const result = await cli(['explain', 'd1/small']);
     expect(result.code).toBe(0);
-    expect(flat(result.stdout)).toContain('scale-down blocked: 1 drain in progress (maxConcurrentDrains=1)');
-    expect(result.stdout).toMatch(/✗ +scaleDown\.maxConcurrentDrains +1 drain\(s\) in progress of 1 allowed/);
+    expect(flat(result.stdout)).toContain('scale-down blocked by scaleDown.budget.maxDraining: 1 of 1 drains in progress (scaleDown.maxConcurrentDrains=1)');
+    expect(flat(result.stdout)).toMatch(/✗ +scaleDown\.budget\.maxDraining +1 of 1 drains in progress \(scaleDown\.maxConcurrentDrains=1\); frees +up when a drain ends \(drainTimeout at the latest\); until +10:35:00Z/);
     expect(result.stdout).toMatch(/✓ +scaleDown\.unneededTime +low for 5m15s of 5m/);
     expect(flat(result.stdout)).toMatch(/10:05:00Z scale-down: pool d1\/small at 0\.21 <= 0\.50 for 5m; drain d1-small-4\.example\.com \(10 gears, least-gears\)/);
     expect(result.stdout).toMatch(/decision down:d1_small:\d+ · on stats · utilization 0\.21/);
 
     const view = json(await cli(['explain', 'd1/small', '--json', '--limit', '2']));
     const pool = view.pools[0];
-    expect(pool.now.scaleDown.find((c: { name: string }) => c.name === 'scaleDown.maxConcurrentDrains')).toMatchObject({ ok: false });
+    expect(pool.now.scaleDown.find((c: { name: string }) => c.name === 'scaleDown.budget.maxDraining')).toMatchObject({ ok: false, until: expect.stringMatching(/T10:35:00/) });
     expect(pool.now.candidates.rejected).toEqual([
       { nodeId: 'd1-small-2.example.com', reason: expect.stringMatching(/^receiving gears of drain /) },
       { nodeId: 'd1-small-3.example.com', reason: expect.stringMatching(/^receiving gears of drain /) },

@@ -125,5 +125,6 @@ export function evaluation(
     nodes: poolNodes,
     allNodes: fields.allNodes ?? [...poolNodes, ...(fields.otherNodes ?? [])],
     drains: fields.drains ?? [],
+    ...(fields.moveHistory ? { moveHistory: fields.moveHistory } : {}),
   };
 }

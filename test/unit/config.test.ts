@@ -109,7 +109,6 @@ describe('defaults', () => {
       sustain: 120_000,
       headroomGears: 30,
       maxNodeProvisionTime: 900_000,
-      maxNodesPerDecision: 10,
       forecast: { enabled: true, window: 1_800_000, dailySeasonality: true, bootDelay: 180_000 },
       offeringUnavailableFor: 180_000,
       exhaustedBackoff: 300_000,
@@ -124,7 +123,6 @@ describe('defaults', () => {
       delayAfterAdd: 600_000,
       delayAfterDelete: 300_000,
       delayAfterFailure: 30_000,
-      maxConcurrentDrains: 1,
       maxConcurrentMoves: 3,
       drainTimeout: 1_800_000,
       moveAttempts: 3,
@@ -144,6 +142,7 @@ describe('defaults', () => {
         confidenceQuantile: 0.95,
         attrition: true,
       },
+      budget: { maxMovesPerGear: 2, windows: [], doNotMoveApps: [] },
     });
     expect(config.statsMaxAge).toBe(300_000);
     expect(config.leaseTtl).toBe(900_000);

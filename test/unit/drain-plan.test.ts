@@ -199,3 +199,13 @@ describe('planDrain: properties (fast-check)', () => {
     );
   });
 });
+
+describe('planDrain: concurrent drains', () => {
+  it('never targets a node another drain is about to empty, even while it is still active', () => {
+    const nodes = [node('src', { gears: 2 }), node('a', { gears: 0 }), node('b', { gears: 40 })];
+    const open = planDrain(input({ gears: [gear('g1'), gear('g2')], nodes }));
+    expect(Object.values(targets(open))).toContain('a');
+    const plan = planDrain(input({ gears: [gear('g1'), gear('g2')], nodes, draining: new Set(['a']) }));
+    expect(targets(plan)).toEqual({ g1: 'b', g2: 'b' });
+  });
+});

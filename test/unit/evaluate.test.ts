@@ -205,7 +205,9 @@ describe('decidePool: scale-down', () => {
     const input = { nodes: [...low, draining], drains, pool: pool({ demandHistory: quietDay, lowSince: minutesAgo(7) }) };
     expect(decidePool(evaluation(input)).decision).toEqual({
       kind: 'no-action',
-      reason: 'pool d1/small at 0.32 <= 0.50 for 7m; scale-down blocked: 1 drain in progress (maxConcurrentDrains=1)',
+      reason:
+        'pool d1/small at 0.32 <= 0.50 for 7m; scale-down blocked by scaleDown.budget.maxDraining: 1 of 1 drains in progress (scaleDown.budget.maxDraining=10% of 5 nodes = 1); frees up when a drain ends (drainTimeout at the latest) (until 10:25:00Z)',
+      budget: { name: 'scaleDown.budget.maxDraining', until: '2025-03-10T10:25:00.000Z' },
     });
     const two = decidePool(evaluation({ ...input, config: config({ scaleDown: { maxConcurrentDrains: 2 } }) }));
     expect(two.decision).toMatchObject({

@@ -54,7 +54,7 @@ describe('GearMover: starting a drain', () => {
     await mover.handleScaleDown(await w.decideScaleDown('b.example.com'));
     await mover.run(steps(20));
     const refused = (await w.store.listDrains(POOL, 'aborted')).find((d) => d.nodeId === 'b.example.com');
-    expect(refused?.abortReason).toBe('1 node(s) of pool d1/small already draining (maxConcurrentDrains=1)');
+    expect(refused?.abortReason).toBe('1 node(s) of pool d1/small already draining (scaleDown.maxConcurrentDrains=1)');
     expect((await w.store.getNode('b.example.com'))?.state).toBe('active');
   });
 

@@ -23,11 +23,12 @@ import type {
 import { splitPoolId } from '../../domain/model.js';
 import type { Controls, OverrideRecord, PauseActions, PauseRecord, PendingDrain } from '../../domain/controls.js';
 import { ConflictError, NotFoundError } from '../../errors.js';
-import type { DrainHeader, DrainPatch, LeaseRequest, MoveWrite, NewDrain, NewNode, NodePatch, PoolPatch, StateStore, StatsWrite } from '../../ports/state-store.js';
+import type { DrainHeader, DrainPatch, GearMoveRecord, LeaseRequest, MoveWrite, NewDrain, NewNode, NodePatch, PoolPatch, StateStore, StatsWrite } from '../../ports/state-store.js';
 import { assertLegalTransition, decisionExpiry, grantLease, sourcesOf } from '../state-rules.js';
 import { DynamoDbControls, type Send } from './controls.js';
 import { DynamoDbDecisionLog } from './decision-log.js';
 import { DynamoDbDrains } from './drains.js';
+import { DynamoDbGearMoves } from './gear-moves.js';
 import { strip, translateError, queryAll } from './items.js';
 import { TABLE_KEYS } from './table-keys.js';
 
@@ -87,6 +88,7 @@ export class DynamoDbStateStore implements StateStore {
   private readonly controls: DynamoDbControls;
   private readonly decisionLog: DynamoDbDecisionLog;
   private readonly drains: DynamoDbDrains;
+  private readonly gearMoves: DynamoDbGearMoves;
 
   constructor(
     private readonly client: DynamoDBDocumentClient,
@@ -96,6 +98,7 @@ export class DynamoDbStateStore implements StateStore {
     this.controls = new DynamoDbControls(client, tableName, send);
     this.decisionLog = new DynamoDbDecisionLog(client, tableName, send);
     this.drains = new DynamoDbDrains(client, tableName, send);
+    this.gearMoves = new DynamoDbGearMoves(client, tableName, send);
   }
 
   /** The document client this adapter expects: `undefined` fields are dropped, not rejected. */
@@ -502,6 +505,14 @@ export class DynamoDbStateStore implements StateStore {
   }
 
   /** Runs one SDK call and translates its errors into the project's error family. */
+  async recordGearMoves(moves: readonly GearMoveRecord[], ttlMs: number): Promise<void> {
+    return this.gearMoves.record(moves, ttlMs);
+  }
+
+  async getGearMoves(uuids: readonly string[]): Promise<Map<string, string[]>> {
+    return this.gearMoves.read(uuids);
+  }
+
   private async send<R>(call: () => Promise<R>, conflict = 'conditional write lost'): Promise<R> {
     try {
       return await call();

@@ -13,7 +13,7 @@ import type {
 import { splitPoolId } from '../../domain/model.js';
 import { pauseKey, type Controls, type OverrideRecord, type PauseActions, type PauseRecord, type PendingDrain } from '../../domain/controls.js';
 import { ConflictError, NotFoundError } from '../../errors.js';
-import type { DrainHeader, DrainPatch, LeaseRequest, MoveWrite, NewDrain, NewNode, NodePatch, PoolPatch, StateStore, StatsWrite } from '../../ports/state-store.js';
+import type { DrainHeader, DrainPatch, GearMoveRecord, LeaseRequest, MoveWrite, NewDrain, NewNode, NodePatch, PoolPatch, StateStore, StatsWrite } from '../../ports/state-store.js';
 import { assertLegalTransition, decisionExpiry, grantLease, sourcesOf } from '../state-rules.js';
 
 /**
@@ -97,6 +97,8 @@ export class InMemoryStateStore implements StateStore {
   private readonly pauses = new FrozenMap<string, PauseRecord>();
   private readonly overrides = new FrozenMap<PoolId, OverrideRecord>();
   private readonly pendingDrains = new FrozenMap<string, PendingDrain>();
+  /** Per gear: its moves by key (`at`), and when the item expires (epoch seconds), as the table's GEAR# items. */
+  private readonly gearMoves = new Map<string, { moves: Map<string, string>; expiresAt: number }>();
 
   async getNode(nodeId: string): Promise<NodeRecord | undefined> {
     const node = this.nodes.get(nodeId);
@@ -366,6 +368,24 @@ export class InMemoryStateStore implements StateStore {
 
   async deletePendingDrain(nodeId: string): Promise<boolean> {
     return this.pendingDrains.delete(nodeId);
+  }
+
+  async recordGearMoves(moves: readonly GearMoveRecord[], ttlMs: number): Promise<void> {
+    for (const move of moves) {
+      const item = this.gearMoves.get(move.uuid) ?? { moves: new Map<string, string>(), expiresAt: 0 };
+      item.moves.set(`${move.at}|${move.key}`, move.at);
+      item.expiresAt = decisionExpiry(move.at, ttlMs);
+      this.gearMoves.set(move.uuid, item);
+    }
+  }
+
+  async getGearMoves(uuids: readonly string[]): Promise<Map<string, string[]>> {
+    const found = new Map<string, string[]>();
+    for (const uuid of uuids) {
+      const item = this.gearMoves.get(uuid);
+      if (item) found.set(uuid, [...item.moves.values()].sort());
+    }
+    return found;
   }
 
   private sortedMembers(pool: PoolId): readonly string[] {

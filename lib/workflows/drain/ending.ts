@@ -7,6 +7,7 @@
  * are, and sets the pool's lastFailureAt. A drain never ends `completed`
  * unless the platform listed the node empty.
  */
+import { drainingLimit, poolSize } from '../../domain/budget.js';
 import { drainKind, isUrgent, progressOf } from '../../domain/drain.js';
 import { formatDuration } from '../../domain/duration.js';
 import type { DrainRecord, NodeRecord } from '../../domain/model.js';
@@ -25,9 +26,11 @@ export async function begin(ctx: DrainContext, drain: DrainRecord, node: NodeRec
     return finishAbort(ctx, drain, node, `node ${node.nodeId} is protected`, { failure: false });
   }
   if (!urgent && drainKind(drain) !== 'redrain') {
-    const others = (await store.listNodes(drain.pool)).filter((n) => n.state === 'draining' && n.nodeId !== node.nodeId).length;
-    if (others >= ctx.config.scaleDown.maxConcurrentDrains) {
-      return finishAbort(ctx, drain, node, `${others} node(s) of pool ${drain.pool} already draining (maxConcurrentDrains=${ctx.config.scaleDown.maxConcurrentDrains})`, {
+    const poolNodes = await store.listNodes(drain.pool);
+    const others = poolNodes.filter((n) => n.state === 'draining' && n.nodeId !== node.nodeId).length;
+    const { limit, setting } = drainingLimit(ctx.config, poolConfig, poolSize(poolNodes));
+    if (others >= limit) {
+      return finishAbort(ctx, drain, node, `${others} node(s) of pool ${drain.pool} already draining (${setting})`, {
         failure: false,
       });
     }

@@ -29,6 +29,7 @@ import { planDrain } from '../../domain/drain-plan.js';
 import type { DrainRecord, GearMove, NodeRecord } from '../../domain/model.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../errors.js';
 import { MAX_REPLANS, ORPHAN_GRACE_MS, confirmUnchanged, save, stripUndefined, updateMove, type DrainContext, type StepResult } from './context.js';
+import { budgetRefusal, recordMoves } from './budget-guard.js';
 import { preemptNormalDrains, requestAbortStep } from './ending.js';
 import { requestReplacement } from './interruptions.js';
 
@@ -59,6 +60,8 @@ export async function planOrFinish(ctx: DrainContext, drain: DrainRecord, node: 
   for (const move of rec.dropped) log.info('gear left the node before its move; dropped from the plan', { drainId: drain.drainId, uuid: move.gear.uuid, app: move.gear.app });
   for (const move of rec.returned) log.warn('gear still on the node after its move; planned again', { drainId: drain.drainId, uuid: move.gear.uuid, target: move.target });
   const urgent = isUrgent(drain);
+  const refusal = await budgetRefusal(ctx, drain, node, onNode);
+  if (refusal) return requestAbortStep(ctx, drain, refusal);
 
   if (onNode.length === 0 && !rec.moves.some(isPending)) {
     const failed = rec.moves.filter((move) => move.state === 'failed');
@@ -118,6 +121,7 @@ export async function planOrFinish(ctx: DrainContext, drain: DrainRecord, node: 
     now,
     statsMaxAge: ctx.config.statsMaxAge,
     avoid,
+    draining: new Set(drains.filter((other) => other.drainId !== drain.drainId && other.state === 'active').map((other) => other.nodeId)),
   });
 
   const byUuid = new Map(plan.placements.map((placement) => [placement.gear.uuid, placement]));
@@ -211,7 +215,10 @@ export async function pollMoves(ctx: DrainContext, drain: DrainRecord, node: Nod
       });
     }
   }
-  if (changed) await save(ctx, drain, { moves: moves.map(stripUndefined) });
+  if (changed) {
+    await recordMoves(ctx, drain, moves.filter((move, i) => move.state === 'moved' && drain.moves[i]!.state === 'moving'));
+    await save(ctx, drain, { moves: moves.map(stripUndefined) });
+  }
   return changed;
 }
 

@@ -1,5 +1,6 @@
 /** The generated scenarios of the reliability suite: workloads and fault schedules, each rate drawn anew (shrinking toward no fault). */
 import fc from 'fast-check';
+import { budgetArbitrary } from './budgets.js';
 import type { Scenario } from './scenario.js';
 
 /** A rate from 0 to `max`, spread evenly (fc.double favours its bounds), shrinking toward 0. */
@@ -24,5 +25,6 @@ export const scenarioArbitrary = (store: Scenario['store'], size: 'full' | 'shor
     maxNodesTotal: fc.integer({ min: 3, max: 8 }),
     maxCores: fc.option(fc.integer({ min: 8, max: 32 }), { nil: undefined }),
     store: fc.constant(store),
+    budget: fc.option(budgetArbitrary, { nil: undefined }),
   });
 

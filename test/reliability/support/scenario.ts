@@ -22,6 +22,7 @@ import { seededRandom } from '../../../lib/sim/random.js';
 import { seedInitialNodes } from '../../../lib/sim/replay.js';
 import { CONSUMERS, FUNCTIONS, LOCAL_QUEUES, LocalRuntime, type FunctionName } from '../../../lib/sim/runtime.js';
 import { SimWorld } from '../../../lib/sim/world.js';
+import { budgetConfig, budgetViolations, type ScenarioBudget } from './budgets.js';
 import { CLOUD_READS, FaultInjector, NO_FAULTS, PLATFORM_READS, QUEUE_READS, STORE_READS, type FaultCounts, type FaultRates } from './faults.js';
 
 export interface Scenario {
@@ -48,6 +49,7 @@ export interface Scenario {
   /** Global core limit (each host has 4 vCPUs), if any. */
   maxCores?: number;
   store: 'memory' | 'dynalite';
+  budget?: ScenarioBudget;
 }
 
 /**
@@ -84,7 +86,6 @@ const SETTLE_MINUTES = 45;
 const VCPUS = 4;
 /** Two visibility timeouts: a message received under faults may still fail its last receives after they stop. */
 const POISON_AFTER_MS = 2 * 360_000;
-const MAX_CONCURRENT_DRAINS = 1;
 const START = Date.parse('2026-03-02T00:00:00.000Z');
 
 /** Small and quick: short delays so that a one-hour scenario sees scale-ups, drains and releases. */
@@ -99,7 +100,7 @@ export function scenarioConfig(scenario: Scenario): ConfigInput {
       delayAfterAdd: '3m',
       delayAfterDelete: '1m',
       delayAfterFailure: '30s',
-      maxConcurrentDrains: MAX_CONCURRENT_DRAINS,
+      budget: budgetConfig(scenario.budget),
       moveRetryDelay: '30s',
       drainTimeout: '20m',
       payoff: scenario.attrition ? { horizon: '5m', confidenceWindow: '5m', factor: 0 } : { enabled: false },
@@ -420,8 +421,7 @@ class ScenarioRun {
     // One drain per decision.
     const drainsByDecision = new Map<string, string[]>();
     for (const drain of drains) drainsByDecision.set(drain.decisionId, [...(drainsByDecision.get(drain.decisionId) ?? []), drain.drainId]);
-    const scaleDowns = drains.filter((drain) => drain.state === 'active' && (drain.kind ?? 'scale-down') === 'scale-down').length;
-    if (scaleDowns > MAX_CONCURRENT_DRAINS) this.violations.push(`${at}: ${scaleDowns} scale-down drains at once > maxConcurrentDrains ${MAX_CONCURRENT_DRAINS}`);
+    this.violations.push(...budgetViolations(at, this.scenario.budget, POOL_MAX, drains, nodes));
     for (const [decision, ids] of drainsByDecision) if (ids.length > 1) this.violations.push(`${at}: decision ${decision} started ${ids.length} drains (${ids.join(', ')})`);
   }
 

@@ -1,0 +1,56 @@
+/**
+ * The evaluator's decision with what the disruption budget needs to know of
+ * the candidate's gears (lib/domain/budget.ts): their applications and
+ * do-not-move flags, and their moves in the last 7 days. Read cheaply: only
+ * for the node the decision would drain, and the decision is taken again
+ * with them; a candidate refused for a gear gives way to the next one, whose
+ * gears are read in turn. A node whose stats do not list its gears (the
+ * shipped agent reports counts) has them listed by the platform, once per
+ * candidate. After a few rounds a candidate whose gears were not read is
+ * refused, so no decision drains unchecked gears. The gear mover checks the
+ * gears again before its first move (lib/workflows/drain/budget-guard.ts).
+ */
+import { GEAR_MOVE_WINDOW_MS } from '../domain/budget.js';
+import type { PoolEvaluation, PoolEvaluationInput } from '../domain/decision.js';
+import { decidePool } from '../domain/evaluate.js';
+import type { GearInfo, NodeRecord } from '../domain/model.js';
+import type { StateStore } from '../ports/state-store.js';
+
+/** Candidates whose gears are read in one evaluation before unread ones are refused. */
+const MAX_ROUNDS = 4;
+
+export interface GearSources {
+  store: Pick<StateStore, 'getGearMoves'>;
+  /** The platform's gear list of a node (Platform.listGears), for a candidate whose stats list none; absent: left to the gear mover. */
+  listGears?: (nodeId: string) => Promise<GearInfo[]>;
+}
+
+export async function decideWithMoveHistory(
+  sources: GearSources,
+  input: PoolEvaluationInput,
+  decide: (input: PoolEvaluationInput) => PoolEvaluation = decidePool,
+): Promise<PoolEvaluation> {
+  const history = new Map<string, readonly string[]>(input.moveHistory ?? []);
+  const since = input.now.getTime() - GEAR_MOVE_WINDOW_MS;
+  let nodes: readonly NodeRecord[] = input.nodes;
+  for (let round = 0; ; round++) {
+    const final = round >= MAX_ROUNDS;
+    const evaluation = decide({ ...input, nodes, moveHistory: history, moveHistoryFinal: final });
+    const decision = evaluation.decision;
+    if (decision.kind !== 'scale-down' || final) return evaluation;
+    const candidate = nodes.find((node) => node.nodeId === decision.nodeId);
+    let gears = candidate?.stats?.gears;
+    if (candidate?.stats && gears === undefined) {
+      if (!sources.listGears) return evaluation;
+      const listed = await sources.listGears(candidate.nodeId);
+      gears = listed;
+      nodes = nodes.map((node) => (node === candidate ? { ...node, stats: { ...node.stats!, gears: listed } } : node));
+    }
+    const unread = (gears ?? []).map((gear) => gear.uuid).filter((uuid) => !history.has(uuid));
+    if (unread.length === 0 && gears === candidate?.stats?.gears) return evaluation;
+    if (unread.length > 0) {
+      const read = await sources.store.getGearMoves(unread);
+      for (const uuid of unread) history.set(uuid, (read.get(uuid) ?? []).filter((at) => Date.parse(at) > since));
+    }
+  }
+}

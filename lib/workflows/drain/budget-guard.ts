@@ -1,0 +1,36 @@
+/**
+ * The gear mover's side of the disruption budget (lib/domain/budget.ts):
+ * before a scale-down drain moves its first gear, the gears the platform
+ * lists on the node are checked against the budget (do-not-move flag and
+ * applications, moves in the last 7 days), since the evaluator saw only the
+ * gears the node's stats listed; and every completed move is recorded in the
+ * gear's move history. An operator's, an urgent or a handed-back drain moves
+ * what it must, and is not checked.
+ */
+import { GEAR_MOVE_WINDOW_MS, gearsRefused, poolBudget } from '../../domain/budget.js';
+import { describeGears, drainKind, isUrgent } from '../../domain/drain.js';
+import type { DrainRecord, GearInfo, GearMove, NodeRecord } from '../../domain/model.js';
+import type { GearMoveRecord } from '../../ports/state-store.js';
+import { poolConfigOf, type DrainContext } from './context.js';
+
+/** Why this drain must not move these gears (checked once, before its first plan), or undefined. */
+export async function budgetRefusal(ctx: DrainContext, drain: DrainRecord, node: NodeRecord, listed: readonly GearInfo[]): Promise<string | undefined> {
+  if (drain.plannedAt || drainKind(drain) !== 'scale-down' || isUrgent(drain) || listed.length === 0) return undefined;
+  // The platform may not know a gear's do-not-move flag; the node's agent reported it with its stats.
+  const flagged = new Set((node.stats?.gears ?? []).filter((gear) => gear.doNotMove).map((gear) => gear.uuid));
+  const onNode = listed.map((gear) => (flagged.has(gear.uuid) ? { ...gear, doNotMove: true } : gear));
+  const budget = poolBudget(ctx.config, poolConfigOf(ctx, drain.pool));
+  const history = await ctx.ports.store.getGearMoves(onNode.map((gear) => gear.uuid));
+  const refused = gearsRefused(budget, onNode, history, ctx.ports.clock.now());
+  if (refused.length === 0) return undefined;
+  return `disruption budget: ${refused[0]!.reason}${refused.length > 1 ? ` (and ${refused.length - 1} more gear(s): ${describeGears(refused.slice(1).map((r) => r.gear), 3)})` : ''}`;
+}
+
+/** Records the moves that just completed in their gears' history (idempotent per drain and attempt). */
+export async function recordMoves(ctx: DrainContext, drain: DrainRecord, moved: readonly GearMove[]): Promise<void> {
+  if (moved.length === 0) return;
+  // The attempt's start, not now: a retried step records the very same entry.
+  const now = ctx.ports.clock.now().toISOString();
+  const records: GearMoveRecord[] = moved.map((move) => ({ uuid: move.gear.uuid, at: move.startedAt ?? now, key: `${drain.drainId}#${move.attempts}` }));
+  await ctx.ports.store.recordGearMoves(records, GEAR_MOVE_WINDOW_MS);
+}

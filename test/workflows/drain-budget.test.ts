@@ -1,0 +1,93 @@
+/**
+ * The gear mover honours the disruption budget (lib/domain/budget.ts): a
+ * scale-down drain checks the gears the platform lists before its first
+ * move, records every completed move in the gears' history, starts drains
+ * concurrently up to maxDraining, and never plans a gear onto a node another
+ * drain is about to empty. An operator's drain is not held back.
+ */
+import { describe, expect, it } from 'vitest';
+import { InMemoryStateStore } from '../../lib/adapters/memory/state-store.js';
+import { GEAR_MOVE_WINDOW_MS } from '../../lib/domain/budget.js';
+import { MANUAL_DECISION_PREFIX } from '../../lib/app/drain.js';
+import { POOL, World, apps } from '../support/gear-mover-world.js';
+
+async function world(options: ConstructorParameters<typeof World>[1] = {}): Promise<World> {
+  return new World(new InMemoryStateStore(), options);
+}
+
+describe('gear mover: disruption budget', () => {
+  it('aborts a scale-down drain before any move when the node holds a gear of a do-not-move application, and re-opens the node', async () => {
+    const w = await world({ config: { scaleDown: { budget: { doNotMoveApps: ['app-1'] } } } });
+    await w.node('src.example.com', { gears: apps(2, 2) });
+    await w.node('t1.example.com');
+    const mover = w.mover();
+    await mover.handleScaleDown(await w.decideScaleDown('src.example.com'));
+    await w.tickUntilIdle(() => mover);
+
+    const [aborted] = await w.store.listDrains(POOL, 'aborted');
+    expect(aborted?.abortReason).toBe('disruption budget: gear g1x0 belongs to app-1 (scaleDown.budget.doNotMoveApps) (and 1 more gear(s): g1x1 (app-1))');
+    expect(aborted?.moves).toEqual([]);
+    expect(w.sim.nodeFacts('src.example.com').activeGears).toBe(4);
+    expect(await w.store.getNode('src.example.com')).toMatchObject({ state: 'active' });
+    expect(w.sim.nodeFacts('src.example.com').active).toBe(true);
+  });
+
+  it('aborts when a listed gear was moved as often as maxMovesPerGear allows in the last 7 days; the flag from the node\u2019s stats counts too', async () => {
+    const w = await world({ config: { scaleDown: { budget: { maxMovesPerGear: 1 } } } });
+    await w.node('src.example.com', { gears: apps(1, 2) });
+    await w.node('t1.example.com');
+    await w.store.recordGearMoves([{ uuid: 'g0x1', at: new Date(w.clock.now().getTime() - 86_400_000).toISOString(), key: 'old#1' }], GEAR_MOVE_WINDOW_MS);
+    const mover = w.mover();
+    await mover.handleScaleDown(await w.decideScaleDown('src.example.com'));
+    await w.tickUntilIdle(() => mover);
+    const [aborted] = await w.store.listDrains(POOL, 'aborted');
+    expect(aborted?.abortReason).toMatch(/^disruption budget: gear g0x1 \(app-0\) moved 1 times in 7 d \(maxMovesPerGear=1\) until /);
+    expect(w.sim.nodeFacts('src.example.com').activeGears).toBe(2);
+  });
+
+  it('an operator\u2019s drain moves a do-not-move gear all the same, and records the move', async () => {
+    const w = await world({ config: { scaleDown: { budget: { doNotMoveApps: ['app-0'] } } } });
+    await w.node('src.example.com', { gears: apps(1, 1) });
+    await w.node('t1.example.com');
+    const mover = w.mover();
+    await mover.handleScaleDown({ ...w.scaleDown('src.example.com'), decisionId: `${MANUAL_DECISION_PREFIX}op-1` });
+    await w.tickUntilIdle(() => mover);
+    expect((await w.store.listDrains(POOL, 'completed')).map((d) => d.nodeId)).toEqual(['src.example.com']);
+    expect(w.sim.nodeFacts('t1.example.com').activeGears).toBe(1);
+    expect((await w.store.getGearMoves(['g0x0'])).get('g0x0')).toHaveLength(1);
+  });
+
+  it('records each completed move once in its gear\u2019s history', async () => {
+    const w = await world();
+    await w.node('src.example.com', { gears: apps(3, 1) });
+    await w.node('t1.example.com');
+    const mover = w.mover();
+    await mover.handleScaleDown(await w.decideScaleDown('src.example.com'));
+    await w.tickUntilIdle(() => mover);
+    const history = await w.store.getGearMoves(['g0x0', 'g1x0', 'g2x0', 'never']);
+    expect([...history.keys()].sort()).toEqual(['g0x0', 'g1x0', 'g2x0']);
+    for (const times of history.values()) expect(times).toHaveLength(1);
+  });
+
+  it('runs drains at once up to maxDraining and refuses the one over it', async () => {
+    const w = await world({ config: { scaleDown: { budget: { maxDraining: 3 } } } });
+    for (const id of ['a', 'b', 'c', 'd']) await w.node(`${id}.example.com`, { gears: apps(2, 1, id) });
+    for (const id of ['t1', 't2', 't3']) await w.node(`${id}.example.com`);
+    const mover = w.mover();
+    for (const id of ['a', 'b', 'c']) {
+      await mover.handleScaleDown(await w.decideScaleDown(`${id}.example.com`));
+      w.clock.advance(1000);
+    }
+    await mover.run(w.budget(20_000));
+    const draining = (await w.store.listNodes(POOL)).filter((n) => n.state === 'draining').map((n) => n.nodeId);
+    expect(draining).toEqual(['a.example.com', 'b.example.com', 'c.example.com']);
+    const targets = new Set((await w.store.listDrains(POOL, 'active')).flatMap((d) => d.moves.map((m) => m.target)));
+    expect([...targets].every((target) => target.startsWith('t'))).toBe(true);
+
+    await mover.handleScaleDown(await w.decideScaleDown('d.example.com'));
+    await w.tickUntilIdle(() => mover);
+    expect((await w.store.listDrains(POOL, 'completed')).map((d) => d.nodeId).sort()).toEqual(['a.example.com', 'b.example.com', 'c.example.com']);
+    const [refused] = await w.store.listDrains(POOL, 'aborted');
+    expect(refused).toMatchObject({ nodeId: 'd.example.com', abortReason: '3 node(s) of pool d1/small already draining (scaleDown.budget.maxDraining=3)' });
+  });
+});
