@@ -62,7 +62,7 @@ interface NodeHost {
 interface Gear extends GearInfo {
   node: string;
 }
-type MoveFault = 'rsync' | 'destroy-old' | 'crash';
+export type MoveFault = 'rsync' | 'destroy-old' | 'crash';
 interface Command {
   id: string;
   parameters: Record<string, string>;
@@ -83,6 +83,8 @@ export interface BrokerEmulatorOptions {
   commandLatencyMs?: number;
   /** How long oo-admin-move takes. Default 30 s. */
   moveDurationMs?: number;
+  /** Drawn at the start of every move with no scripted fault: how it fails, if it does (the reliability suite's fault model). */
+  drawMoveFault?: () => MoveFault | undefined;
 }
 
 export class BrokerEmulator {
@@ -93,6 +95,7 @@ export class BrokerEmulator {
   private readonly moveFaults = new Map<string, MoveFault>();
   private readonly document = brokerDocument();
   private sequence = 0;
+  private completedMoves = 0;
   private readonly latency: number;
   private readonly moveDuration: number;
   /** Every SendCommand input, in order, for assertions on the exact requests. */
@@ -123,6 +126,37 @@ export class BrokerEmulator {
 
   placeGear(node: string, gear: GearInfo): void {
     this.gears.set(gear.uuid, { ...gear, node });
+  }
+
+  /** An application deleted a gear (wherever it is); true if it existed. */
+  removeGear(uuid: string): boolean {
+    this.settle();
+    return this.gears.delete(uuid);
+  }
+
+  /** Every gear, by uuid, with its node: for the world's placement and invariant checks. */
+  gearNodes(): ReadonlyMap<string, string> {
+    this.settle();
+    return new Map([...this.gears.values()].map((g) => [g.uuid, g.node]));
+  }
+
+  /** A node host's capacity and the gears being created on it, if the host exists. */
+  host(node: string): { profile: string; maxGears: number; incoming: number } | undefined {
+    this.settle();
+    const host = this.hosts.get(node);
+    return host && { profile: host.profile, maxGears: host.maxGears, incoming: host.incoming };
+  }
+
+  /** The nodes of a district, with whether each is active. */
+  servers(district: string): Array<{ name: string; active: boolean }> {
+    this.settle();
+    return (this.districts.get(district)?.servers ?? []).map((s) => ({ name: s.name, active: s.active }));
+  }
+
+  /** Moves that completed (the gear is on its target). */
+  succeededMoves(): number {
+    this.settle();
+    return this.completedMoves;
   }
 
   unreachable(node: string): void {
@@ -251,7 +285,7 @@ export class BrokerEmulator {
   /** `oo-admin-move --gear_uuid <uuid> -i <target> --json`, decided at its start (the target's gear is created first). */
   private startAdminMove(uuid: string, target: string): Command['pendingMove'] {
     const host = this.hosts.get(target);
-    const fault = this.moveFaults.get(uuid);
+    const fault = this.moveFaults.get(uuid) ?? this.options.drawMoveFault?.();
     this.moveFaults.delete(uuid);
     const full = host !== undefined && this.gearsAt(target).length + host.incoming >= host.maxGears;
     if (host && !full && this.gears.has(uuid)) host.incoming++;
@@ -277,6 +311,7 @@ export class BrokerEmulator {
     if (move.fault === 'rsync') return fail(`Error moving app '${app}', platform 'linux', gear '${uuid}' from ${gear.node} to ${target}`);
     const source = gear.node;
     gear.node = target;
+    this.completedMoves++;
     if (move.fault === 'destroy-old') {
       return fail(`An invalid exit code (1) was returned from the server ${source}.  This indicates an unexpected problem during the execution of your request.`);
     }

@@ -1,0 +1,60 @@
+/** The reliability scenarios' cluster: its configuration and fixed sizes (scenario.ts runs it). */
+import type { ConfigInput } from '../../../lib/config/index.js';
+import type { Log } from '../../../lib/ports/log.js';
+import type { Metrics } from '../../../lib/ports/metrics.js';
+import type { Scenario } from './scenario.js';
+
+export const DISTRICT = 'sim';
+export const PROFILE = 'small';
+export const POOL = `${DISTRICT}/${PROFILE}`;
+export const GEARS_PER_NODE = 10;
+export const POOL_MIN = 1;
+export const POOL_MAX = 6;
+export const SETTLE_MINUTES = 45;
+export const VCPUS = 4;
+/** Two visibility timeouts: a message received under faults may still fail its last receives after they stop. */
+export const POISON_AFTER_MS = 2 * 360_000;
+export const MAX_CONCURRENT_DRAINS = 1;
+/** The role id of the simulated node hosts' instance profile: their agents send as `<it>:<instance id>`. */
+export const SIM_NODE_ROLE = 'AROASIMNODEROLE00001';
+
+/** Small and quick: short delays so that a one-hour scenario sees scale-ups, drains and releases. */
+export function scenarioConfig(scenario: Scenario): ConfigInput {
+  return {
+    handler: 'ec2',
+    limits: { maxNodesTotal: scenario.maxNodesTotal, ...(scenario.maxCores === undefined ? {} : { maxCores: scenario.maxCores }) },
+    scaleUp: { headroomGears: 5, sustain: '1m', maxNodeProvisionTime: '10m', forecast: { bootDelay: '2m' } },
+    scaleDown: {
+      unneededTime: '2m',
+      delayAfterAdd: '3m',
+      delayAfterDelete: '1m',
+      delayAfterFailure: '30s',
+      maxConcurrentDrains: MAX_CONCURRENT_DRAINS,
+      moveRetryDelay: '30s',
+      drainTimeout: '20m',
+    },
+    cloudRetry: { attempts: 3, baseDelay: '100ms', maxDelay: '1s' },
+    // Node agents send as their instance (SIM_NODE_ROLE:<instance id>); hostile hosts cannot pose as another.
+    statsAuth: { nodeRoleIds: [SIM_NODE_ROLE] },
+    naming: { base: 'node', domain: 'sim.local' },
+    pools: [
+      {
+        district: DISTRICT,
+        profile: PROFILE,
+        min: POOL_MIN,
+        max: POOL_MAX,
+        gearsPerNode: GEARS_PER_NODE,
+        template: { imageId: 'ami-sim', instanceTypes: [{ name: 'm5.xlarge', vcpus: VCPUS, memoryGiB: 16 }], subnets: ['subnet-sim'] },
+      },
+    ],
+  } as ConfigInput;
+}
+
+/** The use-case frames of the current stack, for a violation to say which code path did it. */
+export function callerInApp(): string {
+  const frames = (new Error().stack ?? '').split('\n').filter((line) => /lib[\\/]app[\\/]/.test(line));
+  return frames.map((line) => line.trim().replace(/^at /, '').replace(/\(.*[\\/]lib[\\/]/, '(lib/')).join(' <- ') || 'outside the use cases';
+}
+
+export const quietLog: Log = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
+export const noMetrics: Metrics = { record: () => undefined };
