@@ -41,8 +41,11 @@ export class HostileHosts {
           return { ...base, nodeId: ghost() };
         case 'past-date': // a full node reported an hour ago, that would stay stale and hold the pool up
           return { ...base, nodeId: attacker.nodeId, activeGears: 2 * HOSTILE_CAPACITY, reportedAt: at(-55) };
-        case 'future-date': // its own node, dated ahead, to shadow every later report
-          return { ...base, nodeId: attacker.nodeId, reportedAt: at(30) };
+        case 'future-date':
+          // Another node, dated ahead to shadow its later reports. (A host may date its own node ahead: refused at
+          // parsing while more than 5 minutes ahead, its redeliveries are taken once within them: a lie about itself,
+          // like any other figure it reports of itself.)
+          return { ...base, nodeId: victim, reportedAt: at(30) };
         case 'unconfigured-pool':
           return { ...base, nodeId: ghost(), district: 'elsewhere', profile: 'xlarge' };
         case 'huge-gear-list':

@@ -437,7 +437,7 @@ class ScenarioRun {
     }
 
     const active = await this.store.listDrains(POOL, 'active');
-    for (const drain of active) this.violations.push(`${at}: drain ${drain.drainId} of ${drain.nodeId} still active after settling (started ${drain.startedAt})`);
+    for (const drain of active) this.violations.push(`${at}: drain ${drain.drainId} of ${drain.nodeId} still active after settling (started ${drain.startedAt}, phase ${drain.phase ?? '?'}, closed ${drain.closedAt ?? 'no'}, ${drain.moves?.length ?? 0} moves: ${JSON.stringify(drain.moves?.slice(0, 3) ?? [])})`);
     const nodes = await this.store.listNodes(POOL);
     for (const node of nodes) {
       if (['draining', 'drained', 'terminating'].includes(node.state)) this.violations.push(`${at}: node ${node.nodeId} still ${node.state} after settling (since ${node.stateChangedAt})`);
