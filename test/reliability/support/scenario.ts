@@ -13,7 +13,7 @@ import { SimulatedCloud } from '../../../lib/adapters/local/simulated-cloud.js';
 import { SimulatedPlatform } from '../../../lib/adapters/local/simulated-platform.js';
 import { VirtualClock } from '../../../lib/adapters/local/virtual-clock.js';
 import { InMemoryStateStore } from '../../../lib/adapters/memory/state-store.js';
-import { parseConfig } from '../../../lib/config/index.js';
+import { parseConfig, type ConfigInput } from '../../../lib/config/index.js';
 import type { Platform } from '../../../lib/ports/platform.js';
 import type { OutgoingMessage, Queue, QueueName } from '../../../lib/ports/queue.js';
 import type { StateStore } from '../../../lib/ports/state-store.js';
@@ -62,6 +62,7 @@ export interface Mutants {
   store?: (store: StateStore) => StateStore;
   cloud?: (cloud: SimulatedCloud) => SimulatedCloud;
   platform?: (platform: SimulatedPlatform) => SimulatedPlatform;
+  config?: (config: ConfigInput) => ConfigInput;
 }
 
 export interface ScenarioOutcome {
@@ -155,7 +156,7 @@ class ScenarioRun {
   }
 
   async run(): Promise<ScenarioOutcome> {
-    const config = scenarioConfig(this.scenario);
+    const config = this.mutants.config?.(scenarioConfig(this.scenario)) ?? scenarioConfig(this.scenario);
     const parsed = parseConfig(config, 'reliability scenario');
     // The nodes there before nodescaler started: booted by the first minute.
     const startAt = this.clock.nowMs();
