@@ -13,32 +13,15 @@
  * is InProgress until it has run); and SSM's cut of StandardOutputContent at
  * 24,000 characters.
  */
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { GetCommandInvocationCommand, InvalidParameters, InvocationDoesNotExist, ListCommandsCommand, SendCommandCommand, type SSMClient } from '@aws-sdk/client-ssm';
-import { parse } from 'yaml';
 import type { GearInfo } from '../../lib/domain/model.js';
 import type { Clock } from '../../lib/ports/clock.js';
+import { brokerDocument, frameDistrictOutput, frameMoveOutput } from './broker-document-frames.js';
+
+export { brokerDocument, frameDistrictOutput, frameMoveOutput };
 
 export const SSM_OUTPUT_LIMIT = 24_000;
-const ROOT = join(import.meta.dirname, '../..');
 const metadata = { httpStatusCode: 400, attempts: 1, totalRetryDelay: 0 };
-
-interface DocumentParameter {
-  type: string;
-  default?: string;
-  allowedPattern?: string;
-  allowedValues?: string[];
-}
-
-/** The nodescaler document as packaged: its parameters and its script. */
-export function brokerDocument(): { parameters: Record<string, DocumentParameter>; runCommand: string[] } {
-  const template = parse(readFileSync(join(ROOT, 'infra/broker-document.yml'), 'utf8'), { customTags: [] }) as {
-    Resources: { BrokerAdminDocument: { Properties: { Content: { parameters: Record<string, DocumentParameter>; mainSteps: Array<{ inputs: { runCommand: string[] } }> } } } };
-  };
-  const content = template.Resources.BrokerAdminDocument.Properties.Content;
-  return { parameters: content.parameters, runCommand: content.mainSteps[0]!.inputs.runCommand };
-}
 
 interface Server {
   name: string;
@@ -453,20 +436,6 @@ export class BrokerEmulator {
       Parameters: Object.fromEntries(Object.entries(command.parameters).map(([k, v]) => [k, [v]])),
     };
   }
-}
-
-/** What the document's script prints for a district action: the tool's lines without its district dump, then the exit code. */
-export function frameDistrictOutput(raw: { stdout: string; exitCode: number }): { stdout: string; exitCode: number } {
-  const kept = raw.stdout.replace(/\n$/, '').split('\n').filter((line) => !/^[\s]*([{["]|$)/.test(line));
-  return { stdout: `${kept.map((l) => `${l}\n`).join('')}EXIT\t${raw.exitCode}\n`, exitCode: raw.exitCode };
-}
-
-/** What the document's script prints for a move: the last JSON line (or the last 5 lines), then the exit code. */
-export function frameMoveOutput(raw: { stdout: string; exitCode: number }): { stdout: string; exitCode: number } {
-  const lines = raw.stdout.replace(/\n$/, '').split('\n');
-  const report = lines.filter((l) => l.startsWith('{')).pop();
-  const shown = report !== undefined ? report.slice(0, 20_000) : lines.slice(-5).map((l) => l.slice(0, 300)).join('\n');
-  return { stdout: `${shown}\nEXIT\t${raw.exitCode}\n`, exitCode: raw.exitCode };
 }
 
 /** A Ruby backtrace as oo-admin-move puts in a failed report's `trace` (its length matters: SSM keeps 24,000 characters). */

@@ -1,8 +1,64 @@
-/** The reliability scenarios' cluster: its configuration and fixed sizes (scenario.ts runs it). */
+/** The reliability scenarios: what one is, the cluster's configuration and fixed sizes, what a run reports (scenario.ts runs it). */
 import type { ConfigInput } from '../../../lib/config/index.js';
 import type { Log } from '../../../lib/ports/log.js';
 import type { Metrics } from '../../../lib/ports/metrics.js';
-import type { Scenario } from './scenario.js';
+import type { DeadLetter, QueueLedger } from '../../../lib/adapters/local/local-sqs.js';
+import type { SimulatedCloud } from '../../../lib/adapters/local/simulated-cloud.js';
+import type { SimulatedPlatform } from '../../../lib/adapters/local/simulated-platform.js';
+import type { StateStore } from '../../../lib/ports/state-store.js';
+import type { FaultCounts, FaultRates } from './faults.js';
+
+export interface Scenario {
+  seed: number;
+  /** Gears the applications want: each segment holds for its minutes. */
+  demand: Array<{ minutes: number; gears: number }>;
+  faults: FaultRates;
+  queue: { duplicateRate: number; reorderWindow: number; delayRate: number; /** Share of entries a batch send reports failed (not sent). */ partialSendFailure?: number };
+  /** Share of deliveries and ticks that a second instance of the function runs at the same time, on overlapping messages. */
+  concurrency: number;
+  /** Share of minutes after which the clock jumps 2 to 15 minutes ahead with nothing run (pollers and schedules stalled). */
+  clockJumps: number;
+  moveFailureRate: number;
+  /** Chance per minute that EC2 recommends rebalancing one running host (nodescaler drains it at once and replaces it). */
+  rebalanceRate?: number;
+  /** Most hosts the cloud will run (capacity runs out), if any. */
+  capacityCap?: number;
+  maxNodesTotal: number;
+  /** Global core limit (each host has 4 vCPUs), if any. */
+  maxCores?: number;
+  store: 'memory' | 'dynalite';
+  /** The platform the handlers drive: the simulated one, or the broker adapter over the broker emulator. Default simulated. */
+  platform?: 'simulated' | 'broker';
+  /** Chance per minute (under faults) that a compromised node host sends one valid-but-hostile node-stats message (hostile.ts). */
+  hostileRate?: number;
+}
+
+/**
+ * Deliberately broken parts, for the suite's own tests: each wraps the real
+ * port the handlers get, so a check that never fires is caught.
+ */
+export interface Mutants {
+  store?: (store: StateStore) => StateStore;
+  cloud?: (cloud: SimulatedCloud) => SimulatedCloud;
+  platform?: (platform: SimulatedPlatform) => SimulatedPlatform;
+  config?: (config: ConfigInput) => ConfigInput;
+}
+
+export interface ScenarioOutcome {
+  violations: string[];
+  deadLetters: DeadLetter[];
+  ledger: QueueLedger;
+  faults: FaultCounts;
+  minutes: number;
+  invocations: number;
+  scaleUps: number;
+  drains: number;
+  gearMoves: number;
+  /** The fewest nodes active or provisioning seen after any minute. */
+  fewestServing: number;
+  hostileMessages: number;
+}
+
 
 export const DISTRICT = 'sim';
 export const PROFILE = 'small';

@@ -8,7 +8,7 @@
 import type { SQSBatchResponse, SQSEvent, ScheduledEvent } from 'aws-lambda';
 import { DynamoDbStateStore } from '../../../lib/adapters/dynamodb/state-store.js';
 import { startLocalDynamo, type LocalDynamo } from '../../../lib/adapters/local/dynalite.js';
-import { LocalSqs, type DeadLetter, type QueueLedger } from '../../../lib/adapters/local/local-sqs.js';
+import { LocalSqs } from '../../../lib/adapters/local/local-sqs.js';
 import { SimulatedCloud } from '../../../lib/adapters/local/simulated-cloud.js';
 import { SimulatedPlatform } from '../../../lib/adapters/local/simulated-platform.js';
 import { VirtualClock } from '../../../lib/adapters/local/virtual-clock.js';
@@ -25,60 +25,11 @@ import { EmulatedWorld } from './emulated-platform.js';
 import { HostileHosts } from './hostile.js';
 import {
   DISTRICT, GEARS_PER_NODE, MAX_CONCURRENT_DRAINS, POISON_AFTER_MS, POOL, POOL_MAX, POOL_MIN, PROFILE, SETTLE_MINUTES, SIM_NODE_ROLE, VCPUS,
-  callerInApp, noMetrics, quietLog, scenarioConfig,
+  callerInApp, noMetrics, quietLog, scenarioConfig, type Mutants, type Scenario, type ScenarioOutcome,
 } from './scenario-config.js';
-import { CLOUD_READS, FaultInjector, NO_FAULTS, PLATFORM_READS, QUEUE_READS, STORE_READS, type FaultCounts, type FaultRates } from './faults.js';
+import { CLOUD_READS, FaultInjector, NO_FAULTS, PLATFORM_READS, QUEUE_READS, STORE_READS } from './faults.js';
 
-export interface Scenario {
-  seed: number;
-  /** Gears the applications want: each segment holds for its minutes. */
-  demand: Array<{ minutes: number; gears: number }>;
-  faults: FaultRates;
-  queue: { duplicateRate: number; reorderWindow: number; delayRate: number; /** Share of entries a batch send reports failed (not sent). */ partialSendFailure?: number };
-  /** Share of deliveries and ticks that a second instance of the function runs at the same time, on overlapping messages. */
-  concurrency: number;
-  /** Share of minutes after which the clock jumps 2 to 15 minutes ahead with nothing run (pollers and schedules stalled). */
-  clockJumps: number;
-  moveFailureRate: number;
-  /** Chance per minute that EC2 recommends rebalancing one running host (nodescaler drains it at once and replaces it). */
-  rebalanceRate?: number;
-  /** Most hosts the cloud will run (capacity runs out), if any. */
-  capacityCap?: number;
-  maxNodesTotal: number;
-  /** Global core limit (each host has 4 vCPUs), if any. */
-  maxCores?: number;
-  store: 'memory' | 'dynalite';
-  /** The platform the handlers drive: the simulated one, or the broker adapter over the broker emulator. Default simulated. */
-  platform?: 'simulated' | 'broker';
-  /** Chance per minute (under faults) that a compromised node host sends one valid-but-hostile node-stats message (hostile.ts). */
-  hostileRate?: number;
-}
-
-/**
- * Deliberately broken parts, for the suite's own tests: each wraps the real
- * port the handlers get, so a check that never fires is caught.
- */
-export interface Mutants {
-  store?: (store: StateStore) => StateStore;
-  cloud?: (cloud: SimulatedCloud) => SimulatedCloud;
-  platform?: (platform: SimulatedPlatform) => SimulatedPlatform;
-  config?: (config: ConfigInput) => ConfigInput;
-}
-
-export interface ScenarioOutcome {
-  violations: string[];
-  deadLetters: DeadLetter[];
-  ledger: QueueLedger;
-  faults: FaultCounts;
-  minutes: number;
-  invocations: number;
-  scaleUps: number;
-  drains: number;
-  gearMoves: number;
-  /** The fewest nodes active or provisioning seen after any minute. */
-  fewestServing: number;
-  hostileMessages: number;
-}
+export type { Mutants, Scenario, ScenarioOutcome } from './scenario-config.js';
 
 const START = Date.parse('2026-03-02T00:00:00.000Z');
 
