@@ -165,6 +165,7 @@ const serviceFile = (relative) => path.join(serviceDir, ...relative.split('/'));
  */
 const ADAPTER_MODULES = [
   { file: 'lib/adapters/ec2/cloud.ts', what: 'handler ec2', needed: (a) => a.cloud === 'ec2', functions: ['ec2CloudFor', 'ec2HostsFor'] },
+  { file: 'lib/adapters/ec2/sender-hosts.ts', what: 'statsAuth (node-stats senders looked up in EC2)', needed: (a) => a.senderHosts, functions: ['ec2SenderHostsFor'] },
   { file: 'lib/adapters/s3/spool-cloud.ts', what: 'handler spool', needed: (a) => a.cloud === 'spool', functions: ['s3SpoolCloudFor'] },
   { file: 'lib/adapters/sns/notify-cloud.ts', what: 'handler notify', needed: (a) => a.cloud === 'notify', functions: ['snsNotifyCloudFor'] },
   // No client, but the user data and the stats agent it writes into every request (about 9 KiB).
@@ -192,7 +193,7 @@ function stageOf(configFile) {
     stdin: {
       contents:
         "export { readConfigFile } from './lib/config/parse.ts';\nexport { adaptersOf } from './lib/config/adapters.ts';\n" +
-        "export { deploymentIssues } from './lib/config/consistency.ts';\nexport { ValidationError } from './lib/errors.ts';\n",
+        "export { deploymentIssues } from './lib/config/consistency.ts';\nexport { statsAuthWarnings } from './lib/config/stats-auth.ts';\nexport { ValidationError } from './lib/errors.ts';\n",
       resolveDir: serviceDir,
       loader: 'ts',
     },
@@ -216,6 +217,8 @@ function stageOf(configFile) {
   // A stage that launches real hosts needs the real platform (lib/config/consistency.ts).
   const deployment = packaging.deploymentIssues(config);
   if (deployment.length > 0) throw new packaging.ValidationError(deployment, `configuration ${source}`);
+  // Loud, not fatal: a site whose node hosts have no instance profile may run without the sender check.
+  for (const warning of packaging.statsAuthWarnings(config)) console.warn(`\n!!! nodescaler ${source}: WARNING: ${warning}\n`);
   // The bundle carries it as JSON: it must come back the same (no Date, undefined or NaN in it).
   if (!isDeepStrictEqual(JSON.parse(JSON.stringify(config)), config)) throw new Error(`${source}: the parsed configuration does not survive JSON`);
   const adapters = packaging.adaptersOf(config);

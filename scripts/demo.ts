@@ -23,6 +23,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { PlatformSnapshot } from '../lib/adapters/local/persisted-platform.js';
+import { LOCAL_SENDER } from '../lib/domain/stats-sender.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const DAY = '2026-11-21';
@@ -139,7 +140,7 @@ function statsEvent(time: string, extra: Array<{ nodeId: string; district: strin
       messageId: `demo-stats-${time}-${i}`,
       receiptHandle: `demo-stats-${time}-${i}`,
       body: JSON.stringify(body),
-      attributes: { ApproximateReceiveCount: '1', SentTimestamp: String(Date.parse(reportedAt)), SenderId: 'demo-agent', ApproximateFirstReceiveTimestamp: String(Date.parse(reportedAt)) },
+      attributes: { ApproximateReceiveCount: '1', SentTimestamp: String(Date.parse(reportedAt)), SenderId: LOCAL_SENDER, ApproximateFirstReceiveTimestamp: String(Date.parse(reportedAt)) },
       messageAttributes: {},
       md5OfBody: '',
       eventSource: 'aws:sqs',

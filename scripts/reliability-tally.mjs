@@ -8,6 +8,11 @@ export function printReliabilityTally(dir) {
     .filter((file) => file.endsWith('.json'))
     .map((file) => JSON.parse(readFileSync(join(dir, file), 'utf8')));
   if (tallies.length === 0) return;
-  const sum = (key) => tallies.reduce((total, tally) => total + (tally[key] ?? 0), 0);
-  console.log(`reliability: ${sum('scenarios')} generated scenarios, ${sum('malformedInputs')} malformed inputs, ${sum('violations')} invariant violations`);
+  const sum = (key, list = tallies) => list.reduce((total, tally) => total + (tally[key] ?? 0), 0);
+  const on = (platform) => tallies.filter((tally) => (tally.platform ?? 'simulated') === platform);
+  const platforms = `${sum('scenarios', on('simulated'))} on the simulated platform, ${sum('scenarios', on('broker'))} on the broker emulator`;
+  console.log(
+    `reliability: ${sum('scenarios')} generated scenarios (${platforms}), ${sum('malformedInputs')} malformed inputs, ` +
+      `${sum('hostileMessages')} hostile messages, ${sum('violations')} invariant violations`,
+  );
 }

@@ -18,6 +18,8 @@ import type { PoolPatch, StateStore } from '../ports/state-store.js';
 import { applyAttrition } from './attrition.js';
 import { decideWithMoveHistory } from './move-history.js';
 import { leaseAndSend, sendLeased } from './outbox.js';
+import { StatsGate } from './stats-sender.js';
+import type { Cloud } from '../ports/cloud.js';
 
 export interface EvaluatorPorts {
   store: StateStore;
@@ -27,12 +29,16 @@ export interface EvaluatorPorts {
   log: Log;
   /** Adds a joining node to its district (the seed configured new hosts into their district). */
   platform?: Platform;
+  /** Looks up a node-stats sender's instance on first sight (lib/app/stats-sender.ts). */
+  hosts?: Pick<Cloud, 'describeHosts'>;
 }
 
 export interface StatsItem {
   /** The SQS messageId, so a failure maps back to its record. */
   id: string;
   message: NodeStatsMessage;
+  /** Who sent it, as SQS stamped it (the record's `attributes.SenderId`). */
+  senderId?: string;
 }
 
 export interface PoolOutcome {
@@ -53,12 +59,14 @@ export interface PoolOutcome {
  */
 export class ThresholdEvaluator {
   private readonly pools: ReadonlyMap<PoolId, PoolConfig>;
+  private readonly gate: StatsGate;
 
   constructor(
     private readonly ports: EvaluatorPorts,
     private readonly config: Config,
   ) {
     this.pools = new Map(config.pools.map((pool) => [poolIdOf(pool.district, pool.profile), pool]));
+    this.gate = new StatsGate(ports, config);
   }
 
   /** A batch of stats: ingest each (failures reported per record), then evaluate the pools they touched. */
@@ -67,7 +75,9 @@ export class ThresholdEvaluator {
     const touched = new Set<PoolId>();
     for (const item of items) {
       try {
-        const pool = await this.ingest(item.message);
+        const admission = await this.gate.admit(item.message, item.senderId);
+        if (!admission.admit) continue;
+        const pool = await this.ingest(item.message, admission.instanceId);
         if (pool) touched.add(pool);
       } catch (error) {
         failures.push({ id: item.id, error });
@@ -83,7 +93,7 @@ export class ThresholdEvaluator {
   }
 
   /** Stores one node's stats (never over newer ones), adopting unknown nodes and activating joining ones. */
-  async ingest(message: NodeStatsMessage): Promise<PoolId | undefined> {
+  async ingest(message: NodeStatsMessage, instanceId?: string): Promise<PoolId | undefined> {
     const { store, clock, log } = this.ports;
     const now = clock.now();
     const stats = statsToStore(message);
@@ -93,7 +103,7 @@ export class ThresholdEvaluator {
       write = await store.putNodeStats(message.nodeId, stats);
     } catch (error) {
       if (!(error instanceof NotFoundError)) throw error;
-      const adopted = await this.adopt(message, now);
+      const adopted = await this.adopt(message, now, instanceId);
       if (adopted) return this.pools.has(pool) ? pool : undefined;
       write = await store.putNodeStats(message.nodeId, stats);
     }
@@ -113,7 +123,7 @@ export class ThresholdEvaluator {
     return this.pools.has(node.pool) ? node.pool : undefined;
   }
 
-  private async adopt(message: NodeStatsMessage, now: Date): Promise<boolean> {
+  private async adopt(message: NodeStatsMessage, now: Date, instanceId: string | undefined): Promise<boolean> {
     const pool = poolIdOf(message.district, message.profile);
     const poolConfig = this.pools.get(pool);
     try {
@@ -126,6 +136,7 @@ export class ThresholdEvaluator {
           state: 'active',
           createdAt: now.toISOString(),
           origin: 'adopted',
+          ...(instanceId === undefined ? {} : { instanceId }),
           protected: isProtected({ nodeId: message.nodeId, protected: false }, poolConfig?.protectedNodes ?? []),
           stats: statsToStore(message),
           reason: 'adopted: reported stats without having been provisioned by nodescaler',

@@ -15,13 +15,16 @@ export interface AdapterChoice {
   notifier: boolean;
   /** `openshift-broker` (SSM Run Command on the broker host) or `simulated`. */
   platform: Config['platform']['kind'];
+  /** The evaluator looks node-stats senders up in EC2 (DescribeInstances): statsAuth on. */
+  senderHosts: boolean;
 }
 
-export function adaptersOf(config: Pick<Config, 'handler' | 'dns' | 'notify' | 'platform'>): AdapterChoice {
+export function adaptersOf(config: Pick<Config, 'handler' | 'dns' | 'notify' | 'platform'> & { statsAuth?: Pick<Config['statsAuth'], 'enabled'> }): AdapterChoice {
   return {
     cloud: config.handler,
     dns: config.handler === 'ec2' && config.dns !== undefined,
     notifier: config.notify !== undefined && config.handler !== 'log',
     platform: config.platform.kind,
+    senderHosts: config.statsAuth?.enabled ?? false,
   };
 }

@@ -16,6 +16,7 @@ import { poolIdOf } from '../domain/model.js';
 import * as z from '../zod.js';
 import { budgetSchema, countOrPercent, legacyDrainsIssue, poolBudgetSchema } from './budget-schema.js';
 import { consistencyChecks } from './consistency.js';
+import { statsAuthSchema } from './stats-auth.js';
 
 export const DURATION_MESSAGE = 'expected a duration like 30s, 10m, 1h';
 
@@ -377,6 +378,8 @@ function buildConfigSchema() {
     sweeper: z.prefault(sweeperSchema, {}),
     /** Retries of throttled cloud and DNS calls inside one invocation (after that, the message is redelivered). */
     cloudRetry: z.prefault(cloudRetrySchema, {}),
+    /** Who may send node-stats: lib/config/stats-auth.ts. */
+    statsAuth: z.prefault(statsAuthSchema(), {}),
     pools: z.array(poolSchema).check(z.minLength(1, 'at least one pool is required')),
   });
 

@@ -21,3 +21,16 @@ export function isNewerStats(current: NodeStats | undefined, stats: NodeStats): 
 export function applyStats(node: NodeRecord, stats: NodeStats): NodeRecord {
   return isNewerStats(node.stats, stats) ? { ...node, stats } : node;
 }
+
+/**
+ * The issue of stats dated more than `maxAgeMs` before `now`: they would
+ * count as stale the moment they were stored (lib/domain/utilization.ts), so
+ * they are dropped rather than stored, and a node host cannot hold a pool's
+ * figures with an old report. Future dates are refused at parsing
+ * (lib/messages/parse.ts, MAX_CLOCK_AHEAD_MS).
+ */
+export function staleStatsIssue(reportedAt: string, now: Date, maxAgeMs: number): { path: 'reportedAt'; message: string } | undefined {
+  const ageMs = now.getTime() - Date.parse(reportedAt);
+  if (!(ageMs > maxAgeMs)) return undefined;
+  return { path: 'reportedAt', message: `is ${Math.round(ageMs / 1000)}s old (now is ${now.toISOString()}); stats older than statsMaxAge (${Math.round(maxAgeMs / 1000)}s) count for nothing` };
+}

@@ -6,8 +6,11 @@ import { AppModel } from './disruption.js';
 /** The view of the simulated cloud the world needs: every host it ever created. */
 export interface CloudView {
   /** Hosts not terminated. */
-  liveHostStates(): Array<{ hostName: string; pool: string; state: 'pending' | 'running' }>;
+  liveHostStates(): Array<{ hostName: string; pool: string; state: 'pending' | 'running'; instanceId?: string }>;
 }
+
+/** What the world needs of the platform it places gears on: the simulated one, or the broker emulator's (test/reliability). */
+export type WorldPlatform = Pick<SimulatedPlatform, 'registerNode' | 'placeGear' | 'removeGear' | 'nodeLoad' | 'hasNode' | 'gearPlacementProblems' | 'gearCount' | 'hasGear' | 'gearUuids'>;
 
 export interface WorldOptions {
   district: string;
@@ -17,6 +20,11 @@ export interface WorldOptions {
   gearPrefix?: string;
   /** Longest time between two reports of an unchanged node. */
   heartbeatSeconds: number;
+  /**
+   * The role id of the node hosts' instance profile: agents send as `<role id>:<instance id>`, as SQS stamps
+   * them (statsAuth). Unset: they send as the trusted local sender (replays).
+   */
+  nodeRoleId?: string;
   random: () => number;
 }
 
@@ -45,12 +53,14 @@ export class SimWorld {
   readonly everJoined = new Set<string>();
   private readonly joined = new Set<string>();
   private readonly lastReports = new Map<string, { activeGears: number; at: number }>();
+  /** The instance each joined host runs on, for the SenderId of its agent. */
+  private readonly instances = new Map<string, string>();
   private readonly gone = new Set<string>();
   readonly violations: string[] = [];
 
   constructor(
     private readonly clock: Clock,
-    private readonly platform: SimulatedPlatform,
+    private readonly platform: WorldPlatform,
     private readonly cloud: CloudView,
     private readonly sqs: LocalSqs,
     private readonly options: WorldOptions,
@@ -94,6 +104,7 @@ export class SimWorld {
       if (host.pool !== pool) continue;
       live += 1;
       present.add(host.hostName);
+      if (host.instanceId !== undefined) this.instances.set(host.hostName, host.instanceId);
       if (host.state === 'running' && !this.joined.has(host.hostName) && !this.gone.has(host.hostName)) {
         this.platform.registerNode(this.options.district, this.options.profile, host.hostName, this.options.gearsPerNode);
         this.joined.add(host.hostName);
@@ -104,6 +115,7 @@ export class SimWorld {
       if (present.has(id)) continue;
       // Terminated: it must have been emptied and removed from its district first.
       this.joined.delete(id);
+      this.instances.delete(id);
       this.gone.add(id);
       const held = this.platform.hasNode(id) ? this.platform.nodeLoad(id).activeGears : 0;
       if (held > 0) this.violations.push(`${this.clock.now().toISOString()}: host ${id} terminated while holding ${held} gears`);
@@ -150,8 +162,22 @@ export class SimWorld {
           disruptiveGears,
           reportedAt,
         }),
+        undefined,
+        undefined,
+        this.senderOf(nodeId),
       );
     }
+  }
+
+  /** The SenderId SQS stamps on a host's stats: its instance-profile session, when the world has a node role. */
+  senderOf(nodeId: string): string | undefined {
+    const instanceId = this.instances.get(nodeId);
+    return this.options.nodeRoleId === undefined || instanceId === undefined ? undefined : `${this.options.nodeRoleId}:${instanceId}`;
+  }
+
+  /** Hosts that joined and still run (the ones whose agents report), by node id. */
+  joinedNodes(): string[] {
+    return [...this.joined];
   }
 
   sample(demand: number): WorldSample {

@@ -41,8 +41,9 @@ export interface SimPorts {
 }
 
 export function simThresholdEvaluator(ports: SimPorts, config: Config) {
-  const { store, queue, clock, metrics, log, platform } = ports;
-  const evaluatorPorts: EvaluatorPorts = { store, queue, clock, metrics, log, platform };
+  const { store, queue, clock, metrics, log, platform, cloud } = ports;
+  // The simulated cloud answers for node-stats senders as EC2 does (statsAuth).
+  const evaluatorPorts: EvaluatorPorts = { store, queue, clock, metrics, log, platform, hosts: cloud };
   return thresholdEvaluatorHandler({ ports: evaluatorPorts, config });
 }
 

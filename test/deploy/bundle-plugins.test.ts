@@ -10,7 +10,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import * as esbuild from 'esbuild';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 
@@ -179,10 +179,11 @@ describe('infra/esbuild-plugins.cjs with a stage (stage-configuration, stage-ada
     expect(error?.message).toContain('handler ec2 launches and terminates real hosts');
   });
 
-  it('gives each function the clients of the adapters the configuration uses: never EC2 in the evaluator, S3 only with handler spool', async () => {
+  it('gives each function the clients of the adapters the configuration uses: EC2 in the evaluator only to look up node-stats senders, S3 only with handler spool', async () => {
     const full = await bundleStage('full', FULL);
     expect(Object.fromEntries(Object.entries(full).map(([name, built]) => [name, built.clients]))).toEqual({
-      thresholdEvaluator: ['client-dynamodb', 'client-sqs', 'client-ssm', 'lib-dynamodb'],
+      // statsAuth (on by default): the sending instance's tags, DescribeInstances only.
+      thresholdEvaluator: ['client-dynamodb', 'client-ec2', 'client-sqs', 'client-ssm', 'lib-dynamodb'],
       // handler ec2: the spool's S3 client stays out; notify.topicArn brings the SNS notifier; the broker platform, SSM.
       nodeProvisioner: ['client-dynamodb', 'client-ec2', 'client-route-53', 'client-sns', 'client-ssm', 'lib-dynamodb'],
       gearMover: ['client-dynamodb', 'client-sqs', 'client-ssm', 'lib-dynamodb'],
@@ -199,6 +200,7 @@ describe('infra/esbuild-plugins.cjs with a stage (stage-configuration, stage-ada
     expect(full.decommissioner!.commands['client-ec2']).toEqual(['DeleteVolumeCommand', 'DescribeInstancesCommand', 'TerminateInstancesCommand']);
     expect(full.nodeProvisioner!.commands['client-ec2']).toContain('RunInstancesCommand');
     expect(full.thresholdEvaluator!.commands['client-sqs']).toEqual(['SendMessageBatchCommand']);
+    expect(full.thresholdEvaluator!.commands['client-ec2']).toEqual(['DescribeInstancesCommand']);
     expect(text(full.decommissioner!.bare).includes('TerminateInstances')).toBe(true);
     expect(text(full.decommissioner!.bareClients).includes('TerminateInstances')).toBe(false);
     const bareStarted = load(full.decommissioner!.bare);
@@ -210,6 +212,18 @@ describe('infra/esbuild-plugins.cjs with a stage (stage-configuration, stage-ada
     for (const built of [...Object.values(full), ...Object.values(spool)]) {
       const started = load(built.bundle);
       expect(started.status, started.stderr).toBe(0);
+    }
+  });
+
+  it('warns loudly at packaging when statsAuth is off (any host could report for any node), and the evaluator then holds no EC2 client', async () => {
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => undefined);
+    try {
+      const { thresholdEvaluator } = await bundleStage('stats-auth-off', `statsAuth: { enabled: false }\n${SPOOL}`, { thresholdEvaluator: FUNCTION_ENTRIES.thresholdEvaluator });
+      const printed = warn.mock.calls.map((call) => String(call[0])).join('\n');
+      expect(printed).toMatch(/!!! nodescaler .*stats-auth-off\.yml: WARNING: statsAuth\.enabled is false: node-stats are NOT bound to their sender/);
+      expect(thresholdEvaluator!.clients).not.toContain('client-ec2');
+    } finally {
+      warn.mockRestore();
     }
   });
 

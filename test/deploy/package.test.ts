@@ -90,7 +90,7 @@ const invokeDirect = (stateDir: string, ...args: string[]) =>
 /** Two sequences of `npm run invoke`, each in its own state directory, run while the package is built. */
 interface Invocations {
   /** The issue's command as is, then the gear mover's tick over the same state. */
-  plain: { stateDir: string; stats: Ran; gearMoverTick: Ran; decommissionerTick: Ran };
+  plain: { stateDir: string; stats: Ran; statsAt: Ran; gearMoverTick: Ran; decommissionerTick: Ran };
   /** Stats at 10:00:30, a tick at 10:02:45 (one scale-up in the scale queue file), the provisioner on that file. */
   timed: { stateDir: string; stats: Ran; tick: Ran; scaleQueueAfterTick: string; provision: Ran };
 }
@@ -126,9 +126,11 @@ async function runInvocations(): Promise<Invocations> {
   stateDirs.push(plainDir, timedDir);
   const plain = (async () => {
     const stats = await invoke(plainDir, 'thresholdEvaluator', 'events/node-stats.json');
+    // The sample stats are dated 2026-11-21T10:00Z: on the real clock they are too old to count, at their own time they do.
+    const statsAt = await invokeDirect(plainDir, 'thresholdEvaluator', 'events/node-stats.json', '--at', '2026-11-21T10:00:30Z');
     const gearMoverTick = await invokeDirect(plainDir, 'gearMover', 'events/tick.json');
     const decommissionerTick = await invokeDirect(plainDir, 'decommissioner', 'events/tick.json');
-    return { stateDir: plainDir, stats, gearMoverTick, decommissionerTick };
+    return { stateDir: plainDir, stats, statsAt, gearMoverTick, decommissionerTick };
   })();
   const timed = (async () => {
     const stats = await invokeDirect(timedDir, 'thresholdEvaluator', 'events/node-stats.json', '--at', '2026-11-21T10:00:30Z');
@@ -215,7 +217,8 @@ describe('serverless package (offline): functions', () => {
     for (const name of LANDED) {
       expect(has(name, 'DynamoDB_20120810'), name).toBe(true);
       for (const service of ['AmazonEC2', 'AmazonSSM', 'AmazonS3', 'AmazonSimpleNotificationService', 'AWSDnsV20130401']) {
-        expect(has(name, service), `${name}: ${service}`).toBe(false);
+        // statsAuth (on by default): the evaluator looks node-stats senders up in EC2 (DescribeInstances only).
+        expect(has(name, service), `${name}: ${service}`).toBe(name === 'thresholdEvaluator' && service === 'AmazonEC2');
       }
       // The YAML parser (lib/config/parse.ts is a stub in a bundle), by one of its error messages.
       expect(has(name, 'Missing newline after block sequence props'), name).toBe(false);
@@ -356,6 +359,8 @@ describe('serverless package (offline): least-privilege IAM', () => {
     expect(sendsOf('GearMoverRole')).toEqual(['DecommissionQueue']);
     expect(sendsOf('NodeProvisionerRole')).toEqual([]);
     expect(sendsOf('DecommissionerRole')).toEqual([]);
+    // The evaluator reads EC2 only to learn who sent node-stats (statsAuth): DescribeInstances and nothing else.
+    expect(statementsOf('ThresholdEvaluatorRole').flatMap(actionsOf).filter((a) => a.startsWith('ec2:'))).toEqual(['ec2:DescribeInstances']);
   });
 
   it('limits EC2 mutations to resources tagged nodescaler:pool, and iam:PassRole to the node role', () => {
@@ -496,6 +501,9 @@ describe('serverless package (offline): monitoring', () => {
     expect(expressionOf('CapacityExhaustedAlarm')).toMatch(/SUM\(CapacityExhausted\) FROM SCHEMA\("nodescaler", pool, service\) GROUP BY pool/);
     expect(expressionOf('DrainsAbortedAlarm')).toMatch(/SUM\(DrainsAborted\)/);
     expect(expressionOf('GearsLostAlarm')).toMatch(/SUM\(GearsLost\)/);
+    // Security: node-stats from a sender that may not report for the node (lib/app/stats-sender.ts counts StatsRejected).
+    expect(expressionOf('StatsRejectedAlarm')).toBe('SELECT SUM(StatsRejected) FROM SCHEMA("nodescaler", reason, service)');
+    expect(resources.StatsRejectedAlarm!.Properties).toMatchObject({ Threshold: 0, ComparisonOperator: 'GreaterThanThreshold', TreatMissingData: 'notBreaching' });
     for (const name of ALL_FUNCTIONS) {
       const alarm = alarms().find(([, a]) => a.Properties.MetricName === 'Errors' && a.Properties.Dimensions[0].Value === `nodescaler-${STAGE}-${name}`);
       expect(alarm, name).toBeDefined();
@@ -594,8 +602,12 @@ describe('npm run invoke (serverless invoke local, stage local): no AWS account'
     }
   };
 
-  it('npm run invoke -- thresholdEvaluator events/node-stats.json: handles the batch and persists the nodes in the local state', async () => {
-    const { stateDir, stats } = ran.plain;
+  it('npm run invoke -- thresholdEvaluator events/node-stats.json: drops the sample stats as too old on the real clock, takes them at their time (--at) and persists the nodes', async () => {
+    const { stateDir, stats: old, statsAt: stats } = ran.plain;
+    expect(old.status, `${old.stdout}\n${old.stderr}`).toBe(0);
+    expect(old.stdout).toMatch(/"batchItemFailures": \[\]/);
+    expect(old.stderr).toMatch(/"message":"node-stats dropped: too old to count".*"field":"reportedAt","value":"2026-11-21T10:00:/);
+    expect(old.stdout).not.toMatch(/"message":"node adopted"/);
     expect(stats.status, `${stats.stdout}\n${stats.stderr}`).toBe(0);
     expect(stats.stdout).toMatch(/"batchItemFailures": \[\]/);
     expect(stats.stdout).toMatch(/"message":"node adopted".*"nodeId":"d1-small-1\.example\.com"/);
@@ -611,7 +623,8 @@ describe('npm run invoke (serverless invoke local, stage local): no AWS account'
     expect(gearMoverTick.status, `${gearMoverTick.stdout}\n${gearMoverTick.stderr}`).toBe(0);
     expect(gearMoverTick.stdout).toMatch(/"drains": 0/);
     expect(decommissionerTick.status, `${decommissionerTick.stdout}\n${decommissionerTick.stderr}`).toBe(0);
-    expect(decommissionerTick.stderr).toContain(`decommissioner: local state ${stateDir}; no messages waiting`);
+    // The stats taken at their time (--at) found fewer free slots than headroomGears: their scale-up waits for the provisioner.
+    expect(decommissionerTick.stderr).toContain(`decommissioner: local state ${stateDir}; waiting: scale: 1 `);
     const platform = JSON.parse(readFileSync(join(stateDir, 'platform.json'), 'utf8'));
     const gears = Object.fromEntries(platform.nodes.map((n: Json) => [n.nodeId, n.gears.length]));
     expect(gears).toEqual(Object.fromEntries(SAMPLE_STATS.map((m) => [m.nodeId, m.activeGears])));

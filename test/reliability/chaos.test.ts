@@ -23,10 +23,11 @@ interface Totals {
   scaleUps: number;
   drains: number;
   gearMoves: number;
+  hostileMessages: number;
 }
 
 function newTotals(): Totals {
-  return { scenarios: 0, violations: 0, minutes: 0, invocations: 0, faultsInjected: 0, crashes: 0, messages: 0, deadLetters: 0, scaleUps: 0, drains: 0, gearMoves: 0 };
+  return { scenarios: 0, violations: 0, minutes: 0, invocations: 0, faultsInjected: 0, crashes: 0, messages: 0, deadLetters: 0, scaleUps: 0, drains: 0, gearMoves: 0, hostileMessages: 0 };
 }
 
 function add(totals: Totals, outcome: ScenarioOutcome): void {
@@ -41,12 +42,13 @@ function add(totals: Totals, outcome: ScenarioOutcome): void {
   totals.scaleUps += outcome.scaleUps;
   totals.drains += outcome.drains;
   totals.gearMoves += outcome.gearMoves;
+  totals.hostileMessages += outcome.hostileMessages;
 }
 
-async function check(name: string, store: Scenario['store'], numRuns: number): Promise<Totals> {
+async function check(name: string, store: Scenario['store'], platform: 'simulated' | 'broker', numRuns: number): Promise<Totals> {
   const totals = newTotals();
   await fc.assert(
-    fc.asyncProperty(scenarioArbitrary(store, store === 'dynalite' ? 'short' : 'full'), async (scenario) => {
+    fc.asyncProperty(scenarioArbitrary(store, store === 'dynalite' ? 'short' : 'full', platform), async (scenario) => {
       const outcome = await runScenario(scenario);
       add(totals, outcome);
       expect(outcome.violations, JSON.stringify(scenario)).toEqual([]);
@@ -54,18 +56,21 @@ async function check(name: string, store: Scenario['store'], numRuns: number): P
     }),
     {
       numRuns,
-      seed: seed(),
+      // Each platform its own share of scenarios (another seed): together they try more workloads.
+      seed: seed() + (platform === 'broker' ? 1 : 0),
       // No wall-clock limit on the default suite (a correct run on a busy machine must not fail); a soak run stops
       // after a day, and what it had not finished counts as a failure.
       ...(soak === undefined ? {} : { interruptAfterTimeLimit: 24 * 3_600_000, markInterruptAsFailure: true }),
     },
   );
-  const { scenarios, violations, ...details } = totals;
-  reportTally({ name, scenarios, violations, details });
+  const { scenarios, violations, hostileMessages, ...details } = totals;
+  reportTally({ name, platform, scenarios, violations, hostileMessages, details });
   return totals;
 }
 
 const soak = soakRuns();
+/** The broker emulator's share of the default run (its commands take virtual seconds and more calls). */
+const BROKER_SCENARIO_RUNS = 30;
 
 /**
  * The default suite replays the same scenarios every run (a fixed seed: CI is
@@ -80,17 +85,31 @@ function seed(): number {
 const timeout = soak === undefined ? 300_000 : 24 * 3_600_000;
 
 describe('invariants under generated workloads and faults', () => {
-  it(`hold over ${soak ?? DEFAULT_SCENARIO_RUNS} scenarios on the memory store`, async () => {
-    const totals = await check('chaos-memory', 'memory', soak ?? DEFAULT_SCENARIO_RUNS);
+  it(`hold over ${soak ?? DEFAULT_SCENARIO_RUNS} scenarios on the memory store and the simulated platform`, async () => {
+    const totals = await check('chaos-memory', 'memory', 'simulated', soak ?? DEFAULT_SCENARIO_RUNS);
     // The suite must have exercised what it claims to.
     expect(totals.faultsInjected).toBeGreaterThan(0);
     expect(totals.crashes).toBeGreaterThan(0);
     expect(totals.drains).toBeGreaterThan(0);
     expect(totals.scaleUps).toBeGreaterThan(0);
+    expect(totals.hostileMessages).toBeGreaterThan(0);
   }, timeout);
 
-  it(`hold over ${scaled(2)} shorter scenarios on dynalite`, async () => {
-    const totals = await check('chaos-dynalite', 'dynalite', scaled(2));
+  it(`hold over ${scaled(BROKER_SCENARIO_RUNS)} scenarios on the memory store and the broker adapter over the broker emulator`, async () => {
+    const totals = await check('chaos-memory-broker', 'memory', 'broker', scaled(BROKER_SCENARIO_RUNS));
+    expect(totals.faultsInjected).toBeGreaterThan(0);
+    expect(totals.drains).toBeGreaterThan(0);
+    expect(totals.gearMoves).toBeGreaterThan(0);
+    expect(totals.hostileMessages).toBeGreaterThan(0);
+  }, timeout);
+
+  it(`hold over ${scaled(1)} shorter scenarios on dynalite and the simulated platform`, async () => {
+    const totals = await check('chaos-dynalite', 'dynalite', 'simulated', scaled(1));
+    expect(totals.invocations).toBeGreaterThan(0);
+  }, timeout);
+
+  it(`hold over ${scaled(1)} shorter scenarios on dynalite and the broker emulator`, async () => {
+    const totals = await check('chaos-dynalite-broker', 'dynalite', 'broker', scaled(1));
     expect(totals.invocations).toBeGreaterThan(0);
   }, timeout);
 });

@@ -19,6 +19,7 @@ import { SimulatedPlatform } from '../../lib/adapters/local/simulated-platform.j
 import { VirtualClock } from '../../lib/adapters/local/virtual-clock.js';
 import type { ConfigInput } from '../../lib/config/index.js';
 import { parseMessage } from '../../lib/messages/index.js';
+import { LOCAL_SENDER } from '../../lib/domain/stats-sender.js';
 import type { LogAttributes } from '../../lib/ports/log.js';
 import type { OutgoingMessage, QueueName } from '../../lib/ports/queue.js';
 import { LOCAL_QUEUES, LocalRuntime, type FunctionName } from '../../lib/sim/runtime.js';
@@ -214,7 +215,7 @@ async function tableItems(): Promise<string[]> {
 }
 
 let recordCounter = 0;
-function record(queue: string, body: string, groupId?: string): SQSRecord {
+function record(queue: string, body: string, groupId?: string, senderId = LOCAL_SENDER): SQSRecord {
   recordCounter += 1;
   const fifo = LOCAL_QUEUES[queue as keyof typeof LOCAL_QUEUES].fifo;
   return {
@@ -224,7 +225,7 @@ function record(queue: string, body: string, groupId?: string): SQSRecord {
     attributes: {
       ApproximateReceiveCount: '1',
       SentTimestamp: String(clock.nowMs()),
-      SenderId: 'fuzz',
+      SenderId: senderId,
       ApproximateFirstReceiveTimestamp: String(clock.nowMs()),
       ...(fifo ? { MessageGroupId: groupId ?? `bad-${recordCounter}`, SequenceNumber: String(recordCounter) } : {}),
     },
@@ -341,9 +342,104 @@ describe.each(Object.keys(CONSUMER))('malformed bodies on the %s queue', (queue)
   }, soakRuns() === undefined ? 300_000 : 24 * 3_600_000);
 });
 
+const HOSTILE_ROLE = 'AROAFUZZNODEROLE0001';
+const hostileTally: Record<string, number> = {};
+
+/**
+ * Valid-but-hostile node-stats (issue 18, item 6): well-formed, from a real
+ * node host of the pool (its own SenderId: it cannot choose another), about a
+ * node that is not its own, or dated to mislead. Each is refused (SenderId,
+ * reportedAt) or dropped as stale, and changes nothing.
+ */
+describe('valid-but-hostile node-stats on the stats queue', () => {
+  const hostileKind = fc.constantFrom('spoofed-node', 'ghost-node', 'untagged-host', 'past-date', 'future-date', 'unconfigured-pool', 'huge-gear-list');
+  let hosts = 0;
+  const launch = async (pool: string) => {
+    hosts += 1;
+    const hostName = `hostile-${hosts}.example.com`;
+    const [district, profile] = pool.split('/') as [string, string];
+    return cloud.createHost({ pool, district, profile, cloudName: `hostile_${hosts}`, hostName, decisionId: 'fuzz', idempotencyToken: `hostile-${hosts}` });
+  };
+
+  it('are refused by the threshold evaluator (a security line naming SenderId, or reportedAt), or dropped when stale, and change nothing', async () => {
+    // The victim: a node of the pool, recorded on its instance. The attacker: another host of the pool.
+    const victim = await launch(POOL);
+    await store.createNode({ nodeId: victim.tags!['nodescaler:node']!, pool: POOL, district: DISTRICT, profile: PROFILE, state: 'active', createdAt: NOW, origin: 'provisioned', protected: false, instanceId: victim.instanceId! }, clock.now());
+    const attacker = await launch(POOL);
+    const stranger = await launch('d9/large');
+    await fc.assert(
+      fc.asyncProperty(fc.array(hostileKind, { minLength: 1, maxLength: 6 }), async (kinds) => {
+        const now = clock.now();
+        const at = (minutes: number) => new Date(now.getTime() + minutes * 60_000).toISOString();
+        const base = { type: 'node-stats', v: 1, district: DISTRICT, profile: PROFILE, activeGears: 0, maxActiveGears: 6_000, reportedAt: at(0) };
+        const from = (host: { instanceId?: string }) => `${HOSTILE_ROLE}:${host.instanceId}`;
+        const cases = kinds.map((kind, i) => {
+          const ghost = `ghost-${recordCounter + i}.example.com`;
+          switch (kind) {
+            case 'spoofed-node':
+              return { kind, body: { ...base, nodeId: victim.tags!['nodescaler:node'] }, sender: from(attacker), refused: 'SenderId' };
+            case 'ghost-node':
+              return { kind, body: { ...base, nodeId: ghost }, sender: from(attacker), refused: 'SenderId' };
+            case 'untagged-host':
+              return { kind, body: { ...base, nodeId: ghost }, sender: from(stranger), refused: 'SenderId' };
+            case 'past-date':
+              return { kind, body: { ...base, nodeId: ghost, activeGears: 12_000, reportedAt: at(-55) }, sender: from(attacker), refused: undefined };
+            case 'future-date':
+              return { kind, body: { ...base, nodeId: victim.tags!['nodescaler:node'], reportedAt: at(30) }, sender: from(victim), refused: 'reportedAt' };
+            case 'unconfigured-pool':
+              return { kind, body: { ...base, nodeId: ghost, district: 'd9', profile: 'large' }, sender: from(attacker), refused: 'SenderId' };
+            default:
+              return {
+                kind,
+                body: { ...base, nodeId: ghost, activeGears: 1_500, gears: Array.from({ length: 1_500 }, (_, g) => ({ uuid: g.toString(16).padStart(32, '0'), app: `app-${g}`, size: PROFILE })) },
+                sender: from(attacker),
+                refused: 'SenderId',
+              };
+          }
+        });
+        const records = cases.map((c) => record('stats', JSON.stringify(c.body), undefined, c.sender));
+        const tableBefore = await tableItems();
+        const sentBefore = sent.length;
+        const launchesBefore = cloud.calls.filter((c) => c.op !== 'describeHosts').length;
+        const platformBefore = platformCalls;
+        const errorsBefore = errors.length;
+
+        const response = (await runtime.invoke('thresholdEvaluator', { Records: records })) as SQSBatchResponse;
+
+        const refused = records.filter((_, i) => cases[i]!.refused !== undefined).map((r) => r.messageId);
+        expect(response.batchItemFailures.map((f) => f.itemIdentifier).sort()).toEqual(refused.sort());
+        const lines = errors.slice(errorsBefore);
+        cases.forEach((c, i) => {
+          if (c.refused === undefined) return;
+          const line = lines.filter((l) => l.messageId === records[i]!.messageId);
+          expect(line, `${c.kind}: one error line`).toHaveLength(1);
+          expect(String(line[0]!.error), c.kind).toContain(c.refused);
+        });
+        const security = lines.filter((l) => String(l.message).startsWith('security: node-stats rejected'));
+        expect(security).toHaveLength(cases.filter((c) => c.refused === 'SenderId').length);
+        expect(await tableItems()).toEqual(tableBefore);
+        expect(sent.length).toBe(sentBefore);
+        expect(cloud.calls.filter((c) => c.op !== 'describeHosts').length).toBe(launchesBefore);
+        expect(platformCalls).toBe(platformBefore);
+        for (const c of cases) hostileTally[c.kind] = (hostileTally[c.kind] ?? 0) + 1;
+        clock.advance(1000);
+      }),
+      { numRuns: scaled(40), ...(soakRuns() === undefined ? { seed: 20_261_124 } : {}) },
+    );
+  }, soakRuns() === undefined ? 300_000 : 24 * 3_600_000);
+});
+
 describe('the tally', () => {
   it('counts the malformed inputs tried', () => {
     expect(tally.inputs).toBeGreaterThan(2000);
-    reportTally({ name: 'fuzz', malformedInputs: tally.inputs, violations: 0, details: { batches: tally.batches, validMutationsLeftOut: tally.acceptedOddities, ...tally.byKind } });
+    const hostileMessages = Object.values(hostileTally).reduce((sum, n) => sum + n, 0);
+    expect(hostileMessages).toBeGreaterThan(50);
+    reportTally({
+      name: 'fuzz',
+      malformedInputs: tally.inputs,
+      hostileMessages,
+      violations: 0,
+      details: { batches: tally.batches, validMutationsLeftOut: tally.acceptedOddities, ...tally.byKind, ...Object.fromEntries(Object.entries(hostileTally).map(([k, n]) => [`hostile ${k}`, n])) },
+    });
   });
 });

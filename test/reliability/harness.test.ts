@@ -47,6 +47,14 @@ describe('the reliability checks catch a broken system', () => {
     expect(outcome.scaleUps).toBeGreaterThan(0);
   });
 
+  it('reports a ghost node adopted or spoofed stats stored when the evaluator believes every sender (statsAuth off)', async () => {
+    const hostile = { ...calm, hostileRate: 0.5 };
+    expect((await runScenario(hostile)).violations).toEqual([]);
+    const outcome = await runScenario(hostile, { config: (config) => ({ ...config, statsAuth: { enabled: false } }) });
+    expect(outcome.hostileMessages).toBeGreaterThan(5);
+    expect(outcome.violations.some((v) => /adopted from a hostile report|hostile stats stored for/.test(v))).toBe(true);
+  });
+
   it('reports stats going back in time when the store lets any report win', async () => {
     const lastWins = (store: StateStore) =>
       override(store, 'putNodeStats', async (target, nodeId: string, stats: { reportedAt: string }) => {

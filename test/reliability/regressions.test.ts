@@ -16,6 +16,32 @@ const quiet = {
 
 const regressions: Array<{ name: string; scenario: Scenario; fewestServing?: number }> = [
   {
+    // Found on the broker emulator (issue 18, item 1): a node whose add-node
+    // failed under faults joined no district; an EC2 rebalance recommendation
+    // then drained it, and the drain's close step (deactivate-node) failed
+    // with "doesn't belong to district" on every pass: the drain stayed in
+    // phase starting and the node draining for good (80 minutes after the
+    // faults). Fix: a node in no district is already closed to new gears
+    // (lib/workflows/drain/workflow.ts); the drain goes on and releases it.
+    name: 'a drain of a node that never joined its district ends (broker emulator)',
+    scenario: {
+      seed: 10,
+      demand: [{ minutes: 14, gears: 25 }, { minutes: 19, gears: 35 }, { minutes: 10, gears: 31 }, { minutes: 16, gears: 36 }, { minutes: 8, gears: 8 }, { minutes: 16, gears: 15 }],
+      faults: { errorBefore: 0.0552, errorAfter: 0.0135, crash: 0.0085, skewMs: 22_700 },
+      queue: { duplicateRate: 0.2052, reorderWindow: 8, delayRate: 0.1366, partialSendFailure: 0 },
+      concurrency: 0.2529,
+      clockJumps: 0.0258,
+      moveFailureRate: 0.001,
+      rebalanceRate: 0.0463,
+      hostileRate: 0.001,
+      capacityCap: 5,
+      maxNodesTotal: 5,
+      maxCores: 30,
+      store: 'memory',
+      platform: 'broker',
+    },
+  },
+  {
     // The replacement for an interrupted node was clamped by pool.max and
     // maxNodesTotal only, each with the interrupted node not counted: a
     // rebalance recommendation at the core limit launched a third 4-vCPU host

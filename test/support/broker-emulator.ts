@@ -13,32 +13,15 @@
  * is InProgress until it has run); and SSM's cut of StandardOutputContent at
  * 24,000 characters.
  */
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { GetCommandInvocationCommand, InvalidParameters, InvocationDoesNotExist, ListCommandsCommand, SendCommandCommand, type SSMClient } from '@aws-sdk/client-ssm';
-import { parse } from 'yaml';
 import type { GearInfo } from '../../lib/domain/model.js';
 import type { Clock } from '../../lib/ports/clock.js';
+import { brokerDocument, frameDistrictOutput, frameMoveOutput } from './broker-document-frames.js';
+
+export { brokerDocument, frameDistrictOutput, frameMoveOutput };
 
 export const SSM_OUTPUT_LIMIT = 24_000;
-const ROOT = join(import.meta.dirname, '../..');
 const metadata = { httpStatusCode: 400, attempts: 1, totalRetryDelay: 0 };
-
-interface DocumentParameter {
-  type: string;
-  default?: string;
-  allowedPattern?: string;
-  allowedValues?: string[];
-}
-
-/** The nodescaler document as packaged: its parameters and its script. */
-export function brokerDocument(): { parameters: Record<string, DocumentParameter>; runCommand: string[] } {
-  const template = parse(readFileSync(join(ROOT, 'infra/broker-document.yml'), 'utf8'), { customTags: [] }) as {
-    Resources: { BrokerAdminDocument: { Properties: { Content: { parameters: Record<string, DocumentParameter>; mainSteps: Array<{ inputs: { runCommand: string[] } }> } } } };
-  };
-  const content = template.Resources.BrokerAdminDocument.Properties.Content;
-  return { parameters: content.parameters, runCommand: content.mainSteps[0]!.inputs.runCommand };
-}
 
 interface Server {
   name: string;
@@ -62,7 +45,7 @@ interface NodeHost {
 interface Gear extends GearInfo {
   node: string;
 }
-type MoveFault = 'rsync' | 'destroy-old' | 'crash';
+export type MoveFault = 'rsync' | 'destroy-old' | 'crash';
 interface Command {
   id: string;
   parameters: Record<string, string>;
@@ -83,6 +66,8 @@ export interface BrokerEmulatorOptions {
   commandLatencyMs?: number;
   /** How long oo-admin-move takes. Default 30 s. */
   moveDurationMs?: number;
+  /** Drawn at the start of every move with no scripted fault: how it fails, if it does (the reliability suite's fault model). */
+  drawMoveFault?: () => MoveFault | undefined;
 }
 
 export class BrokerEmulator {
@@ -93,6 +78,7 @@ export class BrokerEmulator {
   private readonly moveFaults = new Map<string, MoveFault>();
   private readonly document = brokerDocument();
   private sequence = 0;
+  private completedMoves = 0;
   private readonly latency: number;
   private readonly moveDuration: number;
   /** Every SendCommand input, in order, for assertions on the exact requests. */
@@ -123,6 +109,37 @@ export class BrokerEmulator {
 
   placeGear(node: string, gear: GearInfo): void {
     this.gears.set(gear.uuid, { ...gear, node });
+  }
+
+  /** An application deleted a gear (wherever it is); true if it existed. */
+  removeGear(uuid: string): boolean {
+    this.settle();
+    return this.gears.delete(uuid);
+  }
+
+  /** Every gear, by uuid, with its node: for the world's placement and invariant checks. */
+  gearNodes(): ReadonlyMap<string, string> {
+    this.settle();
+    return new Map([...this.gears.values()].map((g) => [g.uuid, g.node]));
+  }
+
+  /** A node host's capacity and the gears being created on it, if the host exists. */
+  host(node: string): { profile: string; maxGears: number; incoming: number } | undefined {
+    this.settle();
+    const host = this.hosts.get(node);
+    return host && { profile: host.profile, maxGears: host.maxGears, incoming: host.incoming };
+  }
+
+  /** The nodes of a district, with whether each is active. */
+  servers(district: string): Array<{ name: string; active: boolean }> {
+    this.settle();
+    return (this.districts.get(district)?.servers ?? []).map((s) => ({ name: s.name, active: s.active }));
+  }
+
+  /** Moves that completed (the gear is on its target). */
+  succeededMoves(): number {
+    this.settle();
+    return this.completedMoves;
   }
 
   unreachable(node: string): void {
@@ -251,7 +268,7 @@ export class BrokerEmulator {
   /** `oo-admin-move --gear_uuid <uuid> -i <target> --json`, decided at its start (the target's gear is created first). */
   private startAdminMove(uuid: string, target: string): Command['pendingMove'] {
     const host = this.hosts.get(target);
-    const fault = this.moveFaults.get(uuid);
+    const fault = this.moveFaults.get(uuid) ?? this.options.drawMoveFault?.();
     this.moveFaults.delete(uuid);
     const full = host !== undefined && this.gearsAt(target).length + host.incoming >= host.maxGears;
     if (host && !full && this.gears.has(uuid)) host.incoming++;
@@ -277,6 +294,7 @@ export class BrokerEmulator {
     if (move.fault === 'rsync') return fail(`Error moving app '${app}', platform 'linux', gear '${uuid}' from ${gear.node} to ${target}`);
     const source = gear.node;
     gear.node = target;
+    this.completedMoves++;
     if (move.fault === 'destroy-old') {
       return fail(`An invalid exit code (1) was returned from the server ${source}.  This indicates an unexpected problem during the execution of your request.`);
     }
@@ -418,20 +436,6 @@ export class BrokerEmulator {
       Parameters: Object.fromEntries(Object.entries(command.parameters).map(([k, v]) => [k, [v]])),
     };
   }
-}
-
-/** What the document's script prints for a district action: the tool's lines without its district dump, then the exit code. */
-export function frameDistrictOutput(raw: { stdout: string; exitCode: number }): { stdout: string; exitCode: number } {
-  const kept = raw.stdout.replace(/\n$/, '').split('\n').filter((line) => !/^[\s]*([{["]|$)/.test(line));
-  return { stdout: `${kept.map((l) => `${l}\n`).join('')}EXIT\t${raw.exitCode}\n`, exitCode: raw.exitCode };
-}
-
-/** What the document's script prints for a move: the last JSON line (or the last 5 lines), then the exit code. */
-export function frameMoveOutput(raw: { stdout: string; exitCode: number }): { stdout: string; exitCode: number } {
-  const lines = raw.stdout.replace(/\n$/, '').split('\n');
-  const report = lines.filter((l) => l.startsWith('{')).pop();
-  const shown = report !== undefined ? report.slice(0, 20_000) : lines.slice(-5).map((l) => l.slice(0, 300)).join('\n');
-  return { stdout: `${shown}\nEXIT\t${raw.exitCode}\n`, exitCode: raw.exitCode };
 }
 
 /** A Ruby backtrace as oo-admin-move puts in a failed report's `trace` (its length matters: SSM keeps 24,000 characters). */

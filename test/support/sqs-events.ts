@@ -3,6 +3,7 @@
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { Context, SQSEvent, SQSRecord, SQSRecordAttributes, ScheduledEvent } from 'aws-lambda';
+import { LOCAL_SENDER } from '../../lib/domain/stats-sender.js';
 
 export const TEST_REGION = 'us-east-1';
 export const TEST_ACCOUNT = '123456789012';
@@ -26,7 +27,8 @@ export function sqsRecord(body: unknown, overrides: SqsRecordOverrides = {}): SQ
     attributes: {
       ApproximateReceiveCount: '1',
       SentTimestamp: String(sent),
-      SenderId: 'AROAIWPX5BD2BHG722MW4:nodescaler-dev-threshold-evaluator',
+      // A trusted in-process sender (lib/domain/stats-sender.ts LOCAL_SENDER); tests of the sender check set their own.
+      SenderId: LOCAL_SENDER,
       ApproximateFirstReceiveTimestamp: String(sent + 12),
       ...attributes,
     } as SQSRecordAttributes,

@@ -58,7 +58,7 @@ function logPort(logger: Logger): Log {
 
 /** A use case that takes a batch of parsed messages and says which failed (by the id it was given). */
 export interface BatchUseCase<T> {
-  handleBatch(items: Array<{ id: string; message: T }>): Promise<{ failures: Array<{ id: string; error: unknown }> }>;
+  handleBatch(items: Array<{ id: string; message: T; senderId?: string }>): Promise<{ failures: Array<{ id: string; error: unknown }> }>;
 }
 
 /** An SQS batch through a use case: parse each record, hand the good ones over, answer with a partial batch response. */
@@ -66,7 +66,7 @@ export function sqsBatch<T>(event: SQSEvent, useCase: BatchUseCase<T>, parse: (b
   return processSqsBatch(event, {
     parse,
     handle: async (items) => {
-      const { failures } = await useCase.handleBatch(items.map(({ record, value }) => ({ id: record.messageId, message: value })));
+      const { failures } = await useCase.handleBatch(items.map(({ record, value }) => ({ id: record.messageId, message: value, senderId: record.attributes?.SenderId ?? '' })));
       return failures.map(({ id, error }) => ({ messageId: id, error }));
     },
     logger: log,

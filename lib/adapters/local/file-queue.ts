@@ -5,6 +5,7 @@ import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { Clock } from '../../ports/clock.js';
 import type { OutgoingMessage, Queue, QueueName, SendResult } from '../../ports/queue.js';
 import { prepareEntries } from '../queue-entries.js';
+import { LOCAL_SENDER } from '../../domain/stats-sender.js';
 
 /** The queues as deployed (infra/queues.yml): which are FIFO. */
 export const LOCAL_QUEUES: Readonly<Record<QueueName, { fifo: boolean }>> = {
@@ -131,7 +132,7 @@ export class FileQueue implements Queue {
     const attributes: SQSRecord['attributes'] = {
       ApproximateReceiveCount: '1',
       SentTimestamp: String(nowMs),
-      SenderId: 'nodescaler-local',
+      SenderId: LOCAL_SENDER,
       ApproximateFirstReceiveTimestamp: String(nowMs),
     };
     if (groupId !== undefined) attributes.MessageGroupId = groupId;

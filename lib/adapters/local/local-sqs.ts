@@ -4,6 +4,7 @@ import type { Clock } from '../../ports/clock.js';
 import type { OutgoingMessage, QueueName, SendResult } from '../../ports/queue.js';
 import type { Queue } from '../../ports/queue.js';
 import { prepareEntries } from '../queue-entries.js';
+import { LOCAL_SENDER } from '../../domain/stats-sender.js';
 
 export interface LocalQueueSpec {
   fifo: boolean;
@@ -31,6 +32,8 @@ interface StoredMessage {
   visibleAt: number;
   receiveCount: number;
   lastError?: string;
+  /** Who sent it (SQS's SenderId); in-process senders are LOCAL_SENDER. */
+  senderId?: string;
 }
 
 /**
@@ -116,10 +119,13 @@ export class LocalSqs implements Queue {
     return { failed: [] };
   }
 
-  /** Puts a raw body on a queue, as a producer outside the system would (node agents, EventBridge, fault injection). */
-  sendRaw(queue: string, body: string, groupId?: string, deduplicationId?: string): void {
+  /**
+   * Puts a raw body on a queue, as a producer outside the system would (node agents, EventBridge, fault injection);
+   * `senderId` is the SenderId SQS would stamp (a node agent: `<role id>:<instance id>`).
+   */
+  sendRaw(queue: string, body: string, groupId?: string, deduplicationId?: string, senderId?: string): void {
     this.spec(queue);
-    this.enqueue(queue, body, groupId, deduplicationId);
+    this.enqueue(queue, body, groupId, deduplicationId, senderId);
   }
 
   /** The next batch of visible messages, now in flight for the visibility timeout. */
@@ -192,7 +198,7 @@ export class LocalSqs implements Queue {
     return queue === undefined ? [...this.dead] : this.dead.filter((letter) => letter.queue === queue);
   }
 
-  private enqueue(queue: string, body: string, groupId?: string, deduplicationId?: string): void {
+  private enqueue(queue: string, body: string, groupId?: string, deduplicationId?: string, senderId?: string): void {
     const now = this.clock.now().getTime();
     if (deduplicationId !== undefined && this.spec(queue).fifo) {
       const seen = this.dedup.get(queue) ?? new Map<string, number>();
@@ -208,6 +214,7 @@ export class LocalSqs implements Queue {
       const visibleAt = chaos && chaos.random() < chaos.delayRate ? now + Math.floor(chaos.random() * chaos.maxDelayMs) : now;
       const message: StoredMessage = { messageId: `${randomUUID()}`, body, sentAt: now, visibleAt, receiveCount: 0 };
       if (groupId !== undefined) message.groupId = groupId;
+      if (senderId !== undefined) message.senderId = senderId;
       this.messages.get(queue)!.set(message.messageId, message);
       this.ledger?.sent.add(message.messageId);
     }
@@ -217,7 +224,7 @@ export class LocalSqs implements Queue {
     const attributes: SQSRecord['attributes'] = {
       ApproximateReceiveCount: String(message.receiveCount),
       SentTimestamp: String(message.sentAt),
-      SenderId: 'nodescaler-local',
+      SenderId: message.senderId ?? LOCAL_SENDER,
       ApproximateFirstReceiveTimestamp: String(message.sentAt),
     };
     if (message.groupId !== undefined) {

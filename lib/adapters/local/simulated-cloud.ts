@@ -156,10 +156,12 @@ export class SimulatedCloud implements Cloud {
   }
 
   /** Host names and states of the hosts not terminated, without building full host descriptions (the replay asks every minute). */
-  liveHostStates(): Array<{ hostName: string; pool: string; state: 'pending' | 'running' }> {
+  liveHostStates(): Array<{ hostName: string; pool: string; state: 'pending' | 'running'; instanceId: string }> {
     const now = this.clock.now().getTime();
-    const out: Array<{ hostName: string; pool: string; state: 'pending' | 'running' }> = [];
-    for (const record of this.live) out.push({ hostName: record.spec.hostName, pool: record.spec.pool, state: now >= record.launchedAt + this.options.bootDelayMs ? 'running' : 'pending' });
+    const out: Array<{ hostName: string; pool: string; state: 'pending' | 'running'; instanceId: string }> = [];
+    for (const record of this.live) {
+      out.push({ hostName: record.spec.hostName, pool: record.spec.pool, state: now >= record.launchedAt + this.options.bootDelayMs ? 'running' : 'pending', instanceId: record.instanceId });
+    }
     return out;
   }
 

@@ -1,3 +1,5 @@
+import { adaptersOf } from '../../config/adapters.js';
+import { ec2SenderHostsFor } from '../../adapters/ec2/sender-hosts.js';
 import { lambdaRuntime } from '../../adapters/lambda/runtime.js';
 import type { EvaluatorPorts } from '../../app/evaluate.js';
 import type { Settings } from '../../config/index.js';
@@ -5,8 +7,10 @@ import type { HandlerDeps } from '../../handlers/deps.js';
 import { common, type LambdaRuntime } from './common.js';
 import { messagingPorts } from './messaging.js';
 
-/** The threshold evaluator on AWS: DynamoDB, SQS, the configured platform, the real clock. */
+/** The threshold evaluator on AWS: DynamoDB, SQS, the configured platform, the real clock; EC2 to look up node-stats senders. */
 export function awsThresholdEvaluator(settings: Settings, runtime: LambdaRuntime = lambdaRuntime('thresholdEvaluator', settings)): HandlerDeps<EvaluatorPorts> {
   const shared = common(settings, runtime);
-  return { ...shared, ports: messagingPorts(settings, runtime, shared.deadline) };
+  const ports: EvaluatorPorts = messagingPorts(settings, runtime, shared.deadline);
+  if (adaptersOf(settings.config).senderHosts) ports.hosts = ec2SenderHostsFor(settings);
+  return { ...shared, ports };
 }

@@ -6,6 +6,7 @@
  */
 import { timeoutCause } from '../../domain/drain.js';
 import { ValidationError } from '../../errors.js';
+import { NodeNotInDistrictError } from '../../ports/platform-errors.js';
 import { execute, type Budget, type EffectResult, type Workflow } from '../engine.js';
 import { MIN_STEP_MS, describe, save, type DrainContext, type StepResult } from './context.js';
 import { begin, complete, continueAbort, finishAbort, markCompleted, requestAbort } from './ending.js';
@@ -37,7 +38,14 @@ class DrainWorkflow implements Workflow<DrainView, DrainWrite, DrainEffect> {
   async act({ drain, node }: DrainView, effect: DrainEffect): Promise<EffectResult<DrainWrite>> {
     const ctx = this.ctx;
     if (effect.kind === 'close') {
-      await ctx.ports.platform.deactivateNode(node!.district, node!.nodeId);
+      try {
+        await ctx.ports.platform.deactivateNode(node!.district, node!.nodeId);
+      } catch (error) {
+        // In no district (its add-node never ran): it takes no new gears, as closed as deactivate-node would make it.
+        // Retrying would fail the same way on every pass, and the drain would never end (found on the broker emulator).
+        if (!(error instanceof NodeNotInDistrictError)) throw error;
+        ctx.ports.log.warn('node is in no district: already closed to new gears', { drainId: drain!.drainId, nodeId: node!.nodeId, district: node!.district });
+      }
       return { record: { kind: 'save', patch: { closedAt: ctx.ports.clock.now().toISOString() } } };
     }
     let result: StepResult;

@@ -7,7 +7,7 @@ import type { Scenario } from './scenario.js';
 const rate = (max: number) => fc.integer({ min: 0, max: 1000 }).map((permille) => (permille / 1000) * max);
 
 /** `short`: at most 3 segments of at most 10 minutes (dynalite answers in milliseconds, not microseconds). */
-export const scenarioArbitrary = (store: Scenario['store'], size: 'full' | 'short' = 'full'): fc.Arbitrary<Scenario> =>
+export const scenarioArbitrary = (store: Scenario['store'], size: 'full' | 'short' = 'full', platform: NonNullable<Scenario['platform']> = 'simulated'): fc.Arbitrary<Scenario> =>
   fc.record({
     seed: fc.integer({ min: 1, max: 2 ** 31 - 1 }),
     demand: fc.array(fc.record({ minutes: fc.integer({ min: 3, max: size === 'short' ? 10 : 20 }), gears: fc.integer({ min: 0, max: 60 }) }), {
@@ -21,10 +21,12 @@ export const scenarioArbitrary = (store: Scenario['store'], size: 'full' | 'shor
     moveFailureRate: rate(0.2),
     rebalanceRate: rate(0.05),
     attrition: fc.boolean(),
+    hostileRate: rate(0.2),
     capacityCap: fc.option(fc.integer({ min: 2, max: 8 }), { nil: undefined }),
     maxNodesTotal: fc.integer({ min: 3, max: 8 }),
     maxCores: fc.option(fc.integer({ min: 8, max: 32 }), { nil: undefined }),
     store: fc.constant(store),
     budget: fc.option(budgetArbitrary, { nil: undefined }),
+    platform: fc.constant(platform),
   });
 

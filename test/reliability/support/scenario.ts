@@ -8,117 +8,31 @@
 import type { SQSBatchResponse, SQSEvent, ScheduledEvent } from 'aws-lambda';
 import { DynamoDbStateStore } from '../../../lib/adapters/dynamodb/state-store.js';
 import { startLocalDynamo, type LocalDynamo } from '../../../lib/adapters/local/dynalite.js';
-import { LocalSqs, type DeadLetter, type QueueLedger } from '../../../lib/adapters/local/local-sqs.js';
+import { LocalSqs } from '../../../lib/adapters/local/local-sqs.js';
 import { SimulatedCloud } from '../../../lib/adapters/local/simulated-cloud.js';
 import { SimulatedPlatform } from '../../../lib/adapters/local/simulated-platform.js';
 import { VirtualClock } from '../../../lib/adapters/local/virtual-clock.js';
 import { InMemoryStateStore } from '../../../lib/adapters/memory/state-store.js';
 import { parseConfig, type ConfigInput } from '../../../lib/config/index.js';
-import type { Log } from '../../../lib/ports/log.js';
-import type { Metrics } from '../../../lib/ports/metrics.js';
+import type { Platform } from '../../../lib/ports/platform.js';
 import type { OutgoingMessage, Queue, QueueName } from '../../../lib/ports/queue.js';
 import type { StateStore } from '../../../lib/ports/state-store.js';
 import { seededRandom } from '../../../lib/sim/random.js';
 import { seedInitialNodes } from '../../../lib/sim/replay.js';
 import { CONSUMERS, FUNCTIONS, LOCAL_QUEUES, LocalRuntime, type FunctionName } from '../../../lib/sim/runtime.js';
-import { SimWorld } from '../../../lib/sim/world.js';
-import { budgetConfig, budgetViolations, type ScenarioBudget } from './budgets.js';
-import { CLOUD_READS, FaultInjector, NO_FAULTS, PLATFORM_READS, QUEUE_READS, STORE_READS, type FaultCounts, type FaultRates } from './faults.js';
+import { SimWorld, type WorldPlatform } from '../../../lib/sim/world.js';
+import { budgetViolations } from './budgets.js';
+import { EmulatedWorld } from './emulated-platform.js';
+import { HostileHosts } from './hostile.js';
+import {
+  DISTRICT, GEARS_PER_NODE, POISON_AFTER_MS, POOL, POOL_MAX, POOL_MIN, PROFILE, SETTLE_MINUTES, SIM_NODE_ROLE, VCPUS,
+  callerInApp, noMetrics, quietLog, scenarioConfig, type Mutants, type Scenario, type ScenarioOutcome,
+} from './scenario-config.js';
+import { CLOUD_READS, FaultInjector, NO_FAULTS, PLATFORM_READS, QUEUE_READS, STORE_READS } from './faults.js';
 
-export interface Scenario {
-  seed: number;
-  /** Gears the applications want: each segment holds for its minutes. */
-  demand: Array<{ minutes: number; gears: number }>;
-  faults: FaultRates;
-  queue: { duplicateRate: number; reorderWindow: number; delayRate: number; /** Share of entries a batch send reports failed (not sent). */ partialSendFailure?: number };
-  /** Share of deliveries and ticks that a second instance of the function runs at the same time, on overlapping messages. */
-  concurrency: number;
-  /** Share of minutes after which the clock jumps 2 to 15 minutes ahead with nothing run (pollers and schedules stalled). */
-  clockJumps: number;
-  moveFailureRate: number;
-  /** Chance per minute that EC2 recommends rebalancing one running host (nodescaler drains it at once and replaces it). */
-  rebalanceRate?: number;
-  /**
-   * The pays-off check and attrition (the next node to drain closed to new gears early), on minute-scale windows: an
-   * hour has no day of history. Without it the scenario drains by utilization alone (the suite's own fixed scenarios).
-   */
-  attrition?: boolean;
-  /** Most hosts the cloud will run (capacity runs out), if any. */
-  capacityCap?: number;
-  maxNodesTotal: number;
-  /** Global core limit (each host has 4 vCPUs), if any. */
-  maxCores?: number;
-  store: 'memory' | 'dynalite';
-  budget?: ScenarioBudget;
-}
+export type { Mutants, Scenario, ScenarioOutcome } from './scenario-config.js';
 
-/**
- * Deliberately broken parts, for the suite's own tests: each wraps the real
- * port the handlers get, so a check that never fires is caught.
- */
-export interface Mutants {
-  store?: (store: StateStore) => StateStore;
-  cloud?: (cloud: SimulatedCloud) => SimulatedCloud;
-  platform?: (platform: SimulatedPlatform) => SimulatedPlatform;
-}
-
-export interface ScenarioOutcome {
-  violations: string[];
-  deadLetters: DeadLetter[];
-  ledger: QueueLedger;
-  faults: FaultCounts;
-  minutes: number;
-  invocations: number;
-  scaleUps: number;
-  drains: number;
-  gearMoves: number;
-  /** The fewest nodes active or provisioning seen after any minute. */
-  fewestServing: number;
-}
-
-const DISTRICT = 'sim';
-const PROFILE = 'small';
-const POOL = `${DISTRICT}/${PROFILE}`;
-const GEARS_PER_NODE = 10;
-const POOL_MIN = 1;
-const POOL_MAX = 6;
-const SETTLE_MINUTES = 45;
-const VCPUS = 4;
-/** Two visibility timeouts: a message received under faults may still fail its last receives after they stop. */
-const POISON_AFTER_MS = 2 * 360_000;
 const START = Date.parse('2026-03-02T00:00:00.000Z');
-
-/** Small and quick: short delays so that a one-hour scenario sees scale-ups, drains and releases. */
-export function scenarioConfig(scenario: Scenario): ConfigInput {
-  return {
-    handler: 'ec2',
-    limits: { maxNodesTotal: scenario.maxNodesTotal, ...(scenario.maxCores === undefined ? {} : { maxCores: scenario.maxCores }) },
-    scaleUp: { threshold: 0.95, target: 0.92, headroomGears: 5, sustain: '1m', maxNodeProvisionTime: '10m', forecast: { bootDelay: '2m' } },
-    scaleDown: {
-      utilizationThreshold: 0.88,
-      unneededTime: '2m',
-      delayAfterAdd: '3m',
-      delayAfterDelete: '1m',
-      delayAfterFailure: '30s',
-      budget: budgetConfig(scenario.budget),
-      moveRetryDelay: '30s',
-      drainTimeout: '20m',
-      payoff: scenario.attrition ? { horizon: '5m', confidenceWindow: '5m', factor: 0 } : { enabled: false },
-    },
-    cloudRetry: { attempts: 3, baseDelay: '100ms', maxDelay: '1s' },
-    naming: { base: 'node', domain: 'sim.local' },
-    pools: [
-      {
-        district: DISTRICT,
-        profile: PROFILE,
-        min: POOL_MIN,
-        max: POOL_MAX,
-        gearsPerNode: GEARS_PER_NODE,
-        template: { imageId: 'ami-sim', instanceTypes: [{ name: 'm5.xlarge', vcpus: VCPUS, memoryGiB: 16 }], subnets: ['subnet-sim'] },
-      },
-    ],
-  } as ConfigInput;
-}
 
 export async function runScenario(scenario: Scenario, mutants: Mutants = {}): Promise<ScenarioOutcome> {
   const clock = new VirtualClock(START);
@@ -142,8 +56,13 @@ export async function runScenario(scenario: Scenario, mutants: Mutants = {}): Pr
 class ScenarioRun {
   private readonly violations: string[] = [];
   private readonly sqs: LocalSqs;
-  private readonly platform: SimulatedPlatform;
+  /** The simulated platform (the handlers' too), or undefined on the broker emulator. */
+  private readonly platform: SimulatedPlatform | undefined;
+  private readonly emulated: EmulatedWorld | undefined;
+  /** Where the world's gears live, whichever platform. */
+  private readonly worldPlatform: WorldPlatform & { succeededMoves(): number };
   private readonly cloud: SimulatedCloud;
+  private readonly hostile: HostileHosts;
   private readonly world: SimWorld;
   /** Two instances of every function: Lambda runs a second one when messages or schedules overlap. */
   private readonly instances: [LocalRuntime, LocalRuntime];
@@ -168,31 +87,42 @@ class ScenarioRun {
   ) {
     this.sqs = new LocalSqs(clock, LOCAL_QUEUES);
     this.sqs.keepLedger();
-    this.platform = new SimulatedPlatform(clock, { moveDurationMs: 30_000, moveFailureRate: scenario.moveFailureRate, random: seededRandom(scenario.seed + 2) });
+    if (scenario.platform === 'broker') {
+      this.emulated = new EmulatedWorld(clock, [{ name: DISTRICT, profile: PROFILE }], scenario.moveFailureRate, seededRandom(scenario.seed + 2));
+      this.worldPlatform = this.emulated;
+    } else {
+      this.platform = new SimulatedPlatform(clock, { moveDurationMs: 30_000, moveFailureRate: scenario.moveFailureRate, random: seededRandom(scenario.seed + 2) });
+      this.worldPlatform = this.platform;
+    }
     this.cloud = new SimulatedCloud(clock, { bootDelayMs: 120_000, ...(scenario.capacityCap === undefined ? {} : { maxHosts: scenario.capacityCap }) });
-    this.world = new SimWorld(clock, this.platform, this.cloud, this.sqs, {
+    this.world = new SimWorld(clock, this.worldPlatform, this.cloud, this.sqs, {
       district: DISTRICT,
       profile: PROFILE,
       gearsPerNode: GEARS_PER_NODE,
       heartbeatSeconds: 240,
+      nodeRoleId: SIM_NODE_ROLE,
       random,
     });
+    this.hostile = new HostileHosts(this.sqs, seededRandom(scenario.seed + 3), { district: DISTRICT, profile: PROFILE });
     this.instances = [new LocalRuntime(clock, this.sqs), new LocalRuntime(clock, this.sqs)];
   }
 
   async run(): Promise<ScenarioOutcome> {
-    const config = scenarioConfig(this.scenario);
+    const config = this.mutants.config?.(scenarioConfig(this.scenario)) ?? scenarioConfig(this.scenario);
     const parsed = parseConfig(config, 'reliability scenario');
     // The nodes there before nodescaler started: booted by the first minute.
     const startAt = this.clock.nowMs();
     this.clock.set(startAt);
     await seedInitialNodes({ cloud: this.cloud, store: this.store, config: parsed, pool: parsed.pools[0]!, count: 2, now: this.clock.now() });
+    // On the broker, an operator had added them to their district (the simulated platform joins every booted host).
+    for (const host of this.cloud.hosts()) this.emulated?.preJoin(host.hostName);
     this.clock.advance(120_000);
+    const platform: Platform = this.platform ? (this.mutants.platform?.(this.platform) ?? this.platform) : this.emulated!.adapter();
     const ports = {
       store: this.injector.wrap(this.mutants.store?.(this.store) ?? this.store, 'store', STORE_READS),
       queue: this.injector.wrap(this.observedQueue(), 'queue', QUEUE_READS),
       cloud: this.injector.wrap(this.mutants.cloud?.(this.observedCloud()) ?? this.observedCloud(), 'cloud', CLOUD_READS),
-      platform: this.injector.wrap(this.mutants.platform?.(this.platform) ?? this.platform, 'platform', PLATFORM_READS),
+      platform: this.injector.wrap(platform, 'platform', PLATFORM_READS),
       clock: this.injector.skewedClock(this.clock),
       log: quietLog,
       metrics: noMetrics,
@@ -220,8 +150,9 @@ class ScenarioRun {
       invocations: this.instances[0].invocations + this.instances[1].invocations,
       scaleUps: this.requested.size,
       drains: drains.length,
-      gearMoves: this.platform.succeededMoves(),
+      gearMoves: this.worldPlatform.succeededMoves(),
       fewestServing: this.fewestServing,
+      hostileMessages: this.hostile.total(),
     };
   }
 
@@ -238,6 +169,7 @@ class ScenarioRun {
     this.world.joinBootedHosts();
     this.world.applyDemand(demand);
     this.world.reportStats();
+    if (this.faultsOn && this.random() < (this.scenario.hostileRate ?? 0)) this.sendHostile();
     this.emitEc2Events();
     await this.deliver();
     await this.tick();
@@ -245,6 +177,15 @@ class ScenarioRun {
     await this.checkStep();
     this.clock.advance(60_000);
     if (this.faultsOn && this.random() < this.scenario.clockJumps) this.clock.advance(120_000 + Math.floor(this.random() * 780_000));
+  }
+
+  /** A compromised node host, chosen at random among the joined ones, sends one hostile message as itself. */
+  private sendHostile(): void {
+    const joined = this.world.joinedNodes().sort();
+    const attackers = joined.filter((nodeId) => this.world.senderOf(nodeId) !== undefined);
+    if (attackers.length === 0) return;
+    const nodeId = attackers[Math.floor(this.random() * attackers.length)]!;
+    this.hostile.send(this.clock.now(), { nodeId, senderId: this.world.senderOf(nodeId)! }, joined.filter((id) => id !== nodeId));
   }
 
   /** What EventBridge forwards to the events queue: every host state change, and now and then a rebalance recommendation. */
@@ -355,7 +296,7 @@ class ScenarioRun {
 
   /** The cloud the handlers call, checking at the moment of termination that the node holds no gears. */
   private observedCloud(): SimulatedCloud {
-    const { cloud, platform, violations, clock } = this;
+    const { cloud, worldPlatform: platform, violations, clock } = this;
     return new Proxy(cloud, {
       get(target, property, receiver) {
         if (property === 'terminateHost') {
@@ -406,6 +347,10 @@ class ScenarioRun {
 
     // Older stats never overwrite newer ones.
     const nodes = await this.store.listNodes(POOL);
+    // Nothing a hostile host sent took effect: no node invented, no figure it claimed stored.
+    const real = new Set(this.cloud.hosts().map((host) => host.hostName));
+    const elsewhere = await this.store.listNodes('elsewhere/xlarge');
+    for (const effect of this.hostile.effects([...nodes, ...elsewhere], real)) this.violations.push(`${at}: ${effect}`);
     for (const node of nodes) {
       const reportedAt = node.stats?.reportedAt;
       if (reportedAt === undefined) continue;
@@ -438,11 +383,13 @@ class ScenarioRun {
     for (const letter of this.sqs.deadLetters()) {
       if (!letter.reason.trim()) this.violations.push(`${at}: dead letter ${letter.messageId} has no reason`);
       // A message still failing well after the faults stopped cannot be processed at all: a poison message.
+      // Hostile messages end there, refused (their sender may not report for that node, or their date), whenever that is.
+      if (this.hostile.bodies.has(letter.body)) continue;
       if (Date.parse(letter.at) > this.faultsOffAt + POISON_AFTER_MS) this.violations.push(`${letter.at}: ${letter.queue} message dead-lettered with no fault injected: ${letter.reason} (${letter.body.slice(0, 300)})`);
     }
 
     const active = await this.store.listDrains(POOL, 'active');
-    for (const drain of active) this.violations.push(`${at}: drain ${drain.drainId} of ${drain.nodeId} still active after settling (started ${drain.startedAt})`);
+    for (const drain of active) this.violations.push(`${at}: drain ${drain.drainId} of ${drain.nodeId} still active after settling (started ${drain.startedAt}, phase ${drain.phase ?? '?'}, closed ${drain.closedAt ?? 'no'}, ${drain.moves?.length ?? 0} moves: ${JSON.stringify(drain.moves?.slice(0, 3) ?? [])})`);
     const nodes = await this.store.listNodes(POOL);
     for (const node of nodes) {
       if (['draining', 'drained', 'terminating'].includes(node.state)) this.violations.push(`${at}: node ${node.nodeId} still ${node.state} after settling (since ${node.stateChangedAt})`);
@@ -460,11 +407,3 @@ class ScenarioRun {
   }
 }
 
-/** The use-case frames of the current stack, for a violation to say which code path did it. */
-function callerInApp(): string {
-  const frames = (new Error().stack ?? '').split('\n').filter((line) => /lib[\\/]app[\\/]/.test(line));
-  return frames.map((line) => line.trim().replace(/^at /, '').replace(/\(.*[\\/]lib[\\/]/, '(lib/')).join(' <- ') || 'outside the use cases';
-}
-
-const quietLog: Log = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
-const noMetrics: Metrics = { record: () => undefined };

@@ -22,6 +22,10 @@ export function scaled(defaultCount: number): number {
 
 export interface Tally {
   name: string;
+  /** The platform the scenarios drove: `simulated`, or `broker` (the broker adapter over the broker emulator). */
+  platform?: 'simulated' | 'broker';
+  /** Valid-but-hostile messages sent by compromised node hosts (test/reliability/support/hostile.ts). */
+  hostileMessages?: number;
   scenarios?: number;
   malformedInputs?: number;
   violations: number;

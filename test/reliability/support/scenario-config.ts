@@ -1,0 +1,124 @@
+/** The reliability scenarios: what one is, the cluster's configuration and fixed sizes, what a run reports (scenario.ts runs it). */
+import type { ConfigInput } from '../../../lib/config/index.js';
+import type { Log } from '../../../lib/ports/log.js';
+import type { Metrics } from '../../../lib/ports/metrics.js';
+import type { DeadLetter, QueueLedger } from '../../../lib/adapters/local/local-sqs.js';
+import type { SimulatedCloud } from '../../../lib/adapters/local/simulated-cloud.js';
+import type { SimulatedPlatform } from '../../../lib/adapters/local/simulated-platform.js';
+import type { StateStore } from '../../../lib/ports/state-store.js';
+import { budgetConfig, type ScenarioBudget } from './budgets.js';
+import type { FaultCounts, FaultRates } from './faults.js';
+
+export interface Scenario {
+  seed: number;
+  /** Gears the applications want: each segment holds for its minutes. */
+  demand: Array<{ minutes: number; gears: number }>;
+  faults: FaultRates;
+  queue: { duplicateRate: number; reorderWindow: number; delayRate: number; /** Share of entries a batch send reports failed (not sent). */ partialSendFailure?: number };
+  /** Share of deliveries and ticks that a second instance of the function runs at the same time, on overlapping messages. */
+  concurrency: number;
+  /** Share of minutes after which the clock jumps 2 to 15 minutes ahead with nothing run (pollers and schedules stalled). */
+  clockJumps: number;
+  moveFailureRate: number;
+  /** Chance per minute that EC2 recommends rebalancing one running host (nodescaler drains it at once and replaces it). */
+  rebalanceRate?: number;
+  /**
+   * The pays-off check and attrition (the next node to drain closed to new gears early), on minute-scale windows: an
+   * hour has no day of history. Without it the scenario drains by utilization alone (the suite's own fixed scenarios).
+   */
+  attrition?: boolean;
+  /** Most hosts the cloud will run (capacity runs out), if any. */
+  capacityCap?: number;
+  maxNodesTotal: number;
+  /** Global core limit (each host has 4 vCPUs), if any. */
+  maxCores?: number;
+  store: 'memory' | 'dynalite';
+  budget?: ScenarioBudget;
+  /** The platform the handlers drive: the simulated one, or the broker adapter over the broker emulator. Default simulated. */
+  platform?: 'simulated' | 'broker';
+  /** Chance per minute (under faults) that a compromised node host sends one valid-but-hostile node-stats message (hostile.ts). */
+  hostileRate?: number;
+}
+
+/**
+ * Deliberately broken parts, for the suite's own tests: each wraps the real
+ * port the handlers get, so a check that never fires is caught.
+ */
+export interface Mutants {
+  store?: (store: StateStore) => StateStore;
+  cloud?: (cloud: SimulatedCloud) => SimulatedCloud;
+  platform?: (platform: SimulatedPlatform) => SimulatedPlatform;
+  config?: (config: ConfigInput) => ConfigInput;
+}
+
+export interface ScenarioOutcome {
+  violations: string[];
+  deadLetters: DeadLetter[];
+  ledger: QueueLedger;
+  faults: FaultCounts;
+  minutes: number;
+  invocations: number;
+  scaleUps: number;
+  drains: number;
+  gearMoves: number;
+  /** The fewest nodes active or provisioning seen after any minute. */
+  fewestServing: number;
+  hostileMessages: number;
+}
+
+
+export const DISTRICT = 'sim';
+export const PROFILE = 'small';
+export const POOL = `${DISTRICT}/${PROFILE}`;
+export const GEARS_PER_NODE = 10;
+export const POOL_MIN = 1;
+export const POOL_MAX = 6;
+export const SETTLE_MINUTES = 45;
+export const VCPUS = 4;
+/** Two visibility timeouts: a message received under faults may still fail its last receives after they stop. */
+export const POISON_AFTER_MS = 2 * 360_000;
+/** The role id of the simulated node hosts' instance profile: their agents send as `<it>:<instance id>`. */
+export const SIM_NODE_ROLE = 'AROASIMNODEROLE00001';
+
+/** Small and quick: short delays so that a one-hour scenario sees scale-ups, drains and releases. */
+export function scenarioConfig(scenario: Scenario): ConfigInput {
+  return {
+    handler: 'ec2',
+    limits: { maxNodesTotal: scenario.maxNodesTotal, ...(scenario.maxCores === undefined ? {} : { maxCores: scenario.maxCores }) },
+    scaleUp: { threshold: 0.95, target: 0.92, headroomGears: 5, sustain: '1m', maxNodeProvisionTime: '10m', forecast: { bootDelay: '2m' } },
+    scaleDown: {
+      utilizationThreshold: 0.88,
+      unneededTime: '2m',
+      delayAfterAdd: '3m',
+      delayAfterDelete: '1m',
+      delayAfterFailure: '30s',
+      budget: budgetConfig(scenario.budget),
+      moveRetryDelay: '30s',
+      drainTimeout: '20m',
+      payoff: scenario.attrition ? { horizon: '5m', confidenceWindow: '5m', factor: 0 } : { enabled: false },
+    },
+    cloudRetry: { attempts: 3, baseDelay: '100ms', maxDelay: '1s' },
+    // Node agents send as their instance (SIM_NODE_ROLE:<instance id>); hostile hosts cannot pose as another.
+    statsAuth: { nodeRoleIds: [SIM_NODE_ROLE] },
+    naming: { base: 'node', domain: 'sim.local' },
+    pools: [
+      {
+        district: DISTRICT,
+        profile: PROFILE,
+        min: POOL_MIN,
+        max: POOL_MAX,
+        gearsPerNode: GEARS_PER_NODE,
+        template: { imageId: 'ami-sim', instanceTypes: [{ name: 'm5.xlarge', vcpus: VCPUS, memoryGiB: 16 }], subnets: ['subnet-sim'] },
+      },
+    ],
+  } as ConfigInput;
+}
+
+/** The use-case frames of the current stack, for a violation to say which code path did it. */
+export function callerInApp(): string {
+  const frames = (new Error().stack ?? '').split('\n').filter((line) => /lib[\\/]app[\\/]/.test(line));
+  return frames.map((line) => line.trim().replace(/^at /, '').replace(/\(.*[\\/]lib[\\/]/, '(lib/')).join(' <- ') || 'outside the use cases';
+}
+
+export const quietLog: Log = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
+export const noMetrics: Metrics = { record: () => undefined };
