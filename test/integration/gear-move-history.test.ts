@@ -8,8 +8,13 @@ import type { PoolEvaluationInput } from '../../lib/domain/decision.js';
 import { decidePool } from '../../lib/domain/evaluate.js';
 import type { GearInfo, NodeRecord } from '../../lib/domain/model.js';
 import type { StateStore } from '../../lib/ports/state-store.js';
-import { NOW, config, evaluation, minutesAgo, node, pool } from '../support/builders.js';
+import { NOW, config as ruleConfig, evaluation as ruleEvaluation, minutesAgo, node, pool } from '../support/builders.js';
 import { dynaliteHarness } from '../support/dynalite.js';
+
+/** These test the budget's rules, not the pays-off check (test/unit/payoff.test.ts): it is off here. */
+const config: typeof ruleConfig = (overrides = {}, poolFields = {}) =>
+  ruleConfig({ ...overrides, scaleDown: { payoff: { enabled: false }, ...overrides.scaleDown } }, poolFields);
+const evaluation: typeof ruleEvaluation = (fields = {}) => ruleEvaluation({ config: config(), ...fields });
 
 const DAY = 86_400_000;
 const daysAgo = (days: number) => new Date(NOW.getTime() - days * DAY).toISOString();

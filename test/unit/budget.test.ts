@@ -7,7 +7,12 @@ import { explainPool } from '../../lib/domain/explain.js';
 import type { GearInfo, NodeRecord } from '../../lib/domain/model.js';
 import { nextCronMatch } from '../../lib/domain/schedule.js';
 import { parseMessage } from '../../lib/messages/index.js';
-import { NOW, config, drain, evaluation, minutesAgo, move, node, pool, poolConfigOf } from '../support/builders.js';
+import { NOW, config as ruleConfig, drain, evaluation as ruleEvaluation, minutesAgo, move, node, pool, poolConfigOf } from '../support/builders.js';
+
+/** These test the budget's rules, not the pays-off check (test/unit/payoff.test.ts): it is off here. */
+const config: typeof ruleConfig = (overrides = {}, poolFields = {}) =>
+  ruleConfig({ ...overrides, scaleDown: { payoff: { enabled: false }, ...overrides.scaleDown } }, poolFields);
+const evaluation: typeof ruleEvaluation = (fields = {}) => ruleEvaluation({ config: config(), ...fields });
 
 const DAY = 86_400_000;
 const lowFor = pool({ lowSince: minutesAgo(30) });
