@@ -263,7 +263,16 @@ function highestIn(samples: readonly DemandSample[], from: number, to: number): 
  * within `tolerance` minutes.
  */
 function sampleNear(samples: readonly DemandSample[], minute: number, tolerance: number): number | undefined {
-  // Binary search for the first sample after `minute`.
+  const lo = firstAfter(samples, minute);
+  const before = samples[lo - 1];
+  if (before && minute - before[0] <= tolerance) return before[1];
+  const after = samples[lo];
+  if (after && after[0] - minute <= tolerance) return after[1];
+  return undefined;
+}
+
+/** Index of the first sample dated after `minute` (samples are sorted by minute): binary search. */
+export function firstAfter(samples: readonly DemandSample[], minute: number): number {
   let lo = 0;
   let hi = samples.length;
   while (lo < hi) {
@@ -271,9 +280,5 @@ function sampleNear(samples: readonly DemandSample[], minute: number, tolerance:
     if (samples[mid]![0] <= minute) lo = mid + 1;
     else hi = mid;
   }
-  const before = samples[lo - 1];
-  if (before && minute - before[0] <= tolerance) return before[1];
-  const after = samples[lo];
-  if (after && after[0] - minute <= tolerance) return after[1];
-  return undefined;
+  return lo;
 }

@@ -21,7 +21,7 @@ import type { Config } from '../config/index.js';
 import type { CandidateCheck } from './candidates.js';
 import type { PoolUtilization } from './decision.js';
 import { formatDuration } from './duration.js';
-import { BUCKET_MINUTES, epochMinute } from './forecast.js';
+import { BUCKET_MINUTES, epochMinute, firstAfter } from './forecast.js';
 import type { DemandSample, NodeStats } from './model.js';
 
 const MINUTE_MS = 60_000;
@@ -173,14 +173,7 @@ function money(dollars: number): string {
 
 /** Gears of the sample covering `minute` (the newest at or before it, within a bucket), else undefined. */
 function sampleAt(samples: readonly DemandSample[], minute: number): number | undefined {
-  let lo = 0;
-  let hi = samples.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (samples[mid]![0] <= minute) lo = mid + 1;
-    else hi = mid;
-  }
-  const before = samples[lo - 1];
+  const before = samples[firstAfter(samples, minute) - 1];
   return before && minute - before[0] < BUCKET_MINUTES ? before[1] : undefined;
 }
 

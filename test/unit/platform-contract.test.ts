@@ -1,10 +1,7 @@
 import { SimulatedPlatform } from '../../lib/adapters/local/simulated-platform.js';
-import { OpenShiftBrokerPlatform } from '../../lib/adapters/platform/openshift-broker.js';
-import { BrokerEmulator } from '../support/broker-emulator.js';
+import { brokerOnEmulator } from '../support/broker-platform.js';
 import { platformContract } from '../support/platform-contract.js';
 
-const BROKER = 'i-0b10c0ffee0123456';
-const DOCUMENT = 'nodescaler-test-broker-admin';
 
 function virtualClock() {
   let now = Date.parse('2026-11-24T01:00:00Z');
@@ -30,16 +27,8 @@ platformContract('simulated platform', {
 platformContract('broker adapter over the broker emulator', {
   create() {
     const clock = virtualClock();
-    const broker = new BrokerEmulator({ clock, brokerInstanceId: BROKER, documentName: DOCUMENT });
+    const { broker, platform } = brokerOnEmulator(clock);
     const districts = new Set<string>();
-    const platform = new OpenShiftBrokerPlatform(broker.client(), {
-      brokerInstanceId: BROKER,
-      documentName: DOCUMENT,
-      commandTimeoutMs: 20 * 60_000,
-      brokerDir: '/var/www/openshift/broker',
-      sleep: async (ms) => void clock.advance(ms),
-      clock,
-    });
     return {
       platform,
       node(district, profile, nodeId, maxGears, joined) {
