@@ -14,7 +14,7 @@ import { splitPoolId } from '../../domain/model.js';
 import { pauseKey, type Controls, type OverrideRecord, type PauseActions, type PauseRecord, type PendingDrain } from '../../domain/controls.js';
 import { ConflictError, NotFoundError } from '../../errors.js';
 import type { DrainHeader, DrainPatch, GearMoveRecord, LeaseRequest, MoveWrite, NewDrain, NewNode, NodePatch, PoolPatch, StateStore, StatsWrite } from '../../ports/state-store.js';
-import { assertLegalTransition, decisionExpiry, grantLease, sourcesOf } from '../state-rules.js';
+import { assertInstanceId, assertLegalTransition, decisionExpiry, grantLease, liveFirst, sourcesOf } from '../state-rules.js';
 
 /**
  * Stored records are deeply frozen snapshots, so reads hand them out without
@@ -83,6 +83,8 @@ export class InMemoryStateStore implements StateStore {
   private readonly poolIndex = new Map<PoolId, Set<string>>();
   /** The pool index's ids in order, rebuilt only after a node joined or left (listNodes runs every minute, membership changes rarely). */
   private readonly sortedPoolIndex = new Map<PoolId, string[]>();
+  /** Node ids by instance id, kept in step with every node write: the instance index. */
+  private readonly instanceIndex = new Map<string, Set<string>>();
   private readonly pools = new FrozenMap<PoolId, PoolRecord>();
   /** Drain headers (no moves); each drain's moves by gear uuid, as DynamoDB keeps one item per move. */
   private readonly drains = new FrozenMap<string, DrainHeader>();
@@ -105,6 +107,11 @@ export class InMemoryStateStore implements StateStore {
     return node && copy(node);
   }
 
+  async findNodeByInstance(instanceId: string): Promise<NodeRecord | undefined> {
+    const node = liveFirst([...(this.instanceIndex.get(instanceId) ?? [])].map((nodeId) => this.nodes.get(nodeId)!));
+    return node && copy(node);
+  }
+
   async listNodes(pool: PoolId): Promise<NodeRecord[]> {
     const live: NodeRecord[] = [];
     for (const nodeId of this.sortedMembers(pool)) {
@@ -115,10 +122,11 @@ export class InMemoryStateStore implements StateStore {
   }
 
   async createNode(node: NewNode, now: Date): Promise<NodeRecord> {
+    assertInstanceId(node.nodeId, node);
     const existing = this.nodes.get(node.nodeId);
     if (existing) throw new ConflictError(`node ${node.nodeId} exists`, copy(existing));
     const record: NodeRecord = { ...copy(node), version: 1, stateChangedAt: now.toISOString() };
-    this.nodes.set(node.nodeId, record);
+    this.putNode(record);
     const members = this.poolIndex.get(node.pool) ?? new Set<string>();
     members.add(node.nodeId);
     this.poolIndex.set(node.pool, members);
@@ -134,6 +142,7 @@ export class InMemoryStateStore implements StateStore {
   ): Promise<NodeRecord> {
     const from = sourcesOf(change.from);
     assertLegalTransition(nodeId, from, change.to);
+    assertInstanceId(nodeId, change.patch);
     const node = this.requireNode(nodeId);
     if (!from.includes(node.state) || (change.expectedVersion !== undefined && node.version !== change.expectedVersion)) {
       throw new ConflictError(`node ${nodeId} is not ${from.join('|')} -> ${change.to}`, copy(node));
@@ -145,15 +154,16 @@ export class InMemoryStateStore implements StateStore {
       delete (next as Partial<NodeRecord>).stats;
       if (this.poolIndex.get(node.pool)?.delete(nodeId)) this.sortedPoolIndex.delete(node.pool);
     }
-    this.nodes.set(nodeId, next);
+    this.putNode(next, node);
     return copy(withoutStats(next));
   }
 
   async updateNode(nodeId: string, expectedVersion: number, patch: NodePatch): Promise<NodeRecord> {
+    assertInstanceId(nodeId, patch);
     const node = this.requireNode(nodeId);
     if (node.version !== expectedVersion) throw new ConflictError(`node ${nodeId} is not at version ${expectedVersion}`, copy(node));
     const next = { ...applyPatch(node, patch), version: node.version + 1 };
-    this.nodes.set(nodeId, next);
+    this.putNode(next, node);
     return copy(withoutStats(next));
   }
 
@@ -412,6 +422,18 @@ export class InMemoryStateStore implements StateStore {
     const ids = this.drainIndex.get(key) ?? new Set<string>();
     ids.add(drain.drainId);
     this.drainIndex.set(key, ids);
+  }
+
+  /** Stores a node written over `before`, moving it in the instance index when its instanceId changed. */
+  private putNode(next: NodeRecord, before?: NodeRecord): void {
+    this.nodes.set(next.nodeId, next);
+    if (before?.instanceId === next.instanceId) return;
+    if (before?.instanceId !== undefined) {
+      const ids = this.instanceIndex.get(before.instanceId);
+      ids?.delete(next.nodeId);
+      if (ids?.size === 0) this.instanceIndex.delete(before.instanceId);
+    }
+    if (next.instanceId !== undefined) this.instanceIndex.set(next.instanceId, (this.instanceIndex.get(next.instanceId) ?? new Set()).add(next.nodeId));
   }
 
   private requireNode(nodeId: string): NodeRecord {
