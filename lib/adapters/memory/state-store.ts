@@ -14,38 +14,8 @@ import { splitPoolId } from '../../domain/model.js';
 import { pauseKey, type Controls, type OverrideRecord, type PauseActions, type PauseRecord, type PendingDrain } from '../../domain/controls.js';
 import { ConflictError, NotFoundError } from '../../errors.js';
 import type { DrainHeader, DrainPatch, GearMoveRecord, LeaseRequest, MoveWrite, NewDrain, NewNode, NodePatch, PoolPatch, StateStore, StatsWrite } from '../../ports/state-store.js';
+import { copy, deepFreeze, FrozenMap } from './frozen.js';
 import { assertInstanceId, assertLegalTransition, decisionExpiry, grantLease, liveFirst, sourcesOf } from '../state-rules.js';
-
-/**
- * Stored records are deeply frozen snapshots, so reads hand them out without
- * copying (a long simulation reads far more than it writes) and no caller can
- * change the store by mutating what it got. Input is cloned once, then frozen.
- */
-function deepFreeze<T>(value: T): T {
-  if (value === null || typeof value !== 'object' || Object.isFrozen(value)) return value;
-  for (const child of Object.values(value as object)) deepFreeze(child);
-  return Object.freeze(value);
-}
-
-/**
- * A frozen copy that shares every part already frozen: a record rebuilt from a
- * stored one (`{ ...move, state }`, a moves array with one new entry) costs
- * only its new parts, not a deep clone of the whole.
- */
-function copy<T>(value: T): T {
-  if (value === null || typeof value !== 'object' || Object.isFrozen(value)) return value;
-  if (Array.isArray(value)) return Object.freeze(value.map(copy)) as T;
-  const out: Record<string, unknown> = {};
-  for (const [field, child] of Object.entries(value as Record<string, unknown>)) if (child !== undefined) out[field] = copy(child);
-  return Object.freeze(out) as T;
-}
-
-/** A map whose values are frozen as they are stored. */
-class FrozenMap<K, V> extends Map<K, V> {
-  override set(key: K, value: V): this {
-    return super.set(key, deepFreeze(value));
-  }
-}
 
 /** Applies a patch the way the DynamoDB adapter does: `undefined` removes the field. */
 function applyPatch<T extends object>(record: T, patch: object): T {
