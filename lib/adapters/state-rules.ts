@@ -23,6 +23,18 @@ export function assertLegalTransition(nodeId: string, from: readonly NodeState[]
   }
 }
 
+/** An instance id keys the node instance index, whose keys cannot be empty (DynamoDB refuses the write). */
+export function assertInstanceId(nodeId: string, fields: { instanceId?: string } | undefined): void {
+  if (fields?.instanceId === '') {
+    throw new ValidationError({ path: 'instanceId', message: `node ${nodeId}: instanceId must not be empty (remove it with undefined)`, value: '' });
+  }
+}
+
+/** Of the nodes found on one instance (one, but for a corrupted table), the live one. */
+export function liveFirst<T extends { state: NodeState; nodeId: string }>(nodes: readonly T[]): T | undefined {
+  return [...nodes].sort((a, b) => Number(a.state === 'terminated') - Number(b.state === 'terminated') || a.nodeId.localeCompare(b.nodeId))[0];
+}
+
 export function grantLease(request: LeaseRequest, now: Date): PoolLease {
   const lease: PoolLease = {
     holder: request.holder,

@@ -40,6 +40,13 @@ export interface RunSummary {
   pending: number;
 }
 
+/** A batch's failed messages, and whether any message changed something (a drain to start or advance at once). */
+export interface BatchOutcome {
+  failures: Array<{ id: string; error: unknown }>;
+  /** False when every message was an EC2 event ignored (most: hosts nodescaler does not own): nothing to run before the tick. */
+  acted: boolean;
+}
+
 /** The gear-mover use case; one instance per cold start. */
 export class GearMover {
   private readonly ctx: DrainContext;
@@ -55,18 +62,20 @@ export class GearMover {
    * One queue batch: EC2 events first (an interrupted host has two minutes),
    * then scale-down decisions; each message fails alone.
    */
-  async handleBatch(items: Array<{ id: string; message: ScaleDownMessage | Ec2Event }>): Promise<{ failures: Array<{ id: string; error: unknown }> }> {
+  async handleBatch(items: Array<{ id: string; message: ScaleDownMessage | Ec2Event }>): Promise<BatchOutcome> {
     const failures: Array<{ id: string; error: unknown }> = [];
+    let acted = false;
     const ordered = [...items].sort((a, b) => Number(a.message.type === 'scale-down') - Number(b.message.type === 'scale-down'));
     for (const { id, message } of ordered) {
       try {
         if (message.type === 'scale-down') await this.handleScaleDown(message);
-        else await this.handleEvent(message);
+        else if ((await this.handleEvent(message)).action === 'ignored') continue;
+        acted = true;
       } catch (error) {
         failures.push({ id, error });
       }
     }
-    return { failures };
+    return { failures, acted };
   }
 
   /**

@@ -16,7 +16,8 @@ export const MAX_WORK_MS = 50_000;
  * The drain queue (scale-down), the events queue (EC2 events from
  * EventBridge) and the one-minute tick. Messages are handled first (partial
  * batch response); the time left then advances every drain in progress,
- * urgent ones first, and the tick resumes the rest. Never chains through SQS.
+ * urgent ones first (unless no message did anything), and the tick resumes
+ * the rest. Never chains through SQS.
  * Whether an invocation waits for moves in flight is the ports' `wait`, which
  * the environment gives (a real timer on Lambda) or not (one pass per invocation).
  */
@@ -31,7 +32,18 @@ export function gearMoverHandler(deps: HandlerDeps<GearMoverPorts>) {
       const stopAt = Date.now() + MAX_WORK_MS;
       const budget = { timeLeft: () => Math.min(context.getRemainingTimeInMillis() - SAFETY_MARGIN_MS, stopAt - Date.now()) };
       if (kind === 'schedule') return mover.run(budget);
-      const response = await sqsBatch(event, mover, parse, log);
+      let acted = false;
+      const batch = {
+        handleBatch: async (items: Parameters<GearMover['handleBatch']>[0]) => {
+          const outcome = await mover.handleBatch(items);
+          acted = outcome.acted;
+          return outcome;
+        },
+      };
+      const response = await sqsBatch(event, batch, parse, log);
+      // A batch of events for hosts nodescaler does not own (EventBridge sends every interruption in the account)
+      // costs their lookups only: reading every pool to advance drains is the tick's work, or a batch's that acted.
+      if (!acted) return response;
       try {
         await mover.run(budget);
       } catch (error) {

@@ -13,7 +13,10 @@ import type {
 } from '../domain/model.js';
 import type { Controls, OverrideRecord, PauseActions, PauseRecord, PendingDrain } from '../domain/controls.js';
 
-/** Fields a caller may change on a node; identity, state and version are the store's, stats are `putNodeStats`'s. */
+/**
+ * Fields a caller may change on a node; identity, state and version are the store's, stats are `putNodeStats`'s.
+ * An `instanceId` is never empty (it keys the instance index): `ValidationError` naming it.
+ */
 export type NodePatch = Partial<Omit<NodeRecord, 'nodeId' | 'pool' | 'district' | 'profile' | 'state' | 'version' | 'createdAt' | 'stats'>>;
 export type PoolPatch = Partial<Omit<PoolRecord, 'pool' | 'district' | 'profile' | 'version' | 'lease'>>;
 /** The drain's own fields; its moves are written by `writeMoves`. */
@@ -72,6 +75,16 @@ export type StatsWrite =
  */
 export interface StateStore {
   getNode(nodeId: string): Promise<NodeRecord | undefined>;
+  /**
+   * The node recorded on EC2 instance `instanceId`, in whatever state, read as
+   * `getNode` reads it; undefined when no node names the instance. One lookup
+   * on an index of node instances (sparse: only nodes with an `instanceId`),
+   * never a read of the pools: EventBridge hands the gear mover every EC2
+   * interruption in the account, most of them for hosts nodescaler does not
+   * own. The index follows node writes eventually, like the pool lists.
+   * Should two nodes name one instance, a live (not terminated) one is returned.
+   */
+  findNodeByInstance(instanceId: string): Promise<NodeRecord | undefined>;
   /** Nodes of one pool, ordered by nodeId; terminated nodes leave the list (a sparse index), `getNode` still finds them. */
   listNodes(pool: PoolId): Promise<NodeRecord[]>;
   /** Creates a node; `ConflictError` (with the existing node) when the id is taken. */

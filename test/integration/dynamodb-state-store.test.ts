@@ -2,9 +2,11 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { readStateTableResource, TABLE_KEYS } from '../../lib/adapters/dynamodb/table-definition.js';
 import { dynaliteHarness } from '../support/dynalite.js';
+import { instanceLookupContract } from '../support/instance-lookup-contract.js';
 import { newNode, stateStoreContract } from '../support/state-store-contract.js';
 
 stateStoreContract('DynamoDB (dynalite)', dynaliteHarness());
+instanceLookupContract('DynamoDB (dynalite)', dynaliteHarness());
 
 describe('state table definition', () => {
   const harness = dynaliteHarness();
@@ -25,7 +27,13 @@ describe('state table definition', () => {
         ],
         Projection: { ProjectionType: 'ALL' },
       },
+      {
+        IndexName: TABLE_KEYS.instanceIndex,
+        KeySchema: [{ AttributeName: TABLE_KEYS.instanceIndexPartition, KeyType: 'HASH' }],
+        Projection: { ProjectionType: 'KEYS_ONLY' },
+      },
     ]);
+    expect(table.AttributeDefinitions).toContainEqual({ AttributeName: TABLE_KEYS.instanceIndexPartition, AttributeType: 'S' });
     expect(table.TimeToLiveSpecification).toEqual({ AttributeName: TABLE_KEYS.ttl, Enabled: true });
     expect(table.PointInTimeRecoverySpecification).toEqual({ PointInTimeRecoveryEnabled: true });
     expect(table.BillingMode).toBe('PAY_PER_REQUEST');

@@ -1,9 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { InMemoryStateStore } from '../../lib/adapters/memory/state-store.js';
 import { drain } from '../support/builders.js';
+import { instanceLookupContract } from '../support/instance-lookup-contract.js';
 import { stateStoreContract } from '../support/state-store-contract.js';
 
 stateStoreContract('in-memory', { create: async () => new InMemoryStateStore() });
+instanceLookupContract('in-memory', { create: async () => new InMemoryStateStore() });
 
 describe('InMemoryStateStore indexes', () => {
   const T0 = new Date('2026-01-05T00:00:00.000Z');

@@ -55,3 +55,26 @@ export async function queryAll(client: DynamoDBDocumentClient, send: Send, input
   } while (startKey);
   return items;
 }
+
+/** Translates `undefined` to attribute removal, so a patch can clear a field. */
+export function patchExpression(
+  patch: Record<string, unknown>,
+  names: Record<string, string>,
+  values: Record<string, unknown>,
+): { set: string[]; remove: string[] } {
+  const set: string[] = [];
+  const remove: string[] = [];
+  Object.entries(patch).forEach(([field, value], i) => {
+    names[`#p${i}`] = field;
+    if (value === undefined) remove.push(`#p${i}`);
+    else {
+      values[`:p${i}`] = value;
+      set.push(`#p${i} = :p${i}`);
+    }
+  });
+  return { set, remove };
+}
+
+export function updateExpression(set: string[], remove: string[]): string {
+  return [set.length ? `SET ${set.join(', ')}` : '', remove.length ? `REMOVE ${remove.join(', ')}` : ''].filter(Boolean).join(' ');
+}

@@ -4,7 +4,6 @@ import {
   DynamoDBDocumentClient,
   GetCommand,
   PutCommand,
-  QueryCommand,
   UpdateCommand,
   type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
@@ -24,28 +23,28 @@ import { splitPoolId } from '../../domain/model.js';
 import type { Controls, OverrideRecord, PauseActions, PauseRecord, PendingDrain } from '../../domain/controls.js';
 import { ConflictError, NotFoundError } from '../../errors.js';
 import type { DrainHeader, DrainPatch, GearMoveRecord, LeaseRequest, MoveWrite, NewDrain, NewNode, NodePatch, PoolPatch, StateStore, StatsWrite } from '../../ports/state-store.js';
-import { assertLegalTransition, decisionExpiry, grantLease, sourcesOf } from '../state-rules.js';
+import { assertInstanceId, assertLegalTransition, decisionExpiry, grantLease, liveFirst, sourcesOf } from '../state-rules.js';
 import { DynamoDbControls, type Send } from './controls.js';
 import { DynamoDbDecisionLog } from './decision-log.js';
 import { DynamoDbDrains } from './drains.js';
 import { DynamoDbGearMoves } from './gear-moves.js';
-import { strip, translateError, queryAll } from './items.js';
+import { DynamoDbNodeStats, statsKey } from './node-stats.js';
+import { leaseExpression } from './pool-lease.js';
+import { patchExpression, queryAll, strip, translateError, updateExpression } from './items.js';
 import { TABLE_KEYS } from './table-keys.js';
 
-const { partition: PK, sort: SK, poolIndex: INDEX, poolIndexPartition: GPK, poolIndexSort: GSK, ttl: TTL } = TABLE_KEYS;
+const { partition: PK, sort: SK, poolIndex: INDEX, poolIndexPartition: GPK, poolIndexSort: GSK, ttl: TTL, instanceIndex: INSTANCE_INDEX, instanceIndexPartition: INSTANCE } = TABLE_KEYS;
 
 const key = {
   node: (nodeId: string) => ({ [PK]: `NODE#${nodeId}`, [SK]: 'NODE' }),
   pool: (pool: PoolId) => ({ [PK]: `POOL#${pool}`, [SK]: 'POOL' }),
   /** A node's stats: their own item in the pool's stats partition, outside the pool index, so a report is one write (not two). */
-  stats: (pool: PoolId, nodeId: string) => ({ [PK]: `STATS#${pool}`, [SK]: `NODE#${nodeId}` }),
+  stats: statsKey,
   counter: (base: string) => ({ [PK]: `COUNTER#${base}`, [SK]: 'COUNTER' }),
   scaleUp: (decisionId: string) => ({ [PK]: `SCALEUP#${decisionId}`, [SK]: 'SCALEUP' }),
   log: (pool: PoolId) => `LOG#${pool}`,
 };
 const poolPartition = (pool: PoolId) => `POOL#${pool}`;
-/** Stats items of nodes that stopped reporting go after this long (a terminated node's are deleted at once). */
-const STATS_KEPT_S = 30 * 86_400;
 
 /** The node with `stats` (its own item's), or without any when there are none (a write's result). */
 function withStats(node: NodeRecord, stats: NodeStats | undefined): NodeRecord {
@@ -53,29 +52,6 @@ function withStats(node: NodeRecord, stats: NodeStats | undefined): NodeRecord {
   if (node.stats === undefined) return node;
   const { stats: _stats, ...rest } = node;
   return rest;
-}
-
-/** Translates `undefined` to attribute removal, so a patch can clear a field. */
-function patchExpression(
-  patch: Record<string, unknown>,
-  names: Record<string, string>,
-  values: Record<string, unknown>,
-): { set: string[]; remove: string[] } {
-  const set: string[] = [];
-  const remove: string[] = [];
-  Object.entries(patch).forEach(([field, value], i) => {
-    names[`#p${i}`] = field;
-    if (value === undefined) remove.push(`#p${i}`);
-    else {
-      values[`:p${i}`] = value;
-      set.push(`#p${i} = :p${i}`);
-    }
-  });
-  return { set, remove };
-}
-
-function updateExpression(set: string[], remove: string[]): string {
-  return [set.length ? `SET ${set.join(', ')}` : '', remove.length ? `REMOVE ${remove.join(', ')}` : ''].filter(Boolean).join(' ');
 }
 
 /**
@@ -89,6 +65,7 @@ export class DynamoDbStateStore implements StateStore {
   private readonly decisionLog: DynamoDbDecisionLog;
   private readonly drains: DynamoDbDrains;
   private readonly gearMoves: DynamoDbGearMoves;
+  private readonly stats: DynamoDbNodeStats;
 
   constructor(
     private readonly client: DynamoDBDocumentClient,
@@ -99,6 +76,7 @@ export class DynamoDbStateStore implements StateStore {
     this.decisionLog = new DynamoDbDecisionLog(client, tableName, send);
     this.drains = new DynamoDbDrains(client, tableName, send);
     this.gearMoves = new DynamoDbGearMoves(client, tableName, send);
+    this.stats = new DynamoDbNodeStats(client, tableName, send);
   }
 
   /** The document client this adapter expects: `undefined` fields are dropped, not rejected. */
@@ -111,6 +89,20 @@ export class DynamoDbStateStore implements StateStore {
     if (!node) return undefined;
     const held = await this.get<{ stats: NodeStats }>(key.stats(node.pool, nodeId));
     return withStats(node, held?.stats ?? node.stats);
+  }
+
+  /** One query on the instance index (keys only), then the node as `getNode` reads it. */
+  async findNodeByInstance(instanceId: string): Promise<NodeRecord | undefined> {
+    const keys = await queryAll(this.client, this.send.bind(this) as Send, {
+      TableName: this.tableName,
+      IndexName: INSTANCE_INDEX,
+      KeyConditionExpression: '#instance = :instance',
+      ExpressionAttributeNames: { '#instance': INSTANCE },
+      ExpressionAttributeValues: { ':instance': instanceId },
+    });
+    const nodeIds = keys.map((item) => String(item[PK])).filter((pk) => pk.startsWith('NODE#')).map((pk) => pk.slice('NODE#'.length));
+    const nodes = await Promise.all(nodeIds.map((nodeId) => this.getNode(nodeId)));
+    return liveFirst(nodes.filter((node): node is NodeRecord => node?.instanceId === instanceId));
   }
 
   /** The pool index's nodes and the pool's stats partition, two queries whatever the pool's size, put together. */
@@ -129,10 +121,11 @@ export class DynamoDbStateStore implements StateStore {
   }
 
   async createNode(node: NewNode, now: Date): Promise<NodeRecord> {
+    assertInstanceId(node.nodeId, node);
     const { stats, ...fields } = node;
     const record: NodeRecord = { ...fields, version: 1, stateChangedAt: now.toISOString() };
     await this.putNew({ ...key.node(node.nodeId), [GPK]: poolPartition(node.pool), [GSK]: `NODE#${node.nodeId}`, ...record }, `node ${node.nodeId} exists`);
-    if (stats) await this.writeStats(node.pool, node.nodeId, stats);
+    if (stats) await this.stats.write(node.pool, node.nodeId, stats);
     return stats ? { ...record, stats } : record;
   }
 
@@ -143,6 +136,7 @@ export class DynamoDbStateStore implements StateStore {
   ): Promise<NodeRecord> {
     const from = sourcesOf(change.from);
     assertLegalTransition(nodeId, from, change.to);
+    assertInstanceId(nodeId, change.patch);
     const names: Record<string, string> = { '#state': 'state', '#version': 'version', '#changed': 'stateChangedAt' };
     const values: Record<string, unknown> = { ':to': change.to, ':one': 1, ':now': now.toISOString() };
     const { set, remove } = patchExpression({ ...change.patch }, names, values);
@@ -169,26 +163,12 @@ export class DynamoDbStateStore implements StateStore {
       { kind: 'node', id: nodeId, conflict: `node ${nodeId} is not ${from.join('|')} -> ${change.to}` },
     );
     // A terminated node's stats leave the pool's stats partition with it (the partition stays the size of the live pool).
-    // A terminated node's stats go (TTL removes the item; nothing here deletes, as the operators' policy grants no
-    // DeleteItem). Best effort: a left-over stats item is never listed with a live node, and its TTL removes it too.
-    if (change.to === 'terminated') {
-      await this.send(() =>
-        this.client.send(
-          new UpdateCommand({
-            TableName: this.tableName,
-            Key: key.stats(node.pool, nodeId),
-            UpdateExpression: 'REMOVE #stats SET #ttl = :now',
-            ConditionExpression: `attribute_exists(${PK})`,
-            ExpressionAttributeNames: { '#stats': 'stats', '#ttl': TTL },
-            ExpressionAttributeValues: { ':now': Math.floor(now.getTime() / 1000) },
-          }),
-        ),
-      ).catch(() => undefined);
-    }
+    if (change.to === 'terminated') await this.stats.expire(node.pool, nodeId, now);
     return withStats(node, undefined);
   }
 
   async updateNode(nodeId: string, expectedVersion: number, patch: NodePatch): Promise<NodeRecord> {
+    assertInstanceId(nodeId, patch);
     return withStats(await this.updateVersioned<NodeRecord>(key.node(nodeId), expectedVersion, { ...patch }, { kind: 'node', id: nodeId }), undefined);
   }
 
@@ -199,42 +179,13 @@ export class DynamoDbStateStore implements StateStore {
     // A node item of the layout before stats had their own item: its stats count until the first report after the upgrade.
     if (inline && !(inline.reportedAt < stats.reportedAt)) return { applied: false, node };
     try {
-      await this.writeStats(node.pool, nodeId, stats);
+      await this.stats.write(node.pool, nodeId, stats);
     } catch (error) {
       if (error instanceof ConflictError) return { applied: false, node: withStats(fields, (error.current as { stats?: NodeStats } | undefined)?.stats) };
       throw error;
     }
-    if (inline) await this.dropInlineStats(nodeId);
+    if (inline) await this.stats.dropInline(key.node(nodeId));
     return { applied: true, node: { ...fields, stats } };
-  }
-
-  /** Stores stats in the node's stats item unless it holds stats reported at or after them (`ConflictError` with the item). */
-  private async writeStats(pool: PoolId, nodeId: string, stats: NodeStats): Promise<void> {
-    await this.send(
-      () =>
-        this.client.send(
-          new UpdateCommand({
-            TableName: this.tableName,
-            Key: key.stats(pool, nodeId),
-            UpdateExpression: 'SET #stats = :stats, #ttl = :ttl',
-            ConditionExpression: 'attribute_not_exists(#stats) OR #stats.#reportedAt < :reportedAt',
-            ExpressionAttributeNames: { '#stats': 'stats', '#reportedAt': 'reportedAt', '#ttl': TTL },
-            ExpressionAttributeValues: { ':stats': stats, ':reportedAt': stats.reportedAt, ':ttl': Math.floor(Date.parse(stats.reportedAt) / 1000) + STATS_KEPT_S },
-            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-          }),
-        ),
-      `node ${nodeId} holds newer stats`,
-    );
-  }
-
-  private async dropInlineStats(nodeId: string): Promise<void> {
-    await this.send(() =>
-      this.client.send(
-        new UpdateCommand({ TableName: this.tableName, Key: key.node(nodeId), UpdateExpression: 'REMOVE #stats', ConditionExpression: `attribute_exists(${PK})`, ExpressionAttributeNames: { '#stats': 'stats' } }),
-      ),
-    ).catch((error: unknown) => {
-      if (!(error instanceof ConflictError)) throw error;
-    });
   }
 
   async getPool(pool: PoolId): Promise<PoolRecord | undefined> {
@@ -257,38 +208,8 @@ export class DynamoDbStateStore implements StateStore {
   }
 
   async acquireLease(pool: PoolId, lease: LeaseRequest, now: Date): Promise<PoolRecord> {
-    const { district, profile } = splitPoolId(pool);
-    const granted = grantLease(lease, now);
     return this.update<PoolRecord>(
-      {
-        Key: key.pool(pool),
-        UpdateExpression:
-          'SET #lease = :lease, #version = if_not_exists(#version, :zero) + :one, #pool = :pool, #district = :district, #profile = :profile, #gpk = :gpk, #gsk = :gsk',
-        ConditionExpression: `attribute_not_exists(${PK}) OR attribute_not_exists(#lease) OR #lease.#expiresAt <= :now OR #lease.#holder = :holder`,
-        ExpressionAttributeNames: {
-          '#lease': 'lease',
-          '#version': 'version',
-          '#pool': 'pool',
-          '#district': 'district',
-          '#profile': 'profile',
-          '#gpk': GPK,
-          '#gsk': GSK,
-          '#expiresAt': 'expiresAt',
-          '#holder': 'holder',
-        },
-        ExpressionAttributeValues: {
-          ':lease': granted,
-          ':zero': 0,
-          ':one': 1,
-          ':pool': pool,
-          ':district': district,
-          ':profile': profile,
-          ':gpk': 'POOLS',
-          ':gsk': `POOL#${pool}`,
-          ':now': now.toISOString(),
-          ':holder': lease.holder,
-        },
-      },
+      { Key: key.pool(pool), ...leaseExpression(pool, grantLease(lease, now), now) },
       { kind: 'pool', id: pool, conflict: `pool ${pool} lease is held by another action` },
     );
   }
@@ -393,20 +314,8 @@ export class DynamoDbStateStore implements StateStore {
     );
   }
 
-  async listDecisions(pool: PoolId, limit: number): Promise<DecisionLogEntry[]> {
-    const result = await this.send(() =>
-      this.client.send(
-        new QueryCommand({
-          TableName: this.tableName,
-          KeyConditionExpression: '#pk = :pk',
-          ExpressionAttributeNames: { '#pk': PK },
-          ExpressionAttributeValues: { ':pk': key.log(pool) },
-          ScanIndexForward: false,
-          Limit: limit,
-        }),
-      ),
-    );
-    return (result.Items ?? []).map((item) => strip<DecisionLogEntry>(item)!);
+  listDecisions(pool: PoolId, limit: number): Promise<DecisionLogEntry[]> {
+    return this.decisionLog.latest(pool, limit);
   }
 
   listDecisionsSince(pool: PoolId, since: string): Promise<DecisionLogEntry[]> {

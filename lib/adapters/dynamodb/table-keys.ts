@@ -9,5 +9,8 @@ export const TABLE_KEYS = {
   poolIndex: 'byPool',
   poolIndexPartition: 'gsi1pk',
   poolIndexSort: 'gsi1sk',
+  /** Node items by their EC2 instance: the node's own `instanceId` field is the key, so only nodes with one are in it (sparse). */
+  instanceIndex: 'byInstance',
+  instanceIndexPartition: 'instanceId',
   ttl: 'expiresAt',
 } as const;

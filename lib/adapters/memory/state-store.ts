@@ -14,38 +14,8 @@ import { splitPoolId } from '../../domain/model.js';
 import { pauseKey, type Controls, type OverrideRecord, type PauseActions, type PauseRecord, type PendingDrain } from '../../domain/controls.js';
 import { ConflictError, NotFoundError } from '../../errors.js';
 import type { DrainHeader, DrainPatch, GearMoveRecord, LeaseRequest, MoveWrite, NewDrain, NewNode, NodePatch, PoolPatch, StateStore, StatsWrite } from '../../ports/state-store.js';
-import { assertLegalTransition, decisionExpiry, grantLease, sourcesOf } from '../state-rules.js';
-
-/**
- * Stored records are deeply frozen snapshots, so reads hand them out without
- * copying (a long simulation reads far more than it writes) and no caller can
- * change the store by mutating what it got. Input is cloned once, then frozen.
- */
-function deepFreeze<T>(value: T): T {
-  if (value === null || typeof value !== 'object' || Object.isFrozen(value)) return value;
-  for (const child of Object.values(value as object)) deepFreeze(child);
-  return Object.freeze(value);
-}
-
-/**
- * A frozen copy that shares every part already frozen: a record rebuilt from a
- * stored one (`{ ...move, state }`, a moves array with one new entry) costs
- * only its new parts, not a deep clone of the whole.
- */
-function copy<T>(value: T): T {
-  if (value === null || typeof value !== 'object' || Object.isFrozen(value)) return value;
-  if (Array.isArray(value)) return Object.freeze(value.map(copy)) as T;
-  const out: Record<string, unknown> = {};
-  for (const [field, child] of Object.entries(value as Record<string, unknown>)) if (child !== undefined) out[field] = copy(child);
-  return Object.freeze(out) as T;
-}
-
-/** A map whose values are frozen as they are stored. */
-class FrozenMap<K, V> extends Map<K, V> {
-  override set(key: K, value: V): this {
-    return super.set(key, deepFreeze(value));
-  }
-}
+import { copy, deepFreeze, FrozenMap } from './frozen.js';
+import { assertInstanceId, assertLegalTransition, decisionExpiry, grantLease, liveFirst, sourcesOf } from '../state-rules.js';
 
 /** Applies a patch the way the DynamoDB adapter does: `undefined` removes the field. */
 function applyPatch<T extends object>(record: T, patch: object): T {
@@ -83,6 +53,8 @@ export class InMemoryStateStore implements StateStore {
   private readonly poolIndex = new Map<PoolId, Set<string>>();
   /** The pool index's ids in order, rebuilt only after a node joined or left (listNodes runs every minute, membership changes rarely). */
   private readonly sortedPoolIndex = new Map<PoolId, string[]>();
+  /** Node ids by instance id, kept in step with every node write: the instance index. */
+  private readonly instanceIndex = new Map<string, Set<string>>();
   private readonly pools = new FrozenMap<PoolId, PoolRecord>();
   /** Drain headers (no moves); each drain's moves by gear uuid, as DynamoDB keeps one item per move. */
   private readonly drains = new FrozenMap<string, DrainHeader>();
@@ -105,6 +77,11 @@ export class InMemoryStateStore implements StateStore {
     return node && copy(node);
   }
 
+  async findNodeByInstance(instanceId: string): Promise<NodeRecord | undefined> {
+    const node = liveFirst([...(this.instanceIndex.get(instanceId) ?? [])].map((nodeId) => this.nodes.get(nodeId)!));
+    return node && copy(node);
+  }
+
   async listNodes(pool: PoolId): Promise<NodeRecord[]> {
     const live: NodeRecord[] = [];
     for (const nodeId of this.sortedMembers(pool)) {
@@ -115,10 +92,11 @@ export class InMemoryStateStore implements StateStore {
   }
 
   async createNode(node: NewNode, now: Date): Promise<NodeRecord> {
+    assertInstanceId(node.nodeId, node);
     const existing = this.nodes.get(node.nodeId);
     if (existing) throw new ConflictError(`node ${node.nodeId} exists`, copy(existing));
     const record: NodeRecord = { ...copy(node), version: 1, stateChangedAt: now.toISOString() };
-    this.nodes.set(node.nodeId, record);
+    this.putNode(record);
     const members = this.poolIndex.get(node.pool) ?? new Set<string>();
     members.add(node.nodeId);
     this.poolIndex.set(node.pool, members);
@@ -134,6 +112,7 @@ export class InMemoryStateStore implements StateStore {
   ): Promise<NodeRecord> {
     const from = sourcesOf(change.from);
     assertLegalTransition(nodeId, from, change.to);
+    assertInstanceId(nodeId, change.patch);
     const node = this.requireNode(nodeId);
     if (!from.includes(node.state) || (change.expectedVersion !== undefined && node.version !== change.expectedVersion)) {
       throw new ConflictError(`node ${nodeId} is not ${from.join('|')} -> ${change.to}`, copy(node));
@@ -145,15 +124,16 @@ export class InMemoryStateStore implements StateStore {
       delete (next as Partial<NodeRecord>).stats;
       if (this.poolIndex.get(node.pool)?.delete(nodeId)) this.sortedPoolIndex.delete(node.pool);
     }
-    this.nodes.set(nodeId, next);
+    this.putNode(next, node);
     return copy(withoutStats(next));
   }
 
   async updateNode(nodeId: string, expectedVersion: number, patch: NodePatch): Promise<NodeRecord> {
+    assertInstanceId(nodeId, patch);
     const node = this.requireNode(nodeId);
     if (node.version !== expectedVersion) throw new ConflictError(`node ${nodeId} is not at version ${expectedVersion}`, copy(node));
     const next = { ...applyPatch(node, patch), version: node.version + 1 };
-    this.nodes.set(nodeId, next);
+    this.putNode(next, node);
     return copy(withoutStats(next));
   }
 
@@ -412,6 +392,18 @@ export class InMemoryStateStore implements StateStore {
     const ids = this.drainIndex.get(key) ?? new Set<string>();
     ids.add(drain.drainId);
     this.drainIndex.set(key, ids);
+  }
+
+  /** Stores a node written over `before`, moving it in the instance index when its instanceId changed. */
+  private putNode(next: NodeRecord, before?: NodeRecord): void {
+    this.nodes.set(next.nodeId, next);
+    if (before?.instanceId === next.instanceId) return;
+    if (before?.instanceId !== undefined) {
+      const ids = this.instanceIndex.get(before.instanceId);
+      ids?.delete(next.nodeId);
+      if (ids?.size === 0) this.instanceIndex.delete(before.instanceId);
+    }
+    if (next.instanceId !== undefined) this.instanceIndex.set(next.instanceId, (this.instanceIndex.get(next.instanceId) ?? new Set()).add(next.nodeId));
   }
 
   private requireNode(nodeId: string): NodeRecord {

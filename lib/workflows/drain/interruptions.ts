@@ -11,7 +11,7 @@ import type { Ec2Event, ScaleUpMessage } from '../../messages/index.js';
 import { leaseAndSend } from '../../app/outbox.js';
 import { appendDecision, describe, poolConfigOf, poolIdsOf, save, touchPool, type DrainContext } from './context.js';
 import { requestAbort } from './ending.js';
-import { claimNode, createDrain, findNodeByInstance } from './records.js';
+import { claimNode, createDrain } from './records.js';
 
 export interface EventOutcome {
   instanceId: string;
@@ -23,8 +23,9 @@ export interface EventOutcome {
 
 /** An EC2 event from EventBridge: interruption and stop drain at once; termination by someone else marks the node lost. */
 export async function handleEvent(ctx: DrainContext, event: Ec2Event): Promise<EventOutcome> {
-  const { log } = ctx.ports;
-  const node = await findNodeByInstance(ctx, event.instanceId);
+  const { log, store } = ctx.ports;
+  // One lookup: EventBridge delivers every interruption in the account, most for hosts nodescaler does not own.
+  const node = await store.findNodeByInstance(event.instanceId);
   const base = { instanceId: event.instanceId };
   if (!node) {
     log.info('EC2 event for an instance nodescaler does not know; ignored', { ...base, eventId: event.eventId, type: event.type });

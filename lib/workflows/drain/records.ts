@@ -1,4 +1,4 @@
-/** Finding and creating drain records: by pool, by node, by instance; drains for nodes left draining without one. */
+/** Finding and creating drain records: by pool, by node; drains for nodes left draining without one. */
 import { drainOrder, redrainIdFor } from '../../domain/drain.js';
 import type { DrainRecord, NodeRecord } from '../../domain/model.js';
 import { ConflictError, NotFoundError } from '../../errors.js';
@@ -85,12 +85,4 @@ export async function activeDrainOf(ctx: RecordContext, nodeId: string): Promise
     if (drain?.state === 'active') return drain;
   }
   return (await ctx.ports.store.listDrains(node.pool)).find((drain) => drain.nodeId === nodeId);
-}
-
-export async function findNodeByInstance(ctx: DrainContext, instanceId: string): Promise<NodeRecord | undefined> {
-  for (const pool of await poolIdsOf(ctx)) {
-    const node = (await ctx.ports.store.listNodes(pool)).find((n) => n.instanceId === instanceId);
-    if (node) return ctx.ports.store.getNode(node.nodeId);
-  }
-  return undefined;
 }
