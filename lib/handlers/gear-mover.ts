@@ -5,7 +5,6 @@ import { messageParser, sqsBatch } from '../adapters/lambda/runtime.js';
 import { functionEvent } from './event-shape.js';
 import { startInvocation, withObservability, type HandlerDeps } from './deps.js';
 
-
 const CONTRACT = { name: 'gearMover', messages: ['scale-down', 'ec2-spot-interruption', 'ec2-rebalance', 'ec2-state-change'] };
 /** Work stops this long before the Lambda deadline: one step (a broker command, a few writes) fits in it. */
 export const SAFETY_MARGIN_MS = 10_000;
