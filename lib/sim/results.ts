@@ -161,10 +161,10 @@ export class ResultRecorder {
     return {
       nodeHours,
       oracleNodeHours,
-      ratioToOracle: oracleNodeHours > 0 ? nodeHours / oracleNodeHours : 0,
+      ratioToOracle: shareOf(nodeHours, oracleNodeHours),
       demandGearMinutes,
       unplacedGearMinutes,
-      unplacedShare: demandGearMinutes > 0 ? unplacedGearMinutes / demandGearMinutes : 0,
+      unplacedShare: shareOf(unplacedGearMinutes, demandGearMinutes),
       meanGears,
       scaleUps: this.scaleUps,
       scaleDowns: this.scaleDowns,
@@ -206,10 +206,10 @@ export function combinePools(
     policy,
     nodeHours,
     oracleNodeHours,
-    ratioToOracle: oracleNodeHours > 0 ? nodeHours / oracleNodeHours : 0,
+    ratioToOracle: shareOf(nodeHours, oracleNodeHours),
     demandGearMinutes,
     unplacedGearMinutes,
-    unplacedShare: demandGearMinutes > 0 ? unplacedGearMinutes / demandGearMinutes : 0,
+    unplacedShare: shareOf(unplacedGearMinutes, demandGearMinutes),
     meanGears,
     scaleUps: sum((p) => p.scaleUps),
     scaleDowns: sum((p) => p.scaleDowns),
@@ -231,4 +231,9 @@ export function combinePools(
     series: run.series,
     events: run.events,
   };
+}
+
+/** `part / whole`, 0 for an empty whole (a run with no demand or no oracle nodes). */
+function shareOf(part: number, whole: number): number {
+  return whole > 0 ? part / whole : 0;
 }
