@@ -9,6 +9,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { abortLine } from '../lib/sim/aborts.js';
 import { BASELINES, runBaseline } from '../lib/sim/baselines.js';
 import { peakDemand } from '../lib/sim/pools.js';
 import { replayPools, runNodescaler } from '../lib/sim/replay.js';
@@ -95,6 +96,7 @@ export async function runSuite(argv: string[]): Promise<void> {
     console.log(formatTable(suiteRows(results)));
     const goal = goalLine(results);
     if (goal) console.log(goal);
+    console.log(`nodescaler: ${outcome.result.drainsStarted} drains, ${abortLine(outcome.result.aborts)}`);
     const checks = goalChecks(results) ?? [];
     tally.push({ trace: entry.name, met: checks.filter((c) => c.met).length, of: checks.length });
     console.log('');

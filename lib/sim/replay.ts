@@ -8,6 +8,7 @@ import { InMemoryStateStore } from '../adapters/memory/state-store.js';
 import { parseConfig, poolNaming, type Config, type ConfigInput, type PoolConfig } from '../config/index.js';
 import type { OutgoingMessage, Queue, QueueName } from '../ports/queue.js';
 import type { StateStore } from '../ports/state-store.js';
+import { addTallies, tallyAborts, type AbortTally } from './aborts.js';
 import { singlePool } from './baselines.js';
 import { BillMeter, type Bill } from './bill.js';
 import { MoveLedger } from './disruption.js';
@@ -136,6 +137,7 @@ export async function runNodescaler(trace: Trace, options: ReplayOptions): Promi
 
   const total = new SeriesSampler(sampleEvery);
   const violations: string[] = [];
+  const aborts: AbortTally[] = [];
   const stepsPerCheck = Math.max(1, Math.round(trace.stepSeconds / TICK_SECONDS));
   let tick = 0;
   let moves = 0;
@@ -173,7 +175,10 @@ export async function runNodescaler(trace: Trace, options: ReplayOptions): Promi
       for (const state of ['active', 'completed', 'aborted'] as const) {
         const drains = await rawStore.listDrains(w.pool.id, state);
         w.recorder.ledger.drainsStarted += drains.length;
-        if (state === 'aborted') w.recorder.ledger.drainsAborted += drains.length;
+        if (state === 'aborted') {
+          w.recorder.ledger.drainsAborted += drains.length;
+          aborts.push(tallyAborts(drains));
+        }
       }
     }
   } finally {
@@ -217,6 +222,7 @@ export async function runNodescaler(trace: Trace, options: ReplayOptions): Promi
     autoscalerCostPerMonth: bill.total,
     autoscalerCostPerNodeMonth: nodeMonths > 0 ? bill.total / nodeMonths : 0,
     autoscalerBill: bill.lines,
+    aborts: addTallies(aborts),
   };
   return { result, storeKind, invocations: runtime.invocations, timings: runtime.timings, deadLetters, violations, store: rawStore, bill, meter };
 }

@@ -1,3 +1,4 @@
+import type { AbortTally } from './aborts.js';
 import type { BillLine } from './bill.js';
 import type { DisruptionFigures, MoveLedger } from './disruption.js';
 
@@ -48,6 +49,8 @@ export interface PolicyResult extends PoolFigures {
   autoscalerCostPerMonth?: number;
   autoscalerCostPerNodeMonth?: number;
   autoscalerBill?: BillLine[];
+  /** nodescaler's aborted drains by the reason the drain workflow stored (lib/sim/aborts.ts). */
+  aborts?: AbortTally;
   /** One entry per pool replayed (a single-pool run has one). */
   pools: PoolResult[];
   /** Sampled time series for the chart. */

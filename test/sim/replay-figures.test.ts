@@ -25,6 +25,8 @@ describe('the figures of a nodescaler replay', () => {
     expect(result.disruptiveMoves).toBeGreaterThan(0);
     expect(result.disruptiveMoves).toBeLessThan(result.gearMoves);
     expect(result.drainsStarted).toBeGreaterThanOrEqual(result.scaleDowns);
+    // Every aborted drain is tallied under the reason its drain stored.
+    expect(Object.values(result.aborts!.byKind).reduce((a, b) => a + b, 0)).toBe(result.drainsAborted);
     expect(result.movesPerGearMax).toBeGreaterThanOrEqual(result.movesPerGearP95);
     expect(result.movesPerGearDay).toBeCloseTo(result.gearMoves / result.meanGears / (4 / 24), 9);
     // m5.xlarge at $0.192 an hour, per 730-hour month.
