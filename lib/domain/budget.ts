@@ -225,7 +225,9 @@ export function gearRefusal(budget: DisruptionBudget, gear: GearInfo, history: r
 /**
  * Why this node must not be drained for scale-down, or undefined, from the
  * gears its stats list: the first gear scale-down must not move; with
- * `final`, also a gear whose move history was not read.
+ * `final`, also a gear whose move history was not read, and a node holding
+ * gears that were never listed (the gear mover would check them, and refuse
+ * the drain after closing the node).
  */
 export function candidateRefusal(
   budget: DisruptionBudget,
@@ -235,7 +237,10 @@ export function candidateRefusal(
   final = false,
 ): string | undefined {
   const gears = node.stats?.gears;
-  if (!gears) return undefined;
+  if (!gears) {
+    const held = node.stats?.activeGears ?? 0;
+    return final && moveHistory !== undefined && held > 0 ? `its ${held} gears not listed in this evaluation (maxMovesPerGear, do-not-move)` : undefined;
+  }
   const nowMs = now.getTime();
   let unread = 0;
   for (const gear of gears) {

@@ -152,6 +152,26 @@ describe('decideWithMoveHistory: reads only the chosen candidates\u2019 gears', 
     expect(asked).toEqual(['n-01', 'n-02']);
   });
 
+  it('after a few candidates refused, never drains a node whose gears it did not list (stats with counts only)', async () => {
+    // The shipped agent reports counts: each candidate's gears come from the platform, one node a round. With the
+    // first four candidates each holding a gear at its limit, the fifth (never listed) must not be drained unchecked:
+    // the gear mover would find its gear at the limit too, after closing the node (the aborts of issue 19).
+    const counted = Array.from({ length: 6 }, (_, i) => node(`n-${String(i + 1).padStart(2, '0')}`, { gears: 4 }));
+    const asked: string[] = [];
+    const listGears = async (nodeId: string): Promise<GearInfo[]> => {
+      asked.push(nodeId);
+      const i = Number(nodeId.slice(2));
+      return Array.from({ length: 4 }, (_, j) => ({ uuid: `g-${i}-${j}`, app: `app-${i}-${j}`, size: 'small' }));
+    };
+    const memory = new InMemoryStateStore();
+    for (let i = 1; i <= 6; i++) await memory.recordGearMoves([1, 2].map((d) => ({ uuid: `g-${i}-0`, at: daysAgo(d), key: `d${d}#1` })), GEAR_MOVE_WINDOW_MS);
+    const result = await decideWithMoveHistory({ store: memory, listGears }, evaluation({ nodes: counted, pool: pool({ lowSince: minutesAgo(30) }) }));
+    expect(asked).toEqual(['n-01', 'n-02', 'n-03', 'n-04']);
+    expect(result.decision).toMatchObject({ kind: 'no-action', reason: expect.stringContaining('no node can be drained') });
+    const reasons = result.decision.kind === 'no-action' ? (result.decision.rejected ?? []).map((r) => r.reason) : [];
+    expect(reasons.slice(4)).toEqual(Array(2).fill('its 4 gears not listed in this evaluation (maxMovesPerGear, do-not-move)'));
+  });
+
   it('decides exactly as decidePool when the decision is not a scale-down (nothing read)', async () => {
     const { store, reads } = counting(new InMemoryStateStore());
     const quiet = evaluation({ nodes: listed(2, 40) });

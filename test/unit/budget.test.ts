@@ -224,6 +224,16 @@ describe('maxMovesPerGear', () => {
     expect(refusal).toBe('move history of 10 of its gears not read in this evaluation (maxMovesPerGear)');
     expect(candidateRefusal(poolBudget(config(), undefined), nodes[0]!, new Map(), NOW, false)).toBeUndefined();
   });
+
+  it('on the last read round, refuses a candidate whose gears were never listed (stats with counts only)', () => {
+    const counted = node('n-09', { gears: 12 });
+    expect(counted.stats!.gears).toBeUndefined();
+    expect(candidateRefusal(poolBudget(config(), undefined), counted, new Map(), NOW, true)).toBe('its 12 gears not listed in this evaluation (maxMovesPerGear, do-not-move)');
+    expect(candidateRefusal(poolBudget(config(), undefined), counted, new Map(), NOW, false)).toBeUndefined();
+    // An empty node has nothing to check; without a move history at all (no reader), the gear mover is left to check.
+    expect(candidateRefusal(poolBudget(config(), undefined), node('n-10', { gears: 0 }), new Map(), NOW, true)).toBeUndefined();
+    expect(candidateRefusal(poolBudget(config(), undefined), counted, undefined, NOW, true)).toBeUndefined();
+  });
 });
 
 describe('explain names the budget that blocks and when it frees up', () => {
