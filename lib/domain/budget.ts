@@ -18,6 +18,7 @@
 import type { MaxDraining } from '../config/budget-schema.js';
 import type { Config, PoolConfig } from '../config/index.js';
 import type { PoolEvaluationInput } from './decision.js';
+import { lastProgressAt } from './drain.js';
 import type { DrainRecord, GearInfo, NodeRecord, NodeState, PoolRecord } from './model.js';
 import { nextCronMatch, scheduleActiveAt } from './schedule.js';
 
@@ -144,12 +145,12 @@ export function scaleDownBudgetChecks(input: BudgetInput): BudgetCheck[] {
   const inProgress = drainsInProgress(nodes, drains);
   const draining: BudgetCheck = { name: 'scaleDown.budget.maxDraining', ok: inProgress < limit, detail: `${inProgress} of ${limit} drains in progress (${setting})` };
   if (!draining.ok) {
-    // The earliest a drain in progress must end: its drainTimeout from its start.
+    // The earliest a drain in progress must end if it moves no more gears: drainTimeout after its last progress.
     const timeout = config.scaleDown.drainTimeout;
-    const ends = drains.filter((d) => d.state === 'active').map((d) => Date.parse(d.startedAt) + timeout).filter(Number.isFinite);
+    const ends = drains.filter((d) => d.state === 'active').map((d) => lastProgressAt(d) + timeout).filter(Number.isFinite);
     if (ends.length > 0) {
       draining.until = iso(Math.max(nowMs, Math.min(...ends)));
-      draining.detail += '; frees up when a drain ends (drainTimeout at the latest)';
+      draining.detail += '; frees up when a drain ends (or stalls for drainTimeout)';
     } else {
       draining.detail += '; frees up when a drain ends';
     }

@@ -128,18 +128,36 @@ describe('gear mover on dynalite with the simulated platform', () => {
     expect((await w.store.getPool(POOL))?.lease).toBeUndefined();
   });
 
-  it('aborts a drain that passes drainTimeout, letting the moves in flight settle first', async () => {
-    const w = await world({ moveDurationMs: 20 * 60_000, config: { scaleDown: { drainTimeout: '30m' }, platform: { commandTimeout: '25m' } } });
+  it('aborts a drain that moves no gear for drainTimeout, letting the moves in flight settle first', async () => {
+    // Moves that take 40 minutes: none ends within the 30-minute timeout.
+    const w = await world({ moveDurationMs: 40 * 60_000, config: { scaleDown: { drainTimeout: '30m' }, platform: { commandTimeout: '25m' } } });
     await w.node('src.example.com', { gears: apps(1, 6) });
     await w.node('t1.example.com', { gears: [] });
     const mover = w.mover();
     await mover.handleScaleDown(await w.decideScaleDown('src.example.com'));
     await mover.run(w.budget(60 * 60_000));
     const drain = await onlyDrain(w, 'aborted');
-    expect(drain.abortReason).toBe('drain timed out after 30m with 3 of 6 gear(s) moved');
+    expect(drain.abortReason).toBe('drain timed out: no gear moved for 30m (0 of 6 gear(s) moved)');
+    expect(drain.moves.filter((m) => m.state === 'moved')).toHaveLength(3);
     expect(w.sim.movesInFlight()).toBe(0);
-    expect(w.sim.nodeFacts('t1.example.com').activeGears).toBe(6);
+    expect(w.sim.nodeFacts('t1.example.com').activeGears).toBe(3);
     expect(await w.store.getNode('src.example.com')).toMatchObject({ state: 'active' });
+  });
+
+  it('does not abort a drain that keeps moving gears past drainTimeout: it completes (issue 19)', async () => {
+    // 12 gears, 3 at a time, 10 minutes a move: 40 minutes of moves, every batch within the 30-minute timeout. Stopping
+    // it at 30 minutes (9 of 12 moved) would re-open the node with 9 tenant restarts paid for nothing.
+    const w = await world({ moveDurationMs: 10 * 60_000, config: { scaleDown: { drainTimeout: '30m' }, platform: { commandTimeout: '25m' } } });
+    await w.node('src.example.com', { gears: apps(4, 3) });
+    for (let i = 1; i <= 3; i++) await w.node(`t${i}.example.com`, { gears: [] });
+    const mover = w.mover();
+    await mover.handleScaleDown(await w.decideScaleDown('src.example.com'));
+    const summary = await mover.run(w.budget(90 * 60_000));
+    expect(summary).toMatchObject({ completed: 1, aborted: 0 });
+    const drain = await onlyDrain(w, 'completed');
+    expect(drain.moves.filter((m) => m.state === 'moved')).toHaveLength(12);
+    expect(w.sim.moveHistory()).toHaveLength(12);
+    expect(await w.store.getNode('src.example.com')).toMatchObject({ state: 'drained' });
   });
 
   it('re-plans a gear whose target filled up', async () => {

@@ -96,7 +96,7 @@ describe('maxDraining', () => {
     expect(result.decision).toEqual({
       kind: 'no-action',
       reason:
-        'pool d1/small at 0.11 <= 0.50 for 30m; scale-down blocked by scaleDown.budget.maxDraining: 1 of 1 drains in progress (scaleDown.budget.maxDraining=10% of 10 nodes = 1); frees up when a drain ends (drainTimeout at the latest) (until 10:20:00Z)',
+        'pool d1/small at 0.11 <= 0.50 for 30m; scale-down blocked by scaleDown.budget.maxDraining: 1 of 1 drains in progress (scaleDown.budget.maxDraining=10% of 10 nodes = 1); frees up when a drain ends (or stalls for drainTimeout) (until 10:20:00Z)',
       budget: { name: 'scaleDown.budget.maxDraining', until: '2025-03-10T10:20:00.000Z' },
     });
   });

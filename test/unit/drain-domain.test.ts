@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import {
   abortCause,
+  lastProgressAt,
+  timeoutCause,
   beginAttempt,
   drainIdFor,
   drainOrder,
@@ -136,8 +138,21 @@ describe('when a drain stops', () => {
     expect(abortCause(failed, NOW, 30 * 60_000)).toBe('gear g1 (app) could not be moved to a after 3 attempt(s): boom');
     expect(abortCause({ ...failed, urgentSince: minutesAgo(1) }, NOW, 30 * 60_000)).toBeUndefined();
     const slow = drain('src', [{ ...planned('g1'), state: 'moved' }, planned('g2')], { startedAt: minutesAgo(30) });
-    expect(abortCause(slow, NOW, 30 * 60_000)).toBe('drain timed out after 30m with 1 of 2 gear(s) moved');
+    expect(abortCause(slow, NOW, 30 * 60_000)).toBe('drain timed out: no gear moved for 30m (1 of 2 gear(s) moved)');
     expect(abortCause(slow, NOW, 31 * 60_000)).toBeUndefined();
+  });
+
+  it('times a drain out when it stops moving gears, not while it keeps moving them', () => {
+    // Started 45 minutes ago, the node closed at once, a gear moved 10 minutes ago: progress, so no timeout at 30m.
+    const moving = drain('src', [{ ...planned('g1'), state: 'moved', finishedAt: minutesAgo(10) }, planned('g2')], { startedAt: minutesAgo(45), closedAt: minutesAgo(44) });
+    expect(timeoutCause(moving, NOW, 30 * 60_000)).toBeUndefined();
+    expect(lastProgressAt(moving)).toBe(Date.parse(minutesAgo(10)));
+    // No gear moved since the node closed 31 minutes ago: stalled.
+    const stalled = { ...moving, moves: [{ ...planned('g1'), state: 'moved' as const, finishedAt: minutesAgo(40) }, planned('g2')], closedAt: minutesAgo(31) };
+    expect(timeoutCause(stalled, NOW, 30 * 60_000)).toBe('drain timed out: no gear moved for 30m (1 of 2 gear(s) moved)');
+    // A failed move is no progress.
+    const failing = { ...stalled, moves: [{ ...planned('g1'), state: 'failed' as const, finishedAt: minutesAgo(1) }] };
+    expect(timeoutCause(failing, NOW, 30 * 60_000)).toMatch(/^drain timed out: no gear moved for 30m/);
   });
 });
 

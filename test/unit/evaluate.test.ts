@@ -206,7 +206,7 @@ describe('decidePool: scale-down', () => {
     expect(decidePool(evaluation(input)).decision).toEqual({
       kind: 'no-action',
       reason:
-        'pool d1/small at 0.32 <= 0.50 for 7m; scale-down blocked by scaleDown.budget.maxDraining: 1 of 1 drains in progress (scaleDown.budget.maxDraining=10% of 5 nodes = 1); frees up when a drain ends (drainTimeout at the latest) (until 10:25:00Z)',
+        'pool d1/small at 0.32 <= 0.50 for 7m; scale-down blocked by scaleDown.budget.maxDraining: 1 of 1 drains in progress (scaleDown.budget.maxDraining=10% of 5 nodes = 1); frees up when a drain ends (or stalls for drainTimeout) (until 10:25:00Z)',
       budget: { name: 'scaleDown.budget.maxDraining', until: '2025-03-10T10:25:00.000Z' },
     });
     const two = decidePool(evaluation({ ...input, config: config({ scaleDown: { maxConcurrentDrains: 2 } }) }));

@@ -43,7 +43,7 @@ describe('drain timeout, whatever step keeps failing (broker emulator)', () => {
     }
 
     const [drain] = await w.store.listDrains(POOL, 'aborted');
-    expect(drain?.abortReason).toBe('drain timed out after 20m with 0 of 0 gear(s) moved');
+    expect(drain?.abortReason).toBe('drain timed out: no gear moved for 20m (0 of 0 gear(s) moved)');
     // Simulated time: it ends within the tick after its timeout, not later.
     expect(endedAfter).toBeGreaterThanOrEqual(20 * MIN);
     expect(endedAfter).toBeLessThanOrEqual(22 * MIN);
