@@ -12,6 +12,7 @@
 import { randomBytes } from 'node:crypto';
 import { findPoolConfig, type Config } from '../config/index.js';
 import { drainingLimit, poolSize } from '../domain/budget.js';
+import { protectedNodesNow } from '../domain/controls.js';
 import { drainIdFor, progressOf, type Progress } from '../domain/drain.js';
 import type { NodeRecord, NodeState } from '../domain/model.js';
 import { isProtected } from '../domain/node-stats.js';
@@ -45,10 +46,10 @@ export async function requestDrain(target: OpenTarget, config: Config, clock: Cl
   if (node.state !== 'active') {
     throw refused(`node ${node.nodeId} is ${node.state}${node.drainId ? ` (drain ${node.drainId})` : ''}: only an active node can be drained`);
   }
-  if (isProtected(node, poolConfig?.protectedNodes ?? [])) {
+  if (isProtected(node, protectedNodesNow(config, poolConfig, await store.listControls(), node.pool, clock.now()))) {
     throw refused(
       `node ${node.nodeId} is protected: the gear mover refuses to drain it`,
-      node.protected ? `nodescaler unprotect ${node.nodeId} first` : `it is in pools[].protectedNodes of the configuration`,
+      node.protected ? `nodescaler unprotect ${node.nodeId} first` : `it is in the pool's protectedNodes (the configuration, or its override: nodescaler overrides)`,
     );
   }
   const poolNodes = await store.listNodes(node.pool);

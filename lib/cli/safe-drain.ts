@@ -7,6 +7,7 @@
  */
 import { findPoolConfig, type Config } from '../config/index.js';
 import { manualDrainFit, type DrainFit } from '../domain/manual-drain.js';
+import { protectedNodesNow } from '../domain/controls.js';
 import { isProtected } from '../domain/node-stats.js';
 import type { Clock } from '../ports/clock.js';
 import { audit } from './audit.js';
@@ -32,7 +33,7 @@ export async function safeDrain(target: OpenTarget, config: Config, clock: Clock
   const by = await target.identity.whoAmI();
   let fit: DrainFit | undefined;
   // Other refusals (not active, protected, too many drains) are requestDrain's, with its own words.
-  if (node.state === 'active' && !isProtected(node, findPoolConfig(config, node.pool)?.protectedNodes ?? [])) {
+  if (node.state === 'active' && !isProtected(node, protectedNodesNow(config, findPoolConfig(config, node.pool), await store.listControls(), node.pool, clock.now()))) {
     const [nodes, drains] = await Promise.all([store.listNodes(node.pool), store.listDrains(node.pool, 'active')]);
     fit = manualDrainFit({ node, nodes, drains, config, now: clock.now() });
     if (!fit.fits && !replace) {

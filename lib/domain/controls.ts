@@ -323,3 +323,15 @@ export function summarizeShadow(entries: readonly ShadowEntry[], since: Date, no
   totals.nodeHoursSaved = Math.round(totals.nodeHoursSaved * 10) / 10;
   return { since: since.toISOString(), pools, totals };
 }
+
+/**
+ * The nodes of a pool that no scale-down or operator's drain may take now:
+ * the file's pools[].protectedNodes, or the runtime override that replaces
+ * it (`nodescaler set POOL protectedNodes ...`), as the evaluator reads them.
+ * The gear mover and the CLI refuse with the same list, so a drain the
+ * evaluator decides is never refused for a list it did not see.
+ */
+export function protectedNodesNow(config: Config, poolConfig: PoolConfig | undefined, controls: Controls, poolId: PoolId, now: Date): readonly string[] {
+  if (!poolConfig) return [];
+  return effectiveConfig(config, poolConfig, controls, poolId, now).poolConfig.protectedNodes ?? [];
+}

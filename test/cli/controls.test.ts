@@ -88,6 +88,11 @@ describe('runtime overrides', () => {
     expect(status.pools[0]).toMatchObject({ min: 2, controls: { mode: 'active', overrides: { min: 2, protectedNodes: ['d1-small-1.example.com'] } } });
     const explain = json(await cli(['explain', 'd1/small', '--json']));
     expect(explain.pools[0].now.candidates.rejected).toContainEqual({ nodeId: 'd1-small-1.example.com', reason: 'protected (pool protectedNodes)' });
+    // An operator's drain is refused with the same list the evaluator reads: the override, not only the file.
+    const drain = await cli(['drain', 'd1-small-1.example.com', '--reason', 'kernel update']);
+    expect(drain.code).not.toBe(0);
+    expect(flat(drain.stderr)).toContain('node d1-small-1.example.com is protected: the gear mover refuses to drain it');
+    expect(queued('drain')).toEqual([]);
   });
 });
 

@@ -8,6 +8,7 @@
  * unless the platform listed the node empty.
  */
 import { drainingLimit, poolSize } from '../../domain/budget.js';
+import { protectedNodesNow } from '../../domain/controls.js';
 import { drainKind, isUrgent, progressOf } from '../../domain/drain.js';
 import { formatDuration } from '../../domain/duration.js';
 import type { DrainRecord, NodeRecord } from '../../domain/model.js';
@@ -22,7 +23,7 @@ export async function begin(ctx: DrainContext, drain: DrainRecord, node: NodeRec
   const poolConfig = poolConfigOf(ctx, drain.pool);
   if (node.pool !== drain.pool) return finishAbort(ctx, drain, node, `node ${node.nodeId} belongs to pool ${node.pool}, not ${drain.pool}`, { failure: false });
   const urgent = isUrgent(drain);
-  if (!urgent && isProtected(node, poolConfig?.protectedNodes ?? [])) {
+  if (!urgent && isProtected(node, protectedNodesNow(ctx.config, poolConfig, await store.listControls(), drain.pool, clock.now()))) {
     return finishAbort(ctx, drain, node, `node ${node.nodeId} is protected`, { failure: false });
   }
   if (!urgent && drainKind(drain) !== 'redrain') {
