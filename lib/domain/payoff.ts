@@ -21,12 +21,12 @@ import type { Config } from '../config/index.js';
 import type { CandidateCheck } from './candidates.js';
 import type { PoolUtilization } from './decision.js';
 import { formatDuration } from './duration.js';
-import { BUCKET_MINUTES, epochMinute, firstAfter } from './forecast.js';
+import { BUCKET_MINUTES, dailyOutlook } from './daily-demand.js';
+import { epochMinute } from './forecast.js';
 import type { DemandSample, NodeStats } from './model.js';
 
 const MINUTE_MS = 60_000;
 const HOUR_MS = 3_600_000;
-const DAY_MINUTES = 24 * 60;
 
 export type PayoffConfig = Config['scaleDown']['payoff'];
 
@@ -91,20 +91,16 @@ export function unneededFor(history: readonly DemandSample[] | undefined, now: D
   const lookaheadMinutes = Math.floor(lookaheadMs / MINUTE_MS);
   if (confident >= limit) return { hours: 0, neededAt: now, basis: 'recent' };
 
-  const yesterdayNow = sampleAt(samples, nowMinute - DAY_MINUTES);
-  if (yesterdayNow !== undefined) {
-    const shift = confident - yesterdayNow;
+  const outlook = dailyOutlook(samples, nowMinute, confident);
+  if (outlook) {
     let known = 0;
     let steps = 0;
     for (let t = BUCKET_MINUTES; t <= lookaheadMinutes; t += BUCKET_MINUTES) {
       steps++;
-      const then = sampleAt(samples, nowMinute - DAY_MINUTES + t);
-      if (then === undefined) continue;
+      const expected = outlook.at(t);
+      if (expected === undefined) continue;
       known++;
-      // Today as yesterday went, shifted by today's difference, and never below yesterday's own level.
-      if (Math.max(then, then + shift) >= limit) {
-        return { hours: t / 60, neededAt: new Date(now.getTime() + t * MINUTE_MS), basis: 'yesterday' };
-      }
+      if (expected >= limit) return { hours: t / 60, neededAt: new Date(now.getTime() + t * MINUTE_MS), basis: 'yesterday' };
     }
     if (known * 2 >= steps) return { hours: lookaheadMinutes / 60, basis: 'yesterday' };
   }
@@ -169,12 +165,6 @@ function costParts(cost: MoveCost): string {
 
 function money(dollars: number): string {
   return `$${dollars.toFixed(2)}`;
-}
-
-/** Gears of the sample covering `minute` (the newest at or before it, within a bucket), else undefined. */
-function sampleAt(samples: readonly DemandSample[], minute: number): number | undefined {
-  const before = samples[firstAfter(samples, minute) - 1];
-  return before && minute - before[0] < BUCKET_MINUTES ? before[1] : undefined;
 }
 
 export interface PayoffGateInput {

@@ -45,11 +45,12 @@ describe('recordDemand', () => {
     expect(history.map(([m]) => m)).toEqual([...history.map(([m]) => m)].sort((a, b) => a - b));
   });
 
-  it('keeps 25 hours of buckets with keepDaily and stays below 400 samples', () => {
-    const history = simulate(-26 * 60, 0, () => 7);
-    expect(history.length).toBeLessThan(400);
-    expect(history[0]![0]).toBeGreaterThanOrEqual(nowMinute - 25 * 60);
-    expect(history[0]![0]).toBeLessThanOrEqual(nowMinute - 25 * 60 + 5);
+  it('keeps two days of buckets (and the two hours before them) with keepDaily, and stays bounded', () => {
+    const history = simulate(-51 * 60, 0, () => 7);
+    expect(history.length).toBeLessThanOrEqual(MAX_HISTORY_SAMPLES);
+    expect(history.length).toBeLessThan(700);
+    expect(history[0]![0]).toBeGreaterThanOrEqual(nowMinute - 50 * 60);
+    expect(history[0]![0]).toBeLessThanOrEqual(nowMinute - 50 * 60 + 5);
   });
 
   it('drops everything older than the window without keepDaily', () => {
