@@ -160,4 +160,15 @@ describe('forecastDemand', () => {
     expect(f.dailyRatio).toBeUndefined();
     expect(f.demand).toBe(50);
   });
+
+  it('counts a rise as seasonal only when it recurred on each of the last two days', () => {
+    // flat at 100 today; a jump to 300 a few minutes after this time of day yesterday, and (second case) the day before too
+    const burst = (days: number[]) => (m: number) => (days.some((d) => m + d * 24 * 60 > 6 && m + d * 24 * 60 <= 60) ? 300 : 100);
+    const once = forecastDemand(simulate(-50 * 60, 0, burst([1])), NOW, 10 * MIN, options);
+    expect(once.dailyRatio).toBe(1);
+    expect(once.demand).toBe(100);
+    const twice = forecastDemand(simulate(-50 * 60, 0, burst([1, 2])), NOW, 10 * MIN, options);
+    expect(twice.dailyRatio).toBe(3);
+    expect(twice.demand).toBe(300);
+  });
 });

@@ -9,11 +9,11 @@ const MIN = 60_000;
 const HOUR = 60 * MIN;
 const payoff = config().scaleDown.payoff;
 
-/** A pool's history as recordDemand keeps it: 5-minute buckets back 25 hours, per minute for the last half hour. */
-function history(now: Date, demandAt: (minutesFromNow: number) => number): DemandSample[] {
+/** A pool's history as recordDemand keeps it: 5-minute buckets back `hours` (25: one day), per minute for the last half hour. */
+function history(now: Date, demandAt: (minutesFromNow: number) => number, hours = 25): DemandSample[] {
   const nowMinute = epochMinute(now);
   const samples: DemandSample[] = [];
-  for (let m = -25 * 60; m <= 0; m += m < -30 ? 5 : 1) samples.push([nowMinute + m, demandAt(m)]);
+  for (let m = -hours * 60; m <= 0; m += m < -30 ? 5 : 1) samples.push([nowMinute + m, demandAt(m)]);
   return samples;
 }
 
@@ -107,6 +107,61 @@ describe('drainPayoff', () => {
     expect(seen.hours).toBe(2.5);
     expect(drainPayoff({ ...base, now, history: h, stats: { activeGears: 0 } }).pays).toBe(false); // under the 4h horizon
   });
+});
+
+describe('unneededFor: recurring against one-off demand', () => {
+  const tonight = new Date('2026-01-06T22:30:00Z');
+  const limit = 1800;
+  const hourOf = (m: number) => new Date(tonight.getTime() + m * MIN).getUTCHours();
+  /** 0 for the last 24 hours (the coming hours as they went yesterday), 1 for the 24 before. */
+  const dayOf = (m: number) => Math.floor(-m / (24 * 60));
+  /** 1,000 gears, and 1,900 from 03:00 to 04:00 on the days given (0: this morning, 1: the morning before). */
+  const burstOn = (days: number[]) => (m: number) => (m < 0 && days.includes(dayOf(m)) && hourOf(m) === 3 ? 1900 : 1000);
+
+  it('a burst seen once yesterday does not hold a node tonight', () => {
+    const seen = unneededFor(history(tonight, burstOn([0]), 50), tonight, 1000, limit, 24 * HOUR);
+    expect(seen).toEqual({ hours: 24, basis: 'yesterday' });
+  });
+
+  it('a burst seen at the same hour on each of the last two days does', () => {
+    const seen = unneededFor(history(tonight, burstOn([0, 1]), 50), tonight, 1000, limit, 24 * HOUR);
+    expect(seen.neededAt?.toISOString()).toBe('2026-01-07T03:00:00.000Z');
+    expect(verdictOf(history(tonight, burstOn([0, 1]), 50)).pays).toBe(false);
+  });
+
+  it('with a single day of history, a burst yesterday still holds it (one day cannot tell a burst from a cycle)', () => {
+    const seen = unneededFor(history(tonight, burstOn([0])), tonight, 1000, limit, 24 * HOUR);
+    expect(seen.neededAt?.toISOString()).toBe('2026-01-07T03:00:00.000Z');
+  });
+
+  it('a node needed again tomorrow morning is still not drained tonight with two days of the daily cycle', () => {
+    const seen = unneededFor(history(tonight, dailyCycle(tonight), 50), tonight, 1000, limit, 24 * HOUR);
+    expect(seen.neededAt?.toISOString()).toBe('2026-01-07T07:00:00.000Z');
+  });
+
+  it('a step down is followed within hours: below both days at every bucket for 2 hours, their level no longer holds the node', () => {
+    // 1,900 for two days, 1,000 since 19:00 today
+    const stepAt = (now: Date) => (m: number) => (now.getTime() + m * MIN < Date.parse('2026-01-06T19:00:00Z') ? 1900 : 1000);
+    const soon = new Date('2026-01-06T20:00:00Z');
+    const held = unneededFor(history(soon, stepAt(soon), 50), soon, 1000, limit, 24 * HOUR);
+    expect(held.hours).toBeLessThan(1); // an hour below could be a dip: yesterday's level still holds
+    const later = new Date('2026-01-06T21:10:00Z');
+    const followed = unneededFor(history(later, stepAt(later), 50), later, 1000, limit, 24 * HOUR);
+    expect(followed).toEqual({ hours: 24, basis: 'yesterday' });
+  });
+
+  it('today a little below the last days at some buckets is not a level shift: tomorrow morning still holds the node', () => {
+    // the daily cycle, 150 gears lower every other 5 minutes over the last 6 hours (850 now): shifted down by
+    // those 150, tomorrow's 1,900 would fall under the limit
+    const cycle = dailyCycle(tonight);
+    const h = history(tonight, (m) => (m > -6 * 60 && Math.floor(m / 5) % 2 === 0 ? cycle(m) - 150 : cycle(m)), 50);
+    const seen = unneededFor(h, tonight, 850, limit, 24 * HOUR);
+    expect(seen.neededAt?.toISOString()).toBe('2026-01-07T07:00:00.000Z');
+  });
+
+  function verdictOf(h: DemandSample[]) {
+    return drainPayoff({ history: h, now: tonight, confident: 1000, limit, stats: { activeGears: 100, idleGears: 0, disruptiveGears: 100 }, config: payoff });
+  }
 });
 
 describe('payoffGate', () => {
