@@ -59,12 +59,13 @@ describe('drainPayoff', () => {
   const base = { history: history(tonight, dailyCycle(tonight)), now: tonight, confident: 1000, limit, config: payoff };
 
   it('a node needed again tomorrow morning is not drained tonight when its moves cost more than the night saves', () => {
-    // 100 single-gear applications: the night (8.5 h, $1.63) saves less than twice their restarts ($1.00 each way)
+    // 100 single-gear applications: the night (8 h: needed from half an hour before yesterday's 07:00, $1.54) saves
+    // less than twice their restarts ($1.00 each way)
     const verdict = drainPayoff({ ...base, stats: { activeGears: 100, idleGears: 0, disruptiveGears: 100 } });
     expect(verdict.unneeded.basis).toBe('yesterday');
-    expect(verdict.unneeded.neededAt?.toISOString()).toBe('2026-01-07T07:00:00.000Z');
+    expect(verdict.unneeded.neededAt?.toISOString()).toBe('2026-01-07T06:30:00.000Z');
     expect(verdict.pays).toBe(false);
-    if (!verdict.pays) expect(verdict.reason).toMatch(/^does not pay: 8\.5h unneeded \(yesterday's demand\) saves \$1\.63 < 2 x \$1\.00 for 100 disruptive moves/);
+    if (!verdict.pays) expect(verdict.reason).toMatch(/^does not pay: 8\.0h unneeded \(yesterday's demand\) saves \$1\.54 < 2 x \$1\.00 for 100 disruptive moves/);
   });
 
   it('the same node is drained when the forecast does not need it for a day (a weekend)', () => {
@@ -77,25 +78,25 @@ describe('drainPayoff', () => {
   it('a node of idle gears and siblings pays over the night', () => {
     const verdict = drainPayoff({ ...base, stats: { activeGears: 100, idleGears: 40, disruptiveGears: 10 } });
     expect(verdict.pays).toBe(true);
-    if (verdict.pays) expect(verdict.text).toBe("pays: 8.5h unneeded (yesterday's demand) saves $1.63 >= 2 x $0.20 for 10 disruptive, 50 sibling, 40 idle moves");
+    if (verdict.pays) expect(verdict.text).toBe("pays: 8.0h unneeded (yesterday's demand) saves $1.54 >= 2 x $0.20 for 10 disruptive, 50 sibling, 40 idle moves");
   });
 
   it('a node the forecast needs again within the horizon is not drained, however cheap', () => {
-    const evening = new Date('2026-01-06T05:00:00Z'); // needed again at 07:00
+    const evening = new Date('2026-01-06T05:00:00Z'); // needed again at 07:00, half an hour early to be safe
     const verdict = drainPayoff({ ...base, now: evening, history: history(evening, dailyCycle(evening)), stats: { activeGears: 0 } });
     expect(verdict.pays).toBe(false);
-    if (!verdict.pays) expect(verdict.reason).toBe("needed again in 2h (yesterday's demand reaches 1800 gears), within the 4h horizon");
+    if (!verdict.pays) expect(verdict.reason).toBe("needed again in 1h30m (yesterday's demand reaches 1800 gears), within the 4h horizon");
   });
 
   it('today higher than yesterday shifts yesterday up: the node is needed sooner', () => {
-    // 500 gears more than yesterday at this hour: yesterday's 1,400 at 03:00 becomes 1,900
+    // 500 gears more than yesterday at this hour: yesterday's 1,400 at 03:00 becomes 1,900 (from 02:30, half an hour early)
     const now = new Date('2026-01-06T22:00:00Z');
     const h = history(now, (m) => {
       const hour = new Date(now.getTime() + m * MIN).getUTCHours();
-      return m > -60 ? 1500 : hour >= 3 && hour < 22 ? 1400 : 1000;
+      return m > -60 ? 1500 : hour >= 3 && hour < 21 ? 1400 : 1000;
     });
     const seen = unneededFor(h, now, 1500, limit, 24 * HOUR);
-    expect(seen.neededAt?.toISOString()).toBe('2026-01-07T03:00:00.000Z');
+    expect(seen.neededAt?.toISOString()).toBe('2026-01-07T02:30:00.000Z');
   });
 
   it('without a day of history, the node is expected to stay unneeded as long as it has been', () => {
@@ -125,18 +126,18 @@ describe('unneededFor: recurring against one-off demand', () => {
 
   it('a burst seen at the same hour on each of the last two days does', () => {
     const seen = unneededFor(history(tonight, burstOn([0, 1]), 50), tonight, 1000, limit, 24 * HOUR);
-    expect(seen.neededAt?.toISOString()).toBe('2026-01-07T03:00:00.000Z');
+    expect(seen.neededAt?.toISOString()).toBe('2026-01-07T02:30:00.000Z');
     expect(verdictOf(history(tonight, burstOn([0, 1]), 50)).pays).toBe(false);
   });
 
   it('with a single day of history, a burst yesterday still holds it (one day cannot tell a burst from a cycle)', () => {
     const seen = unneededFor(history(tonight, burstOn([0])), tonight, 1000, limit, 24 * HOUR);
-    expect(seen.neededAt?.toISOString()).toBe('2026-01-07T03:00:00.000Z');
+    expect(seen.neededAt?.toISOString()).toBe('2026-01-07T02:30:00.000Z');
   });
 
   it('a node needed again tomorrow morning is still not drained tonight with two days of the daily cycle', () => {
     const seen = unneededFor(history(tonight, dailyCycle(tonight), 50), tonight, 1000, limit, 24 * HOUR);
-    expect(seen.neededAt?.toISOString()).toBe('2026-01-07T07:00:00.000Z');
+    expect(seen.neededAt?.toISOString()).toBe('2026-01-07T06:30:00.000Z');
   });
 
   it('a step down is followed within hours: below both days at every bucket for 2 hours, their level no longer holds the node', () => {
@@ -156,7 +157,7 @@ describe('unneededFor: recurring against one-off demand', () => {
     const cycle = dailyCycle(tonight);
     const h = history(tonight, (m) => (m > -6 * 60 && Math.floor(m / 5) % 2 === 0 ? cycle(m) - 150 : cycle(m)), 50);
     const seen = unneededFor(h, tonight, 850, limit, 24 * HOUR);
-    expect(seen.neededAt?.toISOString()).toBe('2026-01-07T07:00:00.000Z');
+    expect(seen.neededAt?.toISOString()).toBe('2026-01-07T06:30:00.000Z');
   });
 
   function verdictOf(h: DemandSample[]) {
