@@ -26,7 +26,7 @@ import type { DemandSample } from './model.js';
 const DAY_MINUTES = 24 * 60;
 /** Width of the coarse buckets kept for daily seasonality (two days of them fit a small pool item). */
 export const BUCKET_MINUTES = 10;
-/** Days of 5-minute buckets a pool keeps: a rise is seasonal when it recurred on each of them. */
+/** Days of buckets a pool keeps: a rise is seasonal when it recurred on each of them. */
 export const DAYS_KEPT = 2;
 /**
  * Today below a kept day at every bucket for this long is a level shift:
@@ -36,7 +36,7 @@ export const DAYS_KEPT = 2;
  */
 export const LEVEL_SHIFT_MINUTES = 120;
 /** A level shift is today below a kept day by more than this share of it (days of one cycle differ by less). */
-export const LEVEL_SHIFT_MARGIN = 0.1;
+export const LEVEL_SHIFT_MARGIN = 0.2;
 /** A day's demand at an hour is its highest this many minutes either side. */
 export const RECUR_WINDOW_MINUTES = 30;
 
@@ -75,7 +75,9 @@ export function dailyOutlook(samples: readonly DemandSample[], nowMinute: number
       let lowest: number | undefined;
       for (const day of days) {
         const at = nowMinute - day.daysAgo * DAY_MINUTES + minutes;
-        const then = highestBetween(samples, at - RECUR_WINDOW_MINUTES, at + RECUR_WINDOW_MINUTES);
+        // The window stays within that day: near the end of the lookahead it would otherwise reach today.
+        const dayEnd = nowMinute - (day.daysAgo - 1) * DAY_MINUTES - 1;
+        const then = highestBetween(samples, at - RECUR_WINDOW_MINUTES, Math.min(dayEnd, at + RECUR_WINDOW_MINUTES));
         if (then === undefined) continue;
         const expected = Math.max(0, then + day.shift);
         if (lowest === undefined || expected < lowest) lowest = expected;

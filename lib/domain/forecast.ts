@@ -3,13 +3,15 @@
  *
  * A pool keeps `demandHistory` ([epoch minute, gears], oldest first): one
  * sample per minute for the trend window (at most the last hour), and one
- * sample per 5-minute bucket (the highest demand of the bucket, dated at the
- * bucket's first minute) back to 25 hours when daily seasonality is used.
- * That is at most 60 + 300 samples, so the pool item stays small.
+ * sample per 10-minute bucket (the highest demand of the bucket, dated at the
+ * bucket's first minute) back two days and two hours when daily seasonality
+ * is used (daily-demand.ts). That is at most 60 + 300 samples, so the pool
+ * item stays small.
  *
  * The forecast is the higher of a linear trend over the window and what
- * happened yesterday over the same lookahead; it never goes below the
- * current demand (it only ever asks for more capacity, never less).
+ * happened on the kept days over the same lookahead (the lowest of their
+ * rises: only a rise that recurred counts); it never goes below the current
+ * demand (it only ever asks for more capacity, never less).
  */
 import { BUCKET_MINUTES, DAYS_KEPT, LEVEL_SHIFT_MINUTES, firstAfter } from './daily-demand.js';
 import type { DemandSample } from './model.js';
@@ -33,7 +35,7 @@ const DAY_MINUTES = 24 * 60;
 export interface RecordDemandOptions {
   /** The trend window, in milliseconds (per-minute samples are kept this far back, at most an hour). */
   window: number;
-  /** Keep 5-minute buckets back to 25 hours (for daily seasonality). */
+  /** Keep 10-minute buckets back two days (for daily seasonality). */
   keepDaily: boolean;
 }
 
@@ -48,8 +50,8 @@ function isSample(sample: unknown): sample is DemandSample {
 /**
  * The history with `demand` recorded at `now`'s minute (replacing a sample of
  * the same minute), per-minute samples that left the window folded into
- * 5-minute buckets (their maximum) when `keepDaily`, and everything older
- * than 25 hours (or than the window, without `keepDaily`) dropped. Returns a
+ * 10-minute buckets (their maximum) when `keepDaily`, and everything older
+ * than `DAILY_KEEP_MINUTES` (or than the window, without `keepDaily`) dropped. Returns a
  * new array; the input is not changed.
  */
 export function recordDemand(

@@ -8,9 +8,10 @@
  *
  * "Needed" is judged on demand the pool is confident about: an upper quantile
  * of the recent samples, never below the newest (a five-minute dip does not
- * make a node unneeded), and over the lookahead, yesterday's demand at the
- * same hour (the 5-minute bucket maxima the pool keeps for 25 hours), shifted
- * by how today compares with yesterday now. Without a day of history, the
+ * make a node unneeded), and over the lookahead, what the last two days say
+ * about the coming hours (daily-demand.ts: each day shifted to today's
+ * level, their lower, so only demand that recurred holds a node; a level
+ * shift is followed at today's level). Without a day of history, the
  * node is expected to stay unneeded as long as demand has already stayed below
  * what the pool holds without it.
  *
@@ -32,7 +33,7 @@ export type PayoffConfig = Config['scaleDown']['payoff'];
 
 /**
  * The demand scale-down relies on: the `quantile` of the samples of the last
- * `windowMs` (per-minute samples and 5-minute bucket maxima alike), never below
+ * `windowMs` (per-minute samples and 10-minute bucket maxima alike), never below
  * `current`.
  */
 export function confidentDemand(history: readonly DemandSample[] | undefined, now: Date, current: number, windowMs: number, quantile: number): number {

@@ -51,9 +51,9 @@ describe('dailyOutlook', () => {
 
 describe('stayedBelow', () => {
   it('needs every bucket of the span below the same bucket a day earlier', () => {
-    const below = recorded(-DAY - 3 * 60, (m) => (m > -3 * 60 ? 80 : 100));
+    const below = recorded(-DAY - 3 * 60, (m) => (m > -3 * 60 ? 70 : 100));
     expect(stayedBelow(below, nowMinute, DAY, LEVEL_SHIFT_MINUTES)).toBe(true);
-    const once = recorded(-DAY - 3 * 60, (m) => (m === -47 ? 100 : m > -3 * 60 ? 80 : 100));
+    const once = recorded(-DAY - 3 * 60, (m) => (m === -47 ? 100 : m > -3 * 60 ? 70 : 100));
     expect(stayedBelow(once, nowMinute, DAY, LEVEL_SHIFT_MINUTES)).toBe(false);
     expect(stayedBelow(recorded(-3 * 60, () => 90), nowMinute, DAY, LEVEL_SHIFT_MINUTES)).toBe(false); // no day before
   });

@@ -9,7 +9,7 @@ const MIN = 60_000;
 const HOUR = 60 * MIN;
 const payoff = config().scaleDown.payoff;
 
-/** A pool's history as recordDemand keeps it: 5-minute buckets back `hours` (25: one day), per minute for the last half hour. */
+/** A pool's history: a sample every 5 minutes back `hours` (25: one day, 50: two), per minute for the last half hour. */
 function history(now: Date, demandAt: (minutesFromNow: number) => number, hours = 25): DemandSample[] {
   const nowMinute = epochMinute(now);
   const samples: DemandSample[] = [];
@@ -128,6 +128,17 @@ describe('unneededFor: recurring against one-off demand', () => {
     const seen = unneededFor(history(tonight, burstOn([0, 1]), 50), tonight, 1000, limit, 24 * HOUR);
     expect(seen.neededAt?.toISOString()).toBe('2026-01-07T02:30:00.000Z');
     expect(verdictOf(history(tonight, burstOn([0, 1]), 50)).pays).toBe(false);
+  });
+
+  it('a rise that came 20 minutes later the day before still recurs (days do not repeat to the minute)', () => {
+    const later = (m: number) => {
+      const at = new Date(tonight.getTime() + m * MIN);
+      const minuteOfDay = at.getUTCHours() * 60 + at.getUTCMinutes();
+      const start = dayOf(m) === 0 ? 180 : 200; // 03:00 this morning, 03:20 the morning before
+      return m < 0 && dayOf(m) <= 1 && minuteOfDay >= start && minuteOfDay < start + 60 ? 1900 : 1000;
+    };
+    const seen = unneededFor(history(tonight, later, 50), tonight, 1000, limit, 24 * HOUR);
+    expect(seen.neededAt?.toISOString()).toBe('2026-01-07T02:50:00.000Z'); // half an hour before the later of the two
   });
 
   it('with a single day of history, a burst yesterday still holds it (one day cannot tell a burst from a cycle)', () => {
