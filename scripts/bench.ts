@@ -104,10 +104,10 @@ function poolNodes(count: number, gearsOf: (i: number) => number): NodeRecord[] 
   });
 }
 
-/** A full day of history around `level` gears, as the evaluator keeps it (about 360 samples). */
+/** A full history around `level` gears, as the evaluator keeps it (two days and two hours: about 330 samples). */
 function fullHistory(level: number): DemandSample[] {
   let history: DemandSample[] = [];
-  for (let m = -25 * 60; m < 0; m++) {
+  for (let m = -50 * 60; m < 0; m++) {
     const gears = Math.round(level * (1 + 0.02 * Math.sin(m / 120)));
     history = recordDemand(history, new Date(NOW.getTime() + m * MINUTE), gears, { window: 30 * MINUTE, keepDaily: true });
   }

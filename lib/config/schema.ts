@@ -149,7 +149,7 @@ function buildConfigSchema() {
     factor: z._default(z.number().check(z.gte(0)), 2),
     /** A node the forecast needs again sooner than this is not drained. */
     horizon: dur('4h'),
-    /** How far ahead the saving is counted (at most a day: the pool keeps 25 hours of demand). */
+    /** How far ahead the saving is counted (at most a day: each kept day of demand covers the coming 24 hours). */
     lookahead: z.prefault(duration({ positive: true }).check(z.refine((ms) => ms <= 86_400_000, 'must be at most 24h')), '24h'),
     /** What one node-hour costs, in dollars (m5.xlarge on-demand, us-east-1). */
     nodeHourPrice: z._default(z.number().check(z.gte(0)), 0.192),

@@ -3,25 +3,28 @@
  *
  * A pool keeps `demandHistory` ([epoch minute, gears], oldest first): one
  * sample per minute for the trend window (at most the last hour), and one
- * sample per 5-minute bucket (the highest demand of the bucket, dated at the
- * bucket's first minute) back to 25 hours when daily seasonality is used.
- * That is at most 60 + 300 samples, so the pool item stays small.
+ * sample per 10-minute bucket (the highest demand of the bucket, dated at the
+ * bucket's first minute) back two days and two hours when daily seasonality
+ * is used (daily-demand.ts). That is at most 60 + 300 samples, so the pool
+ * item stays small.
  *
  * The forecast is the higher of a linear trend over the window and what
- * happened yesterday over the same lookahead; it never goes below the
- * current demand (it only ever asks for more capacity, never less).
+ * happened on the kept days over the same lookahead (the lowest of their
+ * rises: only a rise that recurred counts); it never goes below the current
+ * demand (it only ever asks for more capacity, never less).
  */
+import { BUCKET_MINUTES, DAYS_KEPT, LEVEL_SHIFT_MINUTES, firstAfter } from './daily-demand.js';
 import type { DemandSample } from './model.js';
+
+export { BUCKET_MINUTES, firstAfter };
 
 const MINUTE_MS = 60_000;
 /** Per-minute samples kept at most this far back, whatever the window (bounds the history's size). */
 export const MAX_FINE_MINUTES = 60;
-/** Width of the coarse buckets kept for daily seasonality. */
-export const BUCKET_MINUTES = 5;
-/** How far back the coarse buckets go: a day plus an hour of lookahead. */
-export const DAILY_KEEP_MINUTES = 25 * 60;
-/** The history never holds more than this many samples. */
-export const MAX_HISTORY_SAMPLES = 399;
+/** How far back the coarse buckets go: the kept days, and the hours before them a level shift is judged on. */
+export const DAILY_KEEP_MINUTES = DAYS_KEPT * 24 * 60 + LEVEL_SHIFT_MINUTES;
+/** The history never holds more than this many samples (per-minute ones, the buckets, a little slack). */
+export const MAX_HISTORY_SAMPLES = MAX_FINE_MINUTES + DAILY_KEEP_MINUTES / BUCKET_MINUTES + 12;
 /** The trend needs this many samples covering this many distinct minutes. */
 export const TREND_MIN_SAMPLES = 5;
 export const TREND_MIN_SPAN_MINUTES = 5;
@@ -32,7 +35,7 @@ const DAY_MINUTES = 24 * 60;
 export interface RecordDemandOptions {
   /** The trend window, in milliseconds (per-minute samples are kept this far back, at most an hour). */
   window: number;
-  /** Keep 5-minute buckets back to 25 hours (for daily seasonality). */
+  /** Keep 10-minute buckets back two days (for daily seasonality). */
   keepDaily: boolean;
 }
 
@@ -47,8 +50,8 @@ function isSample(sample: unknown): sample is DemandSample {
 /**
  * The history with `demand` recorded at `now`'s minute (replacing a sample of
  * the same minute), per-minute samples that left the window folded into
- * 5-minute buckets (their maximum) when `keepDaily`, and everything older
- * than 25 hours (or than the window, without `keepDaily`) dropped. Returns a
+ * 10-minute buckets (their maximum) when `keepDaily`, and everything older
+ * than `DAILY_KEEP_MINUTES` (or than the window, without `keepDaily`) dropped. Returns a
  * new array; the input is not changed.
  */
 export function recordDemand(
@@ -171,16 +174,10 @@ export function forecastDemand(
     }
   }
 
-  // (b) Yesterday over the same lookahead.
+  // (b) The same lookahead on the kept days: the lowest of their rises, so only a rise that recurred counts.
   if (options.dailySeasonality) {
-    // Yesterday's highest demand over the lookahead against its highest over the window before: the
-    // highest of a few noisy points against a single one would read noise as growth (and buy a node for it).
-    const yesterday = nowMinute - DAY_MINUTES;
-    const windowMinutes = Math.max(DAILY_TOLERANCE_MINUTES, Math.ceil(options.window / MINUTE_MS));
-    const before = highestIn(samples, yesterday - windowMinutes, yesterday);
-    const after = highestIn(samples, yesterday, Math.round(yesterday + Math.max(lookaheadMinutes, 1)));
-    if (before !== undefined && after !== undefined && (before > 0 || after === 0)) {
-      const ratio = before > 0 ? after / before : 1;
+    const ratio = dailyRatio(samples, nowMinute, Math.ceil(options.window / MINUTE_MS), lookaheadMinutes);
+    if (ratio !== undefined) {
       result.dailyRatio = ratio;
       const basis = `yesterday ${signed(Math.round((ratio - 1) * 100))}%`;
       fallbackBasis ??= basis;
@@ -195,6 +192,26 @@ export function forecastDemand(
   result.demand = best;
   result.basis = bestBasis ?? fallbackBasis ?? 'no history';
   return result;
+}
+
+/**
+ * How demand changed over the lookahead at this hour on the kept days, the
+ * lowest of their ratios: each day's highest demand over the lookahead against
+ * its highest over the window before (the highest of a few noisy points
+ * against a single one would read noise as growth, and buy a node for it).
+ * A burst seen on one day only is not expected again.
+ */
+function dailyRatio(samples: readonly DemandSample[], nowMinute: number, windowMinutes: number, lookaheadMinutes: number): number | undefined {
+  let lowest: number | undefined;
+  for (let daysAgo = 1; daysAgo <= DAYS_KEPT; daysAgo++) {
+    const then = nowMinute - daysAgo * DAY_MINUTES;
+    const before = highestIn(samples, then - Math.max(DAILY_TOLERANCE_MINUTES, windowMinutes), then);
+    const after = highestIn(samples, then, Math.round(then + Math.max(lookaheadMinutes, 1)));
+    if (before === undefined || after === undefined || (before === 0 && after > 0)) continue;
+    const ratio = before > 0 ? after / before : 1;
+    if (lowest === undefined || ratio < lowest) lowest = ratio;
+  }
+  return lowest;
 }
 
 function signed(value: number): string {
@@ -255,30 +272,4 @@ function highestIn(samples: readonly DemandSample[], from: number, to: number): 
     if (highest === undefined || gears > highest) highest = gears;
   }
   return highest;
-}
-
-/**
- * Gears of the sample covering `minute`: the newest at or before it (a coarse
- * sample is dated at the start of its bucket), else the oldest after it,
- * within `tolerance` minutes.
- */
-function sampleNear(samples: readonly DemandSample[], minute: number, tolerance: number): number | undefined {
-  const lo = firstAfter(samples, minute);
-  const before = samples[lo - 1];
-  if (before && minute - before[0] <= tolerance) return before[1];
-  const after = samples[lo];
-  if (after && after[0] - minute <= tolerance) return after[1];
-  return undefined;
-}
-
-/** Index of the first sample dated after `minute` (samples are sorted by minute): binary search. */
-export function firstAfter(samples: readonly DemandSample[], minute: number): number {
-  let lo = 0;
-  let hi = samples.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (samples[mid]![0] <= minute) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
 }

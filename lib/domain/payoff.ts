@@ -8,9 +8,10 @@
  *
  * "Needed" is judged on demand the pool is confident about: an upper quantile
  * of the recent samples, never below the newest (a five-minute dip does not
- * make a node unneeded), and over the lookahead, yesterday's demand at the
- * same hour (the 5-minute bucket maxima the pool keeps for 25 hours), shifted
- * by how today compares with yesterday now. Without a day of history, the
+ * make a node unneeded), and over the lookahead, what the last two days say
+ * about the coming hours (daily-demand.ts: each day shifted to today's
+ * level, their lower, so only demand that recurred holds a node; a level
+ * shift is followed at today's level). Without a day of history, the
  * node is expected to stay unneeded as long as demand has already stayed below
  * what the pool holds without it.
  *
@@ -21,18 +22,18 @@ import type { Config } from '../config/index.js';
 import type { CandidateCheck } from './candidates.js';
 import type { PoolUtilization } from './decision.js';
 import { formatDuration } from './duration.js';
-import { BUCKET_MINUTES, epochMinute, firstAfter } from './forecast.js';
+import { BUCKET_MINUTES, dailyOutlook } from './daily-demand.js';
+import { epochMinute } from './forecast.js';
 import type { DemandSample, NodeStats } from './model.js';
 
 const MINUTE_MS = 60_000;
 const HOUR_MS = 3_600_000;
-const DAY_MINUTES = 24 * 60;
 
 export type PayoffConfig = Config['scaleDown']['payoff'];
 
 /**
  * The demand scale-down relies on: the `quantile` of the samples of the last
- * `windowMs` (per-minute samples and 5-minute bucket maxima alike), never below
+ * `windowMs` (per-minute samples and 10-minute bucket maxima alike), never below
  * `current`.
  */
 export function confidentDemand(history: readonly DemandSample[] | undefined, now: Date, current: number, windowMs: number, quantile: number): number {
@@ -91,20 +92,16 @@ export function unneededFor(history: readonly DemandSample[] | undefined, now: D
   const lookaheadMinutes = Math.floor(lookaheadMs / MINUTE_MS);
   if (confident >= limit) return { hours: 0, neededAt: now, basis: 'recent' };
 
-  const yesterdayNow = sampleAt(samples, nowMinute - DAY_MINUTES);
-  if (yesterdayNow !== undefined) {
-    const shift = confident - yesterdayNow;
+  const outlook = dailyOutlook(samples, nowMinute, confident);
+  if (outlook) {
     let known = 0;
     let steps = 0;
     for (let t = BUCKET_MINUTES; t <= lookaheadMinutes; t += BUCKET_MINUTES) {
       steps++;
-      const then = sampleAt(samples, nowMinute - DAY_MINUTES + t);
-      if (then === undefined) continue;
+      const expected = outlook.at(t);
+      if (expected === undefined) continue;
       known++;
-      // Today as yesterday went, shifted by today's difference, and never below yesterday's own level.
-      if (Math.max(then, then + shift) >= limit) {
-        return { hours: t / 60, neededAt: new Date(now.getTime() + t * MINUTE_MS), basis: 'yesterday' };
-      }
+      if (expected >= limit) return { hours: t / 60, neededAt: new Date(now.getTime() + t * MINUTE_MS), basis: 'yesterday' };
     }
     if (known * 2 >= steps) return { hours: lookaheadMinutes / 60, basis: 'yesterday' };
   }
@@ -169,12 +166,6 @@ function costParts(cost: MoveCost): string {
 
 function money(dollars: number): string {
   return `$${dollars.toFixed(2)}`;
-}
-
-/** Gears of the sample covering `minute` (the newest at or before it, within a bucket), else undefined. */
-function sampleAt(samples: readonly DemandSample[], minute: number): number | undefined {
-  const before = samples[firstAfter(samples, minute) - 1];
-  return before && minute - before[0] < BUCKET_MINUTES ? before[1] : undefined;
 }
 
 export interface PayoffGateInput {

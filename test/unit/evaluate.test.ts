@@ -145,7 +145,7 @@ describe('decidePool: scale-down', () => {
     const busyLater = history(-25 * 60, -1, (m) => (m >= -23 * 60 && m < -20 * 60 ? 300 : 0));
     const result = decidePool(evaluation({ nodes: low, pool: pool({ demandHistory: busyLater, lowSince: minutesAgo(7) }) }));
     expect(result.decision.kind).toBe('no-action');
-    expect(result.decision.reason).toContain("node-4.example.com: needed again in 1h (yesterday's demand reaches 240 gears), within the 4h horizon");
+    expect(result.decision.reason).toContain("node-4.example.com: needed again in 30m (yesterday's demand reaches 240 gears), within the 4h horizon");
     // Without a day behind it, a pool low for only 7 minutes is not trusted to stay low for the horizon.
     const fresh = decidePool(evaluation({ nodes: low, pool: pool({ lowSince: minutesAgo(7) }) }));
     expect(fresh.decision.kind).toBe('no-action');
@@ -519,7 +519,7 @@ describe('decidePool: forecast', () => {
 
   it('uses daily seasonality: what happened yesterday over the same lookahead', () => {
     // today flat at 300 (0.75); yesterday demand went from 200 to 300 ten minutes after this time of day
-    const demandHistory = history(-25 * 60, -1, (m) => (m > -60 ? 300 : m + 24 * 60 <= 6 ? 200 : 300));
+    const demandHistory = history(-25 * 60, -1, (m) => (m > -60 ? 300 : m + 24 * 60 <= 10 ? 200 : 300));
     const cfg = config({ scaleUp: { forecast: { lookahead: '30m' } } });
     const input = { config: cfg, nodes: withGears([75, 75, 75, 75]), pool: pool({ demandHistory }) };
     const result = decidePool(evaluation(input));

@@ -33,23 +33,24 @@ describe('recordDemand', () => {
     expect(history).toEqual([[nowMinute - 1, 5]]);
   });
 
-  it('folds samples older than the window into 5-minute buckets holding their maximum', () => {
+  it('folds samples older than the window into 10-minute buckets holding their maximum', () => {
     const history = simulate(-60, 0, (m) => 100 + m); // rising: 40..100
     const fine = history.filter(([minute]) => minute > nowMinute - 30);
     const coarse = history.filter(([minute]) => minute <= nowMinute - 30);
     expect(fine).toHaveLength(30);
     expect(fine.every(([minute], i) => minute === nowMinute - 29 + i)).toBe(true);
-    expect(coarse.every(([minute]) => minute % 5 === 0)).toBe(true);
-    // the bucket starting 60 minutes ago held 40..44: its maximum is kept
-    expect(coarse.find(([minute]) => minute === nowMinute - 60)).toEqual([nowMinute - 60, 44]);
+    expect(coarse.every(([minute]) => minute % 10 === 0)).toBe(true);
+    // the bucket starting 60 minutes ago held 40..49: its maximum is kept
+    expect(coarse.find(([minute]) => minute === nowMinute - 60)).toEqual([nowMinute - 60, 49]);
     expect(history.map(([m]) => m)).toEqual([...history.map(([m]) => m)].sort((a, b) => a - b));
   });
 
-  it('keeps 25 hours of buckets with keepDaily and stays below 400 samples', () => {
-    const history = simulate(-26 * 60, 0, () => 7);
-    expect(history.length).toBeLessThan(400);
-    expect(history[0]![0]).toBeGreaterThanOrEqual(nowMinute - 25 * 60);
-    expect(history[0]![0]).toBeLessThanOrEqual(nowMinute - 25 * 60 + 5);
+  it('keeps two days of buckets (and the two hours before them) with keepDaily, and stays bounded', () => {
+    const history = simulate(-51 * 60, 0, () => 7);
+    expect(history.length).toBeLessThanOrEqual(MAX_HISTORY_SAMPLES);
+    expect(history.length).toBeLessThan(700);
+    expect(history[0]![0]).toBeGreaterThanOrEqual(nowMinute - 50 * 60);
+    expect(history[0]![0]).toBeLessThanOrEqual(nowMinute - 50 * 60 + 5);
   });
 
   it('drops everything older than the window without keepDaily', () => {
@@ -146,7 +147,7 @@ describe('forecastDemand', () => {
     const history = simulate(-25 * 60, 0, (m) => {
       if (m > -30) return 100 + 2 * (m + 30); // today: +2 a minute, 160 now
       const sinceYesterday = m + 24 * 60;
-      return sinceYesterday <= 6 ? 100 : 200; // yesterday: doubled a few minutes after this time
+      return sinceYesterday <= 10 ? 100 : 200; // yesterday: doubled ten minutes after this time
     });
     const f = forecastDemand(history, NOW, 10 * MIN, options);
     expect(f.basis).toBe('yesterday +100%');
@@ -154,9 +155,20 @@ describe('forecastDemand', () => {
   });
 
   it('ignores yesterday when it had no demand to compare with', () => {
-    const history = simulate(-25 * 60, 0, (m) => (m > -60 ? 50 : m + 24 * 60 <= 6 ? 0 : 30));
+    const history = simulate(-25 * 60, 0, (m) => (m > -60 ? 50 : m + 24 * 60 <= 10 ? 0 : 30));
     const f = forecastDemand(history, NOW, 10 * MIN, options);
     expect(f.dailyRatio).toBeUndefined();
     expect(f.demand).toBe(50);
+  });
+
+  it('counts a rise as seasonal only when it recurred on each of the last two days', () => {
+    // flat at 100 today; a jump to 300 ten minutes after this time of day yesterday, and (second case) the day before too
+    const burst = (days: number[]) => (m: number) => (days.some((d) => m + d * 24 * 60 > 10 && m + d * 24 * 60 <= 60) ? 300 : 100);
+    const once = forecastDemand(simulate(-50 * 60, 0, burst([1])), NOW, 10 * MIN, options);
+    expect(once.dailyRatio).toBe(1);
+    expect(once.demand).toBe(100);
+    const twice = forecastDemand(simulate(-50 * 60, 0, burst([1, 2])), NOW, 10 * MIN, options);
+    expect(twice.dailyRatio).toBe(3);
+    expect(twice.demand).toBe(300);
   });
 });

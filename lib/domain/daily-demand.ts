@@ -1,0 +1,149 @@
+/**
+ * Demand expected at the coming hours from the same hours of the last days,
+ * telling recurring demand from one-off demand.
+ *
+ * The pool keeps 10-minute bucket maxima for `DAYS_KEPT` days (forecast.ts).
+ * A day's demand at an hour is its highest within `RECUR_WINDOW_MINUTES`
+ * either side (days do not repeat to the minute, and noise should not decide).
+ * Each kept day is shifted to today's level (today's demand now against that
+ * day's at the same hour), and the expectation is the LOWER of the shifted
+ * days: a rise counts as seasonal only when it happened on every kept day at
+ * about that hour, so a burst seen once does not hold a node for a day, while
+ * a daily cycle (which recurs) still does.
+ *
+ * A day is never shifted below its own level (today a little lower than
+ * yesterday is noise; tomorrow morning still comes), unless today has stayed
+ * more than `LEVEL_SHIFT_MARGIN` below that day at every bucket of the last
+ * `LEVEL_SHIFT_MINUTES`: then the level has shifted (a step down, a quiet
+ * weekend day) and the day is followed at today's level.
+ *
+ * With fewer kept days than `DAYS_KEPT` (a new pool), the days there are are
+ * used: one day cannot tell a burst from a cycle, and holding a node for it
+ * is the safe side.
+ */
+import type { DemandSample } from './model.js';
+
+const DAY_MINUTES = 24 * 60;
+/** Width of the coarse buckets kept for daily seasonality (two days of them fit a small pool item). */
+export const BUCKET_MINUTES = 10;
+/** Days of buckets a pool keeps: a rise is seasonal when it recurred on each of them. */
+export const DAYS_KEPT = 2;
+/**
+ * Today below a kept day at every bucket for this long is a level shift:
+ * that day is followed at today's level, even below its own. Two hours of
+ * buckets that are all lower do not happen by chance on a level load,
+ * and the shift is followed within a morning.
+ */
+export const LEVEL_SHIFT_MINUTES = 120;
+/** A level shift is today below a kept day by more than this share of it (days of one cycle differ by less). */
+export const LEVEL_SHIFT_MARGIN = 0.2;
+/** A day's demand at an hour is its highest this many minutes either side. */
+export const RECUR_WINDOW_MINUTES = 30;
+
+export interface DailyDay {
+  /** 1 = yesterday, 2 = the day before. */
+  daysAgo: number;
+  /** Gears added to that day's demand to bring it to today's level (negative only after a level shift). */
+  shift: number;
+  levelShift: boolean;
+}
+
+export interface DailyOutlook {
+  /** The kept days with demand at this hour, yesterday first. */
+  days: DailyDay[];
+  /** Demand expected `minutes` from now: the lowest of the shifted days known then; undefined when none is. */
+  at(minutes: number): number | undefined;
+}
+
+/**
+ * What the kept days say about the coming hours, with today's demand
+ * `current` now; undefined when no kept day has a sample at this hour.
+ */
+export function dailyOutlook(samples: readonly DemandSample[], nowMinute: number, current: number): DailyOutlook | undefined {
+  const days: DailyDay[] = [];
+  for (let daysAgo = 1; daysAgo <= DAYS_KEPT; daysAgo++) {
+    const then = bucketAt(samples, nowMinute - daysAgo * DAY_MINUTES);
+    if (then === undefined) continue;
+    const levelShift = stayedBelow(samples, nowMinute, daysAgo * DAY_MINUTES, LEVEL_SHIFT_MINUTES);
+    const difference = current - then;
+    days.push({ daysAgo, shift: levelShift ? difference : Math.max(0, difference), levelShift });
+  }
+  if (days.length === 0) return undefined;
+  return {
+    days,
+    at(minutes) {
+      let lowest: number | undefined;
+      for (const day of days) {
+        const at = nowMinute - day.daysAgo * DAY_MINUTES + minutes;
+        // The window stays within that day: near the end of the lookahead it would otherwise reach today.
+        const dayEnd = nowMinute - (day.daysAgo - 1) * DAY_MINUTES - 1;
+        const then = highestBetween(samples, at - RECUR_WINDOW_MINUTES, Math.min(dayEnd, at + RECUR_WINDOW_MINUTES));
+        if (then === undefined) continue;
+        const expected = Math.max(0, then + day.shift);
+        if (lowest === undefined || expected < lowest) lowest = expected;
+      }
+      return lowest;
+    },
+  };
+}
+
+/**
+ * Whether each of today's buckets of the last `minutes` was more than
+ * `LEVEL_SHIFT_MARGIN` below the same bucket `ago` minutes earlier (all of
+ * them known on both sides).
+ */
+export function stayedBelow(samples: readonly DemandSample[], nowMinute: number, ago: number, minutes: number): boolean {
+  const lastBucket = nowMinute - mod(nowMinute, BUCKET_MINUTES) - BUCKET_MINUTES; // the newest complete bucket
+  const buckets = Math.floor(minutes / BUCKET_MINUTES);
+  if (buckets < 1) return false;
+  for (let i = 0; i < buckets; i++) {
+    const start = lastBucket - i * BUCKET_MINUTES;
+    const today = highestOfBucket(samples, start);
+    const before = highestOfBucket(samples, start - ago);
+    if (today === undefined || before === undefined || today >= before * (1 - LEVEL_SHIFT_MARGIN)) return false;
+  }
+  return true;
+}
+
+/** Gears of the sample covering `minute` (the newest at or before it, within a bucket), else undefined. */
+export function bucketAt(samples: readonly DemandSample[], minute: number): number | undefined {
+  const before = samples[firstAfter(samples, minute) - 1];
+  return before && minute - before[0] < BUCKET_MINUTES ? before[1] : undefined;
+}
+
+/** The highest sample dated in the bucket starting at `start`: a coarse bucket, or its per-minute samples. */
+function highestOfBucket(samples: readonly DemandSample[], start: number): number | undefined {
+  return highestBetween(samples, start, start + BUCKET_MINUTES - 1, false);
+}
+
+/**
+ * The highest demand of minutes [from, to]: the samples dated in it, and
+ * (`covering`) the one before it when its bucket reaches `from`.
+ */
+function highestBetween(samples: readonly DemandSample[], from: number, to: number, covering = true): number | undefined {
+  let i = firstAfter(samples, from - 1);
+  const before = samples[i - 1];
+  let highest = covering && before && from - before[0] < BUCKET_MINUTES ? before[1] : undefined;
+  for (; i < samples.length; i++) {
+    const [minute, gears] = samples[i]!;
+    if (minute > to) break;
+    if (highest === undefined || gears > highest) highest = gears;
+  }
+  return highest;
+}
+
+function mod(value: number, by: number): number {
+  return ((value % by) + by) % by;
+}
+
+/** Index of the first sample dated after `minute` (samples are sorted by minute): binary search. */
+export function firstAfter(samples: readonly DemandSample[], minute: number): number {
+  let lo = 0;
+  let hi = samples.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (samples[mid]![0] <= minute) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}

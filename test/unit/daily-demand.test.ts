@@ -1,0 +1,60 @@
+import { describe, expect, it } from 'vitest';
+import { dailyOutlook, LEVEL_SHIFT_MINUTES, stayedBelow } from '../../lib/domain/daily-demand.js';
+import { epochMinute, recordDemand } from '../../lib/domain/forecast.js';
+import type { DemandSample } from '../../lib/domain/model.js';
+import { NOW } from '../support/builders.js';
+
+const MIN = 60_000;
+const DAY = 24 * 60;
+const nowMinute = epochMinute(NOW);
+
+/** The history recordDemand keeps when `demandAt(minutes from NOW)` is recorded every minute. */
+function recorded(fromMinutes: number, demandAt: (m: number) => number): DemandSample[] {
+  let history: DemandSample[] = [];
+  for (let m = fromMinutes; m <= 0; m++) history = recordDemand(history, new Date(NOW.getTime() + m * MIN), demandAt(m), { window: 30 * MIN, keepDaily: true });
+  return history;
+}
+
+describe('dailyOutlook', () => {
+  it('is undefined without a kept day at this hour', () => {
+    expect(dailyOutlook(recorded(-3 * 60, () => 100), nowMinute, 100)).toBeUndefined();
+  });
+
+  it('expects the lower of the kept days, each raised to today level', () => {
+    // yesterday 200 in the coming hour, the day before 150; both 100 now, today 120
+    const h = recorded(-2 * DAY - 3 * 60, (m) => {
+      if (m > -60) return 120;
+      if (m > -DAY + 10 && m <= -DAY + 70) return 200;
+      if (m > -2 * DAY + 10 && m <= -2 * DAY + 70) return 150;
+      return 100;
+    });
+    const outlook = dailyOutlook(h, nowMinute, 120)!;
+    expect(outlook.days.map((d) => [d.daysAgo, d.shift, d.levelShift])).toEqual([
+      [1, 20, false],
+      [2, 20, false],
+    ]);
+    expect(outlook.at(30)).toBe(170); // the day before's 150 + 20
+    expect(outlook.at(120)).toBe(120);
+  });
+
+  it('follows today below a day only after a level shift', () => {
+    // 500 until four hours ago, 300 since: the kept days are 500 all day
+    const h = recorded(-2 * DAY - 3 * 60, (m) => (m > -4 * 60 ? 300 : 500));
+    const outlook = dailyOutlook(h, nowMinute, 300)!;
+    expect(outlook.days.every((d) => d.levelShift && d.shift === -200)).toBe(true);
+    expect(outlook.at(60)).toBe(300);
+    // one hour below is not enough
+    const early = recorded(-2 * DAY - 3 * 60, (m) => (m > -60 ? 300 : 500));
+    expect(dailyOutlook(early, nowMinute, 300)!.at(60)).toBe(500);
+  });
+});
+
+describe('stayedBelow', () => {
+  it('needs every bucket of the span below the same bucket a day earlier', () => {
+    const below = recorded(-DAY - 3 * 60, (m) => (m > -3 * 60 ? 70 : 100));
+    expect(stayedBelow(below, nowMinute, DAY, LEVEL_SHIFT_MINUTES)).toBe(true);
+    const once = recorded(-DAY - 3 * 60, (m) => (m === -47 ? 100 : m > -3 * 60 ? 70 : 100));
+    expect(stayedBelow(once, nowMinute, DAY, LEVEL_SHIFT_MINUTES)).toBe(false);
+    expect(stayedBelow(recorded(-3 * 60, () => 90), nowMinute, DAY, LEVEL_SHIFT_MINUTES)).toBe(false); // no day before
+  });
+});
