@@ -28,6 +28,7 @@ import { forecastDemand, recordDemand, type Forecast } from './forecast.js';
 import { withAttrition } from './attrition.js';
 import { payoffGate } from './payoff.js';
 import { outranPatch, outranRamp, outranText } from './scale-up.js';
+import { poolHeadroom } from './headroom.js';
 import { poolIdOf, type NodeRecord, type NodeState } from './model.js';
 import { computeUtilization, expectedGearsPerNode } from './utilization.js';
 
@@ -39,7 +40,17 @@ const REASON_REJECTED_SHOWN = 3;
 const REASON_STALE_SHOWN = 3;
 
 export function decidePool(input: PoolEvaluationInput): PoolEvaluation {
-  return withAttrition(input, decide(input));
+  // One headroom for every rule of this evaluation (scale-up, the fit check, attrition, the pays-off check).
+  const sized = withPoolHeadroom(input);
+  return withAttrition(sized, decide(sized));
+}
+
+/** The input with scaleUp.headroomGears replaced by the pool's headroom (observed from its history, lib/domain/headroom.ts). */
+export function withPoolHeadroom<T extends Pick<PoolEvaluationInput, 'config' | 'pool'>>(input: T): T {
+  const { config, pool } = input;
+  const headroom = poolHeadroom(config, pool.demandHistory, pool.observedBootMs ?? config.scaleUp.forecast.bootDelay);
+  if (headroom.gears === config.scaleUp.headroomGears) return input;
+  return { ...input, config: { ...config, scaleUp: { ...config.scaleUp, headroomGears: headroom.gears } } };
 }
 
 function decide(input: PoolEvaluationInput): PoolEvaluation {
