@@ -133,6 +133,8 @@ function buildConfigSchema() {
       {},
     ),
     maxNodeProvisionTime: dur('15m', { positive: true }),
+    /** A pool full again after a full-pool scale-up doubles (lib/domain/scale-up.ts); false: it adds what it sees, round after round. */
+    doubleWhenFull: z._default(z.boolean(), true),
     /** Most nodes one decision adds: a count, or a share of the pool ("10%", rounded up); unset: 10. */
     maxNodesPerDecision: z.optional(countOrPercent()),
     forecast: z.prefault(forecastSchema, {}),

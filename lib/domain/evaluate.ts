@@ -139,6 +139,7 @@ function decide(input: PoolEvaluationInput): PoolEvaluation {
     // A full pool's demand is a lower bound (waiting gears report nowhere): full again after a full-pool scale-up, it doubles.
     const bootMs = pool.observedBootMs ?? forecastConfig.bootDelay;
     const ramp = usageTrigger ? outranRamp(pool, { now, freeSlots: u.freeSlots, poolNodes: size, bootMs }) : { round: 0, minNodes: 0 };
+    if (!scaleUp.doubleWhenFull) ramp.minNodes = 0;
     const wanted = Math.max(sized, ramp.minNodes);
 
     const triggers: string[] = [];
@@ -161,7 +162,7 @@ function decide(input: PoolEvaluationInput): PoolEvaluation {
       return result(noAction(`${why}; wants +${plural(wanted, 'node')}, blocked: failure backoff until ${clock(backoffUntil, nowMs)}`), forecastInfo);
     }
 
-    const clamp = clampScaleUp(wanted, input, draining + size, ramp.round >= 2);
+    const clamp = clampScaleUp(wanted, input, draining + size, ramp.minNodes > 0);
     if (clamp.count === 0) {
       return result(noAction(`${why}; wants +${plural(wanted, 'node')}, cannot add any: at limit ${clamp.zeroBy}`), forecastInfo);
     }

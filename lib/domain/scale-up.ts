@@ -48,6 +48,6 @@ export function outranText(ramp: OutranRamp, freeSlots: number, bootMs: number, 
   if (ramp.round === 0) return '';
   const over = freeSlots < 0 ? `${-freeSlots} gears over capacity` : 'no free slot left';
   const base = `; demand outran the boot delay: ${over}, new gears wait about ${formatDuration(Math.round(bootMs / 1000) * 1000)} for these nodes`;
-  if (ramp.round === 1 || previous === undefined) return base;
+  if (ramp.round === 1 || previous === undefined || ramp.minNodes === 0) return base;
   return `${base}; full again after +${previous.count} (round ${ramp.round}): gears wait unseen, so the pool doubles`;
 }

@@ -55,6 +55,13 @@ describe('decidePool: scale-up sized when demand outran the boot delay', () => {
     expect(result.decision.reason).not.toContain('doubles');
   });
 
+  it('adds only what it sees, round after round, with doubleWhenFull off', () => {
+    const off = config({ limits: { maxNodesTotal: 500 }, scaleUp: { threshold: 0.98, target: 0.96, headroomGears: 0, doubleWhenFull: false, forecast: { enabled: false } } }, { max: 200 });
+    const result = decidePool(evaluation({ config: off, nodes: fullPool(21), pool: pool({ ...sustained, outran: { at: minutesAgo(3), rounds: 1, count: 1 } }) }));
+    expect(scaleUp(result)).toMatchObject({ count: 1, outranRound: 2 });
+    expect(result.decision.reason).not.toContain('doubles');
+  });
+
   it('honours a maxNodesPerDecision the operator set, doubling or not', () => {
     const capped = config({ limits: { maxNodesTotal: 500 }, scaleUp: { threshold: 0.98, target: 0.96, headroomGears: 0, maxNodesPerDecision: 5, forecast: { enabled: false } } }, { max: 200 });
     const result = decidePool(evaluation({ config: capped, nodes: fullPool(21), pool: pool({ ...sustained, outran: { at: minutesAgo(3), rounds: 1, count: 1 } }) }));
