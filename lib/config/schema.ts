@@ -121,7 +121,20 @@ function buildConfigSchema() {
     target: z._default(fraction, 0.96),
     sustain: dur('2m'),
     headroomGears: z._default(int(0), 30),
+    /** Headroom sized from the pool's history (lib/domain/headroom.ts) instead of headroomGears, once it covers minHistory. */
+    observedHeadroom: z.prefault(
+      z.strictObject({
+        enabled: z._default(z.boolean(), true),
+        /** Quantile of the rises above the previous hour's highest demand within one boot delay. */
+        quantile: z._default(fraction, 0.95),
+        /** History needed (measured rises, one per 5 minutes) before it replaces headroomGears. */
+        minHistory: dur('6h', { positive: true }),
+      }),
+      {},
+    ),
     maxNodeProvisionTime: dur('15m', { positive: true }),
+    /** A pool full again after a full-pool scale-up doubles (lib/domain/scale-up.ts); false: it adds what it sees, round after round. */
+    doubleWhenFull: z._default(z.boolean(), true),
     /** Most nodes one decision adds: a count, or a share of the pool ("10%", rounded up); unset: 10. */
     maxNodesPerDecision: z.optional(countOrPercent()),
     forecast: z.prefault(forecastSchema, {}),

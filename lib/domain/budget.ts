@@ -72,13 +72,16 @@ export function nodesOf(limit: MaxDraining, poolNodes: number): number {
 
 /**
  * Most nodes one scale-up decision adds to a pool of `poolNodes` nodes:
- * scaleUp.maxNodesPerDecision, a count or a share of the pool; by default 10.
+ * scaleUp.maxNodesPerDecision, a count or a share of the pool; by default 10,
+ * or the pool's size when it doubles because demand outran the boot delay again.
  * (A default of 10 % of the pool was tried: at 200,000 gears the forecast's
  * start-of-run trend then added 200 nodes a decision, up to 2,738 nodes for a
  * 2,000-node peak, 1.32 x clairvoyant-4h's node-hours against 1.06.)
  */
-export function maxNodesPerDecision(limit: MaxDraining | undefined, poolNodes: number): number {
-  return limit === undefined ? 10 : nodesOf(limit, poolNodes);
+export function maxNodesPerDecision(limit: MaxDraining | undefined, poolNodes: number, doubling = false): number {
+  // A pool that stayed full after a full-pool scale-up doubles (lib/domain/scale-up.ts): unset, the cap lets it.
+  if (limit === undefined) return doubling ? Math.max(10, poolNodes) : 10;
+  return nodesOf(limit, poolNodes);
 }
 
 export function maxDrainingText(budget: Pick<DisruptionBudget, 'maxDraining'>, poolNodes: number): string {

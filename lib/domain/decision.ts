@@ -51,6 +51,8 @@ export type PoolDecision =
       clampedBy: ClampReason[];
       /** Extra nodes the forecast asked for (already included in wanted), 0 when the forecast changed nothing. */
       forecastNodes: number;
+      /** Set when the pool had no free slot left (demand outran the boot delay): the round, 2 and more when it doubles. */
+      outranRound?: number;
     }
   | { kind: 'scale-down'; nodeId: string; reason: string; rejected: RejectedCandidate[] }
   | {
@@ -87,7 +89,7 @@ export interface PoolEvaluation {
    * when it ends), demandHistory with this sample, lastEvaluatedAt, and
    * lastScaleUpAt when the decision is a scale-up.
    */
-  poolPatch: Pick<PoolRecord, 'highSince' | 'lowSince' | 'demandHistory' | 'lastEvaluatedAt' | 'lastScaleUpAt' | 'scaleDownsAt'>;
+  poolPatch: Pick<PoolRecord, 'highSince' | 'lowSince' | 'demandHistory' | 'lastEvaluatedAt' | 'lastScaleUpAt' | 'scaleDownsAt' | 'outran'>;
   /** The demand forecast this evaluation used (absent when forecasting is disabled or a lease was in flight), for metrics and `explain`. */
   forecast?: { demand: number; basis: string; lookaheadMs: number };
   /** Nodes to close to new gears early, or to reopen (lib/domain/attrition.ts); absent when there is nothing to do. */

@@ -27,6 +27,8 @@ import { formatDuration } from './duration.js';
 import { forecastDemand, recordDemand, type Forecast } from './forecast.js';
 import { withAttrition } from './attrition.js';
 import { payoffGate } from './payoff.js';
+import { outranPatch, outranRamp, outranText } from './scale-up.js';
+import { poolHeadroom } from './headroom.js';
 import { poolIdOf, type NodeRecord, type NodeState } from './model.js';
 import { computeUtilization, expectedGearsPerNode } from './utilization.js';
 
@@ -38,7 +40,17 @@ const REASON_REJECTED_SHOWN = 3;
 const REASON_STALE_SHOWN = 3;
 
 export function decidePool(input: PoolEvaluationInput): PoolEvaluation {
-  return withAttrition(input, decide(input));
+  // One headroom for every rule of this evaluation (scale-up, the fit check, attrition, the pays-off check).
+  const sized = withPoolHeadroom(input);
+  return withAttrition(sized, decide(sized));
+}
+
+/** The input with scaleUp.headroomGears replaced by the pool's headroom (observed from its history, lib/domain/headroom.ts). */
+export function withPoolHeadroom<T extends Pick<PoolEvaluationInput, 'config' | 'pool'>>(input: T): T {
+  const { config, pool } = input;
+  const headroom = poolHeadroom(config, pool.demandHistory, pool.observedBootMs ?? config.scaleUp.forecast.bootDelay);
+  if (headroom.gears === config.scaleUp.headroomGears) return input;
+  return { ...input, config: { ...config, scaleUp: { ...config.scaleUp, headroomGears: headroom.gears } } };
 }
 
 function decide(input: PoolEvaluationInput): PoolEvaluation {
@@ -122,8 +134,13 @@ function decide(input: PoolEvaluationInput): PoolEvaluation {
       );
     const baseTriggered = (sustained || headroomShort) && !allStale;
     const withoutForecast = Math.max(minDeficit, baseTriggered ? Math.max(1, nodesFor(u.demand)) : 0);
-    const wanted = Math.max(minDeficit, usageTrigger ? Math.max(1, nodesFor(sizedDemand)) : 0);
-    const forecastNodes = Math.max(0, wanted - withoutForecast);
+    const sized = Math.max(minDeficit, usageTrigger ? Math.max(1, nodesFor(sizedDemand)) : 0);
+    const forecastNodes = Math.max(0, sized - withoutForecast);
+    // A full pool's demand is a lower bound (waiting gears report nowhere): full again after a full-pool scale-up, it doubles.
+    const bootMs = pool.observedBootMs ?? forecastConfig.bootDelay;
+    const ramp = usageTrigger ? outranRamp(pool, { now, freeSlots: u.freeSlots, poolNodes: size, bootMs }) : { round: 0, minNodes: 0 };
+    if (!scaleUp.doubleWhenFull) ramp.minNodes = 0;
+    const wanted = Math.max(sized, ramp.minNodes);
 
     const triggers: string[] = [];
     if (sustained) triggers.push(` >= ${ratio(scaleUp.threshold)} for ${formatHeld(highFor)}`);
@@ -145,7 +162,7 @@ function decide(input: PoolEvaluationInput): PoolEvaluation {
       return result(noAction(`${why}; wants +${plural(wanted, 'node')}, blocked: failure backoff until ${clock(backoffUntil, nowMs)}`), forecastInfo);
     }
 
-    const clamp = clampScaleUp(wanted, input, draining + size);
+    const clamp = clampScaleUp(wanted, input, draining + size, ramp.minNodes > 0);
     if (clamp.count === 0) {
       return result(noAction(`${why}; wants +${plural(wanted, 'node')}, cannot add any: at limit ${clamp.zeroBy}`), forecastInfo);
     }
@@ -153,10 +170,13 @@ function decide(input: PoolEvaluationInput): PoolEvaluation {
     const after = utilizationOf(forecastNodes > 0 ? sizedDemand : u.demand, total + clamp.count * gearsPerNode);
     const clampText =
       clamp.clampedBy.length > 0 ? `; clamped by ${clamp.clampedBy.map((c) => `${c.limit}=${c.value}`).join(', ')} (wanted ${wanted})` : '';
-    const outranText = outranBootDelay(u.freeSlots, pool.observedBootMs ?? forecastConfig.bootDelay);
-    const reason = `${why}; +${plural(clamp.count, 'node')} to ${ratio(after)}${forecastText}${clampText}${outranText}${staleNote ? `; ${staleNote}` : ''}`;
+    const outran = outranText(ramp, u.freeSlots, bootMs, pool.outran);
+    const reason = `${why}; +${plural(clamp.count, 'node')} to ${ratio(after)}${forecastText}${clampText}${outran}${staleNote ? `; ${staleNote}` : ''}`;
     poolPatch.lastScaleUpAt = nowIso;
-    return result({ kind: 'scale-up', count: clamp.count, reason, wanted, clampedBy: clamp.clampedBy, forecastNodes }, forecastInfo);
+    poolPatch.outran = outranPatch(ramp, now, clamp.count);
+    const decision: PoolDecision = { kind: 'scale-up', count: clamp.count, reason, wanted, clampedBy: clamp.clampedBy, forecastNodes };
+    if (ramp.round > 0) decision.outranRound = ramp.round;
+    return result(decision, forecastInfo);
   }
 
   if (high) {
@@ -232,7 +252,7 @@ export interface Clamp {
  * pool's nodes (the non-terminal ones count against the global limits). Every
  * way of adding nodes goes through this one clamp, so no path exceeds a limit.
  */
-export function clampScaleUp(wanted: number, input: Pick<PoolEvaluationInput, 'config' | 'poolConfig' | 'allNodes'>, poolNodes: number): Clamp {
+export function clampScaleUp(wanted: number, input: Pick<PoolEvaluationInput, 'config' | 'poolConfig' | 'allNodes'>, poolNodes: number, doubling = false): Clamp {
   const { config, poolConfig, allNodes } = input;
   const limits = config.limits;
   const clamp: Clamp = { count: wanted, clampedBy: [] };
@@ -243,7 +263,7 @@ export function clampScaleUp(wanted: number, input: Pick<PoolEvaluationInput, 'c
     if (clamp.count === 0) clamp.zeroBy ??= `${reason.limit}=${reason.value} (${detail})`;
   };
 
-  const perDecision = maxNodesPerDecision(config.scaleUp.maxNodesPerDecision, poolNodes);
+  const perDecision = maxNodesPerDecision(config.scaleUp.maxNodesPerDecision, poolNodes, doubling);
   apply(perDecision, { limit: 'maxNodesPerDecision', value: perDecision }, 'per decision');
   apply(poolConfig.max - poolNodes, { limit: 'pool.max', value: poolConfig.max }, `${plural(poolNodes, 'node')} in the pool`);
 
@@ -313,14 +333,6 @@ function resourcesInUse(config: Config, allNodes: readonly NodeRecord[], fallbac
     memoryGiB += type.memoryGiB;
   }
   return { cores, memoryGiB };
-}
-
-/**
- * Zero tolerance for waiting gears: a pool with no free slot left when it scales up was outrun (the
- * forecast and headroomGears did not buy the boot delay), and new gears wait for the nodes to boot.
- */
-function outranBootDelay(freeSlots: number, bootMs: number): string {
-  return freeSlots > 0 ? '' : `; demand outran the boot delay: ${freeSlots < 0 ? `${-freeSlots} gears over capacity` : 'no free slot left'}, new gears wait about ${formatHeld(bootMs)} for these nodes`;
 }
 
 // ---------------------------------------------------------------------------

@@ -17,7 +17,7 @@ import { scaleDownBudget, scaleDownBudgetChecks } from './budget.js';
 import { chooseScaleDownCandidate, type CandidateChoice } from './candidates.js';
 import type { PoolEvaluation, PoolEvaluationInput } from './decision.js';
 import { formatDuration } from './duration.js';
-import { decidePool } from './evaluate.js';
+import { decidePool, withPoolHeadroom } from './evaluate.js';
 import type { NodeState } from './model.js';
 
 export interface Check {
@@ -44,8 +44,10 @@ export interface PoolExplanation {
 /** Node states that hold a cloud instance, as the global limits count them. */
 const NON_TERMINAL: ReadonlySet<NodeState> = new Set<NodeState>(['provisioning', 'active', 'draining', 'drained', 'terminating']);
 
-export function explainPool(input: PoolEvaluationInput): PoolExplanation {
-  const evaluation = decidePool(input);
+export function explainPool(given: PoolEvaluationInput): PoolExplanation {
+  const evaluation = decidePool(given);
+  // The headroom the decision used: observed from the pool's history, or headroomGears.
+  const input = withPoolHeadroom(given);
   const { now, config, poolConfig, pool, nodes, drains, allNodes } = input;
   const { scaleUp, scaleDown } = config;
   const u = evaluation.utilization;

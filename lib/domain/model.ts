@@ -150,6 +150,8 @@ export interface PoolRecord {
   scaleDownsAt?: string[];
   /** The last decision recorded in shadow mode, so one that stays the same is logged once per leaseTtl. */
   shadow?: { key: string; at: string };
+  /** The last scale-up decided while the pool had no free slot (lib/domain/scale-up.ts): when, its round and its nodes. */
+  outran?: { at: string; rounds: number; count: number };
 }
 
 /**

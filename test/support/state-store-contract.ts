@@ -328,6 +328,18 @@ export function stateStoreContract(name: string, harness: StoreHarness): void {
         expect(stale).toBeInstanceOf(ConflictError);
         expect(await rejection(store.updatePool('d9/none', 1, {}))).toBeInstanceOf(NotFoundError);
       });
+
+      it('keeps the last full-pool scale-up (outran) until a scale-up with free slots clears it', async () => {
+        const pool = await store.ensurePool('d1/outran');
+        const outran = { at: T0.toISOString(), rounds: 2, count: 21 };
+        const set = await store.updatePool('d1/outran', pool.version, { outran, lastScaleUpAt: T0.toISOString() });
+        expect((await store.getPool('d1/outran'))?.outran).toEqual(outran);
+        const kept = await store.updatePool('d1/outran', set.version, { lastEvaluatedAt: T0.toISOString() });
+        expect(kept.outran).toEqual(outran);
+        const cleared = await store.updatePool('d1/outran', kept.version, { outran: undefined });
+        expect('outran' in cleared).toBe(false);
+        expect((await store.getPool('d1/outran'))?.outran).toBeUndefined();
+      });
     });
 
     describe('drains', () => {

@@ -258,6 +258,7 @@ describe('decidePool: scale-up limits', () => {
       forecastNodes: 0,
       clampedBy: [{ limit: 'maxNodesPerDecision', value: 3 }],
       reason: `pool d1/small at 1.00 >= 0.80 for 5m; +3 nodes to 0.77; clamped by maxNodesPerDecision=3 (wanted 5)${OUTRAN}`,
+      outranRound: 1,
     });
   });
 

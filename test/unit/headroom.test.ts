@@ -1,0 +1,60 @@
+import { describe, expect, it } from 'vitest';
+import { decidePool } from '../../lib/domain/evaluate.js';
+import { epochMinute } from '../../lib/domain/forecast.js';
+import { observedHeadroom, poolHeadroom } from '../../lib/domain/headroom.js';
+import type { DemandSample } from '../../lib/domain/model.js';
+import { NOW, config, evaluation, nodes, pool } from '../support/builders.js';
+
+const BOOT = 2 * 60_000;
+/** 5-minute buckets ending before NOW, `hours` of them, each demand from `at(i)`. */
+function buckets(hours: number, at: (i: number) => number): DemandSample[] {
+  const count = hours * 12;
+  const last = epochMinute(NOW) - (epochMinute(NOW) % 5) - 5;
+  return Array.from({ length: count }, (_, i) => [last - (count - 1 - i) * 5, at(i)] as DemandSample);
+}
+const options = { bootMs: BOOT, quantile: 0.95, minSamples: 72, fallback: 30 };
+
+describe('observedHeadroom', () => {
+  it('keeps little above a flat pool: its demand never rises above the hour before', () => {
+    expect(observedHeadroom(buckets(12, () => 2000), options)).toMatchObject({ gears: 0, source: 'observed' });
+    // +-5 gears of noise: what it rises above the last hour's highest is at most a few gears
+    expect(observedHeadroom(buckets(12, (i) => 1995 + ((i * 7) % 11)), options).gears).toBeLessThanOrEqual(10);
+  });
+
+  it('keeps what the spikes took above a spiky pool: the rise above the level of the hour before', () => {
+    // 400 gears, and a 300-gear jump every 90 minutes for 15 minutes: 1 in 6 buckets rises by 300
+    const spiky = buckets(12, (i) => (i % 18 === 17 || i % 18 === 0 ? 700 : 400));
+    expect(observedHeadroom(spiky, options)).toMatchObject({ gears: 300, source: 'observed' });
+  });
+
+  it('counts a rise over as many buckets as a boot delay spans', () => {
+    // a ramp of +20 per 5 minutes after a flat hour: with a 2m boot one bucket rises 20, with a 12m boot three buckets rise 60
+    const ramp = buckets(12, (i) => 1000 + (i >= 12 ? (i - 11) * 20 : 0));
+    expect(observedHeadroom(ramp, options).gears).toBe(20);
+    expect(observedHeadroom(ramp, { ...options, bootMs: 12 * 60_000 }).gears).toBe(60);
+  });
+
+  it('keeps headroomGears until the history covers minHistory, and when turned off', () => {
+    expect(observedHeadroom(buckets(3, () => 2000), options)).toMatchObject({ gears: 30, source: 'configured' });
+    expect(observedHeadroom(undefined, options)).toMatchObject({ gears: 30, source: 'configured', samples: 0 });
+    const off = config({ scaleUp: { headroomGears: 30, observedHeadroom: { enabled: false } } });
+    expect(poolHeadroom(off, buckets(12, () => 2000), BOOT)).toEqual({ gears: 30, source: 'configured', samples: 0 });
+    const on = config({ scaleUp: { headroomGears: 30 } });
+    expect(poolHeadroom(on, buckets(12, () => 2000), BOOT)).toMatchObject({ gears: 0, source: 'observed' });
+  });
+});
+
+describe('decidePool: the observed headroom replaces headroomGears', () => {
+  const cfg = config({ scaleUp: { threshold: 0.98, target: 0.96, headroomGears: 30, forecast: { enabled: false } } });
+  const nearlyFull = nodes(10, 98); // 980 of 1,000 slots: 20 free, below 30 and above 0
+
+  it('adds no node to a flat pool 20 slots short of a fixed 30, and one to a spiky pool', () => {
+    const flat = decidePool(evaluation({ config: cfg, nodes: nearlyFull, pool: pool({ demandHistory: buckets(12, () => 980) }) }));
+    expect(flat.decision.kind).toBe('no-action');
+    const spiky = decidePool(evaluation({ config: cfg, nodes: nearlyFull, pool: pool({ demandHistory: buckets(12, (i) => (i % 18 === 17 || i % 18 === 0 ? 980 : 680)) }) }));
+    expect(spiky.decision.kind).toBe('scale-up');
+    expect(spiky.decision.reason).toContain('20 free slots < headroomGears 300');
+    const young = decidePool(evaluation({ config: cfg, nodes: nearlyFull, pool: pool({ demandHistory: buckets(2, () => 980) }) }));
+    expect(young.decision.reason).toContain('20 free slots < headroomGears 30;');
+  });
+});
