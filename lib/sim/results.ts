@@ -1,5 +1,6 @@
 import type { BillLine } from './bill.js';
 import type { DisruptionFigures, MoveLedger } from './disruption.js';
+import type { MoveCauses } from './move-causes.js';
 
 /** Seconds between chart samples: about 2,000 points whatever the length of the run, at least one a minute. */
 export function sampleInterval(durationSeconds: number): number {
@@ -48,6 +49,8 @@ export interface PolicyResult extends PoolFigures {
   autoscalerCostPerMonth?: number;
   autoscalerCostPerNodeMonth?: number;
   autoscalerBill?: BillLine[];
+  /** nodescaler's moves by what caused them (lib/sim/move-causes.ts); replays only. */
+  moveCauses?: MoveCauses;
   /** One entry per pool replayed (a single-pool run has one). */
   pools: PoolResult[];
   /** Sampled time series for the chart. */
