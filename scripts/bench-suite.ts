@@ -14,7 +14,7 @@ import { BASELINES, runBaseline } from '../lib/sim/baselines.js';
 import { peakDemand } from '../lib/sim/pools.js';
 import { replayPools, runNodescaler } from '../lib/sim/replay.js';
 import { sampleInterval, type PolicyResult } from '../lib/sim/results.js';
-import { formatTable, goalChecks, goalLine, withSavings } from '../lib/sim/summary.js';
+import { formatTable, goalChecks, goalLine, moveCausesLine, withSavings } from '../lib/sim/summary.js';
 import { SYNTHETIC_FAMILIES, syntheticTrace } from '../lib/sim/synthetic.js';
 import { readTrace, type Trace } from '../lib/sim/trace.js';
 import { windowOf } from '../lib/sim/window.js';
@@ -97,6 +97,8 @@ export async function runSuite(argv: string[]): Promise<void> {
     const goal = goalLine(results);
     if (goal) console.log(goal);
     console.log(`nodescaler: ${outcome.result.drainsStarted} drains, ${abortLine(outcome.result.aborts)}`);
+    const causes = moveCausesLine(results);
+    if (causes) console.log(causes);
     const checks = goalChecks(results) ?? [];
     tally.push({ trace: entry.name, met: checks.filter((c) => c.met).length, of: checks.length });
     console.log('');

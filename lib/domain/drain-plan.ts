@@ -18,8 +18,11 @@
  *      unplaced.
  *   4. Largest gears first (by size name), then the applications with the
  *      most gears (the most constrained), then by uuid; each gear goes to the
- *      target with the most room left (spreading, like the broker's own
- *      least-loaded placement), ties by node id.
+ *      target with the least room left that still takes it (packing), ties by
+ *      node id. Spreading would fill the emptiest nodes, which are the next
+ *      scale-down candidates (least-disruption picks the node with the fewest
+ *      gears): their gears would be moved twice, and each later drain would
+ *      move a fuller node. Packing keeps the emptiest nodes empty.
  *
  * Each gear takes one slot: OpenShift counts `max_active_gears` in gears, and
  * the evaluator and `reservedSlotsByNode` count a pending move as one slot.
@@ -129,24 +132,24 @@ export function planDrain(input: PlanInput): DrainPlan {
   for (const gear of orderGears(gears)) {
     const avoid = input.avoid?.get(gear.uuid);
     const holders = appTargets.get(gear.app)!;
-    // Pass 1: the node with the most room that holds no gear of the app (the first maximum: lowest node id).
+    // Pass 1: the node with the least room left that holds no gear of the app (the first minimum: lowest node id).
     let chosen = -1;
-    let chosenRoom = 0;
+    let chosenRoom = Infinity;
     for (let i = 0; i < free.length; i++) {
       const room = free[i]!;
-      if (room <= chosenRoom) continue;
+      if (room <= 0 || room >= chosenRoom) continue;
       if ((holders.size > 0 && holders.has(i)) || avoid?.has(targets[i]!)) continue;
       chosen = i;
       chosenRoom = room;
     }
     let sharesApp = false;
     if (chosen < 0 && holders.size > 0) {
-      // Pass 2: every node with room holds the app; the fewest of it, then the most room, then the lowest id.
+      // Pass 2: every node with room holds the app; the fewest of it, then the least room, then the lowest id.
       let bestCount = Infinity;
       for (const [i, count] of holders) {
         const room = free[i]!;
         if (room <= 0 || avoid?.has(targets[i]!)) continue;
-        if (count < bestCount || (count === bestCount && (room > free[chosen]! || (room === free[chosen]! && i < chosen)))) {
+        if (count < bestCount || (count === bestCount && (room < free[chosen]! || (room === free[chosen]! && i < chosen)))) {
           chosen = i;
           bestCount = count;
         }

@@ -12,6 +12,7 @@ import { addTallies, tallyAborts, type AbortTally } from './aborts.js';
 import { singlePool } from './baselines.js';
 import { BillMeter, type Bill } from './bill.js';
 import { MoveLedger } from './disruption.js';
+import { addMoveCauses, moveCauses, type CauseDrain, type CausedMove, type NodeToggle } from './move-causes.js';
 import { nodesFor, type SimPool } from './pools.js';
 import { instancePrice } from './prices.js';
 import { seededRandom } from './random.js';
@@ -111,6 +112,7 @@ export async function runNodescaler(trace: Trace, options: ReplayOptions): Promi
   const sampleEvery = sampleInterval(trace.durationSeconds);
   const events: Array<ScaleEvent & { pool: string }> = [];
   const queue = countingQueue(meter.queue(sqs), events, clock, platform);
+  const toggles = recordToggles(platform, clock);
 
   const runtime = new LocalRuntime(clock, sqs);
   runtime.onInvoke = (name) => (meter.service = name);
@@ -141,6 +143,7 @@ export async function runNodescaler(trace: Trace, options: ReplayOptions): Promi
   const stepsPerCheck = Math.max(1, Math.round(trace.stepSeconds / TICK_SECONDS));
   let tick = 0;
   let moves = 0;
+  const causeDrains: CauseDrain[] = [];
   try {
     for (let at = 0; at < trace.durationSeconds; at += TICK_SECONDS, tick++) {
       const demands = worlds.map((w) => {
@@ -179,6 +182,7 @@ export async function runNodescaler(trace: Trace, options: ReplayOptions): Promi
           w.recorder.ledger.drainsAborted += drains.length;
           aborts.push(tallyAborts(drains));
         }
+        for (const d of drains) causeDrains.push({ nodeId: d.nodeId, startedAt: (Date.parse(d.startedAt) - START) / 1000, kind: d.kind ?? 'scale-down', reason: d.reason });
       }
     }
   } finally {
@@ -186,13 +190,19 @@ export async function runNodescaler(trace: Trace, options: ReplayOptions): Promi
   }
 
   // Moves by the pool they left, with the gear's disruptiveness from its world's application model.
+  const causedMoves = worlds.map((): CausedMove[] => []);
   for (const record of platform.moveHistory()) {
     if (record.outcome !== 'succeeded') continue;
-    const owner = worlds.find((w) => w.world.everJoined.has(record.from));
+    const index = worlds.findIndex((w) => w.world.everJoined.has(record.from));
+    const owner = worlds[index];
     if (!owner) continue;
-    const at = (Date.parse(record.startedAt) - START) / 1000 + (options.moveSeconds ?? 30);
-    owner.recorder.ledger.record(owner.world.gearNumber(record.uuid), at, owner.world.disruptive(record.uuid));
+    const startedAt = (Date.parse(record.startedAt) - START) / 1000;
+    owner.recorder.ledger.record(owner.world.gearNumber(record.uuid), startedAt + (options.moveSeconds ?? 30), owner.world.disruptive(record.uuid));
+    causedMoves[index]!.push({ gear: owner.world.gearNumber(record.uuid), from: record.from, at: startedAt });
   }
+  const causes = addMoveCauses(
+    worlds.map((w, i) => moveCauses(causedMoves[i]!, causeDrains, events.filter((e) => e.pool === w.pool.id && e.kind === 'up').map((e) => e.at), toggles)),
+  );
   for (const w of worlds) {
     for (const { pool: _pool, at, kind, ...details } of events.filter((e) => e.pool === w.pool.id)) w.recorder.event(at, kind, details);
     violations.push(...w.world.violations);
@@ -223,6 +233,7 @@ export async function runNodescaler(trace: Trace, options: ReplayOptions): Promi
     autoscalerCostPerNodeMonth: nodeMonths > 0 ? bill.total / nodeMonths : 0,
     autoscalerBill: bill.lines,
     aborts: addTallies(aborts),
+    moveCauses: causes,
   };
   return { result, storeKind, invocations: runtime.invocations, timings: runtime.timings, deadLetters, violations, store: rawStore, bill, meter };
 }
@@ -263,6 +274,22 @@ export async function seedInitialNodes(options: { cloud: SimulatedCloud; store: 
     );
     await store.allocateNameNumber(naming.base);
   }
+}
+
+/** Records when the platform closes or reopens a node to new gears (attrition, and drains closing their node). */
+function recordToggles(platform: SimulatedPlatform, clock: VirtualClock): NodeToggle[] {
+  const toggles: NodeToggle[] = [];
+  const deactivate = platform.deactivateNode.bind(platform);
+  const activate = platform.activateNode.bind(platform);
+  platform.deactivateNode = async (district, nodeId) => {
+    await deactivate(district, nodeId);
+    toggles.push({ nodeId, at: (clock.nowMs() - START) / 1000, closed: true });
+  };
+  platform.activateNode = async (district, nodeId) => {
+    await activate(district, nodeId);
+    toggles.push({ nodeId, at: (clock.nowMs() - START) / 1000, closed: false });
+  };
+  return toggles;
 }
 
 /** Counts the decisions as they are sent, for the summary and the chart's event marks. */

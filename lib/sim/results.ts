@@ -1,6 +1,7 @@
 import type { AbortTally } from './aborts.js';
 import type { BillLine } from './bill.js';
 import type { DisruptionFigures, MoveLedger } from './disruption.js';
+import type { MoveCauses } from './move-causes.js';
 
 /** Seconds between chart samples: about 2,000 points whatever the length of the run, at least one a minute. */
 export function sampleInterval(durationSeconds: number): number {
@@ -51,6 +52,8 @@ export interface PolicyResult extends PoolFigures {
   autoscalerBill?: BillLine[];
   /** nodescaler's aborted drains by the reason the drain workflow stored (lib/sim/aborts.ts). */
   aborts?: AbortTally;
+  /** nodescaler's moves by what caused them (lib/sim/move-causes.ts); replays only. */
+  moveCauses?: MoveCauses;
   /** One entry per pool replayed (a single-pool run has one). */
   pools: PoolResult[];
   /** Sampled time series for the chart. */

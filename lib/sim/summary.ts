@@ -1,3 +1,4 @@
+import { formatMoveCauses } from './move-causes.js';
 import type { PolicyResult } from './results.js';
 
 /** Adds savings against static-peak (when it ran) to every row. */
@@ -94,4 +95,10 @@ export function goalLine(results: PolicyResult[]): string | undefined {
     `goal (${met}/${checks.length} met${missing.length > 0 ? `; not checked without ${missing.join(', ')}` : ''}): ` +
     checks.map((c) => `${c.text} ${c.met ? 'MET' : 'MISSED'}`).join('; ')
   );
+}
+
+/** nodescaler's moves by cause (lib/sim/move-causes.ts), one line; undefined when the run did not break them down. */
+export function moveCausesLine(results: PolicyResult[]): string | undefined {
+  const causes = results.find((r) => r.policy === 'nodescaler')?.moveCauses;
+  return causes ? formatMoveCauses(causes) : undefined;
 }

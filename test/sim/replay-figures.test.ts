@@ -34,6 +34,14 @@ describe('the figures of a nodescaler replay', () => {
     expect(result.autoscalerCostPerMonth).toBeCloseTo(bill.total, 9);
     expect(bill.lines.find((l) => l.item === 'Lambda requests')!.quantity).toBeGreaterThan(0);
     expect(bill.lines.find((l) => l.item === 'DynamoDB writes')!.quantity).toBeGreaterThan(0);
+    // Every move is explained by a drain: here scale-down drains on recent demand only (no day of history), all on day one.
+    const causes = result.moveCauses!;
+    expect(causes.total).toBe(result.gearMoves);
+    expect(causes.recent).toBe(result.gearMoves);
+    expect(causes.unattributed + causes.yesterday + causes.interruption).toBe(0);
+    expect(causes.firstDay).toBe(result.gearMoves);
+    expect(causes.drainsWithMoves).toBeGreaterThan(0);
+    expect(causes.drainsWithMoves).toBeLessThanOrEqual(result.drainsStarted);
     expect(result.pools).toHaveLength(1);
     expect(result.pools[0]).toMatchObject({ pool: 'sim/small', instanceType: 'm5.xlarge', nodeHours: result.nodeHours, gearMoves: result.gearMoves });
   });

@@ -35,10 +35,13 @@ describe('planDrain: capacity', () => {
     expect(counts).toEqual({ a: 2, b: 1 });
   });
 
-  it('sends each gear to the target with the most room, ties by node id', () => {
-    const nodes = [node('src', { gears: 2 }), node('c', { gears: 10 }), node('b', { gears: 10 }), node('a', { gears: 50 })];
+  it('packs: each gear goes to the target with the least room that takes it, ties by node id, so the emptiest node (the next candidate) stays empty', () => {
+    const nodes = [node('src', { gears: 2 }), node('c', { gears: 50 }), node('b', { gears: 50 }), node('a', { gears: 10 })];
     const plan = planDrain(input({ gears: [gear('g1'), gear('g2')], nodes }));
-    expect(targets(plan)).toEqual({ g1: 'b', g2: 'c' });
+    expect(targets(plan)).toEqual({ g1: 'b', g2: 'b' });
+    // A full target takes nothing: the next fullest with room does.
+    const full = [node('src', { gears: 2, max: 10 }), node('a', { gears: 8, max: 10 }), node('b', { gears: 6, max: 10 }), node('c', { gears: 1, max: 10 })];
+    expect(Object.values(targets(planDrain(input({ gears: [gear('g1'), gear('g2')], nodes: full }))))).not.toContain('c');
   });
 
   it('uses fill fraction 1 for an urgent drain', () => {
@@ -202,7 +205,7 @@ describe('planDrain: properties (fast-check)', () => {
 
 describe('planDrain: concurrent drains', () => {
   it('never targets a node another drain is about to empty, even while it is still active', () => {
-    const nodes = [node('src', { gears: 2 }), node('a', { gears: 0 }), node('b', { gears: 40 })];
+    const nodes = [node('src', { gears: 2 }), node('a', { gears: 60 }), node('b', { gears: 40 })];
     const open = planDrain(input({ gears: [gear('g1'), gear('g2')], nodes }));
     expect(Object.values(targets(open))).toContain('a');
     const plan = planDrain(input({ gears: [gear('g1'), gear('g2')], nodes, draining: new Set(['a']) }));
