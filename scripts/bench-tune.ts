@@ -3,7 +3,7 @@
  * configuration on every trace of the suite (scripts/bench-suite.ts), a table
  * per variant and a ranking. The baselines are cached in .cache/baselines/.
  *
- *   npm run bench -- tune VARIANTS [--days N] [--peak-gears N] [--gears-per-node N] [--only TEXT] [--seed N] [--cache DIR] [--no-cache]
+ *   npm run bench -- tune VARIANTS [--days N] [--peak-gears N] [--gears-per-node N] [--only TEXT] [--seed N] [--cache DIR] [--no-cache] [--no-defaults]
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -22,6 +22,7 @@ variants by goal checks met, then node-hours, then moves (both x clairvoyant-4h)
                       overrides (objects merge into the simulation's configuration,
                       arrays replace), e.g. '{"factor3":{"scaleDown":{"payoff":{"factor":3}}}}';
                       a "defaults" variant ({}) is added unless one has no overrides
+                      or --no-defaults is given
   --days N            replay the first N days of each trace (default: all; synthetic: 30)
   --peak-gears N      each replayed window is scaled to this peak (default 2000)
   --gears-per-node N  default 100
@@ -45,6 +46,7 @@ export async function runTune(argv: string[]): Promise<void> {
         seed: { type: 'string', default: '42' },
         cache: { type: 'string', default: DEFAULT_CACHE },
         'no-cache': { type: 'boolean', default: false },
+        'no-defaults': { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h' },
       },
     }));
@@ -73,7 +75,8 @@ export async function runTune(argv: string[]): Promise<void> {
   } catch (error) {
     return fail((error as Error).message);
   }
-  if (!Object.values(variants).some((overrides) => Object.keys(overrides).length === 0) && !('defaults' in variants)) variants = { defaults: {}, ...variants };
+  const hasDefaults = Object.values(variants).some((overrides) => Object.keys(overrides).length === 0) || 'defaults' in variants;
+  if (!hasDefaults && !values['no-defaults']) variants = { defaults: {}, ...variants };
 
   const traces = suiteTraces(days, peakGears, seed).filter((t) => values.only === undefined || t.name.includes(values.only));
   if (traces.length === 0) return fail(`--only: no suite trace contains ${values.only}`);

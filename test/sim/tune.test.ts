@@ -98,8 +98,10 @@ describe('npm run bench -- tune', () => {
     expect(run.stdout).toMatch(/^variant f3 .*: \d\/8 goal checks met$/m);
     expect(run.stdout).toMatch(/baselines 0 cached, 1 computed/);
     expect(run.stdout).toMatch(/^1\. (defaults|f3) /m);
-    const rerun = spawnSync(process.execPath, args, { cwd: ROOT, encoding: 'utf8' });
+    const rerun = spawnSync(process.execPath, [...args, '--no-defaults'], { cwd: ROOT, encoding: 'utf8' });
+    expect(rerun.stdout).toMatch(/tune: 1 variants x 1 traces/);
     expect(rerun.stdout).toMatch(/baselines 1 cached, 0 computed/);
+    expect(rerun.stdout).not.toMatch(/^variant defaults/m);
 
     const bad = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/bench.ts', 'tune', '{"x":{"scaleUp":{"headroomGears":"many"}}}', '--only', 'noisy', '--days', '0.1', '--no-cache'], { cwd: ROOT, encoding: 'utf8' });
     expect(bad.status).toBe(2);
