@@ -10,10 +10,10 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { abortLine } from '../lib/sim/aborts.js';
-import { BASELINES, runBaseline } from '../lib/sim/baselines.js';
+import { runBaselines } from '../lib/sim/baseline-cache.js';
 import { peakDemand } from '../lib/sim/pools.js';
-import { replayPools, runNodescaler } from '../lib/sim/replay.js';
-import { sampleInterval, type PolicyResult } from '../lib/sim/results.js';
+import { runNodescaler } from '../lib/sim/replay.js';
+import type { PolicyResult } from '../lib/sim/results.js';
 import { formatTable, goalChecks, goalLine, moveCausesLine, withSavings } from '../lib/sim/summary.js';
 import { SYNTHETIC_FAMILIES, syntheticTrace } from '../lib/sim/synthetic.js';
 import { readTrace, type Trace } from '../lib/sim/trace.js';
@@ -33,7 +33,7 @@ Replays every trace column of data/traces/ and the synthetic families
   --seed N            default 42`;
 
 /** Every (file, demand column) of the repository's traces, and the synthetic families. */
-function suiteTraces(days: number | undefined, peakGears: number, seed: number): Array<{ name: string; load: () => Trace }> {
+export function suiteTraces(days: number | undefined, peakGears: number, seed: number): Array<{ name: string; load: () => Trace }> {
   const out: Array<{ name: string; load: () => Trace }> = [];
   for (const file of readdirSync(TRACES).filter((f) => f.endsWith('.csv')).sort()) {
     const path = join(TRACES, file);
@@ -89,9 +89,7 @@ export async function runSuite(argv: string[]): Promise<void> {
       },
     });
     if (process.stdout.isTTY) process.stdout.write('\n');
-    const { input, pools } = replayPools(trace, replay);
-    const options = { bootDelaySeconds: 120, tickSeconds: 60, moveSeconds: 30, maxConcurrentMoves: 3, seed, sampleEverySeconds: sampleInterval(trace.durationSeconds), maxNodesTotal: input.limits?.maxNodesTotal ?? 100 };
-    const results = withSavings([outcome.result, ...BASELINES.map((policy) => runBaseline(policy, pools, options))]);
+    const results = withSavings([outcome.result, ...runBaselines(trace, replay)]);
     console.log(`\n${label}`);
     console.log(formatTable(suiteRows(results)));
     const goal = goalLine(results);

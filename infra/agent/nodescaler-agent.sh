@@ -23,6 +23,13 @@
 # (http://169.254.169.254). Active gears are the gear directories (32 hex
 # characters) under GEAR_BASE_DIR whose app-root/runtime/.state is not
 # `stopped` or `idle` (a gear without a state file counts as active).
+# Of those, disruptiveGears are head gears and gears of unscaled apps
+# (.env/OPENSHIFT_GEAR_DNS equals OPENSHIFT_APP_DNS, or either is unreadable):
+# moving one restarts the tenant; the others are siblings behind a scaled
+# app's haproxy. The gear list (every gear, idle and stopped too, up to 500:
+# the evaluator keeps no longer list) carries doNotMove for a gear whose
+# directory holds a .nodescaler-do-not-move file owned by this agent's user
+# (root; the gear's user cannot write its home's top level).
 #
 # A missing or unreadable fact sends NO message: one log line, exit 1.
 # Sending is tried 3 times (2 s, then 4 s apart), each try capped at 12 s,
@@ -100,7 +107,19 @@ esac
 # Active gears: gear directories whose state is not stopped or idle.
 [ -d "$GEAR_BASE_DIR" ] && [ -r "$GEAR_BASE_DIR" ] && [ -x "$GEAR_BASE_DIR" ] ||
   fail "cannot read the gear directory $GEAR_BASE_DIR"
+# A gear's size is its node's profile. Values from a gear's .env go into
+# JSON, so only plain names are listed.
+first_line() {
+  line=
+  [ -f "$1" ] && [ ! -L "$1" ] && [ -r "$1" ] || return 1
+  { IFS= read -r line || [ -n "$line" ]; } 2>/dev/null <"$1"
+}
+MAX_LISTED=500
 active=0
+disruptive=0
+listed=0
+gear_list=
+list_problem=
 for gear in "$GEAR_BASE_DIR"/*; do
   [ -d "$gear" ] && [ ! -L "$gear" ] || continue
   name=${gear##*/}
@@ -114,28 +133,57 @@ for gear in "$GEAR_BASE_DIR"/*; do
   fi
   case $state in
     stopped | idle) ;;
-    *) active=$((active + 1)) ;;
+    *)
+      active=$((active + 1))
+      head=1
+      if first_line "$gear/.env/OPENSHIFT_GEAR_DNS"; then
+        gear_dns=$line
+        first_line "$gear/.env/OPENSHIFT_APP_DNS" && [ -n "$line" ] && [ -n "$gear_dns" ] && [ "$line" != "$gear_dns" ] && head=0
+      fi
+      disruptive=$((disruptive + head))
+      ;;
   esac
+  [ -z "$list_problem" ] || continue
+  listed=$((listed + 1))
+  [ "$listed" -le "$MAX_LISTED" ] || { list_problem="more than $MAX_LISTED gears"; continue; }
+  first_line "$gear/.env/OPENSHIFT_APP_NAME" || { list_problem="no readable .env/OPENSHIFT_APP_NAME in $gear"; continue; }
+  case $line in
+    '' | *[!A-Za-z0-9._-]*) list_problem="application name of $name is not a plain name"; continue ;;
+  esac
+  [ "${#line}" -le 32 ] || { list_problem="application name of $name is longer than 32"; continue; }
+  flag=
+  marker=$gear/.nodescaler-do-not-move
+  [ -f "$marker" ] && [ ! -L "$marker" ] && [ -O "$marker" ] && flag=',"doNotMove":true'
+  gear_list="$gear_list${gear_list:+,}{\"uuid\":\"$name\",\"app\":\"$line\",\"size\":\"$NODESCALER_PROFILE\"$flag}"
 done
+figures="\"activeGears\":$active,\"maxActiveGears\":$max_active,\"disruptiveGears\":$disruptive"
+# Without the list the evaluator asks the platform for a candidate's gears: one log line, stats still sent.
+if [ -n "$list_problem" ]; then
+  log "gear list left out: $list_problem"
+else
+  figures="$figures,\"gears\":[$gear_list]"
+fi
+sum=$(printf '%s' "$figures" | cksum) || fail "no cksum"
+sum=${sum%% *}
 
 now=$(date -u +%s) || fail "no time"
 reported_at=$(date -u -d "@$now" +%Y-%m-%dT%H:%M:%SZ 2>/dev/null || date -u -r "$now" +%Y-%m-%dT%H:%M:%SZ) || fail "no time"
 
 # Unchanged since the last report sent, and that one is recent: nothing to send.
 if [ -r "$NODESCALER_STATE_FILE" ]; then
-  read -r last_active last_max last_at <"$NODESCALER_STATE_FILE" 2>/dev/null || :
-  case "${last_active:-x}${last_max:-x}${last_at:-x}" in
+  read -r last_active last_max last_at last_sum <"$NODESCALER_STATE_FILE" 2>/dev/null || :
+  case "${last_active:-x}${last_max:-x}${last_at:-x}${last_sum:-x}" in
     *[!0-9]*) ;;
     *)
-      if [ "$last_active" = "$active" ] && [ "$last_max" = "$max_active" ] &&
+      if [ "$last_active" = "$active" ] && [ "$last_max" = "$max_active" ] && [ "$last_sum" = "$sum" ] &&
         [ "$now" -ge "$last_at" ] && [ $((now - last_at)) -lt "$NODESCALER_HEARTBEAT" ]; then
         exit 0
       fi
       ;;
   esac
 fi
-body=$(printf '{"type":"node-stats","v":1,"nodeId":"%s","district":"%s","profile":"%s","activeGears":%s,"maxActiveGears":%s,"reportedAt":"%s"}' \
-  "$node_id" "$NODESCALER_DISTRICT" "$NODESCALER_PROFILE" "$active" "$max_active" "$reported_at")
+body=$(printf '{"type":"node-stats","v":1,"nodeId":"%s","district":"%s","profile":"%s",%s,"reportedAt":"%s"}' \
+  "$node_id" "$NODESCALER_DISTRICT" "$NODESCALER_PROFILE" "$figures" "$reported_at")
 
 # One CLI attempt per try (the CLI's own retries would stretch the run).
 AWS_MAX_ATTEMPTS=1
@@ -149,7 +197,7 @@ while :; do
     --cli-connect-timeout 5 --cli-read-timeout 5 2>&1 >/dev/null); then
     # Remember what was sent; if that fails, the next run simply sends again.
     state_dir=$(dirname "$NODESCALER_STATE_FILE")
-    { mkdir -p "$state_dir" && printf '%s %s %s\n' "$active" "$max_active" "$now" >"$NODESCALER_STATE_FILE.tmp" &&
+    { mkdir -p "$state_dir" && printf '%s %s %s %s\n' "$active" "$max_active" "$now" "$sum" >"$NODESCALER_STATE_FILE.tmp" &&
       mv -f "$NODESCALER_STATE_FILE.tmp" "$NODESCALER_STATE_FILE"; } 2>/dev/null ||
       log "cannot write $NODESCALER_STATE_FILE; the next run sends again"
     exit 0

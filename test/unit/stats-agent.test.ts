@@ -5,11 +5,8 @@
  * node-stats schema. Plus the user data the provisioner renders for
  * events/scale-up.json: it installs that same agent for the right pool.
  */
-import { execFileSync, spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { EC2Client, RunInstancesCommand } from '@aws-sdk/client-ec2';
 import { mockClient } from 'aws-sdk-client-mock';
@@ -20,50 +17,13 @@ import { clientToken, nodeNames } from '../../lib/domain/provisioning.js';
 import { STATS_AGENT_SCRIPT, STATS_AGENT_SERVICE, STATS_AGENT_TIMER } from '../../lib/domain/stats-agent-script.js';
 import { parseMessage } from '../../lib/messages/index.js';
 import { MemoryLog } from '../../lib/adapters/memory/log.js';
+import { AGENT, AgentNode, INSTANCE_ID, QUEUE_URL, TOKEN, gearId, startImds, type AgentRun, type Imds } from '../support/stats-agent-node.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
-const AGENT = join(ROOT, 'infra/agent/nodescaler-agent.sh');
-const QUEUE_URL = 'https://sqs.eu-west-1.amazonaws.com/123456789012/nodescaler-prod-stats';
-const TOKEN = 'imds-token-1';
-const INSTANCE_ID = 'i-0123456789abcdef0';
-
-const gearId = (n: number) => n.toString(16).padStart(32, 'a');
-
-interface Run {
-  code: number | null;
-  stderr: string;
-}
-
-interface Imds {
-  server: Server;
-  endpoint: string;
-  requests: Array<{ method: string; url: string; token?: string; ttl?: string }>;
-}
-
-/** IMDSv2: PUT /latest/api/token (with a TTL header) gives a token; metadata GETs need it. */
-async function startImds(): Promise<Imds> {
-  const requests: Imds['requests'] = [];
-  const server = createServer((req, res) => {
-    const token = req.headers['x-aws-ec2-metadata-token'] as string | undefined;
-    const ttl = req.headers['x-aws-ec2-metadata-token-ttl-seconds'] as string | undefined;
-    requests.push({ method: req.method!, url: req.url!, ...(token !== undefined && { token }), ...(ttl !== undefined && { ttl }) });
-    const send = (status: number, body: string) => {
-      res.writeHead(status, { 'content-type': 'text/plain' });
-      res.end(body);
-    };
-    if (req.method === 'PUT' && req.url === '/latest/api/token') return ttl ? send(200, TOKEN) : send(400, 'missing ttl');
-    if (req.method !== 'GET') return send(405, 'method not allowed');
-    if (token !== TOKEN) return send(401, 'unauthorized');
-    if (req.url === '/latest/meta-data/hostname') return send(200, 'Node-7.Example.com');
-    if (req.url === '/latest/meta-data/instance-id') return send(200, INSTANCE_ID);
-    return send(404, 'not found');
-  });
-  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
-  return { server, endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, requests };
-}
 
 describe('nodescaler-agent.sh (sh, stub aws, stub IMDSv2, fake node tree)', () => {
   let imds: Imds;
+  let node: AgentNode;
   let dir: string;
   let gears: string;
   let limits: string;
@@ -78,95 +38,28 @@ describe('nodescaler-agent.sh (sh, stub aws, stub IMDSv2, fake node tree)', () =
   });
 
   beforeEach(() => {
-    dir = mkdtempSync(join(tmpdir(), 'nodescaler-agent-'));
-    gears = join(dir, 'var/lib/openshift');
-    limits = join(dir, 'etc/openshift/resource_limits.conf');
-    stub = join(dir, 'stub');
-    mkdirSync(stub);
-    mkdirSync(join(dir, 'etc/openshift'), { recursive: true });
-    writeFileSync(limits, '# resource limits of a small node\n#max_active_gears=5\nnode_profile=small\nmax_active_gears = 100\nquota_files=80000\n');
-    // Three active gears: started, no state file yet, building; one stopped, one idle.
-    const gear = (n: number, state?: string) => {
-      mkdirSync(join(gears, gearId(n), 'app-root/runtime'), { recursive: true });
-      if (state !== undefined) writeFileSync(join(gears, gearId(n), 'app-root/runtime/.state'), `${state}\n`);
-    };
-    gear(1, 'started');
-    gear(2);
-    gear(3, 'building');
-    gear(4, 'stopped');
-    gear(5, 'idle');
+    node = new AgentNode(imds);
+    ({ dir, gears, limits, stub, envFile } = node);
+    // Three active gears: started (an unscaled app's), no state file yet (a scaled app's secondary gear),
+    // building (that app's head gear); one stopped, one idle.
+    node.appGear(1, 'blog', 'unscaled', 'started');
+    node.appGear(2, 'shop', 'secondary');
+    node.appGear(3, 'shop', 'head', 'building');
+    node.appGear(4, 'wiki', 'unscaled', 'stopped');
+    node.appGear(5, 'shop', 'secondary', 'idle');
     // Not gears: node directories, a 31-character name, a file with a gear-like name, upper case.
     mkdirSync(join(gears, '.httpd.d'));
     mkdirSync(join(gears, 'lost+found'));
     mkdirSync(join(gears, 'a'.repeat(31)));
     mkdirSync(join(gears, 'A'.repeat(32)));
     writeFileSync(join(gears, 'b'.repeat(32)), 'not a directory');
-    // `aws` stub: counts calls, fails the first STUB_FAILS, records the arguments and the body.
-    const bin = join(dir, 'bin');
-    mkdirSync(bin);
-    writeFileSync(
-      join(bin, 'aws'),
-      [
-        '#!/bin/sh',
-        'n=$(cat "$STUB_DIR/calls" 2>/dev/null || echo 0); n=$((n + 1)); echo "$n" > "$STUB_DIR/calls"',
-        'if [ "$n" -le "${STUB_FAILS:-0}" ]; then echo "Could not connect to the endpoint URL" >&2; exit 255; fi',
-        ': > "$STUB_DIR/args"',
-        'while [ $# -gt 0 ]; do',
-        '  printf "%s\\n" "$1" >> "$STUB_DIR/args"',
-        '  if [ "$1" = --message-body ]; then printf "%s" "$2" > "$STUB_DIR/body.json"; fi',
-        '  shift',
-        'done',
-        'echo \'{"MessageId": "m-1"}\'',
-        '',
-      ].join('\n'),
-    );
-    chmodSync(join(bin, 'aws'), 0o755);
-    envFile = join(dir, 'agent.env');
-    writeEnv({});
   });
 
-  function writeEnv(over: Record<string, string | undefined>): void {
-    const values: Record<string, string | undefined> = {
-      NODESCALER_DISTRICT: 'd1',
-      NODESCALER_PROFILE: 'small',
-      NODESCALER_STATS_QUEUE_URL: QUEUE_URL,
-      AWS_REGION: 'eu-west-1',
-      GEAR_BASE_DIR: gears,
-      RESOURCE_LIMITS: limits,
-      IMDS_ENDPOINT: imds.endpoint,
-      NODESCALER_RETRY_DELAY: '0',
-      NODESCALER_SYSLOG: '0',
-      NODESCALER_STATE_FILE: join(dir, 'state/agent.last'),
-      ...over,
-    };
-    const lines = Object.entries(values)
-      .filter(([, value]) => value !== undefined)
-      .map(([name, value]) => `${name}='${value}'`);
-    writeFileSync(envFile, `${lines.join('\n')}\n`);
-  }
-
-  function run(extraEnv: Record<string, string> = {}, script = AGENT): Promise<Run> {
-    return new Promise((done, failed) => {
-      const child = spawn('sh', [script], {
-        env: {
-          PATH: `${join(dir, 'bin')}:${process.env.PATH ?? '/usr/bin:/bin'}`,
-          HOME: dir,
-          NODESCALER_AGENT_ENV: envFile,
-          STUB_DIR: stub,
-          ...extraEnv,
-        },
-        stdio: ['ignore', 'ignore', 'pipe'],
-      });
-      let stderr = '';
-      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-      child.on('error', failed);
-      child.on('close', (code) => done({ code, stderr }));
-    });
-  }
-
-  const calls = () => (existsSync(join(stub, 'calls')) ? Number(readFileSync(join(stub, 'calls'), 'utf8')) : 0);
-  const sent = () => readFileSync(join(stub, 'body.json'), 'utf8');
-  const args = () => readFileSync(join(stub, 'args'), 'utf8').trimEnd().split('\n');
+  const writeEnv = (over: Record<string, string | undefined>) => node.writeEnv(over);
+  const run = (extraEnv: Record<string, string> = {}, script = AGENT): Promise<AgentRun> => node.run(extraEnv, script);
+  const calls = () => node.calls();
+  const sent = () => node.sent();
+  const args = () => node.args();
 
   it('sends one node-stats message that parses with the node-stats schema, with the gear counts of the tree', async () => {
     imds.requests.length = 0;
@@ -300,23 +193,31 @@ describe('nodescaler-agent.sh (sh, stub aws, stub IMDSv2, fake node tree)', () =
 
     it('sends again as soon as a gear starts or stops', async () => {
       await run();
-      mkdirSync(join(gears, gearId(6), 'app-root/runtime'), { recursive: true });
+      node.appGear(6, 'docs', 'unscaled');
       expect(await run()).toEqual({ code: 0, stderr: '' });
       expect(calls()).toBe(2);
       expect(JSON.parse(sent())).toMatchObject({ activeGears: 4 });
     });
 
     it('sends an unchanged report once the heartbeat has passed, so stats never age past statsMaxAge', async () => {
-      mkdirSync(join(dir, 'state'));
-      writeFileSync(stateFile(), `3 100 ${nowSeconds() - 241}\n`);
       await run();
       expect(calls()).toBe(1);
-      writeFileSync(stateFile(), `3 100 ${nowSeconds() - 100}\n`);
-      await run();
-      expect(calls()).toBe(1);
-      writeEnv({ NODESCALER_HEARTBEAT: '60' });
+      // The state as the agent wrote it (active, max, when, checksum of the figures), sent 241 s ago.
+      const [active, max, , sum] = readFileSync(stateFile(), 'utf8').trim().split(' ');
+      writeFileSync(stateFile(), `${active} ${max} ${nowSeconds() - 241} ${sum}\n`);
       await run();
       expect(calls()).toBe(2);
+      writeFileSync(stateFile(), `${active} ${max} ${nowSeconds() - 100} ${sum}\n`);
+      await run();
+      expect(calls()).toBe(2);
+      writeEnv({ NODESCALER_HEARTBEAT: '60' });
+      await run();
+      expect(calls()).toBe(3);
+      // A state file of the agent before the gear kinds (no checksum) sends again.
+      writeFileSync(stateFile(), `${active} ${max} ${nowSeconds()}\n`);
+      writeEnv({});
+      await run();
+      expect(calls()).toBe(4);
     });
 
     it('sends when the state file is garbage, and keeps nothing when the send failed', async () => {

@@ -1,0 +1,199 @@
+import type { ConfigInput } from '../config/index.js';
+import { parseConfig } from '../config/index.js';
+import { ValidationError } from '../errors.js';
+import { baselineKeyParts, runBaselines, type BaselineCache, type BaselineReplay } from './baseline-cache.js';
+import { runNodescaler, simulationConfig } from './replay.js';
+import type { PolicyResult } from './results.js';
+import { formatTable, goalChecks } from './summary.js';
+import type { Trace } from './trace.js';
+
+/**
+ * The suite tuner (`npm run bench -- tune`): nodescaler under each variant of
+ * its configuration on every suite trace, scored against the baselines with the
+ * goal line, and the variants ranked. Defaults are chosen on the whole suite.
+ */
+
+export type Variants = Record<string, Record<string, unknown>>;
+
+const isObject = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
+
+/** `{"name": {overrides}, ...}`; a clear error names the variant and the value that is wrong. */
+export function parseVariants(text: string, source: string): Variants {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new ValidationError({ path: 'variants', message: `${source} is not JSON: ${(error as Error).message}`, value: text.slice(0, 80) });
+  }
+  if (!isObject(value) || Object.keys(value).length === 0) {
+    throw new ValidationError({ path: 'variants', message: `${source} must map at least one variant name to configuration overrides, e.g. {"tight":{"scaleUp":{"threshold":0.95}}}`, value });
+  }
+  for (const [name, overrides] of Object.entries(value)) {
+    if (!isObject(overrides)) throw new ValidationError({ path: `variants.${name}`, message: 'expected an object of configuration overrides', value: overrides });
+  }
+  return value as Variants;
+}
+
+/** `overrides` laid over `base`: objects merge key by key, anything else (arrays included) replaces. */
+export function mergeOverrides<T>(base: T, overrides: Record<string, unknown>): T {
+  const out: Record<string, unknown> = { ...(base as Record<string, unknown>) };
+  for (const [key, value] of Object.entries(overrides)) {
+    out[key] = isObject(value) && isObject(out[key]) ? mergeOverrides(out[key], value) : value;
+  }
+  return out as T;
+}
+
+/** The whole replay configuration of a variant on `trace` (the simulation's, the overrides merged in). */
+export function variantConfig(trace: Trace, replay: BaselineReplay, overrides: Record<string, unknown>): ConfigInput {
+  return mergeOverrides(simulationConfig(trace, replay), overrides);
+}
+
+/** Refuses a variant whose merged configuration does not validate, before any replay starts. */
+export function checkVariants(variants: Variants, trace: Trace, replay: BaselineReplay): void {
+  for (const [name, overrides] of Object.entries(variants)) {
+    parseConfig(variantConfig(trace, replay, overrides), `variant "${name}"`);
+  }
+}
+
+/** One variant on one trace, in the goal line's terms. */
+export interface TraceScore {
+  trace: string;
+  nodeHours: number;
+  gearMoves: number;
+  clairvoyantNodeHours: number;
+  clairvoyantMoves: number;
+  /** Share of gear-minutes unplaced (0..1). */
+  unplacedShare: number;
+  met: number;
+  of: number;
+}
+
+export function scoreTrace(trace: string, results: PolicyResult[]): TraceScore {
+  const ours = results.find((r) => r.policy === 'nodescaler');
+  const clairvoyant = results.find((r) => r.policy === 'clairvoyant-4h');
+  if (!ours || !clairvoyant) throw new Error(`scoreTrace ${trace}: needs nodescaler's and clairvoyant-4h's results`);
+  const checks = goalChecks(results) ?? [];
+  return {
+    trace,
+    nodeHours: ours.nodeHours,
+    gearMoves: ours.gearMoves,
+    clairvoyantNodeHours: clairvoyant.nodeHours,
+    clairvoyantMoves: clairvoyant.gearMoves,
+    unplacedShare: ours.unplacedShare,
+    met: checks.filter((c) => c.met).length,
+    of: checks.length,
+  };
+}
+
+const ratio = (value: number, reference: number) => (reference > 0 ? value / reference : value === 0 ? 0 : Infinity);
+
+export interface VariantScore {
+  variant: string;
+  traces: TraceScore[];
+  met: number;
+  of: number;
+  /** Mean over traces of node-hours x clairvoyant-4h's. */
+  nodeHoursRatio: number;
+  /** The suite's gear moves over clairvoyant-4h's (summed, so a trace where clairvoyant moves nothing stays finite). */
+  movesRatio: number;
+  worstUnplacedShare: number;
+}
+
+export function scoreVariant(variant: string, traces: TraceScore[]): VariantScore {
+  const sum = (f: (t: TraceScore) => number) => traces.reduce((total, t) => total + f(t), 0);
+  return {
+    variant,
+    traces,
+    met: sum((t) => t.met),
+    of: sum((t) => t.of),
+    nodeHoursRatio: traces.length === 0 ? 0 : sum((t) => ratio(t.nodeHours, t.clairvoyantNodeHours)) / traces.length,
+    movesRatio: ratio(sum((t) => t.gearMoves), sum((t) => t.clairvoyantMoves)),
+    worstUnplacedShare: traces.reduce((worst, t) => Math.max(worst, t.unplacedShare), 0),
+  };
+}
+
+/** Most goal checks met first; then fewer node-hours, then fewer moves, both relative to clairvoyant-4h. */
+export function rankVariants(scores: VariantScore[]): VariantScore[] {
+  return [...scores].sort((a, b) => b.met - a.met || a.nodeHoursRatio - b.nodeHoursRatio || a.movesRatio - b.movesRatio || a.variant.localeCompare(b.variant));
+}
+
+/** One variant's table: a row per trace and the suite's total. */
+export function formatVariant(score: VariantScore): string {
+  const rows = score.traces.map((t) => ({
+    trace: t.trace,
+    'node-hours x clairvoyant-4h': ratio(t.nodeHours, t.clairvoyantNodeHours).toFixed(3),
+    'moves x clairvoyant-4h': ratio(t.gearMoves, t.clairvoyantMoves).toFixed(2),
+    'unplaced %': (t.unplacedShare * 100).toFixed(3),
+    goal: `${t.met}/${t.of}`,
+  }));
+  rows.push({
+    trace: 'suite (mean; moves summed; worst)',
+    'node-hours x clairvoyant-4h': score.nodeHoursRatio.toFixed(3),
+    'moves x clairvoyant-4h': score.movesRatio.toFixed(2),
+    'unplaced %': (score.worstUnplacedShare * 100).toFixed(3),
+    goal: `${score.met}/${score.of}`,
+  });
+  return formatTable(rows);
+}
+
+/** The ranking: one row per variant, best first, with the goal checks met on each trace. */
+export function formatRanking(scores: VariantScore[]): string {
+  return formatTable(
+    rankVariants(scores).map((s, i) => ({
+      variant: `${i + 1}. ${s.variant}`,
+      'goal checks': `${s.met}/${s.of}`,
+      'node-hours x c-4h (mean)': s.nodeHoursRatio.toFixed(3),
+      'moves x c-4h (suite)': s.movesRatio.toFixed(2),
+      'worst unplaced %': (s.worstUnplacedShare * 100).toFixed(3),
+      'met per trace': s.traces.map((t) => t.met).join(' '),
+    })),
+  );
+}
+
+export interface TuneTrace {
+  name: string;
+  load: () => Trace;
+}
+
+export interface TuneOptions {
+  traces: TuneTrace[];
+  variants: Variants;
+  replay: BaselineReplay;
+  window: { days: number | undefined; peakGears: number };
+  cache: BaselineCache;
+  /** Progress of one nodescaler replay (0..1), and whether the trace's baselines came from the cache. */
+  onProgress?: (step: { variant: string; variantIndex: number; traceIndex: number; trace: string; fraction: number; baselinesCached: boolean }) => void;
+  /** Called as each variant finishes (every trace replayed). */
+  onVariant?: (score: VariantScore) => void;
+}
+
+/** Every variant on every trace; the baselines of a trace are computed once (or read from the cache). */
+export async function tuneSuite(options: TuneOptions): Promise<VariantScore[]> {
+  const loaded = options.traces.map((entry) => ({ name: entry.name, trace: entry.load() }));
+  if (loaded[0]) checkVariants(options.variants, loaded[0].trace, options.replay);
+  // Each trace's baselines on first use (from the cache when their inputs are unchanged), then for every variant.
+  const baselines: Array<{ results: PolicyResult[]; cached: boolean }> = [];
+  const baselinesOf = (traceIndex: number) => {
+    const { name, trace } = loaded[traceIndex]!;
+    baselines[traceIndex] ??= options.cache.get(baselineKeyParts(name, trace, options.replay, options.window), () => runBaselines(trace, options.replay));
+    return baselines[traceIndex];
+  };
+  const scores: VariantScore[] = [];
+  for (const [variantIndex, [variant, overrides]] of Object.entries(options.variants).entries()) {
+    const traces: TraceScore[] = [];
+    for (const [traceIndex, { name, trace }] of loaded.entries()) {
+      const { results: reference, cached: baselinesCached } = baselinesOf(traceIndex);
+      const outcome = await runNodescaler(trace, {
+        ...options.replay,
+        store: 'memory',
+        configOverrides: variantConfig(trace, options.replay, overrides),
+        onProgress: (fraction) => options.onProgress?.({ variant, variantIndex, traceIndex, trace: name, fraction, baselinesCached }),
+      });
+      traces.push(scoreTrace(name, [outcome.result, ...reference]));
+    }
+    const score = scoreVariant(variant, traces);
+    scores.push(score);
+    options.onVariant?.(score);
+  }
+  return scores;
+}

@@ -1,0 +1,123 @@
+/**
+ * `npm run bench -- tune VARIANTS`: nodescaler under each variant of its
+ * configuration on every trace of the suite (scripts/bench-suite.ts), a table
+ * per variant and a ranking. The baselines are cached in .cache/baselines/.
+ *
+ *   npm run bench -- tune VARIANTS [--days N] [--peak-gears N] [--gears-per-node N] [--only TEXT] [--seed N] [--cache DIR] [--no-cache] [--no-defaults]
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { ValidationError } from '../lib/errors.js';
+import { BaselineCache } from '../lib/sim/baseline-cache.js';
+import { formatRanking, formatVariant, parseVariants, tuneSuite, type Variants } from '../lib/sim/tune.js';
+import { suiteTraces } from './bench-suite.js';
+
+const DEFAULT_CACHE = new URL('../.cache/baselines/', import.meta.url).pathname;
+
+const USAGE = `usage: npm run bench -- tune VARIANTS [--days N] [--peak-gears N] [--gears-per-node N] [--only TEXT] [--seed N] [--cache DIR] [--no-cache]
+
+Replays nodescaler under each variant on every trace of the suite and ranks the
+variants by goal checks met, then node-hours, then moves (both x clairvoyant-4h).
+  VARIANTS            a JSON file, or inline JSON, mapping a name to configuration
+                      overrides (objects merge into the simulation's configuration,
+                      arrays replace), e.g. '{"factor3":{"scaleDown":{"payoff":{"factor":3}}}}';
+                      a "defaults" variant ({}) is added unless one has no overrides
+                      or --no-defaults is given
+  --days N            replay the first N days of each trace (default: all; synthetic: 30)
+  --peak-gears N      each replayed window is scaled to this peak (default 2000)
+  --gears-per-node N  default 100
+  --only TEXT         only traces whose name contains TEXT
+  --seed N            default 42
+  --cache DIR         where the baselines' results are kept (default .cache/baselines)
+  --no-cache          compute the baselines again and keep nothing`;
+
+export async function runTune(argv: string[]): Promise<void> {
+  let values;
+  let positionals: string[];
+  try {
+    ({ values, positionals } = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        days: { type: 'string' },
+        'peak-gears': { type: 'string', default: '2000' },
+        'gears-per-node': { type: 'string', default: '100' },
+        only: { type: 'string' },
+        seed: { type: 'string', default: '42' },
+        cache: { type: 'string', default: DEFAULT_CACHE },
+        'no-cache': { type: 'boolean', default: false },
+        'no-defaults': { type: 'boolean', default: false },
+        help: { type: 'boolean', short: 'h' },
+      },
+    }));
+  } catch (error) {
+    return fail((error as Error).message);
+  }
+  if (values.help) return console.log(USAGE);
+  if (positionals.length !== 1) return fail(`expected one VARIANTS argument (a JSON file or inline JSON), got ${positionals.length}`);
+  const number = (name: 'days' | 'peak-gears' | 'gears-per-node' | 'seed', min: number) => {
+    const value = Number(values[name]);
+    if (!Number.isFinite(value) || value < min) throw new ValidationError({ path: `--${name}`, message: `expected a number >= ${min}`, value: values[name] });
+    return value;
+  };
+  let variants: Variants;
+  let days: number | undefined;
+  let peakGears: number, gearsPerNode: number, seed: number;
+  try {
+    days = values.days === undefined ? undefined : number('days', 0.01);
+    peakGears = number('peak-gears', 1);
+    gearsPerNode = number('gears-per-node', 1);
+    seed = number('seed', 0);
+    const argument = positionals[0]!;
+    const inline = argument.trim().startsWith('{');
+    if (!inline && !existsSync(argument)) throw new ValidationError({ path: 'VARIANTS', message: 'neither inline JSON nor an existing file', value: argument });
+    variants = parseVariants(inline ? argument : readFileSync(argument, 'utf8'), inline ? 'inline variants' : argument);
+  } catch (error) {
+    return fail((error as Error).message);
+  }
+  const hasDefaults = Object.values(variants).some((overrides) => Object.keys(overrides).length === 0) || 'defaults' in variants;
+  if (!hasDefaults && !values['no-defaults']) variants = { defaults: {}, ...variants };
+
+  const traces = suiteTraces(days, peakGears, seed).filter((t) => values.only === undefined || t.name.includes(values.only));
+  if (traces.length === 0) return fail(`--only: no suite trace contains ${values.only}`);
+  const cache = new BaselineCache(values['no-cache'] ? undefined : values.cache);
+  const names = Object.keys(variants);
+  const started = Date.now();
+  let last = '';
+  console.log(`tune: ${names.length} variants x ${traces.length} traces (${days ?? 'all'} days, peak ${peakGears} gears, ${gearsPerNode} gears per node, seed ${seed})`);
+  try {
+    const scores = await tuneSuite({
+      traces,
+      variants,
+      replay: { gearsPerNode, bootDelaySeconds: 120, seed },
+      window: { days, peakGears },
+      cache,
+      onProgress: ({ variant, variantIndex, traceIndex, trace, fraction, baselinesCached }) => {
+        const percent = Math.floor(fraction * 10) * 10;
+        const line = `[${variantIndex + 1}/${names.length} ${variant}] [${traceIndex + 1}/${traces.length}] ${trace}: nodescaler ${percent}% (baselines ${baselinesCached ? 'cached' : 'computed'}; ${((Date.now() - started) / 1000).toFixed(0)} s so far)`;
+        const key = `${variantIndex}/${traceIndex}/${percent}`;
+        if (key === last) return;
+        last = key;
+        if (process.stdout.isTTY) process.stdout.write(`\r${line}\x1b[K`);
+        else if (percent % 50 === 0) console.log(line);
+      },
+      onVariant: (score) => {
+        if (process.stdout.isTTY) process.stdout.write('\n');
+        console.log(`\nvariant ${score.variant} ${JSON.stringify(variants[score.variant])}: ${score.met}/${score.of} goal checks met`);
+        console.log(formatVariant(score));
+        console.log('');
+      },
+    });
+    console.log(`tune: ${names.length} variants x ${traces.length} traces in ${((Date.now() - started) / 1000).toFixed(0)} s; baselines ${cache.hits} cached, ${cache.misses} computed${values['no-cache'] ? ' (not kept)' : ` (${values.cache})`}`);
+    console.log('ranking (most goal checks met, then node-hours, then moves; x c-4h = x clairvoyant-4h):');
+    console.log(formatRanking(scores));
+  } catch (error) {
+    if (error instanceof ValidationError) return fail(error.message);
+    throw error;
+  }
+}
+
+function fail(message: string): void {
+  console.error(`${message}\n\n${USAGE}`);
+  process.exitCode = 2;
+}

@@ -1,0 +1,113 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { BaselineCache } from '../../lib/sim/baseline-cache.js';
+import { syntheticTrace } from '../../lib/sim/synthetic.js';
+import { checkVariants, formatRanking, formatVariant, mergeOverrides, parseVariants, rankVariants, scoreVariant, tuneSuite, type TraceScore } from '../../lib/sim/tune.js';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const REPLAY = { gearsPerNode: 100, bootDelaySeconds: 120, seed: 42 };
+
+function score(trace: string, figures: Partial<TraceScore>): TraceScore {
+  return { trace, nodeHours: 100, gearMoves: 10, clairvoyantNodeHours: 100, clairvoyantMoves: 10, unplacedShare: 0, met: 4, of: 8, ...figures };
+}
+
+describe('variants', () => {
+  it('parses a name-to-overrides map and names what is wrong otherwise', () => {
+    expect(parseVariants('{"tight":{"scaleUp":{"threshold":0.95}}}', 'inline')).toEqual({ tight: { scaleUp: { threshold: 0.95 } } });
+    expect(() => parseVariants('{"tight":', 'inline')).toThrow(/inline is not JSON/);
+    expect(() => parseVariants('{}', 'inline')).toThrow(/at least one variant/);
+    expect(() => parseVariants('{"tight":[1]}', 'inline')).toThrow(/variants\.tight.*expected an object/s);
+  });
+
+  it('merges objects key by key, so overriding one scale-up key keeps the simulated boot delay', () => {
+    const base = { scaleUp: { threshold: 0.98, forecast: { bootDelay: '120s' } }, pools: [{ min: 1 }] };
+    expect(mergeOverrides(base, { scaleUp: { headroomGears: 60 }, pools: [{ min: 2 }] })).toEqual({ scaleUp: { threshold: 0.98, forecast: { bootDelay: '120s' }, headroomGears: 60 }, pools: [{ min: 2 }] });
+    expect(base.scaleUp).toEqual({ threshold: 0.98, forecast: { bootDelay: '120s' } });
+  });
+
+  it('refuses a variant whose configuration does not validate, naming it and the field', () => {
+    const trace = syntheticTrace('noisy-flat', { days: 0.1, peakGears: 300, seed: 1 });
+    expect(() => checkVariants({ ok: {}, bad: { scaleDown: { payoff: { factor: -1 } } } }, trace, REPLAY)).toThrow(/variant "bad"[\s\S]*scaleDown\.payoff\.factor/);
+  });
+});
+
+describe('ranking', () => {
+  it('puts the most goal checks met first, then fewer node-hours, then fewer moves (x clairvoyant-4h)', () => {
+    const a = scoreVariant('a', [score('t1', { met: 5 }), score('t2', { met: 5 })]);
+    const b = scoreVariant('b', [score('t1', { met: 6, nodeHours: 120 }), score('t2', { met: 5 })]);
+    const c = scoreVariant('c', [score('t1', { met: 5, nodeHours: 90 }), score('t2', { met: 5 })]);
+    const d = scoreVariant('d', [score('t1', { met: 5, nodeHours: 90, gearMoves: 5 }), score('t2', { met: 5 })]);
+    expect(rankVariants([a, b, c, d]).map((s) => s.variant)).toEqual(['b', 'd', 'c', 'a']);
+  });
+
+  it('sums moves over the suite, so a trace where clairvoyant-4h moves nothing does not make the ratio infinite', () => {
+    const s = scoreVariant('v', [score('flat', { gearMoves: 30, clairvoyantMoves: 0, unplacedShare: 0.002 }), score('daily', { gearMoves: 30, clairvoyantMoves: 20, nodeHours: 110 })]);
+    expect(s.movesRatio).toBe(3);
+    expect(s.nodeHoursRatio).toBeCloseTo(1.05, 10);
+    expect([s.met, s.of, s.worstUnplacedShare]).toEqual([8, 16, 0.002]);
+    const table = formatVariant(s);
+    expect(table).toMatch(/^flat\s+1\.000\s+Infinity\s+0\.200\s+4\/8$/m);
+    expect(table).toMatch(/^suite \(mean; moves summed; worst\)\s+1\.050\s+3\.00\s+0\.200\s+8\/16$/m);
+    expect(formatRanking([s, scoreVariant('w', [score('flat', { met: 6 }), score('daily', { met: 6 })])])).toMatch(/^1\. w\s+12\/16[\s\S]*^2\. v\s+8\/16\s+1\.050\s+3\.00\s+0\.200\s+4 4$/m);
+  });
+});
+
+describe('tuneSuite', () => {
+  it('replays every variant on every trace, and a second run takes the baselines from the cache', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'nodescaler-tune-'));
+    const traces = [
+      { name: 'synthetic:step-change', load: () => syntheticTrace('step-change', { days: 0.5, peakGears: 400, seed: 3 }) },
+      { name: 'synthetic:noisy-flat', load: () => syntheticTrace('noisy-flat', { days: 0.5, peakGears: 400, seed: 4 }) },
+    ];
+    const variants = { defaults: {}, 'wide headroom': { scaleUp: { headroomGears: 300 } } };
+    const options = { traces, variants, replay: REPLAY, window: { days: 0.5, peakGears: 400 } };
+    const progress: string[] = [];
+    const first = new BaselineCache(dir);
+    const scores = await tuneSuite({ ...options, cache: first, onProgress: (p) => p.fraction === 1 && progress.push(`${p.variant}/${p.trace}/${p.baselinesCached}`) });
+    expect(progress).toEqual(['defaults/synthetic:step-change/false', 'defaults/synthetic:noisy-flat/false', 'wide headroom/synthetic:step-change/false', 'wide headroom/synthetic:noisy-flat/false']);
+    expect([first.hits, first.misses]).toEqual([0, 2]);
+    expect(scores.map((s) => [s.variant, s.traces.map((t) => t.trace)])).toEqual([
+      ['defaults', ['synthetic:step-change', 'synthetic:noisy-flat']],
+      ['wide headroom', ['synthetic:step-change', 'synthetic:noisy-flat']],
+    ]);
+    const [defaults, wide] = scores;
+    // The same baselines for both variants; nodescaler differs: 300 gears of headroom keep about 3 more nodes.
+    expect(wide!.traces.map((t) => t.clairvoyantNodeHours)).toEqual(defaults!.traces.map((t) => t.clairvoyantNodeHours));
+    for (const [i, t] of wide!.traces.entries()) expect(t.nodeHours).toBeGreaterThan(defaults!.traces[i]!.nodeHours + 12);
+    for (const s of scores) expect(s.of).toBe(16);
+
+    const second = new BaselineCache(dir);
+    const again = await tuneSuite({ ...options, variants: { defaults: {} }, cache: second });
+    expect([second.hits, second.misses]).toEqual([2, 0]);
+    expect(again[0]!.traces).toEqual(defaults!.traces);
+  });
+});
+
+describe('npm run bench -- tune', () => {
+  it('prints a table per variant and the ranking, and refuses bad variants with exit code 2', () => {
+    const cache = mkdtempSync(join(tmpdir(), 'nodescaler-tune-cli-'));
+    const args = ['--import', 'tsx', 'scripts/bench.ts', 'tune', '{"f3":{"scaleDown":{"payoff":{"factor":3}}}}', '--only', 'noisy', '--days', '0.25', '--peak-gears', '300', '--cache', cache];
+    const run = spawnSync(process.execPath, args, { cwd: ROOT, encoding: 'utf8' });
+    expect(run.status, run.stderr).toBe(0);
+    expect(run.stdout).toMatch(/tune: 2 variants x 1 traces/);
+    expect(run.stdout).toMatch(/nodescaler 100% \(baselines computed/);
+    expect(run.stdout).toMatch(/^variant defaults \{\}: \d\/8 goal checks met$/m);
+    expect(run.stdout).toMatch(/^variant f3 .*: \d\/8 goal checks met$/m);
+    expect(run.stdout).toMatch(/baselines 0 cached, 1 computed/);
+    expect(run.stdout).toMatch(/^1\. (defaults|f3) /m);
+    const rerun = spawnSync(process.execPath, [...args, '--no-defaults'], { cwd: ROOT, encoding: 'utf8' });
+    expect(rerun.stdout).toMatch(/tune: 1 variants x 1 traces/);
+    expect(rerun.stdout).toMatch(/baselines 1 cached, 0 computed/);
+    expect(rerun.stdout).not.toMatch(/^variant defaults/m);
+
+    const bad = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/bench.ts', 'tune', '{"x":{"scaleUp":{"headroomGears":"many"}}}', '--only', 'noisy', '--days', '0.1', '--no-cache'], { cwd: ROOT, encoding: 'utf8' });
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toMatch(/variant "x"[\s\S]*scaleUp\.headroomGears/);
+    const missing = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/bench.ts', 'tune', 'no-such-file.json'], { cwd: ROOT, encoding: 'utf8' });
+    expect(missing.status).toBe(2);
+    expect(missing.stderr).toMatch(/VARIANTS: neither inline JSON nor an existing file.*no-such-file\.json/);
+  });
+});
