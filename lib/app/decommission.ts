@@ -17,6 +17,7 @@
  */
 import type { Config } from '../config/index.js';
 import { findPoolConfig } from '../config/index.js';
+import { protectedNodesNow } from '../domain/controls.js';
 import { RELEASE_KIND_STEP, decommissionCheck } from '../domain/decommission.js';
 import type { GearInfo, NodeRecord } from '../domain/model.js';
 import { ConflictError, NotFoundError, TransientError, ValidationError } from '../errors.js';
@@ -168,7 +169,9 @@ export class Decommissioner {
   /** The last check of a drained node, then its release. */
   private async decommission(node: NodeRecord, drainId: string): Promise<DecommissionOutcome> {
     const { log } = this.ports;
-    const protectedNodes = findPoolConfig(this.config, node.pool)?.protectedNodes ?? [];
+    // The runtime override, when an operator set one, is what the evaluator and the gear mover honour too.
+    const { store, clock } = this.ports;
+    const protectedNodes = protectedNodesNow(this.config, findPoolConfig(this.config, node.pool), await store.listControls(), node.pool, clock.now());
     let gears: GearInfo[] = [];
     if (!(node.protected || protectedNodes.includes(node.nodeId))) {
       const platform = this.ports.platform;

@@ -219,6 +219,16 @@ describe('Decommissioner (dynalite; EC2 and Route 53 mocked at the SDK; fake pla
     expect(platform.calls).toEqual([]);
   });
 
+  it("refuses a node an operator protected at runtime (the pool's protectedNodes override), never terminated", async () => {
+    await drainedNode();
+    await store.putOverrides({ pool: POOL, values: { protectedNodes: [NODE] }, updatedAt: clock.now().toISOString(), updatedBy: 'alice', reason: 'canary' }, 0);
+    const outcome = await decommissioner().drainComplete(message());
+    expect(outcome).toMatchObject({ kind: 'refused', reason: `decommission refused: node ${NODE} is protected` });
+    expect((await store.getNode(NODE))?.state).toBe('draining');
+    noCloudCalls();
+    expect(platform.calls).toEqual([]);
+  });
+
   it('never releases a node whose gears the platform cannot list; the tick checks it again after 10 minutes', async () => {
     await drainedNode();
     platform.districts.delete(NODE);
