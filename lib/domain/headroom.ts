@@ -4,8 +4,8 @@
  * cluster-autoscaler on flat loads, and too little where demand jumps. What a
  * boot delay must absorb is demand rising above anything the pool already
  * had to hold: so the headroom is a high quantile of how far demand rose,
- * within one boot delay, above its highest level of the hour before (5-minute
- * buckets of the demand history, the highest sample of each). A flat pool
+ * within one boot delay, above its highest level of the hour before (buckets
+ * of BUCKET_MINUTES over the demand history, the highest sample of each). A flat pool
  * keeps a few slots, a spiky one what its spikes took. Until the history
  * covers `minHistory`, the configured headroomGears stands.
  * Pure functions of data.
@@ -28,7 +28,7 @@ export interface ObservedHeadroom {
 
 /**
  * The headroom for a pool whose demand history is `history` (before this evaluation's sample): the `quantile` of the
- * rises above the previous hour's highest bucket over the next ceil(boot / 5m) buckets; `fallback` while fewer than
+ * rises above the previous hour's highest bucket over the next ceil(boot / BUCKET_MINUTES) buckets; `fallback` while fewer than
  * `minSamples` rises were measured.
  */
 export function observedHeadroom(

@@ -1,18 +1,19 @@
 import { describe, expect, it } from 'vitest';
 import { decidePool } from '../../lib/domain/evaluate.js';
-import { epochMinute } from '../../lib/domain/forecast.js';
+import { BUCKET_MINUTES, epochMinute } from '../../lib/domain/forecast.js';
 import { observedHeadroom, poolHeadroom } from '../../lib/domain/headroom.js';
 import type { DemandSample } from '../../lib/domain/model.js';
 import { NOW, config, evaluation, nodes, pool } from '../support/builders.js';
 
 const BOOT = 2 * 60_000;
-/** 5-minute buckets ending before NOW, `hours` of them, each demand from `at(i)`. */
+/** 5-minute samples ending before NOW, `hours` of them, each demand from `at(i)` (the headroom re-buckets them by BUCKET_MINUTES). */
 function buckets(hours: number, at: (i: number) => number): DemandSample[] {
   const count = hours * 12;
   const last = epochMinute(NOW) - (epochMinute(NOW) % 5) - 5;
   return Array.from({ length: count }, (_, i) => [last - (count - 1 - i) * 5, at(i)] as DemandSample);
 }
-const options = { bootMs: BOOT, quantile: 0.95, minSamples: 72, fallback: 30 };
+// 6 hours of rises, whatever the bucket size
+const options = { bootMs: BOOT, quantile: 0.95, minSamples: (6 * 60) / BUCKET_MINUTES, fallback: 30 };
 
 describe('observedHeadroom', () => {
   it('keeps little above a flat pool: its demand never rises above the hour before', () => {
@@ -28,10 +29,11 @@ describe('observedHeadroom', () => {
   });
 
   it('counts a rise over as many buckets as a boot delay spans', () => {
-    // a ramp of +20 per 5 minutes after a flat hour: with a 2m boot one bucket rises 20, with a 12m boot three buckets rise 60
+    // a ramp of +20 per 5 minutes after a flat hour: a 2m boot sees one bucket's rise, a 12m boot ceil(12 / bucket) buckets'
     const ramp = buckets(12, (i) => 1000 + (i >= 12 ? (i - 11) * 20 : 0));
-    expect(observedHeadroom(ramp, options).gears).toBe(20);
-    expect(observedHeadroom(ramp, { ...options, bootMs: 12 * 60_000 }).gears).toBe(60);
+    const perBucket = (20 * BUCKET_MINUTES) / 5;
+    expect(observedHeadroom(ramp, options).gears).toBe(perBucket);
+    expect(observedHeadroom(ramp, { ...options, bootMs: 12 * 60_000 }).gears).toBe(Math.ceil(12 / BUCKET_MINUTES) * perBucket);
   });
 
   it('keeps headroomGears until the history covers minHistory, and when turned off', () => {
