@@ -9,6 +9,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ValidationError } from '../lib/errors.js';
+import { baselineOptions } from '../lib/sim/baseline-cache.js';
 import { BASELINES, runBaseline } from '../lib/sim/baselines.js';
 import { configPools, parsePoolDemand } from '../lib/sim/config-pools.js';
 import { peakDemand } from '../lib/sim/pools.js';
@@ -16,7 +17,7 @@ import { PRICES_AS_OF, PRICE_REGION } from '../lib/sim/prices.js';
 import { renderReport } from '../lib/sim/report.js';
 import { abortLine } from '../lib/sim/aborts.js';
 import { replayPools, runNodescaler, type ReplayOptions } from '../lib/sim/replay.js';
-import { POLICIES, sampleInterval, type PolicyResult } from '../lib/sim/results.js';
+import { POLICIES, type PolicyResult } from '../lib/sim/results.js';
 import { formatTable, goalLine, summaryRows, withSavings } from '../lib/sim/summary.js';
 import { parseConfig } from '../lib/config/index.js';
 import { formatDuration } from '../lib/domain/duration.js';
@@ -163,16 +164,8 @@ async function main(): Promise<void> {
     for (const violation of outcome.violations.slice(0, 10)) console.log(`  violation: ${violation}`);
     console.log(`nodescaler ${abortLine(outcome.result.aborts)}`);
   }
-  const baselineOptions = {
-    bootDelaySeconds: replay.bootDelaySeconds,
-    tickSeconds: 60,
-    moveSeconds: 30,
-    maxConcurrentMoves: 3,
-    seed: replay.seed,
-    sampleEverySeconds: sampleInterval(trace.durationSeconds),
-    maxNodesTotal: input.limits?.maxNodesTotal ?? 100,
-  };
-  for (const policy of BASELINES) if (policies.includes(policy)) results.push(runBaseline(policy, pools, baselineOptions));
+  const options = baselineOptions(trace, replay, input.limits?.maxNodesTotal ?? 100);
+  for (const policy of BASELINES) if (policies.includes(policy)) results.push(runBaseline(policy, pools, options));
 
   const rows = withSavings(results);
   console.log('');

@@ -24,16 +24,20 @@ export type BaselineReplay = Pick<ReplayOptions, 'gearsPerNode' | 'bootDelaySeco
 /** The pools and options every baseline runs with on `trace`, as `npm run bench -- suite` runs them. */
 export function baselineSetup(trace: Trace, replay: BaselineReplay): { pools: SimPool[]; options: BaselineOptions } {
   const { input, pools } = replayPools(trace, { ...replay, store: 'memory' });
-  const options: BaselineOptions = {
+  return { pools, options: baselineOptions(trace, replay, input.limits?.maxNodesTotal ?? 100) };
+}
+
+/** The mechanics every baseline runs with: the same boot delay, tick and move pace as nodescaler's replay. */
+export function baselineOptions(trace: Trace, replay: BaselineReplay, maxNodesTotal: number): BaselineOptions {
+  return {
     bootDelaySeconds: replay.bootDelaySeconds,
     tickSeconds: 60,
     moveSeconds: 30,
     maxConcurrentMoves: 3,
     seed: replay.seed,
     sampleEverySeconds: sampleInterval(trace.durationSeconds),
-    maxNodesTotal: input.limits?.maxNodesTotal ?? 100,
+    maxNodesTotal,
   };
-  return { pools, options };
 }
 
 /** Every baseline on `trace`, in BASELINES order. */
