@@ -133,8 +133,12 @@ function buildConfigSchema() {
       {},
     ),
     maxNodeProvisionTime: dur('15m', { positive: true }),
-    /** A pool full again after a full-pool scale-up doubles (lib/domain/scale-up.ts); false: it adds what it sees, round after round. */
-    doubleWhenFull: z._default(z.boolean(), true),
+    /**
+     * A pool full again after a full-pool scale-up doubles (lib/domain/scale-up.ts); false: it adds what it sees, round
+     * after round. Off by default: on the whole suite it cut waiting on 5x bursts but cost node-hours and moves on the
+     * daily cycles (README, "The trace suite"); a pool whose gears arrive in bursts may turn it on.
+     */
+    doubleWhenFull: z._default(z.boolean(), false),
     /** Most nodes one decision adds: a count, or a share of the pool ("10%", rounded up); unset: 10. */
     maxNodesPerDecision: z.optional(countOrPercent()),
     forecast: z.prefault(forecastSchema, {}),

@@ -18,7 +18,7 @@ import { RecordingQueue } from '../support/recording-queue.js';
 const config = parseConfig({
   handler: 'ec2',
   limits: { maxNodesTotal: 200 },
-  scaleUp: { headroomGears: 1, observedHeadroom: { enabled: false }, forecast: { enabled: false, bootDelay: '2m' } },
+  scaleUp: { headroomGears: 1, doubleWhenFull: true, observedHeadroom: { enabled: false }, forecast: { enabled: false, bootDelay: '2m' } },
   pools: [{ district: 'd1', profile: 'small', min: 1, max: 100, gearsPerNode: 100, naming: { base: 'small' }, template: { imageId: 'ami-1', instanceTypes: [{ name: 'm5.xlarge', vcpus: 4, memoryGiB: 16 }], subnets: ['subnet-1'] } }],
 });
 

@@ -14,7 +14,7 @@ function burstTrace(): Trace {
 
 describe('scale-up when a burst outruns the boot delay', () => {
   it('doubles the pool while it stays full, so 1,600 new gears wait a few boots, and no decision is provisioned twice', async () => {
-    const outcome = await runNodescaler(burstTrace(), { gearsPerNode: 100, bootDelaySeconds: BOOT_SECONDS, store: 'memory', seed: 3 });
+    const outcome = await runNodescaler(burstTrace(), { gearsPerNode: 100, bootDelaySeconds: BOOT_SECONDS, store: 'memory', seed: 3, configOverrides: { scaleUp: { doubleWhenFull: true, forecast: { bootDelay: `${BOOT_SECONDS}s` } } } as never });
     expect(outcome.violations).toEqual([]);
     expect(outcome.deadLetters).toEqual([]);
     const { result } = outcome;

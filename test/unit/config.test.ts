@@ -109,7 +109,7 @@ describe('defaults', () => {
       sustain: 120_000,
       headroomGears: 30,
       observedHeadroom: { enabled: true, quantile: 0.95, minHistory: 6 * 3_600_000 },
-      doubleWhenFull: true,
+      doubleWhenFull: false,
       maxNodeProvisionTime: 900_000,
       forecast: { enabled: true, window: 1_800_000, dailySeasonality: true, bootDelay: 180_000 },
       offeringUnavailableFor: 180_000,

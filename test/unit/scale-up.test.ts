@@ -5,7 +5,7 @@ import { outranRamp } from '../../lib/domain/scale-up.js';
 import { NOW, config, evaluation, minutesAgo, node, nodes, pool } from '../support/builders.js';
 
 /** The product's scale-up thresholds (pools run full), no forecast and no headroom: only the ramp differs. */
-const product = config({ limits: { maxNodesTotal: 500 }, scaleUp: { threshold: 0.98, target: 0.96, headroomGears: 0, forecast: { enabled: false } } }, { max: 200 });
+const product = config({ limits: { maxNodesTotal: 500 }, scaleUp: { threshold: 0.98, target: 0.96, headroomGears: 0, doubleWhenFull: true, forecast: { enabled: false } } }, { max: 200 });
 const fullPool = (count: number): NodeRecord[] => nodes(count, 100);
 const sustained = { highSince: minutesAgo(5) };
 
@@ -44,7 +44,7 @@ describe('decidePool: scale-up sized when demand outran the boot delay', () => {
   });
 
   it('keeps doubling while the pool stays full round after round, within pool.max', () => {
-    const cfg = config({ limits: { maxNodesTotal: 500 }, scaleUp: { threshold: 0.98, target: 0.96, headroomGears: 0, forecast: { enabled: false } } }, { max: 60 });
+    const cfg = config({ limits: { maxNodesTotal: 500 }, scaleUp: { threshold: 0.98, target: 0.96, headroomGears: 0, doubleWhenFull: true, forecast: { enabled: false } } }, { max: 60 });
     const result = decidePool(evaluation({ config: cfg, nodes: fullPool(42), pool: pool({ ...sustained, outran: { at: minutesAgo(3), rounds: 2, count: 21 } }) }));
     expect(scaleUp(result)).toMatchObject({ count: 18, wanted: 42, outranRound: 3, clampedBy: [{ limit: 'pool.max', value: 60 }] });
   });
@@ -63,7 +63,7 @@ describe('decidePool: scale-up sized when demand outran the boot delay', () => {
   });
 
   it('honours a maxNodesPerDecision the operator set, doubling or not', () => {
-    const capped = config({ limits: { maxNodesTotal: 500 }, scaleUp: { threshold: 0.98, target: 0.96, headroomGears: 0, maxNodesPerDecision: 5, forecast: { enabled: false } } }, { max: 200 });
+    const capped = config({ limits: { maxNodesTotal: 500 }, scaleUp: { threshold: 0.98, target: 0.96, headroomGears: 0, doubleWhenFull: true, maxNodesPerDecision: 5, forecast: { enabled: false } } }, { max: 200 });
     const result = decidePool(evaluation({ config: capped, nodes: fullPool(21), pool: pool({ ...sustained, outran: { at: minutesAgo(3), rounds: 1, count: 1 } }) }));
     expect(scaleUp(result)).toMatchObject({ count: 5, wanted: 21, clampedBy: [{ limit: 'maxNodesPerDecision', value: 5 }] });
   });
