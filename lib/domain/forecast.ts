@@ -254,17 +254,10 @@ function linearTrend(samples: readonly DemandSample[], nowMinute: number, window
   return { slope, intercept };
 }
 
-/** The highest demand of the samples covering minutes (from, to]: a coarse bucket covers its five minutes. */
+/** The highest demand of the samples covering minutes (from, to]: a coarse bucket covers its BUCKET_MINUTES. */
 function highestIn(samples: readonly DemandSample[], from: number, to: number): number | undefined {
-  let lo = 0;
-  let hi = samples.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (samples[mid]![0] <= from - BUCKET_MINUTES) lo = mid + 1;
-    else hi = mid;
-  }
   let highest: number | undefined;
-  for (let i = lo; i < samples.length; i++) {
+  for (let i = firstAfter(samples, from - BUCKET_MINUTES); i < samples.length; i++) {
     const [minute, gears] = samples[i]!;
     if (minute > to) break;
     const next = samples[i + 1]?.[0] ?? minute + 1;
