@@ -636,7 +636,7 @@ describe('npm run invoke (serverless invoke local, stage local): no AWS account'
   it('builds each invocation on the previous one: stats and a tick leave one scale-up in the scale queue file, the provisioner takes that file', async () => {
     const { stateDir, stats, tick, scaleQueueAfterTick, provision } = ran.timed;
     const scaleFile = join(stateDir, 'queues', 'scale.json');
-    expect(stats.status, stats.stderr).toBe(0);
+    expect(stats.status, `${stats.stdout}\n${stats.stderr}`).toBe(0);
     expect(tick.status, `${tick.stdout}\n${tick.stderr}`).toBe(0);
     expect(tick.stderr).toContain(`waiting: scale: 1 (${scaleFile})`);
     const queued = JSON.parse(scaleQueueAfterTick).Records;

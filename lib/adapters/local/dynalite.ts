@@ -1,6 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
-import { CreateTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { CreateTableCommand, DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import dynalite from 'dynalite';
 import { createTableInput } from '../dynamodb/table-definition.js';
 
@@ -11,6 +11,7 @@ interface DynaliteActionTypes {
 }
 interface DynaliteStore {
   db: { open(): Promise<void> };
+  tableDb: { del(key: string, callback: (error?: Error) => void): void };
 }
 interface DynaliteDb {
   create(options: unknown): DynaliteStore;
@@ -91,9 +92,10 @@ export interface LocalDynamo {
 export async function startLocalDynamo(options: { tableName?: string; path?: string; tableFile?: URL | string } = {}): Promise<LocalDynamo> {
   teachReturnValuesOnConditionCheckFailure();
   const server = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0, ...(options.path ? { path: options.path } : {}) });
+  const store = lastStore!;
   if (options.path) {
     try {
-      await openStore(lastStore!, options.path);
+      await openStore(store, options.path);
     } catch (error) {
       await new Promise<void>((resolve) => server.close(() => resolve()));
       throw error;
@@ -110,9 +112,11 @@ export async function startLocalDynamo(options: { tableName?: string; path?: str
   });
   const tableName = options.tableName ?? 'nodescaler-local-state';
   try {
-    await client.send(new CreateTableCommand(createTableInput(tableName, options.tableFile)));
+    await createActiveTable(client, store, tableName, options.tableFile);
   } catch (error) {
-    if ((error as Error).name !== 'ResourceInUseException') throw error;
+    client.destroy();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    throw error;
   }
   return {
     endpoint,
@@ -123,4 +127,47 @@ export async function startLocalDynamo(options: { tableName?: string; path?: str
       await new Promise<void>((resolve, reject) => server.close((error) => (error ? reject(error) : resolve())));
     },
   };
+}
+
+const ACTIVE_CHECKS = 500;
+const ACTIVE_PAUSE_MS = 10;
+
+/**
+ * dynalite answers CreateTable with a CREATING table and marks it ACTIVE a
+ * timer tick later, in a second LevelDB write; until then every request on
+ * the table fails with ResourceNotFoundException. On a busy machine the first
+ * request can beat that write, so the table is waited for. A LevelDB store
+ * whose creator stopped before that write keeps a CREATING table forever: it
+ * never held an item (writes were refused), and dynalite refuses to delete a
+ * CREATING table, so its entry is dropped from the store and it is created afresh.
+ */
+async function createActiveTable(client: DynamoDBClient, store: DynaliteStore, tableName: string, tableFile: URL | string | undefined): Promise<void> {
+  const create = () => client.send(new CreateTableCommand(createTableInput(tableName, tableFile)));
+  let createdHere = true;
+  try {
+    await create();
+  } catch (error) {
+    if ((error as Error).name !== 'ResourceInUseException') throw error;
+    createdHere = false;
+  }
+  for (let check = 1; check <= ACTIVE_CHECKS; check++) {
+    const status = await tableStatus(client, tableName);
+    if (status === 'ACTIVE') return;
+    if (status === 'CREATING' && !createdHere) {
+      await new Promise<void>((resolve, reject) => store.tableDb.del(tableName, (error) => (error ? reject(error) : resolve())));
+      await create();
+      createdHere = true;
+    }
+    await new Promise((resolve) => setTimeout(resolve, ACTIVE_PAUSE_MS));
+  }
+  throw new Error(`dynalite table ${tableName} not ACTIVE after ${ACTIVE_CHECKS} checks`);
+}
+
+async function tableStatus(client: DynamoDBClient, tableName: string): Promise<string | undefined> {
+  try {
+    return (await client.send(new DescribeTableCommand({ TableName: tableName }))).Table?.TableStatus;
+  } catch (error) {
+    if ((error as Error).name === 'ResourceNotFoundException') return undefined;
+    throw error;
+  }
 }
