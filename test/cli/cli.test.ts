@@ -9,9 +9,7 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CreateTableCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTableInput } from '../../lib/adapters/dynamodb/table-definition.js';
 import { startLocalDynamo, type LocalDynamo } from '../../lib/adapters/local/dynalite.js';
 import { drainIdFor } from '../../lib/domain/drain.js';
 import type { SQSEvent } from 'aws-lambda';
@@ -280,7 +278,7 @@ describe('nodescaler against a deployed stage (the DynamoDB protocol, served by 
   beforeAll(async () => {
     dynamo = await startLocalDynamo({ tableName: 'unused' });
     // The table serverless.yml names for stage `qa`: nodescaler-qa-state.
-    await dynamo.client.send(new CreateTableCommand(createTableInput('nodescaler-qa-state', TABLE_FILE)));
+    await dynamo.createTable('nodescaler-qa-state', TABLE_FILE);
   });
   afterAll(() => dynamo.close());
 

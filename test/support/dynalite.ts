@@ -1,6 +1,4 @@
-import { CreateTableCommand, DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import { DynamoDbStateStore } from '../../lib/adapters/dynamodb/state-store.js';
-import { createTableInput } from '../../lib/adapters/dynamodb/table-definition.js';
 import { startLocalDynamo, type LocalDynamo } from '../../lib/adapters/local/dynalite.js';
 
 /**
@@ -15,11 +13,7 @@ export function dynaliteHarness() {
       local ??= await startLocalDynamo();
       tables += 1;
       const tableName = `state-${tables}`;
-      await local.client.send(new CreateTableCommand(createTableInput(tableName)));
-      // dynalite activates a new table on a timer: on a busy machine the first write could beat it.
-      while ((await local.client.send(new DescribeTableCommand({ TableName: tableName }))).Table?.TableStatus !== 'ACTIVE') {
-        await new Promise((resolve) => setTimeout(resolve, 5));
-      }
+      await local.createTable(tableName);
       return new DynamoDbStateStore(DynamoDbStateStore.documentClient(local.client), tableName);
     },
     get local(): LocalDynamo | undefined {

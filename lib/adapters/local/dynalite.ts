@@ -80,6 +80,8 @@ export interface LocalDynamo {
   endpoint: string;
   client: DynamoDBClient;
   tableName: string;
+  /** Creates another table (from `tableFile`, default infra/state-table.yml) and returns once it is ACTIVE. */
+  createTable(tableName: string, tableFile?: URL | string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -122,6 +124,7 @@ export async function startLocalDynamo(options: { tableName?: string; path?: str
     endpoint,
     client,
     tableName,
+    createTable: (name, tableFile) => createActiveTable(client, store, name, tableFile),
     close: async () => {
       client.destroy();
       await new Promise<void>((resolve, reject) => server.close((error) => (error ? reject(error) : resolve())));
