@@ -1,0 +1,72 @@
+/**
+ * The `scaleDown` section of the configuration schema (schema.ts): when a
+ * node is drained, how its gears move, when a drain pays (payoff) and the
+ * disruption budget (budget-schema.ts).
+ */
+import * as z from '../zod.js';
+import { budgetSchema } from './budget-schema.js';
+import { dur, duration, primitives } from './schema-primitives.js';
+
+export const CANDIDATE_STRATEGIES = ['least-disruption', 'least-gears', 'least-utilized', 'oldest', 'newest'] as const;
+
+export function buildScaleDownSchema() {
+  const { fraction, int } = primitives();
+
+  /** When a drain pays (lib/domain/payoff.ts): its expected saving against the tenant restarts it costs. */
+  const payoffSchema = z.strictObject({
+    enabled: z._default(z.boolean(), true),
+    /** The saving must be at least this many times the disruption cost (Karpenter's Balanced policy uses 2). */
+    factor: z._default(z.number().check(z.gte(0)), 2),
+    /** A node the forecast needs again sooner than this is not drained. */
+    horizon: dur('4h'),
+    /** How far ahead the saving is counted (at most a day: each kept day of demand covers the coming 24 hours). */
+    lookahead: z.prefault(duration({ positive: true }).check(z.refine((ms) => ms <= 86_400_000, 'must be at most 24h')), '24h'),
+    /** What one node-hour costs, in dollars (m5.xlarge on-demand, us-east-1). */
+    nodeHourPrice: z._default(z.number().check(z.gte(0)), 0.192),
+    /** Cost of one move, in dollars, by what it restarts; gears whose kind the node does not report count as `disruptive`. */
+    moveCost: z.prefault(
+      z.strictObject({
+        idle: z._default(z.number().check(z.gte(0)), 0),
+        // Chosen on the whole replay suite (8 traces): at these weights a node of about 90 gears pays only when it stays
+        // unneeded about 11 hours, so nights and weekends are drained and short dips are not (0.002 / 0.01 moved 1.5-6.6x clairvoyant-4h).
+        sibling: z._default(z.number().check(z.gte(0)), 0.006),
+        disruptive: z._default(z.number().check(z.gte(0)), 0.03),
+      }),
+      {},
+    ),
+    /** Scale-down judges demand by this quantile of the last `confidenceWindow`, not by the newest sample. */
+    confidenceWindow: dur('1h', { positive: true }),
+    confidenceQuantile: z._default(fraction, 0.95),
+    /** Close the next node to drain to new gears early, so departing gears empty it (lib/domain/attrition.ts). */
+    attrition: z._default(z.boolean(), true),
+  });
+
+  const scaleDownSchema = z.strictObject({
+    enabled: z._default(z.boolean(), true),
+    utilizationThreshold: z._default(fraction, 0.93),
+    unneededTime: dur('5m'),
+    delayAfterAdd: dur('10m'),
+    delayAfterDelete: dur('5m'),
+    delayAfterFailure: dur('30s'),
+    /** The old name of budget.maxDraining (a count); unset: the budget's. */
+    maxConcurrentDrains: z.optional(int(1)),
+    maxConcurrentMoves: z._default(int(1), 3),
+    drainTimeout: dur('30m', { positive: true }),
+    /** Attempts of one gear move before the drain gives up on that gear (and aborts). */
+    moveAttempts: z._default(int(1, 10), 3),
+    /** Backoff before a failed move is tried again; doubles per attempt (capped at 10x). */
+    moveRetryDelay: dur('30s'),
+    /** `preferred`: gears of one application go to different nodes when there is room; `required`: a drain that cannot keep them apart aborts. */
+    antiAffinity: z._default(z.enum(['preferred', 'required']), 'preferred'),
+    /** How often an invocation checks moves in flight while it has time left. */
+    movePollInterval: dur('5s', { positive: true }),
+    /** Request a replacement node (through the pool lease, as the evaluator does) when an interrupted node's gears do not fit elsewhere. */
+    replaceInterrupted: z._default(z.boolean(), true),
+    candidateStrategy: z._default(z.enum(CANDIDATE_STRATEGIES), 'least-disruption'),
+    payoff: z.prefault(payoffSchema, {}),
+    /** The disruption budget (lib/config/budget-schema.ts); a pool's `budget` overrides it key by key. */
+    budget: z.prefault(budgetSchema(), {}),
+  });
+
+  return scaleDownSchema;
+}
