@@ -1,10 +1,13 @@
 /**
  * The gear mover's side of the disruption budget (lib/domain/budget.ts):
- * before a scale-down drain moves its first gear, the gears the platform
- * lists on the node are checked against the budget (do-not-move flag and
+ * before a scale-down drain closes its node (ending.ts, begin), the gears the
+ * platform lists on it are checked against the budget (do-not-move flag and
  * applications, moves in the last 7 days), since the evaluator saw only the
- * gears the node's stats listed; and every completed move is recorded in the
- * gear's move history. An operator's, an urgent or a handed-back drain moves
+ * gears the node's stats listed; again before the first plan (moving.ts),
+ * for gears that reached the node between that check and its close (a new
+ * gear of a do-not-move application, a gear another drain's move brought to
+ * its limit); and every completed move is recorded in the gear's move
+ * history. An operator's, an urgent or a handed-back drain moves
  * what it must, and is not checked.
  */
 import { GEAR_MOVE_WINDOW_MS, gearsRefused, poolBudget } from '../../domain/budget.js';
@@ -13,7 +16,7 @@ import type { DrainRecord, GearInfo, GearMove, NodeRecord } from '../../domain/m
 import type { GearMoveRecord } from '../../ports/state-store.js';
 import { poolConfigOf, type DrainContext } from './context.js';
 
-/** Why this drain must not move these gears (checked once, before its first plan), or undefined. */
+/** Why this drain must not move these gears (checked before the close and before the first plan), or undefined. */
 export async function budgetRefusal(ctx: DrainContext, drain: DrainRecord, node: NodeRecord, listed: readonly GearInfo[]): Promise<string | undefined> {
   if (drain.plannedAt || drainKind(drain) !== 'scale-down' || isUrgent(drain) || listed.length === 0) return undefined;
   // The platform may not know a gear's do-not-move flag; the node's agent reported it with its stats.

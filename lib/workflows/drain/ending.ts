@@ -14,6 +14,7 @@ import { formatDuration } from '../../domain/duration.js';
 import type { DrainRecord, NodeRecord } from '../../domain/model.js';
 import { isProtected } from '../../domain/node-stats.js';
 import { ConflictError, TransientError, describeError } from '../../errors.js';
+import { budgetRefusal } from './budget-guard.js';
 import { ORPHAN_GRACE_MS, appendDecision, markPoolFailure, poolConfigOf, releaseLease, save, type DrainContext, type RecordContext, type StepResult } from './context.js';
 import { pollMoves } from './moving.js';
 
@@ -35,6 +36,13 @@ export async function begin(ctx: DrainContext, drain: DrainRecord, node: NodeRec
         failure: false,
       });
     }
+  }
+  // The budget is checked on the gears the platform lists before the node is closed: a refusal then costs no
+  // deactivate-node and no re-open. The check before the first plan (moving.ts) stays for gears that reach the node
+  // between here and its close.
+  if (!urgent && drainKind(drain) === 'scale-down') {
+    const refusal = await budgetRefusal(ctx, drain, node, await ctx.ports.platform.listGears(node.nodeId));
+    if (refusal) return finishAbort(ctx, drain, node, refusal, { failure: false });
   }
   await store.transitionNode(
     node.nodeId,
