@@ -138,8 +138,7 @@ function decide(input: PoolEvaluationInput): PoolEvaluation {
     const forecastNodes = Math.max(0, sized - withoutForecast);
     // A full pool's demand is a lower bound (waiting gears report nowhere): full again after a full-pool scale-up, it doubles.
     const bootMs = pool.observedBootMs ?? forecastConfig.bootDelay;
-    const ramp = usageTrigger ? outranRamp(pool, { now, freeSlots: u.freeSlots, poolNodes: size, bootMs }) : { round: 0, minNodes: 0 };
-    if (!scaleUp.doubleWhenFull) ramp.minNodes = 0;
+    const ramp = usageTrigger ? outranRamp(pool, { now, freeSlots: u.freeSlots, poolNodes: size, bootMs, doubleWhenFull: scaleUp.doubleWhenFull }) : { round: 0, minNodes: 0 };
     const wanted = Math.max(sized, ramp.minNodes);
 
     const triggers: string[] = [];

@@ -20,24 +20,34 @@ export interface OutranRamp {
   round: number;
   /** Nodes the ramp asks for at least (0 when not ramping): the pool's own size, so it doubles. */
   minNodes: number;
+  /** The pool keeps this full-pool scale-up (outranPatch) only when it doubles: nothing else reads the record back. */
+  record?: boolean;
 }
 
 /**
  * `freeSlots`: the pool's free slots counting nodes still provisioning; `poolNodes`: its provisioning and active
- * nodes; `bootMs`: the boot delay (observed or configured).
+ * nodes; `bootMs`: the boot delay (observed or configured); `doubleWhenFull`: scaleUp.doubleWhenFull (off, every
+ * full pool is round 1: it adds what it sees).
  */
-export function outranRamp(pool: Pick<PoolRecord, 'outran'>, input: { now: Date; freeSlots: number; poolNodes: number; bootMs: number }): OutranRamp {
+export function outranRamp(
+  pool: Pick<PoolRecord, 'outran'>,
+  input: { now: Date; freeSlots: number; poolNodes: number; bootMs: number; doubleWhenFull: boolean },
+): OutranRamp {
   if (input.freeSlots > 0) return { round: 0, minNodes: 0 };
+  if (!input.doubleWhenFull) return { round: 1, minNodes: 0 };
   const previous = pool.outran;
   const at = previous === undefined ? NaN : Date.parse(previous.at);
   const recent = Number.isFinite(at) && input.now.getTime() - at <= OUTRAN_WINDOW_BOOTS * input.bootMs && at <= input.now.getTime();
-  if (!recent) return { round: 1, minNodes: 0 };
-  return { round: previous!.rounds + 1, minNodes: Math.max(1, input.poolNodes) };
+  if (!recent) return { round: 1, minNodes: 0, record: true };
+  return { round: previous!.rounds + 1, minNodes: Math.max(1, input.poolNodes), record: true };
 }
 
-/** The pool record's `outran` after a scale-up of `count` nodes: set while the pool is full, cleared once it is not. */
+/**
+ * The pool record's `outran` after a scale-up of `count` nodes: set while a pool that doubles is full, cleared once
+ * it is not (and always cleared on a pool that does not double).
+ */
 export function outranPatch(ramp: OutranRamp, now: Date, count: number): PoolRecord['outran'] {
-  return ramp.round === 0 ? undefined : { at: now.toISOString(), rounds: ramp.round, count };
+  return ramp.round === 0 || !ramp.record ? undefined : { at: now.toISOString(), rounds: ramp.round, count };
 }
 
 /**

@@ -16,12 +16,18 @@ function scaleUp(result: ReturnType<typeof decidePool>) {
 
 describe('outranRamp', () => {
   const bootMs = 3 * 60_000;
+  const doubling = { bootMs, doubleWhenFull: true };
   it('is off while the pool has a free slot, round 1 the first time it is full, and doubles when full again within 3 boots', () => {
-    expect(outranRamp({}, { now: NOW, freeSlots: 1, poolNodes: 8, bootMs })).toEqual({ round: 0, minNodes: 0 });
-    expect(outranRamp({}, { now: NOW, freeSlots: 0, poolNodes: 8, bootMs })).toEqual({ round: 1, minNodes: 0 });
+    expect(outranRamp({}, { now: NOW, freeSlots: 1, poolNodes: 8, ...doubling })).toEqual({ round: 0, minNodes: 0 });
+    expect(outranRamp({}, { now: NOW, freeSlots: 0, poolNodes: 8, ...doubling })).toEqual({ round: 1, minNodes: 0, record: true });
     const previous = { at: minutesAgo(9), rounds: 2, count: 4 };
-    expect(outranRamp({ outran: previous }, { now: NOW, freeSlots: -3, poolNodes: 8, bootMs })).toEqual({ round: 3, minNodes: 8 });
-    expect(outranRamp({ outran: { ...previous, at: minutesAgo(10) } }, { now: NOW, freeSlots: 0, poolNodes: 8, bootMs })).toEqual({ round: 1, minNodes: 0 });
+    expect(outranRamp({ outran: previous }, { now: NOW, freeSlots: -3, poolNodes: 8, ...doubling })).toEqual({ round: 3, minNodes: 8, record: true });
+    expect(outranRamp({ outran: { ...previous, at: minutesAgo(10) } }, { now: NOW, freeSlots: 0, poolNodes: 8, ...doubling })).toEqual({ round: 1, minNodes: 0, record: true });
+  });
+
+  it('with doubleWhenFull off, every full pool is round 1, whatever an earlier round left, and nothing is kept', () => {
+    const previous = { at: minutesAgo(3), rounds: 2, count: 4 };
+    expect(outranRamp({ outran: previous }, { now: NOW, freeSlots: -3, poolNodes: 8, bootMs, doubleWhenFull: false })).toEqual({ round: 1, minNodes: 0 });
   });
 });
 
@@ -58,8 +64,10 @@ describe('decidePool: scale-up sized when demand outran the boot delay', () => {
   it('adds only what it sees, round after round, with doubleWhenFull off', () => {
     const off = config({ limits: { maxNodesTotal: 500 }, scaleUp: { threshold: 0.98, target: 0.96, headroomGears: 0, doubleWhenFull: false, forecast: { enabled: false } } }, { max: 200 });
     const result = decidePool(evaluation({ config: off, nodes: fullPool(21), pool: pool({ ...sustained, outran: { at: minutesAgo(3), rounds: 1, count: 1 } }) }));
-    expect(scaleUp(result)).toMatchObject({ count: 1, outranRound: 2 });
-    expect(result.decision.reason).not.toContain('doubles');
+    expect(scaleUp(result)).toMatchObject({ count: 1, outranRound: 1 });
+    expect(result.decision.reason).toMatch(/; demand outran the boot delay: no free slot left, new gears wait about 3m for these nodes$/);
+    // Only a pool that doubles reads the record back: it is not kept, and one an earlier setting left is cleared.
+    expect(result.poolPatch).toHaveProperty('outran', undefined);
   });
 
   it('honours a maxNodesPerDecision the operator set, doubling or not', () => {
