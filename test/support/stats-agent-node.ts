@@ -10,6 +10,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, beforeEach } from 'vitest';
 
 export const AGENT = join(resolve(import.meta.dirname, '../..'), 'infra/agent/nodescaler-agent.sh');
 export const QUEUE_URL = 'https://sqs.eu-west-1.amazonaws.com/123456789012/nodescaler-prod-stats';
@@ -169,4 +170,22 @@ export class AgentNode {
   args(): string[] {
     return readFileSync(join(this.stub, 'args'), 'utf8').trimEnd().split('\n');
   }
+}
+
+/**
+ * For a describe block: a stub IMDSv2 started before its tests and closed after them, and a fresh AgentNode for each
+ * test (set before the block's own beforeEach hooks run).
+ */
+export function useAgentNode(): { readonly imds: Imds; readonly node: AgentNode } {
+  const fixture = {} as { imds: Imds; node: AgentNode };
+  beforeAll(async () => {
+    fixture.imds = await startImds();
+  });
+  afterAll(async () => {
+    await new Promise((done) => fixture.imds.server.close(done));
+  });
+  beforeEach(() => {
+    fixture.node = new AgentNode(fixture.imds);
+  });
+  return fixture;
 }

@@ -8,46 +8,35 @@
  */
 import { mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { candidateRefusal, poolBudget } from '../../lib/domain/budget.js';
 import { MAX_STORED_GEARS, statsToStore } from '../../lib/domain/node-stats.js';
 import { moveCost } from '../../lib/domain/payoff.js';
 import { MAX_BODY_BYTES, parseMessage } from '../../lib/messages/index.js';
 import { config } from '../support/builders.js';
-import { AGENT, AgentNode, gearId, startImds, type Imds } from '../support/stats-agent-node.js';
+import { AGENT, gearId, useAgentNode } from '../support/stats-agent-node.js';
 
 const MARKER = '.nodescaler-do-not-move';
 
 describe('nodescaler-agent.sh: gear kinds, gear list, do-not-move', () => {
-  let imds: Imds;
-  let node: AgentNode;
-
-  beforeAll(async () => {
-    imds = await startImds();
-  });
-  afterAll(async () => {
-    await new Promise((done) => imds.server.close(done));
-  });
-  beforeEach(() => {
-    node = new AgentNode(imds);
-  });
+  const agent = useAgentNode();
 
   /** Runs the agent; the node-stats message it sent, parsed by the project's schema. */
   async function report() {
-    const run = await node.run();
+    const run = await agent.node.run();
     expect(run.code, run.stderr).toBe(0);
-    const parsed = parseMessage(node.sent(), { now: new Date() });
+    const parsed = parseMessage(agent.node.sent(), { now: new Date() });
     if (!parsed.ok || parsed.message.type !== 'node-stats') throw new Error(`agent sent an invalid message: ${JSON.stringify(parsed)}`);
     return { message: parsed.message, stderr: run.stderr };
   }
 
   it('counts head gears and gears of unscaled apps as disruptive, secondary gears of scaled apps as siblings, and lists every gear', async () => {
-    node.appGear(1, 'blog', 'unscaled', 'started');
-    node.appGear(2, 'shop', 'head', 'started');
-    node.appGear(3, 'shop', 'secondary', 'started');
-    node.appGear(4, 'shop', 'secondary'); // no state file yet: active
-    node.appGear(5, 'shop', 'secondary', 'idle');
-    node.appGear(6, 'wiki', 'unscaled', 'stopped');
+    agent.node.appGear(1, 'blog', 'unscaled', 'started');
+    agent.node.appGear(2, 'shop', 'head', 'started');
+    agent.node.appGear(3, 'shop', 'secondary', 'started');
+    agent.node.appGear(4, 'shop', 'secondary'); // no state file yet: active
+    agent.node.appGear(5, 'shop', 'secondary', 'idle');
+    agent.node.appGear(6, 'wiki', 'unscaled', 'stopped');
     const { message, stderr } = await report();
     expect(stderr).toBe('');
     expect(message).toMatchObject({ activeGears: 4, maxActiveGears: 100, disruptiveGears: 2 });
@@ -67,24 +56,24 @@ describe('nodescaler-agent.sh: gear kinds, gear list, do-not-move', () => {
   });
 
   it('counts a gear whose DNS facts are missing, empty or unreadable as disruptive (never a guessed sibling)', async () => {
-    node.gear(1, { state: 'started', app: 'a1' }); // no .env DNS at all
-    node.gear(2, { state: 'started', app: 'a2', appDns: 'a2-ns.example.com' }); // no gear DNS
-    node.gear(3, { state: 'started', app: 'a3', gearDns: '', appDns: 'a3-ns.example.com' });
-    const home = node.gear(4, { state: 'started', app: 'a4', appDns: 'a4-ns.example.com' });
+    agent.node.gear(1, { state: 'started', app: 'a1' }); // no .env DNS at all
+    agent.node.gear(2, { state: 'started', app: 'a2', appDns: 'a2-ns.example.com' }); // no gear DNS
+    agent.node.gear(3, { state: 'started', app: 'a3', gearDns: '', appDns: 'a3-ns.example.com' });
+    const home = agent.node.gear(4, { state: 'started', app: 'a4', appDns: 'a4-ns.example.com' });
     symlinkSync(join(home, '.env/OPENSHIFT_APP_NAME'), join(home, '.env/OPENSHIFT_GEAR_DNS')); // not a plain file
-    node.appGear(5, 'a5', 'secondary', 'started');
+    agent.node.appGear(5, 'a5', 'secondary', 'started');
     const { message } = await report();
     expect(message).toMatchObject({ activeGears: 5, disruptiveGears: 4 });
   });
 
   it("marks a gear doNotMove when its directory holds the operator's marker file, and the budget then refuses its node", async () => {
-    const pinned = node.appGear(1, 'billing', 'secondary', 'started');
+    const pinned = agent.node.appGear(1, 'billing', 'secondary', 'started');
     writeFileSync(join(pinned, MARKER), '');
-    const idle = node.appGear(2, 'billing', 'secondary', 'idle');
+    const idle = agent.node.appGear(2, 'billing', 'secondary', 'idle');
     writeFileSync(join(idle, MARKER), 'ticket 1234\n');
-    const linked = node.appGear(3, 'shop', 'secondary', 'started');
+    const linked = agent.node.appGear(3, 'shop', 'secondary', 'started');
     symlinkSync(join(pinned, MARKER), join(linked, MARKER)); // a link is not the operator's marker
-    const dir = node.appGear(4, 'shop', 'secondary', 'started');
+    const dir = agent.node.appGear(4, 'shop', 'secondary', 'started');
     mkdirSync(join(dir, MARKER)); // nor is a directory
     const { message } = await report();
     expect(message.gears!.map((g) => [g.uuid, g.doNotMove ?? false])).toEqual([
@@ -98,16 +87,16 @@ describe('nodescaler-agent.sh: gear kinds, gear list, do-not-move', () => {
   });
 
   it('sends again when a gear is marked or changes kind, though the counts stay the same', async () => {
-    const home = node.appGear(1, 'shop', 'secondary', 'started');
+    const home = agent.node.appGear(1, 'shop', 'secondary', 'started');
     await report();
-    await node.run();
-    expect(node.calls()).toBe(1);
+    await agent.node.run();
+    expect(agent.node.calls()).toBe(1);
     writeFileSync(join(home, MARKER), '');
     expect((await report()).message.gears![0]!.doNotMove).toBe(true);
-    expect(node.calls()).toBe(2);
+    expect(agent.node.calls()).toBe(2);
     writeFileSync(join(home, '.env/OPENSHIFT_GEAR_DNS'), 'shop-ns.example.com'); // now the head gear
     expect((await report()).message.disruptiveGears).toBe(1);
-    expect(node.calls()).toBe(3);
+    expect(agent.node.calls()).toBe(3);
   });
 
   it.each([
@@ -115,8 +104,8 @@ describe('nodescaler-agent.sh: gear kinds, gear list, do-not-move', () => {
     ['has an application name that would break the JSON', (home: string) => writeFileSync(join(home, '.env/OPENSHIFT_APP_NAME'), 'x","doNotMove":false,"y":"'), 'is not a plain name'],
     ['has an application name longer than OpenShift allows', (home: string) => writeFileSync(join(home, '.env/OPENSHIFT_APP_NAME'), 'a'.repeat(33)), 'longer than 32'],
   ])('leaves the gear list out (one log line) but still sends the counts when a gear %s', async (_label, spoil, line) => {
-    node.appGear(1, 'blog', 'unscaled', 'started');
-    spoil(node.appGear(2, 'shop', 'secondary', 'started'));
+    agent.node.appGear(1, 'blog', 'unscaled', 'started');
+    spoil(agent.node.appGear(2, 'shop', 'secondary', 'started'));
     const { message, stderr } = await report();
     expect(message).toMatchObject({ activeGears: 2, disruptiveGears: 1 });
     expect(message.gears).toBeUndefined();
@@ -127,19 +116,19 @@ describe('nodescaler-agent.sh: gear kinds, gear list, do-not-move', () => {
 
   it(`lists at most ${MAX_STORED_GEARS} gears (what the evaluator keeps), within the SQS and argument size limits`, async () => {
     for (let n = 1; n <= MAX_STORED_GEARS; n++) {
-      const home = node.appGear(n, `${'a'.repeat(28)}${String(n).padStart(4, '0')}`, n % 2 ? 'head' : 'secondary', n % 3 ? 'started' : 'idle');
+      const home = agent.node.appGear(n, `${'a'.repeat(28)}${String(n).padStart(4, '0')}`, n % 2 ? 'head' : 'secondary', n % 3 ? 'started' : 'idle');
       writeFileSync(join(home, MARKER), '');
     }
-    node.writeEnv({ NODESCALER_PROFILE: 'p'.repeat(64) });
-    writeFileSync(node.limits, 'max_active_gears=200\n');
+    agent.node.writeEnv({ NODESCALER_PROFILE: 'p'.repeat(64) });
+    writeFileSync(agent.node.limits, 'max_active_gears=200\n');
     const full = await report();
     expect(full.message.gears).toHaveLength(MAX_STORED_GEARS);
-    const bytes = Buffer.byteLength(node.sent());
+    const bytes = Buffer.byteLength(agent.node.sent());
     // One argument of execve is at most 128 KiB on Linux; the body travels as one.
     expect(bytes).toBeLessThan(Math.min(MAX_BODY_BYTES, 128 * 1024));
     expect(readFileSync(AGENT, 'utf8')).toContain(`MAX_LISTED=${MAX_STORED_GEARS}\n`);
 
-    node.appGear(MAX_STORED_GEARS + 1, 'one-more', 'secondary', 'started');
+    agent.node.appGear(MAX_STORED_GEARS + 1, 'one-more', 'secondary', 'started');
     const over = await report();
     expect(over.message.gears).toBeUndefined();
     expect(over.message.activeGears).toBe(full.message.activeGears + 1);

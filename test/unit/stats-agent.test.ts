@@ -10,43 +10,34 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { EC2Client, RunInstancesCommand } from '@aws-sdk/client-ec2';
 import { mockClient } from 'aws-sdk-client-mock';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { cloudFor } from '../../lib/adapters/cloud/from-settings.js';
 import { findPoolConfig, loadSettings, poolNaming, type Settings } from '../../lib/config/index.js';
 import { clientToken, nodeNames } from '../../lib/domain/provisioning.js';
 import { STATS_AGENT_SCRIPT, STATS_AGENT_SERVICE, STATS_AGENT_TIMER } from '../../lib/domain/stats-agent-script.js';
 import { parseMessage } from '../../lib/messages/index.js';
 import { MemoryLog } from '../../lib/adapters/memory/log.js';
-import { AGENT, AgentNode, INSTANCE_ID, QUEUE_URL, TOKEN, gearId, startImds, type AgentRun, type Imds } from '../support/stats-agent-node.js';
+import { AGENT, INSTANCE_ID, QUEUE_URL, TOKEN, gearId, useAgentNode, type AgentRun } from '../support/stats-agent-node.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 
 describe('nodescaler-agent.sh (sh, stub aws, stub IMDSv2, fake node tree)', () => {
-  let imds: Imds;
-  let node: AgentNode;
+  const agent = useAgentNode();
   let dir: string;
   let gears: string;
   let limits: string;
   let stub: string;
   let envFile: string;
 
-  beforeAll(async () => {
-    imds = await startImds();
-  });
-  afterAll(async () => {
-    await new Promise((done) => imds.server.close(done));
-  });
-
   beforeEach(() => {
-    node = new AgentNode(imds);
-    ({ dir, gears, limits, stub, envFile } = node);
+    ({ dir, gears, limits, stub, envFile } = agent.node);
     // Three active gears: started (an unscaled app's), no state file yet (a scaled app's secondary gear),
     // building (that app's head gear); one stopped, one idle.
-    node.appGear(1, 'blog', 'unscaled', 'started');
-    node.appGear(2, 'shop', 'secondary');
-    node.appGear(3, 'shop', 'head', 'building');
-    node.appGear(4, 'wiki', 'unscaled', 'stopped');
-    node.appGear(5, 'shop', 'secondary', 'idle');
+    agent.node.appGear(1, 'blog', 'unscaled', 'started');
+    agent.node.appGear(2, 'shop', 'secondary');
+    agent.node.appGear(3, 'shop', 'head', 'building');
+    agent.node.appGear(4, 'wiki', 'unscaled', 'stopped');
+    agent.node.appGear(5, 'shop', 'secondary', 'idle');
     // Not gears: node directories, a 31-character name, a file with a gear-like name, upper case.
     mkdirSync(join(gears, '.httpd.d'));
     mkdirSync(join(gears, 'lost+found'));
@@ -55,14 +46,14 @@ describe('nodescaler-agent.sh (sh, stub aws, stub IMDSv2, fake node tree)', () =
     writeFileSync(join(gears, 'b'.repeat(32)), 'not a directory');
   });
 
-  const writeEnv = (over: Record<string, string | undefined>) => node.writeEnv(over);
-  const run = (extraEnv: Record<string, string> = {}, script = AGENT): Promise<AgentRun> => node.run(extraEnv, script);
-  const calls = () => node.calls();
-  const sent = () => node.sent();
-  const args = () => node.args();
+  const writeEnv = (over: Record<string, string | undefined>) => agent.node.writeEnv(over);
+  const run = (extraEnv: Record<string, string> = {}, script = AGENT): Promise<AgentRun> => agent.node.run(extraEnv, script);
+  const calls = () => agent.node.calls();
+  const sent = () => agent.node.sent();
+  const args = () => agent.node.args();
 
   it('sends one node-stats message that parses with the node-stats schema, with the gear counts of the tree', async () => {
-    imds.requests.length = 0;
+    agent.imds.requests.length = 0;
     const before = Date.now();
     const result = await run();
     expect(result).toEqual({ code: 0, stderr: '' });
@@ -91,8 +82,8 @@ describe('nodescaler-agent.sh (sh, stub aws, stub IMDSv2, fake node tree)', () =
     expect(argv[argv.indexOf('--message-attributes') + 1]).toBe(`instanceId={DataType=String,StringValue=${INSTANCE_ID}}`);
 
     // IMDSv2: the token first (with its TTL), then every GET carrying it.
-    expect(imds.requests[0]).toEqual({ method: 'PUT', url: '/latest/api/token', ttl: '60' });
-    expect(imds.requests.slice(1).map((r) => [r.method, r.url, r.token])).toEqual([
+    expect(agent.imds.requests[0]).toEqual({ method: 'PUT', url: '/latest/api/token', ttl: '60' });
+    expect(agent.imds.requests.slice(1).map((r) => [r.method, r.url, r.token])).toEqual([
       ['GET', '/latest/meta-data/instance-id', TOKEN],
       ['GET', '/latest/meta-data/hostname', TOKEN],
     ]);
@@ -193,7 +184,7 @@ describe('nodescaler-agent.sh (sh, stub aws, stub IMDSv2, fake node tree)', () =
 
     it('sends again as soon as a gear starts or stops', async () => {
       await run();
-      node.appGear(6, 'docs', 'unscaled');
+      agent.node.appGear(6, 'docs', 'unscaled');
       expect(await run()).toEqual({ code: 0, stderr: '' });
       expect(calls()).toBe(2);
       expect(JSON.parse(sent())).toMatchObject({ activeGears: 4 });
@@ -304,7 +295,7 @@ describe('nodescaler-agent.sh (sh, stub aws, stub IMDSv2, fake node tree)', () =
       const installed = join(dir, 'nodescaler-agent');
       writeFileSync(installed, `${heredoc(userData, '/usr/local/sbin/nodescaler-agent', 'NODESCALER_AGENT_SCRIPT')}\n`);
       const env = heredoc(userData, '/etc/nodescaler/agent.env', 'NODESCALER_AGENT_ENV')!;
-      writeFileSync(envFile, `${env}\nGEAR_BASE_DIR='${gears}'\nRESOURCE_LIMITS='${limits}'\nIMDS_ENDPOINT='${imds.endpoint}'\nNODESCALER_SYSLOG=0\nNODESCALER_STATE_FILE='${join(dir, 'state/agent.last')}'\n`);
+      writeFileSync(envFile, `${env}\nGEAR_BASE_DIR='${gears}'\nRESOURCE_LIMITS='${limits}'\nIMDS_ENDPOINT='${agent.imds.endpoint}'\nNODESCALER_SYSLOG=0\nNODESCALER_STATE_FILE='${join(dir, 'state/agent.last')}'\n`);
       const result = await run({}, installed);
       expect(result).toEqual({ code: 0, stderr: '' });
       const parsed = parseMessage(sent());
