@@ -51,10 +51,16 @@ export function manualDrainFit(input: {
   return { fits, gears: gears.length, freeSlots: plan.freeSlots, unplaced: plan.unplaced.length, line };
 }
 
-/** The node's gears as last reported; a report without the list counts its gears as small ones of distinct applications. */
-function gearsOf(node: NodeRecord): GearInfo[] {
+/**
+ * The gears a drain would move, as last reported. The agent lists every gear, idle and stopped ones too (a drain
+ * moves them all), while `activeGears` counts the active ones alone, as origin-server does: a list at least that long
+ * is the node's whole list. Active gears a report does not list (no list at all, or a shorter one) count as small
+ * gears of distinct applications.
+ */
+export function gearsOf(node: Pick<NodeRecord, 'nodeId' | 'stats'>): GearInfo[] {
   const stats = node.stats;
   if (!stats) return [];
-  if (stats.gears && stats.gears.length === stats.activeGears) return stats.gears;
-  return Array.from({ length: stats.activeGears }, (_, i) => ({ uuid: `${node.nodeId}#${i}`, app: `${node.nodeId}#${i}`, size: 'small' }));
+  const listed = stats.gears ?? [];
+  const unlisted = Math.max(0, stats.activeGears - listed.length);
+  return [...listed, ...Array.from({ length: unlisted }, (_, i) => ({ uuid: `${node.nodeId}#${i}`, app: `${node.nodeId}#${i}`, size: 'small' }))];
 }
