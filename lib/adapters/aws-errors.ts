@@ -15,6 +15,8 @@ const THROTTLING = new Set([
   'SlowDown',
   'PriorRequestNotComplete',
   'ProvisionedThroughputExceededException',
+  // SQS, SNS and S3 with a KMS key: KMS throttled the service's own call.
+  'KmsThrottled',
 ]);
 const SERVER = new Set(['InternalError', 'InternalFailure', 'InternalServerError', 'ServiceUnavailable', 'Unavailable', 'ServiceFailure']);
 const TIMEOUT = new Set(['TimeoutError', 'RequestTimeout', 'RequestTimeoutException', 'AbortError']);

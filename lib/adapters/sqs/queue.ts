@@ -1,6 +1,7 @@
 import { SendMessageBatchCommand, type SQSClient, type SendMessageBatchRequestEntry, type SendMessageBatchResult } from '@aws-sdk/client-sqs';
 import { NodescalerError, TransientError, ValidationError } from '../../errors.js';
 import type { OutgoingMessage, Queue, QueueName, SendResult } from '../../ports/queue.js';
+import { awsErrorInfo } from '../aws-errors.js';
 import { prepareEntries, type PreparedEntry } from '../queue-entries.js';
 
 /** SQS: at most 10 entries per SendMessageBatch. */
@@ -126,45 +127,13 @@ function collectResult(batch: readonly PreparedEntry[], result: SendMessageBatch
   return accepted;
 }
 
-const THROTTLING = new Set(['ThrottlingException', 'RequestThrottled', 'KmsThrottled', 'TooManyRequestsException']);
-const SERVER = new Set(['ServiceUnavailable', 'InternalError', 'InternalFailure', 'InternalServerError']);
-const TIMEOUT = new Set(['TimeoutError', 'RequestTimeout', 'RequestTimeoutException', 'AbortError']);
-const NETWORK_CODES = new Set([
-  'ECONNRESET',
-  'ECONNREFUSED',
-  'ECONNABORTED',
-  'ETIMEDOUT',
-  'EPIPE',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'ENETUNREACH',
-  'EHOSTUNREACH',
-]);
 const MISSING_QUEUE = new Set(['QueueDoesNotExist', 'AWS.SimpleQueueService.NonExistentQueue', 'InvalidAddress']);
 
 /** An SDK error as a `TransientError` or `ValidationError`; the project's own errors pass through. */
 export function translateSqsError(error: unknown, queue: QueueName, url: string): NodescalerError {
   if (error instanceof NodescalerError) return error;
-  const e = (typeof error === 'object' && error !== null ? error : {}) as {
-    name?: unknown;
-    message?: unknown;
-    code?: unknown;
-    $fault?: unknown;
-    $retryable?: unknown;
-    $metadata?: { httpStatusCode?: unknown };
-  };
-  const name = typeof e.name === 'string' ? e.name : 'Error';
-  const detail = typeof e.message === 'string' && e.message !== '' ? `${name}: ${e.message}` : name;
-  const status = typeof e.$metadata?.httpStatusCode === 'number' ? e.$metadata.httpStatusCode : undefined;
-  const transient =
-    THROTTLING.has(name) ||
-    SERVER.has(name) ||
-    TIMEOUT.has(name) ||
-    (typeof e.code === 'string' && NETWORK_CODES.has(e.code)) ||
-    e.$retryable !== undefined ||
-    status === 429 ||
-    (status !== undefined && status >= 500);
-  if (!transient && e.$fault === 'client') {
+  const { name, detail, transient, clientFault } = awsErrorInfo(error);
+  if (!transient && clientFault) {
     const issue = MISSING_QUEUE.has(name)
       ? { path: `queues.${queue}`, message: `SQS rejected the queue URL (${detail})`, value: url }
       : { path: '', message: `SQS rejected the request (${detail})` };
