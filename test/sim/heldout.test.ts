@@ -127,5 +127,16 @@ describe('npm run bench -- heldout', () => {
     const bad = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/bench.ts', 'heldout', '--count', '0'], { cwd: ROOT, encoding: 'utf8' });
     expect(bad.status).toBe(2);
     expect(bad.stderr).toMatch(/--count: expected an integer >= 1, got 0/);
+
+    // tune --heldout ranks variants on the same shapes, with the baselines the heldout run cached.
+    const tune = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/bench.ts', 'tune', '{"f3":{"scaleDown":{"payoff":{"factor":3}}}}', '--heldout', '2', '--seed', '3', '--days', '0.25', '--peak-gears', '300', '--cache', cache], { cwd: ROOT, encoding: 'utf8' });
+    expect(tune.status, tune.stderr).toBe(0);
+    expect(tune.stdout).toMatch(/tune: 2 variants x 2 traces/);
+    expect(tune.stdout).toMatch(/baselines 2 cached, 0 computed/);
+    expect(tune.stdout).toMatch(/^held-out \(mean; moves summed; worst\)\s+[\d.]+\s+([\d.]+|Infinity)\s+[\d.]+\s+\d+\/16$/m);
+    // Today's defaults score the shapes as the heldout command did.
+    const squeeze = (text: string) => text.replace(/ +/g, ' ');
+    const defaults = squeeze(tune.stdout.slice(tune.stdout.indexOf('variant defaults'), tune.stdout.indexOf('variant f3')));
+    for (const line of totals(run.stdout).filter((l) => l.startsWith('heldout:'))) expect(defaults).toContain(squeeze(line));
   });
 });
