@@ -22,7 +22,7 @@ Replays nodescaler and every baseline on N random workload shapes of seed S
 churn; lib/sim/heldout.ts), with the suite's table and goal line per shape
 and a total.
   --count N           shapes (default 8)
-  --seed S            which shapes (default 1); shape n of a seed is always the same
+  --seed S            which shapes, and the replay's seed (default 1); shape n of a seed is always the same
   --days D            days of each shape (default 7)
   --peak-gears G      each shape's peak (default 2000)
   --gears-per-node N  default 100
