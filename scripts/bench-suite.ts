@@ -10,7 +10,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { abortLine } from '../lib/sim/aborts.js';
-import { runBaselines } from '../lib/sim/baseline-cache.js';
+import { baselineKeyParts, runBaselines, type BaselineCache } from '../lib/sim/baseline-cache.js';
 import { peakDemand } from '../lib/sim/pools.js';
 import { runNodescaler } from '../lib/sim/replay.js';
 import type { PolicyResult } from '../lib/sim/results.js';
@@ -73,36 +73,60 @@ export async function runSuite(argv: string[]): Promise<void> {
   const tally: Array<{ trace: string; met: number; of: number }> = [];
 
   for (const [index, entry] of traces.entries()) {
-    const trace = entry.load();
-    const label = `[${index + 1}/${traces.length}] ${entry.name} (${(trace.durationSeconds / 86400).toFixed(1)} days, peak ${peakDemand(trace)} gears)`;
-    const replay = { gearsPerNode, bootDelaySeconds: 120, store: 'memory' as const, seed };
-    let last = -1;
-    const outcome = await runNodescaler(trace, {
-      ...replay,
-      onProgress: (fraction) => {
-        const percent = Math.floor(fraction * 10) * 10;
-        if (percent === last) return;
-        last = percent;
-        const elapsed = ((Date.now() - started) / 1000).toFixed(0);
-        if (process.stdout.isTTY) process.stdout.write(`\r${label}: nodescaler ${percent}% (${elapsed} s so far)`);
-        else if (percent % 50 === 0) console.log(`${label}: nodescaler ${percent}% (${elapsed} s so far)`);
-      },
-    });
-    if (process.stdout.isTTY) process.stdout.write('\n');
-    const results = withSavings([outcome.result, ...runBaselines(trace, replay)]);
-    console.log(`\n${label}`);
-    console.log(formatTable(suiteRows(results)));
-    const goal = goalLine(results);
-    if (goal) console.log(goal);
-    console.log(`nodescaler: ${outcome.result.drainsStarted} drains, ${abortLine(outcome.result.aborts)}`);
-    const causes = moveCausesLine(results);
-    if (causes) console.log(causes);
+    const results = await replaySuiteTrace(entry, `[${index + 1}/${traces.length}] ${entry.name}`, { gearsPerNode, seed, started });
     const checks = goalChecks(results) ?? [];
     tally.push({ trace: entry.name, met: checks.filter((c) => c.met).length, of: checks.length });
-    console.log('');
   }
   console.log(`suite: ${traces.length} traces in ${((Date.now() - started) / 1000).toFixed(0)} s; goal checks met by nodescaler (today's defaults):`);
   console.log(formatTable(tally.map((t) => ({ trace: t.trace, met: `${t.met}/${t.of}` }))));
+}
+
+export interface SuiteReplay {
+  gearsPerNode: number;
+  seed: number;
+  /** Date.now() when the run started, for the progress line. */
+  started: number;
+  /** Where the baselines' results are kept (`npm run bench -- tune`, `heldout`); none: they are computed. */
+  cache?: { store: BaselineCache; window: { days: number | undefined; peakGears: number } };
+  /** Printed under the trace's heading (a held-out shape's components). */
+  note?: string;
+}
+
+/**
+ * One trace of the suite under nodescaler (with a progress line) and every
+ * baseline: prints its table, goal line, drains and moves by cause; the results.
+ */
+export async function replaySuiteTrace(entry: { name: string; load: () => Trace }, heading: string, run: SuiteReplay): Promise<PolicyResult[]> {
+  const trace = entry.load();
+  const label = `${heading} (${(trace.durationSeconds / 86400).toFixed(1)} days, peak ${peakDemand(trace)} gears)`;
+  const replay = { gearsPerNode: run.gearsPerNode, bootDelaySeconds: 120, store: 'memory' as const, seed: run.seed };
+  let last = -1;
+  const outcome = await runNodescaler(trace, {
+    ...replay,
+    onProgress: (fraction) => {
+      const percent = Math.floor(fraction * 10) * 10;
+      if (percent === last) return;
+      last = percent;
+      const elapsed = ((Date.now() - run.started) / 1000).toFixed(0);
+      if (process.stdout.isTTY) process.stdout.write(`\r${label}: nodescaler ${percent}% (${elapsed} s so far)`);
+      else if (percent % 50 === 0) console.log(`${label}: nodescaler ${percent}% (${elapsed} s so far)`);
+    },
+  });
+  if (process.stdout.isTTY) process.stdout.write('\n');
+  const baselines = run.cache
+    ? run.cache.store.get(baselineKeyParts(entry.name, trace, replay, run.cache.window), () => runBaselines(trace, replay)).results
+    : runBaselines(trace, replay);
+  const results = withSavings([outcome.result, ...baselines]);
+  console.log(`\n${label}`);
+  if (run.note) console.log(run.note);
+  console.log(formatTable(suiteRows(results)));
+  const goal = goalLine(results);
+  if (goal) console.log(goal);
+  console.log(`nodescaler: ${outcome.result.drainsStarted} drains, ${abortLine(outcome.result.aborts)}`);
+  const causes = moveCausesLine(results);
+  if (causes) console.log(causes);
+  console.log('');
+  return results;
 }
 
 function suiteRows(results: PolicyResult[]): Array<Record<string, string | number>> {

@@ -3,18 +3,19 @@
  * configuration on every trace of the suite (scripts/bench-suite.ts), a table
  * per variant and a ranking. The baselines are cached in .cache/baselines/.
  *
- *   npm run bench -- tune VARIANTS [--days N] [--peak-gears N] [--gears-per-node N] [--only TEXT] [--seed N] [--cache DIR] [--no-cache] [--no-defaults]
+ *   npm run bench -- tune VARIANTS [--days N] [--peak-gears N] [--gears-per-node N] [--only TEXT] [--seed N] [--heldout N] [--cache DIR] [--no-cache] [--no-defaults]
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { ValidationError } from '../lib/errors.js';
 import { BaselineCache } from '../lib/sim/baseline-cache.js';
+import { heldoutShapes } from '../lib/sim/heldout.js';
 import { formatRanking, formatVariant, parseVariants, tuneSuite, type Variants } from '../lib/sim/tune.js';
 import { suiteTraces } from './bench-suite.js';
 
 const DEFAULT_CACHE = new URL('../.cache/baselines/', import.meta.url).pathname;
 
-const USAGE = `usage: npm run bench -- tune VARIANTS [--days N] [--peak-gears N] [--gears-per-node N] [--only TEXT] [--seed N] [--cache DIR] [--no-cache]
+const USAGE = `usage: npm run bench -- tune VARIANTS [--days N] [--peak-gears N] [--gears-per-node N] [--only TEXT] [--seed N] [--heldout N] [--cache DIR] [--no-cache]
 
 Replays nodescaler under each variant on every trace of the suite and ranks the
 variants by goal checks met, then node-hours, then moves (both x clairvoyant-4h).
@@ -28,6 +29,8 @@ variants by goal checks met, then node-hours, then moves (both x clairvoyant-4h)
   --gears-per-node N  default 100
   --only TEXT         only traces whose name contains TEXT
   --seed N            default 42
+  --heldout N         instead of the suite, N held-out shapes of seed --seed
+                      (npm run bench -- heldout; 7 days unless --days)
   --cache DIR         where the baselines' results are kept (default .cache/baselines)
   --no-cache          compute the baselines again and keep nothing`;
 
@@ -44,6 +47,7 @@ export async function runTune(argv: string[]): Promise<void> {
         'gears-per-node': { type: 'string', default: '100' },
         only: { type: 'string' },
         seed: { type: 'string', default: '42' },
+        heldout: { type: 'string' },
         cache: { type: 'string', default: DEFAULT_CACHE },
         'no-cache': { type: 'boolean', default: false },
         'no-defaults': { type: 'boolean', default: false },
@@ -55,7 +59,7 @@ export async function runTune(argv: string[]): Promise<void> {
   }
   if (values.help) return console.log(USAGE);
   if (positionals.length !== 1) return fail(`expected one VARIANTS argument (a JSON file or inline JSON), got ${positionals.length}`);
-  const number = (name: 'days' | 'peak-gears' | 'gears-per-node' | 'seed', min: number) => {
+  const number = (name: 'days' | 'peak-gears' | 'gears-per-node' | 'seed' | 'heldout', min: number) => {
     const value = Number(values[name]);
     if (!Number.isFinite(value) || value < min) throw new ValidationError({ path: `--${name}`, message: `expected a number >= ${min}`, value: values[name] });
     return value;
@@ -63,11 +67,16 @@ export async function runTune(argv: string[]): Promise<void> {
   let variants: Variants;
   let days: number | undefined;
   let peakGears: number, gearsPerNode: number, seed: number;
+  let heldout: number | undefined;
   try {
     days = values.days === undefined ? undefined : number('days', 0.01);
     peakGears = number('peak-gears', 1);
     gearsPerNode = number('gears-per-node', 1);
     seed = number('seed', 0);
+    heldout = values.heldout === undefined ? undefined : number('heldout', 1);
+    if (heldout !== undefined && !Number.isInteger(heldout)) throw new ValidationError({ path: '--heldout', message: 'expected a whole number of shapes', value: values.heldout });
+    // Held-out shapes are as long as `npm run bench -- heldout` makes them, so both share cached baselines.
+    if (heldout !== undefined) days ??= 7;
     const argument = positionals[0]!;
     const inline = argument.trim().startsWith('{');
     if (!inline && !existsSync(argument)) throw new ValidationError({ path: 'VARIANTS', message: 'neither inline JSON nor an existing file', value: argument });
@@ -78,8 +87,12 @@ export async function runTune(argv: string[]): Promise<void> {
   const hasDefaults = Object.values(variants).some((overrides) => Object.keys(overrides).length === 0) || 'defaults' in variants;
   if (!hasDefaults && !values['no-defaults']) variants = { defaults: {}, ...variants };
 
-  const traces = suiteTraces(days, peakGears, seed).filter((t) => values.only === undefined || t.name.includes(values.only));
-  if (traces.length === 0) return fail(`--only: no suite trace contains ${values.only}`);
+  const all =
+    heldout === undefined
+      ? suiteTraces(days, peakGears, seed)
+      : heldoutShapes({ count: heldout, seed, days: days!, peakGears }).map((shape) => ({ name: shape.name, load: () => shape.trace }));
+  const traces = all.filter((t) => values.only === undefined || t.name.includes(values.only));
+  if (traces.length === 0) return fail(`--only: no ${heldout === undefined ? 'suite trace' : 'held-out shape'} contains ${values.only}`);
   const cache = new BaselineCache(values['no-cache'] ? undefined : values.cache);
   const names = Object.keys(variants);
   const started = Date.now();
@@ -104,7 +117,7 @@ export async function runTune(argv: string[]): Promise<void> {
       onVariant: (score) => {
         if (process.stdout.isTTY) process.stdout.write('\n');
         console.log(`\nvariant ${score.variant} ${JSON.stringify(variants[score.variant])}: ${score.met}/${score.of} goal checks met`);
-        console.log(formatVariant(score));
+        console.log(formatVariant(score, heldout === undefined ? undefined : 'held-out (mean; moves summed; worst)'));
         console.log('');
       },
     });

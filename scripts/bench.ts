@@ -9,6 +9,7 @@
  *   npm run bench -- decide    only entries whose name contains "decide"
  *   npm run bench -- suite     the replay trace suite (scripts/bench-suite.ts)
  *   npm run bench -- tune VARIANTS  configuration variants ranked on the suite (scripts/bench-tune.ts)
+ *   npm run bench -- heldout   random workload shapes from a seed, not in the suite (scripts/bench-heldout.ts)
  *   npm run bench -- replay    the replay's speed by cluster size (scripts/bench-replay.ts)
  *   npm run bench -- bill      nodescaler's own AWS bill at 20 and 200 nodes (scripts/bench-bill.ts)
  *   npm run bench -- stats-batch  what one stats batch reads at 2,000 nodes (scripts/bench-stats-batch.ts)
@@ -329,6 +330,8 @@ if (process.argv[2] === 'replay') {
   void import('./bench-stats-batch.js').then((bench) => bench.statsBatchBench());
 } else if (process.argv[2] === 'tune') {
   void import('./bench-tune.js').then((tune) => tune.runTune(process.argv.slice(3)));
+} else if (process.argv[2] === 'heldout') {
+  void import('./bench-heldout.js').then((heldout) => heldout.runHeldout(process.argv.slice(3)));
 } else if (process.argv[2] === 'suite') {
   void import('./bench-suite.js').then((suite) => suite.runSuite(process.argv.slice(3)));
 } else {

@@ -15,7 +15,12 @@
  * yesterday is noise; tomorrow morning still comes), unless today has stayed
  * more than `LEVEL_SHIFT_MARGIN` below that day at every bucket of the last
  * `LEVEL_SHIFT_MINUTES`: then the level has shifted (a step down, a quiet
- * weekend day) and the day is followed at today's level.
+ * weekend day) and the day is followed at today's level, scaled by today's
+ * share of it rather than lowered by the difference: a quiet day has fewer
+ * users at every hour, so its crest falls by more gears than its trough (a
+ * weekend at 60 % of Friday, lowered by the night's difference, still
+ * expected Friday's crest less 400 gears, 1,500 where 1,150 came, and held
+ * Saturday night's nodes for it).
  *
  * With fewer kept days than `DAYS_KEPT` (a new pool), the days there are are
  * used: one day cannot tell a burst from a cycle, and holding a node for it
@@ -43,8 +48,10 @@ export const RECUR_WINDOW_MINUTES = 30;
 export interface DailyDay {
   /** 1 = yesterday, 2 = the day before. */
   daysAgo: number;
-  /** Gears added to that day's demand to bring it to today's level (negative only after a level shift). */
+  /** Gears added to that day's demand to bring it to today's level (0 after a level shift, which scales instead). */
   shift: number;
+  /** That day's demand is multiplied by this: today's share of it after a level shift, else 1. */
+  scale: number;
   levelShift: boolean;
 }
 
@@ -65,8 +72,9 @@ export function dailyOutlook(samples: readonly DemandSample[], nowMinute: number
     const then = bucketAt(samples, nowMinute - daysAgo * DAY_MINUTES);
     if (then === undefined) continue;
     const levelShift = stayedBelow(samples, nowMinute, daysAgo * DAY_MINUTES, LEVEL_SHIFT_MINUTES);
-    const difference = current - then;
-    days.push({ daysAgo, shift: levelShift ? difference : Math.max(0, difference), levelShift });
+    // A level shift means today is below `then` by a margin, so `then` is positive.
+    if (levelShift) days.push({ daysAgo, shift: 0, scale: current / then, levelShift });
+    else days.push({ daysAgo, shift: Math.max(0, current - then), scale: 1, levelShift });
   }
   if (days.length === 0) return undefined;
   return {
@@ -79,7 +87,7 @@ export function dailyOutlook(samples: readonly DemandSample[], nowMinute: number
         const dayEnd = nowMinute - (day.daysAgo - 1) * DAY_MINUTES - 1;
         const then = highestBetween(samples, at - RECUR_WINDOW_MINUTES, Math.min(dayEnd, at + RECUR_WINDOW_MINUTES));
         if (then === undefined) continue;
-        const expected = Math.max(0, then + day.shift);
+        const expected = Math.max(0, then * day.scale + day.shift);
         if (lowest === undefined || expected < lowest) lowest = expected;
       }
       return lowest;

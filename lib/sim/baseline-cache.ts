@@ -48,7 +48,8 @@ export function runBaselines(trace: Trace, replay: BaselineReplay): PolicyResult
 
 /** A hash of the demand a replay sees (after windowing and scaling), not of the file it came from. */
 export function traceHash(trace: Trace): string {
-  return sha256(JSON.stringify({ stepSeconds: trace.stepSeconds, durationSeconds: trace.durationSeconds, steps: trace.steps.map((s) => [s.at, s.demand]) }));
+  const churn = trace.churnPerHour ? { churnPerHour: trace.churnPerHour } : {};
+  return sha256(JSON.stringify({ stepSeconds: trace.stepSeconds, durationSeconds: trace.durationSeconds, steps: trace.steps.map((s) => [s.at, s.demand]), ...churn }));
 }
 
 /**

@@ -2,6 +2,7 @@ import { AppModel, MoveLedger } from './disruption.js';
 import { nodesFor, peakDemand, type SimPool } from './pools.js';
 import { seededRandom } from './random.js';
 import { combinePools, ResultRecorder, SeriesSampler, type PolicyName, type PolicyResult, type PoolResult } from './results.js';
+import { Churn } from './churn.js';
 import { demandAt, type Trace } from './trace.js';
 
 export type BaselinePolicy = Exclude<PolicyName, 'nodescaler'>;
@@ -50,6 +51,7 @@ class PoolSim {
   readonly recorder: ResultRecorder;
   readonly ledger = new MoveLedger();
   private hint = 0;
+  private readonly churn: Churn;
   private lastAddAt = -Infinity;
   private readonly peak: number;
   movesThisStep = 0;
@@ -64,6 +66,7 @@ class PoolSim {
     this.apps = new AppModel(seededRandom(seed + 7));
     this.recorder = new ResultRecorder(policy, pool.gearsPerNode, options.sampleEverySeconds, this.ledger, pool.pricePerHour);
     this.peak = peakDemand(pool.trace);
+    this.churn = new Churn(pool.trace.churnPerHour);
     const initial = policy === 'static-peak' ? nodesFor(pool, this.peak) : policy.startsWith('clairvoyant') ? this.clairvoyantTarget(0) : nodesFor(pool, pool.trace.steps[0]?.demand ?? 0);
     for (let i = 0; i < initial; i++) this.nodes.push({ gears: new Set(), readyAt: 0, draining: false, lastChangeAt: 0 });
   }
@@ -244,6 +247,11 @@ class PoolSim {
   }
 
   private applyDemand(demand: number, t: number): void {
+    // App churn: as nodescaler's world (lib/sim/world.ts), replaced gears leave at random and as many new ones wait.
+    for (let replaced = this.churn.next(demand, this.options.tickSeconds); replaced > 0 && this.placed.length > 0; replaced--) {
+      this.remove(this.placed[Math.floor(this.random() * this.placed.length)]!, t);
+      this.waiting.push(this.apps.next().id);
+    }
     let excess = this.placed.length + this.waiting.length - demand;
     while (excess > 0 && this.waiting.length > 0) {
       this.waiting.pop();

@@ -11,6 +11,7 @@ import type { StateStore } from '../ports/state-store.js';
 import { addTallies, tallyAborts, type AbortTally } from './aborts.js';
 import { singlePool } from './baselines.js';
 import { BillMeter, type Bill } from './bill.js';
+import { Churn } from './churn.js';
 import { MoveLedger } from './disruption.js';
 import { addMoveCauses, moveCauses, type CauseDrain, type CausedMove, type NodeToggle } from './move-causes.js';
 import { nodesFor, type SimPool } from './pools.js';
@@ -128,7 +129,7 @@ export async function runNodescaler(trace: Trace, options: ReplayOptions): Promi
       gearPrefix: pools.length === 1 ? 'g' : `g${i}-`,
     });
     const recorder = new ResultRecorder('nodescaler', pool.gearsPerNode, sampleEvery, new MoveLedger(), pool.pricePerHour);
-    return { pool, poolConfig, world, recorder, hint: 0 };
+    return { pool, poolConfig, world, recorder, hint: 0, churn: new Churn(pool.trace.churnPerHour) };
   });
 
   // The cluster as it is when nodescaler is switched on: enough nodes for the first step's demand, within each pool's bounds.
@@ -150,7 +151,7 @@ export async function runNodescaler(trace: Trace, options: ReplayOptions): Promi
         const step = demandAt(w.pool.trace, at, w.hint);
         w.hint = step.index;
         w.world.joinBootedHosts();
-        w.world.applyDemand(step.demand);
+        w.world.applyDemand(step.demand, w.churn.next(step.demand, TICK_SECONDS));
         w.world.reportStats();
         return step.demand;
       });

@@ -27,6 +27,8 @@ export interface Trace {
   durationSeconds: number;
   /** ISO date-time of the first row, when the time column holds date-times (not plain seconds). */
   startsAt?: string;
+  /** Share of the gears deleted and replaced by new ones each hour, beyond the demand's net change (lib/sim/churn.ts); none when unset. */
+  churnPerHour?: number;
 }
 
 const TIME_COLUMNS = ['timestamp', 'time', 'datetime', 'date', 'ts', 't', 'seconds', 'second', 'epoch'];

@@ -118,7 +118,7 @@ export function rankVariants(scores: VariantScore[]): VariantScore[] {
 }
 
 /** One variant's table: a row per trace and the suite's total. */
-export function formatVariant(score: VariantScore): string {
+export function formatVariant(score: VariantScore, totalLabel = 'suite (mean; moves summed; worst)'): string {
   const rows = score.traces.map((t) => ({
     trace: t.trace,
     'node-hours x clairvoyant-4h': ratio(t.nodeHours, t.clairvoyantNodeHours).toFixed(3),
@@ -127,7 +127,7 @@ export function formatVariant(score: VariantScore): string {
     goal: `${t.met}/${t.of}`,
   }));
   rows.push({
-    trace: 'suite (mean; moves summed; worst)',
+    trace: totalLabel,
     'node-hours x clairvoyant-4h': score.nodeHoursRatio.toFixed(3),
     'moves x clairvoyant-4h': score.movesRatio.toFixed(2),
     'unplaced %': (score.worstUnplacedShare * 100).toFixed(3),

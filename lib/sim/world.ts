@@ -78,8 +78,15 @@ export class SimWorld {
     return this.apps.disruptive(this.gearNumber(uuid));
   }
 
-  /** Gears start or stop so that `demand` are wanted; new ones wait when the district is full. */
-  applyDemand(demand: number): void {
+  /**
+   * Gears start or stop so that `demand` are wanted; new ones wait when the district is full.
+   * `replaced` gears (app churn) are deleted at random first and as many new ones created.
+   */
+  applyDemand(demand: number, replaced = 0): void {
+    for (let i = 0; i < replaced && this.placed.length > 0; i++) {
+      this.removeAt(Math.floor(this.options.random() * this.placed.length));
+      this.waiting += 1;
+    }
     let excess = this.placed.length + this.waiting - demand;
     const fromWaiting = Math.min(Math.max(excess, 0), this.waiting);
     this.waiting -= fromWaiting;

@@ -41,11 +41,25 @@ describe('dailyOutlook', () => {
     // 500 until four hours ago, 300 since: the kept days are 500 all day
     const h = recorded(-2 * DAY - 3 * 60, (m) => (m > -4 * 60 ? 300 : 500));
     const outlook = dailyOutlook(h, nowMinute, 300)!;
-    expect(outlook.days.every((d) => d.levelShift && d.shift === -200)).toBe(true);
+    expect(outlook.days.every((d) => d.levelShift && d.shift === 0 && d.scale === 0.6)).toBe(true);
     expect(outlook.at(60)).toBe(300);
     // one hour below is not enough
     const early = recorded(-2 * DAY - 3 * 60, (m) => (m > -60 ? 300 : 500));
     expect(dailyOutlook(early, nowMinute, 300)!.at(60)).toBe(500);
+  });
+
+  it('follows a level shift in proportion: a quiet day at 60 % of the kept days has its crest at 60 % too', () => {
+    // Kept days: 1,000 at night, 2,000 from three hours ahead on; today (a weekend) at 600 for the last four hours.
+    const cycle = (m: number) => (((m % DAY) + DAY) % DAY >= 3 * 60 && ((m % DAY) + DAY) % DAY < 9 * 60 ? 2000 : 1000);
+    const h = recorded(-2 * DAY - 3 * 60, (m) => (m > -4 * 60 ? 0.6 * cycle(m) : cycle(m)));
+    const outlook = dailyOutlook(h, nowMinute, 600)!;
+    expect(outlook.days.map((d) => [d.daysAgo, d.levelShift, d.scale])).toEqual([
+      [1, true, 0.6],
+      [2, true, 0.6],
+    ]);
+    expect(outlook.at(60)).toBe(600);
+    // Lowered by the night's difference (400 gears), the crest would be expected at 1,600 and hold nodes for it.
+    expect(outlook.at(4 * 60)).toBe(1200);
   });
 });
 

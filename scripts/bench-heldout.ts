@@ -1,0 +1,83 @@
+/**
+ * `npm run bench -- heldout`: nodescaler and every baseline on random
+ * workload shapes drawn from a seed (lib/sim/heldout.ts), shapes the defaults
+ * were not chosen on; per shape the suite's table and goal line
+ * (scripts/bench-suite.ts), then a total. The baselines are cached in
+ * .cache/baselines/, as `tune` keeps them.
+ *
+ *   npm run bench -- heldout [--count N] [--seed S] [--days D] [--peak-gears G] [--gears-per-node N] [--cache DIR] [--no-cache]
+ */
+import { parseArgs } from 'node:util';
+import { BaselineCache } from '../lib/sim/baseline-cache.js';
+import { heldoutShapes } from '../lib/sim/heldout.js';
+import { formatVariant, scoreTrace, scoreVariant, type TraceScore } from '../lib/sim/tune.js';
+import { replaySuiteTrace } from './bench-suite.js';
+
+const DEFAULT_CACHE = new URL('../.cache/baselines/', import.meta.url).pathname;
+
+const USAGE = `usage: npm run bench -- heldout [--count N] [--seed S] [--days D] [--peak-gears G] [--gears-per-node N] [--cache DIR] [--no-cache]
+
+Replays nodescaler and every baseline on N random workload shapes of seed S
+(daily and weekly cycles, trends, steps, bursts, noise, flat periods, app
+churn; lib/sim/heldout.ts), with the suite's table and goal line per shape
+and a total.
+  --count N           shapes (default 8)
+  --seed S            which shapes, and the replay's seed (default 1); shape n of a seed is always the same
+  --days D            days of each shape (default 7)
+  --peak-gears G      each shape's peak (default 2000)
+  --gears-per-node N  default 100
+  --cache DIR         where the baselines' results are kept (default .cache/baselines)
+  --no-cache          compute the baselines again and keep nothing`;
+
+export async function runHeldout(argv: string[]): Promise<void> {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: argv,
+      options: {
+        count: { type: 'string', default: '8' },
+        seed: { type: 'string', default: '1' },
+        days: { type: 'string', default: '7' },
+        'peak-gears': { type: 'string', default: '2000' },
+        'gears-per-node': { type: 'string', default: '100' },
+        cache: { type: 'string', default: DEFAULT_CACHE },
+        'no-cache': { type: 'boolean', default: false },
+        help: { type: 'boolean', short: 'h' },
+      },
+    }));
+  } catch (error) {
+    return fail((error as Error).message);
+  }
+  if (values.help) return console.log(USAGE);
+  const figures: Record<string, number> = {};
+  for (const [name, min, integer] of [['count', 1, true], ['seed', 0, true], ['days', 0.01, false], ['peak-gears', 1, true], ['gears-per-node', 1, true]] as const) {
+    const value = Number(values[name]);
+    if (!Number.isFinite(value) || value < min || (integer && !Number.isInteger(value))) return fail(`--${name}: expected ${integer ? 'an integer' : 'a number'} >= ${min}, got ${values[name]}`);
+    figures[name] = value;
+  }
+  const { count, seed, days } = figures as { count: number; seed: number; days: number };
+  const peakGears = figures['peak-gears']!;
+  const gearsPerNode = figures['gears-per-node']!;
+  const cache = new BaselineCache(values['no-cache'] ? undefined : values.cache);
+  const started = Date.now();
+  console.log(`heldout: ${count} shapes of seed ${seed} (${days} days, peak ${peakGears} gears, ${gearsPerNode} gears per node)`);
+  const scores: TraceScore[] = [];
+  for (const [index, shape] of heldoutShapes({ count, seed, days, peakGears }).entries()) {
+    const entry = { name: shape.name, load: () => shape.trace };
+    const results = await replaySuiteTrace(entry, `[${index + 1}/${count}] ${shape.name}`, {
+      gearsPerNode,
+      seed,
+      started,
+      cache: { store: cache, window: { days, peakGears } },
+      note: `shape: ${shape.description}`,
+    });
+    scores.push(scoreTrace(shape.name, results));
+  }
+  console.log(`heldout: ${count} shapes in ${((Date.now() - started) / 1000).toFixed(0)} s; baselines ${cache.hits} cached, ${cache.misses} computed; nodescaler (today's defaults) x clairvoyant-4h and goal checks met:`);
+  console.log(formatVariant(scoreVariant('heldout', scores), 'total (mean; moves summed; worst)'));
+}
+
+function fail(message: string): void {
+  console.error(`${message}\n\n${USAGE}`);
+  process.exitCode = 2;
+}
