@@ -191,6 +191,23 @@ describe('decidePool: scale-down', () => {
     expect(result.decision).toEqual({ kind: 'no-action', reason: 'pool d1/small at 0.10 <= 0.50 for 30m; at min (2 nodes)' });
   });
 
+  it('records no demand and drains nothing while a registered node has not reported its gears yet', () => {
+    // node-5 was registered active a minute ago (switched on over an existing pool) and has not reported: its gears are
+    // unknown, so the pool's demand is low by an unknown amount, and its first report would read as a rise.
+    const unreported = [...low, node('node-5.example.com', { gears: null, createdMinutesAgo: 1 })];
+    const before: DemandSample[] = [[epochMinute(NOW) - 1, 124]];
+    const result = decidePool(evaluation({ nodes: unreported, pool: pool({ demandHistory: before, lowSince: minutesAgo(7) }) }));
+    expect(result.poolPatch.demandHistory).toEqual(before);
+    expect(result.decision).toEqual({
+      kind: 'no-action',
+      reason: 'pool d1/small at 0.31 <= 0.50 for 7m; scale-down blocked: 1 node not reported yet (their gears are unknown); stale stats from 1 node (node-5.example.com)',
+    });
+    // Silent for longer than statsMaxAge, it is a stale node, not one about to report: the pool goes on.
+    const silent = [...low, node('node-5.example.com', { gears: null, createdMinutesAgo: 30 })];
+    const later = decidePool(evaluation({ nodes: silent, pool: pool({ demandHistory: before, lowSince: minutesAgo(7) }) }));
+    expect(later.poolPatch.demandHistory).toEqual([...before, [epochMinute(NOW), 124]]);
+  });
+
   it('does not scale down while nodes are provisioning', () => {
     const result = decidePool(evaluation({ nodes: [...low, node('new', { state: 'provisioning' })], pool: pool({ demandHistory: quietDay, lowSince: minutesAgo(7) }) }));
     expect(result.decision).toEqual({
@@ -524,11 +541,12 @@ describe('decidePool: forecast', () => {
     const cfg = config({ scaleUp: { forecast: { lookahead: '30m' } } });
     const input = { config: cfg, nodes: withGears([75, 75, 75, 75]), pool: pool({ demandHistory }) };
     const result = decidePool(evaluation(input));
-    // 300 x 1.5 = 450: 0.90 within the lookahead; 450 / 0.7 = 643 slots -> +3 nodes
+    // Yesterday rose by 100 gears (+50%) at this hour; today already stands 100 above yesterday's level then, so the
+    // forecast is yesterday's 300 raised by that: 400 (not 300 x 1.5 = 450, a level no day held); 400 / 0.7 = 572 slots -> +2 nodes
     expect(scaleUp(result)).toMatchObject({
-      count: 3,
-      forecastNodes: 3,
-      reason: 'pool d1/small at 0.75, forecast 1.13 >= 0.80 in 30m; +3 nodes to 0.64 (forecast: yesterday +50%, +3 nodes)',
+      count: 2,
+      forecastNodes: 2,
+      reason: 'pool d1/small at 0.75, forecast 1.00 >= 0.80 in 30m; +2 nodes to 0.67 (forecast: yesterday +33%, +2 nodes)',
     });
     const noSeason = config({ scaleUp: { forecast: { lookahead: '30m', dailySeasonality: false } } });
     expect(decidePool(evaluation({ ...input, config: noSeason })).decision.kind).toBe('no-action');
