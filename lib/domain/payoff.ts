@@ -22,14 +22,13 @@ import type { Config } from '../config/index.js';
 import type { CandidateCheck } from './candidates.js';
 import type { PoolUtilization } from './decision.js';
 import { formatDuration } from './duration.js';
-import { BUCKET_MINUTES, DAYS_KEPT, bucketAt, dailyOutlook } from './daily-demand.js';
+import { BUCKET_MINUTES, dailyOutlook } from './daily-demand.js';
 import { epochMinute } from './forecast.js';
 import type { DemandSample, NodeStats } from './model.js';
 import { drainLevel } from './wanted.js';
 
 const MINUTE_MS = 60_000;
 const HOUR_MS = 3_600_000;
-const DAY_MINUTES = 24 * 60;
 
 export type PayoffConfig = Config['scaleDown']['payoff'];
 
@@ -50,20 +49,6 @@ export function confidentDemand(history: readonly DemandSample[] | undefined, no
   values.sort((a, b) => a - b);
   const rank = Math.min(values.length - 1, Math.max(0, Math.ceil(quantile * values.length) - 1));
   return Math.max(current, values[rank]!);
-}
-
-/**
- * On a pool's first day (no kept day has demand at this hour yet), the level scale-down relies on: the `quantile` of
- * all the demand seen so far. One quiet hour says nothing about the rest of a day nobody has seen; the highest the pool
- * has had to hold does, until a day of history can say when demand comes back. Undefined once a kept day is known.
- */
-export function firstDayDemand(history: readonly DemandSample[] | undefined, now: Date, quantile: number): number | undefined {
-  const samples = history ?? [];
-  if (samples.length === 0) return undefined;
-  const nowMinute = epochMinute(now);
-  for (let daysAgo = 1; daysAgo <= DAYS_KEPT; daysAgo++) if (bucketAt(samples, nowMinute - daysAgo * DAY_MINUTES) !== undefined) return undefined;
-  const values = samples.map(([, gears]) => gears).sort((a, b) => a - b);
-  return values[Math.min(values.length - 1, Math.max(0, Math.ceil(quantile * values.length) - 1))]!;
 }
 
 /** Moves of one node by what they restart, and their cost in dollars. */
@@ -180,10 +165,6 @@ function costParts(cost: MoveCost): string {
   return parts.length === 0 ? 'no moves' : `${parts.join(', ')} moves`;
 }
 
-function percentile(quantile: number): string {
-  return `p${Math.round(quantile * 100)}`;
-}
-
 function money(dollars: number): string {
   return `$${dollars.toFixed(2)}`;
 }
@@ -206,7 +187,6 @@ export function payoffGate(input: PayoffGateInput): { utilization: PoolUtilizati
   const payoff = config.scaleDown.payoff;
   if (!payoff.enabled) return { utilization: u };
   const confident = confidentDemand(history, now, u.demand, payoff.confidenceWindow, payoff.confidenceQuantile);
-  const firstDay = firstDayDemand(history, now, payoff.confidenceQuantile);
   const slots = u.capacity + u.provisioningCapacity;
   const utilization: PoolUtilization = {
     ...u,
@@ -217,10 +197,6 @@ export function payoffGate(input: PayoffGateInput): { utilization: PoolUtilizati
   const check: CandidateCheck = (node, capacityAfter) => {
     // What a scale-up would leave the pool holding, not what triggers one: a drain stops where a scale-up stops.
     const limit = drainLevel(capacityAfter, config.scaleUp);
-    if (firstDay !== undefined && firstDay >= limit) {
-      const seen = `first day: the demand seen so far reaches ${Math.round(firstDay)} gears (its ${percentile(payoff.confidenceQuantile)})`;
-      return { refused: `${seen} >= the ${Math.round(limit)} the pool holds without it, and no day of history says when it comes back` };
-    }
     const verdict = drainPayoff({ history, now, confident, limit, stats: node.stats ?? { activeGears: 0 }, config: payoff });
     if (verdict.pays) return { accepted: verdict.text };
     // Not needed, only not paying yet: the node attrition closes early.

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { confidentDemand, drainPayoff, firstDayDemand, moveCost, payoffGate, unneededFor } from '../../lib/domain/payoff.js';
+import { confidentDemand, drainPayoff, moveCost, payoffGate, unneededFor } from '../../lib/domain/payoff.js';
 import type { DemandSample } from '../../lib/domain/model.js';
 import { epochMinute } from '../../lib/domain/forecast.js';
 import { computeUtilization } from '../../lib/domain/utilization.js';
@@ -201,23 +201,6 @@ describe('payoffGate', () => {
     // with 300 slots left and a quiet day behind, the cheap node pays
     const quiet = history(now, () => 130);
     expect(payoffGate({ config: cfg, history: quiet, now, utilization: u }).check!(nodes[2]!, 300)).toMatchObject({ accepted: expect.stringMatching(/^pays: 24\.0h unneeded/) });
-  });
-
-  it('on the first day, refuses a drain the highest demand seen so far still needs, however quiet the last hour', () => {
-    const now = new Date('2026-01-06T22:30:00Z');
-    const cfg = config();
-    const nodes = [node('a', { gears: 60 }), node('b', { gears: 60 }), node('c', { gears: 10 })];
-    for (const n of nodes) n.stats!.reportedAt = now.toISOString();
-    const u = computeUtilization({ pool: POOL, nodes, drains: [], now, statsMaxAge: cfg.statsMaxAge, expectedGearsPerNode: 100 });
-    // Ten hours of history, the first eight at 280 gears, then two quiet hours at 130: no day behind it yet.
-    const h = history(now, (m) => (m < -120 ? 280 : 130), 10);
-    expect(firstDayDemand(h, now, 0.95)).toBe(280);
-    const refused = payoffGate({ config: cfg, history: h, now, utilization: u }).check!(nodes[2]!, 200);
-    expect(refused).toEqual({ refused: 'first day: the demand seen so far reaches 280 gears (its p95) >= the 140 the pool holds without it, and no day of history says when it comes back' });
-    // With a day behind it, yesterday's demand decides instead.
-    const withDay = history(now, (m) => (m < -120 && m > -600 ? 280 : 130));
-    expect(firstDayDemand(withDay, now, 0.95)).toBeUndefined();
-    expect(payoffGate({ config: cfg, history: withDay, now, utilization: u }).check!(nodes[2]!, 200)).not.toEqual(refused);
   });
 
   it('is off when payoff is disabled', () => {
