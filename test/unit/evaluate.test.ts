@@ -152,6 +152,20 @@ describe('decidePool: scale-down', () => {
     expect(fresh.decision.reason).toMatch(/unneeded for only 0s so far \(recent demand\), within the 4h horizon/);
   });
 
+  it('does not drain a node a scale-up would have bought for the same demand (hysteresis between target and threshold)', () => {
+    // 225 gears on 400 slots (0.56, low). Without node-4 the pool would be at 0.75: below the 0.8 threshold, so no
+    // scale-up would fire, but above the 0.7 target a scale-up sizes to: a scale-up for 225 gears buys 322 slots, so
+    // draining back to 300 would leave it at the edge where the next wiggle buys the node back.
+    const cfg = config({ scaleDown: { utilizationThreshold: 0.65 } });
+    const edge = withGears([60, 60, 60, 45]);
+    const result = decidePool(evaluation({ config: cfg, nodes: edge, pool: pool({ demandHistory: quietDay, lowSince: minutesAgo(7) }) }));
+    expect(result.decision.kind).toBe('no-action');
+    expect(result.decision.reason).toContain('node-4.example.com: needed now: recent demand 225 gears >= the 210 the pool holds without it');
+    // At 0.69 without it (207 gears), below the target, it drains.
+    const below = decidePool(evaluation({ config: cfg, nodes: withGears([60, 60, 60, 27]), pool: pool({ demandHistory: quietDay, lowSince: minutesAgo(7) }) }));
+    expect(below.decision).toMatchObject({ kind: 'scale-down', nodeId: 'node-4.example.com' });
+  });
+
   it('follows the configured candidate strategy', () => {
     const cfg = config({ scaleDown: { candidateStrategy: 'oldest' } });
     const aged = [node('young', { gears: 5, createdMinutesAgo: 10 }), node('old', { gears: 30, createdMinutesAgo: 900 }), node('mid', { gears: 20 })];
