@@ -113,6 +113,28 @@ export function stayedBelow(samples: readonly DemandSample[], nowMinute: number,
   return true;
 }
 
+/**
+ * How far today's level stands above the level `ago` minutes earlier: the mean, over the complete buckets of the last
+ * `minutes`, of today's bucket maximum minus that day's (both sides known; undefined when fewer than half are). A mean of
+ * like against like (bucket maxima on both days), so a level load's noise mostly cancels, while growth and a level
+ * shift show.
+ */
+export function levelRise(samples: readonly DemandSample[], nowMinute: number, ago: number, minutes: number): number | undefined {
+  const lastBucket = nowMinute - mod(nowMinute, BUCKET_MINUTES) - BUCKET_MINUTES;
+  const buckets = Math.max(1, Math.floor(minutes / BUCKET_MINUTES));
+  let sum = 0;
+  let known = 0;
+  for (let i = 0; i < buckets; i++) {
+    const start = lastBucket - i * BUCKET_MINUTES;
+    const today = highestOfBucket(samples, start);
+    const before = highestOfBucket(samples, start - ago);
+    if (today === undefined || before === undefined) continue;
+    sum += today - before;
+    known++;
+  }
+  return known * 2 >= buckets ? sum / known : undefined;
+}
+
 /** Gears of the sample covering `minute` (the newest at or before it, within a bucket), else undefined. */
 export function bucketAt(samples: readonly DemandSample[], minute: number): number | undefined {
   const before = samples[firstAfter(samples, minute) - 1];

@@ -64,10 +64,13 @@ function decide(input: PoolEvaluationInput): PoolEvaluation {
   // 1. Utilization, demand history, sustain tracking.
   const gearsPerNode = expectedGearsPerNode(poolConfig, nodes);
   const u = computeUtilization({ pool: poolId, nodes, drains, now, statsMaxAge: config.statsMaxAge, expectedGearsPerNode: gearsPerNode });
-  const demandHistory = recordDemand(pool.demandHistory, now, u.demand, {
-    window: forecastConfig.window,
-    keepDaily: forecastConfig.dailySeasonality,
-  });
+  // A node registered active that has not reported yet holds gears nobody counted: a sample now would be low, and the
+  // next ones (as it reports) a rise that never happened, which the trend, the headroom and the drains would all believe.
+  const unreported = unreportedNodes(nodes, nowMs, config.statsMaxAge);
+  const demandHistory =
+    unreported > 0
+      ? [...(pool.demandHistory ?? [])]
+      : recordDemand(pool.demandHistory, now, u.demand, { window: forecastConfig.window, keepDaily: forecastConfig.dailySeasonality });
   const high = u.utilization >= scaleUp.threshold;
   const low = u.utilization <= scaleDown.utilizationThreshold;
   const highSince = high ? sinceOrNow(pool.highSince, nowMs, nowIso) : undefined;
@@ -213,6 +216,9 @@ function decide(input: PoolEvaluationInput): PoolEvaluation {
   if (provisioning > 0) {
     return result(noAction(`${lowText}; scale-down blocked: ${plural(provisioning, 'node')} provisioning`), forecastInfo);
   }
+  if (unreported > 0) {
+    return result(noAction(`${lowText}; scale-down blocked: ${plural(unreported, 'node')} not reported yet (their gears are unknown)`), forecastInfo);
+  }
   const budget = scaleDownBudget(input);
   if (budget.blocked) {
     const { name, detail, until } = budget.blocked;
@@ -336,6 +342,21 @@ function resourcesInUse(config: Config, allNodes: readonly NodeRecord[], fallbac
 
 // ---------------------------------------------------------------------------
 // Small helpers.
+
+/**
+ * Active nodes that have never reported stats, registered within `statsMaxAge` (a node imported into the table, or the
+ * pool when nodescaler is switched on): their gears are unknown until their first report. A provisioned node becomes
+ * active only on its first report, and one silent for longer than `statsMaxAge` is stale, not about to report.
+ */
+export function unreportedNodes(nodes: readonly NodeRecord[], nowMs: number, statsMaxAge: number): number {
+  let count = 0;
+  for (const node of nodes) {
+    if (node.state !== 'active' || node.stats) continue;
+    const since = Date.parse(node.stateChangedAt);
+    if (!Number.isFinite(since) || nowMs - since <= statsMaxAge) count++;
+  }
+  return count;
+}
 
 function sinceOrNow(since: string | undefined, nowMs: number, nowIso: string): string {
   if (since === undefined) return nowIso;

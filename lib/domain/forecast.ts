@@ -13,7 +13,7 @@
  * rises: only a rise that recurred counts); it never goes below the current
  * demand (it only ever asks for more capacity, never less).
  */
-import { BUCKET_MINUTES, DAYS_KEPT, LEVEL_SHIFT_MINUTES, firstAfter } from './daily-demand.js';
+import { BUCKET_MINUTES, DAYS_KEPT, LEVEL_SHIFT_MINUTES, firstAfter, levelRise } from './daily-demand.js';
 import type { DemandSample } from './model.js';
 
 export { BUCKET_MINUTES, firstAfter };
@@ -132,7 +132,12 @@ export interface Forecast {
   slopePerMinute?: number;
   /** Yesterday's ratio demand(now + lookahead - 24h) / demand(now - 24h), when known. */
   dailyRatio?: number;
+  /** The most the kept days say demand reaches over the lookahead (their highest then, raised by today's level rise above them). */
+  dailyCeiling?: number;
 }
+
+/** Today's level is compared with each kept day's over this many minutes (the hour the headroom also judges a level by). */
+export const LEVEL_RISE_MINUTES = 60;
 
 /**
  * Demand expected at `now + lookaheadMs`: the higher of (a) the current
@@ -176,12 +181,16 @@ export function forecastDemand(
 
   // (b) The same lookahead on the kept days: the lowest of their rises, so only a rise that recurred counts.
   if (options.dailySeasonality) {
-    const ratio = dailyRatio(samples, nowMinute, Math.ceil(options.window / MINUTE_MS), lookaheadMinutes);
-    if (ratio !== undefined) {
+    const daily = dailyRise(samples, nowMinute, Math.ceil(options.window / MINUTE_MS), lookaheadMinutes);
+    if (daily !== undefined) {
+      const { ratio, ceiling } = daily;
       result.dailyRatio = ratio;
-      const basis = `yesterday ${signed(Math.round((ratio - 1) * 100))}%`;
+      result.dailyCeiling = ceiling;
+      // The rise scaled to today's demand, but never above what the kept days reached (raised by today's level above them):
+      // a noisy level load's chance "rise" on a noisy peak would otherwise forecast a level the pool never held.
+      const seasonal = current > 0 ? Math.min(current * ratio, Math.max(current, ceiling)) : current;
+      const basis = `yesterday ${signed(Math.round((current > 0 ? seasonal / current - 1 : ratio - 1) * 100))}%`;
       fallbackBasis ??= basis;
-      const seasonal = current * ratio;
       if (seasonal > best) {
         best = seasonal;
         bestBasis = basis;
@@ -199,10 +208,19 @@ export function forecastDemand(
  * lowest of their ratios: each day's highest demand over the lookahead against
  * its highest over the window before (the highest of a few noisy points
  * against a single one would read noise as growth, and buy a node for it).
- * A burst seen on one day only is not expected again.
+ * A burst seen on one day only is not expected again. `ceiling`: the lowest of
+ * the days' highest demand over the lookahead, each raised by how far today's
+ * level stands above that day's (`levelRise`, never lowered): the level that
+ * recurred, followed when today grew.
  */
-function dailyRatio(samples: readonly DemandSample[], nowMinute: number, windowMinutes: number, lookaheadMinutes: number): number | undefined {
+function dailyRise(
+  samples: readonly DemandSample[],
+  nowMinute: number,
+  windowMinutes: number,
+  lookaheadMinutes: number,
+): { ratio: number; ceiling: number } | undefined {
   let lowest: number | undefined;
+  let ceiling = Infinity;
   for (let daysAgo = 1; daysAgo <= DAYS_KEPT; daysAgo++) {
     const then = nowMinute - daysAgo * DAY_MINUTES;
     const before = highestIn(samples, then - Math.max(DAILY_TOLERANCE_MINUTES, windowMinutes), then);
@@ -210,8 +228,11 @@ function dailyRatio(samples: readonly DemandSample[], nowMinute: number, windowM
     if (before === undefined || after === undefined || (before === 0 && after > 0)) continue;
     const ratio = before > 0 ? after / before : 1;
     if (lowest === undefined || ratio < lowest) lowest = ratio;
+    const rise = levelRise(samples, nowMinute, daysAgo * DAY_MINUTES, LEVEL_RISE_MINUTES);
+    // A day whose level cannot be compared with today's (history starting, a gap) is taken at its own level.
+    ceiling = Math.min(ceiling, after + Math.max(0, rise ?? 0));
   }
-  return lowest;
+  return lowest === undefined ? undefined : { ratio: lowest, ceiling };
 }
 
 function signed(value: number): string {

@@ -25,6 +25,7 @@ import { formatDuration } from './duration.js';
 import { BUCKET_MINUTES, dailyOutlook } from './daily-demand.js';
 import { epochMinute } from './forecast.js';
 import type { DemandSample, NodeStats } from './model.js';
+import { drainLevel } from './wanted.js';
 
 const MINUTE_MS = 60_000;
 const HOUR_MS = 3_600_000;
@@ -193,9 +194,9 @@ export function payoffGate(input: PayoffGateInput): { utilization: PoolUtilizati
     utilization: slots > 0 ? confident / slots : confident > 0 ? Infinity : 0,
     freeSlots: u.freeSlots - (confident - u.demand),
   };
-  const { threshold, headroomGears } = config.scaleUp;
   const check: CandidateCheck = (node, capacityAfter) => {
-    const limit = Math.min(capacityAfter * threshold, capacityAfter - headroomGears);
+    // What a scale-up would leave the pool holding, not what triggers one: a drain stops where a scale-up stops.
+    const limit = drainLevel(capacityAfter, config.scaleUp);
     const verdict = drainPayoff({ history, now, confident, limit, stats: node.stats ?? { activeGears: 0 }, config: payoff });
     if (verdict.pays) return { accepted: verdict.text };
     // Not needed, only not paying yet: the node attrition closes early.

@@ -145,11 +145,25 @@ describe('decidePool: scale-down', () => {
     const busyLater = history(-25 * 60, -1, (m) => (m >= -23 * 60 && m < -20 * 60 ? 300 : 0));
     const result = decidePool(evaluation({ nodes: low, pool: pool({ demandHistory: busyLater, lowSince: minutesAgo(7) }) }));
     expect(result.decision.kind).toBe('no-action');
-    expect(result.decision.reason).toContain("node-4.example.com: needed again in 30m (yesterday's demand reaches 240 gears), within the 4h horizon");
+    expect(result.decision.reason).toContain("node-4.example.com: needed again in 30m (yesterday's demand reaches 210 gears), within the 4h horizon");
     // Without a day behind it, a pool low for only 7 minutes is not trusted to stay low for the horizon.
     const fresh = decidePool(evaluation({ nodes: low, pool: pool({ lowSince: minutesAgo(7) }) }));
     expect(fresh.decision.kind).toBe('no-action');
     expect(fresh.decision.reason).toMatch(/unneeded for only 0s so far \(recent demand\), within the 4h horizon/);
+  });
+
+  it('does not drain a node a scale-up would have bought for the same demand (hysteresis between target and threshold)', () => {
+    // 225 gears on 400 slots (0.56, low). Without node-4 the pool would be at 0.75: below the 0.8 threshold, so no
+    // scale-up would fire, but above the 0.7 target a scale-up sizes to: a scale-up for 225 gears buys 322 slots, so
+    // draining back to 300 would leave it at the edge where the next wiggle buys the node back.
+    const cfg = config({ scaleDown: { utilizationThreshold: 0.65 } });
+    const edge = withGears([60, 60, 60, 45]);
+    const result = decidePool(evaluation({ config: cfg, nodes: edge, pool: pool({ demandHistory: quietDay, lowSince: minutesAgo(7) }) }));
+    expect(result.decision.kind).toBe('no-action');
+    expect(result.decision.reason).toContain('node-4.example.com: needed now: recent demand 225 gears >= the 210 the pool holds without it');
+    // At 0.69 without it (207 gears), below the target, it drains.
+    const below = decidePool(evaluation({ config: cfg, nodes: withGears([60, 60, 60, 27]), pool: pool({ demandHistory: quietDay, lowSince: minutesAgo(7) }) }));
+    expect(below.decision).toMatchObject({ kind: 'scale-down', nodeId: 'node-4.example.com' });
   });
 
   it('follows the configured candidate strategy', () => {
@@ -189,6 +203,23 @@ describe('decidePool: scale-down', () => {
     const cfg = config({}, { min: 2 });
     const result = decidePool(evaluation({ config: cfg, nodes: withGears([10, 10]), pool: pool({ lowSince: minutesAgo(30) }) }));
     expect(result.decision).toEqual({ kind: 'no-action', reason: 'pool d1/small at 0.10 <= 0.50 for 30m; at min (2 nodes)' });
+  });
+
+  it('records no demand and drains nothing while a registered node has not reported its gears yet', () => {
+    // node-5 was registered active a minute ago (switched on over an existing pool) and has not reported: its gears are
+    // unknown, so the pool's demand is low by an unknown amount, and its first report would read as a rise.
+    const unreported = [...low, node('node-5.example.com', { gears: null, createdMinutesAgo: 1 })];
+    const before: DemandSample[] = [[epochMinute(NOW) - 1, 124]];
+    const result = decidePool(evaluation({ nodes: unreported, pool: pool({ demandHistory: before, lowSince: minutesAgo(7) }) }));
+    expect(result.poolPatch.demandHistory).toEqual(before);
+    expect(result.decision).toEqual({
+      kind: 'no-action',
+      reason: 'pool d1/small at 0.31 <= 0.50 for 7m; scale-down blocked: 1 node not reported yet (their gears are unknown); stale stats from 1 node (node-5.example.com)',
+    });
+    // Silent for longer than statsMaxAge, it is a stale node, not one about to report: the pool goes on.
+    const silent = [...low, node('node-5.example.com', { gears: null, createdMinutesAgo: 30 })];
+    const later = decidePool(evaluation({ nodes: silent, pool: pool({ demandHistory: before, lowSince: minutesAgo(7) }) }));
+    expect(later.poolPatch.demandHistory).toEqual([...before, [epochMinute(NOW), 124]]);
   });
 
   it('does not scale down while nodes are provisioning', () => {
@@ -524,11 +555,12 @@ describe('decidePool: forecast', () => {
     const cfg = config({ scaleUp: { forecast: { lookahead: '30m' } } });
     const input = { config: cfg, nodes: withGears([75, 75, 75, 75]), pool: pool({ demandHistory }) };
     const result = decidePool(evaluation(input));
-    // 300 x 1.5 = 450: 0.90 within the lookahead; 450 / 0.7 = 643 slots -> +3 nodes
+    // Yesterday rose by 100 gears (+50%) at this hour; today already stands 100 above yesterday's level then, so the
+    // forecast is yesterday's 300 raised by that: 400 (not 300 x 1.5 = 450, a level no day held); 400 / 0.7 = 572 slots -> +2 nodes
     expect(scaleUp(result)).toMatchObject({
-      count: 3,
-      forecastNodes: 3,
-      reason: 'pool d1/small at 0.75, forecast 1.13 >= 0.80 in 30m; +3 nodes to 0.64 (forecast: yesterday +50%, +3 nodes)',
+      count: 2,
+      forecastNodes: 2,
+      reason: 'pool d1/small at 0.75, forecast 1.00 >= 0.80 in 30m; +2 nodes to 0.67 (forecast: yesterday +33%, +2 nodes)',
     });
     const noSeason = config({ scaleUp: { forecast: { lookahead: '30m', dailySeasonality: false } } });
     expect(decidePool(evaluation({ ...input, config: noSeason })).decision.kind).toBe('no-action');

@@ -150,8 +150,41 @@ describe('forecastDemand', () => {
       return sinceYesterday <= 10 ? 100 : 200; // yesterday: doubled ten minutes after this time
     });
     const f = forecastDemand(history, NOW, 10 * MIN, options);
-    expect(f.basis).toBe('yesterday +100%');
-    expect(f.demand).toBeCloseTo(320);
+    // Yesterday doubled; today stands above yesterday's level only by its last half hour's climb (a mean of 83 gears over
+    // the hour), so the seasonal forecast is yesterday's 200 raised by that, not today's 160 doubled.
+    expect(f.dailyRatio).toBe(2);
+    expect(f.dailyCeiling).toBeCloseTo(282.7, 0);
+    expect(f.basis).toBe('yesterday +77%');
+    expect(f.demand).toBeCloseTo(282.7, 0);
+    expect(f.demand).toBeGreaterThan(f.trend!);
+  });
+
+  it('does not forecast a level load above the level its kept days held (a chance rise on noise)', () => {
+    // A level load between 90 and 110 (the same pattern every day); yesterday, the bucket ten minutes after this time of
+    // day happened to be its highest (110) after a lower half hour (100): a +10% "rise". Today is at 108, on a noisy peak.
+    const level = (m: number) => {
+      const minuteOfDay = ((m % 1440) + 1440) % 1440;
+      if (minuteOfDay > 1440 - 30 || minuteOfDay <= 10) return 100;
+      if (minuteOfDay <= 20) return 110;
+      return 90 + ((minuteOfDay * 7) % 21);
+    };
+    const history = simulate(-25 * 60, 0, (m) => (m === 0 ? 108 : level(m)));
+    const f = forecastDemand(history, NOW, 20 * MIN, options);
+    expect(f.dailyRatio).toBeCloseTo(1.1);
+    // 108 x 1.1 = 118.8 would be a level never held; the forecast stops at yesterday's 110 (today is not above yesterday)
+    expect(f.dailyCeiling).toBeCloseTo(110, 0);
+    expect(f.demand).toBeCloseTo(110, 0);
+  });
+
+  it('follows a kept day\'s rise at today\'s higher level (growth)', () => {
+    // Yesterday rose from 100 to 150 ten minutes after this time of day; today runs 50 gears above yesterday.
+    const yesterday = (m: number) => (m + 24 * 60 > 10 && m + 24 * 60 <= 70 ? 150 : 100);
+    const history = simulate(-25 * 60, 0, (m) => (m > -23 * 60 ? yesterday(m) + 50 : yesterday(m)));
+    const f = forecastDemand(history, NOW, 20 * MIN, options);
+    expect(f.dailyRatio).toBeCloseTo(1.5);
+    // 150 x 1.5 = 225 scales the rise by today's level; the kept day's 150 raised by today's 50 above it is 200
+    expect(f.dailyCeiling).toBeCloseTo(200);
+    expect(f.demand).toBeCloseTo(200);
   });
 
   it('ignores yesterday when it had no demand to compare with', () => {

@@ -195,8 +195,8 @@ describe('payoffGate', () => {
     const gate = payoffGate({ config: cfg, history: h, now, utilization: u });
     expect(gate.utilization.demand).toBe(200);
     expect(gate.utilization.freeSlots).toBe(u.freeSlots - 70);
-    // without c, 200 slots hold less than the 200 gears of the last hour: it is needed now
-    const holds = Math.min(200 * cfg.scaleUp.threshold, 200 - cfg.scaleUp.headroomGears);
+    // without c, 200 slots hold less than the 200 gears of the last hour: it is needed now (held up to the scale-up's target)
+    const holds = Math.min(200 * cfg.scaleUp.target, 200 - cfg.scaleUp.headroomGears);
     expect(gate.check!(nodes[2]!, 200)).toEqual({ refused: `needed now: recent demand 200 gears >= the ${holds} the pool holds without it` });
     // with 300 slots left and a quiet day behind, the cheap node pays
     const quiet = history(now, () => 130);

@@ -1,0 +1,18 @@
+/**
+ * The capacity a pool's demand wants, one rule for both directions. A
+ * scale-up fires when demand reaches `threshold` of the slots or leaves fewer
+ * than `headroomGears` free, and it buys slots until demand is at `target`
+ * with the headroom free (evaluate.ts). A drain may leave the pool holding
+ * only what such a scale-up would have left it holding (`target`, not
+ * `threshold`): the band between the two is the hysteresis, so a pool drained
+ * to just below the threshold does not buy the node back on the next wiggle.
+ * Pure functions.
+ */
+import type { Config } from '../config/index.js';
+
+export type WantedConfig = Pick<Config['scaleUp'], 'threshold' | 'target' | 'headroomGears'>;
+
+/** The most gears a drain may leave `slots` holding: the level a scale-up sizes a pool to (target, headroom free). */
+export function drainLevel(slots: number, scaleUp: WantedConfig): number {
+  return Math.min(slots * Math.min(scaleUp.target, scaleUp.threshold), slots - scaleUp.headroomGears);
+}
