@@ -95,6 +95,10 @@ export async function startLocalDynamo(options: { tableName?: string; path?: str
   teachReturnValuesOnConditionCheckFailure();
   const server = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0, ...(options.path ? { path: options.path } : {}) });
   const store = lastStore!;
+  // Node's server drops a keep-alive socket idle for 5 s; a client reusing it at that instant gets ECONNRESET
+  // (the SDK here makes one attempt). A busy machine pauses that long between requests, so idle sockets stay
+  // open until close() (which ends idle connections) or the client is destroyed.
+  (server as unknown as { keepAliveTimeout: number }).keepAliveTimeout = 0;
   if (options.path) {
     try {
       await openStore(store, options.path);
