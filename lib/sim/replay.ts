@@ -151,6 +151,7 @@ export async function runNodescaler(trace: Trace, options: ReplayOptions): Promi
         w.hint = step.index;
         w.world.joinBootedHosts();
         w.world.applyDemand(step.demand);
+        w.world.reportRefused();
         w.world.reportStats();
         return step.demand;
       });
