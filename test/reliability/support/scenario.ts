@@ -168,6 +168,7 @@ class ScenarioRun {
     this.minutes += 1;
     this.world.joinBootedHosts();
     this.world.applyDemand(demand);
+    this.world.reportRefused();
     this.world.reportStats();
     if (this.faultsOn && this.random() < (this.scenario.hostileRate ?? 0)) this.sendHostile();
     this.emitEc2Events();
