@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { decidePool } from '../../lib/domain/evaluate.js';
+import { explainPool } from '../../lib/domain/explain.js';
 import type { DemandSample, NodeRecord, PoolRecord } from '../../lib/domain/model.js';
 import { REFUSED_GRACE_MS, nodesForWaiting, waitingGears } from '../../lib/domain/waiting.js';
 import { NOW, config, evaluation, minutesAgo, node, nodes, pool } from '../support/builders.js';
@@ -99,5 +100,18 @@ describe('decidePool: refused gear creations are demand that waits', () => {
     const result = decidePool(evaluation({ config: product({ headroomGears: 0 }), nodes: nodes(20, 90), pool: pool({ demandHistory: history(1800), refused: refused(1600, 4) }) }));
     expect(result.decision.kind).toBe('no-action');
     expect(result.decision.reason).not.toContain('refused');
+  });
+});
+
+describe('explainPool names the refused gears among the scale-up triggers', () => {
+  it('with the nodes they need, or as covered while the nodes boot', () => {
+    const waitingPool = pool({ demandHistory: history(2000), refused: refused(1600) });
+    const trigger = explainPool(evaluation({ config: product(), nodes: nodes(20, 100), pool: waitingPool })).scaleUp.find((c) => c.name === 'trigger')!;
+    expect(trigger.ok).toBe(true);
+    expect(trigger.detail).toContain('1600 gear creations refused in the last 1m (broker), 1600 not placed yet: +18 node(s)');
+    const booting = Array.from({ length: 18 }, (_, i) => node(`new-${i}`, { state: 'provisioning', gears: null, createdMinutesAgo: 1 }));
+    const covered = explainPool(evaluation({ config: product(), nodes: [...nodes(20, 100), ...booting], pool: waitingPool })).scaleUp.find((c) => c.name === 'trigger')!;
+    expect(covered.ok).toBe(false);
+    expect(covered.detail).toContain('1600 not placed yet: covered by the nodes running and booting');
   });
 });
