@@ -168,8 +168,8 @@ class ScenarioRun {
     this.minutes += 1;
     this.world.joinBootedHosts();
     this.world.applyDemand(demand);
-    this.world.reportRefused();
     this.world.reportStats();
+    this.world.reportRefused();
     if (this.faultsOn && this.random() < (this.scenario.hostileRate ?? 0)) this.sendHostile();
     this.emitEc2Events();
     await this.deliver();
