@@ -137,7 +137,7 @@ refused=$(tail -c +"$((offset + 1))" "$log_file" | head -c "$((size - offset))" 
   }
   END { print n + 0 }') || fail "cannot read $log_file"
 case $refused in '' | *[!0-9]*) fail "cannot count the refusals in $log_file" ;; esac
-[ "$refused" -le 6000 ] || refused=6000 # one district's UIDs: the message's limit
+[ "${#refused}" -le 6 ] && [ "$refused" -le 100000 ] || refused=100000 # the message's limit
 
 if [ "$refused" -eq 0 ] && [ "$last_sent" -eq 0 ]; then
   save 0

@@ -15,6 +15,7 @@ export {
   drainCompleteMessageSchema,
   gearsRefusedMessageSchema,
   MAX_REFUSED_WINDOW_MS,
+  MAX_REFUSED_GEARS,
   EC2_EVENT_SOURCE,
   EC2_DETAIL_TYPES,
   EC2_INSTANCE_STATES,

@@ -152,6 +152,12 @@ export const drainCompleteMessageSchema = once(() =>
 
 /** Longest window one gears-refused report may cover: an older refusal says nothing about what waits now. */
 export const MAX_REFUSED_WINDOW_MS = 60 * 60_000;
+/**
+ * Most refusals one report may claim: a report naming no district covers every district of the profile, so one
+ * district's 6000 UIDs is no bound. Far above any real window; the evaluator's limits (pool max, maxNodesTotal) bound
+ * what it buys.
+ */
+export const MAX_REFUSED_GEARS = 100_000;
 
 /**
  * The broker-side count of gear creations refused for lack of capacity
@@ -159,15 +165,14 @@ export const MAX_REFUSED_WINDOW_MS = 60 * 60_000;
  * code 140, one RESULT=FAILURE line in the broker's user_action.log) in one
  * window: the gears no node reports, OpenShift v2's pending pods. `district`
  * is absent when the broker named none (a new application: every district of
- * the profile was full). At most one district's UID pool (6000) per report: no
- * district can place more.
+ * the profile was full).
  */
 export const gearsRefusedMessageSchema = once(() => {
   const fields = object({
     ...header('gears-refused'),
     district: optional(nameSchema()),
     profile: nameSchema(),
-    refused: integerIn(0, MAX_GEARS_PER_NODE, ' (one district\'s UID pool)'),
+    refused: integerIn(0, MAX_REFUSED_GEARS),
     windowStart: isoDateTimeSchema(),
     windowEnd: isoDateTimeSchema(),
   });

@@ -1,7 +1,7 @@
 import type { SimulatedPlatform } from '../adapters/local/simulated-platform.js';
 import type { LocalSqs } from '../adapters/local/local-sqs.js';
 import type { Clock } from '../ports/clock.js';
-import { MAX_GEARS_PER_NODE } from '../messages/index.js';
+import { MAX_REFUSED_GEARS } from '../messages/index.js';
 import { AppModel } from './disruption.js';
 
 /** How often the broker-side reporter runs (its systemd timer, infra/agent/nodescaler-broker-reporter.timer). */
@@ -202,7 +202,7 @@ export class SimWorld {
           v: 1,
           district: this.options.district,
           profile: this.options.profile,
-          refused: Math.min(window.gears, MAX_GEARS_PER_NODE),
+          refused: Math.min(window.gears, MAX_REFUSED_GEARS),
           windowStart: new Date(window.at - 60_000).toISOString(),
           windowEnd: new Date(window.at).toISOString(),
         }),

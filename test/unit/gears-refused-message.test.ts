@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ValidationError } from '../../lib/errors.js';
-import { MAX_GEARS_PER_NODE, parseMessage, serializeMessage, type GearsRefusedMessage, type ParseResult } from '../../lib/messages/index.js';
+import { MAX_REFUSED_GEARS, parseMessage, serializeMessage, type GearsRefusedMessage, type ParseResult } from '../../lib/messages/index.js';
 
 const NOW = new Date('2026-03-01T12:00:30Z');
 const good = (): Record<string, unknown> => ({
@@ -37,7 +37,7 @@ describe('gears-refused message', () => {
     ['refused', -1],
     ['refused', 2.5],
     ['refused', '12'],
-    ['refused', MAX_GEARS_PER_NODE + 1],
+    ['refused', MAX_REFUSED_GEARS + 1],
     ['profile', ''],
     ['profile', 'small; rm -rf /'],
     ['district', 'd1/../d2'],
@@ -74,8 +74,9 @@ describe('gears-refused message', () => {
     expect(error.message).toContain('in the future');
   });
 
-  it('refuses a gear count beyond one district (6000 UIDs) and a message posing as another kind', () => {
-    expect(rejected(parseMessage({ ...good(), refused: 6001 }, { now: NOW })).message).toContain('6001');
+  it('refuses a gear count beyond 100,000 and an unknown version', () => {
+    expect(parseMessage({ ...good(), refused: 100_000 }, { now: NOW }).ok).toBe(true);
+    expect(rejected(parseMessage({ ...good(), refused: 100_001 }, { now: NOW })).message).toContain('100001');
     expect(rejected(parseMessage({ ...good(), type: 'gears-refused', v: 2 }, { now: NOW })).field).toBe('v');
   });
 });
