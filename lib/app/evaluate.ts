@@ -8,7 +8,7 @@ import { advancePendingDrains } from './replace-drain.js';
 import { poolIdOf, type NodeRecord, type PoolId, type PoolRecord } from '../domain/model.js';
 import { isProtected, observedBootMs, statsToStore } from '../domain/node-stats.js';
 import { ConflictError, NodescalerError, NotFoundError, describeError } from '../errors.js';
-import type { NodeStatsMessage } from '../messages/index.js';
+import type { GearsRefusedMessage, NodeStatsMessage } from '../messages/index.js';
 import type { Clock } from '../ports/clock.js';
 import type { Log } from '../ports/log.js';
 import type { Metrics } from '../ports/metrics.js';
@@ -16,6 +16,7 @@ import type { Platform } from '../ports/platform.js';
 import type { Queue } from '../ports/queue.js';
 import type { PoolPatch, StateStore } from '../ports/state-store.js';
 import { applyAttrition } from './attrition.js';
+import { recordRefusedGears } from './refused-gears.js';
 import { decideWithMoveHistory } from './move-history.js';
 import { leaseAndSend, sendLeased } from './outbox.js';
 import { StatsGate } from './stats-sender.js';
@@ -36,7 +37,8 @@ export interface EvaluatorPorts {
 export interface StatsItem {
   /** The SQS messageId, so a failure maps back to its record. */
   id: string;
-  message: NodeStatsMessage;
+  /** A node's stats, or the broker's count of refused gear creations (lib/app/refused-gears.ts). */
+  message: NodeStatsMessage | GearsRefusedMessage;
   /** Who sent it, as SQS stamped it (the record's `attributes.SenderId`). */
   senderId?: string;
 }
@@ -73,8 +75,17 @@ export class ThresholdEvaluator {
   async handleBatch(items: readonly StatsItem[]): Promise<{ failures: Array<{ id: string; error: unknown }>; outcomes: PoolOutcome[] }> {
     const failures: Array<{ id: string; error: unknown }> = [];
     const touched = new Set<PoolId>();
+    // Pools with gears refused just now are evaluated even if they were within evaluationInterval: gears wait.
+    const urgent = new Set<PoolId>();
     for (const item of items) {
       try {
+        if (item.message.type === 'gears-refused') {
+          for (const pool of await recordRefusedGears(this.ports, this.config, item.message, item.senderId)) {
+            touched.add(pool);
+            if (item.message.refused > 0) urgent.add(pool);
+          }
+          continue;
+        }
         const admission = await this.gate.admit(item.message, item.senderId);
         if (!admission.admit) continue;
         const pool = await this.ingest(item.message, admission.instanceId);
@@ -83,7 +94,7 @@ export class ThresholdEvaluator {
         failures.push({ id: item.id, error });
       }
     }
-    const outcomes = await this.evaluate([...touched], 'stats');
+    const outcomes = await this.evaluate([...touched], 'stats', urgent);
     return { failures, outcomes };
   }
 
@@ -198,7 +209,7 @@ export class ThresholdEvaluator {
     }
   }
 
-  private async evaluate(pools: readonly PoolId[], trigger: 'stats' | 'tick'): Promise<PoolOutcome[]> {
+  private async evaluate(pools: readonly PoolId[], trigger: 'stats' | 'tick', urgent: ReadonlySet<PoolId> = new Set()): Promise<PoolOutcome[]> {
     if (pools.length === 0) return [];
     // The operator's pauses and overrides: one read per batch, whatever the number of pools.
     const controls = await this.ports.store.listControls();
@@ -221,7 +232,7 @@ export class ThresholdEvaluator {
     const outcomes: PoolOutcome[] = [];
     for (const pool of pools) {
       try {
-        outcomes.push(await this.evaluatePool(pool, { loadNodes, loadAllNodes }, controls, trigger));
+        outcomes.push(await this.evaluatePool(pool, { loadNodes, loadAllNodes }, controls, trigger, urgent.has(pool)));
       } catch (error) {
         // Without its nodes no pool can be evaluated: the whole evaluation fails, to be retried.
         if (loadError !== undefined) throw loadError;
@@ -246,13 +257,14 @@ export class ThresholdEvaluator {
     { loadNodes, loadAllNodes }: { loadNodes: (pool: PoolId) => Promise<NodeRecord[]>; loadAllNodes: () => Promise<readonly NodeRecord[]> },
     controls: Controls,
     trigger: 'stats' | 'tick',
+    urgent = false,
   ): Promise<PoolOutcome> {
     const { store, clock, log, metrics } = this.ports;
     const now = clock.now();
     const effective = effectiveConfig(this.config, this.pools.get(poolId)!, controls, poolId, now);
     let pool = (await store.getPool(poolId)) ?? (await store.ensurePool(poolId));
     // Stats and the tick both evaluate at most once per evaluationInterval: the tick is for pools whose stats stopped.
-    if (pool.lastEvaluatedAt && now.getTime() - Date.parse(pool.lastEvaluatedAt) < this.config.evaluationInterval) {
+    if (!urgent && pool.lastEvaluatedAt && now.getTime() - Date.parse(pool.lastEvaluatedAt) < this.config.evaluationInterval) {
       return { pool: poolId, kind: 'skipped', reason: `evaluated at ${pool.lastEvaluatedAt}` };
     }
     pool = await this.resendUnsentDecision(pool, now);

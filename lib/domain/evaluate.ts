@@ -29,6 +29,7 @@ import { withAttrition } from './attrition.js';
 import { payoffGate } from './payoff.js';
 import { outranPatch, outranRamp, outranText } from './scale-up.js';
 import { poolHeadroom } from './headroom.js';
+import { nodesForWaiting, waitingGears } from './waiting.js';
 import { poolIdOf, type NodeRecord, type NodeState } from './model.js';
 import { computeUtilization, expectedGearsPerNode } from './utilization.js';
 
@@ -123,9 +124,13 @@ function decide(input: PoolEvaluationInput): PoolEvaluation {
   // The forecast triggers only when it expects growth; otherwise it would bypass the sustain window.
   const forecastTrigger = forecast !== undefined && forecast.demand > u.demand && forecastUtilization >= scaleUp.threshold;
 
-  // With no fresh stats at all, utilization says nothing: only `min` may add nodes.
+  // Gear creations the broker refused (lib/domain/waiting.ts): demand that waits now, whatever the nodes report.
+  const waiting = waitingGears(pool, demandHistory, now, u.demand);
+  const waitingNodes = waiting ? nodesForWaiting(waiting, { total, gearsPerNode, headroomGears: scaleUp.headroomGears, target: scaleUp.target }) : 0;
+
+  // With no fresh stats at all, utilization says nothing: only `min` and refused gears may add nodes.
   const allStale = active > 0 && u.staleNodes.length === active;
-  const usageTrigger = (sustained || headroomShort || forecastTrigger) && !allStale;
+  const usageTrigger = ((sustained || headroomShort || forecastTrigger) && !allStale) || waitingNodes > 0;
 
   if (minDeficit > 0 || usageTrigger) {
     const sizedDemand = Math.max(u.demand, forecast?.demand ?? u.demand);
@@ -136,8 +141,8 @@ function decide(input: PoolEvaluationInput): PoolEvaluation {
         ceil((scaleUp.headroomGears - u.freeSlots) / gearsPerNode),
       );
     const baseTriggered = (sustained || headroomShort) && !allStale;
-    const withoutForecast = Math.max(minDeficit, baseTriggered ? Math.max(1, nodesFor(u.demand)) : 0);
-    const sized = Math.max(minDeficit, usageTrigger ? Math.max(1, nodesFor(sizedDemand)) : 0);
+    const withoutForecast = Math.max(minDeficit, baseTriggered ? Math.max(1, nodesFor(u.demand)) : 0, waitingNodes);
+    const sized = Math.max(minDeficit, usageTrigger ? Math.max(1, nodesFor(sizedDemand)) : 0, waitingNodes);
     const forecastNodes = Math.max(0, sized - withoutForecast);
     // A full pool's demand is a lower bound (waiting gears report nowhere): full again after a full-pool scale-up, it doubles.
     const bootMs = pool.observedBootMs ?? forecastConfig.bootDelay;
@@ -151,6 +156,7 @@ function decide(input: PoolEvaluationInput): PoolEvaluation {
     if (forecastTrigger && !sustained) {
       triggers.push(`, forecast ${ratio(forecastUtilization)} >= ${ratio(scaleUp.threshold)} in ${formatHeld(lookaheadMs)}`);
     }
+    if (waiting && waitingNodes > 0) triggers.push(`, ${waiting.text}: sized for them + headroomGears ${scaleUp.headroomGears} at once`);
     const why = `${at}${triggers.join('')}`;
     const forecastText = forecastNodes > 0 && forecast ? ` (forecast: ${forecast.basis}, +${plural(forecastNodes, 'node')})` : '';
 
@@ -164,12 +170,12 @@ function decide(input: PoolEvaluationInput): PoolEvaluation {
       return result(noAction(`${why}; wants +${plural(wanted, 'node')}, blocked: failure backoff until ${clock(backoffUntil, nowMs)}`), forecastInfo);
     }
 
-    const clamp = clampScaleUp(wanted, input, draining + size, ramp.minNodes > 0);
+    const clamp = clampScaleUp(wanted, input, draining + size, ramp.minNodes > 0, waitingNodes);
     if (clamp.count === 0) {
       return result(noAction(`${why}; wants +${plural(wanted, 'node')}, cannot add any: at limit ${clamp.zeroBy}`), forecastInfo);
     }
     // The utilization the added nodes lead to, for the demand they were sized for.
-    const after = utilizationOf(forecastNodes > 0 ? sizedDemand : u.demand, total + clamp.count * gearsPerNode);
+    const after = utilizationOf(Math.max(forecastNodes > 0 ? sizedDemand : u.demand, waitingNodes > 0 && waiting ? waiting.demand : 0), total + clamp.count * gearsPerNode);
     const clampText =
       clamp.clampedBy.length > 0 ? `; clamped by ${clamp.clampedBy.map((c) => `${c.limit}=${c.value}`).join(', ')} (wanted ${wanted})` : '';
     const outran = outranText(ramp, u.freeSlots, bootMs, pool.outran);
@@ -257,7 +263,14 @@ export interface Clamp {
  * pool's nodes (the non-terminal ones count against the global limits). Every
  * way of adding nodes goes through this one clamp, so no path exceeds a limit.
  */
-export function clampScaleUp(wanted: number, input: Pick<PoolEvaluationInput, 'config' | 'poolConfig' | 'allNodes'>, poolNodes: number, doubling = false): Clamp {
+export function clampScaleUp(
+  wanted: number,
+  input: Pick<PoolEvaluationInput, 'config' | 'poolConfig' | 'allNodes'>,
+  poolNodes: number,
+  doubling = false,
+  /** Nodes counted gears wait for (refused creations): as pending pods in cluster-autoscaler, an unset per-decision cap lets them all in. */
+  waitingNodes = 0,
+): Clamp {
   const { config, poolConfig, allNodes } = input;
   const limits = config.limits;
   const clamp: Clamp = { count: wanted, clampedBy: [] };
@@ -268,7 +281,8 @@ export function clampScaleUp(wanted: number, input: Pick<PoolEvaluationInput, 'c
     if (clamp.count === 0) clamp.zeroBy ??= `${reason.limit}=${reason.value} (${detail})`;
   };
 
-  const perDecision = maxNodesPerDecision(config.scaleUp.maxNodesPerDecision, poolNodes, doubling);
+  const capped = maxNodesPerDecision(config.scaleUp.maxNodesPerDecision, poolNodes, doubling);
+  const perDecision = config.scaleUp.maxNodesPerDecision === undefined ? Math.max(capped, waitingNodes) : capped;
   apply(perDecision, { limit: 'maxNodesPerDecision', value: perDecision }, 'per decision');
   apply(poolConfig.max - poolNodes, { limit: 'pool.max', value: poolConfig.max }, `${plural(poolNodes, 'node')} in the pool`);
 

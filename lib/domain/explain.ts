@@ -19,6 +19,8 @@ import type { PoolEvaluation, PoolEvaluationInput } from './decision.js';
 import { formatDuration } from './duration.js';
 import { decidePool, withPoolHeadroom } from './evaluate.js';
 import type { NodeState } from './model.js';
+import { expectedGearsPerNode } from './utilization.js';
+import { nodesForWaiting, waitingGears } from './waiting.js';
 
 export interface Check {
   /** The setting or condition, e.g. `scaleDown.delayAfterAdd`, `pool.min`, `lease`. */
@@ -133,6 +135,11 @@ export function explainPool(given: PoolEvaluationInput): PoolExplanation {
   ];
   if (forecast) {
     triggers.push({ holds: forecastTrigger, text: `forecast ${ratio(forecastUtilization)} in ${held(forecast.lookaheadMs)} (${forecast.basis})` });
+  }
+  const waiting = waitingGears(pool, evaluation.poolPatch.demandHistory, now, u.demand);
+  if (waiting) {
+    const wanted = nodesForWaiting(waiting, { total, gearsPerNode: expectedGearsPerNode(poolConfig, nodes), headroomGears: scaleUp.headroomGears, target: scaleUp.target });
+    triggers.push({ holds: wanted > 0, text: wanted > 0 ? `${waiting.text}: +${wanted} node(s)` : `${waiting.text}: covered by the nodes running and booting` });
   }
   const holding = triggers.filter((t) => t.holds);
   up.push({

@@ -152,6 +152,8 @@ export interface PoolRecord {
   shadow?: { key: string; at: string };
   /** The last scale-up decided while the pool had no free slot (lib/domain/scale-up.ts): when, its round and its nodes. */
   outran?: { at: string; rounds: number; count: number };
+  /** The broker's latest count of this pool's refused gear creations (gears-refused, lib/domain/waiting.ts). */
+  refused?: { gears: number; windowStart: string; windowEnd: string };
 }
 
 /**

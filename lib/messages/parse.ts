@@ -112,8 +112,9 @@ function parseUnchecked(input: unknown, options: ParseOptions): ParseResult {
   const issues: ValidationIssue[] = [];
   const result = validate(schema() as Validator<Message>, body);
   if (!result.ok) issues.push(...issuesWithValues(result.issues, body));
-  if (type === 'node-stats' && options.now !== undefined) {
-    const ahead = futureIssue(body.reportedAt, options.now);
+  if ((type === 'node-stats' || type === 'gears-refused') && options.now !== undefined) {
+    const field = type === 'node-stats' ? 'reportedAt' : 'windowEnd';
+    const ahead = futureIssue(field, body[field], options.now);
     if (ahead !== undefined) issues.push(ahead);
   }
   if (issues.length > 0 || !result.ok) return fail(issues, `invalid ${type} v${String(v)} message`);
@@ -145,7 +146,7 @@ function parseEc2Event(body: Record<string, unknown>): ParseResult {
   return { ok: true, message: result.value };
 }
 
-function futureIssue(reportedAt: unknown, now: Date): ValidationIssue | undefined {
+function futureIssue(field: string, reportedAt: unknown, now: Date): ValidationIssue | undefined {
   const nowMs = now.getTime();
   if (typeof reportedAt !== 'string' || !Number.isFinite(nowMs)) return undefined;
   const normalized = normalizeIsoDateTime(reportedAt);
@@ -153,10 +154,10 @@ function futureIssue(reportedAt: unknown, now: Date): ValidationIssue | undefine
   const aheadMs = Date.parse(normalized) - nowMs;
   if (aheadMs <= MAX_CLOCK_AHEAD_MS) return undefined;
   return {
-    path: 'reportedAt',
+    path: field,
     message:
       `is ${Math.round(aheadMs / 1000)}s in the future (now is ${now.toISOString()}); ` +
-      `a node's clock may be at most ${MAX_CLOCK_AHEAD_MS / 60_000} minutes ahead`,
+      `a reporter's clock may be at most ${MAX_CLOCK_AHEAD_MS / 60_000} minutes ahead`,
     value: reportedAt,
   };
 }

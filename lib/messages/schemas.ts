@@ -37,7 +37,7 @@ import {
 /** The schema version every message kind is written with today. */
 export const MESSAGE_VERSION = 1;
 
-export const MESSAGE_TYPES = ['node-stats', 'scale-up', 'scale-down', 'drain-complete'] as const;
+export const MESSAGE_TYPES = ['node-stats', 'scale-up', 'scale-down', 'drain-complete', 'gears-refused'] as const;
 export type MessageType = (typeof MESSAGE_TYPES)[number];
 
 function header<T extends MessageType>(type: T) {
@@ -150,12 +150,55 @@ export const drainCompleteMessageSchema = once(() =>
   }),
 );
 
+/** Longest window one gears-refused report may cover: an older refusal says nothing about what waits now. */
+export const MAX_REFUSED_WINDOW_MS = 60 * 60_000;
+/**
+ * Most refusals one report may claim: a report naming no district covers every district of the profile, so one
+ * district's 6000 UIDs is no bound. Far above any real window; the evaluator's limits (pool max, maxNodesTotal) bound
+ * what it buys.
+ */
+export const MAX_REFUSED_GEARS = 100_000;
+
+/**
+ * The broker-side count of gear creations refused for lack of capacity
+ * (origin-server's NodeUnavailableException "No nodes available...", exit
+ * code 140, one RESULT=FAILURE line in the broker's user_action.log) in one
+ * window: the gears no node reports, OpenShift v2's pending pods. `district`
+ * is absent when the broker named none (a new application: every district of
+ * the profile was full).
+ */
+export const gearsRefusedMessageSchema = once(() => {
+  const fields = object({
+    ...header('gears-refused'),
+    district: optional(nameSchema()),
+    profile: nameSchema(),
+    refused: integerIn(0, MAX_REFUSED_GEARS),
+    windowStart: isoDateTimeSchema(),
+    windowEnd: isoDateTimeSchema(),
+  });
+  const validator: Validator<Output<typeof fields>> = (input, path, issues) => {
+    const message = fields(input, path, issues);
+    if (typeof message !== 'object' || message === null) return message;
+    const start = typeof message.windowStart === 'string' ? Date.parse(message.windowStart) : NaN;
+    const end = typeof message.windowEnd === 'string' ? Date.parse(message.windowEnd) : NaN;
+    if (Number.isFinite(start) && Number.isFinite(end)) {
+      if (end <= start) issues.push({ path: [...path, 'windowEnd'], message: `must be after windowStart ${message.windowStart}` });
+      else if (end - start > MAX_REFUSED_WINDOW_MS) {
+        issues.push({ path: [...path, 'windowStart'], message: `window of ${Math.round((end - start) / 60_000)} minutes is longer than ${MAX_REFUSED_WINDOW_MS / 60_000}` });
+      }
+    }
+    return message;
+  };
+  return validator;
+});
+
 export type NodeStatsMessage = Output<ReturnType<typeof nodeStatsMessageSchema>>;
+export type GearsRefusedMessage = Output<ReturnType<typeof gearsRefusedMessageSchema>>;
 export type ScaleUpMessage = Output<ReturnType<typeof scaleUpMessageSchema>>;
 export type ScaleDownMessage = Output<ReturnType<typeof scaleDownMessageSchema>>;
 export type DrainCompleteMessage = Output<ReturnType<typeof drainCompleteMessageSchema>>;
 /** The messages the functions send each other through SQS. */
-export type Message = NodeStatsMessage | ScaleUpMessage | ScaleDownMessage | DrainCompleteMessage;
+export type Message = NodeStatsMessage | ScaleUpMessage | ScaleDownMessage | DrainCompleteMessage | GearsRefusedMessage;
 
 /** Every schema by type and version (built on first call); a new version is a new entry, the old one stays readable. */
 export const MESSAGE_SCHEMAS: {
@@ -165,6 +208,7 @@ export const MESSAGE_SCHEMAS: {
   'scale-up': new Map([[1, scaleUpMessageSchema]]),
   'scale-down': new Map([[1, scaleDownMessageSchema]]),
   'drain-complete': new Map([[1, drainCompleteMessageSchema]]),
+  'gears-refused': new Map([[1, gearsRefusedMessageSchema]]),
 };
 
 // ---------------------------------------------------------------------------

@@ -36,6 +36,8 @@ export interface ReplayOptions {
   moveFailureRate?: number;
   /** Most hosts the simulated cloud will run (shows capacity exhaustion). */
   capacityCap?: number;
+  /** The broker reporter sends gears-refused from the waiting gears (default true); false: a site without it. */
+  brokerReporter?: boolean;
   onProgress?: (fraction: number) => void;
 }
 
@@ -152,6 +154,7 @@ export async function runNodescaler(trace: Trace, options: ReplayOptions): Promi
         w.hint = step.index;
         w.world.joinBootedHosts();
         w.world.applyDemand(step.demand, w.churn.next(step.demand, TICK_SECONDS));
+        if (options.brokerReporter !== false) w.world.reportRefused();
         w.world.reportStats();
         return step.demand;
       });

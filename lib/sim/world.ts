@@ -1,7 +1,11 @@
 import type { SimulatedPlatform } from '../adapters/local/simulated-platform.js';
 import type { LocalSqs } from '../adapters/local/local-sqs.js';
 import type { Clock } from '../ports/clock.js';
+import { MAX_REFUSED_GEARS } from '../messages/index.js';
 import { AppModel } from './disruption.js';
+
+/** How often the broker-side reporter runs (its systemd timer, infra/agent/nodescaler-broker-reporter.timer). */
+export const REPORTER_PERIOD_SECONDS = 15;
 
 /** The view of the simulated cloud the world needs: every host it ever created. */
 export interface CloudView {
@@ -56,6 +60,9 @@ export class SimWorld {
   /** The instance each joined host runs on, for the SenderId of its agent. */
   private readonly instances = new Map<string, string>();
   private readonly gone = new Set<string>();
+  /** The broker-side reporter: gears refused in the minute that ended at `at`, sent one run later; and the last count sent. */
+  private readonly refusedWindows: Array<{ at: number; gears: number }> = [];
+  private refusedSent = 0;
   readonly violations: string[] = [];
 
   constructor(
@@ -172,6 +179,40 @@ export class SimWorld {
         undefined,
         undefined,
         this.senderOf(nodeId),
+      );
+    }
+  }
+
+  /**
+   * The broker-side reporter (infra/agent/nodescaler-broker-reporter.sh), as it
+   * runs on the broker host: every REPORTER_PERIOD_SECONDS it sends the gear
+   * creations the broker refused since its last run (here, the gears the last
+   * step left waiting: each one's creation was refused), and it sends nothing
+   * for a quiet window except the first after a refusal. A report waits for
+   * the reporter's next run: the period rounded to whole simulated minutes
+   * (15 s rounds to none, as node agents' reports, sent every 60 s, reach the
+   * evaluator in the minute they are made). Call once per simulated minute,
+   * after `applyDemand`.
+   */
+  reportRefused(): void {
+    const nowMs = this.clock.now().getTime();
+    this.refusedWindows.push({ at: nowMs, gears: this.waiting });
+    const delay = Math.round(REPORTER_PERIOD_SECONDS / 60);
+    while (this.refusedWindows.length > delay) {
+      const window = this.refusedWindows.shift()!;
+      if (window.gears === 0 && this.refusedSent === 0) continue;
+      this.refusedSent = window.gears;
+      this.sqs.sendRaw(
+        'stats',
+        JSON.stringify({
+          type: 'gears-refused',
+          v: 1,
+          district: this.options.district,
+          profile: this.options.profile,
+          refused: Math.min(window.gears, MAX_REFUSED_GEARS),
+          windowStart: new Date(window.at - 60_000).toISOString(),
+          windowEnd: new Date(window.at).toISOString(),
+        }),
       );
     }
   }

@@ -8,7 +8,7 @@ import { startLocalDynamo, type LocalDynamo } from '../../lib/adapters/local/dyn
 import { loadSettings } from '../../lib/config/index.js';
 import { thresholdEvaluatorHandler } from '../../lib/handlers/threshold-evaluator.js';
 import { awsThresholdEvaluator } from '../../lib/wiring/aws/threshold-evaluator.js';
-import { lambdaContext } from '../support/sqs-events.js';
+import { lambdaContext, sqsEvent, sqsRecord } from '../support/sqs-events.js';
 
 const SCALE_QUEUE = 'https://sqs.us-east-1.amazonaws.com/123456789012/nodescaler-dev-scale.fifo';
 const DRAIN_QUEUE = 'https://sqs.us-east-1.amazonaws.com/123456789012/nodescaler-dev-drain.fifo';
@@ -125,5 +125,17 @@ describe('thresholdEvaluator handler (dynalite, SQS mocked at the SDK)', () => {
     expect(result.batchItemFailures).toEqual([]);
     expect((await store.getNode('d1-small-1.example.com'))?.stats?.activeGears).toBe(70);
     expect((await store.getNode('d1-small-2.example.com'))?.stats?.activeGears).toBe(65);
+  });
+
+  it('takes gears-refused from the broker host only: a node host\'s and a malformed one fail (dead-letter path) and change nothing', async () => {
+    at('2026-11-21T10:05:00Z');
+    const body = (over: Record<string, unknown> = {}) =>
+      JSON.stringify({ type: 'gears-refused', v: 1, district: 'd1', profile: 'small', refused: 40, windowStart: '2026-11-21T10:04:00Z', windowEnd: '2026-11-21T10:05:00Z', ...over });
+    const broker = sqsRecord(body(), { messageId: 'broker-1', attributes: { SenderId: 'AROAEXAMPLE123456789:i-0b0b0b0b0b0b0b0b0' } });
+    const node = sqsRecord(body({ refused: 6000 }), { messageId: 'node-1', attributes: { SenderId: 'AROAEXAMPLENODEROLE01:i-0a1b2c3d4e5f60718' } });
+    const malformed = sqsRecord(body({ refused: -1 }), { messageId: 'bad-1', attributes: { SenderId: 'AROAEXAMPLE123456789:i-0b0b0b0b0b0b0b0b0' } });
+    const result = (await handler(sqsEvent([node, broker, malformed]), lambdaContext())) as SQSBatchResponse;
+    expect(result.batchItemFailures.map((f) => f.itemIdentifier)).toEqual(['node-1', 'bad-1']);
+    expect((await store.getPool('d1/small'))?.refused).toEqual({ gears: 40, windowStart: '2026-11-21T10:04:00.000Z', windowEnd: '2026-11-21T10:05:00.000Z' });
   });
 });

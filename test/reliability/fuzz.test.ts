@@ -352,7 +352,7 @@ const hostileTally: Record<string, number> = {};
  * reportedAt) or dropped as stale, and changes nothing.
  */
 describe('valid-but-hostile node-stats on the stats queue', () => {
-  const hostileKind = fc.constantFrom('spoofed-node', 'ghost-node', 'untagged-host', 'past-date', 'future-date', 'unconfigured-pool', 'huge-gear-list');
+  const hostileKind = fc.constantFrom('spoofed-node', 'ghost-node', 'untagged-host', 'past-date', 'future-date', 'unconfigured-pool', 'huge-gear-list', 'refused-flood');
   let hosts = 0;
   const launch = async (pool: string) => {
     hosts += 1;
@@ -388,6 +388,13 @@ describe('valid-but-hostile node-stats on the stats queue', () => {
               return { kind, body: { ...base, nodeId: victim.tags!['nodescaler:node'], reportedAt: at(30) }, sender: from(victim), refused: 'reportedAt' };
             case 'unconfigured-pool':
               return { kind, body: { ...base, nodeId: ghost, district: 'd9', profile: 'large' }, sender: from(attacker), refused: 'SenderId' };
+            case 'refused-flood': // a node host posing as the broker's reporter: every pool of the profile would buy nodes
+              return {
+                kind,
+                body: { type: 'gears-refused', v: 1, district: DISTRICT, profile: PROFILE, refused: 6_000, windowStart: at(-1), windowEnd: at(0) },
+                sender: from(attacker),
+                refused: 'SenderId',
+              };
             default:
               return {
                 kind,
@@ -415,7 +422,7 @@ describe('valid-but-hostile node-stats on the stats queue', () => {
           expect(line, `${c.kind}: one error line`).toHaveLength(1);
           expect(String(line[0]!.error), c.kind).toContain(c.refused);
         });
-        const security = lines.filter((l) => String(l.message).startsWith('security: node-stats rejected'));
+        const security = lines.filter((l) => /^security: (node-stats|gears-refused) rejected/.test(String(l.message)));
         expect(security).toHaveLength(cases.filter((c) => c.refused === 'SenderId').length);
         expect(await tableItems()).toEqual(tableBefore);
         expect(sent.length).toBe(sentBefore);

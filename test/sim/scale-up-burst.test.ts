@@ -13,8 +13,24 @@ function burstTrace(): Trace {
 }
 
 describe('scale-up when a burst outruns the boot delay', () => {
-  it('doubles the pool while it stays full, so 1,600 new gears wait a few boots, and no decision is provisioned twice', async () => {
-    const outcome = await runNodescaler(burstTrace(), { gearsPerNode: 100, bootDelaySeconds: BOOT_SECONDS, store: 'memory', seed: 3, configOverrides: { scaleUp: { doubleWhenFull: true, forecast: { bootDelay: `${BOOT_SECONDS}s` } } } as never });
+  it('counts the waiting gears from the broker\'s refusals and adds every node they need in one decision', async () => {
+    const outcome = await runNodescaler(burstTrace(), { gearsPerNode: 100, bootDelaySeconds: BOOT_SECONDS, store: 'memory', seed: 3, configOverrides: { scaleUp: { forecast: { bootDelay: `${BOOT_SECONDS}s` } } } as never });
+    expect(outcome.violations).toEqual([]);
+    expect(outcome.deadLetters).toEqual([]);
+    const { result } = outcome;
+    // The gears are refused in the burst's first minute and reported at once (the reporter runs every 15 s): one boot and a minute.
+    const covered = result.series.find((p) => p.at >= BURST_AT && p.capacity >= 2000);
+    expect(covered).toBeDefined();
+    expect(covered!.at - BURST_AT).toBeLessThanOrEqual(BOOT_SECONDS + 60);
+    const ups = result.events.filter((e) => e.kind === 'up' && e.at >= BURST_AT && e.at <= covered!.at);
+    expect(ups).toHaveLength(1);
+    expect(ups[0]!.reason).toMatch(/1[56]\d\d gear creations refused in the last 1m \(broker\)/);
+    expect(ups[0]!.count).toBeGreaterThanOrEqual(16);
+  });
+
+  // A site without the broker reporter (a broker with several gear sizes): only the doubling helps.
+  it('without the broker reporter, doubles the pool while it stays full, so 1,600 new gears wait a few boots, and no decision is provisioned twice', async () => {
+    const outcome = await runNodescaler(burstTrace(), { gearsPerNode: 100, bootDelaySeconds: BOOT_SECONDS, store: 'memory', seed: 3, brokerReporter: false, configOverrides: { scaleUp: { doubleWhenFull: true, forecast: { bootDelay: `${BOOT_SECONDS}s` } } } as never });
     expect(outcome.violations).toEqual([]);
     expect(outcome.deadLetters).toEqual([]);
     const { result } = outcome;

@@ -89,6 +89,15 @@ describe('sample bodies in events/messages', () => {
       pool: 'd1/small',
       completedAt: '2026-03-01T13:14:27.512Z',
     },
+    'gears-refused.json': {
+      type: 'gears-refused',
+      v: 1,
+      district: 'd1',
+      profile: 'small',
+      refused: 37,
+      windowStart: '2026-03-01T11:59:00.000Z',
+      windowEnd: '2026-03-01T12:00:00.000Z',
+    },
     'ec2-state-change.json': {
       type: 'ec2-state-change',
       eventId: '7bf73129-1428-4cd3-a780-95db273d1602',
@@ -405,7 +414,7 @@ describe('type and version dispatch', () => {
     const error = rejected(parseMessage(body));
     expect(error.field).toBe('type');
     expect(error.issues).toHaveLength(1);
-    expect(error.message).toContain('type: required; known types: node-stats, scale-up, scale-down, drain-complete');
+    expect(error.message).toContain('type: required; known types: node-stats, scale-up, scale-down, drain-complete, gears-refused');
   });
 
   it.each(['scale-sideways', 'Node-Stats', '', 'constructor', '__proto__', 'toString'])(
@@ -415,7 +424,7 @@ describe('type and version dispatch', () => {
       expect(error.field).toBe('type');
       expect(error.issues).toHaveLength(1);
       expect(error.message).toBe(
-        'invalid message: type: unknown message type; known types: node-stats, scale-up, scale-down, drain-complete ' +
+        'invalid message: type: unknown message type; known types: node-stats, scale-up, scale-down, drain-complete, gears-refused ' +
           `(an EC2 event needs source and detail-type instead) (got ${JSON.stringify(type)})`,
       );
     },

@@ -1,0 +1,170 @@
+#!/bin/sh
+# nodescaler broker reporter: runs on the OpenShift broker host and sends ONE
+# gears-refused message to the nodescaler stats queue: how many gear
+# creations the broker refused for lack of capacity since its last run. Run
+# every 15 s by nodescaler-broker-reporter.timer. See infra/agent/README.md.
+#
+# Why: no node reports a gear its district refused, so a full pool's demand
+# is a lower bound; the broker is the one place that sees them (OpenShift
+# v2's pending pods). origin-server raises NodeUnavailableException ("No
+# nodes available", "... for the specified gear size", "... within the
+# specified district"; exit code 140) when no node of any district of the
+# gear size has room, and its REST layer writes one line for the request to
+# the user action log (OpenShift::UserActionLog, USER_ACTION_LOG_FILE in
+# /etc/openshift/broker.conf, default /var/log/openshift/broker/user_action.log):
+#   RESULT=FAILURE STATUS=internal_server_error TIMESTAMP=... ACTION=ADD_APPLICATION
+#   REQ_ID=... USER_ID=... LOGIN=... [APP_UUID=...] DOMAIN=... Unable to complete
+#   the requested operation due to: No nodes available for the specified gear size. ...
+# (ACTION=SCALE_UP for an auto-scaling haproxy's scale-up event). This script
+# reads the lines appended since its last run (a byte offset, kept with the
+# file's inode in NODESCALER_STATE_FILE; a rotated or truncated log is read
+# from its start) and counts the distinct refused requests: a client that
+# retries within one window counts once (ACTION and APP_UUID, or ACTION,
+# LOGIN and DOMAIN for an application not created yet). One request is
+# counted as one gear: a lower bound, as the nodes' own figures are.
+#
+# The log line names neither the gear size nor the district. The profile is
+# NODESCALER_PROFILE, else the broker's only gear size (VALID_GEAR_SIZES with
+# one entry); a broker with several sizes and no NODESCALER_PROFILE sends
+# nothing (one log line, exit 1: never a guessed number). NODESCALER_DISTRICT
+# names the district when the site runs one district per profile; without it
+# the message names none and the evaluator shares the count among the pools
+# of the profile (each was full, or the broker would have placed the gear).
+#
+# Why a script on the broker host, not an SSM query like report-stats: the
+# count needs every line once, in order, within seconds; a query run by
+# Run Command every 15 s would cost an SSM invocation each time, see output
+# cut at 24,000 characters, and keep no offset between runs. The broker host
+# already has sh, awk and the AWS CLI (report-stats' instance profile);
+# its role id is in statsAuth.reporterIds, the only senders whose
+# gears-refused the evaluator believes.
+#
+# It sends nothing for a quiet window, except the first one after a refusal
+# (refused: 0, so the evaluator knows the gears stopped waiting). A missing
+# fact sends NO message: one log line, exit 1, the offset kept (the next run
+# counts these lines again). Sending is tried 3 times (2 s, then 4 s apart).
+set -u
+
+log() {
+  echo "nodescaler-broker-reporter: $*" >&2
+  if [ "${NODESCALER_SYSLOG:-1}" != 0 ] && command -v logger >/dev/null 2>&1; then
+    logger -t nodescaler-broker-reporter -- "$*" 2>/dev/null || :
+  fi
+  return 0
+}
+fail() {
+  log "$*; nothing sent"
+  exit 1
+}
+
+ENV_FILE=${NODESCALER_REPORTER_ENV:-/etc/nodescaler/broker-reporter.env}
+[ -r "$ENV_FILE" ] || fail "cannot read $ENV_FILE"
+# shellcheck disable=SC1090
+. "$ENV_FILE" || fail "cannot load $ENV_FILE"
+
+: "${BROKER_CONF:=/etc/openshift/broker.conf}"
+: "${NODESCALER_RETRY_DELAY:=2}"
+: "${NODESCALER_STATE_FILE:=/var/lib/nodescaler/broker-reporter.last}"
+[ -n "${NODESCALER_STATS_QUEUE_URL:-}" ] || fail "NODESCALER_STATS_QUEUE_URL is not set"
+[ -n "${AWS_REGION:-}" ] || fail "AWS_REGION is not set"
+
+# A value of broker.conf (KEY="value"; the last assignment wins).
+conf() {
+  [ -r "$BROKER_CONF" ] || return 0
+  sed -n "s/^[[:space:]]*$1[[:space:]]*=[[:space:]]*\"\{0,1\}\([^\"#]*\)\"\{0,1\}.*\$/\1/p" "$BROKER_CONF" | tail -n 1
+}
+log_file=${USER_ACTION_LOG:-$(conf USER_ACTION_LOG_FILE)}
+: "${log_file:=/var/log/openshift/broker/user_action.log}"
+
+profile=${NODESCALER_PROFILE:-}
+if [ -z "$profile" ]; then
+  sizes=$(conf VALID_GEAR_SIZES)
+  case $sizes in
+    '') fail "NODESCALER_PROFILE is not set and $BROKER_CONF names no VALID_GEAR_SIZES" ;;
+    *,*) fail "the broker has several gear sizes ($sizes) and its log does not say which one was refused: set NODESCALER_PROFILE" ;;
+  esac
+  profile=$sizes
+fi
+# Values go into JSON unescaped, so they must be plain names.
+case $profile in '' | *[!A-Za-z0-9._-]*) fail "profile '$profile' is not a plain name" ;; esac
+district_field=
+if [ -n "${NODESCALER_DISTRICT:-}" ]; then
+  case $NODESCALER_DISTRICT in *[!A-Za-z0-9._-]*) fail "NODESCALER_DISTRICT '$NODESCALER_DISTRICT' is not a plain name" ;; esac
+  district_field="\"district\":\"$NODESCALER_DISTRICT\","
+fi
+
+[ -f "$log_file" ] && [ -r "$log_file" ] || fail "cannot read the user action log $log_file"
+# ls -i and wc -c: POSIX, unlike stat's options.
+inode=$(ls -di "$log_file" 2>/dev/null | awk '{print $1}') || fail "cannot stat $log_file"
+size=$(wc -c <"$log_file" | tr -d '[:space:]') || fail "cannot size $log_file"
+case "$inode$size" in '' | *[!0-9]*) fail "cannot stat $log_file" ;; esac
+now=$(date -u +%s) || fail "no time"
+
+last_inode= last_offset= last_at= last_sent=
+if [ -r "$NODESCALER_STATE_FILE" ]; then
+  read -r last_inode last_offset last_at last_sent <"$NODESCALER_STATE_FILE" 2>/dev/null || :
+fi
+save() {
+  state_dir=$(dirname "$NODESCALER_STATE_FILE")
+  { mkdir -p "$state_dir" && printf '%s %s %s %s\n' "$inode" "$size" "$now" "$1" >"$NODESCALER_STATE_FILE.tmp" &&
+    mv -f "$NODESCALER_STATE_FILE.tmp" "$NODESCALER_STATE_FILE"; } 2>/dev/null ||
+    log "cannot write $NODESCALER_STATE_FILE"
+}
+case "${last_inode:-x}${last_offset:-x}${last_at:-x}${last_sent:-x}" in
+  *[!0-9]*)
+    # First run (or a damaged state file): start at the end; what was refused before is history.
+    save 0
+    exit 0
+    ;;
+esac
+offset=$last_offset
+if [ "$inode" != "$last_inode" ] || [ "$size" -lt "$last_offset" ]; then
+  offset=0 # rotated or truncated: the new file from its start
+fi
+
+# Distinct refused requests among the lines appended since the offset.
+refused=$(tail -c +"$((offset + 1))" "$log_file" | head -c "$((size - offset))" | awk '
+  /RESULT=FAILURE/ && /No nodes available/ {
+    action = ""; app = ""; login = ""; domain = ""
+    for (i = 1; i <= NF; i++) {
+      if ($i ~ /^ACTION=/) action = substr($i, 8)
+      else if ($i ~ /^APP_UUID=/) app = substr($i, 10)
+      else if ($i ~ /^LOGIN=/) login = substr($i, 7)
+      else if ($i ~ /^DOMAIN=/) domain = substr($i, 8)
+    }
+    key = (app != "") ? action " " app : action " " login " " domain
+    if (!(key in seen)) { seen[key] = 1; n++ }
+  }
+  END { print n + 0 }') || fail "cannot read $log_file"
+case $refused in '' | *[!0-9]*) fail "cannot count the refusals in $log_file" ;; esac
+[ "${#refused}" -le 6 ] && [ "$refused" -le 100000 ] || refused=100000 # the message's limit
+
+if [ "$refused" -eq 0 ] && [ "$last_sent" -eq 0 ]; then
+  save 0
+  exit 0
+fi
+start=$last_at
+# The message covers at most an hour (a reporter that was down counts its backlog as the last hour's).
+[ "$start" -lt "$now" ] && [ $((now - start)) -le 3600 ] || start=$((now - 60))
+iso() { date -u -d "@$1" +%Y-%m-%dT%H:%M:%SZ 2>/dev/null || date -u -r "$1" +%Y-%m-%dT%H:%M:%SZ; }
+window_start=$(iso "$start") || fail "no time"
+window_end=$(iso "$now") || fail "no time"
+body=$(printf '{"type":"gears-refused","v":1,%s"profile":"%s","refused":%s,"windowStart":"%s","windowEnd":"%s"}' \
+  "$district_field" "$profile" "$refused" "$window_start" "$window_end")
+
+AWS_MAX_ATTEMPTS=1
+export AWS_MAX_ATTEMPTS AWS_REGION
+attempt=1
+delay=$NODESCALER_RETRY_DELAY
+while :; do
+  if error=$(timeout 4 aws sqs send-message --region "$AWS_REGION" \
+    --queue-url "$NODESCALER_STATS_QUEUE_URL" --message-body "$body" \
+    --cli-connect-timeout 2 --cli-read-timeout 2 2>&1 >/dev/null); then
+    save "$refused"
+    exit 0
+  fi
+  [ "$attempt" -lt 3 ] || fail "aws sqs send-message failed $attempt times (last: $(printf '%s' "$error" | tr '\n' ' ' | cut -c1-200))"
+  sleep "$delay"
+  delay=$((delay * 2))
+  attempt=$((attempt + 1))
+done

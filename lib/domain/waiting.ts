@@ -1,0 +1,87 @@
+/**
+ * Gears that wait: OpenShift v2's pending pods. No node reports a gear its
+ * district refused, so a full pool's demand is a lower bound; the broker is
+ * the one place that sees them (origin-server raises NodeUnavailableException
+ * "No nodes available...", exit code 140, and writes one RESULT=FAILURE line
+ * to its user_action.log). A broker-side reporter counts those refusals per
+ * pool and window (`gears-refused`, infra/agent/nodescaler-broker-reporter.sh),
+ * and the evaluator treats them as cluster-autoscaler treats pending pods:
+ * demand that waits now, so the pool scales up at once (no sustain window),
+ * sized for the waiting gears plus the headroom in one decision.
+ *
+ * Counted once: the waiting demand is the demand the pool had placed when
+ * the window ended plus the gears refused in it. A gear placed since (a new
+ * node joined) is in today's demand and in that sum once, not twice, and
+ * nodes still provisioning count as capacity, so the reports that keep coming
+ * while they boot buy nothing more. Pure functions of data.
+ */
+import type { DemandSample, PoolRecord } from './model.js';
+import { formatDuration } from './duration.js';
+
+/** A report counts while its window ended at most this long ago, plus its own length (the reporter sends every minute). */
+export const REFUSED_GRACE_MS = 2 * 60_000;
+
+/** What the pool record keeps of the latest report (lib/app/refused-gears.ts writes it). */
+export type RefusedReport = NonNullable<PoolRecord['refused']>;
+
+export interface WaitingGears {
+  /** Gear creations the broker refused in the report's window. */
+  refused: number;
+  /** Placed gears when the window ended, plus the refused ones: the pool's demand, counted from the broker's side. */
+  demand: number;
+  /** How many of the refused gears are still not placed (demand above today's placed gears). */
+  unplaced: number;
+  windowMs: number;
+  /** e.g. `37 gear creations refused in the last 1m (broker)`. */
+  text: string;
+}
+
+/**
+ * The waiting gears behind the pool's latest refused report, or undefined when
+ * there is none, it is stale, or it refused nothing. `history`: the pool's demand
+ * samples ([epoch minute, placed gears]); `demand`: the gears placed now.
+ */
+export function waitingGears(pool: Pick<PoolRecord, 'refused'>, history: readonly DemandSample[] | undefined, now: Date, demand: number): WaitingGears | undefined {
+  const report = pool.refused;
+  if (report === undefined || report.gears <= 0) return undefined;
+  const start = Date.parse(report.windowStart);
+  const end = Date.parse(report.windowEnd);
+  if (!Number.isFinite(start) || !Number.isFinite(end) || end <= start) return undefined;
+  const nowMs = now.getTime();
+  const windowMs = end - start;
+  if (nowMs - end > windowMs + REFUSED_GRACE_MS) return undefined;
+  const placedThen = placedAt(history, end) ?? demand;
+  const total = placedThen + report.gears;
+  const unplaced = Math.max(0, total - demand);
+  const text = `${report.gears} gear creation${report.gears === 1 ? '' : 's'} refused in the last ${formatDuration(Math.round(windowMs / 1000) * 1000)} (broker), ${unplaced} not placed yet`;
+  return { refused: report.gears, demand: Math.max(total, demand), unplaced, windowMs, text };
+}
+
+/**
+ * Nodes the waiting gears need beyond the pool's capacity (provisioning nodes
+ * included) for them and the headroom, as one decision: cluster-autoscaler's
+ * "every node the pending pods need". 0 when what is booting already covers them.
+ */
+export function nodesForWaiting(waiting: WaitingGears, input: { total: number; gearsPerNode: number; headroomGears: number; target: number }): number {
+  if (waiting.unplaced <= 0) return 0;
+  const { total, gearsPerNode, headroomGears, target } = input;
+  const perNode = Math.max(1, gearsPerNode);
+  const forTarget = waiting.demand / Math.max(target, 0.01) - total;
+  const forHeadroom = waiting.demand + headroomGears - total;
+  return Math.max(0, Math.ceil(Math.max(forTarget, forHeadroom) / perNode - 1e-9));
+}
+
+/** The placed demand recorded at or before `atMs` (the latest such sample), undefined when the history starts later. */
+function placedAt(history: readonly DemandSample[] | undefined, atMs: number): number | undefined {
+  if (!history || history.length === 0) return undefined;
+  const minute = Math.floor(atMs / 60_000);
+  let found: number | undefined;
+  for (let i = history.length - 1; i >= 0; i--) {
+    const sample = history[i]!;
+    if (sample[0] <= minute) {
+      found = sample[1];
+      break;
+    }
+  }
+  return found;
+}

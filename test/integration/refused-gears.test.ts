@@ -1,0 +1,147 @@
+/**
+ * Refused gear creations on the state table (dynalite): the broker-side
+ * reporter's gears-refused makes the evaluator scale up at once, for every
+ * waiting gear plus headroom in one decision, with the reason in the
+ * decision log; the reports that keep coming while those nodes boot buy
+ * nothing more; and a report from anyone but the broker's reporter, for a
+ * pool nobody configured, or too old, changes nothing.
+ */
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
+import { MemoryLog } from '../../lib/adapters/memory/log.js';
+import { InMemoryMetrics } from '../../lib/adapters/memory/metrics.js';
+import { SimulatedCloud } from '../../lib/adapters/local/simulated-cloud.js';
+import { VirtualClock } from '../../lib/adapters/local/virtual-clock.js';
+import { ThresholdEvaluator, type StatsItem } from '../../lib/app/evaluate.js';
+import { NodeProvisioner } from '../../lib/app/provision.js';
+import { parseConfig } from '../../lib/config/index.js';
+import { ValidationError } from '../../lib/errors.js';
+import type { GearsRefusedMessage, ScaleUpMessage } from '../../lib/messages/index.js';
+import type { StateStore } from '../../lib/ports/state-store.js';
+import { dynaliteHarness } from '../support/dynalite.js';
+import { RecordingQueue } from '../support/recording-queue.js';
+
+const BROKER_ROLE = 'AROABROKERREPORTER01';
+const NODE_ROLE = 'AROANODEHOSTROLE0001';
+const template = { imageId: 'ami-1', instanceTypes: [{ name: 'm5.xlarge', vcpus: 4, memoryGiB: 16 }], subnets: ['subnet-1'] };
+const config = parseConfig({
+  handler: 'ec2',
+  limits: { maxNodesTotal: 200 },
+  statsAuth: { nodeRoleIds: [NODE_ROLE], reporterIds: [BROKER_ROLE] },
+  scaleUp: { threshold: 0.98, target: 0.96, headroomGears: 30, observedHeadroom: { enabled: false }, forecast: { enabled: false, bootDelay: '2m' } },
+  pools: [
+    { district: 'd1', profile: 'small', min: 1, max: 100, gearsPerNode: 100, naming: { base: 'small' }, template },
+    { district: 'd2', profile: 'small', min: 1, max: 100, gearsPerNode: 100, naming: { base: 'smalltwo' }, template },
+  ],
+});
+
+describe('gears-refused through the threshold evaluator (dynalite)', () => {
+  const harness = dynaliteHarness();
+  afterAll(async () => harness.close());
+
+  let store: StateStore;
+  let clock: VirtualClock;
+  let queue: RecordingQueue;
+  let log: MemoryLog;
+  let metrics: InMemoryMetrics;
+  let evaluator: ThresholdEvaluator;
+  let provisioner: NodeProvisioner;
+  const nodeIds = Array.from({ length: 10 }, (_, i) => `small-${100 + i}.example.com`);
+
+  const stats = (gears: number): StatsItem[] =>
+    nodeIds.map((nodeId, i) => ({
+      id: `s${i}`,
+      message: { type: 'node-stats', v: 1, nodeId, district: 'd1', profile: 'small', activeGears: gears, maxActiveGears: 100, reportedAt: clock.now().toISOString() },
+    }));
+  const refused = (gears: number, over: Partial<GearsRefusedMessage> = {}, senderId = `${BROKER_ROLE}:i-0b0b0b0b0b0b0b0b0`): StatsItem => ({
+    id: 'r1',
+    senderId,
+    message: {
+      type: 'gears-refused',
+      v: 1,
+      district: 'd1',
+      profile: 'small',
+      refused: gears,
+      windowStart: new Date(clock.nowMs() - 60_000).toISOString(),
+      windowEnd: clock.now().toISOString(),
+      ...over,
+    },
+  });
+
+  beforeEach(async () => {
+    store = await harness.create();
+    clock = new VirtualClock('2026-11-24T10:00:00Z');
+    queue = new RecordingQueue({ fifo: ['scale', 'drain'] });
+    log = new MemoryLog();
+    metrics = new InMemoryMetrics();
+    const ports = { store, clock, metrics, log };
+    evaluator = new ThresholdEvaluator({ ...ports, queue }, config);
+    provisioner = new NodeProvisioner({ ...ports, cloud: new SimulatedCloud(clock, { bootDelayMs: 120_000 }), sleep: async (ms) => void clock.advance(ms) }, config);
+    // Ten adopted nodes at 95 of 100 gears: 0.95 and 50 free slots, nothing to do.
+    expect((await evaluator.handleBatch(stats(95))).outcomes).toEqual([expect.objectContaining({ pool: 'd1/small', kind: 'no-action' })]);
+  });
+
+  it('scales up at once for the waiting gears plus headroom, in one decision, and logs why; the reports during the boot buy nothing more', async () => {
+    clock.advance(10_000); // within evaluationInterval (30 s) of the last evaluation: evaluated anyway, gears wait
+    const { failures, outcomes } = await evaluator.handleBatch([refused(400)]);
+    expect(failures).toEqual([]);
+    expect(outcomes).toEqual([expect.objectContaining({ pool: 'd1/small', kind: 'scale-up' })]);
+    // 950 placed + 400 waiting = 1,350 gears / 0.96 = 1,407 slots: 5 nodes beyond the 1,000 slots, past the sustain window.
+    const decision = queue.sent('scale').at(-1) as ScaleUpMessage;
+    expect(decision.count).toBe(5);
+    expect(decision.reason).toContain('400 gear creations refused in the last 1m (broker), 400 not placed yet: sized for them + headroomGears 30 at once');
+    const [logged] = await store.listDecisions('d1/small', 1);
+    expect(logged).toMatchObject({ kind: 'scale-up', decisionId: decision.decisionId });
+    expect(logged!.reason).toContain('400 gear creations refused in the last 1m (broker)');
+    expect((await store.getPool('d1/small'))?.refused).toEqual({ gears: 400, windowStart: '2026-11-24T09:59:10.000Z', windowEnd: '2026-11-24T10:00:10.000Z' });
+    expect(metrics.sum('GearsRefused')).toBe(400);
+
+    await provisioner.scaleUp(decision);
+    expect((await store.listNodes('d1/small')).filter((n) => n.state === 'provisioning')).toHaveLength(5);
+
+    // The broker keeps refusing while they boot: capacity on the way covers it, no second decision.
+    for (let minute = 1; minute <= 2; minute++) {
+      clock.advance(60_000);
+      const later = await evaluator.handleBatch([...stats(95), refused(400)]);
+      expect(later.outcomes).toEqual([expect.objectContaining({ pool: 'd1/small', kind: 'no-action' })]);
+      expect(later.outcomes[0]!.reason).not.toContain('action in flight'); // decided by the rule, not held by a lease
+    }
+    expect(queue.sent('scale')).toHaveLength(1);
+  });
+
+  it('shares a report without a district among the pools of its profile', async () => {
+    const { district: _none, ...message } = refused(401).message as GearsRefusedMessage;
+    await evaluator.handleBatch([{ ...refused(401), message }]);
+    expect((await store.getPool('d1/small'))?.refused?.gears).toBe(201);
+    expect((await store.getPool('d2/small'))?.refused?.gears).toBe(201);
+  });
+
+  it('refuses a report sent by a node host, naming SenderId: dead-lettered, security log, metric, pool unchanged', async () => {
+    const before = await store.getPool('d1/small');
+    const { failures, outcomes } = await evaluator.handleBatch([refused(400, {}, `${NODE_ROLE}:i-0123456789abcdef0`)]);
+    expect(failures).toHaveLength(1);
+    expect(failures[0]!.error).toBeInstanceOf(ValidationError);
+    expect((failures[0]!.error as ValidationError).field).toBe('SenderId');
+    expect((failures[0]!.error as ValidationError).message).toContain(`${NODE_ROLE}:i-0123456789abcdef0`);
+    expect(outcomes).toEqual([]);
+    expect(log.lines.some((l) => l.level === 'error' && l.message.startsWith('security: gears-refused rejected'))).toBe(true);
+    expect(metrics.sum('StatsRejected')).toBe(1);
+    expect(await store.getPool('d1/small')).toEqual(before);
+    expect(queue.sent('scale')).toHaveLength(0);
+  });
+
+  it('refuses a report for a pool the configuration lacks, naming the field and value; drops a stale one; keeps a newer one', async () => {
+    const unknown = await evaluator.handleBatch([refused(5, { district: 'd9' })]);
+    expect((unknown.failures[0]!.error as ValidationError).field).toBe('district');
+    expect((unknown.failures[0]!.error as ValidationError).message).toContain('"d9"');
+
+    const stale = await evaluator.handleBatch([refused(5, { windowStart: '2026-11-24T09:40:00Z', windowEnd: '2026-11-24T09:41:00Z' })]);
+    expect(stale).toEqual({ failures: [], outcomes: [] });
+    expect((await store.getPool('d1/small'))?.refused).toBeUndefined();
+
+    await evaluator.handleBatch([refused(0)]);
+    const older = await evaluator.handleBatch([refused(300, { windowStart: '2026-11-24T09:58:00Z', windowEnd: '2026-11-24T09:59:00Z' })]);
+    expect(older.outcomes).toEqual([]);
+    expect((await store.getPool('d1/small'))?.refused?.gears).toBe(0);
+    expect(queue.sent('scale')).toHaveLength(0);
+  });
+});

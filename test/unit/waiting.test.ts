@@ -1,0 +1,117 @@
+import { describe, expect, it } from 'vitest';
+import { decidePool } from '../../lib/domain/evaluate.js';
+import { explainPool } from '../../lib/domain/explain.js';
+import type { DemandSample, NodeRecord, PoolRecord } from '../../lib/domain/model.js';
+import { REFUSED_GRACE_MS, nodesForWaiting, waitingGears } from '../../lib/domain/waiting.js';
+import { NOW, config, evaluation, minutesAgo, node, nodes, pool } from '../support/builders.js';
+
+/** The product's thresholds (pools run full), no forecast; 30 gears of headroom. */
+const product = (scaleUp: Record<string, unknown> = {}, max = 200) =>
+  config({ limits: { maxNodesTotal: 500 }, scaleUp: { threshold: 0.98, target: 0.96, headroomGears: 30, forecast: { enabled: false }, ...scaleUp } }, { max });
+const minute = (at: Date | string) => Math.floor(new Date(at).getTime() / 60_000);
+/** A report of `gears` refused in the minute that ended `endedMinutesAgo` ago. */
+const refused = (gears: number, endedMinutesAgo = 1): PoolRecord['refused'] => ({ gears, windowStart: minutesAgo(endedMinutesAgo + 1), windowEnd: minutesAgo(endedMinutesAgo) });
+/** Placed demand per minute: `gears` at every minute of the last `minutes`. */
+const history = (gears: number, minutes = 10): DemandSample[] => Array.from({ length: minutes }, (_, i) => [minute(minutesAgo(minutes - i)), gears]);
+
+function scaleUp(result: ReturnType<typeof decidePool>) {
+  if (result.decision.kind !== 'scale-up') throw new Error(`expected scale-up, got ${result.decision.kind}: ${result.decision.reason}`);
+  return result.decision;
+}
+
+describe('waitingGears', () => {
+  it('is nothing without a report, for a report of 0, for a malformed window, and once the report is older than its window + grace', () => {
+    expect(waitingGears({}, history(500), NOW, 500)).toBeUndefined();
+    expect(waitingGears({ refused: refused(0) }, history(500), NOW, 500)).toBeUndefined();
+    expect(waitingGears({ refused: { gears: 5, windowStart: minutesAgo(1), windowEnd: minutesAgo(2) } }, history(500), NOW, 500)).toBeUndefined();
+    const graceMinutes = REFUSED_GRACE_MS / 60_000;
+    expect(waitingGears({ refused: refused(5, 1 + graceMinutes) }, history(500), NOW, 500)).toMatchObject({ refused: 5 });
+    expect(waitingGears({ refused: refused(5, 1 + graceMinutes + 0.1) }, history(500), NOW, 500)).toBeUndefined();
+  });
+
+  it('counts the waiting demand from the placed gears when the window ended, so gears placed since count once', () => {
+    // 2,000 placed when the minute ended with 400 refused; 300 of them placed since (new nodes joined).
+    const samples: DemandSample[] = [...history(2000, 5).slice(0, 4), [minute(minutesAgo(1)), 2000], [minute(NOW), 2300]];
+    const waiting = waitingGears({ refused: refused(400) }, samples, NOW, 2300)!;
+    expect(waiting).toMatchObject({ refused: 400, demand: 2400, unplaced: 100, windowMs: 60_000 });
+    expect(waiting.text).toBe('400 gear creations refused in the last 1m (broker), 100 not placed yet');
+    // All placed: nothing waits any more, though the report is still fresh.
+    expect(waitingGears({ refused: refused(400) }, [...samples.slice(0, -1), [minute(NOW), 2400]], NOW, 2400)).toMatchObject({ unplaced: 0 });
+  });
+
+  it('takes today\'s demand as the base when the history starts after the window', () => {
+    expect(waitingGears({ refused: refused(1) }, [[minute(NOW), 70]], NOW, 70)).toMatchObject({ demand: 71, unplaced: 1 });
+    expect(waitingGears({ refused: refused(1) }, undefined, NOW, 70)!.text).toBe('1 gear creation refused in the last 1m (broker), 1 not placed yet');
+  });
+});
+
+describe('nodesForWaiting', () => {
+  const waiting = { refused: 1600, demand: 3600, unplaced: 1600, windowMs: 60_000, text: '' };
+  it('sizes for the waiting gears and the headroom in one go, beyond what is running and booting', () => {
+    // 2,000 slots: 3,600 / 0.96 = 3,750 -> 18 nodes; 3,600 + 30 = 3,630 -> 17: the target rules.
+    expect(nodesForWaiting(waiting, { total: 2000, gearsPerNode: 100, headroomGears: 30, target: 0.96 })).toBe(18);
+    // 3,600 + 300 = 3,900 -> 19: the headroom rules.
+    expect(nodesForWaiting(waiting, { total: 2000, gearsPerNode: 100, headroomGears: 300, target: 0.96 })).toBe(19);
+  });
+  it('asks for nothing when the nodes booting already hold them, or when nothing is unplaced', () => {
+    expect(nodesForWaiting(waiting, { total: 3800, gearsPerNode: 100, headroomGears: 30, target: 0.96 })).toBe(0);
+    expect(nodesForWaiting({ ...waiting, unplaced: 0 }, { total: 2000, gearsPerNode: 100, headroomGears: 30, target: 0.96 })).toBe(0);
+  });
+});
+
+describe('decidePool: refused gear creations are demand that waits', () => {
+  const full: NodeRecord[] = nodes(20, 100);
+
+  it('scales up at once (no sustain), for every waiting gear plus headroom in one decision, past the default 10 per decision, and says why', () => {
+    const result = decidePool(evaluation({ config: product(), nodes: full, pool: pool({ highSince: NOW.toISOString(), demandHistory: history(2000), refused: refused(1600) }) }));
+    // 3,600 gears / 0.96 = 3,750 slots: 18 nodes beyond the 20 running.
+    expect(scaleUp(result)).toMatchObject({ count: 18, wanted: 18, clampedBy: [] });
+    expect(result.decision.reason).toContain('1600 gear creations refused in the last 1m (broker), 1600 not placed yet: sized for them + headroomGears 30 at once');
+    expect(result.decision.reason).toContain('+18 nodes to 0.95');
+  });
+
+  it('without the report, the same full pool waits for the sustain window', () => {
+    const result = decidePool(evaluation({ config: product(), nodes: full, pool: pool({ highSince: NOW.toISOString(), demandHistory: history(2000) }) }));
+    expect(result.decision.kind).toBe('scale-up'); // free slots 0 < headroom 30
+    expect(scaleUp(result).count).toBe(1);
+  });
+
+  it('honours an operator-set maxNodesPerDecision and pool.max', () => {
+    const capped = decidePool(evaluation({ config: product({ maxNodesPerDecision: 5 }), nodes: full, pool: pool({ demandHistory: history(2000), refused: refused(1600) }) }));
+    expect(scaleUp(capped)).toMatchObject({ count: 5, wanted: 18, clampedBy: [{ limit: 'maxNodesPerDecision', value: 5 }] });
+    const small = decidePool(evaluation({ config: product({}, 24), nodes: full, pool: pool({ demandHistory: history(2000), refused: refused(1600) }) }));
+    expect(scaleUp(small)).toMatchObject({ count: 4, clampedBy: [{ limit: 'pool.max', value: 24 }] });
+  });
+
+  it('buys nothing more while the nodes it asked for boot, though the broker keeps refusing', () => {
+    const booting = Array.from({ length: 18 }, (_, i) => node(`new-${i}`, { state: 'provisioning', gears: null, createdMinutesAgo: 1 }));
+    const result = decidePool(evaluation({ config: product(), nodes: [...full, ...booting], pool: pool({ demandHistory: history(2000), refused: refused(1600) }) }));
+    expect(result.decision.kind).toBe('no-action');
+  });
+
+  it('counts a refused gear once the nodes joined and it is placed: no second scale-up for the same gears', () => {
+    const joined = [...full, ...nodes(16, 100, 100, 'joined')];
+    const samples: DemandSample[] = [...history(2000, 5), [minute(NOW), 3600]];
+    const result = decidePool(evaluation({ config: product(), nodes: [...joined, ...nodes(2, 0, 100, 'spare')], pool: pool({ demandHistory: samples, refused: refused(1600) }) }));
+    expect(result.decision.kind).toBe('no-action');
+  });
+
+  it('forgets a report older than its window and the grace', () => {
+    const result = decidePool(evaluation({ config: product({ headroomGears: 0 }), nodes: nodes(20, 90), pool: pool({ demandHistory: history(1800), refused: refused(1600, 4) }) }));
+    expect(result.decision.kind).toBe('no-action');
+    expect(result.decision.reason).not.toContain('refused');
+  });
+});
+
+describe('explainPool names the refused gears among the scale-up triggers', () => {
+  it('with the nodes they need, or as covered while the nodes boot', () => {
+    const waitingPool = pool({ demandHistory: history(2000), refused: refused(1600) });
+    const trigger = explainPool(evaluation({ config: product(), nodes: nodes(20, 100), pool: waitingPool })).scaleUp.find((c) => c.name === 'trigger')!;
+    expect(trigger.ok).toBe(true);
+    expect(trigger.detail).toContain('1600 gear creations refused in the last 1m (broker), 1600 not placed yet: +18 node(s)');
+    const booting = Array.from({ length: 18 }, (_, i) => node(`new-${i}`, { state: 'provisioning', gears: null, createdMinutesAgo: 1 }));
+    const covered = explainPool(evaluation({ config: product(), nodes: [...nodes(20, 100), ...booting], pool: waitingPool })).scaleUp.find((c) => c.name === 'trigger')!;
+    expect(covered.ok).toBe(false);
+    expect(covered.detail).toContain('1600 not placed yet: covered by the nodes running and booting');
+  });
+});
