@@ -18,7 +18,7 @@
 import type { Config } from '../config/index.js';
 import { findPoolConfig } from '../config/index.js';
 import { protectedNodesNow } from '../domain/controls.js';
-import { RELEASE_KIND_STEP, decommissionCheck } from '../domain/decommission.js';
+import { RELEASE_KIND_STEP, decommissionCheck, type IncomingMove } from '../domain/decommission.js';
 import type { GearInfo, NodeRecord } from '../domain/model.js';
 import { ConflictError, NotFoundError, TransientError, ValidationError } from '../errors.js';
 import type { DrainCompleteMessage } from '../messages/index.js';
@@ -166,6 +166,14 @@ export class Decommissioner {
     return refused === undefined || now - Date.parse(refused) >= STRANDED_DRAINED_MS;
   }
 
+  /** Moves of the pool's active drains in flight onto `node`. */
+  private async movesOnto(node: NodeRecord): Promise<IncomingMove[]> {
+    const drains = await this.ports.store.listDrains(node.pool, 'active');
+    return drains.flatMap((drain) =>
+      (drain.moves ?? []).filter((move) => move.state === 'moving' && move.target === node.nodeId).map((move) => ({ drainId: drain.drainId, gear: move.gear })),
+    );
+  }
+
   /** The last check of a drained node, then its release. */
   private async decommission(node: NodeRecord, drainId: string): Promise<DecommissionOutcome> {
     const { log } = this.ports;
@@ -183,7 +191,10 @@ export class Decommissioner {
         return this.refuseUnverifiable(node, drainId, `the platform does not know node ${node.nodeId}: its gears cannot be checked`);
       }
     }
-    const check = decommissionCheck(node, protectedNodes, gears);
+    // Read after the gear list: a move is recorded `moving` before it starts, so one started since is seen here.
+    const check = decommissionCheck(node, protectedNodes, gears, await this.movesOnto(node));
+    // Stays drained; the tick checks it again, and hands it back if the gears landed.
+    if (check.verdict === 'receiving') return this.refuseUnverifiable(node, drainId, check.reason);
     if (check.verdict !== 'release') return this.handBack(node, drainId, check.reason, check.verdict === 'holds-gears' ? check.gears : []);
 
     let terminating: NodeRecord;

@@ -67,7 +67,15 @@ export function nextReleaseStep(
 export type DecommissionCheck =
   | { verdict: 'release' }
   | { verdict: 'protected'; reason: string }
-  | { verdict: 'holds-gears'; reason: string; gears: GearInfo[] };
+  | { verdict: 'holds-gears'; reason: string; gears: GearInfo[] }
+  /** Gears are moving onto the node (another drain's moves in flight): not empty until they land, so it waits. */
+  | { verdict: 'receiving'; reason: string; incoming: IncomingMove[] };
+
+/** A move in flight (`moving` in its drain) whose target is the node being checked. */
+export interface IncomingMove {
+  drainId: string;
+  gear: GearInfo;
+}
 
 /** How many gears a refusal names in its log line and reason. */
 export const GEARS_NAMED = 10;
@@ -75,9 +83,11 @@ export const GEARS_NAMED = 10;
 /**
  * The last line of "a node that holds gears is never terminated": a drained
  * node is released only when it is not protected and the platform lists no
- * gear on it.
+ * gear on it, nor any gear moving onto it: the platform lists a moved gear on
+ * its target only once the move lands, so a node chosen as another drain's
+ * target and drained meanwhile looks empty while gears are on their way.
  */
-export function decommissionCheck(node: Pick<NodeRecord, 'nodeId' | 'protected'>, protectedNodes: readonly string[], gears: readonly GearInfo[]): DecommissionCheck {
+export function decommissionCheck(node: Pick<NodeRecord, 'nodeId' | 'protected'>, protectedNodes: readonly string[], gears: readonly GearInfo[], incoming: readonly IncomingMove[] = []): DecommissionCheck {
   if (node.protected || protectedNodes.includes(node.nodeId)) {
     return { verdict: 'protected', reason: `decommission refused: node ${node.nodeId} is protected` };
   }
@@ -86,6 +96,14 @@ export function decommissionCheck(node: Pick<NodeRecord, 'nodeId' | 'protected'>
       verdict: 'holds-gears',
       gears: [...gears],
       reason: `decommission refused: the platform lists ${gears.length === 1 ? '1 gear' : `${gears.length} gears`} on ${node.nodeId} (${describeGears(gears)})`,
+    };
+  }
+  if (incoming.length > 0) {
+    const drains = [...new Set(incoming.map((move) => move.drainId))].join(', ');
+    return {
+      verdict: 'receiving',
+      incoming: [...incoming],
+      reason: `${incoming.length === 1 ? '1 gear is' : `${incoming.length} gears are`} moving onto ${node.nodeId} (${describeGears(incoming.map((move) => move.gear))}; drain ${drains}): it is not empty until they land`,
     };
   }
   return { verdict: 'release' };

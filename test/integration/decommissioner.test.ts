@@ -246,6 +246,31 @@ describe('Decommissioner (dynalite; EC2 and Route 53 mocked at the SDK; fake pla
     expect(calls().terminate).toHaveLength(1);
   });
 
+  it('keeps a node drained while another drain moves gears onto it, and hands it back once they landed', async () => {
+    // The node was chosen as the target of another drain's moves, then drained itself: the platform lists no gear yet.
+    await drainedNode();
+    const other = 'drain:d1-small-1.example.com:1';
+    const inFlight = { gear: gear(4), target: NODE, state: 'moving' as const, attempts: 1, startedAt: T0.toISOString(), commandId: 'cmd-4' };
+    await store.createDrain({ drainId: other, decisionId: 'event:1', nodeId: 'd1-small-1.example.com', pool: POOL, startedAt: T0.toISOString(), reason: 'rebalance', moves: [inFlight] }, T0);
+
+    const outcome = await decommissioner().drainComplete(message());
+    const reason = `decommission refused: 1 gear is moving onto ${NODE} (gear-4 (app-4); drain ${other}): it is not empty until they land`;
+    expect(outcome).toEqual({ nodeId: NODE, kind: 'refused', reason });
+    expect(await store.getNode(NODE)).toMatchObject({ state: 'drained', steps: { decommissionRefused: T0.toISOString() } });
+    noCloudCalls();
+    expect(platform.ops('removeNode')).toEqual([]);
+    expect((await store.listDecisions(POOL, 1))[0]).toMatchObject({ kind: 'refused', reason });
+
+    // The move lands: the tick's next check finds the gear and hands the node back to the gear mover.
+    clock.advance(STRANDED_DRAINED_MS);
+    const [stored] = (await store.getDrain(other))!.moves;
+    await store.writeMoves(other, [{ kind: 'update', move: { ...inFlight, state: 'moved', finishedAt: clock.now().toISOString() }, expectedVersion: stored!.version! }]);
+    platform.gears.set(NODE, [gear(4)]);
+    expect((await decommissioner().tick()).refused).toEqual([NODE]);
+    expect((await store.getNode(NODE))?.state).toBe('draining');
+    noCloudCalls();
+  });
+
   describe('resumption after a crash', () => {
     it('between the termination and its record: terminates again (harmless), deletes the volume once', async () => {
       await drainedNode();

@@ -62,6 +62,23 @@ describe('the last check', () => {
     expect(describeGears(gears)).toMatch(/^g0 \(a0\), .*g9 \(a9\) and 2 more$/);
   });
 
+  it('refuses a node that gears are moving onto until they land, naming them and their drains', () => {
+    const incoming = [
+      { drainId: 'drain:a', gear: gears[0]! },
+      { drainId: 'drain:a', gear: gears[1]! },
+      { drainId: 'drain:b', gear: gears[2]! },
+    ];
+    const check = decommissionCheck(node, [], [], incoming);
+    expect(check).toEqual({
+      verdict: 'receiving',
+      incoming,
+      reason: '3 gears are moving onto n-1.example.com (g0 (a0), g1 (a1), g2 (a2); drain drain:a, drain:b): it is not empty until they land',
+    });
+    // Gears already there, or a protection, decide first.
+    expect(decommissionCheck(node, [], gears.slice(0, 1), incoming).verdict).toBe('holds-gears');
+    expect(decommissionCheck({ ...node, protected: true }, [], [], incoming).verdict).toBe('protected');
+  });
+
   it('measures a node\'s lifetime in seconds', () => {
     expect(nodeLifetimeSeconds({ createdAt: '2026-11-21T10:00:00.000Z' }, new Date('2026-11-21T12:00:30.400Z'))).toBe(7230);
     expect(nodeLifetimeSeconds({ createdAt: 'garbage' }, new Date())).toBeUndefined();

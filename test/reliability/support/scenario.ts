@@ -169,6 +169,7 @@ class ScenarioRun {
     this.world.joinBootedHosts();
     this.world.applyDemand(demand);
     this.world.reportStats();
+    this.world.reportRefused();
     if (this.faultsOn && this.random() < (this.scenario.hostileRate ?? 0)) this.sendHostile();
     this.emitEc2Events();
     await this.deliver();
