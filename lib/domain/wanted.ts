@@ -1,5 +1,7 @@
 /**
- * The capacity a pool's demand wants, one rule for both directions. A
+ * The level a drain may leave a pool at, matched to the scale-up's sizing
+ * (evaluate.ts `nodesFor`, waiting.ts `nodesForWaiting`, which still size it
+ * with their own copies of the same target/headroom formula). A
  * scale-up fires when demand reaches `threshold` of the slots or leaves fewer
  * than `headroomGears` free, and it buys slots until demand is at `target`
  * with the headroom free (evaluate.ts). A drain may leave the pool holding
