@@ -30,6 +30,7 @@ import { payoffGate } from './payoff.js';
 import { outranPatch, outranRamp, outranText } from './scale-up.js';
 import { poolHeadroom } from './headroom.js';
 import { nodesForWaiting, waitingGears } from './waiting.js';
+import { nodesToHold, sizingSlots } from './wanted.js';
 import { poolIdOf, type NodeRecord, type NodeState } from './model.js';
 import { computeUtilization, expectedGearsPerNode } from './utilization.js';
 
@@ -104,7 +105,7 @@ function decide(input: PoolEvaluationInput): PoolEvaluation {
   const draining = u.nodesByState.draining ?? 0;
   const size = provisioning + active;
   const minDeficit = Math.max(0, poolConfig.min - size);
-  const total = u.capacity + u.provisioningCapacity;
+  const total = sizingSlots(u);
 
   const sustained = high && highFor >= scaleUp.sustain;
   const headroomShort = u.freeSlots < scaleUp.headroomGears;
@@ -126,7 +127,7 @@ function decide(input: PoolEvaluationInput): PoolEvaluation {
 
   // Gear creations the broker refused (lib/domain/waiting.ts): demand that waits now, whatever the nodes report.
   const waiting = waitingGears(pool, demandHistory, now, u.demand);
-  const waitingNodes = waiting ? nodesForWaiting(waiting, { total, gearsPerNode, headroomGears: scaleUp.headroomGears, target: scaleUp.target }) : 0;
+  const waitingNodes = waiting ? nodesForWaiting(waiting, total, gearsPerNode, scaleUp) : 0;
 
   // With no fresh stats at all, utilization says nothing: only `min` and refused gears may add nodes.
   const allStale = active > 0 && u.staleNodes.length === active;
@@ -134,12 +135,7 @@ function decide(input: PoolEvaluationInput): PoolEvaluation {
 
   if (minDeficit > 0 || usageTrigger) {
     const sizedDemand = Math.max(u.demand, forecast?.demand ?? u.demand);
-    const nodesFor = (demand: number) =>
-      Math.max(
-        0,
-        ceil((demand / Math.max(scaleUp.target, 0.01) - total) / gearsPerNode),
-        ceil((scaleUp.headroomGears - u.freeSlots) / gearsPerNode),
-      );
+    const nodesFor = (demand: number) => nodesToHold(demand, total, gearsPerNode, scaleUp);
     const baseTriggered = (sustained || headroomShort) && !allStale;
     const withoutForecast = Math.max(minDeficit, baseTriggered ? Math.max(1, nodesFor(u.demand)) : 0, waitingNodes);
     const sized = Math.max(minDeficit, usageTrigger ? Math.max(1, nodesFor(sizedDemand)) : 0, waitingNodes);
@@ -380,10 +376,6 @@ function sinceOrNow(since: string | undefined, nowMs: number, nowIso: string): s
 
 function utilizationOf(demand: number, slots: number): number {
   return slots > 0 ? demand / slots : demand > 0 ? Infinity : 0;
-}
-
-function ceil(value: number): number {
-  return Number.isFinite(value) ? Math.ceil(value - EPSILON) : value > 0 ? Number.MAX_SAFE_INTEGER : 0;
 }
 
 function ratio(value: number): string {

@@ -138,7 +138,7 @@ export function explainPool(given: PoolEvaluationInput): PoolExplanation {
   }
   const waiting = waitingGears(pool, evaluation.poolPatch.demandHistory, now, u.demand);
   if (waiting) {
-    const wanted = nodesForWaiting(waiting, { total, gearsPerNode: expectedGearsPerNode(poolConfig, nodes), headroomGears: scaleUp.headroomGears, target: scaleUp.target });
+    const wanted = nodesForWaiting(waiting, total, expectedGearsPerNode(poolConfig, nodes), scaleUp);
     triggers.push({ holds: wanted > 0, text: wanted > 0 ? `${waiting.text}: +${wanted} node(s)` : `${waiting.text}: covered by the nodes running and booting` });
   }
   const holding = triggers.filter((t) => t.holds);

@@ -25,7 +25,7 @@ import { formatDuration } from './duration.js';
 import { BUCKET_MINUTES, dailyOutlook } from './daily-demand.js';
 import { epochMinute } from './forecast.js';
 import type { DemandSample, NodeStats } from './model.js';
-import { drainLevel } from './wanted.js';
+import { heldLevel, sizingSlots } from './wanted.js';
 
 const MINUTE_MS = 60_000;
 const HOUR_MS = 3_600_000;
@@ -187,7 +187,7 @@ export function payoffGate(input: PayoffGateInput): { utilization: PoolUtilizati
   const payoff = config.scaleDown.payoff;
   if (!payoff.enabled) return { utilization: u };
   const confident = confidentDemand(history, now, u.demand, payoff.confidenceWindow, payoff.confidenceQuantile);
-  const slots = u.capacity + u.provisioningCapacity;
+  const slots = sizingSlots(u);
   const utilization: PoolUtilization = {
     ...u,
     demand: confident,
@@ -196,7 +196,7 @@ export function payoffGate(input: PayoffGateInput): { utilization: PoolUtilizati
   };
   const check: CandidateCheck = (node, capacityAfter) => {
     // What a scale-up would leave the pool holding, not what triggers one: a drain stops where a scale-up stops.
-    const limit = drainLevel(capacityAfter, config.scaleUp);
+    const limit = heldLevel(capacityAfter, config.scaleUp);
     const verdict = drainPayoff({ history, now, confident, limit, stats: node.stats ?? { activeGears: 0 }, config: payoff });
     if (verdict.pays) return { accepted: verdict.text };
     // Not needed, only not paying yet: the node attrition closes early.

@@ -17,6 +17,7 @@
  */
 import type { DemandSample, PoolRecord } from './model.js';
 import { formatDuration } from './duration.js';
+import { nodesToHold, type WantedConfig } from './wanted.js';
 
 /** A report counts while its window ended at most this long ago, plus its own length (the reporter sends every minute). */
 export const REFUSED_GRACE_MS = 2 * 60_000;
@@ -58,17 +59,14 @@ export function waitingGears(pool: Pick<PoolRecord, 'refused'>, history: readonl
 }
 
 /**
- * Nodes the waiting gears need beyond the pool's capacity (provisioning nodes
- * included) for them and the headroom, as one decision: cluster-autoscaler's
- * "every node the pending pods need". 0 when what is booting already covers them.
+ * Nodes the waiting gears need beyond the pool's sizing slots (provisioning
+ * nodes included, wanted.ts) for them and the headroom, as one decision:
+ * cluster-autoscaler's "every node the pending pods need". 0 when what is
+ * booting already covers them.
  */
-export function nodesForWaiting(waiting: WaitingGears, input: { total: number; gearsPerNode: number; headroomGears: number; target: number }): number {
+export function nodesForWaiting(waiting: WaitingGears, slots: number, gearsPerNode: number, scaleUp: WantedConfig): number {
   if (waiting.unplaced <= 0) return 0;
-  const { total, gearsPerNode, headroomGears, target } = input;
-  const perNode = Math.max(1, gearsPerNode);
-  const forTarget = waiting.demand / Math.max(target, 0.01) - total;
-  const forHeadroom = waiting.demand + headroomGears - total;
-  return Math.max(0, Math.ceil(Math.max(forTarget, forHeadroom) / perNode - 1e-9));
+  return nodesToHold(waiting.demand, slots, gearsPerNode, scaleUp);
 }
 
 /** The placed demand recorded at or before `atMs` (the latest such sample), undefined when the history starts later. */

@@ -1,20 +1,71 @@
 /**
- * The level a drain may leave a pool at, matched to the scale-up's sizing
- * (evaluate.ts `nodesFor`, waiting.ts `nodesForWaiting`, which still size it
- * with their own copies of the same target/headroom formula). A
- * scale-up fires when demand reaches `threshold` of the slots or leaves fewer
- * than `headroomGears` free, and it buys slots until demand is at `target`
- * with the headroom free (evaluate.ts). A drain may leave the pool holding
- * only what such a scale-up would have left it holding (`target`, not
- * `threshold`): the band between the two is the hysteresis, so a pool drained
- * to just below the threshold does not buy the node back on the next wiggle.
+ * How many gears a pool of `slots` holds, and how many nodes it needs for a
+ * demand: the one sizing rule that scale-up (evaluate.ts, waiting.ts) and
+ * scale-down (payoff.ts, through the candidates' check) both read, so a drain
+ * never leaves a pool at a size the next scale-up would buy back.
+ *
+ * A scale-up fires when demand reaches `threshold` of the slots or leaves
+ * fewer than `headroomGears` free, and buys slots until demand sits at
+ * `target` with the headroom free. A drain may leave the pool holding only
+ * that much (`target`, not `threshold`): the band between the two is the
+ * hysteresis, so a pool drained to just below the threshold does not buy the
+ * node back on the next wiggle.
+ *
+ * Which slots count (`sizingSlots`): those of active nodes (a stale node only
+ * what it holds, utilization.ts), plus `gearsPerNode` for each node still
+ * provisioning, and nothing of a draining node.
+ * - A provisioning node counts: it takes gears within a boot delay, and a
+ *   decision that did not count it would buy the same node twice for one
+ *   demand (the reports that keep coming while it boots ask again).
+ * - A node closed for attrition counts: it is a reserve, not a loss. Its
+ *   free slots take no new gear, but attrition.ts reopens it in the same
+ *   evaluation whenever the pool without them would scale up or cannot hold
+ *   its confident demand; buying a node instead would pay for a host while
+ *   the closed one still runs.
+ * - A draining node does not count: its slots are leaving, and its gears are
+ *   already in the demand the other nodes must hold.
  * Pure functions.
  */
 import type { Config } from '../config/index.js';
+import type { PoolUtilization } from './decision.js';
 
 export type WantedConfig = Pick<Config['scaleUp'], 'threshold' | 'target' | 'headroomGears'>;
 
-/** The most gears a drain may leave `slots` holding: the level a scale-up sizes a pool to (target, headroom free). */
-export function drainLevel(slots: number, scaleUp: WantedConfig): number {
-  return Math.min(slots * Math.min(scaleUp.target, scaleUp.threshold), slots - scaleUp.headroomGears);
+const EPSILON = 1e-9;
+
+/** The slots the sizing rule counts (see above): active nodes' and provisioning nodes' expected ones. */
+export function sizingSlots(u: Pick<PoolUtilization, 'capacity' | 'provisioningCapacity'>): number {
+  return u.capacity + u.provisioningCapacity;
+}
+
+/**
+ * The most gears `slots` hold as a scale-up leaves a pool: demand at `target`
+ * (never above `threshold`) with `headroomGears` free. Also what a drain may
+ * leave the pool holding.
+ */
+export function heldLevel(slots: number, scaleUp: WantedConfig): number {
+  return Math.min(slots * fraction(scaleUp), slots - scaleUp.headroomGears);
+}
+
+/** The old name of `heldLevel`, as the drain side reads it. */
+export const drainLevel = heldLevel;
+
+/**
+ * Nodes of `gearsPerNode` slots to add to `slots` so that `demand` sits at
+ * the held level: the fewest n with `demand <= heldLevel(slots + n x gearsPerNode)`;
+ * 0 when `slots` already hold it.
+ */
+export function nodesToHold(demand: number, slots: number, gearsPerNode: number, scaleUp: WantedConfig): number {
+  const perNode = Math.max(1, gearsPerNode);
+  const forTarget = demand / fraction(scaleUp) - slots;
+  const forHeadroom = demand + scaleUp.headroomGears - slots;
+  return Math.max(0, ceil(Math.max(forTarget, forHeadroom) / perNode));
+}
+
+function fraction(scaleUp: WantedConfig): number {
+  return Math.max(Math.min(scaleUp.target, scaleUp.threshold), 0.01);
+}
+
+function ceil(value: number): number {
+  return Number.isFinite(value) ? Math.ceil(value - EPSILON) : value > 0 ? Number.MAX_SAFE_INTEGER : 0;
 }

@@ -49,13 +49,13 @@ describe('nodesForWaiting', () => {
   const waiting = { refused: 1600, demand: 3600, unplaced: 1600, windowMs: 60_000, text: '' };
   it('sizes for the waiting gears and the headroom in one go, beyond what is running and booting', () => {
     // 2,000 slots: 3,600 / 0.96 = 3,750 -> 18 nodes; 3,600 + 30 = 3,630 -> 17: the target rules.
-    expect(nodesForWaiting(waiting, { total: 2000, gearsPerNode: 100, headroomGears: 30, target: 0.96 })).toBe(18);
+    expect(nodesForWaiting(waiting, 2000, 100, { threshold: 0.98, target: 0.96, headroomGears: 30 })).toBe(18);
     // 3,600 + 300 = 3,900 -> 19: the headroom rules.
-    expect(nodesForWaiting(waiting, { total: 2000, gearsPerNode: 100, headroomGears: 300, target: 0.96 })).toBe(19);
+    expect(nodesForWaiting(waiting, 2000, 100, { threshold: 0.98, target: 0.96, headroomGears: 300 })).toBe(19);
   });
   it('asks for nothing when the nodes booting already hold them, or when nothing is unplaced', () => {
-    expect(nodesForWaiting(waiting, { total: 3800, gearsPerNode: 100, headroomGears: 30, target: 0.96 })).toBe(0);
-    expect(nodesForWaiting({ ...waiting, unplaced: 0 }, { total: 2000, gearsPerNode: 100, headroomGears: 30, target: 0.96 })).toBe(0);
+    expect(nodesForWaiting(waiting, 3800, 100, { threshold: 0.98, target: 0.96, headroomGears: 30 })).toBe(0);
+    expect(nodesForWaiting({ ...waiting, unplaced: 0 }, 2000, 100, { threshold: 0.98, target: 0.96, headroomGears: 30 })).toBe(0);
   });
 });
 
