@@ -20,7 +20,7 @@
 import type { Config } from '../config/index.js';
 import type { PoolDecision, PoolEvaluation, PoolEvaluationInput, PoolUtilization } from './decision.js';
 import type { NodeRecord } from './model.js';
-import { confidentDemand } from './payoff.js';
+import { poolConfidentDemand } from './payoff.js';
 
 export interface AttritionPlan {
   /** Close this node to new gears (the next likely scale-down candidate). */
@@ -116,7 +116,7 @@ export function withAttrition(input: PoolEvaluationInput, evaluation: PoolEvalua
   const closing = config.scaleDown.enabled && payoff.enabled && payoff.attrition;
   if (!closing && !input.nodes.some(isClosedForAttrition)) return evaluation;
   const u = evaluation.utilization;
-  const confident = confidentDemand(evaluation.poolPatch.demandHistory, now, u.demand, payoff.confidenceWindow, payoff.confidenceQuantile);
+  const confident = poolConfidentDemand(config, evaluation.poolPatch.demandHistory, now, u.demand);
   const plan = planAttrition({
     nodes: input.nodes,
     utilization: u,

@@ -33,22 +33,52 @@ const HOUR_MS = 3_600_000;
 export type PayoffConfig = Config['scaleDown']['payoff'];
 
 /**
- * The demand scale-down relies on: the `quantile` of the samples of the last
- * `windowMs` (per-minute samples and 10-minute bucket maxima alike), never below
- * `current`.
+ * The demand scale-down relies on: the highest level demand held for more
+ * than (1 - `quantile`) of the last `windowMs`, and for more than `sustainMs`
+ * (the scale-up's sustain window: a level held that long buys a node, so a
+ * drain must not ignore it), never below `current`. Measured in time, not in
+ * samples: each sample holds until the next one, so a 10-minute bucket
+ * maximum of the kept history stands for its 10 minutes (counted as one
+ * sample, it was the peak a scale-up had just bought a node for that its
+ * drain then ignored).
  */
-export function confidentDemand(history: readonly DemandSample[] | undefined, now: Date, current: number, windowMs: number, quantile: number): number {
-  const from = epochMinute(now) - Math.max(1, Math.ceil(windowMs / MINUTE_MS));
-  const values: number[] = [];
+export function confidentDemand(
+  history: readonly DemandSample[] | undefined,
+  now: Date,
+  current: number,
+  windowMs: number,
+  quantile: number,
+  sustainMs = Infinity,
+): number {
+  const nowMinute = epochMinute(now);
+  const from = nowMinute - Math.max(1, Math.ceil(windowMs / MINUTE_MS));
+  const held: Array<[gears: number, minutes: number]> = [];
+  let until = nowMinute + 1;
+  let total = 0;
   for (let i = (history?.length ?? 0) - 1; i >= 0; i--) {
     const [minute, gears] = history![i]!;
     if (minute <= from) break;
-    values.push(gears);
+    const minutes = Math.max(0, until - minute);
+    until = Math.min(until, minute);
+    if (minutes === 0) continue;
+    held.push([gears, minutes]);
+    total += minutes;
   }
-  if (values.length === 0) return current;
-  values.sort((a, b) => a - b);
-  const rank = Math.min(values.length - 1, Math.max(0, Math.ceil(quantile * values.length) - 1));
-  return Math.max(current, values[rank]!);
+  if (held.length === 0) return current;
+  held.sort((a, b) => b[0] - a[0]);
+  const ignored = Math.min((1 - quantile) * total, sustainMs / MINUTE_MS);
+  let covered = 0;
+  for (const [gears, minutes] of held) {
+    covered += minutes;
+    if (covered > ignored + 1e-9) return Math.max(current, gears);
+  }
+  return Math.max(current, held[held.length - 1]![0]);
+}
+
+/** `confidentDemand` with the pool's settings: what scale-down, its pays-off check and attrition all rely on. */
+export function poolConfidentDemand(config: Pick<Config, 'scaleUp' | 'scaleDown'>, history: readonly DemandSample[] | undefined, now: Date, current: number): number {
+  const { confidenceWindow, confidenceQuantile } = config.scaleDown.payoff;
+  return confidentDemand(history, now, current, confidenceWindow, confidenceQuantile, config.scaleUp.sustain);
 }
 
 /** Moves of one node by what they restart, and their cost in dollars. */
@@ -186,7 +216,7 @@ export function payoffGate(input: PayoffGateInput): { utilization: PoolUtilizati
   const { config, utilization: u, now, history } = input;
   const payoff = config.scaleDown.payoff;
   if (!payoff.enabled) return { utilization: u };
-  const confident = confidentDemand(history, now, u.demand, payoff.confidenceWindow, payoff.confidenceQuantile);
+  const confident = poolConfidentDemand(config, history, now, u.demand);
   const slots = sizingSlots(u);
   const utilization: PoolUtilization = {
     ...u,

@@ -38,6 +38,24 @@ describe('confidentDemand', () => {
     const h = history(now, (m) => (m < -90 ? 3000 : 1000));
     expect(confidentDemand(h, now, 1000, HOUR, 0.95)).toBe(1000);
   });
+  it('weighs each sample by the minutes it stands for: a kept 10-minute bucket maximum is ten minutes of demand, not one', () => {
+    const nowMinute = epochMinute(now);
+    // The history as recordDemand keeps it: 10-minute bucket maxima before the last half hour, per minute after.
+    const h: DemandSample[] = [];
+    for (let m = -60; m < -30; m += 10) h.push([nowMinute + m, m === -50 ? 1900 : 1500]);
+    for (let m = -30; m <= 0; m++) h.push([nowMinute + m, 1500]);
+    // 1,900 for a bucket: ten minutes of 60, more than the 3 the 0.95 quantile may ignore. Counted as one sample of 34 it was ignored.
+    expect(confidentDemand(h, now, 1500, HOUR, 0.95)).toBe(1900);
+  });
+  it('never ignores a level held longer than the scale-up sustain window (a level that bought a node)', () => {
+    // 1,800 for the 2 minutes 20 and 19 minutes ago, 1,500 otherwise (56 minutes of history in the window).
+    const h = history(now, (m) => (m === -20 || m === -19 ? 1800 : 1500), 1);
+    expect(confidentDemand(h, now, 1500, HOUR, 0.95)).toBe(1500); // 2 of 56 minutes: within the 2.8 the quantile ignores
+    // A 1-minute sustain fires on the second minute at a level: it bought a node for 1,800, so the drain keeps it.
+    expect(confidentDemand(h, now, 1500, HOUR, 0.95, 1 * MIN)).toBe(1800);
+    // A 2-minute sustain fires on the third: two minutes at 1,800 bought nothing.
+    expect(confidentDemand(h, now, 1500, HOUR, 0.95, 2 * MIN)).toBe(1500);
+  });
 });
 
 describe('moveCost', () => {
