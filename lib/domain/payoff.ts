@@ -205,6 +205,8 @@ export interface PayoffGateInput {
   history: readonly DemandSample[] | undefined;
   now: Date;
   utilization: PoolUtilization;
+  /** The demand the scale-up's forecast expects at the boot delay (evaluate.ts), when it expects growth. */
+  forecastDemand?: number;
 }
 
 /**
@@ -227,6 +229,10 @@ export function payoffGate(input: PayoffGateInput): { utilization: PoolUtilizati
   const check: CandidateCheck = (node, capacityAfter) => {
     // What a scale-up would leave the pool holding, not what triggers one: a drain stops where a scale-up stops.
     const limit = heldLevel(capacityAfter, config.scaleUp);
+    // The scale-up buys a node for the forecast: a drain that leaves the pool short of it would be bought back at once.
+    if (input.forecastDemand !== undefined && input.forecastDemand > limit && confident < limit) {
+      return { refused: `needed soon: the forecast expects ${Math.round(input.forecastDemand)} gears > the ${Math.round(limit)} the pool holds without it` };
+    }
     const verdict = drainPayoff({ history, now, confident, limit, stats: node.stats ?? { activeGears: 0 }, config: payoff });
     if (verdict.pays) return { accepted: verdict.text };
     // Not needed, only not paying yet: the node attrition closes early.

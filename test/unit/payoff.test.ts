@@ -221,6 +221,20 @@ describe('payoffGate', () => {
     expect(payoffGate({ config: cfg, history: quiet, now, utilization: u }).check!(nodes[2]!, 300)).toMatchObject({ accepted: expect.stringMatching(/^pays: 24\.0h unneeded/) });
   });
 
+  it('does not drain what the scale-up forecast would buy back: a drain reads the same forecast as the scale-up', () => {
+    const now = new Date('2026-01-06T22:30:00Z');
+    const cfg = config();
+    const nodes = [node('a', { gears: 60 }), node('b', { gears: 60 }), node('c', { gears: 10 })];
+    for (const n of nodes) n.stats!.reportedAt = now.toISOString();
+    const u = computeUtilization({ pool: POOL, nodes, drains: [], now, statsMaxAge: cfg.statsMaxAge, expectedGearsPerNode: 100 });
+    const quiet = history(now, () => 130);
+    const holds = Math.min(300 * cfg.scaleUp.target, 300 - cfg.scaleUp.headroomGears); // 270 with 300 slots left
+    const expecting = (forecastDemand: number) => payoffGate({ config: cfg, history: quiet, now, utilization: u, forecastDemand }).check!(nodes[2]!, 300);
+    expect(expecting(holds + 1)).toEqual({ refused: `needed soon: the forecast expects ${holds + 1} gears > the ${holds} the pool holds without it` });
+    // A forecast the pool holds without the node changes nothing.
+    expect(expecting(holds)).toMatchObject({ accepted: expect.stringMatching(/^pays: 24\.0h unneeded/) });
+  });
+
   it('is off when payoff is disabled', () => {
     const cfg = config({ scaleDown: { payoff: { enabled: false } } });
     const nodes = [node('a', { gears: 60 })];
