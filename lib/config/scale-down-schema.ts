@@ -34,7 +34,7 @@ export function buildScaleDownSchema() {
       }),
       {},
     ),
-    /** Scale-down judges demand by this quantile of the last `confidenceWindow`, not by the newest sample. */
+    /** Scale-down judges demand by this quantile over time of the last `confidenceWindow` (never ignoring a level held longer than scaleUp.sustain), not by the newest sample. */
     confidenceWindow: dur('1h', { positive: true }),
     confidenceQuantile: z._default(fraction, 0.95),
     /** Close the next node to drain to new gears early, so departing gears empty it (lib/domain/attrition.ts). */
