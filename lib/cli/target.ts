@@ -245,11 +245,13 @@ class NamedSqsQueue implements Queue {
   }
 }
 
-/** A clock that starts at `at` (ISO) and then runs at real speed, as `npm run invoke --at`; the system clock without one. */
+/**
+ * The clock of one CLI run: the system clock, or held at `at` (ISO). Held, not started there: "as of this time" must
+ * read the same however long the command takes (a busy machine turned "low for 5m15s" into 5m16s).
+ */
 export function clockAt(at: string | undefined): Clock {
   if (at === undefined) return { now: () => new Date() };
   const start = Date.parse(at);
   if (!Number.isFinite(start) || !/^\d{4}-\d{2}-\d{2}T/.test(at)) throw usageError(`--at ${JSON.stringify(at)}: expected an ISO 8601 time such as 2026-11-21T10:05:00Z`);
-  const offset = start - Date.now();
-  return { now: () => new Date(Date.now() + offset) };
+  return { now: () => new Date(start) };
 }
