@@ -214,6 +214,10 @@ export class Decommissioner {
   private async advance(node: NodeRecord): Promise<DecommissionOutcome> {
     const result = await this.releaser.advance(node);
     if (result.status === 'terminated') return { nodeId: node.nodeId, kind: 'terminated', reason: result.node.reason ?? 'terminated' };
+    if (result.status === 'handed-back') {
+      await this.notifyHandBack(result.node, result.reason);
+      return { nodeId: node.nodeId, kind: 'refused', reason: result.reason };
+    }
     return { nodeId: node.nodeId, kind: 'waiting', reason: `waiting for ${result.waitingFor}` };
   }
 
@@ -276,6 +280,22 @@ export class Decommissioner {
       });
     } catch (error) {
       log.warn('operator notice about a refused decommission not sent', { nodeId: node.nodeId, error: describeError(error) });
+    }
+  }
+
+  /** The operator hears of a release called off for gears (the releaser wrote the metric and the decision log). */
+  private async notifyHandBack(node: NodeRecord, reason: string): Promise<void> {
+    const { notifier, log } = this.ports;
+    if (!notifier) return;
+    try {
+      await notifier.notify({
+        subject: `nodescaler: release of ${node.nodeId} called off`.slice(0, 100),
+        pool: node.pool,
+        dedupKey: `handed-back:${node.nodeId}:${node.stateChangedAt}`,
+        message: `${reason}.\nPool ${node.pool}. The host was not terminated.`,
+      });
+    } catch (error) {
+      log.warn('operator notice about a release called off not sent', { nodeId: node.nodeId, error: describeError(error) });
     }
   }
 

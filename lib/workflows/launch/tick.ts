@@ -205,6 +205,7 @@ export async function release(ctx: LaunchContext, node: NodeRecord, report: Prov
   }
   const result = await ctx.releaser.advance(current);
   if (result.status === 'terminated') report.released.push(node.nodeId);
+  else if (result.status === 'handed-back') report.rejoined.push(node.nodeId);
   else report.waiting.push(node.nodeId);
 }
 
