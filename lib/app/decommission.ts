@@ -18,7 +18,7 @@
 import type { Config } from '../config/index.js';
 import { findPoolConfig } from '../config/index.js';
 import { protectedNodesNow } from '../domain/controls.js';
-import { RELEASE_KIND_STEP, decommissionCheck, type IncomingMove } from '../domain/decommission.js';
+import { RELEASE_KIND_STEP, decommissionCheck, movesOnto, type IncomingMove } from '../domain/decommission.js';
 import type { GearInfo, NodeRecord } from '../domain/model.js';
 import { ConflictError, NotFoundError, TransientError, ValidationError } from '../errors.js';
 import type { DrainCompleteMessage } from '../messages/index.js';
@@ -168,10 +168,7 @@ export class Decommissioner {
 
   /** Moves of the pool's active drains in flight onto `node`. */
   private async movesOnto(node: NodeRecord): Promise<IncomingMove[]> {
-    const drains = await this.ports.store.listDrains(node.pool, 'active');
-    return drains.flatMap((drain) =>
-      (drain.moves ?? []).filter((move) => move.state === 'moving' && move.target === node.nodeId).map((move) => ({ drainId: drain.drainId, gear: move.gear })),
-    );
+    return movesOnto(await this.ports.store.listDrains(node.pool, 'active'), node.nodeId);
   }
 
   /** The last check of a drained node, then its release. */

@@ -5,7 +5,7 @@
  * any point is resumed at the next step by the next delivery or tick, and no
  * step that is not idempotent runs twice.
  */
-import type { GearInfo, NodeRecord, PoolRecord } from './model.js';
+import type { DrainRecord, GearInfo, NodeRecord, PoolRecord } from './model.js';
 
 /** Why a node is being released: a finished drain (decommissioner) or a node that never joined (provisioner). */
 export type ReleaseKind = 'decommission' | 'failed';
@@ -77,6 +77,23 @@ export interface IncomingMove {
   gear: GearInfo;
 }
 
+/**
+ * The moves in flight onto `nodeId` among `drains` (a pool's active drains):
+ * the platform lists such a gear on the node only once it lands, so until
+ * then the node is not as empty as it looks.
+ */
+export function movesOnto(drains: readonly Pick<DrainRecord, 'drainId' | 'moves'>[], nodeId: string): IncomingMove[] {
+  return drains.flatMap((drain) =>
+    (drain.moves ?? []).filter((move) => move.state === 'moving' && move.target === nodeId).map((move) => ({ drainId: drain.drainId, gear: move.gear })),
+  );
+}
+
+/** `N gear(s) are moving onto NODE (uuid (app), ...; drain D, ...)`. */
+export function describeIncoming(nodeId: string, incoming: readonly IncomingMove[]): string {
+  const drains = [...new Set(incoming.map((move) => move.drainId))].join(', ');
+  return `${incoming.length === 1 ? '1 gear is' : `${incoming.length} gears are`} moving onto ${nodeId} (${describeGears(incoming.map((move) => move.gear))}; drain ${drains})`;
+}
+
 /** How many gears a refusal names in its log line and reason. */
 export const GEARS_NAMED = 10;
 
@@ -99,12 +116,7 @@ export function decommissionCheck(node: Pick<NodeRecord, 'nodeId' | 'protected'>
     };
   }
   if (incoming.length > 0) {
-    const drains = [...new Set(incoming.map((move) => move.drainId))].join(', ');
-    return {
-      verdict: 'receiving',
-      incoming: [...incoming],
-      reason: `${incoming.length === 1 ? '1 gear is' : `${incoming.length} gears are`} moving onto ${node.nodeId} (${describeGears(incoming.map((move) => move.gear))}; drain ${drains}): it is not empty until they land`,
-    };
+    return { verdict: 'receiving', incoming: [...incoming], reason: `${describeIncoming(node.nodeId, incoming)}: it is not empty until they land` };
   }
   return { verdict: 'release' };
 }

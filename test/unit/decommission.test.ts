@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decommissionCheck, describeGears, handBackReason, handBackTarget, nextReleaseStep, nodeLifetimeSeconds, type ReleaseStep } from '../../lib/domain/decommission.js';
+import { decommissionCheck, describeGears, describeIncoming, handBackReason, movesOnto, handBackTarget, nextReleaseStep, nodeLifetimeSeconds, type ReleaseStep } from '../../lib/domain/decommission.js';
 import { canTransition } from '../../lib/domain/lifecycle.js';
 import type { NodeRecord } from '../../lib/domain/model.js';
 
@@ -125,5 +125,23 @@ describe('handing back a node its release found gears on', () => {
     const reason = handBackReason('n-1', 'the platform refused remove-node (still has apps)', gears, { to: 'draining', why: 'the pool does not need it' });
     expect(reason).toBe('release of n-1 stopped before its host was terminated: the platform refused remove-node (still has apps); the platform lists 1 gear on it (g1 (shop)); handed back to the gear mover: the pool does not need it');
     expect(handBackReason('n-1', 'refused', [], { to: 'active', why: 'x' })).toMatch(/lists no gear yet \(moves landing\); handed back as active: x$/);
+  });
+});
+
+describe('moves in flight onto a node', () => {
+  const gear = (n: number) => ({ uuid: `g${n}`, app: `a${n}`, size: 'small' });
+  const drains = [
+    { drainId: 'd1', moves: [{ gear: gear(1), target: 'n-2', state: 'moving' as const, attempts: 1 }, { gear: gear(2), target: 'n-2', state: 'planned' as const, attempts: 0 }] },
+    { drainId: 'd2', moves: [{ gear: gear(3), target: 'n-2', state: 'moving' as const, attempts: 1 }, { gear: gear(4), target: 'n-3', state: 'moving' as const, attempts: 1 }, { gear: gear(5), target: 'n-2', state: 'moved' as const, attempts: 1 }] },
+  ];
+
+  it('counts only moves started and not yet landed, onto that node', () => {
+    expect(movesOnto(drains, 'n-2')).toEqual([{ drainId: 'd1', gear: gear(1) }, { drainId: 'd2', gear: gear(3) }]);
+    expect(movesOnto(drains, 'n-9')).toEqual([]);
+  });
+
+  it('names them and their drains', () => {
+    expect(describeIncoming('n-2', movesOnto(drains, 'n-2'))).toBe('2 gears are moving onto n-2 (g1 (a1), g3 (a3); drain d1, d2)');
+    expect(describeIncoming('n-3', movesOnto(drains, 'n-3'))).toBe('1 gear is moving onto n-3 (g4 (a4); drain d2)');
   });
 });
