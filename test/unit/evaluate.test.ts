@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Config } from '../../lib/config/index.js';
-import { decidePool } from '../../lib/domain/evaluate.js';
+import { clampScaleUp, decidePool } from '../../lib/domain/evaluate.js';
 import { epochMinute, recordDemand } from '../../lib/domain/forecast.js';
 import type { DemandSample, NodeRecord } from '../../lib/domain/model.js';
 import { NOW, config, drain, evaluation, minutesAgo, move, node, nodes, pool, poolConfigOf } from '../support/builders.js';
@@ -564,5 +564,22 @@ describe('decidePool: forecast', () => {
     });
     const noSeason = config({ scaleUp: { forecast: { lookahead: '30m', dailySeasonality: false } } });
     expect(decidePool(evaluation({ ...input, config: noSeason })).decision.kind).toBe('no-action');
+  });
+});
+
+describe('clampScaleUp options', () => {
+  const cfg = config({}, { max: 100 });
+  const input = { config: cfg, poolConfig: poolConfigOf(cfg), allNodes: nodes(30, 50) };
+
+  it('caps a decision at 10 nodes by default; doubling lets the pool grow by its size; waiting gears\' nodes all come in', () => {
+    expect(clampScaleUp(40, input, 30)).toEqual({ count: 10, clampedBy: [{ limit: 'maxNodesPerDecision', value: 10 }] });
+    expect(clampScaleUp(40, input, 30, { doubling: true }).count).toBe(30);
+    expect(clampScaleUp(40, input, 30, { waitingNodes: 25 }).count).toBe(25);
+    expect(clampScaleUp(40, input, 30, { doubling: false, waitingNodes: 0 })).toEqual(clampScaleUp(40, input, 30));
+  });
+
+  it('a per-decision cap set in the configuration holds whatever waits', () => {
+    const capped = config({ scaleUp: { maxNodesPerDecision: 4 } }, { max: 100 });
+    expect(clampScaleUp(40, { ...input, config: capped, poolConfig: poolConfigOf(capped) }, 30, { doubling: true, waitingNodes: 25 }).count).toBe(4);
   });
 });
