@@ -16,5 +16,14 @@ export type WantedConfig = Pick<Config['scaleUp'], 'threshold' | 'target' | 'hea
 
 /** The most gears a drain may leave `slots` holding: the level a scale-up sizes a pool to (target, headroom free). */
 export function drainLevel(slots: number, scaleUp: WantedConfig): number {
-  return Math.min(slots * Math.min(scaleUp.target, scaleUp.threshold), slots - scaleUp.headroomGears);
+  return drainLevelOf(slots, scaleUp).level;
+}
+
+/** `drainLevel`, with the setting that sets it in words, for the sentence that refuses a drain. */
+export function drainLevelOf(slots: number, scaleUp: WantedConfig): { level: number; setBy: string } {
+  const share = Math.min(scaleUp.target, scaleUp.threshold);
+  const byShare = slots * share;
+  const byHeadroom = slots - scaleUp.headroomGears;
+  if (byShare <= byHeadroom) return { level: byShare, setBy: `set by the ${scaleUp.target <= scaleUp.threshold ? 'target' : 'threshold'}: ${share} x ${slots} slots` };
+  return { level: byHeadroom, setBy: `set by the headroom: ${slots} slots - ${scaleUp.headroomGears} headroomGears` };
 }

@@ -160,7 +160,7 @@ describe('decidePool: scale-down', () => {
     const edge = withGears([60, 60, 60, 45]);
     const result = decidePool(evaluation({ config: cfg, nodes: edge, pool: pool({ demandHistory: quietDay, lowSince: minutesAgo(7) }) }));
     expect(result.decision.kind).toBe('no-action');
-    expect(result.decision.reason).toContain('node-4.example.com: needed now: recent demand 225 gears >= the 210 the pool holds without it');
+    expect(result.decision.reason).toContain('node-4.example.com: needed now: recent demand 225 gears >= the 210 the pool holds without it (set by the target: 0.7 x 300 slots)');
     // At 0.69 without it (207 gears), below the target, it drains.
     const below = decidePool(evaluation({ config: cfg, nodes: withGears([60, 60, 60, 27]), pool: pool({ demandHistory: quietDay, lowSince: minutesAgo(7) }) }));
     expect(below.decision).toMatchObject({ kind: 'scale-down', nodeId: 'node-4.example.com' });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { drainLevel } from '../../lib/domain/wanted.js';
+import { drainLevel, drainLevelOf } from '../../lib/domain/wanted.js';
 
 const scaleUp = { threshold: 0.98, target: 0.96, headroomGears: 30 };
 
@@ -18,5 +18,13 @@ describe('drainLevel (what a drain may leave a pool holding)', () => {
 
   it('never uses a target above the threshold (a misordered configuration has no negative band)', () => {
     expect(drainLevel(1000, { threshold: 0.8, target: 0.9, headroomGears: 0 })).toBe(800);
+  });
+});
+
+describe('drainLevelOf (the level, and which setting sets it)', () => {
+  it('names the target, the threshold (when below the target) or the headroom, whichever is lower', () => {
+    expect(drainLevelOf(2000, { threshold: 0.98, target: 0.96, headroomGears: 30 })).toEqual({ level: 1920, setBy: 'set by the target: 0.96 x 2000 slots' });
+    expect(drainLevelOf(300, { threshold: 0.98, target: 0.96, headroomGears: 30 })).toEqual({ level: 270, setBy: 'set by the headroom: 300 slots - 30 headroomGears' });
+    expect(drainLevelOf(1000, { threshold: 0.8, target: 0.9, headroomGears: 0 })).toEqual({ level: 800, setBy: 'set by the threshold: 0.8 x 1000 slots' });
   });
 });
