@@ -613,6 +613,35 @@ describe('NodeProvisioner (dynalite; EC2 and Route 53 mocked at the SDK)', () =>
       expect((await store.getNode('d1-small-1.example.com'))?.state).toBe('active');
     });
 
+    it('a node whose remove-node was refused and then a crash hit is called off on the next tick, and opened on the platform again', async () => {
+      const platform = new SimulatedPlatform(clock, { moveDurationMs: 0, moveFailureRate: 0 });
+      await provisioner({ platform }).scaleUp(await decide(1));
+      platform.registerNode('d1', 'small', 'd1-small-1.example.com', 100);
+      clock.advance(15 * MIN);
+      // As the broker adapter does: remove-node of an active node deactivates it first, then the broker refuses it for its gear.
+      const removeNode = platform.removeNode.bind(platform);
+      platform.removeNode = async (district, nodeId) => {
+        platform.putGear(nodeId, { uuid: 'late', app: 'shop', size: 'small' });
+        await platform.deactivateNode(district, nodeId);
+        return removeNode(district, nodeId);
+      };
+      const crashing = crashingStore(store);
+      crashing.crashBefore((write) => write.patch.releasePhase === 'handingBack', 'the hand-back is recorded');
+      const first = await provisioner({ platform, store: crashing }).tick();
+      expect(first.errors.map((e) => e.error)).toEqual([expect.stringMatching(/simulated crash before the hand-back is recorded/)]);
+      // Nothing recorded: the node is terminating at remove-node, closed on the platform, holding a gear.
+      expect(await store.getNode('d1-small-1.example.com')).toMatchObject({ state: 'terminating', releasePhase: 'removedFromDistrict' });
+      expect(platform.membership('d1-small-1.example.com')).toEqual({ district: 'd1', active: false });
+
+      clock.advance(MIN);
+      const next = await provisioner({ platform }).tick();
+      expect(next.rejoined).toEqual(['d1-small-1.example.com']);
+      expect((await store.getNode('d1-small-1.example.com'))?.state).toBe('active');
+      // Open to new gears again on the platform, not only in the state table.
+      expect(platform.membership('d1-small-1.example.com')).toEqual({ district: 'd1', active: true });
+      expect(fake.inputsOf(TerminateInstancesCommand)).toEqual([]);
+    });
+
     it('releases a node that failed for capacity without calling the cloud', async () => {
       for (const type of ['m5.xlarge', 'm5a.xlarge']) for (const subnet of ['subnet-aaa', 'subnet-bbb']) fake.failOffering(type, subnet, 'InsufficientInstanceCapacity');
       await provisioner().scaleUp(await decide(1));
