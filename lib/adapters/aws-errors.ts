@@ -17,6 +17,8 @@ const THROTTLING = new Set([
   'ProvisionedThroughputExceededException',
   // SQS, SNS and S3 with a KMS key: KMS throttled the service's own call.
   'KmsThrottled',
+  // DynamoDB: another transaction holds an item of this request; the same request later may go through.
+  'TransactionConflictException',
 ]);
 const SERVER = new Set(['InternalError', 'InternalFailure', 'InternalServerError', 'ServiceUnavailable', 'Unavailable', 'ServiceFailure']);
 const TIMEOUT = new Set(['TimeoutError', 'RequestTimeout', 'RequestTimeoutException', 'AbortError']);

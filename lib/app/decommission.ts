@@ -18,7 +18,7 @@
 import type { Config } from '../config/index.js';
 import { findPoolConfig } from '../config/index.js';
 import { protectedNodesNow } from '../domain/controls.js';
-import { RELEASE_KIND_STEP, decommissionCheck, type IncomingMove } from '../domain/decommission.js';
+import { RELEASE_KIND_STEP, decommissionCheck, movesOnto, type IncomingMove } from '../domain/decommission.js';
 import type { GearInfo, NodeRecord } from '../domain/model.js';
 import { ConflictError, NotFoundError, TransientError, ValidationError } from '../errors.js';
 import type { DrainCompleteMessage } from '../messages/index.js';
@@ -168,10 +168,7 @@ export class Decommissioner {
 
   /** Moves of the pool's active drains in flight onto `node`. */
   private async movesOnto(node: NodeRecord): Promise<IncomingMove[]> {
-    const drains = await this.ports.store.listDrains(node.pool, 'active');
-    return drains.flatMap((drain) =>
-      (drain.moves ?? []).filter((move) => move.state === 'moving' && move.target === node.nodeId).map((move) => ({ drainId: drain.drainId, gear: move.gear })),
-    );
+    return movesOnto(await this.ports.store.listDrains(node.pool, 'active'), node.nodeId);
   }
 
   /** The last check of a drained node, then its release. */
@@ -214,6 +211,10 @@ export class Decommissioner {
   private async advance(node: NodeRecord): Promise<DecommissionOutcome> {
     const result = await this.releaser.advance(node);
     if (result.status === 'terminated') return { nodeId: node.nodeId, kind: 'terminated', reason: result.node.reason ?? 'terminated' };
+    if (result.status === 'handed-back') {
+      await this.notifyHandBack(result.node, result.reason);
+      return { nodeId: node.nodeId, kind: 'refused', reason: result.reason };
+    }
     return { nodeId: node.nodeId, kind: 'waiting', reason: `waiting for ${result.waitingFor}` };
   }
 
@@ -276,6 +277,22 @@ export class Decommissioner {
       });
     } catch (error) {
       log.warn('operator notice about a refused decommission not sent', { nodeId: node.nodeId, error: describeError(error) });
+    }
+  }
+
+  /** The operator hears of a release called off for gears (the releaser wrote the metric and the decision log). */
+  private async notifyHandBack(node: NodeRecord, reason: string): Promise<void> {
+    const { notifier, log } = this.ports;
+    if (!notifier) return;
+    try {
+      await notifier.notify({
+        subject: `nodescaler: release of ${node.nodeId} called off`.slice(0, 100),
+        pool: node.pool,
+        dedupKey: `handed-back:${node.nodeId}:${node.stateChangedAt}`,
+        message: `${reason}.\nPool ${node.pool}. The host was not terminated.`,
+      });
+    } catch (error) {
+      log.warn('operator notice about a release called off not sent', { nodeId: node.nodeId, error: describeError(error) });
     }
   }
 

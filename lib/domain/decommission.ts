@@ -5,7 +5,7 @@
  * any point is resumed at the next step by the next delivery or tick, and no
  * step that is not idempotent runs twice.
  */
-import type { GearInfo, NodeRecord } from './model.js';
+import type { DrainRecord, GearInfo, NodeRecord, PoolRecord } from './model.js';
 
 /** Why a node is being released: a finished drain (decommissioner) or a node that never joined (provisioner). */
 export type ReleaseKind = 'decommission' | 'failed';
@@ -77,6 +77,23 @@ export interface IncomingMove {
   gear: GearInfo;
 }
 
+/**
+ * The moves in flight onto `nodeId` among `drains` (a pool's active drains):
+ * the platform lists such a gear on the node only once it lands, so until
+ * then the node is not as empty as it looks.
+ */
+export function movesOnto(drains: readonly Pick<DrainRecord, 'drainId' | 'moves'>[], nodeId: string): IncomingMove[] {
+  return drains.flatMap((drain) =>
+    (drain.moves ?? []).filter((move) => move.state === 'moving' && move.target === nodeId).map((move) => ({ drainId: drain.drainId, gear: move.gear })),
+  );
+}
+
+/** `N gear(s) are moving onto NODE (uuid (app), ...; drain D, ...)`. */
+export function describeIncoming(nodeId: string, incoming: readonly IncomingMove[]): string {
+  const drains = [...new Set(incoming.map((move) => move.drainId))].join(', ');
+  return `${incoming.length === 1 ? '1 gear is' : `${incoming.length} gears are`} moving onto ${nodeId} (${describeGears(incoming.map((move) => move.gear))}; drain ${drains})`;
+}
+
 /** How many gears a refusal names in its log line and reason. */
 export const GEARS_NAMED = 10;
 
@@ -99,12 +116,7 @@ export function decommissionCheck(node: Pick<NodeRecord, 'nodeId' | 'protected'>
     };
   }
   if (incoming.length > 0) {
-    const drains = [...new Set(incoming.map((move) => move.drainId))].join(', ');
-    return {
-      verdict: 'receiving',
-      incoming: [...incoming],
-      reason: `${incoming.length === 1 ? '1 gear is' : `${incoming.length} gears are`} moving onto ${node.nodeId} (${describeGears(incoming.map((move) => move.gear))}; drain ${drains}): it is not empty until they land`,
-    };
+    return { verdict: 'receiving', incoming: [...incoming], reason: `${describeIncoming(node.nodeId, incoming)}: it is not empty until they land` };
   }
   return { verdict: 'release' };
 }
@@ -121,4 +133,55 @@ export function nodeLifetimeSeconds(node: Pick<NodeRecord, 'createdAt'>, at: Dat
   const created = Date.parse(node.createdAt);
   if (!Number.isFinite(created)) return undefined;
   return Math.max(0, Math.round((at.getTime() - created) / 1000));
+}
+
+/**
+ * Where a `terminating` node goes when its release finds it holding gears
+ * after all (the platform refuses `remove-node`): `draining`, for the gear
+ * mover to empty it again, or `active` when the pool needs it. Like
+ * Karpenter, which un-taints the candidates of a disruption it calls off.
+ */
+export type HandBackTarget = 'draining' | 'active';
+
+/** The steps a hand-back records on the node while it is in the `handingBack` phase. */
+export const HAND_BACK_STEPS = {
+  /** When the gears were found (ISO). */
+  found: 'handBackFound',
+  /** The `HandBackTarget`, decided once when the gears were found, so a resumed hand-back goes the same way. */
+  to: 'handBackTo',
+  /** `activateNode` done (only for `active`: remove-node deactivates the node before it refuses). */
+  reopened: 'handBackReopened',
+} as const;
+
+/**
+ * Whether the pool needs the node back open, or it is drained again. A node
+ * that failed to join and still took gears serves, as a protected node does;
+ * a pool that has wanted more capacity since the release began takes the
+ * node's room back rather than drain it and buy a host: a scale-up lease
+ * held or a scale-up since, utilization at the scale-up threshold
+ * (`highSince`), or gears the broker refused in a window that ends after the
+ * release began.
+ */
+export function handBackTarget(
+  node: Pick<NodeRecord, 'protected' | 'steps' | 'stateChangedAt'>,
+  pool: Pick<PoolRecord, 'lease' | 'lastScaleUpAt' | 'highSince' | 'refused'> | undefined,
+  now: Date,
+): { to: HandBackTarget; why: string } {
+  if (node.steps?.[RELEASE_KIND_STEP] === 'failed') return { to: 'active', why: 'it failed to join, yet took gears: it serves' };
+  if (node.protected) return { to: 'active', why: 'it is protected' };
+  const since = node.steps?.releaseStarted ?? node.stateChangedAt;
+  const lease = pool?.lease;
+  if (lease?.kind === 'scale-up' && Date.parse(lease.expiresAt) > now.getTime()) return { to: 'active', why: `the pool is scaling up (${lease.holder})` };
+  if (pool?.lastScaleUpAt !== undefined && pool.lastScaleUpAt >= since) return { to: 'active', why: `the pool scaled up at ${pool.lastScaleUpAt}, after the release began` };
+  if (pool?.highSince !== undefined) return { to: 'active', why: `the pool has been at its scale-up threshold since ${pool.highSince}` };
+  if (pool?.refused !== undefined && pool.refused.gears > 0 && pool.refused.windowEnd >= since) {
+    return { to: 'active', why: `the broker refused ${pool.refused.gears} gear creation(s) in the pool up to ${pool.refused.windowEnd}` };
+  }
+  return { to: 'draining', why: 'the pool does not need it: the gear mover empties it again' };
+}
+
+/** The node's reason while it is handed back: what the platform said, the gears it lists, and where the node goes. */
+export function handBackReason(nodeId: string, refusal: string, gears: readonly GearInfo[], target: { to: HandBackTarget; why: string }): string {
+  const listed = gears.length === 0 ? 'the platform lists no gear yet (moves landing)' : `the platform lists ${gears.length === 1 ? '1 gear' : `${gears.length} gears`} on it (${describeGears(gears)})`;
+  return `release of ${nodeId} stopped before its host was terminated: ${refusal}; ${listed}; handed back ${target.to === 'active' ? 'as active' : 'to the gear mover'}: ${target.why}`;
 }

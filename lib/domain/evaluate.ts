@@ -166,7 +166,7 @@ function decide(input: PoolEvaluationInput): PoolEvaluation {
       return result(noAction(`${why}; wants +${plural(wanted, 'node')}, blocked: failure backoff until ${clock(backoffUntil, nowMs)}`), forecastInfo);
     }
 
-    const clamp = clampScaleUp(wanted, input, draining + size, ramp.minNodes > 0, waitingNodes);
+    const clamp = clampScaleUp(wanted, input, draining + size, { doubling: ramp.minNodes > 0, waitingNodes });
     if (clamp.count === 0) {
       return result(noAction(`${why}; wants +${plural(wanted, 'node')}, cannot add any: at limit ${clamp.zeroBy}`), forecastInfo);
     }
@@ -260,13 +260,18 @@ export interface Clamp {
  * pool's nodes (the non-terminal ones count against the global limits). Every
  * way of adding nodes goes through this one clamp, so no path exceeds a limit.
  */
+export interface ClampOptions {
+  /** Demand outran a full-pool scale-up again (lib/domain/scale-up.ts): an unset maxNodesPerDecision lets the pool double. */
+  doubling?: boolean;
+  /** Nodes counted gears wait for (refused creations): as pending pods in cluster-autoscaler, an unset per-decision cap lets them all in. */
+  waitingNodes?: number;
+}
+
 export function clampScaleUp(
   wanted: number,
   input: Pick<PoolEvaluationInput, 'config' | 'poolConfig' | 'allNodes'>,
   poolNodes: number,
-  doubling = false,
-  /** Nodes counted gears wait for (refused creations): as pending pods in cluster-autoscaler, an unset per-decision cap lets them all in. */
-  waitingNodes = 0,
+  { doubling = false, waitingNodes = 0 }: ClampOptions = {},
 ): Clamp {
   const { config, poolConfig, allNodes } = input;
   const limits = config.limits;

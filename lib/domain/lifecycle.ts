@@ -11,8 +11,9 @@ const NEXT: Readonly<Record<NodeState, readonly NodeState[]>> = {
   // drained -> draining: the decommissioner found gears after all and hands the node back.
   drained: ['terminating', 'draining', 'lost'],
   // terminating/failed -> active: a failed node's host joined after all and holds gears; its release is
-  // called off before it removed the node from its district (the provisioner's tick).
-  terminating: ['terminated', 'active'],
+  // called off before it removed the node from its district (the provisioner's tick). terminating -> draining
+  // or active: the release found gears on the node before its host went (remove-node refused) and hands it back.
+  terminating: ['terminated', 'active', 'draining'],
   terminated: [],
   failed: ['terminating', 'terminated', 'active'],
   lost: ['terminated'],

@@ -25,7 +25,7 @@ import { formatDuration } from './duration.js';
 import { BUCKET_MINUTES, dailyOutlook } from './daily-demand.js';
 import { epochMinute } from './forecast.js';
 import type { DemandSample, NodeStats } from './model.js';
-import { heldLevel, sizingSlots } from './wanted.js';
+import { heldLevelOf, sizingSlots } from './wanted.js';
 
 const MINUTE_MS = 60_000;
 const HOUR_MS = 3_600_000;
@@ -156,6 +156,8 @@ export interface PayoffInput {
   confident: number;
   /** Most gears the pool holds without the node before it scales up again. */
   limit: number;
+  /** Which setting sets `limit` (the target or the headroom), in words. */
+  limitSetBy?: string;
   stats: Pick<NodeStats, 'activeGears' | 'idleGears' | 'disruptiveGears'>;
   config: PayoffConfig;
 }
@@ -174,7 +176,7 @@ export function drainPayoff(input: PayoffInput): PayoffVerdict {
   const costText = `${money(cost.dollars)} for ${costParts(cost)}`;
   const source = unneeded.basis === 'yesterday' ? "yesterday's demand" : 'recent demand';
   if (input.confident >= input.limit) {
-    return { pays: false, reason: `needed now: recent demand ${Math.round(input.confident)} gears >= the ${Math.round(input.limit)} the pool holds without it`, unneeded, cost, pending: false };
+    return { pays: false, reason: `needed now: recent demand ${Math.round(input.confident)} gears >= the ${Math.round(input.limit)} the pool holds without it${input.limitSetBy ? ` (${input.limitSetBy})` : ''}`, unneeded, cost, pending: false };
   }
   if (unneeded.hours * HOUR_MS < config.horizon) {
     const when = unneeded.neededAt ? `needed again in ${formatDuration(Math.round(unneeded.hours * 60) * MINUTE_MS)} (${source} reaches ${Math.round(input.limit)} gears)` : `unneeded for only ${formatDuration(Math.round(unneeded.hours * 60) * MINUTE_MS)} so far (${source})`;
@@ -228,12 +230,12 @@ export function payoffGate(input: PayoffGateInput): { utilization: PoolUtilizati
   };
   const check: CandidateCheck = (node, capacityAfter) => {
     // What a scale-up would leave the pool holding, not what triggers one: a drain stops where a scale-up stops.
-    const limit = heldLevel(capacityAfter, config.scaleUp);
+    const { level: limit, setBy } = heldLevelOf(capacityAfter, config.scaleUp);
     // The scale-up buys a node for the forecast: a drain that leaves the pool short of it would be bought back at once.
     if (input.forecastDemand !== undefined && input.forecastDemand > limit && confident < limit) {
       return { refused: `needed soon: the forecast expects ${Math.round(input.forecastDemand)} gears > the ${Math.round(limit)} the pool holds without it` };
     }
-    const verdict = drainPayoff({ history, now, confident, limit, stats: node.stats ?? { activeGears: 0 }, config: payoff });
+    const verdict = drainPayoff({ history, now, confident, limit, limitSetBy: setBy, stats: node.stats ?? { activeGears: 0 }, config: payoff });
     if (verdict.pays) return { accepted: verdict.text };
     // Not needed, only not paying yet: the node attrition closes early.
     return verdict.pending ? { refused: verdict.reason, pending: true } : { refused: verdict.reason };

@@ -44,11 +44,17 @@ export function sizingSlots(u: Pick<PoolUtilization, 'capacity' | 'provisioningC
  * leave the pool holding.
  */
 export function heldLevel(slots: number, scaleUp: WantedConfig): number {
-  return Math.min(slots * fraction(scaleUp), slots - scaleUp.headroomGears);
+  return heldLevelOf(slots, scaleUp).level;
 }
 
-/** The old name of `heldLevel`, as the drain side reads it. */
-export const drainLevel = heldLevel;
+/** `heldLevel`, with the setting that sets it in words, for the sentence that refuses a drain. */
+export function heldLevelOf(slots: number, scaleUp: WantedConfig): { level: number; setBy: string } {
+  const share = fraction(scaleUp);
+  const byShare = slots * share;
+  const byHeadroom = slots - scaleUp.headroomGears;
+  if (byShare <= byHeadroom) return { level: byShare, setBy: `set by the ${scaleUp.target <= scaleUp.threshold ? 'target' : 'threshold'}: ${share} x ${slots} slots` };
+  return { level: byHeadroom, setBy: `set by the headroom: ${slots} slots - ${scaleUp.headroomGears} headroomGears` };
+}
 
 /**
  * Nodes of `gearsPerNode` slots to add to `slots` so that `demand` sits at

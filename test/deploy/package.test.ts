@@ -535,6 +535,34 @@ describe('serverless package (offline): monitoring', () => {
     const alarmWidget = widgets.find((w) => w.type === 'alarm');
     expect(alarmWidget.properties.alarms).toHaveLength(alarms().length);
   });
+
+  it('shows the gears the broker refused (GearsRefused) next to utilization and nodes, and the hosts kept for gears beside it; no widget overlaps another', () => {
+    const [text, variables] = resources.Dashboard!.Properties.DashboardBody['Fn::Sub'] as [string, Record<string, string>];
+    const body = JSON.parse(text.replace(/\$\{([A-Za-z0-9:]+)(?:\.([A-Za-z]+))?\}/g, (_, name: string, attribute?: string) => variables[name] ?? (attribute ? `${name}-${attribute}` : name)));
+    const widgets: Json[] = body.widgets;
+    const searching = (metric: string) => widgets.filter((w) => JSON.stringify(w.properties.metrics ?? []).includes(`MetricName=\\"${metric}\\"`));
+    const [refused] = searching('GearsRefused');
+    expect(searching('GearsRefused')).toHaveLength(1);
+    // Summed per 5 minutes over every pool's series, as the alarms read counts.
+    expect(refused.properties).toMatchObject({ view: 'timeSeries', stat: 'Sum', period: 300 });
+    expect(refused.properties.metrics).toEqual([[{ expression: `SEARCH('{nodescaler,pool,service} MetricName=\"GearsRefused\"', 'Sum', 300)`, id: 'refused', label: '' }]]);
+    expect(refused.properties.title).toMatch(/refused/);
+    // The row right under utilization and nodes: demand the pool did not meet, read with the load that caused it.
+    const [utilization] = searching('PoolUtilization');
+    expect(refused).toMatchObject({ x: utilization.x, y: utilization.y + utilization.height });
+    const [kept] = searching('ReleasesHandedBack');
+    expect(kept).toMatchObject({ y: refused.y, x: refused.x + refused.width });
+    for (const metric of ['DecommissionRefused', 'OrphanHostsKept']) expect(searching(metric)).toEqual([kept]);
+    // CloudWatch stacks overlapping widgets; every cell belongs to one widget at most.
+    const cells = new Map<string, number>();
+    widgets.forEach((w, i) => {
+      for (let x = w.x; x < w.x + w.width; x++) for (let y = w.y; y < w.y + w.height; y++) {
+        expect(cells.get(`${x},${y}`), `widgets ${cells.get(`${x},${y}`)} and ${i} overlap at ${x},${y}`).toBeUndefined();
+        cells.set(`${x},${y}`, i);
+      }
+    });
+    expect(widgets.every((w) => w.x + w.width <= 24)).toBe(true);
+  });
 });
 
 describe('serverless package (offline): operators (policies for people, stack outputs)', () => {

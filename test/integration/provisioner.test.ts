@@ -574,7 +574,7 @@ describe('NodeProvisioner (dynalite; EC2 and Route 53 mocked at the SDK)', () =>
       expect(platform.hasGear('g1')).toBe(true);
     });
 
-    it('removes a failed node from its district before terminating it; when the platform has put gears on it since, calls the release off: active again', async () => {
+    it('removes a failed node from its district before terminating it; when the platform has put gears on it since, hands it back: active again', async () => {
       const platform = new SimulatedPlatform(clock, { moveDurationMs: 0, moveFailureRate: 0 });
       await provisioner({ platform }).scaleUp(await decide(1));
       platform.registerNode('d1', 'small', 'd1-small-1.example.com', 100);
@@ -589,27 +589,57 @@ describe('NodeProvisioner (dynalite; EC2 and Route 53 mocked at the SDK)', () =>
       };
       const report = await provisioner({ platform }).tick();
 
+      // remove-node refused: the release hands the node back at once (it serves a gear, so it joined after all).
       expect(report.timedOut).toEqual(['d1-small-1.example.com']);
-      expect(removals).toBe(1);
-      expect(report.errors.map((e) => e.error)).toEqual([expect.stringMatching(/still holds 1 gear/)]);
-      expect((await store.getNode('d1-small-1.example.com'))?.state).toBe('terminating');
-      expect(fake.inputsOf(TerminateInstancesCommand)).toEqual([]);
-      expect(platform.hasGear('late')).toBe(true);
-
-      // The next tick asks the platform before trying again: the node serves a gear, so it joined after all.
-      clock.advance(MIN);
-      const next = await provisioner({ platform }).tick();
-      expect(next.rejoined).toEqual(['d1-small-1.example.com']);
-      expect(next.errors).toEqual([]);
+      expect(report.rejoined).toEqual(['d1-small-1.example.com']);
+      expect(report.errors).toEqual([]);
       expect(removals).toBe(1);
       const node = await store.getNode('d1-small-1.example.com');
       expect(node).toMatchObject({ state: 'active', joinedAt: clock.now().toISOString() });
-      expect(node?.reason).toBe('joined after it was failed: the platform lists 1 gear(s) on it; its release was called off');
+      expect(node?.reason).toMatch(/^release of d1-small-1\.example\.com stopped before its host was terminated: .*the platform lists 1 gear on it \(late \(shop\)\); handed back as active: it failed to join, yet took gears: it serves$/);
       expect(node?.steps?.releaseFor).toBeUndefined();
       expect(node?.steps?.releaseStarted).toBeUndefined();
+      expect(node?.releasePhase).toBeUndefined();
       expect(node?.instanceId).toBeDefined();
+      expect(platform.membership('d1-small-1.example.com')).toEqual({ district: 'd1', active: true });
       expect(fake.inputsOf(TerminateInstancesCommand)).toEqual([]);
-      expect((await provisioner({ platform }).tick()).released).toEqual([]);
+      expect(platform.hasGear('late')).toBe(true);
+
+      clock.advance(MIN);
+      const next = await provisioner({ platform }).tick();
+      expect(next.released).toEqual([]);
+      expect(next.errors).toEqual([]);
+      expect(removals).toBe(1);
+      expect((await store.getNode('d1-small-1.example.com'))?.state).toBe('active');
+    });
+
+    it('a node whose remove-node was refused and then a crash hit is called off on the next tick, and opened on the platform again', async () => {
+      const platform = new SimulatedPlatform(clock, { moveDurationMs: 0, moveFailureRate: 0 });
+      await provisioner({ platform }).scaleUp(await decide(1));
+      platform.registerNode('d1', 'small', 'd1-small-1.example.com', 100);
+      clock.advance(15 * MIN);
+      // As the broker adapter does: remove-node of an active node deactivates it first, then the broker refuses it for its gear.
+      const removeNode = platform.removeNode.bind(platform);
+      platform.removeNode = async (district, nodeId) => {
+        platform.putGear(nodeId, { uuid: 'late', app: 'shop', size: 'small' });
+        await platform.deactivateNode(district, nodeId);
+        return removeNode(district, nodeId);
+      };
+      const crashing = crashingStore(store);
+      crashing.crashBefore((write) => write.patch.releasePhase === 'handingBack', 'the hand-back is recorded');
+      const first = await provisioner({ platform, store: crashing }).tick();
+      expect(first.errors.map((e) => e.error)).toEqual([expect.stringMatching(/simulated crash before the hand-back is recorded/)]);
+      // Nothing recorded: the node is terminating at remove-node, closed on the platform, holding a gear.
+      expect(await store.getNode('d1-small-1.example.com')).toMatchObject({ state: 'terminating', releasePhase: 'removedFromDistrict' });
+      expect(platform.membership('d1-small-1.example.com')).toEqual({ district: 'd1', active: false });
+
+      clock.advance(MIN);
+      const next = await provisioner({ platform }).tick();
+      expect(next.rejoined).toEqual(['d1-small-1.example.com']);
+      expect((await store.getNode('d1-small-1.example.com'))?.state).toBe('active');
+      // Open to new gears again on the platform, not only in the state table.
+      expect(platform.membership('d1-small-1.example.com')).toEqual({ district: 'd1', active: true });
+      expect(fake.inputsOf(TerminateInstancesCommand)).toEqual([]);
     });
 
     it('releases a node that failed for capacity without calling the cloud', async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Config } from '../../lib/config/index.js';
-import { decidePool } from '../../lib/domain/evaluate.js';
+import { clampScaleUp, decidePool } from '../../lib/domain/evaluate.js';
 import { epochMinute, recordDemand } from '../../lib/domain/forecast.js';
 import type { DemandSample, NodeRecord } from '../../lib/domain/model.js';
 import { NOW, config, drain, evaluation, minutesAgo, move, node, nodes, pool, poolConfigOf } from '../support/builders.js';
@@ -160,7 +160,7 @@ describe('decidePool: scale-down', () => {
     const edge = withGears([60, 60, 60, 45]);
     const result = decidePool(evaluation({ config: cfg, nodes: edge, pool: pool({ demandHistory: quietDay, lowSince: minutesAgo(7) }) }));
     expect(result.decision.kind).toBe('no-action');
-    expect(result.decision.reason).toContain('node-4.example.com: needed now: recent demand 225 gears >= the 210 the pool holds without it');
+    expect(result.decision.reason).toContain('node-4.example.com: needed now: recent demand 225 gears >= the 210 the pool holds without it (set by the target: 0.7 x 300 slots)');
     // At 0.67 without it (200 gears), below the target even with the trend the jump from a quiet day draws (+4 gears in 3m), it drains.
     const below = decidePool(evaluation({ config: cfg, nodes: withGears([60, 60, 60, 20]), pool: pool({ demandHistory: quietDay, lowSince: minutesAgo(7) }) }));
     expect(below.decision).toMatchObject({ kind: 'scale-down', nodeId: 'node-4.example.com' });
@@ -564,5 +564,22 @@ describe('decidePool: forecast', () => {
     });
     const noSeason = config({ scaleUp: { forecast: { lookahead: '30m', dailySeasonality: false } } });
     expect(decidePool(evaluation({ ...input, config: noSeason })).decision.kind).toBe('no-action');
+  });
+});
+
+describe('clampScaleUp options', () => {
+  const cfg = config({}, { max: 100 });
+  const input = { config: cfg, poolConfig: poolConfigOf(cfg), allNodes: nodes(30, 50) };
+
+  it('caps a decision at 10 nodes by default; doubling lets the pool grow by its size; waiting gears\' nodes all come in', () => {
+    expect(clampScaleUp(40, input, 30)).toEqual({ count: 10, clampedBy: [{ limit: 'maxNodesPerDecision', value: 10 }] });
+    expect(clampScaleUp(40, input, 30, { doubling: true }).count).toBe(30);
+    expect(clampScaleUp(40, input, 30, { waitingNodes: 25 }).count).toBe(25);
+    expect(clampScaleUp(40, input, 30, { doubling: false, waitingNodes: 0 })).toEqual(clampScaleUp(40, input, 30));
+  });
+
+  it('a per-decision cap set in the configuration holds whatever waits', () => {
+    const capped = config({ scaleUp: { maxNodesPerDecision: 4 } }, { max: 100 });
+    expect(clampScaleUp(40, { ...input, config: capped, poolConfig: poolConfigOf(capped) }, 30, { doubling: true, waitingNodes: 25 }).count).toBe(4);
   });
 });

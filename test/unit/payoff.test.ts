@@ -215,7 +215,14 @@ describe('payoffGate', () => {
     expect(gate.utilization.freeSlots).toBe(u.freeSlots - 70);
     // without c, 200 slots hold less than the 200 gears of the last hour: it is needed now (held up to the scale-up's target)
     const holds = Math.min(200 * cfg.scaleUp.target, 200 - cfg.scaleUp.headroomGears);
-    expect(gate.check!(nodes[2]!, 200)).toEqual({ refused: `needed now: recent demand 200 gears >= the ${holds} the pool holds without it` });
+    expect(holds).toBe(200 * cfg.scaleUp.target);
+    // The sentence says which setting set the level: here the target...
+    expect(gate.check!(nodes[2]!, 200)).toEqual({ refused: `needed now: recent demand 200 gears >= the ${holds} the pool holds without it (set by the target: ${cfg.scaleUp.target} x 200 slots)` });
+    // ...and with a headroom larger than what the target leaves free, the headroom.
+    const roomy = config({ scaleUp: { headroomGears: 100 } });
+    expect(payoffGate({ config: roomy, history: h, now, utilization: u }).check!(nodes[2]!, 200)).toEqual({
+      refused: 'needed now: recent demand 200 gears >= the 100 the pool holds without it (set by the headroom: 200 slots - 100 headroomGears)',
+    });
     // with 300 slots left and a quiet day behind, the cheap node pays
     const quiet = history(now, () => 130);
     expect(payoffGate({ config: cfg, history: quiet, now, utilization: u }).check!(nodes[2]!, 300)).toMatchObject({ accepted: expect.stringMatching(/^pays: 24\.0h unneeded/) });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { NodeRecord } from '../../lib/domain/model.js';
 import { computeUtilization } from '../../lib/domain/utilization.js';
-import { heldLevel, nodesToHold, sizingSlots } from '../../lib/domain/wanted.js';
+import { heldLevel, heldLevelOf, nodesToHold, sizingSlots } from '../../lib/domain/wanted.js';
 import { NOW, POOL, minutesAgo, node, nodes } from '../support/builders.js';
 
 const scaleUp = { threshold: 0.98, target: 0.96, headroomGears: 30 };
@@ -79,5 +79,13 @@ describe('sizingSlots (which capacity counts for the sizing rule)', () => {
     ['nine nodes and one stale', [...nodes(9, 90), node('stale', { gears: 40, reportedMinutesAgo: 30 })], { demand: 850, slots: 940, nodes: 0 }],
   ])('%s', (_name, pool, expected) => {
     expect(sized(pool)).toEqual(expected);
+  });
+});
+
+describe('heldLevelOf (the level, and which setting sets it)', () => {
+  it('names the target, the threshold (when below the target) or the headroom, whichever is lower', () => {
+    expect(heldLevelOf(2000, { threshold: 0.98, target: 0.96, headroomGears: 30 })).toEqual({ level: 1920, setBy: 'set by the target: 0.96 x 2000 slots' });
+    expect(heldLevelOf(300, { threshold: 0.98, target: 0.96, headroomGears: 30 })).toEqual({ level: 270, setBy: 'set by the headroom: 300 slots - 30 headroomGears' });
+    expect(heldLevelOf(1000, { threshold: 0.8, target: 0.9, headroomGears: 0 })).toEqual({ level: 800, setBy: 'set by the threshold: 0.8 x 1000 slots' });
   });
 });

@@ -8,7 +8,7 @@ import { InMemoryStateStore } from '../../lib/adapters/memory/state-store.js';
 import type { DrainRecord, NodeRecord } from '../../lib/domain/model.js';
 import { derivedDrainPhase, drainPhaseOf, nextDrain } from '../../lib/workflows/drain/phases.js';
 import { launchPhaseOf } from '../../lib/workflows/launch/host.js';
-import { nextRelease, releasePhaseOf } from '../../lib/workflows/release/phases.js';
+import { handBackTargetOf, nextRelease, releasePhaseOf } from '../../lib/workflows/release/phases.js';
 import { POOL, World, apps } from '../support/gear-mover-world.js';
 
 const AT = '2026-03-01T12:00:00.000Z';
@@ -90,5 +90,30 @@ describe('launch phases', () => {
     [{ launchPhase: 'requested' as const, steps: {} }, 'requested'],
   ])('a provisioning node with %o is %s', (fields, phase) => {
     expect(launchPhaseOf(node({ state: 'provisioning', ...fields }))).toBe(phase);
+  });
+});
+
+describe('release phases: handing a node back', () => {
+  const options = { dns: true, volume: true, platform: true };
+  const handing = (to: string, more: Record<string, string> = {}) => node({ releasePhase: 'handingBack', steps: { releaseFor: 'decommission', handBackFound: AT, handBackTo: to, ...more } });
+
+  it('a node going back to the gear mover is moved to draining by one write', () => {
+    expect(releasePhaseOf(handing('draining'), options)).toBe('handingBack');
+    expect(nextRelease({ node: handing('draining'), options })).toEqual({ kind: 'write', write: { kind: 'hand-back', to: 'draining' } });
+  });
+
+  it('a node going back to active is re-opened on the platform first, then moved, and the re-open is not repeated', () => {
+    expect(nextRelease({ node: handing('active'), options })).toEqual({ kind: 'effect', effect: 'reopen' });
+    expect(nextRelease({ node: handing('active', { handBackReopened: AT }), options })).toEqual({ kind: 'write', write: { kind: 'hand-back', to: 'active' } });
+  });
+
+  it('an unreadable target goes the safe way (draining: emptied again, never opened by a guess)', () => {
+    expect(handBackTargetOf(handing('sideways'))).toBe('draining');
+    expect(handBackTargetOf(node({ steps: {} }))).toBe('draining');
+  });
+
+  it('a node handed back is no longer the release\'s to run', () => {
+    expect(nextRelease({ node: node({ state: 'draining', releasePhase: undefined }), options })).toEqual({ kind: 'end', outcome: 'node is draining' });
+    expect(nextRelease({ node: node({ state: 'active' }), options })).toEqual({ kind: 'end', outcome: 'node is active' });
   });
 });

@@ -6,6 +6,7 @@
 import { QueryCommand, type DynamoDBDocumentClient, type QueryCommandInput, type QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { ConflictError, NotFoundError, TransientError, ValidationError } from '../../errors.js';
+import { awsErrorInfo } from '../aws-errors.js';
 import { TABLE_KEYS } from './table-keys.js';
 
 const { partition: PK, sort: SK, poolIndexPartition: GPK, poolIndexSort: GSK, ttl: TTL } = TABLE_KEYS;
@@ -18,22 +19,20 @@ export function strip<T>(item: Record<string, unknown> | undefined): T | undefin
   return record as T;
 }
 
-const TRANSIENT = new Set([
-  'ProvisionedThroughputExceededException',
-  'ThrottlingException',
-  'RequestLimitExceeded',
-  'InternalServerError',
-  'ServiceUnavailable',
-  'TransactionConflictException',
-]);
-
+/**
+ * DynamoDB's own codes first (a lost condition, a missing table, a bad
+ * request); what is worth retrying is the shared classification
+ * (lib/adapters/aws-errors.ts: throttling, 5xx, timeouts, network), so every
+ * AWS adapter retries the same errors.
+ */
 export function translateError(error: unknown, conflict: string, tableName: string): unknown {
-  const name = (error as { name?: string } | null)?.name ?? '';
+  const info = awsErrorInfo(error);
+  const name = info.name;
   if (name === 'ConditionalCheckFailedException') {
     const old = (error as { Item?: Parameters<typeof unmarshall>[0] }).Item;
     return new ConflictError(conflict, strip(old ? unmarshall(old) : undefined));
   }
-  if (TRANSIENT.has(name)) return new TransientError(`DynamoDB ${name}`, { cause: error });
+  if (info.transient) return new TransientError(`DynamoDB ${info.detail}`, { cause: error });
   if (name === 'ResourceNotFoundException') return new NotFoundError('table', tableName);
   if (name === 'ValidationException') {
     return new ValidationError({ path: '', message: `DynamoDB rejected the request: ${(error as Error).message}` });

@@ -413,7 +413,6 @@ export class DynamoDbStateStore implements StateStore {
     }
   }
 
-  /** Runs one SDK call and translates its errors into the project's error family. */
   async recordGearMoves(moves: readonly GearMoveRecord[], ttlMs: number): Promise<void> {
     return this.gearMoves.record(moves, ttlMs);
   }
@@ -422,6 +421,7 @@ export class DynamoDbStateStore implements StateStore {
     return this.gearMoves.read(uuids);
   }
 
+  /** Runs one SDK call and translates its errors into the project's error family. */
   private async send<R>(call: () => Promise<R>, conflict = 'conditional write lost'): Promise<R> {
     try {
       return await call();

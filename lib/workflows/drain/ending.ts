@@ -9,6 +9,7 @@
  */
 import { drainingLimit, poolSize } from '../../domain/budget.js';
 import { protectedNodesNow } from '../../domain/controls.js';
+import { describeIncoming, movesOnto } from '../../domain/decommission.js';
 import { drainKind, isUrgent, progressOf } from '../../domain/drain.js';
 import { formatDuration } from '../../domain/duration.js';
 import type { DrainRecord, NodeRecord } from '../../domain/model.js';
@@ -26,6 +27,11 @@ export async function begin(ctx: DrainContext, drain: DrainRecord, node: NodeRec
   const urgent = isUrgent(drain);
   if (!urgent && isProtected(node, protectedNodesNow(ctx.config, poolConfig, await store.listControls(), drain.pool, clock.now()))) {
     return finishAbort(ctx, drain, node, `node ${node.nodeId} is protected`, { failure: false });
+  }
+  if (!urgent) {
+    // Gears on their way to the node would be moved twice (onto it, then off it): a drain that may wait does not start.
+    const incoming = movesOnto((await store.listDrains(drain.pool, 'active')).filter((other) => other.drainId !== drain.drainId), node.nodeId);
+    if (incoming.length > 0) return finishAbort(ctx, drain, node, `${describeIncoming(node.nodeId, incoming)}: draining it now would move them twice`, { failure: false });
   }
   if (!urgent && drainKind(drain) !== 'redrain') {
     const poolNodes = await store.listNodes(drain.pool);

@@ -25,6 +25,7 @@ import {
   settleAttempt,
   type MoveOutcome,
 } from '../../domain/drain.js';
+import { describeIncoming, movesOnto } from '../../domain/decommission.js';
 import { planDrain } from '../../domain/drain-plan.js';
 import type { DrainRecord, GearMove, NodeRecord } from '../../domain/model.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../errors.js';
@@ -66,6 +67,13 @@ export async function planOrFinish(ctx: DrainContext, drain: DrainRecord, node: 
   if (onNode.length === 0 && !rec.moves.some(isPending)) {
     const failed = rec.moves.filter((move) => move.state === 'failed');
     if (failed.length > 0 && !urgent) return requestAbortStep(ctx, drain, abortCause(drain, now, Infinity) ?? 'a gear could not be moved');
+    // The platform lists a gear on its target only once it lands: until the moves onto the node have, it is not empty.
+    // (A node receiving moves does not start a drain that may wait; an urgent one, or one that a move reached since, waits here.)
+    const incoming = movesOnto((await store.listDrains(drain.pool, 'active')).filter((other) => other.drainId !== drain.drainId), node.nodeId);
+    if (incoming.length > 0) {
+      log.info(`node looks empty, but ${describeIncoming(node.nodeId, incoming)}: the drain waits for them to land`, { drainId: drain.drainId, nodeId: node.nodeId, incoming: incoming.length });
+      return 'waiting';
+    }
     // The platform lists the node empty: done.
     const completed = drain.completedAt ? drain : await save(ctx, drain, { completedAt: now.toISOString(), moves: rec.moves, unplaced: undefined });
     const progress = progressOf(completed.moves);

@@ -118,7 +118,8 @@ export async function joinedWithoutStats(ctx: LaunchContext, node: NodeRecord): 
  * run before `remove-node` (the first step), so there is nothing to undo.
  */
 export async function releaseCalledOff(ctx: LaunchContext, node: NodeRecord): Promise<boolean> {
-  if (node.steps?.removedFromDistrict !== undefined) return false;
+  // A release that found gears itself hands the node back (lib/workflows/release): it re-opens it on the platform too.
+  if (node.steps?.removedFromDistrict !== undefined || node.releasePhase === 'handingBack') return false;
   return activateIfHoldingGears(ctx, node, (gears) => `joined after it was failed: the platform lists ${gears} gear(s) on it; its release was called off`);
 }
 
@@ -134,6 +135,9 @@ export async function activateIfHoldingGears(ctx: LaunchContext, node: NodeRecor
     throw error;
   }
   if (gears.length === 0) return false;
+  // A release's remove-node may have closed the node before the broker refused it (the adapter deactivates first):
+  // open it again before it counts as serving. "already active" is success.
+  if (node.state === 'terminating') await retry(ctx, () => platform.activateNode(node.district, node.nodeId));
   const now = clock.now();
   // A failed node's release steps go: the node is no longer being released.
   const { [RELEASE_KIND_STEP]: _kind, releaseStarted: _started, ...steps } = node.steps ?? {};
@@ -205,6 +209,7 @@ export async function release(ctx: LaunchContext, node: NodeRecord, report: Prov
   }
   const result = await ctx.releaser.advance(current);
   if (result.status === 'terminated') report.released.push(node.nodeId);
+  else if (result.status === 'handed-back') report.rejoined.push(node.nodeId);
   else report.waiting.push(node.nodeId);
 }
 

@@ -10,12 +10,21 @@
  *
  * Steps that do not apply to a node (no DNS record, no volume) are skipped
  * when the phase after a step is computed.
+ *
+ * A node the platform refuses to remove from its district (it holds gears
+ * after all) goes to `handingBack` instead, with where it goes
+ * (lib/domain/decommission.ts `handBackTarget`) recorded on it:
+ *
+ *   removedFromDistrict (refused) -> handingBack -> [reopen: activateNode] -> draining | active
  */
-import { RELEASE_STEPS, nextReleaseStep, type ReleaseOptions, type ReleaseStep } from '../../domain/decommission.js';
+import { HAND_BACK_STEPS, RELEASE_STEPS, nextReleaseStep, type HandBackTarget, type ReleaseOptions, type ReleaseStep } from '../../domain/decommission.js';
 import type { NodeRecord } from '../../domain/model.js';
 import type { Step } from '../engine.js';
 
-export type ReleasePhase = ReleaseStep | 'finishing';
+export type ReleasePhase = ReleaseStep | 'finishing' | 'handingBack';
+
+/** The effects of a release: its steps, and re-opening a node handed back as active. */
+export type ReleaseEffect = ReleaseStep | 'reopen';
 
 export interface ReleaseView {
   node: NodeRecord;
@@ -23,7 +32,15 @@ export interface ReleaseView {
 }
 
 /** A step done, recorded on the node with the phase after it; or the final transition. */
-export type ReleaseWrite = { kind: 'record'; step: ReleaseStep; patch: Pick<NodeRecord, 'volumeId'> | Record<string, never> } | { kind: 'finish' };
+export type ReleaseWrite =
+  | { kind: 'record'; step: ReleaseStep; patch: Pick<NodeRecord, 'volumeId'> | Record<string, never> }
+  | { kind: 'finish' }
+  /** Gears found before the host went: the node enters `handingBack`, its target and reason recorded. */
+  | { kind: 'hand-back-found'; to: HandBackTarget; reason: string; gears: number }
+  /** `activateNode` done for a node handed back as active. */
+  | { kind: 'reopened' }
+  /** terminating -> draining | active. */
+  | { kind: 'hand-back'; to: HandBackTarget };
 
 /** The phase a node is in after `node`'s recorded steps, for a node whose stored phase is missing. */
 export function derivedReleasePhase(node: NodeRecord, options: ReleaseOptions): ReleasePhase {
@@ -31,7 +48,7 @@ export function derivedReleasePhase(node: NodeRecord, options: ReleaseOptions): 
 }
 
 function isReleasePhase(value: string | undefined): value is ReleasePhase {
-  return value === 'finishing' || (RELEASE_STEPS as readonly string[]).includes(value ?? '');
+  return value === 'finishing' || value === 'handingBack' || (RELEASE_STEPS as readonly string[]).includes(value ?? '');
 }
 
 /** The stored phase; derived from the recorded steps when the node predates stored phases (or holds an unknown one). */
@@ -39,11 +56,22 @@ export function releasePhaseOf(node: NodeRecord, options: ReleaseOptions): Relea
   return isReleasePhase(node.releasePhase) ? node.releasePhase : derivedReleasePhase(node, options);
 }
 
-export function nextRelease(view: ReleaseView): Step<ReleaseWrite, ReleaseStep> {
+/** Where a node in `handingBack` goes: as recorded when its gears were found (`draining` when unreadable, the safe way). */
+export function handBackTargetOf(node: Pick<NodeRecord, 'steps'>): HandBackTarget {
+  return node.steps?.[HAND_BACK_STEPS.to] === 'active' ? 'active' : 'draining';
+}
+
+export function nextRelease(view: ReleaseView): Step<ReleaseWrite, ReleaseEffect> {
   const { node } = view;
   if (node.state === 'terminated') return { kind: 'end', outcome: 'terminated' };
   if (node.state !== 'terminating') return { kind: 'end', outcome: `node is ${node.state}` };
   const phase = releasePhaseOf(node, view.options);
   if (phase === 'finishing') return { kind: 'write', write: { kind: 'finish' } };
+  if (phase === 'handingBack') {
+    const to = handBackTargetOf(node);
+    // remove-node deactivated the node before it refused: a node going back to active is opened on the platform first.
+    if (to === 'active' && node.steps?.[HAND_BACK_STEPS.reopened] === undefined) return { kind: 'effect', effect: 'reopen' };
+    return { kind: 'write', write: { kind: 'hand-back', to } };
+  }
   return { kind: 'effect', effect: phase };
 }

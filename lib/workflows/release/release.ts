@@ -7,11 +7,18 @@
  * with the phase after it before the next one starts, so a crash at any
  * point resumes at the next step, and the steps that are not idempotent
  * never run twice.
+ *
+ * Never a host with gears: when the platform refuses `remove-node` because
+ * the node holds gears after all (a move landed on it after its last check,
+ * someone placed one), the release stops before anything else of it ran and
+ * hands the node back, `draining` (the gear mover empties it again) or
+ * `active` when the pool needs it, through the stored `handingBack` phase,
+ * with the `ReleasesHandedBack` metric and a `refused` decision-log entry.
  */
 import type { Config } from '../../config/index.js';
 import { findPoolConfig } from '../../config/index.js';
-import { RELEASE_KIND_STEP, nodeLifetimeSeconds, type ReleaseKind, type ReleaseOptions, type ReleaseStep } from '../../domain/decommission.js';
-import type { NodeRecord } from '../../domain/model.js';
+import { HAND_BACK_STEPS, RELEASE_KIND_STEP, handBackReason, handBackTarget, nodeLifetimeSeconds, type HandBackTarget, type ReleaseKind, type ReleaseOptions } from '../../domain/decommission.js';
+import type { GearInfo, NodeRecord } from '../../domain/model.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../errors.js';
 import type { ReleasingCloud } from '../../ports/cloud.js';
 import type { Clock } from '../../ports/clock.js';
@@ -19,10 +26,11 @@ import type { Dns } from '../../ports/dns.js';
 import type { Log } from '../../ports/log.js';
 import type { Metrics } from '../../ports/metrics.js';
 import type { Platform } from '../../ports/platform.js';
+import { NodeNotEmptyError } from '../../ports/platform-errors.js';
 import type { StateStore } from '../../ports/state-store.js';
 import { describeError, patchPool, recordSteps, retryOn, type Sleep } from '../../app/steps.js';
 import { execute, type EffectResult, type Workflow } from '../engine.js';
-import { derivedReleasePhase, nextRelease, type ReleaseView, type ReleaseWrite } from './phases.js';
+import { derivedReleasePhase, nextRelease, type ReleaseEffect, type ReleaseView, type ReleaseWrite } from './phases.js';
 
 export interface ReleasePorts {
   store: StateStore;
@@ -40,9 +48,11 @@ export interface ReleasePorts {
 export type ReleaseResult =
   | { status: 'terminated'; node: NodeRecord }
   /** A step must wait (the volume is still attached): the schedule tries again. */
-  | { status: 'waiting'; node: NodeRecord; waitingFor: string };
+  | { status: 'waiting'; node: NodeRecord; waitingFor: string }
+  /** The node held gears before its host went: it is `draining` or `active` again, its host kept. */
+  | { status: 'handed-back'; node: NodeRecord; to: HandBackTarget; reason: string };
 
-export class HostReleaser implements Workflow<ReleaseView, ReleaseWrite, ReleaseStep> {
+export class HostReleaser implements Workflow<ReleaseView, ReleaseWrite, ReleaseEffect> {
   constructor(
     private readonly ports: ReleasePorts,
     private readonly config: Config,
@@ -75,14 +85,24 @@ export class HostReleaser implements Workflow<ReleaseView, ReleaseWrite, Release
     }
     const outcome = await execute(this, { node, options: this.options(node) });
     if (outcome.status === 'waiting') return { status: 'waiting', node: outcome.view.node, waitingFor: outcome.reason };
-    return { status: 'terminated', node: outcome.view.node };
+    const last = outcome.view.node;
+    if (last.state === 'draining' || last.state === 'active') return { status: 'handed-back', node: last, to: last.state, reason: last.reason ?? `handed back as ${last.state}` };
+    return { status: 'terminated', node: last };
   }
 
   next = nextRelease;
 
-  async act({ node }: ReleaseView, step: ReleaseStep): Promise<EffectResult<ReleaseWrite>> {
+  async act({ node }: ReleaseView, step: ReleaseEffect): Promise<EffectResult<ReleaseWrite>> {
     const { cloud, log } = this.ports;
     const attributes = { nodeId: node.nodeId, pool: node.pool, step };
+    if (step === 'reopen') {
+      const platform = this.ports.platform;
+      if (!platform) throw new ValidationError({ path: 'platform', message: `no platform adapter to re-open ${node.nodeId} in district ${node.district}` });
+      // "already active" is success (the adapters), so a repeat after a crash is harmless.
+      await this.retry(() => platform.activateNode(node.district, node.nodeId));
+      log.info('node handed back re-opened on the platform', { ...attributes, district: node.district });
+      return { record: { kind: 'reopened' } };
+    }
     const done: EffectResult<ReleaseWrite> = { record: { kind: 'record', step, patch: {} } };
     switch (step) {
       case 'removedFromDistrict': {
@@ -93,6 +113,7 @@ export class HostReleaser implements Workflow<ReleaseView, ReleaseWrite, Release
         try {
           await this.retry(() => platform.removeNode(node.district, node.nodeId));
         } catch (error) {
+          if (error instanceof NodeNotEmptyError) return { record: await this.gearsFound(node, platform, error) };
           if (!(error instanceof NotFoundError)) throw error;
         }
         log.info('node removed from its district', { ...attributes, district: node.district });
@@ -141,12 +162,90 @@ export class HostReleaser implements Workflow<ReleaseView, ReleaseWrite, Release
 
   async write(view: ReleaseView, write: ReleaseWrite): Promise<ReleaseView> {
     if (write.kind === 'finish') return { ...view, node: await this.finish(view.node) };
+    if (write.kind === 'hand-back') return { ...view, node: await this.handBack(view.node, write.to) };
     const { node, options } = view;
+    const now = this.ports.clock.now().toISOString();
+    if (write.kind === 'hand-back-found') {
+      const steps = { [HAND_BACK_STEPS.found]: now, [HAND_BACK_STEPS.to]: write.to };
+      const recorded = await recordSteps(this.ports.store, node, steps, { releasePhase: 'handingBack', reason: write.reason.slice(0, 1024) });
+      this.ports.log.error(write.reason, { nodeId: node.nodeId, pool: node.pool, gearCount: write.gears, to: write.to });
+      return { ...view, node: recorded };
+    }
+    if (write.kind === 'reopened') return { ...view, node: await recordSteps(this.ports.store, node, { [HAND_BACK_STEPS.reopened]: now }) };
     const steps = { ...node.steps, [write.step]: this.ports.clock.now().toISOString() };
     const releasePhase = derivedReleasePhase({ ...node, ...write.patch, steps }, options);
     const recorded = await recordSteps(this.ports.store, node, { [write.step]: steps[write.step]! }, { ...write.patch, releasePhase });
     if (write.step === 'instanceTerminated' || write.step === 'releaseReported') await this.markScaleDown(recorded);
     return { ...view, node: recorded };
+  }
+
+  /**
+   * remove-node refused: the node holds gears. What the platform lists on it
+   * (named in the reason), and where the node goes; nothing of the release
+   * has run before remove-node, so there is nothing to undo.
+   */
+  private async gearsFound(node: NodeRecord, platform: Platform, refusal: NodeNotEmptyError): Promise<ReleaseWrite> {
+    let gears: GearInfo[] = [];
+    try {
+      gears = await this.retry(() => platform.listGears(node.nodeId));
+    } catch (error) {
+      if (!(error instanceof NotFoundError)) throw error;
+    }
+    const target = handBackTarget(node, await this.ports.store.getPool(node.pool), this.ports.clock.now());
+    return { kind: 'hand-back-found', to: target.to, gears: gears.length, reason: handBackReason(node.nodeId, `the platform refused remove-node (${refusal.message})`, gears, target) };
+  }
+
+  /** terminating -> draining | active, the release's own steps cleared; then the metric and the decision log. */
+  private async handBack(node: NodeRecord, to: HandBackTarget): Promise<NodeRecord> {
+    const { store, clock, log, metrics } = this.ports;
+    const now = clock.now();
+    const released = new Set<string>([RELEASE_KIND_STEP, 'releaseStarted', ...Object.values(HAND_BACK_STEPS)]);
+    const steps = Object.fromEntries(Object.entries(node.steps ?? {}).filter(([step]) => !released.has(step)));
+    const reason = node.reason ?? `release of ${node.nodeId} stopped: it holds gears`;
+    let handed: NodeRecord;
+    try {
+      handed = await store.transitionNode(
+        node.nodeId,
+        {
+          from: 'terminating',
+          to,
+          expectedVersion: node.version,
+          patch: {
+            reason,
+            steps: { ...steps, handedBackAt: now.toISOString() },
+            releasePhase: undefined,
+            ...(to === 'active' ? { drainId: undefined } : {}),
+            // A failed node that holds gears joined after all (as the provisioner's tick marks one).
+            ...(node.joinedAt === undefined ? { joinedAt: now.toISOString() } : {}),
+          },
+        },
+        now,
+      );
+    } catch (error) {
+      if (!(error instanceof ConflictError)) throw error;
+      // Another invocation handed it back first: carry on from its record.
+      const current = (error.current as NodeRecord | undefined) ?? (await store.getNode(node.nodeId));
+      if (current?.state === to) return current;
+      throw error;
+    }
+    metrics.record('ReleasesHandedBack', 1, 'Count', { pool: node.pool });
+    log.warn(`node handed back as ${to}; its host is kept`, { nodeId: node.nodeId, pool: node.pool, kind: this.kindOf(node), reason });
+    try {
+      await store.appendDecision(
+        {
+          pool: node.pool,
+          at: now.toISOString(),
+          kind: 'refused',
+          reason,
+          ...(node.decisionId === undefined ? {} : { decisionId: node.decisionId }),
+          details: { nodeId: node.nodeId, handedBackAs: to, releaseFor: this.kindOf(node) },
+        },
+        this.config.decisionLogTtl,
+      );
+    } catch (error) {
+      log.warn('decision log entry not written', { nodeId: node.nodeId, error: describeError(error) });
+    }
+    return handed;
   }
 
   private options(node: NodeRecord): ReleaseOptions {

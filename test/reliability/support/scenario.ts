@@ -364,11 +364,16 @@ class ScenarioRun {
     this.fewestServing = Math.min(this.fewestServing, serving);
     const drains = await this.allDrains();
 
-    // One drain per decision.
-    const drainsByDecision = new Map<string, string[]>();
-    for (const drain of drains) drainsByDecision.set(drain.decisionId, [...(drainsByDecision.get(drain.decisionId) ?? []), drain.drainId]);
+    // One drain per decision. A redrain (a node handed back, drained again) finishes its decision's drain of the same
+    // node under the same decision id: not a second action, but it must stay on that node.
+    const drainsByDecision = new Map<string, typeof drains>();
+    for (const drain of drains) drainsByDecision.set(drain.decisionId, [...(drainsByDecision.get(drain.decisionId) ?? []), drain]);
     this.violations.push(...budgetViolations(at, this.scenario.budget, POOL_MAX, drains, nodes));
-    for (const [decision, ids] of drainsByDecision) if (ids.length > 1) this.violations.push(`${at}: decision ${decision} started ${ids.length} drains (${ids.join(', ')})`);
+    for (const [decision, list] of drainsByDecision) {
+      const started = list.filter((drain) => drain.kind !== 'redrain');
+      const nodesDrained = new Set(list.map((drain) => drain.nodeId));
+      if (started.length > 1 || nodesDrained.size > 1) this.violations.push(`${at}: decision ${decision} started ${started.length} drains on ${nodesDrained.size} nodes (${list.map((drain) => drain.drainId).join(', ')})`);
+    }
   }
 
   private async allDrains() {
