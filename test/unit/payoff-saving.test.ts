@@ -71,6 +71,13 @@ describe('savingHours: a drain saves until the scale-up buys the node back', () 
     expect(unneeded.hours).toBeLessThan(atLimit);
   });
 
+  it('is unneeded as soon as the trough starts: what the kept days did before this hour, today has already done', () => {
+    // ten minutes into the trough: the kept days' 1,900 gears of 08:50 are behind us (today's were too)
+    const start = new Date('2026-01-07T09:10:00Z');
+    const unneeded = unneededFor(history(start, trough(start)), start, 1500, limit, 24 * HOUR);
+    expect(unneeded.neededAt?.toISOString()).toBe('2026-01-07T18:30:00.000Z');
+  });
+
   it('on recent demand (no kept day) it is how long demand has stayed low, as before', () => {
     const now = new Date('2026-01-06T12:00:00Z');
     const h2: DemandSample[] = [];
