@@ -88,10 +88,7 @@ export function dailyOutlook(samples: readonly DemandSample[], nowMinute: number
         const at = nowMinute - day.daysAgo * DAY_MINUTES + minutes;
         // The window stays within that day: near the end of the lookahead it would otherwise reach today.
         const dayEnd = nowMinute - (day.daysAgo - 1) * DAY_MINUTES - 1;
-        // Nor before that day's "now": what it did before this hour, today has already done (and the confident demand
-        // holds it); read there, a falling evening held every node half an hour after today's demand left it.
-        const dayNow = nowMinute - day.daysAgo * DAY_MINUTES;
-        const then = highestBetween(samples, Math.max(dayNow, at - window), Math.min(dayEnd, at + window));
+        const then = highestBetween(samples, at - window, Math.min(dayEnd, at + window));
         if (then === undefined) continue;
         const expected = Math.max(0, then * day.scale + day.shift);
         if (lowest === undefined || expected < lowest) lowest = expected;
