@@ -58,8 +58,11 @@ export interface DailyDay {
 export interface DailyOutlook {
   /** The kept days with demand at this hour, yesterday first. */
   days: DailyDay[];
-  /** Demand expected `minutes` from now: the lowest of the shifted days known then; undefined when none is. */
-  at(minutes: number): number | undefined;
+  /**
+   * Demand expected `minutes` from now: the lowest of the shifted days known then (each day's highest within
+   * `window` minutes either side, RECUR_WINDOW_MINUTES unless given); undefined when none is.
+   */
+  at(minutes: number, window?: number): number | undefined;
 }
 
 /**
@@ -79,13 +82,13 @@ export function dailyOutlook(samples: readonly DemandSample[], nowMinute: number
   if (days.length === 0) return undefined;
   return {
     days,
-    at(minutes) {
+    at(minutes, window = RECUR_WINDOW_MINUTES) {
       let lowest: number | undefined;
       for (const day of days) {
         const at = nowMinute - day.daysAgo * DAY_MINUTES + minutes;
         // The window stays within that day: near the end of the lookahead it would otherwise reach today.
         const dayEnd = nowMinute - (day.daysAgo - 1) * DAY_MINUTES - 1;
-        const then = highestBetween(samples, at - RECUR_WINDOW_MINUTES, Math.min(dayEnd, at + RECUR_WINDOW_MINUTES));
+        const then = highestBetween(samples, at - window, Math.min(dayEnd, at + window));
         if (then === undefined) continue;
         const expected = Math.max(0, then * day.scale + day.shift);
         if (lowest === undefined || expected < lowest) lowest = expected;

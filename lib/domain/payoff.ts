@@ -149,6 +149,40 @@ export function unneededFor(history: readonly DemandSample[] | undefined, now: D
   return { hours: minutes / 60, basis: 'recent' };
 }
 
+/**
+ * The gears at which a pool of `slots` scales up again (evaluate.ts: utilization at `threshold`, or fewer than
+ * `headroomGears` free): where a drained node is bought back. Above `drainLevel` by the hysteresis band.
+ */
+export function rebuyLevel(slots: number, scaleUp: Pick<Config['scaleUp'], 'threshold' | 'headroomGears'>): number {
+  return Math.min(slots * scaleUp.threshold, slots - scaleUp.headroomGears);
+}
+
+/**
+ * The hours a drain is expected to save: until the kept days' demand, read at the hour, reaches `rebuy`, the level
+ * at which a scale-up buys the node back. "Needed again" (`unneededFor`) is a safety judgement and reads demand early
+ * (each day's highest half an hour either side) against the drain's own level; counting the saving the same way
+ * charged every trough up to an hour it does save (on a shallow daily trough, about a tenth of it), so the nights
+ * such a trough frees were refused. Never below `unneeded.hours`; on recent demand it is `unneeded.hours`.
+ */
+export function savingHours(
+  history: readonly DemandSample[] | undefined,
+  now: Date,
+  confident: number,
+  rebuy: number,
+  lookaheadMs: number,
+  unneeded: Unneeded,
+): number {
+  if (unneeded.basis !== 'yesterday' || unneeded.neededAt === undefined) return unneeded.hours;
+  const outlook = dailyOutlook(history ?? [], epochMinute(now), confident);
+  if (!outlook) return unneeded.hours;
+  const lookaheadMinutes = Math.floor(lookaheadMs / MINUTE_MS);
+  for (let t = BUCKET_MINUTES; t <= lookaheadMinutes; t += BUCKET_MINUTES) {
+    const expected = outlook.at(t, 0);
+    if (expected !== undefined && expected >= rebuy) return Math.max(unneeded.hours, t / 60);
+  }
+  return lookaheadMinutes / 60;
+}
+
 export interface PayoffInput {
   history: readonly DemandSample[] | undefined;
   now: Date;
@@ -158,6 +192,8 @@ export interface PayoffInput {
   limit: number;
   /** Which setting sets `limit` (the target or the headroom), in words. */
   limitSetBy?: string;
+  /** Gears at which a scale-up would buy the node back (`rebuyLevel`); `limit` when not given. */
+  rebuy?: number;
   stats: Pick<NodeStats, 'activeGears' | 'idleGears' | 'disruptiveGears'>;
   config: PayoffConfig;
 }
@@ -172,7 +208,8 @@ export function drainPayoff(input: PayoffInput): PayoffVerdict {
   const { config, now } = input;
   const unneeded = unneededFor(input.history, now, input.confident, input.limit, config.lookahead);
   const cost = moveCost(input.stats, config.moveCost);
-  const saving = unneeded.hours * config.nodeHourPrice;
+  const hours = savingHours(input.history, now, input.confident, input.rebuy ?? input.limit, config.lookahead, unneeded);
+  const saving = hours * config.nodeHourPrice;
   const costText = `${money(cost.dollars)} for ${costParts(cost)}`;
   const source = unneeded.basis === 'yesterday' ? "yesterday's demand" : 'recent demand';
   if (input.confident >= input.limit) {
@@ -182,7 +219,7 @@ export function drainPayoff(input: PayoffInput): PayoffVerdict {
     const when = unneeded.neededAt ? `needed again in ${formatDuration(Math.round(unneeded.hours * 60) * MINUTE_MS)} (${source} reaches ${Math.round(input.limit)} gears)` : `unneeded for only ${formatDuration(Math.round(unneeded.hours * 60) * MINUTE_MS)} so far (${source})`;
     return { pays: false, reason: `${when}, within the ${formatDuration(config.horizon)} horizon`, unneeded, cost, pending: unneeded.neededAt === undefined };
   }
-  const hoursText = `${unneeded.hours.toFixed(1)}h unneeded (${source})`;
+  const hoursText = `${hours.toFixed(1)}h unneeded (${source})`;
   if (saving < config.factor * cost.dollars) {
     return { pays: false, reason: `does not pay: ${hoursText} saves ${money(saving)} < ${config.factor} x ${costText}`, unneeded, cost, pending: true };
   }
@@ -231,11 +268,12 @@ export function payoffGate(input: PayoffGateInput): { utilization: PoolUtilizati
   const check: CandidateCheck = (node, capacityAfter) => {
     // What a scale-up would leave the pool holding, not what triggers one: a drain stops where a scale-up stops.
     const { level: limit, setBy } = heldLevelOf(capacityAfter, config.scaleUp);
+    const rebuy = Math.max(limit, rebuyLevel(capacityAfter, config.scaleUp));
     // The scale-up buys a node for the forecast: a drain that leaves the pool short of it would be bought back at once.
     if (input.forecastDemand !== undefined && input.forecastDemand > limit && confident < limit) {
       return { refused: `needed soon: the forecast expects ${Math.round(input.forecastDemand)} gears > the ${Math.round(limit)} the pool holds without it` };
     }
-    const verdict = drainPayoff({ history, now, confident, limit, limitSetBy: setBy, stats: node.stats ?? { activeGears: 0 }, config: payoff });
+    const verdict = drainPayoff({ history, now, confident, limit, limitSetBy: setBy, rebuy, stats: node.stats ?? { activeGears: 0 }, config: payoff });
     if (verdict.pays) return { accepted: verdict.text };
     // Not needed, only not paying yet: the node attrition closes early.
     return verdict.pending ? { refused: verdict.reason, pending: true } : { refused: verdict.reason };

@@ -77,13 +77,13 @@ describe('drainPayoff', () => {
   const base = { history: history(tonight, dailyCycle(tonight)), now: tonight, confident: 1000, limit, config: payoff };
 
   it('a node needed again tomorrow morning is not drained tonight when its moves cost more than the night saves', () => {
-    // A full node of the usual mix (30 restarts, 40 siblings, 30 idle gears): the night (8 h: needed from half an hour
-    // before yesterday's 07:00, $1.54) saves less than twice their cost ($0.90 + $0.24 at the default weights).
+    // A full node of 30 restarts, 40 siblings and 30 idle gears: the night (8.5 h, until yesterday's 07:00: $1.63)
+    // saves less than twice their cost ($0.675 + $0.18 at the default weights).
     const verdict = drainPayoff({ ...base, stats: { activeGears: 100, idleGears: 30, disruptiveGears: 30 } });
     expect(verdict.unneeded.basis).toBe('yesterday');
     expect(verdict.unneeded.neededAt?.toISOString()).toBe('2026-01-07T06:30:00.000Z');
     expect(verdict.pays).toBe(false);
-    if (!verdict.pays) expect(verdict.reason).toMatch(/^does not pay: 8\.0h unneeded \(yesterday's demand\) saves \$1\.54 < 2 x \$1\.14 for 30 disruptive, 40 sibling, 30 idle moves/);
+    if (!verdict.pays) expect(verdict.reason).toMatch(/^does not pay: 8\.5h unneeded \(yesterday's demand\) saves \$1\.63 < 2 x \$0\.8[56] for 30 disruptive, 40 sibling, 30 idle moves/);
   });
 
   it('the same node is drained when the forecast does not need it for a day (a weekend)', () => {
@@ -93,18 +93,20 @@ describe('drainPayoff', () => {
     expect(verdict.unneeded.hours).toBe(24);
   });
 
-  it('by default a node whose every gear is a tenant outage is never worth a day of its price', () => {
-    // 100 restarts at $0.03 each, twice: $6.00 > 24 h x $0.192.
+  it('by default a node whose every gear is a tenant outage is worth draining only for a whole day unneeded, not a night', () => {
+    // 100 restarts at $0.0225 each, twice: $4.50, under 24 h x $0.192 ($4.61) but over the 8.5 h night's $1.63.
+    const outages = { activeGears: 100, idleGears: 0, disruptiveGears: 100 };
+    const night = drainPayoff({ ...base, stats: outages });
+    expect(night.pays).toBe(false);
+    if (!night.pays) expect(night.pending).toBe(true); // attrition may still empty it for free
     const quiet = { ...base, history: history(tonight, () => 1000) };
-    const verdict = drainPayoff({ ...quiet, stats: { activeGears: 100, idleGears: 0, disruptiveGears: 100 } });
-    expect(verdict.pays).toBe(false);
-    if (!verdict.pays) expect(verdict.pending).toBe(true); // attrition may still empty it for free
+    expect(drainPayoff({ ...quiet, stats: outages }).pays).toBe(true);
   });
 
   it('a node of idle gears and siblings pays over the night', () => {
     const verdict = drainPayoff({ ...base, stats: { activeGears: 100, idleGears: 40, disruptiveGears: 10 } });
     expect(verdict.pays).toBe(true);
-    if (verdict.pays) expect(verdict.text).toBe("pays: 8.0h unneeded (yesterday's demand) saves $1.54 >= 2 x $0.60 for 10 disruptive, 50 sibling, 40 idle moves");
+    if (verdict.pays) expect(verdict.text).toBe("pays: 8.5h unneeded (yesterday's demand) saves $1.63 >= 2 x $0.45 for 10 disruptive, 50 sibling, 40 idle moves");
   });
 
   it('a node the forecast needs again within the horizon is not drained, however cheap', () => {
