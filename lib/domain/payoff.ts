@@ -26,6 +26,7 @@ import { BUCKET_MINUTES, dailyOutlook } from './daily-demand.js';
 import { epochMinute } from './forecast.js';
 import type { DemandSample, NodeStats } from './model.js';
 import { drainLevel } from './wanted.js';
+import { oneOffWait, oneOffWaitText } from './one-off-need.js';
 
 const MINUTE_MS = 60_000;
 const HOUR_MS = 3_600_000;
@@ -150,6 +151,9 @@ export function drainPayoff(input: PayoffInput): PayoffVerdict {
     const when = unneeded.neededAt ? `needed again in ${formatDuration(Math.round(unneeded.hours * 60) * MINUTE_MS)} (${source} reaches ${Math.round(input.limit)} gears)` : `unneeded for only ${formatDuration(Math.round(unneeded.hours * 60) * MINUTE_MS)} so far (${source})`;
     return { pays: false, reason: `${when}, within the ${formatDuration(config.horizon)} horizon`, unneeded, cost, pending: unneeded.neededAt === undefined };
   }
+  // Without a kept day the horizon on recent demand is the wait (unneededFor).
+  const wait = unneeded.basis === 'yesterday' && oneOffWait({ history: input.history, now, limit: input.limit, costDollars: cost.dollars, config: { factor: config.oneOffRentFactor, nodeHourPrice: config.nodeHourPrice } });
+  if (wait) return { pays: false, reason: oneOffWaitText(wait, config.oneOffRentFactor), unneeded, cost, pending: true };
   const hoursText = `${unneeded.hours.toFixed(1)}h unneeded (${source})`;
   if (saving < config.factor * cost.dollars) {
     return { pays: false, reason: `does not pay: ${hoursText} saves ${money(saving)} < ${config.factor} x ${costText}`, unneeded, cost, pending: true };
@@ -175,6 +179,8 @@ export interface PayoffGateInput {
   history: readonly DemandSample[] | undefined;
   now: Date;
   utilization: PoolUtilization;
+  /** The scale-up's forecast at the boot delay (trend, kept days): a drain must not leave what it would buy back. */
+  forecastDemand?: number;
 }
 
 /**
@@ -186,7 +192,7 @@ export function payoffGate(input: PayoffGateInput): { utilization: PoolUtilizati
   const { config, utilization: u, now, history } = input;
   const payoff = config.scaleDown.payoff;
   if (!payoff.enabled) return { utilization: u };
-  const confident = confidentDemand(history, now, u.demand, payoff.confidenceWindow, payoff.confidenceQuantile);
+  const confident = Math.max(confidentDemand(history, now, u.demand, payoff.confidenceWindow, payoff.confidenceQuantile), input.forecastDemand ?? 0);
   const slots = u.capacity + u.provisioningCapacity;
   const utilization: PoolUtilization = {
     ...u,
