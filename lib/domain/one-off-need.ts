@@ -14,7 +14,7 @@
  * gears) at once: an empty node's moves cost nothing.
  *
  * It applies only to a need that did not recur: demand at the node's last
- * need stood more than `LEVEL_SHIFT_MARGIN` above every kept day at about that
+ * need stood more than `LEVEL_SHIFT_MARGIN` above a kept day at about that
  * hour (days of one cycle differ by less, daily-demand.ts). A daily crest,
  * which the kept days had too, is the forecast's to judge, and a pool with no
  * kept day has the pays-off check's own wait (the horizon, on recent demand).
@@ -43,17 +43,21 @@ export function lastNeed(samples: readonly DemandSample[], limit: number): { min
 }
 
 /**
- * Whether `gears` at `minute` recurred: some kept day had at least `(1 - LEVEL_SHIFT_MARGIN) x gears` within
- * `RECUR_WINDOW_MINUTES` of that hour. False when no kept day has a sample there.
+ * Whether `gears` at `minute` recurred: each kept day with samples then had at least `(1 - LEVEL_SHIFT_MARGIN) x gears`
+ * within `RECUR_WINDOW_MINUTES` of that hour, as the forecast calls a rise seasonal only when it recurred on each kept
+ * day (daily-demand.ts). False when no kept day has a sample there.
  */
 export function needRecurred(samples: readonly DemandSample[], minute: number, gears: number): boolean {
   const floor = (1 - LEVEL_SHIFT_MARGIN) * gears;
+  let known = 0;
   for (let daysAgo = 1; daysAgo <= DAYS_KEPT; daysAgo++) {
     const at = minute - daysAgo * DAY_MINUTES;
     const highest = highestWithin(samples, at - RECUR_WINDOW_MINUTES, at + RECUR_WINDOW_MINUTES);
-    if (highest !== undefined && highest >= floor) return true;
+    if (highest === undefined) continue;
+    if (highest < floor) return false;
+    known++;
   }
-  return false;
+  return known > 0;
 }
 
 export interface OneOffWaitInput {
