@@ -203,6 +203,20 @@ describe('payoffGate', () => {
     expect(payoffGate({ config: cfg, history: quiet, now, utilization: u }).check!(nodes[2]!, 300)).toMatchObject({ accepted: expect.stringMatching(/^pays: 24\.0h unneeded/) });
   });
 
+  it('judges at least the scale-up\'s forecast: a drain does not leave what a rising trend buys back', () => {
+    const now = new Date('2026-01-06T22:30:00Z');
+    const cfg = config();
+    const nodes = [node('a', { gears: 60 }), node('b', { gears: 60 }), node('c', { gears: 10 })];
+    for (const n of nodes) n.stats!.reportedAt = now.toISOString();
+    const u = computeUtilization({ pool: POOL, nodes, drains: [], now, statsMaxAge: cfg.statsMaxAge, expectedGearsPerNode: 100 });
+    const quiet = history(now, () => 130);
+    const rising = payoffGate({ config: cfg, history: quiet, now, utilization: u, forecastDemand: 250 });
+    expect(rising.utilization.demand).toBe(250);
+    expect(rising.check!(nodes[2]!, 200)).toMatchObject({ refused: expect.stringMatching(/^needed now: recent demand 250 gears/) });
+    // a forecast below the confident level changes nothing
+    expect(payoffGate({ config: cfg, history: quiet, now, utilization: u, forecastDemand: 100 }).utilization.demand).toBe(130);
+  });
+
   it('is off when payoff is disabled', () => {
     const cfg = config({ scaleDown: { payoff: { enabled: false } } });
     const nodes = [node('a', { gears: 60 })];
