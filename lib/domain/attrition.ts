@@ -1,9 +1,10 @@
 /**
- * Drain by attrition: the node scale-down will most likely empty next is
+ * Drain by attrition: the nodes scale-down will most likely empty next (the
+ * candidates that fit but do not pay yet, as many as the pool can spare) are
  * closed to new gears early (`Platform.deactivateNode`), so gears that leave
- * on their own empty it for free, and the drain moves only what is left once
- * the saving is due (lib/domain/payoff.ts). It is reopened as soon as demand
- * turns.
+ * on their own empty them for free, and a drain moves only what is left once
+ * the saving is due (lib/domain/payoff.ts, one-off-need.ts). They are
+ * reopened, as many as the pool needs, as soon as demand turns.
  *
  * Safety, by construction:
  * - a closed node keeps its gears and stays `active` (nothing is stranded:

@@ -15,7 +15,7 @@
  *      within the disruption budget (lib/domain/budget.ts), and a candidate
  *      that passes the fit check at the confident demand, the budget's gear
  *      rules, and whose drain pays (payoff.ts);
- *   then attrition (attrition.ts): the next node to drain closed early, or
+ *   then attrition (attrition.ts): the next nodes to drain closed early, or
  *   closed nodes reopened;
  *   5. otherwise nothing, saying which condition is not met.
  */
