@@ -39,6 +39,11 @@ export function buildScaleDownSchema() {
     /** Scale-down judges demand by this quantile over time of the last `confidenceWindow` (never ignoring a level held longer than scaleUp.sustain), not by the newest sample. */
     confidenceWindow: dur('1h', { positive: true }),
     confidenceQuantile: z._default(fraction, 0.95),
+    /**
+     * After a one-off rise (not on the kept days), a node is drained only once its idle hours since the rise cost this
+     * many times its moves (lib/domain/one-off-need.ts); 0: no wait.
+     */
+    oneOffRentFactor: z._default(z.number().check(z.gte(0)), 1),
     /** Close the next node to drain to new gears early, so departing gears empty it (lib/domain/attrition.ts). */
     attrition: z._default(z.boolean(), true),
   });

@@ -1,9 +1,10 @@
 /**
- * Drain by attrition: the node scale-down will most likely empty next is
+ * Drain by attrition: the nodes scale-down will most likely empty next (the
+ * candidates that fit but do not pay yet, as many as the pool can spare) are
  * closed to new gears early (`Platform.deactivateNode`), so gears that leave
- * on their own empty it for free, and the drain moves only what is left once
- * the saving is due (lib/domain/payoff.ts). It is reopened as soon as demand
- * turns.
+ * on their own empty them for free, and a drain moves only what is left once
+ * the saving is due (lib/domain/payoff.ts, one-off-need.ts). They are
+ * reopened, as many as the pool needs, as soon as demand turns.
  *
  * Safety, by construction:
  * - a closed node keeps its gears and stays `active` (nothing is stranded:
@@ -21,6 +22,7 @@ import type { Config } from '../config/index.js';
 import type { PoolDecision, PoolEvaluation, PoolEvaluationInput, PoolUtilization } from './decision.js';
 import type { NodeRecord } from './model.js';
 import { poolConfidentDemand } from './payoff.js';
+import { heldLevel } from './wanted.js';
 
 export interface AttritionPlan {
   /** Close this node to new gears (the next likely scale-down candidate). */
@@ -53,55 +55,69 @@ export interface AttritionInput {
   forecastDemand?: number;
   /** Confident demand (payoff.ts), when the pays-off check ran. */
   confidentDemand?: number;
-  config: Pick<Config, 'scaleUp'>;
+  config: { scaleUp: Pick<Config['scaleUp'], 'threshold' | 'target' | 'headroomGears'> };
 }
 
 /**
- * What to close and reopen. Reopens every closed node when the pool, without
- * their free slots, would scale up or cannot hold its confident demand, and
- * when the pool scales up or drains another node. Closes the first candidate
- * the pays-off check found fitting but not yet paying, when no node is closed
- * and none is reopened.
+ * What to close and reopen. When the pool, without the closed nodes' free
+ * slots, would scale up or cannot hold its confident demand, reopens closed
+ * nodes, fullest first (the least emptied), until it could; every one when the
+ * pool scales up or drains a node that is not closed. Otherwise closes the
+ * first candidate the pays-off check found fitting but not yet paying that is
+ * still open, if the open nodes would still hold the level a scale-up sizes
+ * to (wanted.ts): after a burst every node it bought is closed within minutes,
+ * one an evaluation, and departing gears empty them all, not only the next.
  */
 export function planAttrition(input: AttritionInput): AttritionPlan {
   const { nodes, utilization: u, decision, config } = input;
   const { threshold, headroomGears } = config.scaleUp;
   const closed = nodes.filter(isClosedForAttrition);
   const plan: AttritionPlan = { reopen: [] };
+  const level = Math.max(u.demand, input.forecastDemand ?? 0, input.confidentDemand ?? 0);
+  const allSlots = u.capacity + u.provisioningCapacity;
+  const closedFree = closedFreeSlots(closed);
 
   if (closed.length > 0) {
-    const closedFree = closedFreeSlots(closed);
-    const openSlots = u.capacity + u.provisioningCapacity - closedFree;
-    const openFree = u.freeSlots - closedFree;
-    const level = Math.max(u.demand, input.forecastDemand ?? 0, input.confidentDemand ?? 0);
-    const why =
+    const short = (free: number) => {
+      const openSlots = allSlots - free;
+      const openFree = u.freeSlots - free;
+      return openFree < headroomGears
+        ? `without it the pool keeps ${openFree} free slots < headroomGears ${headroomGears}`
+        : level >= threshold * openSlots
+          ? `without it the pool would be at ${(level / Math.max(openSlots, 1)).toFixed(2)} >= ${threshold.toFixed(2)}`
+          : undefined;
+    };
+    const all =
       decision.kind === 'scale-up'
         ? 'the pool scales up'
-        : openFree < headroomGears
-          ? `without it the pool keeps ${openFree} free slots < headroomGears ${headroomGears}`
-          : level >= threshold * openSlots
-            ? `without it the pool would be at ${(level / Math.max(openSlots, 1)).toFixed(2)} >= ${threshold.toFixed(2)}`
-            : decision.kind === 'scale-down' && !closed.some((n) => n.nodeId === decision.nodeId)
-              ? `another node (${decision.nodeId}) is drained instead`
-              : undefined;
-    if (why !== undefined) {
-      for (const node of closed) plan.reopen.push({ nodeId: node.nodeId, reason: `reopen ${node.nodeId} to new gears: ${why}` });
+        : decision.kind === 'scale-down' && !closed.some((n) => n.nodeId === decision.nodeId)
+          ? `another node (${decision.nodeId}) is drained instead`
+          : undefined;
+    let stillClosed = closedFree;
+    for (const node of [...closed].sort((a, b) => (b.stats?.activeGears ?? 0) - (a.stats?.activeGears ?? 0))) {
+      const why = all ?? short(stillClosed);
+      if (why === undefined) break;
+      plan.reopen.push({ nodeId: node.nodeId, reason: `reopen ${node.nodeId} to new gears: ${why}` });
+      stillClosed -= freeOf(node);
     }
-    return plan;
+    if (plan.reopen.length > 0) return plan;
   }
 
   if (decision.kind !== 'no-action') return plan;
-  const pending = decision.rejected?.find((r) => r.pending);
+  const pending = decision.rejected?.find((r) => r.pending && !closed.some((n) => n.nodeId === r.nodeId));
   if (!pending) return plan;
   const node = nodes.find((n) => n.nodeId === pending.nodeId);
   if (!node?.stats || node.state !== 'active') return plan;
-  // Closing it must leave the headroom and stay below the threshold on the other nodes.
-  const free = Math.max(0, node.stats.maxActiveGears - node.stats.activeGears);
-  const openSlots = u.capacity + u.provisioningCapacity - free;
-  const level = Math.max(u.demand, input.forecastDemand ?? 0, input.confidentDemand ?? 0);
-  if (u.freeSlots - free < headroomGears || level >= threshold * openSlots) return plan;
+  // The open nodes must still hold the level as a scale-up would size them (headroom free, at most `target`), so a
+  // wiggle does not reopen what was just closed.
+  const free = closedFree + freeOf(node);
+  if (level > heldLevel(allSlots - free, config.scaleUp) || u.freeSlots - free < headroomGears) return plan;
   plan.close = { nodeId: node.nodeId, reason: `close ${node.nodeId} to new gears (next to drain; ${pending.reason}): departing gears empty it for free` };
   return plan;
+}
+
+function freeOf(node: NodeRecord): number {
+  return node.stats ? Math.max(0, node.stats.maxActiveGears - node.stats.activeGears) : 0;
 }
 
 /**

@@ -15,7 +15,7 @@
  *      within the disruption budget (lib/domain/budget.ts), and a candidate
  *      that passes the fit check at the confident demand, the budget's gear
  *      rules, and whose drain pays (payoff.ts);
- *   then attrition (attrition.ts): the next node to drain closed early, or
+ *   then attrition (attrition.ts): the next nodes to drain closed early, or
  *   closed nodes reopened;
  *   5. otherwise nothing, saying which condition is not met.
  */
@@ -228,8 +228,7 @@ function decide(input: PoolEvaluationInput): PoolEvaluation {
     return result({ kind: 'no-action', reason, budget: { name, ...(until ? { until } : {}) } }, forecastInfo);
   }
 
-  const rising = forecast !== undefined && forecast.demand > u.demand ? { forecastDemand: forecast.demand } : {};
-  const paying = payoffGate({ config, history: demandHistory, now, utilization: u, ...rising });
+  const paying = payoffGate({ config, history: demandHistory, now, utilization: u, ...(forecast ? { forecastDemand: forecast.demand } : {}) });
   const choice = chooseScaleDownCandidate({ nodes, drains, poolConfig, config, now, utilization: paying.utilization, refuse: budget.refuse }, paying.check);
   if (choice.nodeId === undefined) {
     const shown = choice.rejected.slice(0, REASON_REJECTED_SHOWN).map((r) => `${r.nodeId}: ${r.reason}`);

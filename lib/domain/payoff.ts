@@ -26,6 +26,7 @@ import { BUCKET_MINUTES, dailyOutlook } from './daily-demand.js';
 import { epochMinute } from './forecast.js';
 import type { DemandSample, NodeStats } from './model.js';
 import { heldLevelOf, sizingSlots } from './wanted.js';
+import { oneOffWait, oneOffWaitText } from './one-off-need.js';
 
 const MINUTE_MS = 60_000;
 const HOUR_MS = 3_600_000;
@@ -219,6 +220,9 @@ export function drainPayoff(input: PayoffInput): PayoffVerdict {
     const when = unneeded.neededAt ? `needed again in ${formatDuration(Math.round(unneeded.hours * 60) * MINUTE_MS)} (${source} reaches ${Math.round(input.limit)} gears)` : `unneeded for only ${formatDuration(Math.round(unneeded.hours * 60) * MINUTE_MS)} so far (${source})`;
     return { pays: false, reason: `${when}, within the ${formatDuration(config.horizon)} horizon`, unneeded, cost, pending: unneeded.neededAt === undefined };
   }
+  // Without a kept day the horizon on recent demand is the wait (unneededFor).
+  const wait = unneeded.basis === 'yesterday' && oneOffWait({ history: input.history, now, limit: input.limit, costDollars: cost.dollars, config: { factor: config.oneOffRentFactor, nodeHourPrice: config.nodeHourPrice } });
+  if (wait) return { pays: false, reason: oneOffWaitText(wait, config.oneOffRentFactor), unneeded, cost, pending: true };
   const hoursText = `${hours.toFixed(1)}h unneeded (${source})`;
   if (saving < config.factor * cost.dollars) {
     return { pays: false, reason: `does not pay: ${hoursText} saves ${money(saving)} < ${config.factor} x ${costText}`, unneeded, cost, pending: true };
@@ -244,7 +248,7 @@ export interface PayoffGateInput {
   history: readonly DemandSample[] | undefined;
   now: Date;
   utilization: PoolUtilization;
-  /** The demand the scale-up's forecast expects at the boot delay (evaluate.ts), when it expects growth. */
+  /** The scale-up's forecast at the boot delay (trend, kept days): a drain must not leave what it would buy back. */
   forecastDemand?: number;
 }
 
@@ -257,7 +261,8 @@ export function payoffGate(input: PayoffGateInput): { utilization: PoolUtilizati
   const { config, utilization: u, now, history } = input;
   const payoff = config.scaleDown.payoff;
   if (!payoff.enabled) return { utilization: u };
-  const confident = poolConfidentDemand(config, history, now, u.demand);
+  const recent = poolConfidentDemand(config, history, now, u.demand);
+  const confident = Math.max(recent, input.forecastDemand ?? 0);
   const slots = sizingSlots(u);
   const utilization: PoolUtilization = {
     ...u,
@@ -270,7 +275,7 @@ export function payoffGate(input: PayoffGateInput): { utilization: PoolUtilizati
     const { level: limit, setBy } = heldLevelOf(capacityAfter, config.scaleUp);
     const rebuy = Math.max(limit, rebuyLevel(capacityAfter, config.scaleUp));
     // The scale-up buys a node for the forecast: a drain that leaves the pool short of it would be bought back at once.
-    if (input.forecastDemand !== undefined && input.forecastDemand > limit && confident < limit) {
+    if (input.forecastDemand !== undefined && input.forecastDemand > limit && recent < limit) {
       return { refused: `needed soon: the forecast expects ${Math.round(input.forecastDemand)} gears > the ${Math.round(limit)} the pool holds without it` };
     }
     const verdict = drainPayoff({ history, now, confident, limit, limitSetBy: setBy, rebuy, stats: node.stats ?? { activeGears: 0 }, config: payoff });

@@ -28,19 +28,32 @@ describe('planAttrition: close', () => {
     expect(planAttrition({ nodes, utilization: utilizationOf(nodes), decision, config: cfg }).close).toBeUndefined();
   });
 
-  it('closes nothing when the pool without the node would run short of headroom or reach the threshold', () => {
+  it('closes nothing when the open nodes would run short of headroom or hold more than a scale-up sizes them to', () => {
     const nodes = [node('a', { gears: 75 }), node('c', { gears: 5 })]; // 80 of 200; without c's 95 free slots: 25 free
     const tight = config({ scaleUp: { headroomGears: 30 } });
     expect(planAttrition({ nodes, utilization: utilizationOf(nodes), decision: pending('c'), config: tight }).close).toBeUndefined();
-    // the forecast counts too: 150 gears expected in 105 open slots
+    // 80 gears in 105 open slots: below the 0.8 threshold, but above the 0.7 target a scale-up sizes to (a wiggle
+    // would reopen it at once)
     const roomy = config({ scaleUp: { headroomGears: 0 } });
-    expect(planAttrition({ nodes, utilization: utilizationOf(nodes), decision: pending('c'), config: roomy, forecastDemand: 150 }).close).toBeUndefined();
-    expect(planAttrition({ nodes, utilization: utilizationOf(nodes), decision: pending('c'), config: roomy }).close?.nodeId).toBe('c');
+    expect(planAttrition({ nodes, utilization: utilizationOf(nodes), decision: pending('c'), config: roomy }).close).toBeUndefined();
+    const fewer = [node('a', { gears: 65 }), node('c', { gears: 5 })]; // 70 gears in 105 open slots: 0.67
+    expect(planAttrition({ nodes: fewer, utilization: utilizationOf(fewer), decision: pending('c'), config: roomy }).close?.nodeId).toBe('c');
+    // the forecast counts too: 150 gears expected in 105 open slots
+    expect(planAttrition({ nodes: fewer, utilization: utilizationOf(fewer), decision: pending('c'), config: roomy, forecastDemand: 150 }).close).toBeUndefined();
   });
 
-  it('closes one node at a time', () => {
-    const nodes = [node('a', { gears: 30 }), closed('b', 20), node('c', { gears: 10 })];
-    expect(planAttrition({ nodes, utilization: utilizationOf(nodes), decision: pending('c'), config: cfg }).close).toBeUndefined();
+  it('closes the next spare node while others stay closed, one an evaluation, so departing gears empty them all', () => {
+    // 100 gears on 4 nodes; b is closed. c, then d, are the next candidates not paying yet.
+    const nodes = [node('a', { gears: 70 }), closed('b', 20), node('c', { gears: 6 }), node('d', { gears: 4 })];
+    const both: PoolDecision = { kind: 'no-action', reason: 'low', rejected: [{ nodeId: 'b', reason: 'wait', pending: true }, { nodeId: 'c', reason: 'wait', pending: true }, { nodeId: 'd', reason: 'wait', pending: true }] };
+    const noHeadroom = config({ scaleUp: { headroomGears: 0 } });
+    const plan = planAttrition({ nodes, utilization: utilizationOf(nodes), decision: both, config: noHeadroom });
+    expect(plan.reopen).toEqual([]);
+    expect(plan.close?.nodeId).toBe('c');
+    // with c closed too, closing d would leave 130 slots (a's, and those its gears hold) for 100 gears (0.77, above the
+    // 0.7 target): it stays open
+    const next = [node('a', { gears: 70 }), closed('b', 20), closed('c', 6), node('d', { gears: 4 })];
+    expect(planAttrition({ nodes: next, utilization: utilizationOf(next), decision: both, config: noHeadroom }).close).toBeUndefined();
   });
 });
 
@@ -60,6 +73,15 @@ describe('planAttrition: reopen', () => {
     const turned = planAttrition({ nodes, utilization: utilizationOf(nodes), decision: { kind: 'no-action', reason: '' }, config: noHeadroom, confidentDemand: 180 });
     expect(turned.reopen.map((r) => r.nodeId)).toEqual(['b']);
     expect(turned.reopen[0]!.reason).toMatch(/without it the pool would be at 0\.86 >= 0\.80/);
+  });
+
+  it('reopens only as many closed nodes as the pool needs, the fullest (least emptied) first', () => {
+    // 170 gears in 400 slots; b, c, d closed (40, 30, 10 gears): 30 open free slots < headroomGears 60
+    const nodes = [node('a', { gears: 90 }), closed('b', 40), closed('c', 30), closed('d', 10)];
+    const plan = planAttrition({ nodes, utilization: utilizationOf(nodes), decision: { kind: 'no-action', reason: '' }, config: config({ scaleUp: { headroomGears: 60 } }) });
+    // b's 60 free slots are enough: c and d keep emptying
+    expect(plan.reopen.map((r) => r.nodeId)).toEqual(['b']);
+    expect(plan.close).toBeUndefined();
   });
 
   it('reopens when the pool scales up, or drains another node', () => {

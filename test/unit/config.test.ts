@@ -142,6 +142,7 @@ describe('defaults', () => {
         moveCost: { idle: 0, sibling: 0.0045, disruptive: 0.0225 },
         confidenceWindow: 3_600_000,
         confidenceQuantile: 0.95,
+        oneOffRentFactor: 1,
         attrition: true,
       },
       budget: { maxMovesPerGear: 2, windows: [], doNotMoveApps: [] },

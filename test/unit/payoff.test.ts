@@ -230,7 +230,7 @@ describe('payoffGate', () => {
     expect(payoffGate({ config: cfg, history: quiet, now, utilization: u }).check!(nodes[2]!, 300)).toMatchObject({ accepted: expect.stringMatching(/^pays: 24\.0h unneeded/) });
   });
 
-  it('does not drain what the scale-up forecast would buy back: a drain reads the same forecast as the scale-up', () => {
+  it('does not drain what the scale-up forecast would buy back: a drain judges at least the scale-up\'s forecast', () => {
     const now = new Date('2026-01-06T22:30:00Z');
     const cfg = config();
     const nodes = [node('a', { gears: 60 }), node('b', { gears: 60 }), node('c', { gears: 10 })];
@@ -240,8 +240,12 @@ describe('payoffGate', () => {
     const holds = Math.min(300 * cfg.scaleUp.target, 300 - cfg.scaleUp.headroomGears); // 270 with 300 slots left
     const expecting = (forecastDemand: number) => payoffGate({ config: cfg, history: quiet, now, utilization: u, forecastDemand }).check!(nodes[2]!, 300);
     expect(expecting(holds + 1)).toEqual({ refused: `needed soon: the forecast expects ${holds + 1} gears > the ${holds} the pool holds without it` });
-    // A forecast the pool holds without the node changes nothing.
-    expect(expecting(holds)).toMatchObject({ accepted: expect.stringMatching(/^pays: 24\.0h unneeded/) });
+    // A forecast the pool holds without the node (below its level) changes nothing.
+    expect(expecting(holds - 1)).toMatchObject({ accepted: expect.stringMatching(/^pays: 24\.0h unneeded/) });
+    const rising = payoffGate({ config: cfg, history: quiet, now, utilization: u, forecastDemand: 250 });
+    expect(rising.utilization.demand).toBe(250);
+    // a forecast below the confident level changes nothing
+    expect(payoffGate({ config: cfg, history: quiet, now, utilization: u, forecastDemand: 100 }).utilization.demand).toBe(130);
   });
 
   it('is off when payoff is disabled', () => {
