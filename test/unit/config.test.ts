@@ -63,7 +63,7 @@ describe('example configuration', () => {
 
   it('has the documented scale-down delays, in milliseconds', () => {
     expect(example.scaleDown.delayAfterAdd).toBe(600_000);
-    expect(example.scaleDown.delayAfterDelete).toBe(300_000);
+    expect(example.scaleDown.delayAfterDelete).toBe(60_000);
     expect(example.scaleDown.delayAfterFailure).toBe(30_000);
     expect(example.scaleDown.unneededTime).toBe(300_000);
   });
@@ -123,7 +123,7 @@ describe('defaults', () => {
       utilizationThreshold: 0.93,
       unneededTime: 300_000,
       delayAfterAdd: 600_000,
-      delayAfterDelete: 300_000,
+      delayAfterDelete: 60_000,
       delayAfterFailure: 30_000,
       maxConcurrentMoves: 3,
       drainTimeout: 1_800_000,

@@ -186,8 +186,9 @@ describe('decidePool: scale-down', () => {
   });
 
   it('waits delayAfterDelete after a scale-down', () => {
-    const result = decidePool(evaluation({ nodes: low, pool: pool({ demandHistory: quietDay, lowSince: minutesAgo(7), lastScaleDownAt: minutesAgo(2) }) }));
-    expect(result.decision.reason).toBe('pool d1/small at 0.31 <= 0.50 for 7m; scale-down blocked: delayAfterDelete until 10:03:00Z');
+    const lastScaleDownAt = new Date(NOW.getTime() - 30_000).toISOString();
+    const result = decidePool(evaluation({ nodes: low, pool: pool({ demandHistory: quietDay, lowSince: minutesAgo(7), lastScaleDownAt }) }));
+    expect(result.decision.reason).toBe('pool d1/small at 0.31 <= 0.50 for 7m; scale-down blocked: delayAfterDelete until 10:00:30Z');
     expect(result.decision.kind).toBe('no-action');
   });
 
