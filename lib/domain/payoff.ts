@@ -25,7 +25,7 @@ import { formatDuration } from './duration.js';
 import { BUCKET_MINUTES, dailyOutlook } from './daily-demand.js';
 import { epochMinute } from './forecast.js';
 import type { DemandSample, NodeStats } from './model.js';
-import { heldLevelOf, sizingSlots } from './wanted.js';
+import { heldLevelOf, rebuyLevel, sizingSlots } from './wanted.js';
 import { oneOffWait, oneOffWaitText } from './one-off-need.js';
 
 const MINUTE_MS = 60_000;
@@ -151,14 +151,6 @@ export function unneededFor(history: readonly DemandSample[] | undefined, now: D
 }
 
 /**
- * The gears at which a pool of `slots` scales up again (evaluate.ts: utilization at `threshold`, or fewer than
- * `headroomGears` free): where a drained node is bought back. Above `drainLevel` by the hysteresis band.
- */
-export function rebuyLevel(slots: number, scaleUp: Pick<Config['scaleUp'], 'threshold' | 'headroomGears'>): number {
-  return Math.min(slots * scaleUp.threshold, slots - scaleUp.headroomGears);
-}
-
-/**
  * The hours a drain is expected to save: until the kept days' demand, read at the hour, reaches `rebuy`, the level
  * at which a scale-up buys the node back. "Needed again" (`unneededFor`) is a safety judgement and reads demand early
  * (each day's highest half an hour either side) against the drain's own level; counting the saving the same way
@@ -193,7 +185,7 @@ export interface PayoffInput {
   limit: number;
   /** Which setting sets `limit` (the target or the headroom), in words. */
   limitSetBy?: string;
-  /** Gears at which a scale-up would buy the node back (`rebuyLevel`); `limit` when not given. */
+  /** Gears at which a scale-up would buy the node back (wanted.ts `rebuyLevel`); `limit` when not given. */
   rebuy?: number;
   stats: Pick<NodeStats, 'activeGears' | 'idleGears' | 'disruptiveGears'>;
   config: PayoffConfig;

@@ -57,6 +57,14 @@ export function heldLevelOf(slots: number, scaleUp: WantedConfig): { level: numb
 }
 
 /**
+ * The gears at which a pool of `slots` scales up again (evaluate.ts: utilization at `threshold`, or fewer than
+ * `headroomGears` free): where a drained node is bought back. Above `heldLevel` by the hysteresis band.
+ */
+export function rebuyLevel(slots: number, scaleUp: Pick<WantedConfig, 'threshold' | 'headroomGears'>): number {
+  return Math.min(slots * scaleUp.threshold, slots - scaleUp.headroomGears);
+}
+
+/**
  * Nodes of `gearsPerNode` slots to add to `slots` so that `demand` sits at
  * the held level: the fewest n with `demand <= heldLevel(slots + n x gearsPerNode)`;
  * 0 when `slots` already hold it.

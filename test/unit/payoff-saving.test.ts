@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { drainPayoff, rebuyLevel, savingHours, unneededFor } from '../../lib/domain/payoff.js';
+import { drainPayoff, savingHours, unneededFor } from '../../lib/domain/payoff.js';
+import { rebuyLevel } from '../../lib/domain/wanted.js';
 import type { DemandSample } from '../../lib/domain/model.js';
 import { epochMinute } from '../../lib/domain/forecast.js';
 import { config } from '../support/builders.js';
