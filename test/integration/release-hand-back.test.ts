@@ -17,12 +17,12 @@ import { MemoryLog } from '../../lib/adapters/memory/log.js';
 import { InMemoryMetrics } from '../../lib/adapters/memory/metrics.js';
 import { OpenShiftBrokerPlatform } from '../../lib/adapters/platform/openshift-broker.js';
 import { Decommissioner } from '../../lib/app/decommission.js';
-import { parseConfig } from '../../lib/config/index.js';
 import type { GearInfo, NodeRecord } from '../../lib/domain/model.js';
 import type { DrainCompleteMessage } from '../../lib/messages/index.js';
 import type { Platform } from '../../lib/ports/platform.js';
 import type { StateStore } from '../../lib/ports/state-store.js';
 import { BrokerEmulator } from '../support/broker-emulator.js';
+import { BROKER, DOCUMENT, ec2OnBrokerConfig } from '../support/broker-platform.js';
 import { Crash, crashingStore } from '../support/crash.js';
 import { dynaliteHarness } from '../support/dynalite.js';
 import { RecordingNotifier } from '../support/recording-notifier.js';
@@ -31,23 +31,9 @@ const POOL = 'd1/small';
 const NODE = 'd1-small-3.example.com';
 const NEIGHBOUR = 'd1-small-1.example.com';
 const INSTANCE = 'i-0000000000000000c';
-const BROKER = 'i-0b10c0ffee0123456';
-const DOCUMENT = 'nodescaler-test-broker-admin';
 const DRAIN = 'drain:d1-small-3.example.com:1';
 const T0 = new Date('2026-11-24T01:00:00.000Z');
-const config = parseConfig({
-  handler: 'ec2',
-  platform: { kind: 'openshift-broker', brokerInstanceId: BROKER },
-  pools: [
-    {
-      district: 'd1',
-      profile: 'small',
-      max: 10,
-      naming: { base: 'd1-small', domain: 'example.com' },
-      template: { imageId: 'ami-0abc', instanceTypes: [{ name: 'm5.xlarge', vcpus: 4, memoryGiB: 16 }], subnets: ['subnet-aaa'] },
-    },
-  ],
-});
+const config = ec2OnBrokerConfig();
 const landed: GearInfo = { uuid: '5f0c0ffee0000000000000000000a001', app: 'shop', size: 'small' };
 
 describe('a release that finds gears before the host goes hands the node back (dynalite, broker emulator)', () => {

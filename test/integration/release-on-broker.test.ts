@@ -12,34 +12,20 @@ import { Ec2Cloud } from '../../lib/adapters/ec2/cloud.js';
 import { VirtualClock } from '../../lib/adapters/local/virtual-clock.js';
 import { OpenShiftBrokerPlatform } from '../../lib/adapters/platform/openshift-broker.js';
 import { NodeProvisioner } from '../../lib/app/provision.js';
-import { parseConfig } from '../../lib/config/index.js';
 import { decisionIdFor } from '../../lib/domain/decision-message.js';
 import type { ScaleUpMessage } from '../../lib/messages/index.js';
 import { MemoryLog } from '../../lib/adapters/memory/log.js';
 import { InMemoryMetrics } from '../../lib/adapters/memory/metrics.js';
 import type { StateStore } from '../../lib/ports/state-store.js';
 import { BrokerEmulator } from '../support/broker-emulator.js';
+import { BROKER, DOCUMENT, ec2OnBrokerConfig } from '../support/broker-platform.js';
 import { dynaliteHarness } from '../support/dynalite.js';
 import { FakeEc2 } from '../support/fake-ec2.js';
 import { RecordingNotifier } from '../support/recording-notifier.js';
 
 const POOL = 'd1/small';
 const MIN = 60_000;
-const BROKER = 'i-0b10c0ffee0123456';
-const DOCUMENT = 'nodescaler-test-broker-admin';
-const config = parseConfig({
-  handler: 'ec2',
-  platform: { kind: 'openshift-broker', brokerInstanceId: BROKER },
-  pools: [
-    {
-      district: 'd1',
-      profile: 'small',
-      max: 10,
-      naming: { base: 'd1-small', domain: 'example.com' },
-      template: { imageId: 'ami-0abc', instanceTypes: [{ name: 'm5.xlarge', vcpus: 4, memoryGiB: 16 }], subnets: ['subnet-aaa'], securityGroups: ['sg-111'] },
-    },
-  ],
-});
+const config = ec2OnBrokerConfig();
 
 describe('a node that never joined is released on the broker (dynalite, broker emulator)', () => {
   const harness = dynaliteHarness();

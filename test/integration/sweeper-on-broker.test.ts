@@ -13,27 +13,13 @@ import { VirtualClock } from '../../lib/adapters/local/virtual-clock.js';
 import { MemoryLog } from '../../lib/adapters/memory/log.js';
 import { InMemoryMetrics } from '../../lib/adapters/memory/metrics.js';
 import { NodeProvisioner } from '../../lib/app/provision.js';
-import { parseConfig } from '../../lib/config/index.js';
 import type { StateStore } from '../../lib/ports/state-store.js';
-import { BROKER, brokerOnEmulator } from '../support/broker-platform.js';
+import { BROKER, brokerOnEmulator, ec2OnBrokerConfig } from '../support/broker-platform.js';
 import { dynaliteHarness } from '../support/dynalite.js';
 import { FakeEc2 } from '../support/fake-ec2.js';
 
 const MIN = 60_000;
-const config = parseConfig({
-  handler: 'ec2',
-  platform: { kind: 'openshift-broker', brokerInstanceId: BROKER },
-  sweeper: { terminateOrphans: true },
-  pools: [
-    {
-      district: 'd1',
-      profile: 'small',
-      max: 10,
-      naming: { base: 'd1-small', domain: 'example.com' },
-      template: { imageId: 'ami-0abc', instanceTypes: [{ name: 'm5.xlarge', vcpus: 4, memoryGiB: 16 }], subnets: ['subnet-aaa'], securityGroups: ['sg-111'] },
-    },
-  ],
-});
+const config = ec2OnBrokerConfig({ sweeper: { terminateOrphans: true } });
 
 describe('the sweeper asks the broker before it terminates an orphan (dynalite, broker emulator)', () => {
   const harness = dynaliteHarness();

@@ -4,6 +4,7 @@
  * so a command's latency is simulated time, never wall-clock time.
  */
 import { OpenShiftBrokerPlatform, type OpenShiftBrokerOptions } from '../../lib/adapters/platform/openshift-broker.js';
+import { parseConfig, type Config } from '../../lib/config/index.js';
 import { BrokerEmulator } from './broker-emulator.js';
 
 export const BROKER = 'i-0b10c0ffee0123456';
@@ -30,4 +31,22 @@ export function brokerOnEmulator(
     ...adapter,
   });
   return { broker, platform };
+}
+
+/** The configuration of the broker tests: EC2 hosts for one pool, d1/small, on this broker; `extra` adds top-level settings. */
+export function ec2OnBrokerConfig(extra: Record<string, unknown> = {}): Config {
+  return parseConfig({
+    handler: 'ec2',
+    platform: { kind: 'openshift-broker', brokerInstanceId: BROKER },
+    ...extra,
+    pools: [
+      {
+        district: 'd1',
+        profile: 'small',
+        max: 10,
+        naming: { base: 'd1-small', domain: 'example.com' },
+        template: { imageId: 'ami-0abc', instanceTypes: [{ name: 'm5.xlarge', vcpus: 4, memoryGiB: 16 }], subnets: ['subnet-aaa'], securityGroups: ['sg-111'] },
+      },
+    ],
+  });
 }
