@@ -153,7 +153,7 @@ function highestOfBucket(samples: readonly DemandSample[], start: number): numbe
  * The highest demand of minutes [from, to]: the samples dated in it, and
  * (`covering`) the one before it when its bucket reaches `from`.
  */
-function highestBetween(samples: readonly DemandSample[], from: number, to: number, covering = true): number | undefined {
+export function highestBetween(samples: readonly DemandSample[], from: number, to: number, covering = true): number | undefined {
   let i = firstAfter(samples, from - 1);
   const before = samples[i - 1];
   let highest = covering && before && from - before[0] < BUCKET_MINUTES ? before[1] : undefined;

@@ -21,7 +21,7 @@
  *
  * Pure functions of data.
  */
-import { BUCKET_MINUTES, DAYS_KEPT, LEVEL_SHIFT_MARGIN, RECUR_WINDOW_MINUTES, firstAfter } from './daily-demand.js';
+import { BUCKET_MINUTES, DAYS_KEPT, LEVEL_SHIFT_MARGIN, RECUR_WINDOW_MINUTES, highestBetween } from './daily-demand.js';
 import { formatDuration } from './duration.js';
 import { epochMinute } from './forecast.js';
 import type { DemandSample } from './model.js';
@@ -52,7 +52,7 @@ export function needRecurred(samples: readonly DemandSample[], minute: number, g
   let known = 0;
   for (let daysAgo = 1; daysAgo <= DAYS_KEPT; daysAgo++) {
     const at = minute - daysAgo * DAY_MINUTES;
-    const highest = highestWithin(samples, at - RECUR_WINDOW_MINUTES, at + RECUR_WINDOW_MINUTES);
+    const highest = highestBetween(samples, at - RECUR_WINDOW_MINUTES, at + RECUR_WINDOW_MINUTES);
     if (highest === undefined) continue;
     if (highest < floor) return false;
     known++;
@@ -102,17 +102,4 @@ export function oneOffWaitText(wait: OneOffWait, factor: number): string {
     `a one-off rise (${Math.round(wait.neededGears)} gears, not on the kept days) needed it ${hours(wait.idleHours)} ago: ` +
     `drained once its idle rent pays ${factor} x its moves (${hours(wait.waitHours)}, ${hours(wait.waitHours - wait.idleHours)} to go)`
   );
-}
-
-/** The highest sample dated in minutes [from, to], or covering `from` (a coarse bucket that started before it). */
-function highestWithin(samples: readonly DemandSample[], from: number, to: number): number | undefined {
-  let i = firstAfter(samples, from - 1);
-  const before = samples[i - 1];
-  let highest = before && from - before[0] < BUCKET_MINUTES ? before[1] : undefined;
-  for (; i < samples.length; i++) {
-    const [minute, gears] = samples[i]!;
-    if (minute > to) break;
-    if (highest === undefined || gears > highest) highest = gears;
-  }
-  return highest;
 }
