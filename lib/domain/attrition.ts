@@ -13,6 +13,12 @@
  *   up (free slots below headroomGears, utilization or the forecast at the
  *   threshold) or needs them for its confident demand, it is reopened in the
  *   same evaluation, before any scale-up is decided;
+ * - gears the broker refused (waiting.ts) are demand too: closed nodes are
+ *   reopened, in one evaluation, until the open nodes' free slots take every
+ *   waiting gear and still keep the headroom, and nothing is closed while
+ *   gears wait. Counting only the placed gears reopened one node an
+ *   evaluation (enough for the headroom), so a burst's gears waited minutes
+ *   beside closed free slots;
  * - the record is marked (`attritionSince`) before the platform closes the
  *   node and cleared after it reopens (lib/app/attrition.ts), so after a crash
  *   the record may call an open node closed (harmless: it is counted as
@@ -22,6 +28,7 @@ import type { Config } from '../config/index.js';
 import type { PoolDecision, PoolEvaluation, PoolEvaluationInput, PoolUtilization } from './decision.js';
 import type { NodeRecord } from './model.js';
 import { poolConfidentDemand } from './payoff.js';
+import { waitingGears, type WaitingGears } from './waiting.js';
 import { heldLevel } from './wanted.js';
 
 export interface AttritionPlan {
@@ -55,6 +62,8 @@ export interface AttritionInput {
   forecastDemand?: number;
   /** Confident demand (payoff.ts), when the pays-off check ran. */
   confidentDemand?: number;
+  /** Gears the broker refused that are not placed yet (waiting.ts), when a fresh report says so. */
+  waiting?: Pick<WaitingGears, 'demand' | 'unplaced'>;
   config: { scaleUp: Pick<Config['scaleUp'], 'threshold' | 'target' | 'headroomGears'> };
 }
 
@@ -73,7 +82,8 @@ export function planAttrition(input: AttritionInput): AttritionPlan {
   const { threshold, headroomGears } = config.scaleUp;
   const closed = nodes.filter(isClosedForAttrition);
   const plan: AttritionPlan = { reopen: [] };
-  const level = Math.max(u.demand, input.forecastDemand ?? 0, input.confidentDemand ?? 0);
+  const waiting = Math.max(0, input.waiting?.unplaced ?? 0);
+  const level = Math.max(u.demand, input.forecastDemand ?? 0, input.confidentDemand ?? 0, waiting > 0 ? (input.waiting?.demand ?? 0) : 0);
   const allSlots = u.capacity + u.provisioningCapacity;
   const closedFree = closedFreeSlots(closed);
 
@@ -81,11 +91,15 @@ export function planAttrition(input: AttritionInput): AttritionPlan {
     const short = (free: number) => {
       const openSlots = allSlots - free;
       const openFree = u.freeSlots - free;
-      return openFree < headroomGears
-        ? `without it the pool keeps ${openFree} free slots < headroomGears ${headroomGears}`
-        : level >= threshold * openSlots
-          ? `without it the pool would be at ${(level / Math.max(openSlots, 1)).toFixed(2)} >= ${threshold.toFixed(2)}`
-          : undefined;
+      // Waiting gears take a running node's slot now; a booting node's only once it joins.
+      const runningFree = openFree - u.provisioningCapacity;
+      return waiting > 0 && (runningFree < waiting || openFree - waiting < headroomGears)
+        ? `without it the pool keeps ${openFree} free slots (${Math.max(0, runningFree)} on running nodes) for ${waiting} waiting gears + headroomGears ${headroomGears}`
+        : openFree < headroomGears
+          ? `without it the pool keeps ${openFree} free slots < headroomGears ${headroomGears}`
+          : level >= threshold * openSlots
+            ? `without it the pool would be at ${(level / Math.max(openSlots, 1)).toFixed(2)} >= ${threshold.toFixed(2)}`
+            : undefined;
     };
     const all =
       decision.kind === 'scale-up'
@@ -111,7 +125,7 @@ export function planAttrition(input: AttritionInput): AttritionPlan {
   // The open nodes must still hold the level as a scale-up would size them (headroom free, at most `target`), so a
   // wiggle does not reopen what was just closed.
   const free = closedFree + freeOf(node);
-  if (level > heldLevel(allSlots - free, config.scaleUp) || u.freeSlots - free < headroomGears) return plan;
+  if (level > heldLevel(allSlots - free, config.scaleUp) || u.freeSlots - free - waiting < headroomGears) return plan;
   plan.close = { nodeId: node.nodeId, reason: `close ${node.nodeId} to new gears (next to drain; ${pending.reason}): departing gears empty it for free` };
   return plan;
 }
@@ -133,7 +147,9 @@ export function withAttrition(input: PoolEvaluationInput, evaluation: PoolEvalua
   if (!closing && !input.nodes.some(isClosedForAttrition)) return evaluation;
   const u = evaluation.utilization;
   const confident = poolConfidentDemand(config, evaluation.poolPatch.demandHistory, now, u.demand);
+  const waiting = waitingGears(input.pool, evaluation.poolPatch.demandHistory, now, u.demand);
   const plan = planAttrition({
+    ...(waiting ? { waiting } : {}),
     nodes: input.nodes,
     utilization: u,
     decision: evaluation.decision,
