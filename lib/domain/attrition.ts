@@ -62,8 +62,11 @@ export interface AttritionInput {
   forecastDemand?: number;
   /** Confident demand (payoff.ts), when the pays-off check ran. */
   confidentDemand?: number;
-  /** Gears the broker refused that are not placed yet (waiting.ts), when a fresh report says so. */
-  waiting?: Pick<WaitingGears, 'demand' | 'unplaced'>;
+  /**
+   * Gears the broker refused that are not placed yet (waiting.ts), when a fresh report says so; `refusedAt`: the
+   * end of its window (the broker found no open node with room then).
+   */
+  waiting?: Pick<WaitingGears, 'demand' | 'unplaced'> & { refusedAt?: string };
   config: { scaleUp: Pick<Config['scaleUp'], 'threshold' | 'target' | 'headroomGears'> };
 }
 
@@ -88,13 +91,16 @@ export function planAttrition(input: AttritionInput): AttritionPlan {
   const closedFree = closedFreeSlots(closed);
 
   if (closed.length > 0) {
+    // Waiting gears take a running open node's slot now, a booting node's only once it joins. The broker refused them
+    // because no open node had room: an open node's free slots count only from stats reported since (the evaluation
+    // a refusal triggers may hold stats older than it).
+    const openRunningFree = waiting > 0 ? freeSlotsReportedSince(nodes, input.waiting?.refusedAt) : 0;
     const short = (free: number) => {
       const openSlots = allSlots - free;
       const openFree = u.freeSlots - free;
-      // Waiting gears take a running node's slot now; a booting node's only once it joins.
-      const runningFree = openFree - u.provisioningCapacity;
-      return waiting > 0 && (runningFree < waiting || openFree - waiting < headroomGears)
-        ? `without it the pool keeps ${openFree} free slots (${Math.max(0, runningFree)} on running nodes) for ${waiting} waiting gears + headroomGears ${headroomGears}`
+      const runningFree = openRunningFree + closedFree - free;
+      return waiting > 0 && (runningFree < waiting || runningFree + u.provisioningCapacity - waiting < headroomGears)
+        ? `without it the running open nodes keep ${Math.max(0, runningFree)} free slots (+${u.provisioningCapacity} booting) for ${waiting} waiting gears + headroomGears ${headroomGears}`
         : openFree < headroomGears
           ? `without it the pool keeps ${openFree} free slots < headroomGears ${headroomGears}`
           : level >= threshold * openSlots
@@ -121,13 +127,24 @@ export function planAttrition(input: AttritionInput): AttritionPlan {
   const pending = decision.rejected?.find((r) => r.pending && !closed.some((n) => n.nodeId === r.nodeId));
   if (!pending) return plan;
   const node = nodes.find((n) => n.nodeId === pending.nodeId);
-  if (!node?.stats || node.state !== 'active') return plan;
+  if (!node?.stats || node.state !== 'active' || waiting > 0) return plan;
   // The open nodes must still hold the level as a scale-up would size them (headroom free, at most `target`), so a
   // wiggle does not reopen what was just closed.
   const free = closedFree + freeOf(node);
-  if (level > heldLevel(allSlots - free, config.scaleUp) || u.freeSlots - free - waiting < headroomGears) return plan;
+  if (level > heldLevel(allSlots - free, config.scaleUp) || u.freeSlots - free < headroomGears) return plan;
   plan.close = { nodeId: node.nodeId, reason: `close ${node.nodeId} to new gears (next to drain; ${pending.reason}): departing gears empty it for free` };
   return plan;
+}
+
+/** Free slots of the open active nodes whose stats were reported at or after `since` (all of them without it). */
+function freeSlotsReportedSince(nodes: readonly NodeRecord[], since: string | undefined): number {
+  const sinceMs = since === undefined ? -Infinity : Date.parse(since);
+  let free = 0;
+  for (const node of nodes) {
+    if (node.state !== 'active' || isClosedForAttrition(node) || !node.stats || Date.parse(node.stats.reportedAt) < sinceMs) continue;
+    free += freeOf(node);
+  }
+  return free;
 }
 
 function freeOf(node: NodeRecord): number {
@@ -148,8 +165,9 @@ export function withAttrition(input: PoolEvaluationInput, evaluation: PoolEvalua
   const u = evaluation.utilization;
   const confident = poolConfidentDemand(config, evaluation.poolPatch.demandHistory, now, u.demand);
   const waiting = waitingGears(input.pool, evaluation.poolPatch.demandHistory, now, u.demand);
+  const refusedAt = input.pool.refused?.windowEnd;
   const plan = planAttrition({
-    ...(waiting ? { waiting } : {}),
+    ...(waiting ? { waiting: { demand: waiting.demand, unplaced: waiting.unplaced, ...(refusedAt ? { refusedAt } : {}) } } : {}),
     nodes: input.nodes,
     utilization: u,
     decision: evaluation.decision,

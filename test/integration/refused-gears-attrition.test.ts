@@ -72,7 +72,7 @@ describe('gears-refused with attrition-closed nodes (dynalite)', () => {
     const records = await store.listNodes('d1/small');
     expect(records.filter((n) => closed.includes(n.nodeId) && n.attritionSince === undefined)).toHaveLength(3);
     expect(records.filter((n) => n.attritionSince !== undefined)).toHaveLength(1);
-    expect(outcomes[0]!.reason).toContain('for 180 waiting gears + headroomGears 30');
+    expect(outcomes[0]!.reason).toContain('keep 0 free slots (+0 booting) for 180 waiting gears + headroomGears 30');
     const [logged] = await store.listDecisions('d1/small', 1);
     expect(logged!.reason).toContain('for 180 waiting gears');
     expect(queue.sent('scale')).toHaveLength(0);

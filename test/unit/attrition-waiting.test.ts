@@ -35,10 +35,25 @@ describe('planAttrition with waiting gears: reopen', () => {
     expect(plan.close).toBeUndefined();
   });
 
+  it('counts an open node\'s free slots only from stats reported since the refusal: the broker found it full', () => {
+    // a reported 20 gears two minutes ago; the broker refused 30 creations in the minute that ended one minute ago.
+    const refusedAt = minutesAgo(1);
+    const cases = [
+      { name: 'stats older than the refusal', a: node('a', { gears: 20, reportedMinutesAgo: 2 }), reopened: ['b'] },
+      { name: 'stats since the refusal', a: node('a', { gears: 20, reportedMinutesAgo: 0 }), reopened: [] },
+    ];
+    for (const { name, a, reopened } of cases) {
+      const nodes = [a, closed('b', 40)];
+      const u = utilizationOf(nodes);
+      const plan = planAttrition({ nodes, utilization: u, decision: inBand, config: cfg(20), waiting: { unplaced: 30, demand: u.demand + 30, refusedAt } });
+      expect(plan.reopen.map((r) => r.nodeId), name).toEqual(reopened);
+    }
+  });
+
   it('says the waiting gears are why', () => {
     const u = utilizationOf(base);
     const plan = planAttrition({ nodes: base, utilization: u, decision: inBand, config: cfg(20), waiting: { unplaced: 150, demand: u.demand + 150 } });
-    expect(plan.reopen[0]!.reason).toBe('reopen b to new gears: without it the pool keeps 10 free slots (10 on running nodes) for 150 waiting gears + headroomGears 20');
+    expect(plan.reopen[0]!.reason).toBe('reopen b to new gears: without it the running open nodes keep 10 free slots (+0 booting) for 150 waiting gears + headroomGears 20');
   });
 });
 
