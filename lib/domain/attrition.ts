@@ -13,6 +13,12 @@
  *   up (free slots below headroomGears, utilization or the forecast at the
  *   threshold) or needs them for its confident demand, it is reopened in the
  *   same evaluation, before any scale-up is decided;
+ * - gears the broker refused (waiting.ts) are demand too: closed nodes are
+ *   reopened, in one evaluation, until the open nodes' free slots take every
+ *   waiting gear and still keep the headroom, and nothing is closed while
+ *   gears wait. Counting only the placed gears reopened one node an
+ *   evaluation (enough for the headroom), so a burst's gears waited minutes
+ *   beside closed free slots;
  * - the record is marked (`attritionSince`) before the platform closes the
  *   node and cleared after it reopens (lib/app/attrition.ts), so after a crash
  *   the record may call an open node closed (harmless: it is counted as
@@ -22,6 +28,7 @@ import type { Config } from '../config/index.js';
 import type { PoolDecision, PoolEvaluation, PoolEvaluationInput, PoolUtilization } from './decision.js';
 import type { NodeRecord } from './model.js';
 import { poolConfidentDemand } from './payoff.js';
+import { waitingGears, type WaitingGears } from './waiting.js';
 import { heldLevel } from './wanted.js';
 
 export interface AttritionPlan {
@@ -55,6 +62,11 @@ export interface AttritionInput {
   forecastDemand?: number;
   /** Confident demand (payoff.ts), when the pays-off check ran. */
   confidentDemand?: number;
+  /**
+   * Gears the broker refused that are not placed yet (waiting.ts), when a fresh report says so; `refusedAt`: the
+   * end of its window (the broker found no open node with room then).
+   */
+  waiting?: Pick<WaitingGears, 'demand' | 'unplaced'> & { refusedAt?: string };
   config: { scaleUp: Pick<Config['scaleUp'], 'threshold' | 'target' | 'headroomGears'> };
 }
 
@@ -73,19 +85,27 @@ export function planAttrition(input: AttritionInput): AttritionPlan {
   const { threshold, headroomGears } = config.scaleUp;
   const closed = nodes.filter(isClosedForAttrition);
   const plan: AttritionPlan = { reopen: [] };
-  const level = Math.max(u.demand, input.forecastDemand ?? 0, input.confidentDemand ?? 0);
+  const waiting = Math.max(0, input.waiting?.unplaced ?? 0);
+  const level = Math.max(u.demand, input.forecastDemand ?? 0, input.confidentDemand ?? 0, waiting > 0 ? (input.waiting?.demand ?? 0) : 0);
   const allSlots = u.capacity + u.provisioningCapacity;
   const closedFree = closedFreeSlots(closed);
 
   if (closed.length > 0) {
+    // Waiting gears take a running open node's slot now, a booting node's only once it joins. The broker refused them
+    // because no open node had room: an open node's free slots count only from stats reported since (the evaluation
+    // a refusal triggers may hold stats older than it).
+    const openRunningFree = waiting > 0 ? freeSlotsReportedSince(nodes, input.waiting?.refusedAt) : 0;
     const short = (free: number) => {
       const openSlots = allSlots - free;
       const openFree = u.freeSlots - free;
-      return openFree < headroomGears
-        ? `without it the pool keeps ${openFree} free slots < headroomGears ${headroomGears}`
-        : level >= threshold * openSlots
-          ? `without it the pool would be at ${(level / Math.max(openSlots, 1)).toFixed(2)} >= ${threshold.toFixed(2)}`
-          : undefined;
+      const runningFree = openRunningFree + closedFree - free;
+      return waiting > 0 && (runningFree < waiting || runningFree + u.provisioningCapacity - waiting < headroomGears)
+        ? `without it the running open nodes keep ${Math.max(0, runningFree)} free slots (+${u.provisioningCapacity} booting) for ${waiting} waiting gears + headroomGears ${headroomGears}`
+        : openFree < headroomGears
+          ? `without it the pool keeps ${openFree} free slots < headroomGears ${headroomGears}`
+          : level >= threshold * openSlots
+            ? `without it the pool would be at ${(level / Math.max(openSlots, 1)).toFixed(2)} >= ${threshold.toFixed(2)}`
+            : undefined;
     };
     const all =
       decision.kind === 'scale-up'
@@ -107,13 +127,24 @@ export function planAttrition(input: AttritionInput): AttritionPlan {
   const pending = decision.rejected?.find((r) => r.pending && !closed.some((n) => n.nodeId === r.nodeId));
   if (!pending) return plan;
   const node = nodes.find((n) => n.nodeId === pending.nodeId);
-  if (!node?.stats || node.state !== 'active') return plan;
+  if (!node?.stats || node.state !== 'active' || waiting > 0) return plan;
   // The open nodes must still hold the level as a scale-up would size them (headroom free, at most `target`), so a
   // wiggle does not reopen what was just closed.
   const free = closedFree + freeOf(node);
   if (level > heldLevel(allSlots - free, config.scaleUp) || u.freeSlots - free < headroomGears) return plan;
   plan.close = { nodeId: node.nodeId, reason: `close ${node.nodeId} to new gears (next to drain; ${pending.reason}): departing gears empty it for free` };
   return plan;
+}
+
+/** Free slots of the open active nodes whose stats were reported at or after `since` (all of them without it). */
+function freeSlotsReportedSince(nodes: readonly NodeRecord[], since: string | undefined): number {
+  const sinceMs = since === undefined ? -Infinity : Date.parse(since);
+  let free = 0;
+  for (const node of nodes) {
+    if (node.state !== 'active' || isClosedForAttrition(node) || !node.stats || Date.parse(node.stats.reportedAt) < sinceMs) continue;
+    free += freeOf(node);
+  }
+  return free;
 }
 
 function freeOf(node: NodeRecord): number {
@@ -133,7 +164,10 @@ export function withAttrition(input: PoolEvaluationInput, evaluation: PoolEvalua
   if (!closing && !input.nodes.some(isClosedForAttrition)) return evaluation;
   const u = evaluation.utilization;
   const confident = poolConfidentDemand(config, evaluation.poolPatch.demandHistory, now, u.demand);
+  const waiting = waitingGears(input.pool, evaluation.poolPatch.demandHistory, now, u.demand);
+  const refusedAt = input.pool.refused?.windowEnd;
   const plan = planAttrition({
+    ...(waiting ? { waiting: { demand: waiting.demand, unplaced: waiting.unplaced, ...(refusedAt ? { refusedAt } : {}) } } : {}),
     nodes: input.nodes,
     utilization: u,
     decision: evaluation.decision,
