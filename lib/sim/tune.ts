@@ -3,6 +3,7 @@ import { parseConfig } from '../config/index.js';
 import { ValidationError } from '../errors.js';
 import { baselineKeyParts, runBaselines, type BaselineCache, type BaselineReplay } from './baseline-cache.js';
 import { runNodescaler, simulationConfig } from './replay.js';
+import type { ReactiveFloor } from './floor.js';
 import type { PolicyResult } from './results.js';
 import { formatTable, goalChecks } from './summary.js';
 import type { Trace } from './trace.js';
@@ -66,14 +67,17 @@ export interface TraceScore {
   unplacedShare: number;
   met: number;
   of: number;
+  /** Misses the figures show infeasible (only when the score was given the trace's reactive floor). */
+  infeasible?: number;
 }
 
-export function scoreTrace(trace: string, results: PolicyResult[]): TraceScore {
+export function scoreTrace(trace: string, results: PolicyResult[], floor?: ReactiveFloor): TraceScore {
   const ours = results.find((r) => r.policy === 'nodescaler');
   const clairvoyant = results.find((r) => r.policy === 'clairvoyant-4h');
   if (!ours || !clairvoyant) throw new Error(`scoreTrace ${trace}: needs nodescaler's and clairvoyant-4h's results`);
-  const checks = goalChecks(results) ?? [];
+  const checks = goalChecks(results, floor) ?? [];
   return {
+    ...(floor ? { infeasible: checks.filter((c) => c.infeasible).length } : {}),
     trace,
     nodeHours: ours.nodeHours,
     gearMoves: ours.gearMoves,
@@ -124,14 +128,14 @@ export function formatVariant(score: VariantScore, totalLabel = 'suite (mean; mo
     'node-hours x clairvoyant-4h': ratio(t.nodeHours, t.clairvoyantNodeHours).toFixed(3),
     'moves x clairvoyant-4h': ratio(t.gearMoves, t.clairvoyantMoves).toFixed(2),
     'unplaced %': (t.unplacedShare * 100).toFixed(3),
-    goal: `${t.met}/${t.of}`,
+    goal: `${t.met}/${t.of}${t.infeasible === undefined ? '' : `, ${t.infeasible} of ${t.of - t.met} misses infeasible`}`,
   }));
   rows.push({
     trace: totalLabel,
     'node-hours x clairvoyant-4h': score.nodeHoursRatio.toFixed(3),
     'moves x clairvoyant-4h': score.movesRatio.toFixed(2),
     'unplaced %': (score.worstUnplacedShare * 100).toFixed(3),
-    goal: `${score.met}/${score.of}`,
+    goal: `${score.met}/${score.of}${score.traces.every((t) => t.infeasible !== undefined) && score.traces.length > 0 ? `, ${score.traces.reduce((n, t) => n + t.infeasible!, 0)} of ${score.of - score.met} misses infeasible` : ''}`,
   });
   return formatTable(rows);
 }
