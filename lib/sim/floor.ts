@@ -120,7 +120,9 @@ export function cheapestReactive(trace: Demand, mechanics: ReactiveMechanics, ma
  * The reactive rule that leaves the fewest gears waiting without spending more
  * than `maxNodeHours`: for each hold window, the most headroom that stays
  * within them (node-hours never fall with headroom), then the one that waits
- * least. When even no headroom costs more, the cheapest rule.
+ * least, and of the rules that wait no more, the cheapest (so a floor of
+ * nothing waiting names the headroom that takes, not the most the budget
+ * buys). When even no headroom costs more, the cheapest rule.
  */
 export function fewestWaiting(trace: Demand, mechanics: ReactiveMechanics, maxNodeHours: number): ReactiveRun {
   const peak = peakOf(trace);
@@ -146,7 +148,7 @@ export function fewestWaiting(trace: Demand, mechanics: ReactiveMechanics, maxNo
     }
     if (!best || fits.waitingGearMinutes < best.waitingGearMinutes) best = fits;
   }
-  return best ?? cheapest!;
+  return best ? cheapestReactive(trace, mechanics, best.waitingGearMinutes) : cheapest!;
 }
 
 function peakOf(trace: Demand): number {

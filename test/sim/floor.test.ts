@@ -75,6 +75,8 @@ describe('the cheapest rule for a waiting budget, and the fewest waiting for a n
     const roomy = fewestWaiting(burst, mechanics, cheapest.nodeHours + (5 * 40) / 60);
     expect(roomy.waitingGearMinutes).toBe(0);
     expect(roomy.nodeHours).toBeLessThanOrEqual(cheapest.nodeHours + (5 * 40) / 60);
+    // Of the rules that leave nothing waiting, the cheapest: the least headroom that does it, not the most the budget buys.
+    expect(fewestWaiting(burst, mechanics, cheapest.nodeHours + 100)).toMatchObject({ headroomGears: 401, holdSeconds: 0, waitingGearMinutes: 0 });
     // Less than even the bare scaler needs: the cheapest rule, over budget.
     expect(fewestWaiting(burst, mechanics, 0)).toMatchObject({ headroomGears: 0, waitingGearMinutes: 1000 });
   });
