@@ -3,7 +3,7 @@ import { parseConfig } from '../config/index.js';
 import { ValidationError } from '../errors.js';
 import { baselineKeyParts, runBaselines, type BaselineCache, type BaselineReplay } from './baseline-cache.js';
 import { runNodescaler, simulationConfig } from './replay.js';
-import type { ReactiveFloor } from './floor.js';
+import { floorForResults, type ReactiveFloor } from './floor.js';
 import type { PolicyResult } from './results.js';
 import { formatTable, goalChecks } from './summary.js';
 import type { Trace } from './trace.js';
@@ -176,24 +176,28 @@ export async function tuneSuite(options: TuneOptions): Promise<VariantScore[]> {
   const loaded = options.traces.map((entry) => ({ name: entry.name, trace: entry.load() }));
   if (loaded[0]) checkVariants(options.variants, loaded[0].trace, options.replay);
   // Each trace's baselines on first use (from the cache when their inputs are unchanged), then for every variant.
-  const baselines: Array<{ results: PolicyResult[]; cached: boolean }> = [];
+  const baselines: Array<{ results: PolicyResult[]; cached: boolean; floor: ReactiveFloor | undefined }> = [];
   const baselinesOf = (traceIndex: number) => {
     const { name, trace } = loaded[traceIndex]!;
-    baselines[traceIndex] ??= options.cache.get(baselineKeyParts(name, trace, options.replay, options.window), () => runBaselines(trace, options.replay));
+    if (!baselines[traceIndex]) {
+      const stored = options.cache.get(baselineKeyParts(name, trace, options.replay, options.window), () => runBaselines(trace, options.replay));
+      // The reactive floor depends on the trace and the baselines only: once per trace, as they are.
+      baselines[traceIndex] = { ...stored, floor: floorForResults(trace, options.replay, stored.results) };
+    }
     return baselines[traceIndex];
   };
   const scores: VariantScore[] = [];
   for (const [variantIndex, [variant, overrides]] of Object.entries(options.variants).entries()) {
     const traces: TraceScore[] = [];
     for (const [traceIndex, { name, trace }] of loaded.entries()) {
-      const { results: reference, cached: baselinesCached } = baselinesOf(traceIndex);
+      const { results: reference, cached: baselinesCached, floor } = baselinesOf(traceIndex);
       const outcome = await runNodescaler(trace, {
         ...options.replay,
         store: 'memory',
         configOverrides: variantConfig(trace, options.replay, overrides),
         onProgress: (fraction) => options.onProgress?.({ variant, variantIndex, traceIndex, trace: name, fraction, baselinesCached }),
       });
-      traces.push(scoreTrace(name, [outcome.result, ...reference]));
+      traces.push(scoreTrace(name, [outcome.result, ...reference], floor));
     }
     const score = scoreVariant(variant, traces);
     scores.push(score);
