@@ -169,7 +169,10 @@ export interface ReactiveFloor {
   floor: ReactiveRun;
   /** The cheapest rule that keeps waiting within the goal's 0.1 % of gear-minutes. */
   forUnplacedGoal: ReactiveRun;
-  /** The cheapest rule that waits no more than cluster-autoscaler did (when it ran). */
+  /**
+   * The cheapest rule that waits no more than cluster-autoscaler did (when it
+   * ran) nor more than 0.1 %: the waiting the whole goal line allows.
+   */
   forClusterAutoscaler?: ReactiveRun;
 }
 
@@ -187,7 +190,10 @@ export function reactiveFloor(trace: Demand, mechanics: ReactiveMechanics, refer
     floor,
     forUnplacedGoal: cheapestReactive(trace, mechanics, UNPLACED_GOAL_SHARE * floor.demandGearMinutes),
   };
-  if (reference.clusterAutoscalerWaiting !== undefined) out.forClusterAutoscaler = cheapestReactive(trace, mechanics, reference.clusterAutoscalerWaiting);
+  const allowed = reference.clusterAutoscalerWaiting;
+  if (allowed !== undefined) {
+    out.forClusterAutoscaler = allowed >= UNPLACED_GOAL_SHARE * floor.demandGearMinutes ? out.forUnplacedGoal : cheapestReactive(trace, mechanics, allowed);
+  }
   return out;
 }
 
@@ -222,7 +228,7 @@ export function floorLine(floor: ReactiveFloor, clairvoyantNodeHours: number, cl
   const ca = floor.forClusterAutoscaler;
   if (ca) {
     const versus = clusterAutoscalerNodeHours === undefined ? '' : ` vs its ${count(clusterAutoscalerNodeHours)}`;
-    parts.push(`waiting <= cluster-autoscaler's takes ${describeRule(ca)} (${count(ca.nodeHours)} node-h${versus})`);
+    parts.push(`waiting <= cluster-autoscaler's and 0.1 % takes ${describeRule(ca)} (${count(ca.nodeHours)} node-h${versus})`);
   }
   return `reactive floor (learns of demand as it arrives, boots in ${floor.bootDelaySeconds / 60} min): ${parts.join('; ')}`;
 }

@@ -148,14 +148,14 @@ function karpenterWhy(karpenter: PolicyResult, hourly: PolicyResult | undefined,
 }
 
 /**
- * Fewer node-hours than cluster-autoscaler with no more waiting is out of reach
- * when the cheapest reactive rule that waits no more than it does needs at
- * least its node-hours.
+ * Fewer node-hours than cluster-autoscaler is out of reach, with the rest of
+ * the line, when the cheapest reactive rule that waits no more than it and no
+ * more than 0.1 % of gear-minutes needs at least its node-hours.
  */
 function clusterAutoscalerHoursWhy(rule: NonNullable<ReactiveFloor['forClusterAutoscaler']>, ca: PolicyResult): Why {
   const infeasible = rule.nodeHours >= ca.nodeHours;
-  const figures = `${describeRule(rule)} waits ${count(rule.waitingGearMinutes)} <= ${count(ca.unplacedGearMinutes)} gear-min in ${count(rule.nodeHours)} node-h`;
-  return { infeasible, why: infeasible ? `impossible: the cheapest reactive rule that waits no more, ${figures}` : `reachable: ${figures}` };
+  const figures = `${describeRule(rule)} waits ${count(rule.waitingGearMinutes)} gear-min (${percent(waitingShare(rule))} %; cluster-autoscaler ${count(ca.unplacedGearMinutes)}) in ${count(rule.nodeHours)} node-h`;
+  return { infeasible, why: infeasible ? `impossible: the cheapest reactive rule that waits no more and <= 0.1 %, ${figures}` : `reachable: ${figures}` };
 }
 
 /** No more waiting than cluster-autoscaler is out of reach when the reactive floor within the node-hours line waits more. */

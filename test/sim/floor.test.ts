@@ -97,7 +97,12 @@ describe('reactiveFloor', () => {
     expect(floor.floor.nodeHours).toBeLessThanOrEqual(floor.nodeHoursLine);
     expect(waitingShare(floor.forUnplacedGoal)).toBeLessThanOrEqual(0.001);
     expect(floor.forUnplacedGoal.nodeHours).toBeGreaterThan(1.5 * tight.nodeHours);
-    expect(floor.forClusterAutoscaler).toMatchObject({ headroomGears: 0, holdSeconds: 0 });
+    // Cluster-autoscaler waited as the bare scaler, over 0.1 %: the goal line allows only 0.1 %, so the same rule as for it.
+    expect(floor.forClusterAutoscaler).toEqual(floor.forUnplacedGoal);
+    // Had it waited less than 0.1 %, the rule waits no more than it.
+    const stricter = reactiveFloor(bursts, mechanics, { clairvoyantNodeHours: tight.nodeHours, clusterAutoscalerWaiting: 100 });
+    expect(stricter.forClusterAutoscaler!.waitingGearMinutes).toBeLessThanOrEqual(100);
+    expect(stricter.forClusterAutoscaler!.nodeHours).toBeGreaterThanOrEqual(floor.forUnplacedGoal.nodeHours);
   });
 
   it('is computed for a run when clairvoyant-4h ran, with cluster-autoscaler when it ran', () => {

@@ -48,7 +48,7 @@ describe('the goal line with the reactive floor', () => {
     expect(line).toMatch(/^goal \(6\/8 met; 1 of the 2 misses are infeasible here\)/);
   });
 
-  it("judges node-hours below cluster-autoscaler's by the cheapest reactive rule that waits no more than it", () => {
+  it("judges node-hours below cluster-autoscaler's by the cheapest reactive rule that waits no more than it and <= 0.1 %", () => {
     // A load at its peak: cluster-autoscaler holds the peak's nodes and nothing waits.
     const results = [
       policyResult('nodescaler', { nodeHours: 3528, unplacedGearMinutes: 113, unplacedShare: 0.00001 }),
@@ -57,11 +57,11 @@ describe('the goal line with the reactive floor', () => {
     ];
     const atPeak: ReactiveFloor = { ...burstsFloor, nodeHoursLine: 3528, forClusterAutoscaler: run({ holdSeconds: 4 * 3600, waitingGearMinutes: 92, nodeHours: 3360 }) };
     expect(goalLine(results, atPeak)).toContain(
-      "node-hours < cluster-autoscaler's (3528 vs 3360) MISSED (impossible: the cheapest reactive rule that waits no more, the last 4 h's highest demand + 0 gears waits 92 <= 194 gear-min in 3,360 node-h)",
+      "node-hours < cluster-autoscaler's (3528 vs 3360) MISSED (impossible: the cheapest reactive rule that waits no more and <= 0.1 %, the last 4 h's highest demand + 0 gears waits 92 gear-min (0.009 %; cluster-autoscaler 194) in 3,360 node-h)",
     );
     const below: ReactiveFloor = { ...atPeak, forClusterAutoscaler: run({ headroomGears: 2, waitingGearMinutes: 0, nodeHours: 3349 }) };
     const line = goalLine(results, below)!;
-    expect(line).toContain("(3528 vs 3360) MISSED (reachable: 2 gears of headroom waits 0 <= 194 gear-min in 3,349 node-h)");
+    expect(line).toContain("(3528 vs 3360) MISSED (reachable: 2 gears of headroom waits 0 gear-min (0.000 %; cluster-autoscaler 194) in 3,349 node-h)");
     expect(goalChecks(results, below)!.some((c) => c.infeasible)).toBe(false);
   });
 
