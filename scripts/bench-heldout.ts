@@ -64,14 +64,14 @@ export async function runHeldout(argv: string[]): Promise<void> {
   const scores: TraceScore[] = [];
   for (const [index, shape] of heldoutShapes({ count, seed, days, peakGears }).entries()) {
     const entry = { name: shape.name, load: () => shape.trace };
-    const results = await replaySuiteTrace(entry, `[${index + 1}/${count}] ${shape.name}`, {
+    const { results, floor } = await replaySuiteTrace(entry, `[${index + 1}/${count}] ${shape.name}`, {
       gearsPerNode,
       seed,
       started,
       cache: { store: cache, window: { days, peakGears } },
       note: `shape: ${shape.description}`,
     });
-    scores.push(scoreTrace(shape.name, results));
+    scores.push(scoreTrace(shape.name, results, floor));
   }
   console.log(`heldout: ${count} shapes in ${((Date.now() - started) / 1000).toFixed(0)} s; baselines ${cache.hits} cached, ${cache.misses} computed; nodescaler (today's defaults) x clairvoyant-4h and goal checks met:`);
   console.log(formatVariant(scoreVariant('heldout', scores), 'total (mean; moves summed; worst)'));

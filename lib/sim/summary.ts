@@ -1,3 +1,4 @@
+import { count, describeRule, percent, UNPLACED_GOAL_SHARE, waitingShare, type ReactiveFloor } from './floor.js';
 import { formatMoveCauses } from './move-causes.js';
 import type { PolicyResult } from './results.js';
 
@@ -46,6 +47,10 @@ export function formatTable(rows: Array<Record<string, string | number>>): strin
 export interface GoalCheck {
   text: string;
   met: boolean;
+  /** A missed check whose bound the figures show out of reach on this trace (README, "The goal line"). */
+  infeasible?: boolean;
+  /** The figures behind a miss: why it is out of reach, or what would reach it. */
+  why?: string;
 }
 
 /**
@@ -54,9 +59,12 @@ export interface GoalCheck {
  * unplaced <= 0.1 % of gear-minutes, no invariant violation, fewer node-hours
  * and fewer moves than karpenter, fewer node-hours and no more waiting
  * gear-minutes than cluster-autoscaler. A check whose reference did not run
- * is left out and named.
+ * is left out and named. A missed check is marked infeasible by figures, not
+ * by trace: with `floor` (lib/sim/floor.ts) when no reactive rule reaches it,
+ * and node-hours below karpenter's when karpenter ran below clairvoyant-1h.
+ * Infeasible checks still count as missed.
  */
-export function goalChecks(results: PolicyResult[]): GoalCheck[] | undefined {
+export function goalChecks(results: PolicyResult[], floor?: ReactiveFloor): GoalCheck[] | undefined {
   const ours = results.find((r) => r.policy === 'nodescaler');
   if (!ours) return undefined;
   const ref = (policy: PolicyResult['policy']) => results.find((r) => r.policy === policy);
@@ -68,34 +76,94 @@ export function goalChecks(results: PolicyResult[]): GoalCheck[] | undefined {
     const moves = clairvoyant.gearMoves > 0 ? ours.gearMoves / clairvoyant.gearMoves : ours.gearMoves === 0 ? 0 : Infinity;
     checks.push({ text: `gear moves ${moves.toFixed(2)} x clairvoyant-4h <= 1.5`, met: moves <= 1.5 });
   }
-  checks.push({ text: `unplaced ${(ours.unplacedShare * 100).toFixed(3)} % <= 0.1 %`, met: ours.unplacedShare <= 0.001 });
+  checks.push(explained({ text: `unplaced ${(ours.unplacedShare * 100).toFixed(3)} % <= 0.1 %`, met: ours.unplacedShare <= 0.001 }, () => floor && unplacedWhy(floor, clairvoyant)));
   checks.push({ text: `invariant violations ${ours.invariantViolations} = 0`, met: ours.invariantViolations === 0 });
   const karpenter = ref('karpenter');
   if (karpenter) {
-    checks.push({ text: `node-hours < karpenter's (${ours.nodeHours.toFixed(0)} vs ${karpenter.nodeHours.toFixed(0)})`, met: ours.nodeHours < karpenter.nodeHours });
+    const hours = { text: `node-hours < karpenter's (${ours.nodeHours.toFixed(0)} vs ${karpenter.nodeHours.toFixed(0)})`, met: ours.nodeHours < karpenter.nodeHours };
+    checks.push(explained(hours, () => karpenterWhy(karpenter, ref('clairvoyant-1h'), clairvoyant)));
     checks.push({ text: `moves < karpenter's (${ours.gearMoves} vs ${karpenter.gearMoves})`, met: ours.gearMoves < karpenter.gearMoves });
   }
   const ca = ref('cluster-autoscaler');
   if (ca) {
-    checks.push({ text: `node-hours < cluster-autoscaler's (${ours.nodeHours.toFixed(0)} vs ${ca.nodeHours.toFixed(0)})`, met: ours.nodeHours < ca.nodeHours });
-    checks.push({
+    const hours = { text: `node-hours < cluster-autoscaler's (${ours.nodeHours.toFixed(0)} vs ${ca.nodeHours.toFixed(0)})`, met: ours.nodeHours < ca.nodeHours };
+    checks.push(explained(hours, () => floor?.forClusterAutoscaler && clusterAutoscalerHoursWhy(floor.forClusterAutoscaler, ca)));
+    const waiting = {
       text: `waiting gear-min <= cluster-autoscaler's (${ours.unplacedGearMinutes.toFixed(0)} vs ${ca.unplacedGearMinutes.toFixed(0)})`,
       met: ours.unplacedGearMinutes <= ca.unplacedGearMinutes,
-    });
+    };
+    checks.push(explained(waiting, () => floor && clusterAutoscalerWaitingWhy(floor, ca)));
   }
   return checks;
 }
 
-export function goalLine(results: PolicyResult[]): string | undefined {
-  const checks = goalChecks(results);
+export function goalLine(results: PolicyResult[], floor?: ReactiveFloor): string | undefined {
+  const checks = goalChecks(results, floor);
   if (!checks) return undefined;
   const met = checks.filter((c) => c.met).length;
+  const missed = checks.length - met;
+  const infeasible = checks.filter((c) => c.infeasible).length;
   const missing = ['clairvoyant-4h', 'karpenter', 'cluster-autoscaler'].filter((p) => !results.some((r) => r.policy === p));
   return (
-    `goal (${met}/${checks.length} met${missing.length > 0 ? `; not checked without ${missing.join(', ')}` : ''}): ` +
-    checks.map((c) => `${c.text} ${c.met ? 'MET' : 'MISSED'}`).join('; ')
+    `goal (${met}/${checks.length} met${missed > 0 ? `; ${infeasible} of the ${missed} misses are infeasible here` : ''}${missing.length > 0 ? `; not checked without ${missing.join(', ')}` : ''}): ` +
+    checks.map((c) => `${c.text} ${c.met ? 'MET' : 'MISSED'}${c.why ? ` (${c.why})` : ''}`).join('; ')
   );
 }
+
+type Why = { infeasible: boolean; why: string } | undefined;
+
+/** A missed check with the figures behind it; a met check as it is. */
+function explained(check: GoalCheck, why: () => Why | 0 | false): GoalCheck {
+  if (check.met) return check;
+  const figures = why();
+  return figures ? { ...check, ...figures } : check;
+}
+
+/**
+ * Unplaced <= 0.1 % is out of reach when no reactive rule (floor.ts) meets it
+ * within the node-hours line: the fewest gears it can leave waiting there are
+ * more than 0.1 %, and the cheapest rule that keeps them under costs more.
+ */
+function unplacedWhy(floor: ReactiveFloor, clairvoyant: PolicyResult | undefined): Why {
+  const share = waitingShare(floor.floor);
+  const rule = floor.forUnplacedGoal;
+  const times = clairvoyant ? `, ${(rule.nodeHours / clairvoyant.nodeHours).toFixed(2)} x c-4h` : '';
+  const infeasible = share > UNPLACED_GOAL_SHARE && rule.nodeHours > floor.nodeHoursLine;
+  if (infeasible) return { infeasible, why: `reactive floor ${percent(share)} %: impossible without holding ${describeRule(rule)}${times}` };
+  return { infeasible, why: `reactive floor ${percent(share)} %: reachable, ${describeRule(rule)}${times}` };
+}
+
+/**
+ * Karpenter below clairvoyant-1h: fewer node-hours than it means fewer than
+ * perfect foresight that resizes hourly; karpenter gets there by resizing
+ * every minute (its moves) and leaving gears waiting.
+ */
+function karpenterWhy(karpenter: PolicyResult, hourly: PolicyResult | undefined, clairvoyant: PolicyResult | undefined): Why {
+  if (!hourly || karpenter.nodeHours >= hourly.nodeHours) return undefined;
+  const moves = clairvoyant && clairvoyant.gearMoves > 0 ? `, ${(karpenter.gearMoves / clairvoyant.gearMoves).toFixed(1)} x c-4h's moves` : '';
+  return {
+    infeasible: true,
+    why: `impossible: karpenter's ${karpenter.nodeHours.toFixed(0)} are below clairvoyant-1h's ${hourly.nodeHours.toFixed(0)}, foresight resizing hourly; it resizes each minute${moves}, unplaced ${percent(karpenter.unplacedShare)} %`,
+  };
+}
+
+/**
+ * Fewer node-hours than cluster-autoscaler is out of reach, with the rest of
+ * the line, when the cheapest reactive rule that waits no more than it and no
+ * more than 0.1 % of gear-minutes needs at least its node-hours.
+ */
+function clusterAutoscalerHoursWhy(rule: NonNullable<ReactiveFloor['forClusterAutoscaler']>, ca: PolicyResult): Why {
+  const infeasible = rule.nodeHours >= ca.nodeHours;
+  const figures = `${describeRule(rule)} waits ${count(rule.waitingGearMinutes)} gear-min (${percent(waitingShare(rule))} %; cluster-autoscaler ${count(ca.unplacedGearMinutes)}) in ${count(rule.nodeHours)} node-h`;
+  return { infeasible, why: infeasible ? `impossible: the cheapest reactive rule that waits no more and <= 0.1 %, ${figures}` : `reachable: ${figures}` };
+}
+
+/** No more waiting than cluster-autoscaler is out of reach when the reactive floor within the node-hours line waits more. */
+function clusterAutoscalerWaitingWhy(floor: ReactiveFloor, ca: PolicyResult): Why {
+  const infeasible = floor.floor.waitingGearMinutes > ca.unplacedGearMinutes;
+  return { infeasible, why: `${infeasible ? 'impossible: ' : ''}reactive floor ${count(floor.floor.waitingGearMinutes)} gear-min within the node-hours line` };
+}
+
 
 /** nodescaler's moves by cause (lib/sim/move-causes.ts), one line; undefined when the run did not break them down. */
 export function moveCausesLine(results: PolicyResult[]): string | undefined {

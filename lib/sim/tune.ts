@@ -3,6 +3,7 @@ import { parseConfig } from '../config/index.js';
 import { ValidationError } from '../errors.js';
 import { baselineKeyParts, runBaselines, type BaselineCache, type BaselineReplay } from './baseline-cache.js';
 import { runNodescaler, simulationConfig } from './replay.js';
+import { floorForResults, type ReactiveFloor } from './floor.js';
 import type { PolicyResult } from './results.js';
 import { formatTable, goalChecks } from './summary.js';
 import type { Trace } from './trace.js';
@@ -66,14 +67,17 @@ export interface TraceScore {
   unplacedShare: number;
   met: number;
   of: number;
+  /** Misses the figures show infeasible (only when the score was given the trace's reactive floor). */
+  infeasible?: number;
 }
 
-export function scoreTrace(trace: string, results: PolicyResult[]): TraceScore {
+export function scoreTrace(trace: string, results: PolicyResult[], floor?: ReactiveFloor): TraceScore {
   const ours = results.find((r) => r.policy === 'nodescaler');
   const clairvoyant = results.find((r) => r.policy === 'clairvoyant-4h');
   if (!ours || !clairvoyant) throw new Error(`scoreTrace ${trace}: needs nodescaler's and clairvoyant-4h's results`);
-  const checks = goalChecks(results) ?? [];
+  const checks = goalChecks(results, floor) ?? [];
   return {
+    ...(floor ? { infeasible: checks.filter((c) => c.infeasible).length } : {}),
     trace,
     nodeHours: ours.nodeHours,
     gearMoves: ours.gearMoves,
@@ -124,14 +128,14 @@ export function formatVariant(score: VariantScore, totalLabel = 'suite (mean; mo
     'node-hours x clairvoyant-4h': ratio(t.nodeHours, t.clairvoyantNodeHours).toFixed(3),
     'moves x clairvoyant-4h': ratio(t.gearMoves, t.clairvoyantMoves).toFixed(2),
     'unplaced %': (t.unplacedShare * 100).toFixed(3),
-    goal: `${t.met}/${t.of}`,
+    goal: `${t.met}/${t.of}${t.infeasible === undefined ? '' : `, ${t.infeasible} of ${t.of - t.met} misses infeasible`}`,
   }));
   rows.push({
     trace: totalLabel,
     'node-hours x clairvoyant-4h': score.nodeHoursRatio.toFixed(3),
     'moves x clairvoyant-4h': score.movesRatio.toFixed(2),
     'unplaced %': (score.worstUnplacedShare * 100).toFixed(3),
-    goal: `${score.met}/${score.of}`,
+    goal: `${score.met}/${score.of}${score.traces.every((t) => t.infeasible !== undefined) && score.traces.length > 0 ? `, ${score.traces.reduce((n, t) => n + t.infeasible!, 0)} of ${score.of - score.met} misses infeasible` : ''}`,
   });
   return formatTable(rows);
 }
@@ -172,24 +176,28 @@ export async function tuneSuite(options: TuneOptions): Promise<VariantScore[]> {
   const loaded = options.traces.map((entry) => ({ name: entry.name, trace: entry.load() }));
   if (loaded[0]) checkVariants(options.variants, loaded[0].trace, options.replay);
   // Each trace's baselines on first use (from the cache when their inputs are unchanged), then for every variant.
-  const baselines: Array<{ results: PolicyResult[]; cached: boolean }> = [];
+  const baselines: Array<{ results: PolicyResult[]; cached: boolean; floor: ReactiveFloor | undefined }> = [];
   const baselinesOf = (traceIndex: number) => {
     const { name, trace } = loaded[traceIndex]!;
-    baselines[traceIndex] ??= options.cache.get(baselineKeyParts(name, trace, options.replay, options.window), () => runBaselines(trace, options.replay));
+    if (!baselines[traceIndex]) {
+      const stored = options.cache.get(baselineKeyParts(name, trace, options.replay, options.window), () => runBaselines(trace, options.replay));
+      // The reactive floor depends on the trace and the baselines only: once per trace, as they are.
+      baselines[traceIndex] = { ...stored, floor: floorForResults(trace, options.replay, stored.results) };
+    }
     return baselines[traceIndex];
   };
   const scores: VariantScore[] = [];
   for (const [variantIndex, [variant, overrides]] of Object.entries(options.variants).entries()) {
     const traces: TraceScore[] = [];
     for (const [traceIndex, { name, trace }] of loaded.entries()) {
-      const { results: reference, cached: baselinesCached } = baselinesOf(traceIndex);
+      const { results: reference, cached: baselinesCached, floor } = baselinesOf(traceIndex);
       const outcome = await runNodescaler(trace, {
         ...options.replay,
         store: 'memory',
         configOverrides: variantConfig(trace, options.replay, overrides),
         onProgress: (fraction) => options.onProgress?.({ variant, variantIndex, traceIndex, trace: name, fraction, baselinesCached }),
       });
-      traces.push(scoreTrace(name, [outcome.result, ...reference]));
+      traces.push(scoreTrace(name, [outcome.result, ...reference], floor));
     }
     const score = scoreVariant(variant, traces);
     scores.push(score);

@@ -1,10 +1,12 @@
 /**
  * Builders for the decision tests: nodes, pools, drains and a validated
- * configuration (through `parseConfig`, so defaults are the real ones).
+ * configuration (through `parseConfig`, so defaults are the real ones), and a
+ * replay result row.
  */
 import { parseConfig, type Config, type ConfigInput, type PoolConfig } from '../../lib/config/index.js';
 import type { PoolEvaluationInput } from '../../lib/domain/decision.js';
 import type { DrainRecord, GearMove, MoveState, NodeRecord, NodeState, PoolRecord } from '../../lib/domain/model.js';
+import type { PolicyName, PolicyResult } from '../../lib/sim/results.js';
 
 /** The fixed "now" of the tests. */
 export const NOW = new Date('2025-03-10T10:00:00.000Z');
@@ -127,4 +129,14 @@ export function evaluation(
     drains: fields.drains ?? [],
     ...(fields.moveHistory ? { moveHistory: fields.moveHistory } : {}),
   };
+}
+
+/** A replay's result row with every figure zero unless given (the goal line reads a few of them). */
+export function policyResult(policy: PolicyName, fields: Partial<PolicyResult> = {}): PolicyResult {
+  const figures = {
+    nodeHours: 0, oracleNodeHours: 0, ratioToOracle: 0, demandGearMinutes: 0, unplacedGearMinutes: 0, unplacedShare: 0, meanGears: 0,
+    scaleUps: 0, scaleDowns: 0, maxNodes: 0, nodeCostPerMonth: 0, gearMoves: 0, movesPerGearDay: 0, movesPerGearP95: 0, movesPerGearMax: 0,
+    gearsMovedTwiceIn7d: 0, disruptiveMoves: 0, drainsStarted: 0, drainsAborted: 0,
+  };
+  return { policy, ...figures, deadLetters: 0, invariantViolations: 0, pools: [], series: [], events: [], ...fields };
 }

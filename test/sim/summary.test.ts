@@ -1,0 +1,81 @@
+import { describe, expect, it } from 'vitest';
+import type { ReactiveFloor, ReactiveRun } from '../../lib/sim/floor.js';
+import { goalChecks, goalLine } from '../../lib/sim/summary.js';
+import { policyResult } from '../support/builders.js';
+
+const run = (fields: Partial<ReactiveRun>): ReactiveRun => ({ headroomGears: 0, holdSeconds: 0, waitingGearMinutes: 0, demandGearMinutes: 1_000_000, nodeHours: 0, ...fields });
+
+/** The 5x bursts at 2,000 gears as the suite measured them (README, "The trace suite"). */
+const bursts = [
+  policyResult('nodescaler', { nodeHours: 1281, gearMoves: 1781, unplacedShare: 0.00326, unplacedGearMinutes: 16818 }),
+  policyResult('cluster-autoscaler', { nodeHours: 1365, gearMoves: 6000, unplacedShare: 0.0035, unplacedGearMinutes: 18064 }),
+  policyResult('karpenter', { nodeHours: 1030, gearMoves: 12938, unplacedShare: 0.00607, unplacedGearMinutes: 31000 }),
+  policyResult('clairvoyant-1h', { nodeHours: 1110, gearMoves: 1950 }),
+  policyResult('clairvoyant-4h', { nodeHours: 1372, gearMoves: 1725 }),
+];
+
+const burstsFloor: ReactiveFloor = {
+  bootDelaySeconds: 120,
+  nodeHoursLine: 1.05 * 1372,
+  floor: run({ headroomGears: 279, holdSeconds: 600, waitingGearMinutes: 3110, nodeHours: 1437 }),
+  forUnplacedGoal: run({ headroomGears: 1092, waitingGearMinutes: 970, nodeHours: 2775 }),
+  forClusterAutoscaler: run({ headroomGears: 179, waitingGearMinutes: 18018, nodeHours: 1212 }),
+};
+
+describe('the goal line with the reactive floor', () => {
+  it('names a miss the floor shows impossible, with its figures, and counts it', () => {
+    const line = goalLine(bursts, burstsFloor)!;
+    expect(line).toMatch(/^goal \(6\/8 met; 2 of the 2 misses are infeasible here\): /);
+    expect(line).toContain('unplaced 0.326 % <= 0.1 % MISSED (reactive floor 0.311 %: impossible without holding 1,092 gears of headroom, 2.02 x c-4h)');
+    expect(line).toContain(
+      "node-hours < karpenter's (1281 vs 1030) MISSED (impossible: karpenter's 1030 are below clairvoyant-1h's 1110, foresight resizing hourly; it resizes each minute, 7.5 x c-4h's moves, unplaced 0.607 %)",
+    );
+    // Met checks carry no explanation.
+    expect(line).toContain("node-hours < cluster-autoscaler's (1281 vs 1365) MET;");
+  });
+
+  it('keeps met and missed exactly as without the floor: an infeasible check still counts as missed', () => {
+    const plain = goalChecks(bursts)!;
+    const withFloor = goalChecks(bursts, burstsFloor)!;
+    expect(withFloor.map((c) => c.met)).toEqual(plain.map((c) => c.met));
+    expect(withFloor.filter((c) => c.infeasible).map((c) => c.text)).toEqual(['unplaced 0.326 % <= 0.1 %', "node-hours < karpenter's (1281 vs 1030)"]);
+  });
+
+  it('says a miss is reachable when a reactive rule reaches it within the node-hours line, and does not count it', () => {
+    const cheap: ReactiveFloor = { ...burstsFloor, floor: run({ waitingGearMinutes: 500, nodeHours: 1300 }), forUnplacedGoal: run({ headroomGears: 120, waitingGearMinutes: 900, nodeHours: 1400 }) };
+    const line = goalLine(bursts, cheap)!;
+    expect(line).toContain('unplaced 0.326 % <= 0.1 % MISSED (reactive floor 0.050 %: reachable, 120 gears of headroom, 1.02 x c-4h)');
+    expect(line).toMatch(/^goal \(6\/8 met; 1 of the 2 misses are infeasible here\)/);
+  });
+
+  it("judges node-hours below cluster-autoscaler's by the cheapest reactive rule that waits no more than it and <= 0.1 %", () => {
+    // A load at its peak: cluster-autoscaler holds the peak's nodes and nothing waits.
+    const results = [
+      policyResult('nodescaler', { nodeHours: 3528, unplacedGearMinutes: 113, unplacedShare: 0.00001 }),
+      policyResult('cluster-autoscaler', { nodeHours: 3360, unplacedGearMinutes: 194 }),
+      policyResult('clairvoyant-4h', { nodeHours: 3360 }),
+    ];
+    const atPeak: ReactiveFloor = { ...burstsFloor, nodeHoursLine: 3528, forClusterAutoscaler: run({ holdSeconds: 4 * 3600, waitingGearMinutes: 92, nodeHours: 3360 }) };
+    expect(goalLine(results, atPeak)).toContain(
+      "node-hours < cluster-autoscaler's (3528 vs 3360) MISSED (impossible: the cheapest reactive rule that waits no more and <= 0.1 %, the last 4 h's highest demand + 0 gears waits 92 gear-min (0.009 %; cluster-autoscaler 194) in 3,360 node-h)",
+    );
+    const below: ReactiveFloor = { ...atPeak, forClusterAutoscaler: run({ headroomGears: 2, waitingGearMinutes: 0, nodeHours: 3349 }) };
+    const line = goalLine(results, below)!;
+    expect(line).toContain("(3528 vs 3360) MISSED (reachable: 2 gears of headroom waits 0 gear-min (0.000 %; cluster-autoscaler 194) in 3,349 node-h)");
+    expect(goalChecks(results, below)!.some((c) => c.infeasible)).toBe(false);
+  });
+
+  it("judges waiting above cluster-autoscaler's by the reactive floor within the node-hours line", () => {
+    const results = [policyResult('nodescaler', { nodeHours: 100, unplacedGearMinutes: 5000 }), policyResult('cluster-autoscaler', { nodeHours: 120, unplacedGearMinutes: 4000 }), policyResult('clairvoyant-4h', { nodeHours: 100 })];
+    const unavoidable: ReactiveFloor = { ...burstsFloor, floor: run({ waitingGearMinutes: 4500 }), forClusterAutoscaler: run({ nodeHours: 200 }) };
+    expect(goalLine(results, unavoidable)).toContain("waiting gear-min <= cluster-autoscaler's (5000 vs 4000) MISSED (impossible: reactive floor 4,500 gear-min within the node-hours line)");
+    const avoidable: ReactiveFloor = { ...unavoidable, floor: run({ waitingGearMinutes: 3000 }) };
+    expect(goalLine(results, avoidable)).toContain("(5000 vs 4000) MISSED (reactive floor 3,000 gear-min within the node-hours line)");
+  });
+
+  it("leaves karpenter's node-hours a plain miss when karpenter does not run below clairvoyant-1h", () => {
+    const results = bursts.map((r) => (r.policy === 'clairvoyant-1h' ? { ...r, nodeHours: 1000 } : r));
+    expect(goalLine(results)).toContain("node-hours < karpenter's (1281 vs 1030) MISSED;");
+    expect(goalLine(results)).toMatch(/^goal \(6\/8 met; 0 of the 2 misses are infeasible here\)/);
+  });
+});
