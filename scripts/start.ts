@@ -16,6 +16,7 @@ import { peakDemand } from '../lib/sim/pools.js';
 import { PRICES_AS_OF, PRICE_REGION } from '../lib/sim/prices.js';
 import { renderReport } from '../lib/sim/report.js';
 import { abortLine } from '../lib/sim/aborts.js';
+import { floorForResults, floorLine } from '../lib/sim/floor.js';
 import { replayPools, runNodescaler, type ReplayOptions } from '../lib/sim/replay.js';
 import { POLICIES, type PolicyResult } from '../lib/sim/results.js';
 import { formatTable, goalLine, summaryRows, withSavings } from '../lib/sim/summary.js';
@@ -178,8 +179,13 @@ async function main(): Promise<void> {
       console.log('');
     }
   }
-  const goal = goalLine(rows);
+  // The reactive floor is one pool's demand against one node size: a run of several pools has no single floor.
+  const onlyPool = pools.length === 1 ? pools[0] : undefined;
+  const floor = onlyPool ? floorForResults(onlyPool.trace, { gearsPerNode: onlyPool.gearsPerNode, bootDelaySeconds: replay.bootDelaySeconds }, rows) : undefined;
+  const goal = goalLine(rows, floor);
   if (goal) console.log(goal);
+  const clairvoyant = rows.find((r) => r.policy === 'clairvoyant-4h');
+  if (floor && clairvoyant) console.log(floorLine(floor, clairvoyant.nodeHours, rows.find((r) => r.policy === 'cluster-autoscaler')?.nodeHours));
 
   if (values.json) {
     writeOut(

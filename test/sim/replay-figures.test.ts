@@ -1,5 +1,7 @@
 import { spawnSync } from 'node:child_process';
-import { resolve } from 'node:path';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runNodescaler } from '../../lib/sim/replay.js';
 import { parseTrace } from '../../lib/sim/trace.js';
@@ -63,6 +65,16 @@ describe('npm start usage', () => {
     expect(run.stderr).toContain("Unknown option '--trase'");
     expect(run.stderr).toContain('usage: npm start -- [options]');
     expect(run.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it('prints the goal line with its infeasible misses and the reactive floor under it, for one pool', () => {
+    const report = resolve(mkdtempSync(join(tmpdir(), 'nodescaler-start-')), 'report.html');
+    const run = start('--days', '0.25', '--store', 'memory', '--report', report);
+    expect(run.status).toBe(0);
+    const lines = run.stdout.split('\n');
+    const goal = lines.findIndex((line) => line.startsWith('goal ('));
+    expect(lines[goal]).toMatch(/^goal \(\d\/8 met; \d+ of the \d+ misses are infeasible here\)/);
+    expect(lines[goal + 1]).toMatch(/^reactive floor \(learns of demand as it arrives, boots in 2 min\): at best \d+\.\d{3} % unplaced/);
   });
 
   it('names the field and the value of a bad option', () => {
