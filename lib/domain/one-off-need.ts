@@ -68,7 +68,7 @@ export interface OneOffWaitInput {
   /** What the node's moves cost, in dollars (payoff.ts moveCost). */
   costDollars: number;
   /** `factor`: the rent owed is this many times the moves' cost (0: no wait). */
-  config: { factor: number; nodeHourPrice: number; minWaitMs?: number };
+  config: { factor: number; nodeHourPrice: number };
 }
 
 export interface OneOffWait {
@@ -91,8 +91,7 @@ export function oneOffWait(input: OneOffWaitInput): OneOffWait | undefined {
   const need = lastNeed(samples, input.limit);
   if (!need || needRecurred(samples, need.minute, need.gears)) return undefined;
   const idleHours = Math.max(0, epochMinute(input.now) - need.minute) / 60;
-  const rentHours = config.nodeHourPrice > 0 ? (config.factor * input.costDollars) / config.nodeHourPrice : 0;
-  const waitHours = input.costDollars > 0 ? Math.max(rentHours, (config.minWaitMs ?? 0) / 3_600_000) : 0;
+  const waitHours = config.nodeHourPrice > 0 ? (config.factor * input.costDollars) / config.nodeHourPrice : 0;
   return idleHours >= waitHours ? undefined : { idleHours, waitHours, neededGears: need.gears };
 }
 

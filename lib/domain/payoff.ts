@@ -214,14 +214,15 @@ export function drainPayoff(input: PayoffInput): PayoffVerdict {
     return { pays: false, reason: `${when}, within the ${formatDuration(config.horizon)} horizon`, unneeded, cost, pending: unneeded.neededAt === undefined };
   }
   // Rises that recur, but not daily (bursts hours apart, noise at a node boundary): the pool's own spells below the
-  // level at which the node is bought back say it is needed again within the horizon. An empty node owes no move.
+  // level at which the node is bought back say it is needed again within the horizon. Needed, so not closed for
+  // attrition (closing it as well gave no fewer moves on held-out shapes, and more node-hours). An empty node owes no move.
   if (config.recentReturns && input.stats.activeGears > 0) {
     const level = input.rebuy ?? input.limit;
     const returns = recentReturns(input.history ?? [], now, level, config.horizon);
-    if (returnsWithin(returns, config.recentReturns === 'strict' ? 1 : 0)) return { pays: false, reason: recentReturnsText(returns, level, config.horizon), unneeded, cost, pending: false };
+    if (returnsWithin(returns)) return { pays: false, reason: recentReturnsText(returns, level, config.horizon), unneeded, cost, pending: false };
   }
   // Without a kept day the horizon on recent demand is the wait (unneededFor).
-  const wait = unneeded.basis === 'yesterday' && oneOffWait({ history: input.history, now, limit: input.limit, costDollars: cost.dollars, config: { factor: config.oneOffRentFactor, nodeHourPrice: config.nodeHourPrice, ...(config.oneOffHorizon ? { minWaitMs: config.horizon } : {}) } });
+  const wait = unneeded.basis === 'yesterday' && oneOffWait({ history: input.history, now, limit: input.limit, costDollars: cost.dollars, config: { factor: config.oneOffRentFactor, nodeHourPrice: config.nodeHourPrice } });
   if (wait) return { pays: false, reason: oneOffWaitText(wait, config.oneOffRentFactor), unneeded, cost, pending: true };
   const hoursText = `${hours.toFixed(1)}h unneeded (${source})`;
   if (saving < config.factor * cost.dollars) {

@@ -13,7 +13,8 @@
  * spells that already lasted as long as the current one (the others say
  * nothing about a spell this old), if most ended within the horizon, the node
  * is expected to be needed again within it, as the forecast's horizon would
- * say of a daily rise. A spell that began before the kept history counts only
+ * say of a daily rise. The current spell counts as one more that did not end
+ * (returnsWithin). A spell that began before the kept history counts only
  * once it outlasted the horizon (it did not end within it).
  *
  * Pure functions of data.
@@ -68,9 +69,12 @@ export function recentReturns(samples: readonly DemandSample[], now: Date, level
   return { ageMinutes, comparable: remaining.length, cameBack, medianRemainingMinutes: median(remaining) };
 }
 
-/** True when most spells as old as the current one ended within the horizon: the node is expected to be needed again. */
-export function returnsWithin(returns: RecentReturns | undefined, extra = 0): returns is RecentReturns {
-  return returns !== undefined && returns.cameBack * 2 > returns.comparable + extra;
+/**
+ * True when most spells as old as the current one ended within the horizon, counting the current one as a spell that
+ * has not come back (it may not): one short spell is no evidence, and a bare majority of few spells is not enough.
+ */
+export function returnsWithin(returns: RecentReturns | undefined): returns is RecentReturns {
+  return returns !== undefined && returns.cameBack * 2 > returns.comparable + 1;
 }
 
 /** The refusal's sentence. */

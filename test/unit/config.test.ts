@@ -143,7 +143,6 @@ describe('defaults', () => {
         confidenceWindow: 3_600_000,
         confidenceQuantile: 0.95,
         oneOffRentFactor: 1,
-        oneOffHorizon: false,
         recentReturns: true,
         attrition: true,
       },

@@ -52,7 +52,16 @@ describe('recentReturns', () => {
     expect(returnsWithin(early)).toBe(false);
   });
 
-  it('most spells short, one long: needed again (the median)', () => {
+  it('the current spell counts as one that did not come back: one short spell, or a bare majority, is not enough', () => {
+    const base = { ageMinutes: 60, medianRemainingMinutes: 60 };
+    expect(returnsWithin({ ...base, comparable: 1, cameBack: 1 })).toBe(false);
+    expect(returnsWithin({ ...base, comparable: 3, cameBack: 2 })).toBe(false);
+    expect(returnsWithin({ ...base, comparable: 2, cameBack: 2 })).toBe(true);
+    expect(returnsWithin({ ...base, comparable: 4, cameBack: 3 })).toBe(true);
+    expect(returnsWithin(undefined)).toBe(false);
+  });
+
+  it('most spells short, one long: needed again', () => {
     // bursts every 2 hours for the last 20 hours, before that 29 quiet hours
     const at = (m: number) => (m > -20 * 60 ? bursts(2, 30)(m) : 400);
     const returns = recentReturns(history(at), now, 1200, horizon);
