@@ -44,6 +44,12 @@ export function buildScaleDownSchema() {
      * many times its moves (lib/domain/one-off-need.ts); 0: no wait.
      */
     oneOffRentFactor: z._default(z.number().check(z.gte(0)), 1),
+    /**
+     * A node is not drained while most of the pool's recent spells below the level that buys it back, as long as the
+     * current one so far, ended within `horizon`, the current one counted as one that did not (lib/domain/recent-returns.ts):
+     * rises that recur but not daily (bursts hours apart, noise at a node boundary).
+     */
+    recentReturns: z._default(z.boolean(), true),
     /** Close the next node to drain to new gears early, so departing gears empty it (lib/domain/attrition.ts). */
     attrition: z._default(z.boolean(), true),
   });

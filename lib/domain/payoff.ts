@@ -27,6 +27,7 @@ import { epochMinute } from './forecast.js';
 import type { DemandSample, NodeStats } from './model.js';
 import { heldLevelOf, rebuyLevel, sizingSlots } from './wanted.js';
 import { oneOffWait, oneOffWaitText } from './one-off-need.js';
+import { recentReturns, recentReturnsText, returnsWithin } from './recent-returns.js';
 
 const MINUTE_MS = 60_000;
 const HOUR_MS = 3_600_000;
@@ -211,6 +212,14 @@ export function drainPayoff(input: PayoffInput): PayoffVerdict {
   if (unneeded.hours * HOUR_MS < config.horizon) {
     const when = unneeded.neededAt ? `needed again in ${formatDuration(Math.round(unneeded.hours * 60) * MINUTE_MS)} (${source} reaches ${Math.round(input.limit)} gears)` : `unneeded for only ${formatDuration(Math.round(unneeded.hours * 60) * MINUTE_MS)} so far (${source})`;
     return { pays: false, reason: `${when}, within the ${formatDuration(config.horizon)} horizon`, unneeded, cost, pending: unneeded.neededAt === undefined };
+  }
+  // Rises that recur, but not daily (bursts hours apart, noise at a node boundary): the pool's own spells below the
+  // level at which the node is bought back say it is needed again within the horizon. Needed, so not closed for
+  // attrition (closing it as well gave no fewer moves on held-out shapes, and more node-hours). An empty node owes no move.
+  if (config.recentReturns && input.stats.activeGears > 0) {
+    const level = input.rebuy ?? input.limit;
+    const returns = recentReturns(input.history ?? [], now, level, config.horizon);
+    if (returnsWithin(returns)) return { pays: false, reason: recentReturnsText(returns, level, config.horizon), unneeded, cost, pending: false };
   }
   // Without a kept day the horizon on recent demand is the wait (unneededFor).
   const wait = unneeded.basis === 'yesterday' && oneOffWait({ history: input.history, now, limit: input.limit, costDollars: cost.dollars, config: { factor: config.oneOffRentFactor, nodeHourPrice: config.nodeHourPrice } });

@@ -143,6 +143,7 @@ describe('defaults', () => {
         confidenceWindow: 3_600_000,
         confidenceQuantile: 0.95,
         oneOffRentFactor: 1,
+        recentReturns: true,
         attrition: true,
       },
       budget: { maxMovesPerGear: 2, windows: [], doNotMoveApps: [] },

@@ -1,0 +1,93 @@
+/**
+ * Whether demand, by the pool's own recent history, comes back within the
+ * horizon to the level at which a drained node is bought back: the horizon
+ * check (payoff.ts) for rises that recur but not daily (bursts a few hours
+ * apart, noise around a node boundary).
+ *
+ * Why: the pays-off check reads the coming hours off the kept days at the
+ * same hour, and a rise that is not daily (a burst at 07:00 yesterday, at
+ * 11:00 today) is not on them, so after each rise the forecast says "unneeded
+ * for a day"; the drain runs, and the next rise, two or three hours later,
+ * buys the node back. The kept history tells how this pool behaves: each
+ * spell it spent below the level ended when demand came back to it. Of the
+ * spells that already lasted as long as the current one (the others say
+ * nothing about a spell this old), if most ended within the horizon, the node
+ * is expected to be needed again within it, as the forecast's horizon would
+ * say of a daily rise. The current spell counts as one more that did not end
+ * (returnsWithin). A spell that began before the kept history counts only
+ * once it outlasted the horizon (it did not end within it).
+ *
+ * Pure functions of data.
+ */
+import { BUCKET_MINUTES } from './daily-demand.js';
+import { formatDuration } from './duration.js';
+import { epochMinute } from './forecast.js';
+import type { DemandSample } from './model.js';
+
+const MINUTE_MS = 60_000;
+
+export interface RecentReturns {
+  /** Minutes since demand was last at or above the level. */
+  ageMinutes: number;
+  /** Spells below the level, in the kept history, that lasted longer than `ageMinutes`. */
+  comparable: number;
+  /** Of them, those that ended (demand back at the level) within the horizon after `ageMinutes`. */
+  cameBack: number;
+  /** The median of the comparable spells' remaining minutes after `ageMinutes` (Infinity for one that did not end within the history). */
+  medianRemainingMinutes: number;
+}
+
+/**
+ * The spells `samples` spent below `level` before now, against the current one: undefined when demand never
+ * reached `level` in the kept history (nothing came back) or is at it now.
+ */
+export function recentReturns(samples: readonly DemandSample[], now: Date, level: number, horizonMs: number): RecentReturns | undefined {
+  if (samples.length === 0) return undefined;
+  const nowMinute = epochMinute(now);
+  const firstMinute = samples[0]![0];
+  const spells: number[] = [];
+  let censored: number | undefined;
+  let lastAboveEnd: number | undefined;
+  for (let i = 0; i < samples.length; i++) {
+    const [minute, gears] = samples[i]!;
+    if (gears < level) continue;
+    if (lastAboveEnd === undefined) censored = minute - firstMinute;
+    else if (minute - lastAboveEnd > 1) spells.push(minute - lastAboveEnd - 1);
+    // A coarse bucket's maximum may be from any of its minutes: the latest is the safe side (as one-off-need.ts).
+    const next = samples[i + 1];
+    lastAboveEnd = next && next[0] - minute >= BUCKET_MINUTES ? minute + BUCKET_MINUTES - 1 : minute;
+  }
+  if (lastAboveEnd === undefined) return undefined;
+  const ageMinutes = nowMinute - lastAboveEnd;
+  if (ageMinutes <= 0) return undefined;
+  const horizonMinutes = horizonMs / MINUTE_MS;
+  const remaining = spells.filter((length) => length > ageMinutes).map((length) => length - ageMinutes);
+  // The spell the history begins in lasted at least `censored`: known to outlast the horizon, or unknown.
+  if (censored !== undefined && censored - ageMinutes > horizonMinutes) remaining.push(Infinity);
+  remaining.sort((a, b) => a - b);
+  const cameBack = remaining.filter((minutes) => minutes <= horizonMinutes).length;
+  return { ageMinutes, comparable: remaining.length, cameBack, medianRemainingMinutes: median(remaining) };
+}
+
+/**
+ * True when most spells as old as the current one ended within the horizon, counting the current one as a spell that
+ * has not come back (it may not): one short spell is no evidence, and a bare majority of few spells is not enough.
+ */
+export function returnsWithin(returns: RecentReturns | undefined): returns is RecentReturns {
+  return returns !== undefined && returns.cameBack * 2 > returns.comparable + 1;
+}
+
+/** The refusal's sentence. */
+export function recentReturnsText(returns: RecentReturns, level: number, horizonMs: number): string {
+  const minutes = (m: number) => formatDuration(Math.round(m) * MINUTE_MS);
+  return (
+    `needed again soon by recent demand: ${returns.cameBack} of the ${returns.comparable} recent spells below ${Math.round(level)} gears ` +
+    `that lasted ${minutes(returns.ageMinutes)} ended within the ${formatDuration(horizonMs)} horizon (median ${minutes(returns.medianRemainingMinutes)} more)`
+  );
+}
+
+function median(sorted: readonly number[]): number {
+  if (sorted.length === 0) return Infinity;
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}

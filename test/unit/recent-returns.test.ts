@@ -1,0 +1,117 @@
+import { describe, expect, it } from 'vitest';
+import { epochMinute } from '../../lib/domain/forecast.js';
+import type { DemandSample } from '../../lib/domain/model.js';
+import { drainPayoff } from '../../lib/domain/payoff.js';
+import { recentReturns, recentReturnsText, returnsWithin } from '../../lib/domain/recent-returns.js';
+import { config } from '../support/builders.js';
+
+const MIN = 60_000;
+const HOUR = 60 * MIN;
+const now = new Date('2026-01-07T12:00:00Z');
+const nowMinute = epochMinute(now);
+const horizon = 4 * HOUR;
+
+/** Two days and an hour of history: 10-minute buckets, per minute for the last hour; `at(m)` gives demand m minutes from now. */
+function history(at: (m: number) => number): DemandSample[] {
+  const samples: DemandSample[] = [];
+  for (let m = -49 * 60; m <= 0; m += m < -60 ? 10 : 1) samples.push([nowMinute + m, at(m)]);
+  return samples;
+}
+
+/** 400 gears, and 1,600 for an hour every `everyHours` (the last one ended `endedAgo` minutes ago). */
+const bursts = (everyHours: number, endedAgo: number) => (m: number) => {
+  const sinceEnd = -endedAgo - m; // minutes before the last burst's end
+  const phase = ((sinceEnd % (everyHours * 60)) + everyHours * 60) % (everyHours * 60);
+  return sinceEnd >= 0 && phase < 60 ? 1600 : 400;
+};
+
+describe('recentReturns', () => {
+  it('bursts every 3 hours: every spell below the level ended within the horizon', () => {
+    const returns = recentReturns(history(bursts(3, 30)), now, 1200, horizon);
+    // the last burst's last bucket ends 21 minutes before its end (a coarse bucket counts to its last minute)
+    expect(returns).toBeDefined();
+    expect(returns!.comparable).toBeGreaterThan(10);
+    expect(returns!.cameBack).toBe(returns!.comparable);
+    expect(returnsWithin(returns)).toBe(true);
+    expect(returns!.medianRemainingMinutes).toBeLessThan(3 * 60);
+  });
+
+  it('bursts a day apart: the spells outlast the horizon, nothing says the node comes back', () => {
+    const returns = recentReturns(history(bursts(24, 30)), now, 1200, horizon);
+    expect(returns!.comparable).toBeGreaterThan(0);
+    expect(returns!.cameBack).toBe(0);
+    expect(returnsWithin(returns)).toBe(false);
+  });
+
+  it('only spells as long as the current one count: past the short gaps, the long ones decide', () => {
+    // two bursts 3 hours apart 30 hours ago, then nothing until one that ended 4 hours ago
+    const at = (m: number) => ((m >= -33 * 60 && m < -32 * 60) || (m >= -29 * 60 && m < -28 * 60) || (m >= -5 * 60 && m < -4 * 60) ? 1600 : 400);
+    const early = recentReturns(history(at), new Date(now.getTime() - 3 * HOUR), 1200, horizon);
+    // an hour after the last burst: the 3-hour gap and the 23-hour gap both lasted that long; one of two came back
+    expect(early).toMatchObject({ comparable: 3, cameBack: 1 });
+    expect(returnsWithin(early)).toBe(false);
+  });
+
+  it('the current spell counts as one that did not come back: one short spell, or a bare majority, is not enough', () => {
+    const base = { ageMinutes: 60, medianRemainingMinutes: 60 };
+    expect(returnsWithin({ ...base, comparable: 1, cameBack: 1 })).toBe(false);
+    expect(returnsWithin({ ...base, comparable: 3, cameBack: 2 })).toBe(false);
+    expect(returnsWithin({ ...base, comparable: 2, cameBack: 2 })).toBe(true);
+    expect(returnsWithin({ ...base, comparable: 4, cameBack: 3 })).toBe(true);
+    expect(returnsWithin(undefined)).toBe(false);
+  });
+
+  it('most spells short, one long: needed again', () => {
+    // bursts every 2 hours for the last 20 hours, before that 29 quiet hours
+    const at = (m: number) => (m > -20 * 60 ? bursts(2, 30)(m) : 400);
+    const returns = recentReturns(history(at), now, 1200, horizon);
+    expect(returns!.cameBack).toBeGreaterThan(returns!.comparable / 2);
+    expect(returnsWithin(returns)).toBe(true);
+    expect(recentReturnsText(returns!, 1200, horizon)).toMatch(/^needed again soon by recent demand: \d+ of the \d+ recent spells below 1200 gears that lasted \d+m ended within the 4h horizon \(median \d+m more\)$/);
+  });
+
+  it('says nothing when demand never reached the level in the kept history, or is at it now', () => {
+    expect(recentReturns(history(() => 400), now, 1200, horizon)).toBeUndefined();
+    expect(recentReturns(history(() => 1600), now, 1200, horizon)).toBeUndefined();
+    expect(recentReturns([], now, 1200, horizon)).toBeUndefined();
+  });
+
+  it('the spell the history begins in counts only once it outlasted the horizon', () => {
+    // one burst 30 to 90 minutes ago, 400 for the 47 hours before: that spell did not end within 4 hours
+    const returns = recentReturns(history((m) => (m >= -90 && m < -30 ? 1600 : 400)), now, 1200, horizon);
+    expect(returns).toMatchObject({ comparable: 1, cameBack: 0, medianRemainingMinutes: Infinity });
+    // a history of 3 hours: the spell before the burst says nothing either way
+    const short = history((m) => (m >= -90 && m < -30 ? 1600 : 400)).filter(([minute]) => minute >= nowMinute - 180);
+    expect(recentReturns(short, now, 1200, horizon)).toMatchObject({ comparable: 0, cameBack: 0 });
+  });
+});
+
+describe('drainPayoff with recent returns', () => {
+  const payoff = config().scaleDown.payoff;
+  const stats = { activeGears: 20, idleGears: 5, disruptiveGears: 8 };
+  // bursts every 3 hours since 22 hours ago (not on the kept day before), the last ended 80 minutes ago: the one-off wait
+  // (an hour for these moves) is paid, and the kept days' lower does not have them
+  const recent = (m: number) => (m > -22 * 60 ? bursts(3, 80)(m) : 400);
+  const h = history(recent);
+
+  it('refuses a node the pool\'s recent rises need again within the horizon, not as pending', () => {
+    const verdict = drainPayoff({ history: h, now, confident: 400, limit: 1200, stats, config: payoff });
+    expect(verdict.pays).toBe(false);
+    if (!verdict.pays) {
+      expect(verdict.pending).toBe(false);
+      expect(verdict.reason).toMatch(/^needed again soon by recent demand: /);
+    }
+  });
+
+  it('drains it with the rule off, and drains an empty node (no move) either way', () => {
+    expect(drainPayoff({ history: h, now, confident: 400, limit: 1200, stats, config: { ...payoff, recentReturns: false } }).pays).toBe(true);
+    expect(drainPayoff({ history: h, now, confident: 400, limit: 1200, stats: { activeGears: 0 }, config: payoff }).pays).toBe(true);
+  });
+
+  it('judges the spells at the level that buys the node back', () => {
+    // rises to 1,100 every 3 hours: above a rebuy level of 1,000, below one of 1,200
+    const h2 = history((m) => (recent(m) > 400 ? 1100 : 400));
+    expect(drainPayoff({ history: h2, now, confident: 400, limit: 950, rebuy: 1000, stats, config: payoff }).pays).toBe(false);
+    expect(drainPayoff({ history: h2, now, confident: 400, limit: 1150, rebuy: 1200, stats, config: payoff }).pays).toBe(true);
+  });
+});
