@@ -164,7 +164,6 @@ function clusterAutoscalerWaitingWhy(floor: ReactiveFloor, ca: PolicyResult): Wh
   return { infeasible, why: `${infeasible ? 'impossible: ' : ''}reactive floor ${count(floor.floor.waitingGearMinutes)} gear-min within the node-hours line` };
 }
 
-
 /** nodescaler's moves by cause (lib/sim/move-causes.ts), one line; undefined when the run did not break them down. */
 export function moveCausesLine(results: PolicyResult[]): string | undefined {
   const causes = results.find((r) => r.policy === 'nodescaler')?.moveCauses;
