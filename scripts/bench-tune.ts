@@ -10,7 +10,7 @@ import { parseArgs } from 'node:util';
 import { ValidationError } from '../lib/errors.js';
 import { BaselineCache } from '../lib/sim/baseline-cache.js';
 import { heldoutShapes } from '../lib/sim/heldout.js';
-import { formatRanking, formatVariant, parseVariants, tuneSuite, type Variants } from '../lib/sim/tune.js';
+import { formatRanking, formatVariant, infeasibleNote, parseVariants, tuneSuite, type Variants } from '../lib/sim/tune.js';
 import { suiteTraces } from './bench-suite.js';
 
 const DEFAULT_CACHE = new URL('../.cache/baselines/', import.meta.url).pathname;
@@ -116,7 +116,7 @@ export async function runTune(argv: string[]): Promise<void> {
       },
       onVariant: (score) => {
         if (process.stdout.isTTY) process.stdout.write('\n');
-        console.log(`\nvariant ${score.variant} ${JSON.stringify(variants[score.variant])}: ${score.met}/${score.of} goal checks met`);
+        console.log(`\nvariant ${score.variant} ${JSON.stringify(variants[score.variant])}: ${score.met}/${score.of} goal checks met${infeasibleNote(score)}`);
         console.log(formatVariant(score, heldout === undefined ? undefined : 'held-out (mean; moves summed; worst)'));
         console.log('');
       },

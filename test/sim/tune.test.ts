@@ -55,6 +55,21 @@ describe('ranking', () => {
   });
 });
 
+describe('infeasible misses', () => {
+  it('sums the misses the reactive floor shows infeasible, in the total row and the ranking', () => {
+    const s = scoreVariant('v', [score('bursty', { met: 5, infeasible: 2 }), score('daily', { met: 7, infeasible: 1 })]);
+    expect(s.infeasible).toBe(3);
+    expect(formatVariant(s)).toMatch(/suite \(mean; moves summed; worst\).*12\/16, 3 of 4 misses infeasible/);
+    expect(formatRanking([s])).toMatch(/^1\. v\s+12\/16, 3 of 4 misses infeasible/m);
+  });
+
+  it('says nothing of infeasibility when a trace was scored without its floor', () => {
+    const s = scoreVariant('v', [score('bursty', { met: 5, infeasible: 2 }), score('daily', { met: 7 })]);
+    expect(s.infeasible).toBeUndefined();
+    expect(formatRanking([s])).not.toMatch(/infeasible/);
+  });
+});
+
 describe('tuneSuite', () => {
   it('replays every variant on every trace, and a second run takes the baselines from the cache', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'nodescaler-tune-'));
@@ -94,8 +109,10 @@ describe('npm run bench -- tune', () => {
     expect(run.status, run.stderr).toBe(0);
     expect(run.stdout).toMatch(/tune: 2 variants x 1 traces/);
     expect(run.stdout).toMatch(/nodescaler 100% \(baselines computed/);
-    expect(run.stdout).toMatch(/^variant defaults \{\}: \d\/8 goal checks met$/m);
-    expect(run.stdout).toMatch(/^variant f3 .*: \d\/8 goal checks met$/m);
+    expect(run.stdout).toMatch(/^variant defaults \{\}: (\d)\/8 goal checks met, \d of (\d) misses infeasible$/m);
+    expect(run.stdout).toMatch(/^variant f3 .*: \d\/8 goal checks met, \d of \d misses infeasible$/m);
+    const [, met, misses] = /^variant defaults \{\}: (\d)\/8 goal checks met, \d of (\d) misses/m.exec(run.stdout)!;
+    expect(Number(met) + Number(misses)).toBe(8);
     expect(run.stdout).toMatch(/baselines 0 cached, 1 computed/);
     expect(run.stdout).toMatch(/^1\. (defaults|f3) /m);
     const rerun = spawnSync(process.execPath, [...args, '--no-defaults'], { cwd: ROOT, encoding: 'utf8' });
