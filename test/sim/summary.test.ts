@@ -79,3 +79,12 @@ describe('the goal line with the reactive floor', () => {
     expect(goalLine(results)).toMatch(/^goal \(6\/8 met; 0 of the 2 misses are infeasible here\)/);
   });
 });
+
+describe('the gear moves check', () => {
+  it('names the moves and says clairvoyant-4h moved none when it never released a node, instead of an infinite ratio', () => {
+    const growing = (moves: number) => [policyResult('nodescaler', { gearMoves: moves }), policyResult('clairvoyant-4h', { gearMoves: 0 })];
+    expect(goalChecks(growing(85))!.find((c) => c.text.startsWith('gear moves'))).toEqual({ text: 'gear moves 85 where clairvoyant-4h moves none (<= 1.5 x)', met: false });
+    expect(goalChecks(growing(0))!.find((c) => c.text.startsWith('gear moves'))?.met).toBe(true);
+    expect(goalChecks([policyResult('nodescaler', { gearMoves: 30 }), policyResult('clairvoyant-4h', { gearMoves: 20 })])!.find((c) => c.text.startsWith('gear moves'))).toEqual({ text: 'gear moves 1.50 x clairvoyant-4h <= 1.5', met: true });
+  });
+});

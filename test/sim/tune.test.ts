@@ -49,7 +49,7 @@ describe('ranking', () => {
     expect(s.nodeHoursRatio).toBeCloseTo(1.05, 10);
     expect([s.met, s.of, s.worstUnplacedShare]).toEqual([8, 16, 0.002]);
     const table = formatVariant(s);
-    expect(table).toMatch(/^flat\s+1\.000\s+Infinity\s+0\.200\s+4\/8$/m);
+    expect(table).toMatch(/^flat\s+1\.000\s+30 vs 0\s+0\.200\s+4\/8$/m);
     expect(table).toMatch(/^suite \(mean; moves summed; worst\)\s+1\.050\s+3\.00\s+0\.200\s+8\/16$/m);
     expect(formatRanking([s, scoreVariant('w', [score('flat', { met: 6 }), score('daily', { met: 6 })])])).toMatch(/^1\. w\s+12\/16[\s\S]*^2\. v\s+8\/16\s+1\.050\s+3\.00\s+0\.200\s+4 4$/m);
   });
