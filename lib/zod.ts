@@ -3,7 +3,7 @@
  * environment are written with: `zod/mini`, with zod's English messages.
  * What a Lambda function validates at cold start, its deployment settings
  * (lib/config/load.ts) and its messages (lib/messages/), is plain code, which
- * builds in a fraction of the time: see README, "Cold start".
+ * builds in a fraction of the time: see docs/BENCHMARKS.md, "Cold start".
  *
  * Why mini: classic zod (`import { z } from 'zod'`) is about 200 KiB
  * minified and builds every schema with its method set; `zod/mini` is the

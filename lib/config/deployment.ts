@@ -12,7 +12,7 @@ import { ValidationError, type ValidationIssue } from '../errors.js';
 // One schema, `deploymentSchema`: a rule per field, in the order issues are
 // listed. Written without zod because it runs at every cold start and these
 // are a dozen strings: zod's module and schema construction were about a
-// tenth of a Lambda function's load time (README, "Cold start"). The rules
+// tenth of a Lambda function's load time (docs/BENCHMARKS.md, "Cold start"). The rules
 // and messages are zod's for the same schema (`z.url`, `z.iso.datetime`,
 // `z.enum` with its English messages), which test/unit/config.test.ts checks.
 

@@ -5,7 +5,7 @@
  *
  * Plain functions, not zod: every Lambda function builds the validators of
  * the messages it takes at cold start, and zod's module and schema
- * construction were about a tenth of its load time (README, "Cold start").
+ * construction were about a tenth of its load time (docs/BENCHMARKS.md, "Cold start").
  * They behave as the zod schemas they replaced (`z.object` keeps only the
  * keys it knows, in its own order; `z.optional`, `z.array`, `z.literal`,
  * `z.enum`, `z.pipe`), with the same issues in the same order.
