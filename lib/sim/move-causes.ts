@@ -7,14 +7,18 @@
  * day). Then views that overlap the causes: moves of drains started on the
  * first day (no history yet), soon after the pool scaled up (demand was
  * rising: Karpenter's consolidateAfter waits these out), of nodes attrition
- * had closed before the drain, and moves of a gear already moved in the 7 days
- * before (the tenant restarted twice).
+ * had closed before the drain, of drains the pool bought back (it scaled up
+ * within the pays-off horizon after the drain began: the move saved nothing),
+ * and moves of a gear already moved in the 7 days before (the tenant
+ * restarted twice).
  */
 
 const DAY_SECONDS = 86_400;
 const WEEK_SECONDS = 7 * DAY_SECONDS;
 /** "Soon after a scale-up": within an hour of it. */
 export const SOON_AFTER_SCALE_UP_SECONDS = 3600;
+/** "Bought back": a scale-up within the pays-off check's default horizon (4 h) after a scale-down drain began. */
+export const BOUGHT_BACK_SECONDS = 4 * 3600;
 
 export interface MoveCauses {
   total: number;
@@ -36,6 +40,8 @@ export interface MoveCauses {
   afterScaleUp: number;
   /** Of all moves: of nodes that attrition had closed to new gears before their drain started. */
   afterAttrition: number;
+  /** Of all moves: of scale-down drains followed by a scale-up of the pool within BOUGHT_BACK_SECONDS of their start. */
+  boughtBack: number;
   /** Of all moves: of a gear already moved within the 7 days before. */
   repeatWithin7d: number;
   /** Drains that moved at least one gear. */
@@ -66,7 +72,7 @@ export interface NodeToggle {
 }
 
 export function emptyMoveCauses(): MoveCauses {
-  return { total: 0, yesterday: 0, recent: 0, unchecked: 0, interruption: 0, manual: 0, unattributed: 0, firstDay: 0, afterScaleUp: 0, afterAttrition: 0, repeatWithin7d: 0, drainsWithMoves: 0 };
+  return { total: 0, yesterday: 0, recent: 0, unchecked: 0, interruption: 0, manual: 0, unattributed: 0, firstDay: 0, afterScaleUp: 0, afterAttrition: 0, boughtBack: 0, repeatWithin7d: 0, drainsWithMoves: 0 };
 }
 
 /** The basis a scale-down reason names (evaluate.ts writes the verdict's text into it). */
@@ -104,6 +110,8 @@ export function moveCauses(moves: readonly CausedMove[], drains: readonly CauseD
     if (drain.startedAt < DAY_SECONDS) causes.firstDay += 1;
     const up = latestAtOrBefore(ups, drain.startedAt, (at) => at);
     if (up !== undefined && drain.startedAt - up <= SOON_AFTER_SCALE_UP_SECONDS) causes.afterScaleUp += 1;
+    const next = firstAfter(ups, drain.startedAt);
+    if (drain.kind === 'scale-down' && next !== undefined && next - drain.startedAt <= BOUGHT_BACK_SECONDS) causes.boughtBack += 1;
     // Closed by attrition: the node's last toggle before its drain started closed it.
     const toggle = latestAtOrBefore(togglesByNode.get(drain.nodeId), drain.startedAt - 1e-6, (t) => t.at);
     if (toggle?.closed) causes.afterAttrition += 1;
@@ -131,7 +139,7 @@ export function formatMoveCauses(c: MoveCauses): string {
   ];
   return (
     `moves ${c.total} by cause: ${causes.join(', ')}; of them first day ${c.firstDay}, ` +
-    `<1h after a scale-up ${c.afterScaleUp}, from attrition-closed nodes ${c.afterAttrition}, ` +
+    `<1h after a scale-up ${c.afterScaleUp}, bought back <4h ${c.boughtBack}, from attrition-closed nodes ${c.afterAttrition}, ` +
     `gear moved again within 7d ${c.repeatWithin7d}; ${c.drainsWithMoves} drains moved gears`
   );
 }
@@ -145,6 +153,12 @@ function groupSorted<T>(items: readonly T[], key: (item: T) => string, at: (item
   }
   for (const group of groups.values()) group.sort((a, b) => at(a) - at(b));
   return groups;
+}
+
+/** The first time in `sorted` strictly after `time`. */
+function firstAfter(sorted: readonly number[], time: number): number | undefined {
+  const index = sorted.findIndex((at) => at > time);
+  return index < 0 ? undefined : sorted[index];
 }
 
 /** The last item of `sorted` (by `at`) at or before `time`. */

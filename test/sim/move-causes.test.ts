@@ -67,6 +67,27 @@ describe('move causes', () => {
     expect(causes.yesterday).toBe(5);
   });
 
+  it('flags moves of scale-down drains the pool bought back within 4 hours, and no other drain', () => {
+    const drains = [
+      drain('rebought', DAY),
+      drain('kept', 2 * DAY),
+      drain('lateRebuy', 3 * DAY),
+      drain('spot', 4 * DAY, 'interruption', 'spot interruption'),
+    ];
+    const moves = [
+      { gear: 1, from: 'rebought', at: DAY + 10 },
+      { gear: 2, from: 'rebought', at: DAY + 20 },
+      { gear: 3, from: 'kept', at: 2 * DAY + 10 },
+      { gear: 4, from: 'lateRebuy', at: 3 * DAY + 10 },
+      { gear: 5, from: 'spot', at: 4 * DAY + 10 },
+    ];
+    // 'rebought' is bought back 3h59m after it began; 'lateRebuy' 4h01m after; the interruption's replacement is not a rebuy.
+    const scaleUps = [DAY - HOUR, DAY + 4 * HOUR - 60, 3 * DAY + 4 * HOUR + 60, 4 * DAY + 60];
+    const causes = moveCauses(moves, drains, scaleUps, []);
+    expect(causes.boughtBack).toBe(2);
+    expect(formatMoveCauses(causes)).toContain('bought back <4h 2,');
+  });
+
   it('sums pools and prints one line for the suite', () => {
     const a = { ...emptyMoveCauses(), total: 3, yesterday: 2, recent: 1, firstDay: 1, drainsWithMoves: 1 };
     const b = { ...emptyMoveCauses(), total: 2, interruption: 2, drainsWithMoves: 1 };
@@ -74,7 +95,7 @@ describe('move causes', () => {
     expect(sum).toMatchObject({ total: 5, yesterday: 2, recent: 1, interruption: 2, firstDay: 1, drainsWithMoves: 2 });
     const line = formatMoveCauses(sum);
     expect(line).toBe(
-      'moves 5 by cause: yesterday-basis drains 2, recent-basis drains 1, interruptions 2; of them first day 1, <1h after a scale-up 0, from attrition-closed nodes 0, gear moved again within 7d 0; 2 drains moved gears',
+      'moves 5 by cause: yesterday-basis drains 2, recent-basis drains 1, interruptions 2; of them first day 1, <1h after a scale-up 0, bought back <4h 0, from attrition-closed nodes 0, gear moved again within 7d 0; 2 drains moved gears',
     );
     expect(moveCausesLine([{ policy: 'nodescaler', moveCauses: sum } as PolicyResult])).toBe(line);
     expect(moveCausesLine([{ policy: 'karpenter' } as PolicyResult])).toBeUndefined();
