@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { epochMinute } from '../../lib/domain/forecast.js';
 import type { DemandSample } from '../../lib/domain/model.js';
 import { drainPayoff } from '../../lib/domain/payoff.js';
-import { recentReturns, recentReturnsText, returnsWithin } from '../../lib/domain/recent-returns.js';
+import { dipHours, recentDipsText, recentReturns, recentReturnsText, returnsOf, returnsWithin, spellsBelow } from '../../lib/domain/recent-returns.js';
 import { config } from '../support/builders.js';
 
 const MIN = 60_000;
@@ -10,6 +10,7 @@ const HOUR = 60 * MIN;
 const now = new Date('2026-01-07T12:00:00Z');
 const nowMinute = epochMinute(now);
 const horizon = 4 * HOUR;
+const DAY = 24 * HOUR;
 
 /** Two days and an hour of history: 10-minute buckets, per minute for the last hour; `at(m)` gives demand m minutes from now. */
 function history(at: (m: number) => number): DemandSample[] {
@@ -113,5 +114,31 @@ describe('drainPayoff with recent returns', () => {
     const h2 = history((m) => (recent(m) > 400 ? 1100 : 400));
     expect(drainPayoff({ history: h2, now, confident: 400, limit: 950, rebuy: 1000, stats, config: payoff }).pays).toBe(false);
     expect(drainPayoff({ history: h2, now, confident: 400, limit: 1150, rebuy: 1200, stats, config: payoff }).pays).toBe(true);
+  });
+});
+
+describe('spellsBelow', () => {
+  const at = (minute: number) => nowMinute + minute;
+  const cases: Array<{ name: string; samples: DemandSample[]; ended: number[]; censored?: number; lastAboveEnd?: number }> = [
+    {
+      name: 'two dips that ended, the current one begun',
+      samples: [[at(0), 1300], [at(1), 900], [at(2), 800], [at(3), 1300], [at(4), 500], [at(5), 1300], [at(6), 700]],
+      ended: [2, 1],
+      lastAboveEnd: at(5),
+    },
+    { name: 'the history begins in a dip: censored', samples: [[at(0), 600], [at(1), 400], [at(2), 1300], [at(3), 1300]], ended: [], censored: 2, lastAboveEnd: at(3) },
+    { name: 'never at the level', samples: [[at(0), 600], [at(1), 400]], ended: [] },
+    { name: 'no history', samples: [], ended: [] },
+  ];
+  it.each(cases)('$name', ({ samples, ended, censored, lastAboveEnd }) => {
+    const spells = spellsBelow(samples, 1200);
+    expect(spells.ended).toEqual(ended);
+    expect(spells.censored).toBe(censored);
+    expect(spells.lastAboveEnd).toBe(lastAboveEnd);
+  });
+
+  it('one scan serves every candidate of a level: returnsOf on its spells is recentReturns', () => {
+    const h = history(bursts(3, 30));
+    expect(returnsOf(spellsBelow(h, 1200), now, horizon, DAY)).toEqual(recentReturns(h, now, 1200, horizon, DAY));
   });
 });
