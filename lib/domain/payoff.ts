@@ -219,7 +219,8 @@ export function drainPayoff(input: PayoffInput): PayoffVerdict {
   // level at which the node is bought back say it is needed again within the horizon. Needed, so not closed for
   // attrition (closing it as well gave no fewer moves on held-out shapes, and more node-hours). An empty node owes no move.
   const level = input.rebuy ?? input.limit;
-  const returns = (config.recentReturns || config.recentDips) && input.stats.activeGears > 0 ? (input.returnsAt ?? ((at: number) => recentReturns(input.history ?? [], now, at, config.horizon, config.lookahead)))(level) : undefined;
+  const returnsAt = input.returnsAt ?? ((at: number) => recentReturns(input.history ?? [], now, at, config.horizon, config.lookahead));
+  const returns = (config.recentReturns || config.recentDips) && input.stats.activeGears > 0 ? returnsAt(level) : undefined;
   if (config.recentReturns && returnsWithin(returns)) return { pays: false, reason: recentReturnsText(returns, level, config.horizon), unneeded, cost, pending: false };
   // Without a kept day the horizon on recent demand is the wait (unneededFor).
   const wait = unneeded.basis === 'yesterday' && oneOffWait({ history: input.history, now, limit: input.limit, costDollars: cost.dollars, config: { factor: config.oneOffRentFactor, nodeHourPrice: config.nodeHourPrice } });
