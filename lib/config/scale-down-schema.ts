@@ -50,6 +50,12 @@ export function buildScaleDownSchema() {
      * rises that recur but not daily (bursts hours apart, noise at a node boundary).
      */
     recentReturns: z._default(z.boolean(), true),
+    /**
+     * The saving is counted at most as long as the pool's recent spells below that level, as old as the current one,
+     * typically (their median) lasted more, until the node's idle rent pays `oneOffRentFactor` x its moves
+     * (lib/domain/recent-returns.ts): the kept days do not show rises that are not daily.
+     */
+    recentDips: z._default(z.boolean(), true),
     /** Close the next node to drain to new gears early, so departing gears empty it (lib/domain/attrition.ts). */
     attrition: z._default(z.boolean(), true),
   });

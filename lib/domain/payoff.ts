@@ -27,7 +27,7 @@ import { epochMinute } from './forecast.js';
 import type { DemandSample, NodeStats } from './model.js';
 import { heldLevelOf, rebuyLevel, sizingSlots } from './wanted.js';
 import { oneOffWait, oneOffWaitText } from './one-off-need.js';
-import { recentReturns, recentReturnsText, returnsWithin } from './recent-returns.js';
+import { type RecentReturns, dipHours, recentDipsText, recentReturns, recentReturnsText, returnsOf, returnsWithin, spellsBelow } from './recent-returns.js';
 
 const MINUTE_MS = 60_000;
 const HOUR_MS = 3_600_000;
@@ -190,6 +190,8 @@ export interface PayoffInput {
   rebuy?: number;
   stats: Pick<NodeStats, 'activeGears' | 'idleGears' | 'disruptiveGears'>;
   config: PayoffConfig;
+  /** `recentReturns` of `history` at a level (with the lookahead), if the caller keeps them for its candidates; computed here if not. */
+  returnsAt?: (level: number) => RecentReturns | undefined;
 }
 
 export type PayoffVerdict =
@@ -216,17 +218,25 @@ export function drainPayoff(input: PayoffInput): PayoffVerdict {
   // Rises that recur, but not daily (bursts hours apart, noise at a node boundary): the pool's own spells below the
   // level at which the node is bought back say it is needed again within the horizon. Needed, so not closed for
   // attrition (closing it as well gave no fewer moves on held-out shapes, and more node-hours). An empty node owes no move.
-  if (config.recentReturns && input.stats.activeGears > 0) {
-    const level = input.rebuy ?? input.limit;
-    const returns = recentReturns(input.history ?? [], now, level, config.horizon);
-    if (returnsWithin(returns)) return { pays: false, reason: recentReturnsText(returns, level, config.horizon), unneeded, cost, pending: false };
-  }
+  const level = input.rebuy ?? input.limit;
+  const returnsAt = input.returnsAt ?? ((at: number) => recentReturns(input.history ?? [], now, at, config.horizon, config.lookahead));
+  const returns = (config.recentReturns || config.recentDips) && input.stats.activeGears > 0 ? returnsAt(level) : undefined;
+  if (config.recentReturns && returnsWithin(returns)) return { pays: false, reason: recentReturnsText(returns, level, config.horizon), unneeded, cost, pending: false };
   // Without a kept day the horizon on recent demand is the wait (unneededFor).
   const wait = unneeded.basis === 'yesterday' && oneOffWait({ history: input.history, now, limit: input.limit, costDollars: cost.dollars, config: { factor: config.oneOffRentFactor, nodeHourPrice: config.nodeHourPrice } });
   if (wait) return { pays: false, reason: oneOffWaitText(wait, config.oneOffRentFactor), unneeded, cost, pending: true };
   const hoursText = `${hours.toFixed(1)}h unneeded (${source})`;
   if (saving < config.factor * cost.dollars) {
     return { pays: false, reason: `does not pay: ${hoursText} saves ${money(saving)} < ${config.factor} x ${costText}`, unneeded, cost, pending: true };
+  }
+  // The kept days say the node stays unneeded, but rises that are not daily are not on them: the pool's own dips below
+  // the level that buys it back, as old as this one, say how long it is expected to stay unneeded (recent-returns.ts).
+  // At most until the idle rent since demand last needed the level pays its moves (rent-or-buy, as one-off-need.ts): a
+  // pool whose dips mislead it then pays at most twice the better of draining at once and keeping the node.
+  const byDips = config.recentDips ? dipHours(returns) : undefined;
+  const rentPaid = returns !== undefined && (returns.ageMinutes / 60) * config.nodeHourPrice >= config.oneOffRentFactor * cost.dollars;
+  if (byDips !== undefined && !rentPaid && byDips < hours && byDips * config.nodeHourPrice < config.factor * cost.dollars) {
+    return { pays: false, reason: `does not pay by recent dips: ${recentDipsText(returns!, level)} saves ${money(byDips * config.nodeHourPrice)} < ${config.factor} x ${costText}`, unneeded, cost, pending: false };
   }
   return { pays: true, text: `pays: ${hoursText} saves ${money(saving)} >= ${config.factor} x ${costText}`, unneeded, cost };
 }
@@ -271,6 +281,12 @@ export function payoffGate(input: PayoffGateInput): { utilization: PoolUtilizati
     utilization: slots > 0 ? confident / slots : confident > 0 ? Infinity : 0,
     freeSlots: u.freeSlots - (confident - u.demand),
   };
+  // Nodes of one size leave one level: the history is scanned once per level, not once per candidate.
+  const returnsByLevel = new Map<number, RecentReturns | undefined>();
+  const returnsAt = (level: number) => {
+    if (!returnsByLevel.has(level)) returnsByLevel.set(level, returnsOf(spellsBelow(history ?? [], level), now, payoff.horizon, payoff.lookahead));
+    return returnsByLevel.get(level);
+  };
   const check: CandidateCheck = (node, capacityAfter) => {
     // What a scale-up would leave the pool holding, not what triggers one: a drain stops where a scale-up stops.
     const { level: limit, setBy } = heldLevelOf(capacityAfter, config.scaleUp);
@@ -279,7 +295,7 @@ export function payoffGate(input: PayoffGateInput): { utilization: PoolUtilizati
     if (input.forecastDemand !== undefined && input.forecastDemand > limit && recent < limit) {
       return { refused: `needed soon: the forecast expects ${Math.round(input.forecastDemand)} gears > the ${Math.round(limit)} the pool holds without it` };
     }
-    const verdict = drainPayoff({ history, now, confident, limit, limitSetBy: setBy, rebuy, stats: node.stats ?? { activeGears: 0 }, config: payoff });
+    const verdict = drainPayoff({ history, now, confident, limit, limitSetBy: setBy, rebuy, stats: node.stats ?? { activeGears: 0 }, config: payoff, returnsAt });
     if (verdict.pays) return { accepted: verdict.text };
     // Not needed, only not paying yet: the node attrition closes early.
     return verdict.pending ? { refused: verdict.reason, pending: true } : { refused: verdict.reason };

@@ -35,38 +35,77 @@ export interface RecentReturns {
   cameBack: number;
   /** The median of the comparable spells' remaining minutes after `ageMinutes` (Infinity for one that did not end within the history). */
   medianRemainingMinutes: number;
+  /**
+   * The median of the comparable spells' remaining minutes, each counted up to the lookahead (the one the history
+   * begins in, which lasted at least so long, at that; undefined when no lookahead was given or no spell is
+   * comparable): how long, by this pool's own dips, a node drained now typically stays unneeded. The median, not the
+   * mean: one long night among short wiggles does not make the next wiggle a night.
+   */
+  typicalMinutes?: number;
+  /** How many spells `typicalMinutes` is the median of. */
+  dips?: number;
+}
+
+/** The pool's spells below one level: where the current one began, and those that ended before it. */
+export interface Spells {
+  /** Minutes of each spell below the level that ended (demand came back to it) in the kept history. */
+  ended: number[];
+  /** Minutes of the spell the history begins in, up to its end (it lasted at least this long); undefined if it began above. */
+  censored?: number;
+  /** The last minute demand was at or above the level; undefined when it never was. */
+  lastAboveEnd?: number;
+}
+
+/** One pass over the kept history: the spells it spent below `level`. */
+export function spellsBelow(samples: readonly DemandSample[], level: number): Spells {
+  const spells: Spells = { ended: [] };
+  if (samples.length === 0) return spells;
+  const firstMinute = samples[0]![0];
+  for (let i = 0; i < samples.length; i++) {
+    const [minute, gears] = samples[i]!;
+    if (gears < level) continue;
+    if (spells.lastAboveEnd === undefined) {
+      if (minute > firstMinute) spells.censored = minute - firstMinute;
+    } else if (minute - spells.lastAboveEnd > 1) {
+      spells.ended.push(minute - spells.lastAboveEnd - 1);
+    }
+    // A coarse bucket's maximum may be from any of its minutes: the latest is the safe side (as one-off-need.ts).
+    const next = samples[i + 1];
+    spells.lastAboveEnd = next && next[0] - minute >= BUCKET_MINUTES ? minute + BUCKET_MINUTES - 1 : minute;
+  }
+  return spells;
 }
 
 /**
  * The spells `samples` spent below `level` before now, against the current one: undefined when demand never
- * reached `level` in the kept history (nothing came back) or is at it now.
+ * reached `level` in the kept history (nothing came back) or is at it now. With `lookaheadMs`, also the minutes
+ * the current spell typically has left (`typicalMinutes`).
  */
-export function recentReturns(samples: readonly DemandSample[], now: Date, level: number, horizonMs: number): RecentReturns | undefined {
-  if (samples.length === 0) return undefined;
-  const nowMinute = epochMinute(now);
-  const firstMinute = samples[0]![0];
-  const spells: number[] = [];
-  let censored: number | undefined;
-  let lastAboveEnd: number | undefined;
-  for (let i = 0; i < samples.length; i++) {
-    const [minute, gears] = samples[i]!;
-    if (gears < level) continue;
-    if (lastAboveEnd === undefined) censored = minute - firstMinute;
-    else if (minute - lastAboveEnd > 1) spells.push(minute - lastAboveEnd - 1);
-    // A coarse bucket's maximum may be from any of its minutes: the latest is the safe side (as one-off-need.ts).
-    const next = samples[i + 1];
-    lastAboveEnd = next && next[0] - minute >= BUCKET_MINUTES ? minute + BUCKET_MINUTES - 1 : minute;
-  }
-  if (lastAboveEnd === undefined) return undefined;
-  const ageMinutes = nowMinute - lastAboveEnd;
+export function recentReturns(samples: readonly DemandSample[], now: Date, level: number, horizonMs: number, lookaheadMs?: number): RecentReturns | undefined {
+  return returnsOf(spellsBelow(samples, level), now, horizonMs, lookaheadMs);
+}
+
+/** `recentReturns` from spells already found (`spellsBelow`): one scan of the history serves every candidate of a level. */
+export function returnsOf(spells: Spells, now: Date, horizonMs: number, lookaheadMs?: number): RecentReturns | undefined {
+  if (spells.lastAboveEnd === undefined) return undefined;
+  const ageMinutes = epochMinute(now) - spells.lastAboveEnd;
   if (ageMinutes <= 0) return undefined;
   const horizonMinutes = horizonMs / MINUTE_MS;
-  const remaining = spells.filter((length) => length > ageMinutes).map((length) => length - ageMinutes);
+  const remaining = spells.ended.filter((length) => length > ageMinutes).map((length) => length - ageMinutes);
+  const censoredLeft = spells.censored === undefined ? 0 : spells.censored - ageMinutes;
   // The spell the history begins in lasted at least `censored`: known to outlast the horizon, or unknown.
-  if (censored !== undefined && censored - ageMinutes > horizonMinutes) remaining.push(Infinity);
+  if (censoredLeft > horizonMinutes) remaining.push(Infinity);
   remaining.sort((a, b) => a - b);
   const cameBack = remaining.filter((minutes) => minutes <= horizonMinutes).length;
-  return { ageMinutes, comparable: remaining.length, cameBack, medianRemainingMinutes: median(remaining) };
+  const returns: RecentReturns = { ageMinutes, comparable: remaining.length, cameBack, medianRemainingMinutes: median(remaining) };
+  if (lookaheadMs === undefined) return returns;
+  const cap = lookaheadMs / MINUTE_MS;
+  const left = spells.ended.filter((length) => length > ageMinutes).map((length) => Math.min(cap, length - ageMinutes));
+  // It lasted at least this long: a lower bound, on the side of keeping the node.
+  if (censoredLeft > 0) left.push(Math.min(cap, censoredLeft));
+  if (left.length === 0) return returns;
+  left.sort((a, b) => a - b);
+  return { ...returns, typicalMinutes: median(left), dips: left.length };
 }
 
 /**
@@ -75,6 +114,17 @@ export function recentReturns(samples: readonly DemandSample[], now: Date, level
  */
 export function returnsWithin(returns: RecentReturns | undefined): returns is RecentReturns {
   return returns !== undefined && returns.cameBack * 2 > returns.comparable + 1;
+}
+
+/** The hours a node drained now typically stays unneeded by the pool's own dips as old as the current one; undefined without one. */
+export function dipHours(returns: RecentReturns | undefined): number | undefined {
+  return returns?.typicalMinutes === undefined ? undefined : returns.typicalMinutes / 60;
+}
+
+/** What the dips say, for the refusal's sentence. */
+export function recentDipsText(returns: RecentReturns, level: number): string {
+  const minutes = (m: number) => formatDuration(Math.round(m) * MINUTE_MS);
+  return `the ${returns.dips ?? 0} recent spells below ${Math.round(level)} gears that lasted ${minutes(returns.ageMinutes)} lasted a median ${minutes(returns.typicalMinutes ?? 0)} more`;
 }
 
 /** The refusal's sentence. */

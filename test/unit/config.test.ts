@@ -144,6 +144,7 @@ describe('defaults', () => {
         confidenceQuantile: 0.95,
         oneOffRentFactor: 1,
         recentReturns: true,
+        recentDips: true,
         attrition: true,
       },
       budget: { maxMovesPerGear: 2, windows: [], doNotMoveApps: [] },

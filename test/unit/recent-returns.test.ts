@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { epochMinute } from '../../lib/domain/forecast.js';
 import type { DemandSample } from '../../lib/domain/model.js';
 import { drainPayoff } from '../../lib/domain/payoff.js';
-import { recentReturns, recentReturnsText, returnsWithin } from '../../lib/domain/recent-returns.js';
+import { dipHours, recentDipsText, recentReturns, recentReturnsText, returnsOf, returnsWithin, spellsBelow } from '../../lib/domain/recent-returns.js';
 import { config } from '../support/builders.js';
 
 const MIN = 60_000;
@@ -10,6 +10,7 @@ const HOUR = 60 * MIN;
 const now = new Date('2026-01-07T12:00:00Z');
 const nowMinute = epochMinute(now);
 const horizon = 4 * HOUR;
+const DAY = 24 * HOUR;
 
 /** Two days and an hour of history: 10-minute buckets, per minute for the last hour; `at(m)` gives demand m minutes from now. */
 function history(at: (m: number) => number): DemandSample[] {
@@ -113,5 +114,110 @@ describe('drainPayoff with recent returns', () => {
     const h2 = history((m) => (recent(m) > 400 ? 1100 : 400));
     expect(drainPayoff({ history: h2, now, confident: 400, limit: 950, rebuy: 1000, stats, config: payoff }).pays).toBe(false);
     expect(drainPayoff({ history: h2, now, confident: 400, limit: 1150, rebuy: 1200, stats, config: payoff }).pays).toBe(true);
+  });
+});
+
+describe('spellsBelow', () => {
+  const at = (minute: number) => nowMinute + minute;
+  const cases: Array<{ name: string; samples: DemandSample[]; ended: number[]; censored?: number; lastAboveEnd?: number }> = [
+    {
+      name: 'two dips that ended, the current one begun',
+      samples: [[at(0), 1300], [at(1), 900], [at(2), 800], [at(3), 1300], [at(4), 500], [at(5), 1300], [at(6), 700]],
+      ended: [2, 1],
+      lastAboveEnd: at(5),
+    },
+    { name: 'the history begins in a dip: censored', samples: [[at(0), 600], [at(1), 400], [at(2), 1300], [at(3), 1300]], ended: [], censored: 2, lastAboveEnd: at(3) },
+    { name: 'never at the level', samples: [[at(0), 600], [at(1), 400]], ended: [] },
+    { name: 'no history', samples: [], ended: [] },
+  ];
+  it.each(cases)('$name', ({ samples, ended, censored, lastAboveEnd }) => {
+    const spells = spellsBelow(samples, 1200);
+    expect(spells.ended).toEqual(ended);
+    expect(spells.censored).toBe(censored);
+    expect(spells.lastAboveEnd).toBe(lastAboveEnd);
+  });
+
+  it('one scan serves every candidate of a level: returnsOf on its spells is recentReturns', () => {
+    const h = history(bursts(3, 30));
+    expect(returnsOf(spellsBelow(h, 1200), now, horizon, DAY)).toEqual(recentReturns(h, now, 1200, horizon, DAY));
+  });
+});
+
+describe('typical dips (returnsOf with a lookahead)', () => {
+  /** Per minute for the last `minutes`: 1,300, with dips to 900 of the given lengths, 30 minutes apart, the last one begun `age` minutes ago. */
+  function dips(lengths: number[], age: number, minutes = 3000): DemandSample[] {
+    const below = new Set<number>();
+    for (let m = -age + 1; m <= 0; m++) below.add(m);
+    let end = -age - 30;
+    for (const length of [...lengths].reverse()) {
+      for (let m = end - length + 1; m <= end; m++) below.add(m);
+      end -= length + 30;
+    }
+    const samples: DemandSample[] = [];
+    for (let m = -minutes; m <= 0; m++) samples.push([nowMinute + m, below.has(m) ? 900 : 1300]);
+    return samples;
+  }
+  const cases: Array<{ name: string; lengths: number[]; age: number; typical?: number; count?: number }> = [
+    { name: 'only dips as old as the current one count: the median of what they had left', lengths: [20, 90, 120, 600], age: 60, typical: 60, count: 3 },
+    { name: 'one long night among short wiggles does not make the next wiggle a night', lengths: [100, 100, 2000], age: 60, typical: 40, count: 3 },
+    { name: 'each counted up to the lookahead', lengths: [1600, 1600], age: 60, typical: 20 * 60, count: 2 },
+    { name: 'none as old: nothing said', lengths: [20, 30], age: 60 },
+  ];
+  it.each(cases)('$name', ({ lengths, age, typical, count }) => {
+    const returns = recentReturns(dips(lengths, age), now, 1200, horizon, 20 * HOUR);
+    expect(returns?.typicalMinutes).toBe(typical);
+    expect(returns?.dips).toBe(count);
+    expect(dipHours(returns)).toBe(typical === undefined ? undefined : typical / 60);
+  });
+
+  it('without a lookahead it says nothing of typical dips', () => {
+    expect(recentReturns(dips([90, 120], 60), now, 1200, horizon)?.typicalMinutes).toBeUndefined();
+  });
+
+  it('the spell the history begins in counts as lasting at least until its end', () => {
+    // 900 for the first 200 minutes of the history, then 1,300 until a dip 60 minutes ago
+    const samples = dips([], 60, 400).map(([minute, gears]): DemandSample => [minute, minute < nowMinute - 200 ? 900 : gears]);
+    expect(recentReturns(samples, now, 1200, horizon, DAY)).toMatchObject({ ageMinutes: 60, typicalMinutes: 200 - 60, dips: 1 });
+  });
+
+  it('says so in words', () => {
+    const returns = recentReturns(dips([90, 120, 600], 60), now, 1200, horizon, DAY)!;
+    expect(recentDipsText(returns, 1200)).toBe('the 3 recent spells below 1200 gears that lasted 1h lasted a median 1h more');
+  });
+});
+
+describe('drainPayoff with typical dips', () => {
+  const payoff = { ...config().scaleDown.payoff, recentReturns: false };
+  // $0.0225 x 20 + $0.0045 x 10 = $0.495 of moves (printed $0.49): 5.2 hours of rent pay 2 x, 2.6 hours pay 1 x (the rent-or-buy bound)
+  const stats = { activeGears: 40, idleGears: 10, disruptiveGears: 20 };
+  /**
+   * The kept days at 3,000 (today is a level shift below them, so they expect no rise: unneeded for a day), and for the
+   * last 22 hours 1,100 with rises to 1,250 for 20 minutes every `period`, the last one ended `age` minutes ago.
+   */
+  const rises = (period: number, age: number) =>
+    history((m) => {
+      if (m < -22 * 60) return 3000;
+      const sinceEnd = -m - age;
+      return sinceEnd >= 0 && sinceEnd % period < 20 ? 1250 : 1100;
+    });
+  const input = (h: DemandSample[]) => ({ history: h, now, confident: 1100, limit: 1150, rebuy: 1200, stats, config: payoff });
+
+  const cases: Array<{ name: string; h: DemandSample[]; change: Partial<Parameters<typeof drainPayoff>[0]>; pays: boolean; reason?: RegExp }> = [
+    { name: 'the pool\'s dips as old as this one came back within the hour: does not pay', h: rises(100, 30), change: {}, pays: false, reason: /^does not pay by recent dips: the 13 recent spells below 1200 gears that lasted 30m lasted a median 50m more saves \$0\.16 < 2 x \$0\.49 for 20 disruptive/ },
+    { name: 'an empty node owes no move', h: rises(100, 30), change: { stats: { activeGears: 0 } }, pays: true },
+    { name: 'a node of idle gears owes nothing either', h: rises(100, 30), change: { stats: { activeGears: 40, idleGears: 40 } }, pays: true },
+    { name: 'the rule off', h: rises(100, 30), change: { config: { ...payoff, recentDips: false } }, pays: true },
+    { name: 'dips of a day: pays', h: rises(24 * 60, 30), change: {}, pays: true },
+    // dips of 380 minutes, the current one 170 minutes old: typically 3.5 hours more, short of the 5.2 that pay 2 x
+    { name: 'waits at most until the idle rent pays the moves (2.8 hours of rent > $0.50)', h: rises(400, 170), change: {}, pays: true },
+    { name: '... at oneOffRentFactor x the moves', h: rises(400, 170), change: { config: { ...payoff, oneOffRentFactor: 3 } }, pays: false, reason: /^does not pay by recent dips: / },
+  ];
+  it.each(cases)('$name', ({ h, change, pays, reason }) => {
+    const verdict = drainPayoff({ ...input(h), ...change });
+    expect(verdict.pays).toBe(pays);
+    if (!verdict.pays) {
+      expect(verdict.reason).toMatch(reason!);
+      expect(verdict.pending).toBe(false);
+    }
   });
 });
