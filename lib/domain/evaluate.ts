@@ -126,7 +126,7 @@ function decide(input: PoolEvaluationInput): PoolEvaluation {
   const forecastTrigger = forecast !== undefined && forecast.demand > u.demand && forecastUtilization >= scaleUp.threshold;
 
   // Gear creations the broker refused (lib/domain/waiting.ts): demand that waits now, whatever the nodes report.
-  const waiting = waitingGears(pool, demandHistory, now, u.demand);
+  const waiting = waitingGears(pool, demandHistory, now, u.demand, nodes);
   const waitingNodes = waiting ? nodesForWaiting(waiting, total, gearsPerNode, scaleUp) : 0;
 
   // With no fresh stats at all, utilization says nothing: only `min` and refused gears may add nodes.
@@ -142,7 +142,9 @@ function decide(input: PoolEvaluationInput): PoolEvaluation {
     const forecastNodes = Math.max(0, sized - withoutForecast);
     // A full pool's demand is a lower bound (waiting gears report nowhere): full again after a full-pool scale-up, it doubles.
     const bootMs = pool.observedBootMs ?? forecastConfig.bootDelay;
-    const ramp = usageTrigger ? outranRamp(pool, { now, freeSlots: u.freeSlots, poolNodes: size, bootMs, doubleWhenFull: scaleUp.doubleWhenFull }) : { round: 0, minNodes: 0 };
+    // Gears wait beyond what runs and boots: the pool is full whatever the reports say (a spike outran the boot delay).
+    const freeSlots = waitingNodes > 0 && waiting ? Math.min(u.freeSlots, total - waiting.demand, 0) : u.freeSlots;
+    const ramp = usageTrigger ? outranRamp(pool, { now, freeSlots, poolNodes: size, bootMs, doubleWhenFull: scaleUp.doubleWhenFull }) : { round: 0, minNodes: 0 };
     const wanted = Math.max(sized, ramp.minNodes);
 
     const triggers: string[] = [];
@@ -174,7 +176,7 @@ function decide(input: PoolEvaluationInput): PoolEvaluation {
     const after = utilizationOf(Math.max(forecastNodes > 0 ? sizedDemand : u.demand, waitingNodes > 0 && waiting ? waiting.demand : 0), total + clamp.count * gearsPerNode);
     const clampText =
       clamp.clampedBy.length > 0 ? `; clamped by ${clamp.clampedBy.map((c) => `${c.limit}=${c.value}`).join(', ')} (wanted ${wanted})` : '';
-    const outran = outranText(ramp, u.freeSlots, bootMs, pool.outran);
+    const outran = outranText(ramp, freeSlots, bootMs, pool.outran);
     const reason = `${why}; +${plural(clamp.count, 'node')} to ${ratio(after)}${forecastText}${clampText}${outran}${staleNote ? `; ${staleNote}` : ''}`;
     poolPatch.lastScaleUpAt = nowIso;
     poolPatch.outran = outranPatch(ramp, now, clamp.count);

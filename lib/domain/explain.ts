@@ -136,7 +136,7 @@ export function explainPool(given: PoolEvaluationInput): PoolExplanation {
   if (forecast) {
     triggers.push({ holds: forecastTrigger, text: `forecast ${ratio(forecastUtilization)} in ${held(forecast.lookaheadMs)} (${forecast.basis})` });
   }
-  const waiting = waitingGears(pool, evaluation.poolPatch.demandHistory, now, u.demand);
+  const waiting = waitingGears(pool, evaluation.poolPatch.demandHistory, now, u.demand, nodes);
   if (waiting) {
     const wanted = nodesForWaiting(waiting, total, expectedGearsPerNode(poolConfig, nodes), scaleUp);
     triggers.push({ holds: wanted > 0, text: wanted > 0 ? `${waiting.text}: +${wanted} node(s)` : `${waiting.text}: covered by the nodes running and booting` });

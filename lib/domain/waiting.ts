@@ -13,9 +13,18 @@
  * the window ended plus the gears refused in it. A gear placed since (a new
  * node joined) is in today's demand and in that sum once, not twice, and
  * nodes still provisioning count as capacity, so the reports that keep coming
- * while they boot buy nothing more. Pure functions of data.
+ * while they boot buy nothing more.
+ *
+ * A refusal also says the pool was full: the broker refuses a gear only when
+ * no open node of the district has a free slot. So the placed demand at the
+ * window's end is at least every slot of the nodes open then, whatever their
+ * latest reports say. The first evaluation after a spike runs on reports sent
+ * partly before it (a node that reported a minute ago still shows the slots
+ * the spike has since filled): sized on those, the scale-up came one node
+ * short and the last gears waited for a second decision a minute later.
+ * Pure functions of data.
  */
-import type { DemandSample, PoolRecord } from './model.js';
+import type { DemandSample, NodeRecord, PoolRecord } from './model.js';
 import { formatDuration } from './duration.js';
 import { nodesToHold, type WantedConfig } from './wanted.js';
 
@@ -30,7 +39,7 @@ export interface WaitingGears {
   refused: number;
   /** Placed gears when the window ended, plus the refused ones: the pool's demand, counted from the broker's side. */
   demand: number;
-  /** How many of the refused gears are still not placed (demand above today's placed gears). */
+  /** How many of the refused gears are still not placed (demand above today's placed gears, at most the refused ones). */
   unplaced: number;
   windowMs: number;
   /** e.g. `37 gear creations refused in the last 1m (broker)`. */
@@ -40,9 +49,17 @@ export interface WaitingGears {
 /**
  * The waiting gears behind the pool's latest refused report, or undefined when
  * there is none, it is stale, or it refused nothing. `history`: the pool's demand
- * samples ([epoch minute, placed gears]); `demand`: the gears placed now.
+ * samples ([epoch minute, placed gears]); `demand`: the gears placed now;
+ * `nodes`: the pool's nodes, whose open slots were all taken when the broker
+ * refused (`slotsFullAt`); without them only the history counts.
  */
-export function waitingGears(pool: Pick<PoolRecord, 'refused'>, history: readonly DemandSample[] | undefined, now: Date, demand: number): WaitingGears | undefined {
+export function waitingGears(
+  pool: Pick<PoolRecord, 'refused'>,
+  history: readonly DemandSample[] | undefined,
+  now: Date,
+  demand: number,
+  nodes?: readonly NodeRecord[],
+): WaitingGears | undefined {
   const report = pool.refused;
   if (report === undefined || report.gears <= 0) return undefined;
   const start = Date.parse(report.windowStart);
@@ -51,9 +68,9 @@ export function waitingGears(pool: Pick<PoolRecord, 'refused'>, history: readonl
   const nowMs = now.getTime();
   const windowMs = end - start;
   if (nowMs - end > windowMs + REFUSED_GRACE_MS) return undefined;
-  const placedThen = placedAt(history, end) ?? demand;
+  const placedThen = Math.max(placedAt(history, end) ?? demand, nodes ? slotsFullAt(nodes, end) : 0);
   const total = placedThen + report.gears;
-  const unplaced = Math.max(0, total - demand);
+  const unplaced = Math.min(report.gears, Math.max(0, total - demand));
   const text = `${report.gears} gear creation${report.gears === 1 ? '' : 's'} refused in the last ${formatDuration(Math.round(windowMs / 1000) * 1000)} (broker), ${unplaced} not placed yet`;
   return { refused: report.gears, demand: Math.max(total, demand), unplaced, windowMs, text };
 }
@@ -67,6 +84,22 @@ export function waitingGears(pool: Pick<PoolRecord, 'refused'>, history: readonl
 export function nodesForWaiting(waiting: WaitingGears, slots: number, gearsPerNode: number, scaleUp: WantedConfig): number {
   if (waiting.unplaced <= 0) return 0;
   return nodesToHold(waiting.demand, slots, gearsPerNode, scaleUp);
+}
+
+/**
+ * The gears the pool's open nodes held when the broker refused at `atMs`: every slot of each node active (not
+ * closed for attrition, not draining) since before then. A node that joined then or later brought slots the refused gears
+ * may have taken since, so it does not count; nor does a node that never reported (its slots are unknown).
+ */
+export function slotsFullAt(nodes: readonly NodeRecord[], atMs: number): number {
+  let slots = 0;
+  for (const node of nodes) {
+    if (node.state !== 'active' || node.attritionSince !== undefined || !node.stats) continue;
+    const since = Date.parse(node.stateChangedAt);
+    if (!Number.isFinite(since) || since >= atMs) continue;
+    slots += Math.max(0, node.stats.maxActiveGears);
+  }
+  return slots;
 }
 
 /** The placed demand recorded at or before `atMs` (the latest such sample), undefined when the history starts later. */

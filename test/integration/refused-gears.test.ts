@@ -1,8 +1,8 @@
 /**
  * Refused gear creations on the state table (dynalite): the broker-side
  * reporter's gears-refused makes the evaluator scale up at once, for every
- * waiting gear plus headroom in one decision, with the reason in the
- * decision log; the reports that keep coming while those nodes boot buy
+ * waiting gear plus headroom in one decision (every open slot counted as
+ * taken, whatever older reports say), with the reason in the decision log; the reports that keep coming while those nodes boot buy
  * nothing more; and a report from anyone but the broker's reporter, for a
  * pool nobody configured, or too old, changes nothing.
  */
@@ -106,6 +106,22 @@ describe('gears-refused through the threshold evaluator (dynalite)', () => {
       expect(later.outcomes[0]!.reason).not.toContain('action in flight'); // decided by the rule, not held by a lease
     }
     expect(queue.sent('scale')).toHaveLength(1);
+  });
+
+  it('counts every open slot taken when the broker refused, though two nodes last reported before the spike: one decision for all of it', async () => {
+    clock.advance(60_000);
+    await evaluator.handleBatch(stats(60)); // 600 placed, 400 free: nothing to do
+    clock.advance(60_000);
+    // The spike fills every slot; eight nodes report 100, two have not reported since they showed 60.
+    const fresh = stats(100).slice(0, 8);
+    const { outcomes } = await evaluator.handleBatch([...fresh, refused(100)]);
+    expect(outcomes).toEqual([expect.objectContaining({ pool: 'd1/small', kind: 'scale-up' })]);
+    // 1,000 full slots + 100 refused = 1,100 / 0.96 = 1,146 slots: 2 nodes. The reports alone (920 + 100) asked for 1.
+    const decision = queue.sent('scale').at(-1) as ScaleUpMessage;
+    expect(decision.count).toBe(2);
+    expect(decision.reason).toContain('demand outran the boot delay: 100 gears over capacity');
+    const [logged] = await store.listDecisions('d1/small', 1);
+    expect(logged).toMatchObject({ kind: 'scale-up', decisionId: decision.decisionId });
   });
 
   it('shares a report without a district among the pools of its profile', async () => {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { decidePool } from '../../lib/domain/evaluate.js';
 import { explainPool } from '../../lib/domain/explain.js';
 import type { DemandSample, NodeRecord, PoolRecord } from '../../lib/domain/model.js';
-import { REFUSED_GRACE_MS, nodesForWaiting, waitingGears } from '../../lib/domain/waiting.js';
+import { REFUSED_GRACE_MS, nodesForWaiting, slotsFullAt, waitingGears } from '../../lib/domain/waiting.js';
 import { NOW, config, evaluation, minutesAgo, node, nodes, pool } from '../support/builders.js';
 
 /** The product's thresholds (pools run full), no forecast; 30 gears of headroom. */
@@ -45,6 +45,43 @@ describe('waitingGears', () => {
   });
 });
 
+describe('slotsFullAt: a refusal means every open slot was taken', () => {
+  const refusedAt = Date.parse(minutesAgo(1));
+  const cases: Array<{ name: string; node: NodeRecord; slots: number }> = [
+    { name: 'an open node active since before the refusal, whatever its report says', node: node('a', { gears: 40, max: 100 }), slots: 100 },
+    { name: 'its own maxActiveGears', node: node('b', { gears: 0, max: 80 }), slots: 80 },
+    { name: 'not a node that joined after the refusal (its slots took refused gears since)', node: node('c', { gears: 100, max: 100, createdMinutesAgo: 0 }), slots: 0 },
+    { name: 'not a node closed for attrition (the broker could not place on it)', node: { ...node('d', { gears: 10, max: 100 }), attritionSince: minutesAgo(30) }, slots: 0 },
+    { name: 'not a draining node', node: node('e', { state: 'draining', gears: 10, max: 100 }), slots: 0 },
+    { name: 'not a provisioning node', node: node('f', { state: 'provisioning', gears: null }), slots: 0 },
+    { name: 'not a node that never reported', node: node('g', { gears: null }), slots: 0 },
+  ];
+  it.each(cases)('$name: $slots', ({ node: record, slots }) => {
+    expect(slotsFullAt([record], refusedAt)).toBe(slots);
+  });
+  it('sums the pool', () => {
+    expect(slotsFullAt(cases.map((c) => c.node), refusedAt)).toBe(180);
+  });
+});
+
+describe('waitingGears with the pool\'s nodes: reports older than the spike do not shrink it', () => {
+  // 12 nodes of 100, all full when 112 creations were refused; the history and the reports still show 1,135 placed
+  // (one node reported before the spike filled it).
+  const twelve = nodes(12, 100);
+  const stale: DemandSample[] = [...history(933, 5), [minute(NOW), 1135]];
+  const cases: Array<{ name: string; nodes?: NodeRecord[]; demand: number; unplaced: number }> = [
+    { name: 'without the nodes, the stale placed count is the base (as before)', demand: 1247, unplaced: 112 },
+    { name: 'with them, every open slot was taken: 1,200 + 112', nodes: twelve, demand: 1312, unplaced: 112 },
+    { name: 'a node that joined since does not count', nodes: [...twelve, ...nodes(1, 100, 100, 'joined', { createdMinutesAgo: 0 })], demand: 1312, unplaced: 112 },
+  ];
+  it.each(cases)('$name', ({ nodes: poolNodes, demand, unplaced }) => {
+    expect(waitingGears({ refused: refused(112, 0) }, stale, NOW, 1135, poolNodes)).toMatchObject({ refused: 112, demand, unplaced });
+  });
+  it('never calls more gears unplaced than the broker refused', () => {
+    expect(waitingGears({ refused: refused(10, 0) }, stale, NOW, 1135, twelve)).toMatchObject({ demand: 1210, unplaced: 10 });
+  });
+});
+
 describe('nodesForWaiting', () => {
   const waiting = { refused: 1600, demand: 3600, unplaced: 1600, windowMs: 60_000, text: '' };
   it('sizes for the waiting gears and the headroom in one go, beyond what is running and booting', () => {
@@ -70,6 +107,16 @@ describe('decidePool: refused gear creations are demand that waits', () => {
     expect(result.decision.reason).toContain('+18 nodes to 0.95');
   });
 
+  it('sizes one decision for the full pool when a report predates the spike, and says the spike outran the boot delay', () => {
+    // 12 full nodes; one reported 65 free slots before the spike filled them; 112 creations refused.
+    const twelve = [...nodes(11, 100), node('late', { gears: 35, max: 100 })];
+    const samples: DemandSample[] = [...history(933, 5), [minute(NOW), 1135]];
+    const result = decidePool(evaluation({ config: product({ headroomGears: 26 }), nodes: twelve, pool: pool({ demandHistory: samples, refused: refused(112, 0) }) }));
+    // 1,312 gears / 0.96 = 1,367 slots: 2 nodes, not the 1 that 1,135 + 112 asked for (one more came a minute later).
+    expect(scaleUp(result)).toMatchObject({ count: 2, wanted: 2 });
+    expect(result.decision.reason).toContain('demand outran the boot delay: 112 gears over capacity, new gears wait about');
+  });
+
   it('without the report, the same full pool waits for the sustain window', () => {
     const result = decidePool(evaluation({ config: product(), nodes: full, pool: pool({ highSince: NOW.toISOString(), demandHistory: history(2000) }) }));
     expect(result.decision.kind).toBe('scale-up'); // free slots 0 < headroom 30
@@ -90,9 +137,10 @@ describe('decidePool: refused gear creations are demand that waits', () => {
   });
 
   it('counts a refused gear once the nodes joined and it is placed: no second scale-up for the same gears', () => {
-    const joined = [...full, ...nodes(16, 100, 100, 'joined')];
+    // The 18 nodes joined after the refusal: their slots took the waiting gears, they were not full when it came.
+    const joined = [...full, ...nodes(16, 100, 100, 'joined', { createdMinutesAgo: 0 })];
     const samples: DemandSample[] = [...history(2000, 5), [minute(NOW), 3600]];
-    const result = decidePool(evaluation({ config: product(), nodes: [...joined, ...nodes(2, 0, 100, 'spare')], pool: pool({ demandHistory: samples, refused: refused(1600) }) }));
+    const result = decidePool(evaluation({ config: product(), nodes: [...joined, ...nodes(2, 0, 100, 'spare', { createdMinutesAgo: 0 })], pool: pool({ demandHistory: samples, refused: refused(1600) }) }));
     expect(result.decision.kind).toBe('no-action');
   });
 
