@@ -137,6 +137,6 @@ export function boughtWaitText(wait: OneOffWait, factor: number): string {
   const hours = (h: number) => formatDuration(Math.round(h * 60) * MINUTE_MS);
   return (
     `the pool bought nodes ${hours(wait.idleHours)} ago (its last scale-up): drained once its idle rent since pays ${factor} x its moves ` +
-    `(${hours(wait.waitHours)}, ${hours(wait.waitHours - wait.idleHours)} to go), closed for attrition meanwhile`
+    `(${hours(wait.waitHours)}, ${hours(wait.waitHours - wait.idleHours)} to go; attrition may empty it meanwhile)`
   );
 }

@@ -115,7 +115,7 @@ describe('boughtWait (rent or buy from the last scale-up)', () => {
     const wait = boughtWait({ lastScaleUpAt: ago(10), now, costDollars: 0.4, config: price })!;
     expect(wait.idleHours).toBeCloseTo(10 / 60);
     expect(boughtWaitText(wait, 1)).toBe(
-      'the pool bought nodes 10m ago (its last scale-up): drained once its idle rent since pays 1 x its moves (2h, 1h50m to go), closed for attrition meanwhile',
+      'the pool bought nodes 10m ago (its last scale-up): drained once its idle rent since pays 1 x its moves (2h, 1h50m to go; attrition may empty it meanwhile)',
     );
   });
 });
