@@ -13,6 +13,8 @@
  * `factor` >= 1), and it drains a node that emptied (attrition, departing
  * gears) at once: an empty node's moves cost nothing.
  *
+ * The same wait follows the pool's last scale-up (`boughtWait`), whatever the kept days say.
+ *
  * It applies only to a need that did not recur: demand at the node's last
  * need stood more than `LEVEL_SHIFT_MARGIN` above a kept day at about that
  * hour (days of one cycle differ by less, daily-demand.ts). A daily crest,
@@ -119,8 +121,8 @@ export interface BoughtWaitInput {
  * calls a node unneeded minutes later (a forecast rise that did not come, noise at a node boundary), the two readings
  * disagree, and moving the node's gears at once is the ski-rental's worst case: the nodes the scale-up bought were
  * drained full, each gear moved, right after they were bought. Waiting until the idle rent since the scale-up pays
- * `factor` x the moves bounds that loss, and meanwhile the node is closed for attrition (a pending refusal), so departing
- * gears make its drain cheaper. An empty node owes no wait; undefined when none is owed.
+ * `factor` x the moves bounds that loss, and the refusal is pending, so attrition may close the node meanwhile and
+ * departing gears make its drain cheaper. An empty node owes no wait; undefined when none is owed.
  */
 export function boughtWait(input: BoughtWaitInput): OneOffWait | undefined {
   const { config } = input;
