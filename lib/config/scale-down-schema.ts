@@ -40,8 +40,9 @@ export function buildScaleDownSchema() {
     confidenceWindow: dur('1h', { positive: true }),
     confidenceQuantile: z._default(fraction, 0.95),
     /**
-     * After a one-off rise (not on the kept days), a node is drained only once its idle hours since the rise cost this
-     * many times its moves (lib/domain/one-off-need.ts); 0: no wait.
+     * After a one-off rise (not on the kept days), and after the pool's last scale-up, a node is drained only once its
+     * idle hours since then cost this many times its moves, closed for attrition meanwhile (lib/domain/one-off-need.ts);
+     * 0: no wait.
      */
     oneOffRentFactor: z._default(z.number().check(z.gte(0)), 1),
     /**

@@ -13,6 +13,8 @@
  * `factor` >= 1), and it drains a node that emptied (attrition, departing
  * gears) at once: an empty node's moves cost nothing.
  *
+ * The same wait follows the pool's last scale-up (`boughtWait`), whatever the kept days say.
+ *
  * It applies only to a need that did not recur: demand at the node's last
  * need stood more than `LEVEL_SHIFT_MARGIN` above a kept day at about that
  * hour (days of one cycle differ by less, daily-demand.ts). A daily crest,
@@ -101,5 +103,42 @@ export function oneOffWaitText(wait: OneOffWait, factor: number): string {
   return (
     `a one-off rise (${Math.round(wait.neededGears)} gears, not on the kept days) needed it ${hours(wait.idleHours)} ago: ` +
     `drained once its idle rent pays ${factor} x its moves (${hours(wait.waitHours)}, ${hours(wait.waitHours - wait.idleHours)} to go)`
+  );
+}
+
+export interface BoughtWaitInput {
+  /** When the pool last bought nodes (its last scale-up), if ever. */
+  lastScaleUpAt?: string;
+  now: Date;
+  /** What the node's moves cost, in dollars (payoff.ts moveCost). */
+  costDollars: number;
+  config: { factor: number; nodeHourPrice: number };
+}
+
+/**
+ * The wait still owed by a node of a pool that bought nodes recently: the same rent-or-buy as `oneOffWait`, with the
+ * pool's last scale-up as its last need. A scale-up is the pool saying it needs more nodes; when the pays-off check
+ * calls a node unneeded minutes later (a forecast rise that did not come, noise at a node boundary), the two readings
+ * disagree, and moving the node's gears at once is the ski-rental's worst case: the nodes the scale-up bought were
+ * drained full, each gear moved, right after they were bought. Waiting until the idle rent since the scale-up pays
+ * `factor` x the moves bounds that loss, and the refusal is pending, so attrition may close the node meanwhile and
+ * departing gears make its drain cheaper. An empty node owes no wait; undefined when none is owed.
+ */
+export function boughtWait(input: BoughtWaitInput): OneOffWait | undefined {
+  const { config } = input;
+  if (input.lastScaleUpAt === undefined || input.costDollars <= 0) return undefined;
+  const boughtAt = Date.parse(input.lastScaleUpAt);
+  if (!Number.isFinite(boughtAt)) return undefined;
+  const idleHours = Math.max(0, input.now.getTime() - boughtAt) / 3_600_000;
+  const waitHours = config.nodeHourPrice > 0 ? (config.factor * input.costDollars) / config.nodeHourPrice : 0;
+  return idleHours >= waitHours ? undefined : { idleHours, waitHours, neededGears: 0 };
+}
+
+/** The refusal's sentence for `boughtWait`. */
+export function boughtWaitText(wait: OneOffWait, factor: number): string {
+  const hours = (h: number) => formatDuration(Math.round(h * 60) * MINUTE_MS);
+  return (
+    `the pool bought nodes ${hours(wait.idleHours)} ago (its last scale-up): drained once its idle rent since pays ${factor} x its moves ` +
+    `(${hours(wait.waitHours)}, ${hours(wait.waitHours - wait.idleHours)} to go; attrition may empty it meanwhile)`
   );
 }

@@ -26,7 +26,7 @@ import { BUCKET_MINUTES, dailyOutlook } from './daily-demand.js';
 import { epochMinute } from './forecast.js';
 import type { DemandSample, NodeStats } from './model.js';
 import { heldLevelOf, rebuyLevel, sizingSlots } from './wanted.js';
-import { oneOffWait, oneOffWaitText } from './one-off-need.js';
+import { boughtWait, boughtWaitText, oneOffWait, oneOffWaitText } from './one-off-need.js';
 import { type RecentReturns, dipHours, recentDipsText, recentReturns, recentReturnsText, returnsOf, returnsWithin, spellsBelow } from './recent-returns.js';
 
 const MINUTE_MS = 60_000;
@@ -189,6 +189,8 @@ export interface PayoffInput {
   /** Gears at which a scale-up would buy the node back (wanted.ts `rebuyLevel`); `limit` when not given. */
   rebuy?: number;
   stats: Pick<NodeStats, 'activeGears' | 'idleGears' | 'disruptiveGears'>;
+  /** When the pool last scaled up (one-off-need.ts `boughtWait`). */
+  lastScaleUpAt?: string;
   config: PayoffConfig;
   /** `recentReturns` of `history` at a level (with the lookahead), if the caller keeps them for its candidates; computed here if not. */
   returnsAt?: (level: number) => RecentReturns | undefined;
@@ -225,6 +227,8 @@ export function drainPayoff(input: PayoffInput): PayoffVerdict {
   // Without a kept day the horizon on recent demand is the wait (unneededFor).
   const wait = unneeded.basis === 'yesterday' && oneOffWait({ history: input.history, now, limit: input.limit, costDollars: cost.dollars, config: { factor: config.oneOffRentFactor, nodeHourPrice: config.nodeHourPrice } });
   if (wait) return { pays: false, reason: oneOffWaitText(wait, config.oneOffRentFactor), unneeded, cost, pending: true };
+  const bought = boughtWait({ ...(input.lastScaleUpAt ? { lastScaleUpAt: input.lastScaleUpAt } : {}), now, costDollars: cost.dollars, config: { factor: config.oneOffRentFactor, nodeHourPrice: config.nodeHourPrice } });
+  if (bought) return { pays: false, reason: boughtWaitText(bought, config.oneOffRentFactor), unneeded, cost, pending: true };
   const hoursText = `${hours.toFixed(1)}h unneeded (${source})`;
   if (saving < config.factor * cost.dollars) {
     return { pays: false, reason: `does not pay: ${hoursText} saves ${money(saving)} < ${config.factor} x ${costText}`, unneeded, cost, pending: true };
@@ -261,6 +265,8 @@ export interface PayoffGateInput {
   utilization: PoolUtilization;
   /** The scale-up's forecast at the boot delay (trend, kept days): a drain must not leave what it would buy back. */
   forecastDemand?: number;
+  /** When the pool last scaled up (drainPayoff). */
+  lastScaleUpAt?: string;
 }
 
 /**
@@ -295,7 +301,18 @@ export function payoffGate(input: PayoffGateInput): { utilization: PoolUtilizati
     if (input.forecastDemand !== undefined && input.forecastDemand > limit && recent < limit) {
       return { refused: `needed soon: the forecast expects ${Math.round(input.forecastDemand)} gears > the ${Math.round(limit)} the pool holds without it` };
     }
-    const verdict = drainPayoff({ history, now, confident, limit, limitSetBy: setBy, rebuy, stats: node.stats ?? { activeGears: 0 }, config: payoff, returnsAt });
+    const verdict = drainPayoff({
+      history,
+      now,
+      confident,
+      limit,
+      limitSetBy: setBy,
+      rebuy,
+      stats: node.stats ?? { activeGears: 0 },
+      ...(input.lastScaleUpAt ? { lastScaleUpAt: input.lastScaleUpAt } : {}),
+      config: payoff,
+      returnsAt,
+    });
     if (verdict.pays) return { accepted: verdict.text };
     // Not needed, only not paying yet: the node attrition closes early.
     return verdict.pending ? { refused: verdict.reason, pending: true } : { refused: verdict.reason };

@@ -19,8 +19,9 @@ function syntheticTrace(): Trace {
 
 // A 5-hour trace of 30- to 60-minute phases tests the replay's mechanics, not the pays-off policy: with no day of
 // history a drain pays only after the node stayed unneeded for hours, so the horizon and the confidence window are
-// shortened to minutes and any saving pays (factor 0); attrition still closes the next node first.
-const payoff = { horizon: '5m', confidenceWindow: '5m', factor: 0 };
+// shortened to minutes and any saving pays (factor 0), with no rent-or-buy wait after a rise or a scale-up
+// (oneOffRentFactor 0: its hours outlast these phases); attrition still closes the next node first.
+const payoff = { horizon: '5m', confidenceWindow: '5m', factor: 0, oneOffRentFactor: 0 };
 const base = { gearsPerNode: 100, bootDelaySeconds: 120, seed: 7, configOverrides: { scaleDown: { payoff } } };
 const during = (series: SeriesPoint[], fromHour: number, toHour: number) => series.filter((p) => p.at >= fromHour * 3600 && p.at < toHour * 3600);
 const mean = (points: SeriesPoint[], value: (p: SeriesPoint) => number) => points.reduce((sum, p) => sum + value(p), 0) / Math.max(1, points.length);

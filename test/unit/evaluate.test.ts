@@ -181,8 +181,14 @@ describe('decidePool: scale-down', () => {
       kind: 'no-action',
       reason: 'pool d1/small at 0.31 <= 0.50 for 7m; scale-down blocked: delayAfterAdd until 10:05:00Z',
     });
-    const after = decidePool(evaluation({ nodes: low, pool: pool({ demandHistory: quietDay, lowSince: minutesAgo(7), lastScaleUpAt: minutesAgo(10) }) }));
-    expect(after.decision.kind).toBe('scale-down');
+    // Past delayAfterAdd the pays-off check judges: the node's 12 gears wait until the rent since the scale-up pays their moves
+    // (one-off-need.ts boughtWait), and with that wait off it is drained.
+    const afterPool = pool({ demandHistory: quietDay, lowSince: minutesAgo(7), lastScaleUpAt: minutesAgo(10) });
+    const after = decidePool(evaluation({ nodes: low, pool: afterPool }));
+    expect(after.decision.kind).toBe('no-action');
+    expect(after.decision.reason).toMatch(/node-4\.example\.com: the pool bought nodes 10m ago \(its last scale-up\)/);
+    const noWait = config({ scaleDown: { payoff: { oneOffRentFactor: 0 } } });
+    expect(decidePool(evaluation({ config: noWait, nodes: low, pool: afterPool })).decision.kind).toBe('scale-down');
   });
 
   it('waits delayAfterDelete after a scale-down', () => {

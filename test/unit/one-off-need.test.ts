@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { epochMinute } from '../../lib/domain/forecast.js';
 import type { DemandSample } from '../../lib/domain/model.js';
-import { lastNeed, needRecurred, oneOffWait, oneOffWaitText } from '../../lib/domain/one-off-need.js';
+import { boughtWait, boughtWaitText, lastNeed, needRecurred, oneOffWait, oneOffWaitText } from '../../lib/domain/one-off-need.js';
 import { drainPayoff } from '../../lib/domain/payoff.js';
 import { config } from '../support/builders.js';
 
@@ -91,5 +91,53 @@ describe('drainPayoff after a one-off rise', () => {
 
   it('a burst that recurs daily is the forecast\'s to judge: drained at once if it pays', () => {
     expect(drainPayoff({ history: history(burstDaily), now, confident: 400, limit: 1200, stats, config: payoff }).pays).toBe(true);
+  });
+});
+
+describe('boughtWait (rent or buy from the last scale-up)', () => {
+  const ago = (minutes: number) => new Date(now.getTime() - minutes * MIN).toISOString();
+  it.each([
+    // [case, last scale-up, moves' cost, factor, expected wait hours or undefined]
+    ['bought 10 minutes ago, $0.40 of moves at $0.20 an hour: 2 h owed', ago(10), 0.4, 1, 2],
+    ['twice the factor, twice the wait', ago(10), 0.4, 2, 4],
+    ['bought 2 hours ago: the rent has paid the moves', ago(120), 0.4, 1, undefined],
+    ['an empty node owes no wait', ago(10), 0, 1, undefined],
+    ['the rule off (factor 0)', ago(10), 0.4, 0, undefined],
+    ['a pool that never scaled up', undefined, 0.4, 1, undefined],
+    ['an unreadable time', 'yesterday', 0.4, 1, undefined],
+  ] as const)('%s', (_case, lastScaleUpAt, costDollars, factor, expected) => {
+    const wait = boughtWait({ ...(lastScaleUpAt ? { lastScaleUpAt } : {}), now, costDollars, config: { ...price, factor } });
+    if (expected === undefined) expect(wait).toBeUndefined();
+    else expect(wait?.waitHours).toBe(expected);
+  });
+
+  it('says how long ago the pool bought nodes and how long is left', () => {
+    const wait = boughtWait({ lastScaleUpAt: ago(10), now, costDollars: 0.4, config: price })!;
+    expect(wait.idleHours).toBeCloseTo(10 / 60);
+    expect(boughtWaitText(wait, 1)).toBe(
+      'the pool bought nodes 10m ago (its last scale-up): drained once its idle rent since pays 1 x its moves (2h, 1h50m to go; attrition may empty it meanwhile)',
+    );
+  });
+});
+
+describe('drainPayoff right after a scale-up', () => {
+  const payoff = config().scaleDown.payoff;
+  const stats = { activeGears: 20, idleGears: 5, disruptiveGears: 8 }; // $0.282 of moves: 1h25m of rent at $0.198
+  const level = () => 400; // a level load: the kept days call every node above 400 gears unneeded for the day
+  const at = (minutesAgo: number) => new Date(now.getTime() - minutesAgo * MIN).toISOString();
+  it.each([
+    ['bought 10 minutes ago: refused as pending, so attrition closes it meanwhile', 10, false],
+    ['bought 3 hours ago: the rent paid its moves, it is drained', 180, true],
+  ] as const)('%s', (_case, minutesAgo, pays) => {
+    const verdict = drainPayoff({ history: history(level), now, confident: 400, limit: 1200, stats, lastScaleUpAt: at(minutesAgo), config: payoff });
+    expect(verdict.pays).toBe(pays);
+    if (!verdict.pays) {
+      expect(verdict.pending).toBe(true);
+      expect(verdict.reason).toMatch(/^the pool bought nodes 10m ago \(its last scale-up\): drained once its idle rent since pays 1 x its moves/);
+    }
+  });
+
+  it('an emptied node is drained at once, however recent the scale-up', () => {
+    expect(drainPayoff({ history: history(level), now, confident: 400, limit: 1200, stats: { activeGears: 0 }, lastScaleUpAt: at(1), config: payoff }).pays).toBe(true);
   });
 });
