@@ -92,9 +92,16 @@ export function oneOffWait(input: OneOffWaitInput): OneOffWait | undefined {
   const samples = input.history ?? [];
   const need = lastNeed(samples, input.limit);
   if (!need || needRecurred(samples, need.minute, need.gears)) return undefined;
-  const idleHours = Math.max(0, epochMinute(input.now) - need.minute) / 60;
-  const waitHours = config.nodeHourPrice > 0 ? (config.factor * input.costDollars) / config.nodeHourPrice : 0;
-  return idleHours >= waitHours ? undefined : { idleHours, waitHours, neededGears: need.gears };
+  return rentOwed(Math.max(0, epochMinute(input.now) - need.minute) / 60, input.costDollars, config, need.gears);
+}
+
+/**
+ * The rent-or-buy rule itself: a node idle `idleHours` owes a wait until its idle rent pays `factor` x its moves'
+ * cost; undefined once paid (or when the moves cost nothing).
+ */
+export function rentOwed(idleHours: number, costDollars: number, config: { factor: number; nodeHourPrice: number }, neededGears = 0): OneOffWait | undefined {
+  const waitHours = config.nodeHourPrice > 0 ? (config.factor * costDollars) / config.nodeHourPrice : 0;
+  return idleHours >= waitHours ? undefined : { idleHours, waitHours, neededGears };
 }
 
 /** The refusal's sentence. */
@@ -125,13 +132,10 @@ export interface BoughtWaitInput {
  * departing gears make its drain cheaper. An empty node owes no wait; undefined when none is owed.
  */
 export function boughtWait(input: BoughtWaitInput): OneOffWait | undefined {
-  const { config } = input;
   if (input.lastScaleUpAt === undefined || input.costDollars <= 0) return undefined;
   const boughtAt = Date.parse(input.lastScaleUpAt);
   if (!Number.isFinite(boughtAt)) return undefined;
-  const idleHours = Math.max(0, input.now.getTime() - boughtAt) / 3_600_000;
-  const waitHours = config.nodeHourPrice > 0 ? (config.factor * input.costDollars) / config.nodeHourPrice : 0;
-  return idleHours >= waitHours ? undefined : { idleHours, waitHours, neededGears: 0 };
+  return rentOwed(Math.max(0, input.now.getTime() - boughtAt) / 3_600_000, input.costDollars, input.config);
 }
 
 /** The refusal's sentence for `boughtWait`. */

@@ -26,7 +26,7 @@ import { BUCKET_MINUTES, dailyOutlook } from './daily-demand.js';
 import { epochMinute } from './forecast.js';
 import type { DemandSample, NodeStats } from './model.js';
 import { heldLevelOf, rebuyLevel, sizingSlots } from './wanted.js';
-import { boughtWait, boughtWaitText, oneOffWait, oneOffWaitText } from './one-off-need.js';
+import { boughtWait, boughtWaitText, oneOffWait, oneOffWaitText, rentOwed } from './one-off-need.js';
 import { type RecentReturns, dipHours, recentDipsText, recentReturns, recentReturnsText, returnsOf, returnsWithin, spellsBelow } from './recent-returns.js';
 
 const MINUTE_MS = 60_000;
@@ -225,9 +225,10 @@ export function drainPayoff(input: PayoffInput): PayoffVerdict {
   const returns = (config.recentReturns || config.recentDips) && input.stats.activeGears > 0 ? returnsAt(level) : undefined;
   if (config.recentReturns && returnsWithin(returns)) return { pays: false, reason: recentReturnsText(returns, level, config.horizon), unneeded, cost, pending: false };
   // Without a kept day the horizon on recent demand is the wait (unneededFor).
-  const wait = unneeded.basis === 'yesterday' && oneOffWait({ history: input.history, now, limit: input.limit, costDollars: cost.dollars, config: { factor: config.oneOffRentFactor, nodeHourPrice: config.nodeHourPrice } });
+  const rent = { factor: config.oneOffRentFactor, nodeHourPrice: config.nodeHourPrice };
+  const wait = unneeded.basis === 'yesterday' && oneOffWait({ history: input.history, now, limit: input.limit, costDollars: cost.dollars, config: rent });
   if (wait) return { pays: false, reason: oneOffWaitText(wait, config.oneOffRentFactor), unneeded, cost, pending: true };
-  const bought = boughtWait({ ...(input.lastScaleUpAt ? { lastScaleUpAt: input.lastScaleUpAt } : {}), now, costDollars: cost.dollars, config: { factor: config.oneOffRentFactor, nodeHourPrice: config.nodeHourPrice } });
+  const bought = boughtWait({ ...(input.lastScaleUpAt ? { lastScaleUpAt: input.lastScaleUpAt } : {}), now, costDollars: cost.dollars, config: rent });
   if (bought) return { pays: false, reason: boughtWaitText(bought, config.oneOffRentFactor), unneeded, cost, pending: true };
   const hoursText = `${hours.toFixed(1)}h unneeded (${source})`;
   if (saving < config.factor * cost.dollars) {
@@ -238,7 +239,7 @@ export function drainPayoff(input: PayoffInput): PayoffVerdict {
   // At most until the idle rent since demand last needed the level pays its moves (rent-or-buy, as one-off-need.ts): a
   // pool whose dips mislead it then pays at most twice the better of draining at once and keeping the node.
   const byDips = config.recentDips ? dipHours(returns) : undefined;
-  const rentPaid = returns !== undefined && (returns.ageMinutes / 60) * config.nodeHourPrice >= config.oneOffRentFactor * cost.dollars;
+  const rentPaid = returns !== undefined && rentOwed(returns.ageMinutes / 60, cost.dollars, rent) === undefined;
   if (byDips !== undefined && !rentPaid && byDips < hours && byDips * config.nodeHourPrice < config.factor * cost.dollars) {
     return { pays: false, reason: `does not pay by recent dips: ${recentDipsText(returns!, level)} saves ${money(byDips * config.nodeHourPrice)} < ${config.factor} x ${costText}`, unneeded, cost, pending: false };
   }
