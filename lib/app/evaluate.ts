@@ -296,6 +296,7 @@ export class ThresholdEvaluator {
     if (!gate.act && decision.kind !== 'no-action') {
       // Not carried out: no scale-up happened for delayAfterAdd to count from, no drain for maxDrainsPerHour.
       delete poolPatch.lastScaleUpAt;
+      delete poolPatch.lastDemandScaleUpAt;
       delete poolPatch.scaleDownsAt;
       if ('shadow' in gate) {
         const key = shadowKey(decision);

@@ -179,6 +179,7 @@ function decide(input: PoolEvaluationInput): PoolEvaluation {
     const outran = outranText(ramp, freeSlots, bootMs, pool.outran);
     const reason = `${why}; +${plural(clamp.count, 'node')} to ${ratio(after)}${forecastText}${clampText}${outran}${staleNote ? `; ${staleNote}` : ''}`;
     poolPatch.lastScaleUpAt = nowIso;
+    poolPatch.lastDemandScaleUpAt = nowIso;
     poolPatch.outran = outranPatch(ramp, now, clamp.count);
     const decision: PoolDecision = { kind: 'scale-up', count: clamp.count, reason, wanted, clampedBy: clamp.clampedBy, forecastNodes };
     if (ramp.round > 0) decision.outranRound = ramp.round;
@@ -230,7 +231,7 @@ function decide(input: PoolEvaluationInput): PoolEvaluation {
     return result({ kind: 'no-action', reason, budget: { name, ...(until ? { until } : {}) } }, forecastInfo);
   }
 
-  const bought = pool.lastScaleUpAt ? { lastScaleUpAt: pool.lastScaleUpAt } : {};
+  const bought = pool.lastDemandScaleUpAt ? { lastDemandScaleUpAt: pool.lastDemandScaleUpAt } : {};
   const paying = payoffGate({ config, history: demandHistory, now, utilization: u, ...(forecast ? { forecastDemand: forecast.demand } : {}), ...bought });
   const choice = chooseScaleDownCandidate({ nodes, drains, poolConfig, config, now, utilization: paying.utilization, refuse: budget.refuse }, paying.check);
   if (choice.nodeId === undefined) {

@@ -126,6 +126,11 @@ export interface PoolRecord {
   version: number;
   lease?: PoolLease;
   lastScaleUpAt?: string;
+  /**
+   * When the evaluator last bought nodes because demand needed them (a replacement for an interrupted or handed-back
+   * node sets lastScaleUpAt only): the pays-off check's wait after a scale-up counts from it.
+   */
+  lastDemandScaleUpAt?: string;
   lastScaleDownAt?: string;
   lastFailureAt?: string;
   exhaustedUntil?: string;

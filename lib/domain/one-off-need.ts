@@ -115,7 +115,7 @@ export function oneOffWaitText(wait: OneOffWait, factor: number): string {
 
 export interface BoughtWaitInput {
   /** When the pool last bought nodes (its last scale-up), if ever. */
-  lastScaleUpAt?: string;
+  lastDemandScaleUpAt?: string;
   now: Date;
   /** What the node's moves cost, in dollars (payoff.ts moveCost). */
   costDollars: number;
@@ -132,8 +132,8 @@ export interface BoughtWaitInput {
  * departing gears make its drain cheaper. An empty node owes no wait; undefined when none is owed.
  */
 export function boughtWait(input: BoughtWaitInput): OneOffWait | undefined {
-  if (input.lastScaleUpAt === undefined || input.costDollars <= 0) return undefined;
-  const boughtAt = Date.parse(input.lastScaleUpAt);
+  if (input.lastDemandScaleUpAt === undefined || input.costDollars <= 0) return undefined;
+  const boughtAt = Date.parse(input.lastDemandScaleUpAt);
   if (!Number.isFinite(boughtAt)) return undefined;
   return rentOwed(Math.max(0, input.now.getTime() - boughtAt) / 3_600_000, input.costDollars, input.config);
 }

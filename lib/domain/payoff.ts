@@ -190,7 +190,7 @@ export interface PayoffInput {
   rebuy?: number;
   stats: Pick<NodeStats, 'activeGears' | 'idleGears' | 'disruptiveGears'>;
   /** When the pool last scaled up (one-off-need.ts `boughtWait`). */
-  lastScaleUpAt?: string;
+  lastDemandScaleUpAt?: string;
   config: PayoffConfig;
   /** `recentReturns` of `history` at a level (with the lookahead), if the caller keeps them for its candidates; computed here if not. */
   returnsAt?: (level: number) => RecentReturns | undefined;
@@ -228,7 +228,7 @@ export function drainPayoff(input: PayoffInput): PayoffVerdict {
   const rent = { factor: config.oneOffRentFactor, nodeHourPrice: config.nodeHourPrice };
   const wait = unneeded.basis === 'yesterday' && oneOffWait({ history: input.history, now, limit: input.limit, costDollars: cost.dollars, config: rent });
   if (wait) return { pays: false, reason: oneOffWaitText(wait, config.oneOffRentFactor), unneeded, cost, pending: true };
-  const bought = boughtWait({ ...(input.lastScaleUpAt ? { lastScaleUpAt: input.lastScaleUpAt } : {}), now, costDollars: cost.dollars, config: rent });
+  const bought = boughtWait({ ...(input.lastDemandScaleUpAt ? { lastDemandScaleUpAt: input.lastDemandScaleUpAt } : {}), now, costDollars: cost.dollars, config: rent });
   if (bought) return { pays: false, reason: boughtWaitText(bought, config.oneOffRentFactor), unneeded, cost, pending: true };
   const hoursText = `${hours.toFixed(1)}h unneeded (${source})`;
   if (saving < config.factor * cost.dollars) {
@@ -267,7 +267,7 @@ export interface PayoffGateInput {
   /** The scale-up's forecast at the boot delay (trend, kept days): a drain must not leave what it would buy back. */
   forecastDemand?: number;
   /** When the pool last scaled up (drainPayoff). */
-  lastScaleUpAt?: string;
+  lastDemandScaleUpAt?: string;
 }
 
 /**
@@ -310,7 +310,7 @@ export function payoffGate(input: PayoffGateInput): { utilization: PoolUtilizati
       limitSetBy: setBy,
       rebuy,
       stats: node.stats ?? { activeGears: 0 },
-      ...(input.lastScaleUpAt ? { lastScaleUpAt: input.lastScaleUpAt } : {}),
+      ...(input.lastDemandScaleUpAt ? { lastDemandScaleUpAt: input.lastDemandScaleUpAt } : {}),
       config: payoff,
       returnsAt,
     });

@@ -266,6 +266,10 @@ describe('gear mover on dynalite with the simulated platform', () => {
     expect(request).toMatchObject({ groupId: POOL, deduplicationId: body.decisionId });
     expect((await w.store.getPool(POOL))?.lease).toMatchObject({ holder: body.decisionId, kind: 'scale-up', sentAt: expect.any(String) });
     expect(urgent.replacementDecisionId).toBe(body.decisionId);
+    // delayAfterAdd counts from the replacement; the pays-off check's wait after a scale-up does not (demand did not ask).
+    const poolAfter = await w.store.getPool(POOL);
+    expect(poolAfter?.lastScaleUpAt).toBe(body.decidedAt);
+    expect(poolAfter?.lastDemandScaleUpAt).toBeUndefined();
   });
 
   it('marks a node terminated by someone else lost, reports its gears, and ends its drain', async () => {

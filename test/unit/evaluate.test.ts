@@ -183,12 +183,24 @@ describe('decidePool: scale-down', () => {
     });
     // Past delayAfterAdd the pays-off check judges: the node's 12 gears wait until the rent since the scale-up pays their moves
     // (one-off-need.ts boughtWait), and with that wait off it is drained.
-    const afterPool = pool({ demandHistory: quietDay, lowSince: minutesAgo(7), lastScaleUpAt: minutesAgo(10) });
+    const afterPool = pool({ demandHistory: quietDay, lowSince: minutesAgo(7), lastScaleUpAt: minutesAgo(10), lastDemandScaleUpAt: minutesAgo(10) });
     const after = decidePool(evaluation({ nodes: low, pool: afterPool }));
     expect(after.decision.kind).toBe('no-action');
     expect(after.decision.reason).toMatch(/node-4\.example\.com: the pool bought nodes 10m ago \(its last scale-up\)/);
     const noWait = config({ scaleDown: { payoff: { oneOffRentFactor: 0 } } });
     expect(decidePool(evaluation({ config: noWait, nodes: low, pool: afterPool })).decision.kind).toBe('scale-down');
+  });
+
+  it('does not count a replacement as the pool needing nodes: only delayAfterAdd waits after it', () => {
+    // A replacement for an interrupted or handed-back node sets lastScaleUpAt only; demand did not ask for it.
+    const replaced = pool({ demandHistory: quietDay, lowSince: minutesAgo(7), lastScaleUpAt: minutesAgo(10), lastDemandScaleUpAt: minutesAgo(25 * 60) });
+    expect(decidePool(evaluation({ nodes: low, pool: replaced })).decision).toMatchObject({ kind: 'scale-down', nodeId: 'node-4.example.com' });
+  });
+
+  it('records a scale-up for demand in both lastScaleUpAt and lastDemandScaleUpAt', () => {
+    const full = decidePool(evaluation({ config: config(noForecast), nodes: withGears([95, 96]), pool: pool({ highSince: minutesAgo(5) }) }));
+    expect(full.decision.kind).toBe('scale-up');
+    expect(full.poolPatch).toMatchObject({ lastScaleUpAt: NOW.toISOString(), lastDemandScaleUpAt: NOW.toISOString() });
   });
 
   it('waits delayAfterDelete after a scale-down', () => {

@@ -105,14 +105,14 @@ describe('boughtWait (rent or buy from the last scale-up)', () => {
     ['the rule off (factor 0)', ago(10), 0.4, 0, undefined],
     ['a pool that never scaled up', undefined, 0.4, 1, undefined],
     ['an unreadable time', 'yesterday', 0.4, 1, undefined],
-  ] as const)('%s', (_case, lastScaleUpAt, costDollars, factor, expected) => {
-    const wait = boughtWait({ ...(lastScaleUpAt ? { lastScaleUpAt } : {}), now, costDollars, config: { ...price, factor } });
+  ] as const)('%s', (_case, lastDemandScaleUpAt, costDollars, factor, expected) => {
+    const wait = boughtWait({ ...(lastDemandScaleUpAt ? { lastDemandScaleUpAt } : {}), now, costDollars, config: { ...price, factor } });
     if (expected === undefined) expect(wait).toBeUndefined();
     else expect(wait?.waitHours).toBe(expected);
   });
 
   it('says how long ago the pool bought nodes and how long is left', () => {
-    const wait = boughtWait({ lastScaleUpAt: ago(10), now, costDollars: 0.4, config: price })!;
+    const wait = boughtWait({ lastDemandScaleUpAt: ago(10), now, costDollars: 0.4, config: price })!;
     expect(wait.idleHours).toBeCloseTo(10 / 60);
     expect(boughtWaitText(wait, 1)).toBe(
       'the pool bought nodes 10m ago (its last scale-up): drained once its idle rent since pays 1 x its moves (2h, 1h50m to go; attrition may empty it meanwhile)',
@@ -129,7 +129,7 @@ describe('drainPayoff right after a scale-up', () => {
     ['bought 10 minutes ago: refused as pending, so attrition closes it meanwhile', 10, false],
     ['bought 3 hours ago: the rent paid its moves, it is drained', 180, true],
   ] as const)('%s', (_case, minutesAgo, pays) => {
-    const verdict = drainPayoff({ history: history(level), now, confident: 400, limit: 1200, stats, lastScaleUpAt: at(minutesAgo), config: payoff });
+    const verdict = drainPayoff({ history: history(level), now, confident: 400, limit: 1200, stats, lastDemandScaleUpAt: at(minutesAgo), config: payoff });
     expect(verdict.pays).toBe(pays);
     if (!verdict.pays) {
       expect(verdict.pending).toBe(true);
@@ -138,6 +138,6 @@ describe('drainPayoff right after a scale-up', () => {
   });
 
   it('an emptied node is drained at once, however recent the scale-up', () => {
-    expect(drainPayoff({ history: history(level), now, confident: 400, limit: 1200, stats: { activeGears: 0 }, lastScaleUpAt: at(1), config: payoff }).pays).toBe(true);
+    expect(drainPayoff({ history: history(level), now, confident: 400, limit: 1200, stats: { activeGears: 0 }, lastDemandScaleUpAt: at(1), config: payoff }).pays).toBe(true);
   });
 });
