@@ -9,7 +9,7 @@ import type { DrainKind, DrainRecord, GearInfo, GearMove, NodeRecord, PoolId } f
 import type { Placement } from './drain-plan.js';
 import type { Config, PoolConfig } from '../config/index.js';
 import { formatDuration } from './duration.js';
-import { clampScaleUp } from './evaluate.js';
+import { clampScaleUp } from './scale-up-limits.js';
 
 /** The message field rules for an operation id (decisionId, drainId): 1..128 of letters, digits, `_ : . -`. */
 const OPERATION_ID_MAX = 128;

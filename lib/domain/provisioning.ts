@@ -5,7 +5,7 @@
  * exhaustion backoff, the room limits leave, the user data a node boots
  * with, provision timeouts and orphaned hosts.
  */
-import type { ResourceRoom } from './evaluate.js';
+import type { ResourceRoom } from './scale-up-limits.js';
 import { createHash } from 'node:crypto';
 import type { Naming, NodeTemplate } from '../config/index.js';
 import type { NodeRecord, NodeState, PoolId, PoolRecord } from './model.js';

@@ -14,7 +14,7 @@ import { MemoryLog } from '../../lib/adapters/memory/log.js';
 import { InMemoryMetrics } from '../../lib/adapters/memory/metrics.js';
 import { NodeProvisioner } from '../../lib/app/provision.js';
 import type { StateStore } from '../../lib/ports/state-store.js';
-import { BROKER, brokerOnEmulator, ec2OnBrokerConfig } from '../support/broker-platform.js';
+import { brokerOnEmulator, ec2OnBrokerConfig } from '../support/broker-platform.js';
 import { dynaliteHarness } from '../support/dynalite.js';
 import { FakeEc2 } from '../support/fake-ec2.js';
 

@@ -1,5 +1,4 @@
 /** Hostile and malformed bodies: bad timestamps, clocks in the future, bad JSON, and inputs that must never throw. */
-import { ValidationError } from '../../lib/errors.js';
 import { describe, expect, it } from 'vitest';
 import {
   MAX_BODY_BYTES,

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { legalTransitions } from '../../lib/domain/lifecycle.js';
 import { NODE_STATES, type NodeRecord, type NodeState } from '../../lib/domain/model.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../lib/errors.js';
-import type { NewNode, StateStore } from '../../lib/ports/state-store.js';
+import type { StateStore } from '../../lib/ports/state-store.js';
 import { storeActionsContract } from './state-store-contract-actions.js';
 import { T0, at, newNode, rejection, stats, type ContractBed } from './state-store-records.js';
 

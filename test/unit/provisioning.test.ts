@@ -17,7 +17,7 @@ import {
   scaleUpRoom,
   shellQuote,
 } from '../../lib/domain/provisioning.js';
-import { resourceRooms } from '../../lib/domain/evaluate.js';
+import { resourceRooms } from '../../lib/domain/scale-up-limits.js';
 import type { NodeRecord } from '../../lib/domain/model.js';
 import type { Config, PoolConfig } from '../../lib/config/index.js';
 

@@ -17,7 +17,7 @@ import { clientToken, nodeNames } from '../../lib/domain/provisioning.js';
 import { STATS_AGENT_SCRIPT, STATS_AGENT_SERVICE, STATS_AGENT_TIMER } from '../../lib/domain/stats-agent-script.js';
 import { parseMessage } from '../../lib/messages/index.js';
 import { MemoryLog } from '../../lib/adapters/memory/log.js';
-import { AGENT, INSTANCE_ID, QUEUE_URL, TOKEN, gearId, useAgentNode, type AgentRun } from '../support/stats-agent-node.js';
+import { AGENT, INSTANCE_ID, QUEUE_URL, TOKEN, useAgentNode, type AgentRun } from '../support/stats-agent-node.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 
@@ -26,11 +26,10 @@ describe('nodescaler-agent.sh (sh, stub aws, stub IMDSv2, fake node tree)', () =
   let dir: string;
   let gears: string;
   let limits: string;
-  let stub: string;
   let envFile: string;
 
   beforeEach(() => {
-    ({ dir, gears, limits, stub, envFile } = agent.node);
+    ({ dir, gears, limits, envFile } = agent.node);
     // Three active gears: started (an unscaled app's), no state file yet (a scaled app's secondary gear),
     // building (that app's head gear); one stopped, one idle.
     agent.node.appGear(1, 'blog', 'unscaled', 'started');

@@ -10,7 +10,7 @@ import { poolNaming } from '../../config/index.js';
 import { effectiveConfig, pausedReason } from '../../domain/controls.js';
 import { decisionMaxAgeMs, staleDecisionReason } from '../../domain/decision-message.js';
 import { RELEASE_KIND_STEP } from '../../domain/decommission.js';
-import { resourceRooms } from '../../domain/evaluate.js';
+import { resourceRooms } from '../../domain/scale-up-limits.js';
 import type { NodeRecord, PoolId, PoolLease, ScaleUpRecord } from '../../domain/model.js';
 import { isProtected } from '../../domain/node-stats.js';
 import { PROVISION_STEPS, exhaustionPatch, nodeNames, pruneUnavailable, scaleUpRoom } from '../../domain/provisioning.js';

@@ -13,7 +13,7 @@ import { SimulatedCloud } from '../../../lib/adapters/local/simulated-cloud.js';
 import { SimulatedPlatform } from '../../../lib/adapters/local/simulated-platform.js';
 import { VirtualClock } from '../../../lib/adapters/local/virtual-clock.js';
 import { InMemoryStateStore } from '../../../lib/adapters/memory/state-store.js';
-import { parseConfig, type ConfigInput } from '../../../lib/config/index.js';
+import { parseConfig } from '../../../lib/config/index.js';
 import type { Platform } from '../../../lib/ports/platform.js';
 import type { OutgoingMessage, Queue, QueueName } from '../../../lib/ports/queue.js';
 import type { StateStore } from '../../../lib/ports/state-store.js';
