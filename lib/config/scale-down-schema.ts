@@ -57,6 +57,12 @@ export function buildScaleDownSchema() {
      * (lib/domain/recent-returns.ts): the kept days do not show rises that are not daily.
      */
     recentDips: z._default(z.boolean(), true),
+    /**
+     * The kept days are raised to today's level over the last hour (how far today's buckets stood above theirs, as the
+     * scale-up's forecast reads them), not only to today's newest demand: a dip in a day running above yesterday does
+     * not make yesterday's quieter evening the outlook (lib/domain/daily-demand.ts).
+     */
+    followLevelRise: z._default(z.boolean(), true),
     /** Close the next node to drain to new gears early, so departing gears empty it (lib/domain/attrition.ts). */
     attrition: z._default(z.boolean(), true),
   });

@@ -68,8 +68,13 @@ export interface DailyOutlook {
 /**
  * What the kept days say about the coming hours, with today's demand
  * `current` now; undefined when no kept day has a sample at this hour.
+ * With `riseMinutes`, a day is also raised by how far today's level stood above
+ * it over that many minutes (`levelRise`, as the scale-up's forecast reads the
+ * kept days): today's demand at one instant can be a dip of a day running
+ * above yesterday, and shifting by it alone expected yesterday's evening
+ * where today's bigger one was coming.
  */
-export function dailyOutlook(samples: readonly DemandSample[], nowMinute: number, current: number): DailyOutlook | undefined {
+export function dailyOutlook(samples: readonly DemandSample[], nowMinute: number, current: number, riseMinutes?: number): DailyOutlook | undefined {
   const days: DailyDay[] = [];
   for (let daysAgo = 1; daysAgo <= DAYS_KEPT; daysAgo++) {
     const then = bucketAt(samples, nowMinute - daysAgo * DAY_MINUTES);
@@ -77,7 +82,10 @@ export function dailyOutlook(samples: readonly DemandSample[], nowMinute: number
     const levelShift = stayedBelow(samples, nowMinute, daysAgo * DAY_MINUTES, LEVEL_SHIFT_MINUTES);
     // A level shift means today is below `then` by a margin, so `then` is positive.
     if (levelShift) days.push({ daysAgo, shift: 0, scale: current / then, levelShift });
-    else days.push({ daysAgo, shift: Math.max(0, current - then), scale: 1, levelShift });
+    else {
+      const rise = riseMinutes === undefined ? undefined : levelRise(samples, nowMinute, daysAgo * DAY_MINUTES, riseMinutes);
+      days.push({ daysAgo, shift: Math.max(0, current - then, rise ?? 0), scale: 1, levelShift });
+    }
   }
   if (days.length === 0) return undefined;
   return {

@@ -23,7 +23,7 @@ import type { CandidateCheck } from './candidates.js';
 import type { PoolUtilization } from './decision.js';
 import { formatDuration } from './duration.js';
 import { BUCKET_MINUTES, dailyOutlook } from './daily-demand.js';
-import { epochMinute } from './forecast.js';
+import { LEVEL_RISE_MINUTES, epochMinute } from './forecast.js';
 import type { DemandSample, NodeStats } from './model.js';
 import { heldLevelOf, rebuyLevel, sizingSlots } from './wanted.js';
 import { boughtWait, boughtWaitText, oneOffWait, oneOffWaitText, rentOwed } from './one-off-need.js';
@@ -119,13 +119,13 @@ export interface Unneeded {
  * How long demand is expected to stay below `limit` (the most the pool holds
  * without the node before it scales up again), from `confident` now.
  */
-export function unneededFor(history: readonly DemandSample[] | undefined, now: Date, confident: number, limit: number, lookaheadMs: number): Unneeded {
+export function unneededFor(history: readonly DemandSample[] | undefined, now: Date, confident: number, limit: number, lookaheadMs: number, riseMinutes?: number): Unneeded {
   const samples = history ?? [];
   const nowMinute = epochMinute(now);
   const lookaheadMinutes = Math.floor(lookaheadMs / MINUTE_MS);
   if (confident >= limit) return { hours: 0, neededAt: now, basis: 'recent' };
 
-  const outlook = dailyOutlook(samples, nowMinute, confident);
+  const outlook = dailyOutlook(samples, nowMinute, confident, riseMinutes);
   if (outlook) {
     let known = 0;
     let steps = 0;
@@ -165,9 +165,10 @@ export function savingHours(
   rebuy: number,
   lookaheadMs: number,
   unneeded: Unneeded,
+  riseMinutes?: number,
 ): number {
   if (unneeded.basis !== 'yesterday' || unneeded.neededAt === undefined) return unneeded.hours;
-  const outlook = dailyOutlook(history ?? [], epochMinute(now), confident);
+  const outlook = dailyOutlook(history ?? [], epochMinute(now), confident, riseMinutes);
   if (!outlook) return unneeded.hours;
   const lookaheadMinutes = Math.floor(lookaheadMs / MINUTE_MS);
   for (let t = BUCKET_MINUTES; t <= lookaheadMinutes; t += BUCKET_MINUTES) {
@@ -204,9 +205,11 @@ export type PayoffVerdict =
 /** Whether draining the node pays, with the sentence that says why (or why not). */
 export function drainPayoff(input: PayoffInput): PayoffVerdict {
   const { config, now } = input;
-  const unneeded = unneededFor(input.history, now, input.confident, input.limit, config.lookahead);
+  // Today's level over the last hour, not only its newest sample, as the scale-up's forecast reads the kept days.
+  const riseMinutes = config.followLevelRise ? LEVEL_RISE_MINUTES : undefined;
+  const unneeded = unneededFor(input.history, now, input.confident, input.limit, config.lookahead, riseMinutes);
   const cost = moveCost(input.stats, config.moveCost);
-  const hours = savingHours(input.history, now, input.confident, input.rebuy ?? input.limit, config.lookahead, unneeded);
+  const hours = savingHours(input.history, now, input.confident, input.rebuy ?? input.limit, config.lookahead, unneeded, riseMinutes);
   const saving = hours * config.nodeHourPrice;
   const costText = `${money(cost.dollars)} for ${costParts(cost)}`;
   const source = unneeded.basis === 'yesterday' ? "yesterday's demand" : 'recent demand';

@@ -98,6 +98,7 @@ describe('defaults', () => {
         oneOffRentFactor: 1,
         recentReturns: true,
         recentDips: true,
+        followLevelRise: true,
         attrition: true,
       },
       budget: { maxMovesPerGear: 2, windows: [], doNotMoveApps: [] },

@@ -63,6 +63,22 @@ describe('dailyOutlook', () => {
   });
 });
 
+describe('dailyOutlook with riseMinutes: the kept days raised to today level over the last hour', () => {
+  // The kept days are 1,000 gears all day; today differs over its last `hours` (the newest 4 minutes may dip).
+  const cases = [
+    { name: 'a dip now, in a day running 300 above the kept days', hours: 3, today: 1300, newest: 1000, without: 1000, within: 1300 },
+    { name: 'a dip now, in a day at the kept level', hours: 3, today: 1000, newest: 800, without: 1000, within: 1000 },
+    { name: 'the newest sample above the last hour (the larger shift wins)', hours: 3, today: 1100, newest: 1500, without: 1500, within: 1500 },
+    { name: 'today a little below the kept days: never lowered', hours: 3, today: 900, newest: 900, without: 1000, within: 1000 },
+    { name: 'a level shift down: followed in proportion, whatever the rise', hours: 4, today: 500, newest: 500, without: 500, within: 500 },
+  ];
+  it.each(cases)('$name: $without without, $within with', ({ hours, today, newest, without, within }) => {
+    const h = recorded(-2 * DAY - 3 * 60, (m) => (m > -4 ? newest : m > -hours * 60 ? today : 1000));
+    expect(dailyOutlook(h, nowMinute, newest)!.at(60)).toBe(without);
+    expect(dailyOutlook(h, nowMinute, newest, 60)!.at(60)).toBe(within);
+  });
+});
+
 describe('stayedBelow', () => {
   it('needs every bucket of the span below the same bucket a day earlier', () => {
     const below = recorded(-DAY - 3 * 60, (m) => (m > -3 * 60 ? 70 : 100));

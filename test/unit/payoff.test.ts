@@ -127,6 +127,24 @@ describe('drainPayoff', () => {
     expect(seen.neededAt?.toISOString()).toBe('2026-01-07T02:30:00.000Z');
   });
 
+  it('a dip now, in a day running above yesterday, does not make yesterday\'s quieter evening the outlook (followLevelRise)', () => {
+    // Yesterday 1,400 gears 03:00-21:00; today 1,900 for the last three hours, 1,400 for the last four minutes.
+    const now = new Date('2026-01-06T18:00:00Z');
+    const h = history(now, (m) => {
+      const hour = new Date(now.getTime() + m * MIN).getUTCHours();
+      return m > -5 ? 1400 : m > -180 ? 1900 : hour >= 3 && hour < 21 ? 1400 : 1000;
+    });
+    const input = { history: h, now, confident: 1400, limit, stats: { activeGears: 20, idleGears: 20 } };
+    const followed = drainPayoff({ ...input, config: payoff });
+    expect(followed.pays).toBe(false);
+    if (!followed.pays) expect(followed.reason).toBe("needed again in 10m (yesterday's demand reaches 1800 gears), within the 4h horizon");
+    // Shifted by the newest sample only, yesterday's 1,400 never reaches the 1,800 the pool holds without the node.
+    const instant = drainPayoff({ ...input, config: { ...payoff, followLevelRise: false } });
+    expect(instant.pays).toBe(true);
+    // Not until today's own rise at 15:00 comes round again (half an hour early), beyond the horizon.
+    expect(instant.unneeded.neededAt?.toISOString()).toBe('2026-01-07T14:40:00.000Z');
+  });
+
   it('without a day of history, the node is expected to stay unneeded as long as it has been', () => {
     const now = new Date('2026-01-06T12:00:00Z');
     const h: DemandSample[] = [];
