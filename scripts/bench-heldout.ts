@@ -5,7 +5,7 @@
  * (scripts/bench-suite.ts), then a total. The baselines are cached in
  * .cache/baselines/, as `tune` keeps them.
  *
- *   npm run bench -- heldout [--count N] [--seed S] [--days D] [--peak-gears G] [--gears-per-node N] [--cache DIR] [--no-cache]
+ *   npm run bench -- heldout [--count N] [--seed S] [--days D] [--peak-gears G] [--gears-per-node N] [--only I,J] [--cache DIR] [--no-cache]
  */
 import { parseArgs } from 'node:util';
 import { BaselineCache } from '../lib/sim/baseline-cache.js';
@@ -26,6 +26,7 @@ and a total.
   --days D            days of each shape (default 7)
   --peak-gears G      each shape's peak (default 2000)
   --gears-per-node N  default 100
+  --only I,J          only shapes I, J (1-based, as numbered in the output); the total covers them
   --cache DIR         where the baselines' results are kept (default .cache/baselines)
   --no-cache          compute the baselines again and keep nothing`;
 
@@ -40,6 +41,7 @@ export async function runHeldout(argv: string[]): Promise<void> {
         days: { type: 'string', default: '7' },
         'peak-gears': { type: 'string', default: '2000' },
         'gears-per-node': { type: 'string', default: '100' },
+        only: { type: 'string' },
         cache: { type: 'string', default: DEFAULT_CACHE },
         'no-cache': { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h' },
@@ -58,11 +60,14 @@ export async function runHeldout(argv: string[]): Promise<void> {
   const { count, seed, days } = figures as { count: number; seed: number; days: number };
   const peakGears = figures['peak-gears']!;
   const gearsPerNode = figures['gears-per-node']!;
+  const only = values.only === undefined ? undefined : values.only.split(',').map((part) => Number(part.trim()));
+  if (only && only.some((n) => !Number.isInteger(n) || n < 1 || n > count)) return fail(`--only: expected shape numbers from 1 to ${count} separated by commas, got ${values.only}`);
   const cache = new BaselineCache(values['no-cache'] ? undefined : values.cache);
   const started = Date.now();
   console.log(`heldout: ${count} shapes of seed ${seed} (${days} days, peak ${peakGears} gears, ${gearsPerNode} gears per node)`);
   const scores: TraceScore[] = [];
   for (const [index, shape] of heldoutShapes({ count, seed, days, peakGears }).entries()) {
+    if (only && !only.includes(index + 1)) continue;
     const entry = { name: shape.name, load: () => shape.trace };
     const { results, floor } = await replaySuiteTrace(entry, `[${index + 1}/${count}] ${shape.name}`, {
       gearsPerNode,
@@ -73,7 +78,7 @@ export async function runHeldout(argv: string[]): Promise<void> {
     });
     scores.push(scoreTrace(shape.name, results, floor));
   }
-  console.log(`heldout: ${count} shapes in ${((Date.now() - started) / 1000).toFixed(0)} s; baselines ${cache.hits} cached, ${cache.misses} computed; nodescaler (today's defaults) x clairvoyant-4h and goal checks met:`);
+  console.log(`heldout: ${only ? only.length : count} shapes in ${((Date.now() - started) / 1000).toFixed(0)} s; baselines ${cache.hits} cached, ${cache.misses} computed; nodescaler (today's defaults) x clairvoyant-4h and goal checks met:`);
   console.log(formatVariant(scoreVariant('heldout', scores), 'total (mean; moves summed; worst)'));
 }
 

@@ -6,18 +6,31 @@
  * with them; a candidate refused for a gear gives way to the next one, whose
  * gears are read in turn. A node whose stats do not list its gears (the
  * shipped agent reports counts) has them listed by the platform, once per
- * candidate. After a few rounds a candidate whose gears were not read is
- * refused, so no decision drains unchecked gears. The gear mover checks the
- * gears again before its first move (lib/workflows/drain/budget-guard.ts).
+ * candidate. After a share of the pool's nodes (`candidateReads`) a candidate
+ * whose gears were not read is refused, so no decision drains unchecked gears.
+ * The gear mover checks the gears again before its first move
+ * (lib/workflows/drain/budget-guard.ts).
  */
-import { GEAR_MOVE_WINDOW_MS } from '../domain/budget.js';
+import { GEAR_MOVE_WINDOW_MS, poolSize } from '../domain/budget.js';
 import type { PoolEvaluation, PoolEvaluationInput } from '../domain/decision.js';
 import { decidePool } from '../domain/evaluate.js';
 import type { GearInfo, NodeRecord } from '../domain/model.js';
 import type { StateStore } from '../ports/state-store.js';
 
-/** Candidates whose gears are read in one evaluation before unread ones are refused. */
-const MAX_ROUNDS = 4;
+/** Fewest candidates whose gears are read in one evaluation before unread ones are refused. */
+export const MIN_CANDIDATE_READS = 4;
+/**
+ * The share of the pool's nodes whose gears one evaluation may read: what MIN_CANDIDATE_READS is of a 20-node pool.
+ * Gears a drain moved land on many nodes, so in a pool of 200 the first four candidates all held a gear at its
+ * maxMovesPerGear limit for days, and every other node was refused unread: drains stopped while most nodes were free
+ * to go (held-out shape s1-7 at 20,000 gears: 196 nodes through a trough that needs 153).
+ */
+export const CANDIDATE_READ_SHARE = 0.2;
+
+/** Candidates one evaluation reads the gears of in a pool of `poolNodes` nodes: a share of the pool, at least MIN_CANDIDATE_READS. */
+export function candidateReads(poolNodes: number): number {
+  return Math.max(MIN_CANDIDATE_READS, Math.ceil(CANDIDATE_READ_SHARE * poolNodes - 1e-9));
+}
 
 export interface GearSources {
   store: Pick<StateStore, 'getGearMoves'>;
@@ -33,8 +46,9 @@ export async function decideWithMoveHistory(
   const history = new Map<string, readonly string[]>(input.moveHistory ?? []);
   const since = input.now.getTime() - GEAR_MOVE_WINDOW_MS;
   let nodes: readonly NodeRecord[] = input.nodes;
+  const rounds = candidateReads(poolSize(input.nodes));
   for (let round = 0; ; round++) {
-    const final = round >= MAX_ROUNDS;
+    const final = round >= rounds;
     const evaluation = decide({ ...input, nodes, moveHistory: history, moveHistoryFinal: final });
     const decision = evaluation.decision;
     if (decision.kind !== 'scale-down' || final) return evaluation;
