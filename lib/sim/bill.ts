@@ -220,6 +220,15 @@ export class BillMeter {
         wru = 2 * writeUnits(itemBytes(header)) + (moves ?? []).reduce<number>((sum, move) => sum + writeUnits(itemBytes(move)), 0);
         break;
       }
+      case 'getGearMoves':
+        // One BatchGetItem key per gear (lib/adapters/dynamodb/gear-moves.ts), eventually consistent: each key is a
+        // read of an item under 4 KB, found or not (its result is a Map, which the default below would price as one unit).
+        rru = 0.5 * new Set((args[0] ?? []) as readonly string[]).size;
+        break;
+      case 'recordGearMoves':
+        // One UpdateItem per move, an item of its own under 1 KB, in no index.
+        wru = ((args[0] ?? []) as readonly unknown[]).length;
+        break;
       default:
         if (/^get/.test(method)) rru = readUnits(itemBytes(subject));
         else if (/^list/.test(method)) rru = 0.5 * readUnits(itemBytes(subject));

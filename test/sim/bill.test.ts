@@ -50,6 +50,17 @@ describe('the autoscaler bill', () => {
     expect(meter.counts.dynamoCalls).toBe(3);
   });
 
+  it('bills the gear move history by the gears read and written, one small item each', async () => {
+    const meter = new BillMeter(new Set());
+    const store = meter.store(new InMemoryStateStore());
+    const at = '2026-01-01T00:00:00.000Z';
+    await store.recordGearMoves([{ uuid: 'g1', at, key: 'dr:1' }, { uuid: 'g2', at, key: 'dr:2' }, { uuid: 'g3', at, key: 'dr:3' }], 7 * 86_400_000);
+    expect(meter.counts.wru).toBe(3);
+    // 80 gears of a node (one listed twice), found or not: 0.5 each, eventually consistent.
+    await store.getGearMoves([...Array.from({ length: 80 }, (_, i) => `g${i}`), 'g1']);
+    expect(meter.counts.rru).toBe(40);
+  });
+
   it('bills a stats report as one write of its own item plus the node read, not two indexed writes', async () => {
     const meter = new BillMeter(new Set());
     const store = meter.store(new InMemoryStateStore());
