@@ -114,7 +114,7 @@ export function oneOffWaitText(wait: OneOffWait, factor: number): string {
 }
 
 export interface BoughtWaitInput {
-  /** When the pool last bought nodes (its last scale-up), if ever. */
+  /** When the pool last bought nodes for demand (its last scale-up that was not a replacement), if ever. */
   lastDemandScaleUpAt?: string;
   now: Date;
   /** What the node's moves cost, in dollars (payoff.ts moveCost). */

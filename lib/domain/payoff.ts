@@ -190,7 +190,7 @@ export interface PayoffInput {
   /** Gears at which a scale-up would buy the node back (wanted.ts `rebuyLevel`); `limit` when not given. */
   rebuy?: number;
   stats: Pick<NodeStats, 'activeGears' | 'idleGears' | 'disruptiveGears'>;
-  /** When the pool last scaled up (one-off-need.ts `boughtWait`). */
+  /** When the pool last scaled up for demand, not a replacement (one-off-need.ts `boughtWait`). */
   lastDemandScaleUpAt?: string;
   config: PayoffConfig;
   /** `recentReturns` of `history` at a level (with the lookahead), if the caller keeps them for its candidates; computed here if not. */
@@ -269,7 +269,7 @@ export interface PayoffGateInput {
   utilization: PoolUtilization;
   /** The scale-up's forecast at the boot delay (trend, kept days): a drain must not leave what it would buy back. */
   forecastDemand?: number;
-  /** When the pool last scaled up (drainPayoff). */
+  /** When the pool last scaled up for demand (drainPayoff). */
   lastDemandScaleUpAt?: string;
 }
 
