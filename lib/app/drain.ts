@@ -8,7 +8,7 @@
 import type { Config } from '../config/index.js';
 import { pausedReason } from '../domain/controls.js';
 import { decisionMaxAgeMs, staleDecisionReason } from '../domain/decision-message.js';
-import { drainIdFor } from '../domain/drain.js';
+import { alsoDrainIdFor, drainIdFor } from '../domain/drain.js';
 import type { DrainRecord } from '../domain/model.js';
 import type { Ec2Event, ScaleDownMessage } from '../messages/index.js';
 import type { Budget } from '../workflows/engine.js';
@@ -89,6 +89,8 @@ export class GearMover {
     const existing = await store.getDrain(drainId);
     if (existing) {
       log.info('duplicate scale-down: the drain exists', { drainId, decisionId: message.decisionId, state: existing.state });
+      // A crash between the decision's drains left some uncreated: each is created once (its id derives from the decision).
+      await this.createFurtherDrains(message);
       await releaseLease(this.ctx, message.pool, message.decisionId);
       if (existing.state === 'active') this.ctx.known.add(drainId);
       return { drainId, created: false };
@@ -118,8 +120,27 @@ export class GearMover {
       moves: [],
       kind: manual ? 'manual' : 'scale-down',
     });
+    await this.createFurtherDrains(message);
     await releaseLease(this.ctx, message.pool, message.decisionId);
     return outcome;
+  }
+
+  /** The drains of the decision's further nodes (`alsoNodeIds`), before its lease is released, so they count against the budget. */
+  private async createFurtherDrains(message: ScaleDownMessage): Promise<void> {
+    // Only the evaluator's decisions drain several nodes; an operator's drain names one.
+    if (message.decisionId.startsWith(MANUAL_DECISION_PREFIX)) return;
+    for (const nodeId of message.alsoNodeIds ?? []) {
+      await createDrain(this.ctx, {
+        drainId: alsoDrainIdFor(message.decisionId, nodeId),
+        decisionId: message.decisionId,
+        nodeId,
+        pool: message.pool,
+        startedAt: this.ports.clock.now().toISOString(),
+        reason: message.reason,
+        moves: [],
+        kind: 'scale-down',
+      });
+    }
   }
 
   /**

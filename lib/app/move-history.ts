@@ -52,16 +52,22 @@ export async function decideWithMoveHistory(
     const evaluation = decide({ ...input, nodes, moveHistory: history, moveHistoryFinal: final });
     const decision = evaluation.decision;
     if (decision.kind !== 'scale-down' || final) return evaluation;
-    const candidate = nodes.find((node) => node.nodeId === decision.nodeId);
-    let gears = candidate?.stats?.gears;
-    if (candidate?.stats && gears === undefined) {
-      if (!sources.listGears) return evaluation;
-      const listed = await sources.listGears(candidate.nodeId);
-      gears = listed;
-      nodes = nodes.map((node) => (node === candidate ? { ...node, stats: { ...node.stats!, gears: listed } } : node));
+    // Every node the decision drains (it may drain several at once, budget.ts drainsPerDecision).
+    let listedNow = false;
+    const unread: string[] = [];
+    for (const nodeId of [decision.nodeId, ...(decision.alsoNodeIds ?? [])]) {
+      const candidate = nodes.find((node) => node.nodeId === nodeId);
+      let gears = candidate?.stats?.gears;
+      if (candidate?.stats && gears === undefined) {
+        if (!sources.listGears) return evaluation;
+        const listed = await sources.listGears(candidate.nodeId);
+        gears = listed;
+        listedNow = true;
+        nodes = nodes.map((node) => (node === candidate ? { ...node, stats: { ...node.stats!, gears: listed } } : node));
+      }
+      for (const gear of gears ?? []) if (!history.has(gear.uuid)) unread.push(gear.uuid);
     }
-    const unread = (gears ?? []).map((gear) => gear.uuid).filter((uuid) => !history.has(uuid));
-    if (unread.length === 0 && gears === candidate?.stats?.gears) return evaluation;
+    if (unread.length === 0 && !listedNow) return evaluation;
     if (unread.length > 0) {
       const read = await sources.store.getGearMoves(unread);
       for (const uuid of unread) history.set(uuid, (read.get(uuid) ?? []).filter((at) => Date.parse(at) > since));

@@ -27,6 +27,8 @@ export interface CandidateInput {
   utilization: PoolUtilization;
   /** Why a node may not be drained beyond the checks here (the disruption budget, lib/domain/budget.ts), or undefined. */
   refuse?: (node: NodeRecord) => string | undefined;
+  /** Gears of nodes this decision already drains: they take free slots of the other nodes first. */
+  committedGears?: number;
 }
 
 /** Refuses a candidate that passed the fit check (the pays-off check): a reason, or undefined to accept it. */
@@ -140,7 +142,7 @@ export function chooseScaleDownCandidate(input: CandidateInput, check?: Candidat
   const { demand, capacity, provisioningCapacity, freeSlots } = utilization;
   for (let candidate = queue.pop(); candidate !== undefined; candidate = queue.pop()) {
     const id = candidate.node.nodeId;
-    const othersFree = totalFree - Math.max(0, candidate.free);
+    const othersFree = totalFree - Math.max(0, candidate.free) - (input.committedGears ?? 0);
     if (candidate.gears > othersFree) {
       rejected.push({
         nodeId: id,
@@ -172,6 +174,36 @@ export function chooseScaleDownCandidate(input: CandidateInput, check?: Candidat
     return { nodeId: id, activeGears: candidate.gears, strategy, rejected, ...(verdict ? { accepted: verdict.accepted } : {}) };
   }
   return { strategy, rejected };
+}
+
+/**
+ * Up to `count` nodes to drain at once, in strategy order: each chosen as `chooseScaleDownCandidate` would with the
+ * ones before it already draining (their slots gone, their gears taking the others' free slots first), so every one
+ * passes the fit check and the pays-off check for the pool the decision leaves. `rejected` is the first choice's.
+ */
+export function chooseScaleDownCandidates(input: CandidateInput, check: CandidateCheck | undefined, count: number): CandidateChoice & { more: Array<{ nodeId: string; activeGears: number }> } {
+  const first = chooseScaleDownCandidate(input, check);
+  const more: Array<{ nodeId: string; activeGears: number }> = [];
+  if (first.nodeId === undefined) return { ...first, more };
+  let nodes = input.nodes;
+  let { capacity, freeSlots } = input.utilization;
+  let committed = input.committedGears ?? 0;
+  let chosen: { nodeId: string; activeGears: number } = { nodeId: first.nodeId, activeGears: first.activeGears ?? 0 };
+  for (let i = 1; i < count; i++) {
+    const node = nodes.find((n) => n.nodeId === chosen.nodeId)!;
+    const max = node.stats?.maxActiveGears ?? 0;
+    capacity -= max;
+    freeSlots -= max;
+    committed += chosen.activeGears;
+    nodes = nodes.map((n) => (n === node ? { ...n, state: 'draining' as const } : n));
+    const slots = capacity + input.utilization.provisioningCapacity;
+    const utilization = { ...input.utilization, capacity, freeSlots, utilization: slots > 0 ? input.utilization.demand / slots : Infinity };
+    const next = chooseScaleDownCandidate({ ...input, nodes, utilization, committedGears: committed }, check);
+    if (next.nodeId === undefined) break;
+    chosen = { nodeId: next.nodeId, activeGears: next.activeGears ?? 0 };
+    more.push(chosen);
+  }
+  return { ...first, more };
 }
 
 /** Moves of the node's gears that restart a tenant: the reported count, else every gear not reported idle. */

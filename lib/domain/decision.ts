@@ -54,7 +54,14 @@ export type PoolDecision =
       /** Set when the pool had no free slot left (demand outran the boot delay): the round, 2 and more when it doubles. */
       outranRound?: number;
     }
-  | { kind: 'scale-down'; nodeId: string; reason: string; rejected: RejectedCandidate[] }
+  | {
+      kind: 'scale-down';
+      nodeId: string;
+      /** More nodes the same decision drains at once (budget.ts `drainsPerDecision`), each fitting with the ones before it gone. */
+      alsoNodeIds?: string[];
+      reason: string;
+      rejected: RejectedCandidate[];
+    }
   | {
       kind: 'no-action';
       reason: string;

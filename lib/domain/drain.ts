@@ -41,6 +41,11 @@ export function drainIdFor(decisionId: string): string {
   return operationId(`drain:${decisionId}`);
 }
 
+/** The drain of a further node of one scale-down decision (its `alsoNodeIds`): a redelivered decision finds the same. */
+export function alsoDrainIdFor(decisionId: string, nodeId: string): string {
+  return operationId(`drain:${decisionId}:${nodeId}`);
+}
+
 /** The drain an EC2 event starts: a redelivered event finds the same drain. */
 export function urgentDrainIdFor(eventId: string): string {
   return operationId(`drain:event:${eventId}`);

@@ -19,8 +19,8 @@
  *   closed nodes reopened;
  *   5. otherwise nothing, saying which condition is not met.
  */
-import { scaleDownBudget, withScaleDown } from './budget.js';
-import { chooseScaleDownCandidate } from './candidates.js';
+import { drainsPerDecision, scaleDownBudget, withScaleDown } from './budget.js';
+import { chooseScaleDownCandidates } from './candidates.js';
 import type { PoolDecision, PoolEvaluation, PoolEvaluationInput, RejectedCandidate } from './decision.js';
 import { formatDuration } from './duration.js';
 import { forecastDemand, recordDemand, type Forecast } from './forecast.js';
@@ -230,7 +230,8 @@ function decide(input: PoolEvaluationInput): PoolEvaluation {
 
   const bought = pool.lastDemandScaleUpAt ? { lastDemandScaleUpAt: pool.lastDemandScaleUpAt } : {};
   const paying = payoffGate({ config, history: demandHistory, now, utilization: u, ...(forecast ? { forecastDemand: forecast.demand } : {}), ...bought });
-  const choice = chooseScaleDownCandidate({ nodes, drains, poolConfig, config, now, utilization: paying.utilization, refuse: budget.refuse }, paying.check);
+  const count = drainsPerDecision({ config, poolConfig, now, nodes, drains, pool });
+  const choice = chooseScaleDownCandidates({ nodes, drains, poolConfig, config, now, utilization: paying.utilization, refuse: budget.refuse }, paying.check, count);
   if (choice.nodeId === undefined) {
     const shown = choice.rejected.slice(0, REASON_REJECTED_SHOWN).map((r) => `${r.nodeId}: ${r.reason}`);
     const more = choice.rejected.length - shown.length;
@@ -238,9 +239,11 @@ function decide(input: PoolEvaluationInput): PoolEvaluation {
     return result(noAction(`${lowText}; no node can be drained (${list})`, choice.rejected), forecastInfo);
   }
   const paysText = choice.accepted ? `; ${choice.accepted}` : '';
-  const reason = `${lowText}; drain ${choice.nodeId} (${plural(choice.activeGears ?? 0, 'gear')}, ${choice.strategy})${paysText}${staleNote ? `; ${staleNote}` : ''}`;
-  poolPatch.scaleDownsAt = withScaleDown(pool.scaleDownsAt, now);
-  return result({ kind: 'scale-down', nodeId: choice.nodeId, reason, rejected: choice.rejected }, forecastInfo);
+  const alsoText = choice.more.length > 0 ? ` and ${choice.more.map((m) => `${m.nodeId} (${plural(m.activeGears, 'gear')})`).join(', ')}` : '';
+  const reason = `${lowText}; drain ${choice.nodeId} (${plural(choice.activeGears ?? 0, 'gear')}, ${choice.strategy})${alsoText}${paysText}${staleNote ? `; ${staleNote}` : ''}`;
+  poolPatch.scaleDownsAt = withScaleDown(pool.scaleDownsAt, now, 1 + choice.more.length);
+  const also = choice.more.length > 0 ? { alsoNodeIds: choice.more.map((m) => m.nodeId) } : {};
+  return result({ kind: 'scale-down', nodeId: choice.nodeId, ...also, reason, rejected: choice.rejected }, forecastInfo);
 }
 
 // ---------------------------------------------------------------------------

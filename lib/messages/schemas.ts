@@ -129,12 +129,19 @@ export const scaleUpMessageSchema = once(() =>
   }),
 );
 
+/** Most nodes one scale-down decision drains: far above any budget's half (maxDraining of a 2,000-node pool at 10 % is 200). */
+export const MAX_NODES_PER_SCALE_DOWN = 100;
+
 export const scaleDownMessageSchema = once(() =>
   object({
     ...header('scale-down'),
     decisionId: operationIdSchema(),
     pool: poolIdSchema(),
     nodeId: nodeIdSchema(),
+    /** More nodes the decision drains at once (the evaluator's `drainsPerDecision`), each its own drain. */
+    alsoNodeIds: optional(
+      arrayOf(nodeIdSchema(), 'an array of node ids', { length: MAX_NODES_PER_SCALE_DOWN - 1, message: `must name at most ${MAX_NODES_PER_SCALE_DOWN - 1} more nodes` }),
+    ),
     reason: reasonSchema(),
     decidedAt: isoDateTimeSchema(),
   }),

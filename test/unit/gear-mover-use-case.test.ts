@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { InMemoryStateStore } from '../../lib/adapters/memory/state-store.js';
-import { drainIdFor } from '../../lib/domain/drain.js';
+import { alsoDrainIdFor, drainIdFor } from '../../lib/domain/drain.js';
 import { POOL, World, apps } from '../support/gear-mover-world.js';
 
 async function world(options: ConstructorParameters<typeof World>[1] = {}): Promise<World> {
@@ -56,6 +56,54 @@ describe('GearMover: starting a drain', () => {
     const refused = (await w.store.listDrains(POOL, 'aborted')).find((d) => d.nodeId === 'b.example.com');
     expect(refused?.abortReason).toBe('1 node(s) of pool d1/small already draining (scaleDown.maxConcurrentDrains=1)');
     expect((await w.store.getNode('b.example.com'))?.state).toBe('active');
+  });
+
+  it('drains every node a decision names (alsoNodeIds), each once, before releasing the lease', async () => {
+    const w = await world({ config: { scaleDown: { budget: { maxDraining: 3 } } } });
+    await w.node('a.example.com', { gears: apps(1, 1, 'a') });
+    await w.node('b.example.com', { gears: apps(1, 1, 'b') });
+    await w.node('c.example.com', { gears: apps(1, 1, 'c') });
+    await w.node('t1.example.com');
+    await w.node('t2.example.com');
+    const message = { ...w.scaleDown('a.example.com'), alsoNodeIds: ['b.example.com', 'c.example.com'] };
+    await w.leaseFor(message);
+    const mover = w.mover();
+    await mover.handleScaleDown(message);
+    await mover.handleScaleDown(message); // redelivered: the same three drains
+    const drains = await w.store.listDrains(POOL, 'active');
+    expect(drains.map((d) => d.drainId).sort()).toEqual(
+      [drainIdFor(message.decisionId), alsoDrainIdFor(message.decisionId, 'b.example.com'), alsoDrainIdFor(message.decisionId, 'c.example.com')].sort(),
+    );
+    expect((await w.store.getPool(POOL))?.lease).toBeUndefined();
+    await w.tickUntilIdle(() => mover);
+    for (const id of ['a.example.com', 'b.example.com', 'c.example.com']) expect((await w.store.getNode(id))?.state).not.toBe('active');
+    expect((await w.store.listDrains(POOL, 'completed')).length).toBe(3);
+  });
+
+  it('still holds each further drain to the budget when it starts (maxDraining of the pool now)', async () => {
+    const w = await world(); // maxDraining 10 % of 4 nodes = 1
+    await w.node('a.example.com', { gears: apps(1, 1, 'a') });
+    await w.node('b.example.com', { gears: apps(1, 1, 'b') });
+    await w.node('t1.example.com');
+    await w.node('t2.example.com');
+    const message = { ...w.scaleDown('a.example.com'), alsoNodeIds: ['b.example.com'] };
+    await w.leaseFor(message);
+    const mover = w.mover();
+    await mover.handleScaleDown(message);
+    await w.tickUntilIdle(() => mover);
+    const [refused] = await w.store.listDrains(POOL, 'aborted');
+    expect(refused).toMatchObject({ nodeId: 'b.example.com', abortReason: '1 node(s) of pool d1/small already draining (scaleDown.budget.maxDraining=10% of 4 nodes = 1)' });
+    expect((await w.store.getNode('b.example.com'))?.state).toBe('active');
+  });
+
+  it("drains only the named node of an operator's drain, whatever else its message names", async () => {
+    const w = await world();
+    await w.node('a.example.com', { gears: apps(1, 1, 'a') });
+    await w.node('b.example.com', { gears: apps(1, 1, 'b') });
+    await w.node('t1.example.com');
+    const message = { ...w.scaleDown('a.example.com'), decisionId: 'manual:op-1', alsoNodeIds: ['b.example.com'] };
+    await w.mover().handleScaleDown(message);
+    expect((await w.store.listDrains(POOL, 'active')).map((d) => d.nodeId)).toEqual(['a.example.com']);
   });
 
   it('refuses a scale-down that no longer holds the pool lease: superseded, or its lease expired', async () => {

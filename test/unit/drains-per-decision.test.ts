@@ -1,0 +1,99 @@
+import { describe, expect, it } from 'vitest';
+import { drainsPerDecision, withScaleDown } from '../../lib/domain/budget.js';
+import { chooseScaleDownCandidates } from '../../lib/domain/candidates.js';
+import { decisionMessage } from '../../lib/domain/decision-message.js';
+import { decidePool } from '../../lib/domain/evaluate.js';
+import { computeUtilization } from '../../lib/domain/utilization.js';
+import { parseMessage } from '../../lib/messages/index.js';
+import { NOW, config, drain, evaluation, minutesAgo, node, nodes, pool, poolConfigOf } from '../support/builders.js';
+import { quietDay } from '../support/decisions.js';
+
+/** These test how many nodes one decision drains, not the pays-off check (test/unit/payoff.test.ts): it is off here. */
+const noPayoff = config({ scaleDown: { payoff: { enabled: false } } });
+
+function perDecision(poolNodes: number, fields: { drains?: number; cfg?: ReturnType<typeof config>; scaleDownsAt?: string[] } = {}): number {
+  const cfg = fields.cfg ?? noPayoff;
+  const all = nodes(poolNodes, 10);
+  const drains = Array.from({ length: fields.drains ?? 0 }, (_, i) => drain(`node-${i + 1}`, []));
+  return drainsPerDecision({ config: cfg, poolConfig: poolConfigOf(cfg), now: NOW, nodes: all, drains, pool: fields.scaleDownsAt ? { scaleDownsAt: fields.scaleDownsAt } : {} });
+}
+
+describe('drainsPerDecision: a big pool drains several nodes a decision', () => {
+  it('is half the concurrent budget, so the budget fills in two decisions at any pool size', () => {
+    // maxDraining defaults to 10 % of the pool: 1 node up to 10 nodes, 2 at 20, 3 at 30, 20 at 200.
+    expect(perDecision(6)).toBe(1);
+    expect(perDecision(20)).toBe(1);
+    expect(perDecision(30)).toBe(2);
+    expect(perDecision(200)).toBe(10);
+    expect(perDecision(2000)).toBe(100);
+  });
+
+  it('never exceeds what maxDraining and maxDrainsPerHour have left, and is at least 1', () => {
+    expect(perDecision(200, { drains: 15 })).toBe(5);
+    expect(perDecision(200, { drains: 20 })).toBe(1); // the budget check refuses the decision itself
+    const hourly = config({ scaleDown: { payoff: { enabled: false }, budget: { maxDrainsPerHour: 12 } } });
+    expect(perDecision(200, { cfg: hourly })).toBe(10);
+    expect(perDecision(200, { cfg: hourly, scaleDownsAt: Array.from({ length: 9 }, () => minutesAgo(10)) })).toBe(3);
+    const one = config({ scaleDown: { payoff: { enabled: false }, budget: { maxDraining: 1 } } });
+    expect(perDecision(200, { cfg: one })).toBe(1);
+  });
+
+  it('counts every drain of a decision against maxDrainsPerHour', () => {
+    expect(withScaleDown([minutesAgo(90), minutesAgo(30)], NOW, 3)).toEqual([minutesAgo(30), NOW.toISOString(), NOW.toISOString(), NOW.toISOString()]);
+  });
+});
+
+describe('chooseScaleDownCandidates', () => {
+  it('chooses each further node with the ones before it gone: their slots and the room their gears take', () => {
+    // Six nodes of 100 slots at 0.8: 60 free below it on each node (the 20-gear ones); the nodes of 20 gears go first.
+    // Draining one moves 20 gears into 280 free slots, two 40, ... The pool must stay below 0.8: 200 gears need 250+ slots,
+    // so at most three of six nodes (300 slots left) may go; `count` 5 stops at three.
+    const pool6 = [...nodes(3, 20, 100, 'light'), ...nodes(3, 46, 100, 'heavy')];
+    const cfg = noPayoff;
+    const utilization = computeUtilization({ pool: 'd1/small', nodes: pool6, drains: [], now: NOW, statsMaxAge: cfg.statsMaxAge, expectedGearsPerNode: 100 });
+    const input = { nodes: pool6, drains: [], poolConfig: poolConfigOf(cfg), config: cfg, now: NOW, utilization };
+    const choice = chooseScaleDownCandidates(input, undefined, 5);
+    expect(choice.nodeId).toBe('light-1');
+    expect(choice.more.map((m) => m.nodeId)).toEqual(['light-2', 'light-3']);
+    // 198 gears on the three heavy nodes' 300 slots would be 0.66: a fourth (heavy, 46 gears) would leave 200 slots.
+    expect(chooseScaleDownCandidates(input, undefined, 1).more).toEqual([]);
+  });
+
+  it('refuses a further node whose gears no longer fit once the earlier ones took the free slots', () => {
+    // Three nodes of 30 gears and one of 75 (threshold 0.8 of 100: free below it 50, 50, 50, 5): the first drain takes
+    // 30 of the others' 105 free slots; the second's 30 fit in the 55 left on the other two (50 + 5) only without the first's.
+    const tight = [...nodes(3, 30, 100, 'n'), node('full', { gears: 75 })];
+    const utilization = computeUtilization({ pool: 'd1/small', nodes: tight, drains: [], now: NOW, statsMaxAge: noPayoff.statsMaxAge, expectedGearsPerNode: 100 });
+    const input = { nodes: tight, drains: [], poolConfig: poolConfigOf(noPayoff), config: noPayoff, now: NOW, utilization };
+    const choice = chooseScaleDownCandidates(input, undefined, 3);
+    expect(choice.nodeId).toBe('n-1');
+    expect(choice.more).toEqual([]);
+  });
+});
+
+describe('decidePool: one decision drains several nodes of a big pool', () => {
+  const lowPool = pool({ demandHistory: quietDay, lowSince: minutesAgo(30) });
+
+  it('drains half the budget at once in a 40-node pool, one node in a 20-node pool', () => {
+    const big = decidePool(evaluation({ config: noPayoff, nodes: nodes(40, 10), pool: lowPool }));
+    expect(big.decision).toMatchObject({ kind: 'scale-down', nodeId: 'node-1', alsoNodeIds: ['node-10'] });
+    expect(big.decision.reason).toContain('drain node-1 (10 gears, least-disruption) and node-10 (10 gears)');
+    expect(big.poolPatch.scaleDownsAt).toEqual([NOW.toISOString(), NOW.toISOString()]);
+    const small = decidePool(evaluation({ config: noPayoff, nodes: nodes(20, 10), pool: lowPool }));
+    expect(small.decision.kind).toBe('scale-down');
+    expect(small.decision).not.toHaveProperty('alsoNodeIds');
+  });
+
+  it('sends every node in the message, and the message schema takes them (and refuses too many)', () => {
+    const big = decidePool(evaluation({ config: noPayoff, nodes: nodes(40, 10), pool: lowPool }));
+    const message = decisionMessage('d1/small', big.decision, NOW);
+    expect(message).toMatchObject({ type: 'scale-down', nodeId: 'node-1', alsoNodeIds: ['node-10'] });
+    expect(parseMessage(JSON.stringify(message))).toMatchObject({ ok: true, message: { alsoNodeIds: ['node-10'] } });
+    const tooMany = parseMessage(JSON.stringify({ ...message, alsoNodeIds: Array.from({ length: 100 }, (_, i) => `node-${i}`) }));
+    expect(tooMany.ok).toBe(false);
+    if (!tooMany.ok) expect(tooMany.error.message).toMatch(/alsoNodeIds.*at most 99 more nodes/);
+    const hostile = parseMessage(JSON.stringify({ ...message, alsoNodeIds: ['node 1; rm -rf /'] }));
+    expect(hostile.ok).toBe(false);
+    if (!hostile.ok) expect(hostile.error.message).toMatch(/alsoNodeIds/);
+  });
+});
