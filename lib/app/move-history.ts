@@ -46,9 +46,11 @@ export async function decideWithMoveHistory(
   const history = new Map<string, readonly string[]>(input.moveHistory ?? []);
   const since = input.now.getTime() - GEAR_MOVE_WINDOW_MS;
   let nodes: readonly NodeRecord[] = input.nodes;
-  const rounds = candidateReads(poolSize(input.nodes));
-  for (let round = 0; ; round++) {
-    const final = round >= rounds;
+  // Counted in nodes, not rounds: one decision may drain several nodes (budget.ts drainsPerDecision), read together.
+  const reads = candidateReads(poolSize(input.nodes));
+  let nodesRead = 0;
+  for (;;) {
+    const final = nodesRead >= reads;
     const evaluation = decide({ ...input, nodes, moveHistory: history, moveHistoryFinal: final });
     const decision = evaluation.decision;
     if (decision.kind !== 'scale-down' || final) return evaluation;
@@ -65,7 +67,9 @@ export async function decideWithMoveHistory(
         listedNow = true;
         nodes = nodes.map((node) => (node === candidate ? { ...node, stats: { ...node.stats!, gears: listed } } : node));
       }
+      const before = unread.length;
       for (const gear of gears ?? []) if (!history.has(gear.uuid)) unread.push(gear.uuid);
+      if (unread.length > before) nodesRead++;
     }
     if (unread.length === 0 && !listedNow) return evaluation;
     if (unread.length > 0) {

@@ -60,14 +60,21 @@ describe('chooseScaleDownCandidates', () => {
   });
 
   it('refuses a further node whose gears no longer fit once the earlier ones took the free slots', () => {
-    // Three nodes of 30 gears and one of 75 (threshold 0.8 of 100: free below it 50, 50, 50, 5): the first drain takes
-    // 30 of the others' 105 free slots; the second's 30 fit in the 55 left on the other two (50 + 5) only without the first's.
-    const tight = [...nodes(3, 30, 100, 'n'), node('full', { gears: 75 })];
+    // Free slots below the 0.8 threshold: a 60, b 60, c 35; x is closed for attrition (its 125 free slots take no gear,
+    // though its 200 slots count for the pool's utilization). Draining a puts its 20 gears into b's or c's room; b's 20
+    // then have only c's 35 - 20 = 15 left. Counted as free, the 35 would take them and the pool (160 gears on 300
+    // slots without a and b) would pass.
+    const x = node('x', { gears: 75, max: 200 });
+    x.attritionSince = minutesAgo(30);
+    const tight = [node('a', { gears: 20 }), node('b', { gears: 20 }), node('c', { gears: 45 }), x];
     const utilization = computeUtilization({ pool: 'd1/small', nodes: tight, drains: [], now: NOW, statsMaxAge: noPayoff.statsMaxAge, expectedGearsPerNode: 100 });
     const input = { nodes: tight, drains: [], poolConfig: poolConfigOf(noPayoff), config: noPayoff, now: NOW, utilization };
     const choice = chooseScaleDownCandidates(input, undefined, 3);
-    expect(choice.nodeId).toBe('n-1');
+    expect(choice.nodeId).toBe('a');
     expect(choice.more).toEqual([]);
+    // Alone, b fits.
+    const alone = chooseScaleDownCandidates({ ...input, nodes: tight.filter((n) => n.nodeId !== 'a') }, undefined, 1);
+    expect(alone.nodeId).toBe('b');
   });
 });
 

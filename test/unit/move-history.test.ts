@@ -43,19 +43,22 @@ describe('decideWithMoveHistory: a big pool looks past candidates whose gears ar
     { poolNodes: 6, atLimit: 3, drained: 'n-004', reads: 4 },
     { poolNodes: 6, atLimit: 4, drained: undefined, reads: 4 },
     { poolNodes: 20, atLimit: 4, drained: undefined, reads: 4 },
-    { poolNodes: 30, atLimit: 4, drained: 'n-005', reads: 5 },
+    // A pool over 20 nodes drains several nodes a decision (budget.ts drainsPerDecision: 2 of 30, 10 of 200), read together.
+    { poolNodes: 30, atLimit: 4, drained: 'n-005', reads: 6, also: ['n-006'] },
     { poolNodes: 30, atLimit: 6, drained: undefined, reads: 6 },
-    { poolNodes: 200, atLimit: 25, drained: 'n-026', reads: 26 },
+    { poolNodes: 200, atLimit: 25, drained: 'n-026', reads: 35, also: ['n-027', 'n-028', 'n-029', 'n-030', 'n-031', 'n-032', 'n-033', 'n-034', 'n-035'] },
     { poolNodes: 200, atLimit: 40, drained: undefined, reads: 40 },
-  ])('$poolNodes nodes, first $atLimit at the limit: drains $drained after reading $reads', async ({ poolNodes, atLimit, drained, reads }) => {
+  ])('$poolNodes nodes, first $atLimit at the limit: drains $drained after reading $reads', async ({ poolNodes, atLimit, drained, reads, also }) => {
     const store = new InMemoryStateStore();
     for (let i = 1; i <= atLimit; i++) await store.recordGearMoves([1, 2].map((d) => ({ uuid: `g-${i}-0`, at: daysAgo(d), key: `d${d}#${i}` })), GEAR_MOVE_WINDOW_MS);
     const batches: string[][] = [];
     const counting = { getGearMoves: (uuids: readonly string[]) => (batches.push([...uuids]), store.getGearMoves(uuids)) };
     const result = await decideWithMoveHistory({ store: counting }, evaluation({ config: config(), nodes: listed(poolNodes), pool: pool({ lowSince: minutesAgo(30) }) }));
-    expect(batches).toHaveLength(reads);
+    // Nodes whose gears were read (a decision draining several nodes reads them in one batch).
+    expect(new Set(batches.flat().map((uuid) => uuid.split('-')[1])).size).toBe(reads);
     if (drained) {
       expect(result.decision).toMatchObject({ kind: 'scale-down', nodeId: drained });
+      expect(result.decision.kind === 'scale-down' ? result.decision.alsoNodeIds : undefined).toEqual(also);
     } else {
       expect(result.decision).toMatchObject({ kind: 'no-action', reason: expect.stringContaining('no node can be drained') });
       const reasons = result.decision.kind === 'no-action' ? (result.decision.rejected ?? []).map((r) => r.reason) : [];
