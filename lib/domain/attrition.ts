@@ -114,7 +114,10 @@ export function planAttrition(input: AttritionInput): AttritionPlan {
           ? `another node (${decision.nodeId}) is drained instead`
           : undefined;
     let stillClosed = closedFree;
+    // A closed node the decision drains as a further node stays closed: its drain deactivates it anyway.
+    const drained = new Set(decision.kind === 'scale-down' ? (decision.alsoNodeIds ?? []) : []);
     for (const node of [...closed].sort((a, b) => (b.stats?.activeGears ?? 0) - (a.stats?.activeGears ?? 0))) {
+      if (drained.has(node.nodeId)) continue;
       const why = all ?? short(stillClosed);
       if (why === undefined) break;
       plan.reopen.push({ nodeId: node.nodeId, reason: `reopen ${node.nodeId} to new gears: ${why}` });

@@ -261,12 +261,13 @@ export interface ShadowDetails {
 
 export function shadowSentence(decision: Exclude<PoolDecision, { kind: 'no-action' }>, gears?: number): string {
   if (decision.kind === 'scale-up') return `would add ${decision.count} node${decision.count === 1 ? '' : 's'}`;
-  return `would drain ${decision.nodeId}${gears === undefined ? '' : ` (${gears} gear${gears === 1 ? '' : 's'}, ${gears} move${gears === 1 ? '' : 's'}, saving 1 node)`}`;
+  const also = decision.alsoNodeIds?.length ? ` and ${decision.alsoNodeIds.length} more node${decision.alsoNodeIds.length === 1 ? '' : 's'} (${decision.alsoNodeIds.join(', ')})` : '';
+  return `would drain ${decision.nodeId}${gears === undefined ? '' : ` (${gears} gear${gears === 1 ? '' : 's'}, ${gears} move${gears === 1 ? '' : 's'}, saving 1 node)`}${also}`;
 }
 
 /** The key two identical shadow decisions share, so a pool that stays low records "would drain X" once, not every 30 s. */
 export function shadowKey(decision: Exclude<PoolDecision, { kind: 'no-action' }>): string {
-  return decision.kind === 'scale-up' ? `scale-up:${decision.count}` : `scale-down:${decision.nodeId}`;
+  return decision.kind === 'scale-up' ? `scale-up:${decision.count}` : `scale-down:${[decision.nodeId, ...(decision.alsoNodeIds ?? [])].join(',')}`;
 }
 
 // ---------------------------------------------------------------------------

@@ -93,6 +93,10 @@ describe('planAttrition: reopen', () => {
     expect(other.reopen[0]!.reason).toBe('reopen b to new gears: another node (c) is drained instead');
     const itself = planAttrition({ nodes, utilization: u, decision: { kind: 'scale-down', nodeId: 'b', reason: '', rejected: [] }, config: cfg });
     expect(itself.reopen).toEqual([]);
+    // Drained with another node by one decision (alsoNodeIds), it stays closed; the other closed nodes reopen.
+    const more = [...nodes, closed('d', 20)];
+    const together = planAttrition({ nodes: more, utilization: utilizationOf(more), decision: { kind: 'scale-down', nodeId: 'c', alsoNodeIds: ['b'], reason: '', rejected: [] }, config: cfg });
+    expect(together.reopen.map((r) => r.nodeId)).toEqual(['d']);
   });
 });
 

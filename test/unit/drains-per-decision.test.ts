@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { drainsPerDecision, withScaleDown } from '../../lib/domain/budget.js';
 import { chooseScaleDownCandidates } from '../../lib/domain/candidates.js';
+import { shadowKey, shadowSentence } from '../../lib/domain/controls.js';
 import { decisionMessage } from '../../lib/domain/decision-message.js';
 import { decidePool } from '../../lib/domain/evaluate.js';
 import { computeUtilization } from '../../lib/domain/utilization.js';
@@ -102,5 +103,14 @@ describe('decidePool: one decision drains several nodes of a big pool', () => {
     const hostile = parseMessage(JSON.stringify({ ...message, alsoNodeIds: ['node 1; rm -rf /'] }));
     expect(hostile.ok).toBe(false);
     if (!hostile.ok) expect(hostile.error.message).toMatch(/alsoNodeIds/);
+  });
+});
+
+describe('shadow mode of a decision that drains several nodes', () => {
+  it('names every node it would drain, and two such decisions share a key only with the same nodes', () => {
+    const decision = { kind: 'scale-down' as const, nodeId: 'a', alsoNodeIds: ['b', 'c'], reason: '', rejected: [] };
+    expect(shadowSentence(decision, 4)).toBe('would drain a (4 gears, 4 moves, saving 1 node) and 2 more nodes (b, c)');
+    expect(shadowKey(decision)).not.toBe(shadowKey({ ...decision, alsoNodeIds: ['b'] }));
+    expect(shadowKey({ ...decision, alsoNodeIds: [] })).toBe('scale-down:a');
   });
 });
