@@ -40,14 +40,14 @@ export async function applyAttrition(ports: AttritionPorts, plan: AttritionPlan,
       log.warn('attrition: reopening a node failed; retried next evaluation', { nodeId: node.nodeId, error: describeError(error) });
     }
   }
-  if (plan.close && allowClose) {
-    const node = byId.get(plan.close.nodeId);
+  for (const close of allowClose && plan.close ? [plan.close, ...(plan.alsoClose ?? [])] : []) {
+    const node = byId.get(close.nodeId);
     if (node) {
       try {
         const marked = await store.updateNode(node.nodeId, node.version, { attritionSince: clock.now().toISOString() });
         try {
           await platform.deactivateNode(node.district, node.nodeId);
-          done.push(plan.close.reason);
+          done.push(close.reason);
         } catch (error) {
           // Not closed after all: clear the mark so its slots count again.
           await store.updateNode(node.nodeId, marked.version, { attritionSince: undefined }).catch(() => undefined);

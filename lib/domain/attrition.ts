@@ -27,6 +27,7 @@
 import type { Config } from '../config/index.js';
 import type { PoolDecision, PoolEvaluation, PoolEvaluationInput, PoolUtilization } from './decision.js';
 import type { NodeRecord } from './model.js';
+import { nodesPerEvaluation, poolSize } from './budget.js';
 import { poolConfidentDemand } from './payoff.js';
 import { waitingGears, type WaitingGears } from './waiting.js';
 import { heldLevel } from './wanted.js';
@@ -34,6 +35,8 @@ import { heldLevel } from './wanted.js';
 export interface AttritionPlan {
   /** Close this node to new gears (the next likely scale-down candidate). */
   close?: { nodeId: string; reason: string };
+  /** Close these too, in the same evaluation (a big pool's pace, budget.ts `nodesPerEvaluation`). */
+  alsoClose?: Array<{ nodeId: string; reason: string }>;
   /** Reopen these closed nodes. */
   reopen: Array<{ nodeId: string; reason: string }>;
 }
@@ -68,6 +71,8 @@ export interface AttritionInput {
    */
   waiting?: Pick<WaitingGears, 'demand' | 'unplaced'> & { refusedAt?: string };
   config: { scaleUp: Pick<Config['scaleUp'], 'threshold' | 'target' | 'headroomGears'> };
+  /** Most nodes closed in one evaluation (budget.ts `nodesPerEvaluation`); 1 when not given. */
+  closePerEvaluation?: number;
 }
 
 /**
@@ -126,16 +131,29 @@ export function planAttrition(input: AttritionInput): AttritionPlan {
     if (plan.reopen.length > 0) return plan;
   }
 
-  if (decision.kind !== 'no-action') return plan;
-  const pending = decision.rejected?.find((r) => r.pending && !closed.some((n) => n.nodeId === r.nodeId));
-  if (!pending) return plan;
-  const node = nodes.find((n) => n.nodeId === pending.nodeId);
-  if (!node?.stats || node.state !== 'active' || waiting > 0) return plan;
-  // The open nodes must still hold the level as a scale-up would size them (headroom free, at most `target`), so a
-  // wiggle does not reopen what was just closed.
-  const free = closedFree + freeOf(node);
-  if (level > heldLevel(allSlots - free, config.scaleUp) || u.freeSlots - free < headroomGears) return plan;
-  plan.close = { nodeId: node.nodeId, reason: `close ${node.nodeId} to new gears (next to drain; ${pending.reason}): departing gears empty it for free` };
+  if (decision.kind !== 'no-action' || waiting > 0) return plan;
+  // A big pool closes as many as its pace allows an evaluation, each with the ones before it closed: one an evaluation
+  // closed a 200-node pool's spare nodes ten times as slowly as a 20-node pool's, and left them fuller when drained.
+  const limit = Math.max(1, input.closePerEvaluation ?? 1);
+  let free = closedFree;
+  const closing: Array<{ nodeId: string; reason: string }> = [];
+  for (const pending of decision.rejected ?? []) {
+    if (closing.length >= limit) break;
+    if (!pending.pending || closed.some((n) => n.nodeId === pending.nodeId)) continue;
+    const node = nodes.find((n) => n.nodeId === pending.nodeId);
+    if (!node?.stats || node.state !== 'active') {
+      if (closing.length === 0) return plan;
+      break;
+    }
+    // The open nodes must still hold the level as a scale-up would size them (headroom free, at most `target`), so a
+    // wiggle does not reopen what was just closed.
+    const after = free + freeOf(node);
+    if (level > heldLevel(allSlots - after, config.scaleUp) || u.freeSlots - after < headroomGears) break;
+    free = after;
+    closing.push({ nodeId: node.nodeId, reason: `close ${node.nodeId} to new gears (next to drain; ${pending.reason}): departing gears empty it for free` });
+  }
+  if (closing.length > 0) plan.close = closing[0]!;
+  if (closing.length > 1) plan.alsoClose = closing.slice(1);
   return plan;
 }
 
@@ -177,7 +195,11 @@ export function withAttrition(input: PoolEvaluationInput, evaluation: PoolEvalua
     confidentDemand: confident,
     config,
     ...(evaluation.forecast ? { forecastDemand: evaluation.forecast.demand } : {}),
+    closePerEvaluation: nodesPerEvaluation(config, input.poolConfig, poolSize(input.nodes)),
   });
-  if (!closing) delete plan.close;
+  if (!closing) {
+    delete plan.close;
+    delete plan.alsoClose;
+  }
   return plan.close || plan.reopen.length > 0 ? { ...evaluation, attrition: plan } : evaluation;
 }

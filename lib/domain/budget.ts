@@ -152,11 +152,19 @@ export function drainsPerDecision(input: BudgetInput): number {
 /** Most nodes one decision drains (its message names them all). */
 export const MAX_DRAINS_PER_DECISION = 100;
 
+/**
+ * The pool's pace: nodes one evaluation may start draining, and attrition may close (attrition.ts), before what is
+ * in progress: half of maxDraining, rounded up (one up to 20 nodes at the default 10 %).
+ */
+export function nodesPerEvaluation(config: BudgetConfig, poolConfig: Pick<PoolConfig, 'budget'> | undefined, poolNodes: number): number {
+  return Math.max(1, Math.ceil(drainingLimit(config, poolConfig, poolNodes).limit / 2));
+}
+
 function drainsAllowed(input: BudgetInput): number {
   const { config, nodes, drains } = input;
   const budget = poolBudget(config, input.poolConfig);
   const { limit } = drainingLimit(config, input.poolConfig, poolSize(nodes));
-  let count = Math.min(Math.ceil(limit / 2), limit - drainsInProgress(nodes, drains));
+  let count = Math.min(nodesPerEvaluation(config, input.poolConfig, poolSize(nodes)), limit - drainsInProgress(nodes, drains));
   if (budget.maxDrainsPerHour !== undefined) {
     count = Math.min(count, budget.maxDrainsPerHour - recentScaleDowns(input.pool.scaleDownsAt, input.now.getTime()).length);
   }

@@ -57,6 +57,26 @@ describe('planAttrition: close', () => {
   });
 });
 
+describe('planAttrition: a big pool closes several an evaluation', () => {
+  it('closes up to closePerEvaluation candidates, each with the ones before it closed, and stops where the open nodes run short', () => {
+    // 200 gears on 6 nodes of 100; c, d, e, f are the next candidates not paying yet. The slots that stay open (a closed
+    // node's gears keep theirs): after closing c and d 405 (0.49), after e too 310 (0.65), after f too 220 (0.91, above
+    // the 0.7 target a scale-up sizes to).
+    const nodes = [node('a', { gears: 90 }), node('b', { gears: 90 }), node('c', { gears: 2 }), node('d', { gears: 3 }), node('e', { gears: 5 }), node('f', { gears: 10 })];
+    const rejected = ['c', 'd', 'e', 'f'].map((nodeId) => ({ nodeId, reason: 'wait', pending: true }));
+    const decision: PoolDecision = { kind: 'no-action', reason: 'low', rejected };
+    const noHeadroom = config({ scaleUp: { headroomGears: 0 } });
+    const two = planAttrition({ nodes, utilization: utilizationOf(nodes), decision, config: noHeadroom, closePerEvaluation: 2 });
+    expect([two.close?.nodeId, ...(two.alsoClose ?? []).map((c) => c.nodeId)]).toEqual(['c', 'd']);
+    const all = planAttrition({ nodes, utilization: utilizationOf(nodes), decision, config: noHeadroom, closePerEvaluation: 10 });
+    expect([all.close?.nodeId, ...(all.alsoClose ?? []).map((c) => c.nodeId)]).toEqual(['c', 'd', 'e']);
+    // One an evaluation by default (a pool of up to 20 nodes).
+    const one = planAttrition({ nodes, utilization: utilizationOf(nodes), decision, config: noHeadroom });
+    expect(one.close?.nodeId).toBe('c');
+    expect(one.alsoClose).toBeUndefined();
+  });
+});
+
 describe('planAttrition: reopen', () => {
   it('reopens a closed node as soon as the pool without its free slots would scale up (before any scale-up)', () => {
     // 195 gears in 300 slots, but b's 90 free slots are closed: 15 open free slots < headroomGears 30
