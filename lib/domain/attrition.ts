@@ -83,7 +83,8 @@ export interface AttritionInput {
  * first candidate the pays-off check found fitting but not yet paying that is
  * still open, if the open nodes would still hold the level a scale-up sizes
  * to (wanted.ts): after a burst every node it bought is closed within minutes,
- * one an evaluation, and departing gears empty them all, not only the next.
+ * one an evaluation (a big pool several: budget.ts `nodesPerEvaluation`), and departing gears empty them all, not only
+ * the next.
  */
 export function planAttrition(input: AttritionInput): AttritionPlan {
   const { nodes, utilization: u, decision, config } = input;
