@@ -19,7 +19,7 @@
  *   closed nodes reopened;
  *   5. otherwise nothing, saying which condition is not met.
  */
-import { drainsPerDecision, scaleDownBudget, withScaleDown } from './budget.js';
+import { drainsPerDecision, poolBudget, scaleDownBudget, withScaleDown } from './budget.js';
 import { chooseScaleDownCandidates } from './candidates.js';
 import type { PoolDecision, PoolEvaluation, PoolEvaluationInput, RejectedCandidate } from './decision.js';
 import { formatDuration } from './duration.js';
@@ -241,7 +241,9 @@ function decide(input: PoolEvaluationInput): PoolEvaluation {
   const paysText = choice.accepted ? `; ${choice.accepted}` : '';
   const alsoText = choice.more.length > 0 ? ` and ${choice.more.map((m) => `${m.nodeId} (${plural(m.activeGears, 'gear')})`).join(', ')}` : '';
   const reason = `${lowText}; drain ${choice.nodeId} (${plural(choice.activeGears ?? 0, 'gear')}, ${choice.strategy})${alsoText}${paysText}${staleNote ? `; ${staleNote}` : ''}`;
-  poolPatch.scaleDownsAt = withScaleDown(pool.scaleDownsAt, now, 1 + choice.more.length);
+  // Each drain counts against maxDrainsPerHour; without it one time a decision keeps the pool record small.
+  const counted = poolBudget(config, poolConfig).maxDrainsPerHour !== undefined ? 1 + choice.more.length : 1;
+  poolPatch.scaleDownsAt = withScaleDown(pool.scaleDownsAt, now, counted);
   const also = choice.more.length > 0 ? { alsoNodeIds: choice.more.map((m) => m.nodeId) } : {};
   return result({ kind: 'scale-down', nodeId: choice.nodeId, ...also, reason, rejected: choice.rejected }, forecastInfo);
 }

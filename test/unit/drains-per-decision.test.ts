@@ -86,7 +86,11 @@ describe('decidePool: one decision drains several nodes of a big pool', () => {
     const big = decidePool(evaluation({ config: noPayoff, nodes: nodes(40, 10), pool: lowPool }));
     expect(big.decision).toMatchObject({ kind: 'scale-down', nodeId: 'node-1', alsoNodeIds: ['node-10'] });
     expect(big.decision.reason).toContain('drain node-1 (10 gears, least-disruption) and node-10 (10 gears)');
-    expect(big.poolPatch.scaleDownsAt).toEqual([NOW.toISOString(), NOW.toISOString()]);
+    // One time a decision (the pool record stays small), one a drain where maxDrainsPerHour counts them.
+    expect(big.poolPatch.scaleDownsAt).toEqual([NOW.toISOString()]);
+    const hourly = config({ scaleDown: { payoff: { enabled: false }, budget: { maxDrainsPerHour: 30 } } });
+    const counted = decidePool(evaluation({ config: hourly, nodes: nodes(40, 10), pool: lowPool }));
+    expect(counted.poolPatch.scaleDownsAt).toEqual([NOW.toISOString(), NOW.toISOString()]);
     const small = decidePool(evaluation({ config: noPayoff, nodes: nodes(20, 10), pool: lowPool }));
     expect(small.decision.kind).toBe('scale-down');
     expect(small.decision).not.toHaveProperty('alsoNodeIds');
