@@ -14,6 +14,7 @@ import { SimulatedPlatform } from '../../../lib/adapters/local/simulated-platfor
 import { VirtualClock } from '../../../lib/adapters/local/virtual-clock.js';
 import { InMemoryStateStore } from '../../../lib/adapters/memory/state-store.js';
 import { parseConfig } from '../../../lib/config/index.js';
+import { alsoDrainIdFor, drainIdFor } from '../../../lib/domain/drain.js';
 import type { Platform } from '../../../lib/ports/platform.js';
 import type { OutgoingMessage, Queue, QueueName } from '../../../lib/ports/queue.js';
 import type { StateStore } from '../../../lib/ports/state-store.js';
@@ -364,15 +365,25 @@ class ScenarioRun {
     this.fewestServing = Math.min(this.fewestServing, serving);
     const drains = await this.allDrains();
 
-    // One drain per decision. A redrain (a node handed back, drained again) finishes its decision's drain of the same
-    // node under the same decision id: not a second action, but it must stay on that node.
+    // One drain per node a decision names (its first node, and the further ones a big pool's decision drains at once,
+    // each under an id derived from the decision and the node). A redrain (a node handed back, drained again) finishes
+    // its decision's drain of the same node under the same decision id: not a second action, but it must stay on that node.
     const drainsByDecision = new Map<string, typeof drains>();
     for (const drain of drains) drainsByDecision.set(drain.decisionId, [...(drainsByDecision.get(drain.decisionId) ?? []), drain]);
     this.violations.push(...budgetViolations(at, this.scenario.budget, POOL_MAX, drains, nodes));
     for (const [decision, list] of drainsByDecision) {
       const started = list.filter((drain) => drain.kind !== 'redrain');
-      const nodesDrained = new Set(list.map((drain) => drain.nodeId));
-      if (started.length > 1 || nodesDrained.size > 1) this.violations.push(`${at}: decision ${decision} started ${started.length} drains on ${nodesDrained.size} nodes (${list.map((drain) => drain.drainId).join(', ')})`);
+      const startedNodes = new Set(started.map((drain) => drain.nodeId));
+      // Only the evaluator's scale-down names further nodes; an event's or an operator's drain is one drain.
+      const wrongId = started.filter(
+        (drain) => started.length > 1 && ((drain.kind ?? 'scale-down') !== 'scale-down' || (drain.drainId !== drainIdFor(decision) && drain.drainId !== alsoDrainIdFor(decision, drain.nodeId))),
+      );
+      const firsts = started.filter((drain) => drain.drainId === drainIdFor(decision)).length;
+      const strayRedrain = started.length > 0 && list.some((drain) => drain.kind === 'redrain' && !startedNodes.has(drain.nodeId));
+      const redrainNodes = new Set(list.filter((drain) => drain.kind === 'redrain').map((drain) => drain.nodeId));
+      if (startedNodes.size < started.length || wrongId.length > 0 || firsts > 1 || strayRedrain || (started.length === 0 && redrainNodes.size > 1)) {
+        this.violations.push(`${at}: decision ${decision} started ${started.length} drains on ${new Set(list.map((drain) => drain.nodeId)).size} nodes (${list.map((drain) => drain.drainId).join(', ')})`);
+      }
     }
   }
 
