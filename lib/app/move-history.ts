@@ -8,14 +8,17 @@
  * shipped agent reports counts) has them listed by the platform, once per
  * candidate. After a share of the pool's nodes (`candidateReads`) a candidate
  * whose gears were not read is refused, so no decision drains unchecked gears.
- * The gear mover checks the gears again before its first move
+ * Gears read at their limit are remembered (lib/app/blocked-gears.ts) and
+ * taken as read in later evaluations until their moves age out. The gear
+ * mover checks the gears again before its first move
  * (lib/workflows/drain/budget-guard.ts).
  */
-import { GEAR_MOVE_WINDOW_MS, poolSize } from '../domain/budget.js';
+import { GEAR_MOVE_WINDOW_MS, poolBudget, poolSize } from '../domain/budget.js';
 import type { PoolEvaluation, PoolEvaluationInput } from '../domain/decision.js';
 import { decidePool } from '../domain/evaluate.js';
 import type { GearInfo, NodeRecord } from '../domain/model.js';
 import type { StateStore } from '../ports/state-store.js';
+import type { BlockedGears } from './blocked-gears.js';
 
 /** Fewest candidates whose gears are read in one evaluation before unread ones are refused. */
 export const MIN_CANDIDATE_READS = 4;
@@ -36,6 +39,8 @@ export interface GearSources {
   store: Pick<StateStore, 'getGearMoves'>;
   /** The platform's gear list of a node (Platform.listGears), for a candidate whose stats list none; absent: left to the gear mover. */
   listGears?: (nodeId: string) => Promise<GearInfo[]>;
+  /** Gears read at their limit in earlier evaluations: taken as read, so they cost no read and no candidate round. */
+  blocked?: BlockedGears;
 }
 
 export async function decideWithMoveHistory(
@@ -45,6 +50,14 @@ export async function decideWithMoveHistory(
 ): Promise<PoolEvaluation> {
   const history = new Map<string, readonly string[]>(input.moveHistory ?? []);
   const since = input.now.getTime() - GEAR_MOVE_WINDOW_MS;
+  const limit = poolBudget(input.config, input.poolConfig).maxMovesPerGear;
+  const { blocked } = sources;
+  const fromBlocked = (uuid: string): boolean => {
+    const moves = blocked?.atLimit(uuid, limit, input.now);
+    if (moves) history.set(uuid, moves);
+    return moves !== undefined;
+  };
+  if (blocked) for (const node of input.nodes) for (const gear of node.stats?.gears ?? []) if (!history.has(gear.uuid)) fromBlocked(gear.uuid);
   let nodes: readonly NodeRecord[] = input.nodes;
   const rounds = candidateReads(poolSize(input.nodes));
   for (let round = 0; ; round++) {
@@ -60,11 +73,16 @@ export async function decideWithMoveHistory(
       gears = listed;
       nodes = nodes.map((node) => (node === candidate ? { ...node, stats: { ...node.stats!, gears: listed } } : node));
     }
-    const unread = (gears ?? []).map((gear) => gear.uuid).filter((uuid) => !history.has(uuid));
-    if (unread.length === 0 && gears === candidate?.stats?.gears) return evaluation;
+    const unknown = (gears ?? []).map((gear) => gear.uuid).filter((uuid) => !history.has(uuid));
+    const unread = unknown.filter((uuid) => !fromBlocked(uuid));
+    if (unknown.length === 0 && gears === candidate?.stats?.gears) return evaluation;
     if (unread.length > 0) {
       const read = await sources.store.getGearMoves(unread);
-      for (const uuid of unread) history.set(uuid, (read.get(uuid) ?? []).filter((at) => Date.parse(at) > since));
+      for (const uuid of unread) {
+        const moves = (read.get(uuid) ?? []).filter((at) => Date.parse(at) > since);
+        history.set(uuid, moves);
+        blocked?.learn(uuid, moves, limit, input.now);
+      }
     }
   }
 }

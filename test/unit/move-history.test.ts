@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { InMemoryStateStore } from '../../lib/adapters/memory/state-store.js';
+import { BlockedGears } from '../../lib/app/blocked-gears.js';
 import { CANDIDATE_READ_SHARE, MIN_CANDIDATE_READS, candidateReads, decideWithMoveHistory } from '../../lib/app/move-history.js';
 import { GEAR_MOVE_WINDOW_MS } from '../../lib/domain/budget.js';
 import type { GearInfo, NodeRecord } from '../../lib/domain/model.js';
@@ -62,5 +63,58 @@ describe('decideWithMoveHistory: a big pool looks past candidates whose gears ar
       // Never drained unchecked: every candidate past the reads is refused for it.
       expect(reasons.slice(reads)).toEqual(Array(poolNodes - reads).fill('move history of 4 of its gears not read in this evaluation (maxMovesPerGear)'));
     }
+  });
+});
+
+describe('decideWithMoveHistory with remembered gears: a blocked big pool is not read every minute', () => {
+  it('200 nodes all holding a gear at its limit: each evaluation reads new candidates until all are known, then none', async () => {
+    const store = new InMemoryStateStore();
+    for (let i = 1; i <= 200; i++) await store.recordGearMoves([1, 2].map((d) => ({ uuid: `g-${i}-0`, at: daysAgo(d), key: `d${d}#${i}` })), GEAR_MOVE_WINDOW_MS);
+    const blocked = new BlockedGears();
+    const readsPerEvaluation: number[] = [];
+    let reasons: string[] = [];
+    for (let evaluationNo = 0; evaluationNo < 7; evaluationNo++) {
+      let keys = 0;
+      const counting = { getGearMoves: (uuids: readonly string[]) => ((keys += uuids.length), store.getGearMoves(uuids)) };
+      const result = await decideWithMoveHistory({ store: counting, blocked }, evaluation({ config: config(), nodes: listed(200), pool: pool({ lowSince: minutesAgo(30) }) }));
+      expect(result.decision.kind).toBe('no-action');
+      reasons = result.decision.kind === 'no-action' ? (result.decision.rejected ?? []).map((r) => r.reason) : [];
+      readsPerEvaluation.push(keys);
+    }
+    // 40 candidates (4 gears each) a minute until the 200 are known; the old evaluator read 160 keys every minute.
+    expect(readsPerEvaluation).toEqual([160, 160, 160, 160, 160, 0, 0]);
+    expect(blocked.size).toBe(200);
+    expect(reasons).toHaveLength(200);
+    for (const reason of reasons) expect(reason).toMatch(/moved 2 times in 7 d \(maxMovesPerGear=2\)/);
+  });
+
+  it('a remembered gear costs no candidate round: the first free node past the reads is found and drained', async () => {
+    const store = new InMemoryStateStore();
+    for (let i = 1; i <= 50; i++) await store.recordGearMoves([1, 2].map((d) => ({ uuid: `g-${i}-0`, at: daysAgo(d), key: `d${d}#${i}` })), GEAR_MOVE_WINDOW_MS);
+    const blocked = new BlockedGears();
+    const input = () => evaluation({ config: config(), nodes: listed(200), pool: pool({ lowSince: minutesAgo(30) }) });
+    const first = await decideWithMoveHistory({ store, blocked }, input());
+    expect(first.decision.kind).toBe('no-action');
+    const second = await decideWithMoveHistory({ store, blocked }, input());
+    expect(second.decision).toMatchObject({ kind: 'scale-down', nodeId: 'n-051' });
+  });
+
+  it('gears whose moves aged out are read again, and their node drained', async () => {
+    const store = new InMemoryStateStore();
+    for (let i = 1; i <= 6; i++) await store.recordGearMoves([1, 6.99].map((d) => ({ uuid: `g-${i}-0`, at: daysAgo(d), key: `d${d}#${i}` })), GEAR_MOVE_WINDOW_MS);
+    const blocked = new BlockedGears();
+    const nodes = listed(6);
+    const before = await decideWithMoveHistory({ store, blocked }, evaluation({ config: config(), nodes, pool: pool({ lowSince: minutesAgo(30) }) }));
+    expect(before.decision.kind).toBe('no-action');
+    expect(blocked.size).toBe(4);
+    const afterNow = new Date(NOW.getTime() + 60 * 60_000);
+    let keys = 0;
+    const counting = { getGearMoves: (uuids: readonly string[]) => ((keys += uuids.length), store.getGearMoves(uuids)) };
+    const after = await decideWithMoveHistory(
+      { store: counting, blocked },
+      evaluation({ config: config(), nodes: nodes.map((n) => ({ ...n, stats: { ...n.stats!, reportedAt: afterNow.toISOString() } })), now: afterNow, pool: pool({ lowSince: new Date(afterNow.getTime() - 30 * 60_000).toISOString() }) }),
+    );
+    expect(keys).toBe(4);
+    expect(after.decision).toMatchObject({ kind: 'scale-down', nodeId: 'n-001' });
   });
 });
