@@ -57,7 +57,8 @@ export async function decideWithMoveHistory(
     if (moves) history.set(uuid, moves);
     return moves !== undefined;
   };
-  if (blocked) for (const node of input.nodes) for (const gear of node.stats?.gears ?? []) if (!history.has(gear.uuid)) fromBlocked(gear.uuid);
+  // Taken as read only once a drain is on the table: most evaluations decide nothing of the kind.
+  let seeded = blocked === undefined;
   let nodes: readonly NodeRecord[] = input.nodes;
   const rounds = candidateReads(poolSize(input.nodes));
   for (let round = 0; ; round++) {
@@ -65,6 +66,15 @@ export async function decideWithMoveHistory(
     const evaluation = decide({ ...input, nodes, moveHistory: history, moveHistoryFinal: final });
     const decision = evaluation.decision;
     if (decision.kind !== 'scale-down' || final) return evaluation;
+    if (!seeded) {
+      seeded = true;
+      let known = 0;
+      for (const node of nodes) for (const gear of node.stats?.gears ?? []) if (!history.has(gear.uuid) && fromBlocked(gear.uuid)) known++;
+      if (known > 0) {
+        round--;
+        continue;
+      }
+    }
     const candidate = nodes.find((node) => node.nodeId === decision.nodeId);
     let gears = candidate?.stats?.gears;
     if (candidate?.stats && gears === undefined) {
