@@ -86,7 +86,8 @@ export async function decideWithMoveHistory(
     const unknown = (gears ?? []).map((gear) => gear.uuid).filter((uuid) => !history.has(uuid));
     const unread = unknown.filter((uuid) => !fromBlocked(uuid));
     if (unknown.length === 0 && gears === candidate?.stats?.gears) return evaluation;
-    if (unread.length > 0) {
+    // A remembered gear refuses the candidate already: the others' moves would not change that.
+    if (unread.length > 0 && unread.length === unknown.length) {
       const read = await sources.store.getGearMoves(unread);
       for (const uuid of unread) {
         const moves = (read.get(uuid) ?? []).filter((at) => Date.parse(at) > since);

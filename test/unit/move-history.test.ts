@@ -118,3 +118,27 @@ describe('decideWithMoveHistory with remembered gears: a blocked big pool is not
     expect(after.decision).toMatchObject({ kind: 'scale-down', nodeId: 'n-001' });
   });
 });
+
+describe('decideWithMoveHistory with remembered gears, on nodes whose stats list no gears (the shipped agent)', () => {
+  it('a listed candidate holding a remembered gear is refused without reading its other gears', async () => {
+    const store = new InMemoryStateStore();
+    for (let i = 1; i <= 3; i++) await store.recordGearMoves([1, 2].map((d) => ({ uuid: `g-${i}-0`, at: daysAgo(d), key: `d${d}#${i}` })), GEAR_MOVE_WINDOW_MS);
+    const withGears = listed(6);
+    const counted = withGears.map((n) => ({ ...n, stats: { ...n.stats!, gears: undefined } }));
+    const listGears = async (nodeId: string) => withGears.find((n) => n.nodeId === nodeId)!.stats!.gears!;
+    const blocked = new BlockedGears();
+    const run = async () => {
+      let keys = 0;
+      const counting = { getGearMoves: (uuids: readonly string[]) => ((keys += uuids.length), store.getGearMoves(uuids)) };
+      const result = await decideWithMoveHistory({ store: counting, listGears, blocked }, evaluation({ config: config(), nodes: counted, pool: pool({ lowSince: minutesAgo(30) }) }));
+      return { result, keys };
+    };
+    const first = await run();
+    expect(first.result.decision).toMatchObject({ kind: 'scale-down', nodeId: 'n-004' });
+    expect(first.keys).toBe(16);
+    const second = await run();
+    expect(second.result.decision).toMatchObject({ kind: 'scale-down', nodeId: 'n-004' });
+    // Only the drained node's four gears: the three refused nodes' other nine gears are not read again.
+    expect(second.keys).toBe(4);
+  });
+});
