@@ -8,15 +8,17 @@
  * shipped agent reports counts) has them listed by the platform, once per
  * candidate. After a share of the pool's nodes (`candidateReads`) a candidate
  * whose gears were not read is refused, so no decision drains unchecked gears.
- * Gears read at their limit are remembered (lib/app/blocked-gears.ts) and
- * taken as read in later evaluations until their moves age out. The gear
+ * Gears read at their limit, and listed nodes a gear refused, are remembered
+ * (lib/app/blocked-gears.ts) and taken as known in later evaluations. A listing
+ * the broker cannot give now ends the reads: no drain this time. The gear
  * mover checks the gears again before its first move
  * (lib/workflows/drain/budget-guard.ts).
  */
-import { GEAR_MOVE_WINDOW_MS, poolBudget, poolSize } from '../domain/budget.js';
+import { GEAR_MOVE_WINDOW_MS, gearRefusal, poolBudget, poolSize, type DisruptionBudget } from '../domain/budget.js';
 import type { PoolEvaluation, PoolEvaluationInput } from '../domain/decision.js';
 import { decidePool } from '../domain/evaluate.js';
 import type { GearInfo, NodeRecord } from '../domain/model.js';
+import { NodescalerError } from '../errors.js';
 import type { StateStore } from '../ports/state-store.js';
 import type { BlockedGears } from './blocked-gears.js';
 
@@ -49,28 +51,27 @@ export async function decideWithMoveHistory(
   decide: (input: PoolEvaluationInput) => PoolEvaluation = decidePool,
 ): Promise<PoolEvaluation> {
   const history = new Map<string, readonly string[]>(input.moveHistory ?? []);
+  const knownRefusals = new Map<string, string>(input.knownRefusals ?? []);
   const since = input.now.getTime() - GEAR_MOVE_WINDOW_MS;
-  const limit = poolBudget(input.config, input.poolConfig).maxMovesPerGear;
+  const budget = poolBudget(input.config, input.poolConfig);
   const { blocked } = sources;
   const fromBlocked = (uuid: string): boolean => {
-    const moves = blocked?.atLimit(uuid, limit, input.now);
+    const moves = blocked?.atLimit(uuid, budget.maxMovesPerGear, input.now);
     if (moves) history.set(uuid, moves);
     return moves !== undefined;
   };
-  // Taken as read only once a drain is on the table: most evaluations decide nothing of the kind.
-  let seeded = blocked === undefined;
+  // What earlier evaluations learnt is taken only once a drain is on the table: most evaluations decide nothing of the kind.
+  let remembered = blocked === undefined;
   let nodes: readonly NodeRecord[] = input.nodes;
   const rounds = candidateReads(poolSize(input.nodes));
   for (let round = 0; ; round++) {
     const final = round >= rounds;
-    const evaluation = decide({ ...input, nodes, moveHistory: history, moveHistoryFinal: final });
+    const evaluation = decide({ ...input, nodes, moveHistory: history, moveHistoryFinal: final, knownRefusals });
     const decision = evaluation.decision;
     if (decision.kind !== 'scale-down' || final) return evaluation;
-    if (!seeded) {
-      seeded = true;
-      let known = 0;
-      for (const node of nodes) for (const gear of node.stats?.gears ?? []) if (!history.has(gear.uuid) && fromBlocked(gear.uuid)) known++;
-      if (known > 0) {
+    if (!remembered) {
+      remembered = true;
+      if (recall(blocked!, nodes, budget, input.now, fromBlocked, knownRefusals)) {
         round--;
         continue;
       }
@@ -79,7 +80,14 @@ export async function decideWithMoveHistory(
     let gears = candidate?.stats?.gears;
     if (candidate?.stats && gears === undefined) {
       if (!sources.listGears) return evaluation;
-      const listed = await sources.listGears(candidate.nodeId);
+      let listed: GearInfo[];
+      try {
+        listed = await sources.listGears(candidate.nodeId);
+      } catch (error) {
+        // The broker busy or the invocation's time short: no drain this time, and the pool's evaluation still stands.
+        if (!(error instanceof NodescalerError && error.retryable)) throw error;
+        return decide({ ...input, nodes, moveHistory: history, moveHistoryFinal: true, knownRefusals });
+      }
       gears = listed;
       nodes = nodes.map((node) => (node === candidate ? { ...node, stats: { ...node.stats!, gears: listed } } : node));
     }
@@ -92,8 +100,36 @@ export async function decideWithMoveHistory(
       for (const uuid of unread) {
         const moves = (read.get(uuid) ?? []).filter((at) => Date.parse(at) > since);
         history.set(uuid, moves);
-        blocked?.learn(uuid, moves, limit, input.now);
+        blocked?.learn(uuid, moves, budget.maxMovesPerGear, input.now);
       }
     }
+    if (blocked && gears !== candidate?.stats?.gears) {
+      const refusing = (gears ?? []).find((gear) => gearRefusal(budget, gear, history.get(gear.uuid), input.now.getTime()) !== undefined);
+      if (refusing) blocked.rememberNode(candidate!.nodeId, refusing, history.get(refusing.uuid) ?? [], input.now);
+    }
   }
+}
+
+/** Takes what `blocked` remembers of the pool's nodes as known; true when any was. */
+function recall(
+  blocked: BlockedGears,
+  nodes: readonly NodeRecord[],
+  budget: DisruptionBudget,
+  now: Date,
+  fromBlocked: (uuid: string) => boolean,
+  knownRefusals: Map<string, string>,
+): boolean {
+  let known = 0;
+  for (const node of nodes) {
+    if (node.stats?.gears) {
+      for (const gear of node.stats.gears) if (fromBlocked(gear.uuid)) known++;
+      continue;
+    }
+    const refusal = knownRefusals.has(node.nodeId) ? undefined : blocked.nodeRefusal(node.nodeId, budget, now);
+    if (refusal) {
+      knownRefusals.set(node.nodeId, refusal);
+      known++;
+    }
+  }
+  return known > 0;
 }

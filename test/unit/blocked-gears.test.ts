@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { BlockedGears } from '../../lib/app/blocked-gears.js';
-import { GEAR_MOVE_WINDOW_MS } from '../../lib/domain/budget.js';
-import { NOW } from '../support/builders.js';
+import { BlockedGears, NODE_RELIST_MS } from '../../lib/app/blocked-gears.js';
+import { GEAR_MOVE_WINDOW_MS, poolBudget } from '../../lib/domain/budget.js';
+import type { GearInfo } from '../../lib/domain/model.js';
+import { NOW, config } from '../support/builders.js';
 
 const DAY = 86_400_000;
 const at = (days: number) => new Date(NOW.getTime() - days * DAY).toISOString();
@@ -43,5 +44,34 @@ describe('BlockedGears: gears read at their move limit, until their moves age ou
     expect(blocked.size).toBe(2);
     expect(blocked.atLimit('g1', 2, NOW)).toBeUndefined();
     expect(blocked.atLimit('g3', 2, NOW)).toHaveLength(2);
+  });
+});
+
+describe('BlockedGears: listed nodes a gear refused, until it would not or NODE_RELIST_MS passes', () => {
+  const gear: GearInfo = { uuid: 'g1', app: 'shop', size: 'small' };
+  const budget = (overrides = {}) => poolBudget(config({ scaleDown: { budget: overrides } }), undefined);
+
+  it('refuses the node by its gear, saying when it was listed', () => {
+    const blocked = new BlockedGears();
+    blocked.rememberNode('n-1', gear, [at(3), at(1)], NOW);
+    expect(blocked.nodeRefusal('n-1', budget(), later(0.5 / 24))).toBe(
+      `gear g1 (shop) moved 2 times in 7 d (maxMovesPerGear=2) until ${new Date(Date.parse(at(3)) + GEAR_MOVE_WINDOW_MS).toISOString()} (as listed at ${NOW.toISOString()})`,
+    );
+  });
+
+  it('forgets the node after NODE_RELIST_MS, so it is listed again', () => {
+    const blocked = new BlockedGears();
+    blocked.rememberNode('n-1', gear, [at(3), at(1)], NOW);
+    expect(blocked.nodeRefusal('n-1', budget(), new Date(NOW.getTime() + NODE_RELIST_MS))).toBeUndefined();
+    expect(blocked.nodeCount).toBe(0);
+  });
+
+  it('forgets the node once its gear would no longer refuse it: a move aged out, or an application no longer do-not-move', () => {
+    const blocked = new BlockedGears();
+    blocked.rememberNode('n-1', gear, [at(6.99), at(1)], NOW);
+    expect(blocked.nodeRefusal('n-1', budget(), new Date(NOW.getTime() + 30 * 60_000))).toBeUndefined();
+    blocked.rememberNode('n-2', gear, [], NOW);
+    expect(blocked.nodeRefusal('n-2', budget({ doNotMoveApps: ['shop'] }), NOW)).toContain('belongs to shop');
+    expect(blocked.nodeRefusal('n-2', budget(), NOW)).toBeUndefined();
   });
 });

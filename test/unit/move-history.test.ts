@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { InMemoryStateStore } from '../../lib/adapters/memory/state-store.js';
-import { BlockedGears } from '../../lib/app/blocked-gears.js';
-import { CANDIDATE_READ_SHARE, MIN_CANDIDATE_READS, candidateReads, decideWithMoveHistory } from '../../lib/app/move-history.js';
+import { BlockedGears, NODE_RELIST_MS } from '../../lib/app/blocked-gears.js';
+import { CANDIDATE_READ_SHARE, MIN_CANDIDATE_READS, candidateReads, decideWithMoveHistory, type GearSources } from '../../lib/app/move-history.js';
+import { TransientError, ValidationError } from '../../lib/errors.js';
 import { GEAR_MOVE_WINDOW_MS } from '../../lib/domain/budget.js';
 import type { GearInfo, NodeRecord } from '../../lib/domain/model.js';
 import { NOW, config as ruleConfig, evaluation, minutesAgo, node, pool } from '../support/builders.js';
@@ -120,25 +121,78 @@ describe('decideWithMoveHistory with remembered gears: a blocked big pool is not
 });
 
 describe('decideWithMoveHistory with remembered gears, on nodes whose stats list no gears (the shipped agent)', () => {
-  it('a listed candidate holding a remembered gear is refused without reading its other gears', async () => {
+  /** `count` nodes as the shipped agent reports them (counts only), the first `atLimit` holding a gear moved twice this week. */
+  async function shippedAgentPool(count: number, atLimit: number) {
     const store = new InMemoryStateStore();
-    for (let i = 1; i <= 3; i++) await store.recordGearMoves([1, 2].map((d) => ({ uuid: `g-${i}-0`, at: daysAgo(d), key: `d${d}#${i}` })), GEAR_MOVE_WINDOW_MS);
-    const withGears = listed(6);
-    const counted = withGears.map((n) => ({ ...n, stats: { ...n.stats!, gears: undefined } }));
-    const listGears = async (nodeId: string) => withGears.find((n) => n.nodeId === nodeId)!.stats!.gears!;
+    for (let i = 1; i <= atLimit; i++) await store.recordGearMoves([1, 2].map((d) => ({ uuid: `g-${i}-0`, at: daysAgo(d), key: `d${d}#${i}` })), GEAR_MOVE_WINDOW_MS);
+    const withGears = listed(count);
+    const nodes = withGears.map((n) => ({ ...n, stats: { ...n.stats!, gears: undefined } }));
+    const listings: string[] = [];
+    const listGears = async (nodeId: string) => (listings.push(nodeId), withGears.find((n) => n.nodeId === nodeId)!.stats!.gears!);
     const blocked = new BlockedGears();
-    const run = async () => {
+    const run = async (now = NOW, sources: Partial<GearSources> = {}) => {
       let keys = 0;
+      listings.length = 0;
       const counting = { getGearMoves: (uuids: readonly string[]) => ((keys += uuids.length), store.getGearMoves(uuids)) };
-      const result = await decideWithMoveHistory({ store: counting, listGears, blocked }, evaluation({ config: config(), nodes: counted, pool: pool({ lowSince: minutesAgo(30) }) }));
-      return { result, keys };
+      const fresh = nodes.map((n) => ({ ...n, stats: { ...n.stats!, reportedAt: now.toISOString() } }));
+      const input = evaluation({ config: config(), nodes: fresh, now, pool: pool({ lowSince: new Date(now.getTime() - 30 * 60_000).toISOString() }) });
+      const result = await decideWithMoveHistory({ store: counting, listGears, blocked, ...sources }, input);
+      return { result, keys, listed: [...listings] };
     };
-    const first = await run();
+    return { run, blocked };
+  }
+
+  it('a refused node is not listed again, nor its gears read, within the hour', async () => {
+    const pool6 = await shippedAgentPool(6, 3);
+    const first = await pool6.run();
     expect(first.result.decision).toMatchObject({ kind: 'scale-down', nodeId: 'n-004' });
+    expect(first.listed).toEqual(['n-001', 'n-002', 'n-003', 'n-004']);
     expect(first.keys).toBe(16);
-    const second = await run();
+    const second = await pool6.run(new Date(NOW.getTime() + 60_000));
     expect(second.result.decision).toMatchObject({ kind: 'scale-down', nodeId: 'n-004' });
-    // Only the drained node's four gears: the three refused nodes' other nine gears are not read again.
+    expect(second.listed).toEqual(['n-004']);
     expect(second.keys).toBe(4);
+  });
+
+  it('a remembered node is listed again after NODE_RELIST_MS', async () => {
+    const pool6 = await shippedAgentPool(6, 3);
+    await pool6.run();
+    const later = await pool6.run(new Date(NOW.getTime() + NODE_RELIST_MS));
+    expect(later.listed).toEqual(['n-001', 'n-002', 'n-003', 'n-004']);
+    // Their gears' moves are still remembered: listed, not read again.
+    expect(later.keys).toBe(4);
+  });
+
+  it('200 nodes all refused: each evaluation lists new candidates until all are known, then none', async () => {
+    const big = await shippedAgentPool(200, 200);
+    const listedPerEvaluation: number[] = [];
+    let last: Awaited<ReturnType<typeof big.run>> | undefined;
+    for (let minute = 0; minute < 7; minute++) {
+      last = await big.run(new Date(NOW.getTime() + minute * 60_000));
+      expect(last.result.decision.kind).toBe('no-action');
+      listedPerEvaluation.push(last.listed.length);
+    }
+    expect(listedPerEvaluation).toEqual([40, 40, 40, 40, 40, 0, 0]);
+    expect(big.blocked.nodeCount).toBe(200);
+    const reasons = last!.result.decision.kind === 'no-action' ? (last!.result.decision.rejected ?? []).map((r) => r.reason) : [];
+    expect(reasons).toHaveLength(200);
+    for (const reason of reasons) expect(reason).toMatch(/maxMovesPerGear=2\) until .* \(as listed at /);
+  });
+
+  it('a listing the broker cannot give now ends the reads: no drain, and the evaluation stands', async () => {
+    const pool6 = await shippedAgentPool(6, 0);
+    const busy = async () => {
+      throw new TransientError('broker command list-gears n-001 not sent: the invocation has 900 ms left; tried again next time');
+    };
+    const result = await pool6.run(NOW, { listGears: busy });
+    expect(result.result.decision).toMatchObject({ kind: 'no-action', reason: expect.stringContaining('no node can be drained') });
+  });
+
+  it('a listing that fails for good is not hidden', async () => {
+    const pool6 = await shippedAgentPool(6, 0);
+    const broken = async () => {
+      throw new ValidationError({ path: 'nodeId', message: 'not a node name', value: 'n-001' });
+    };
+    await expect(pool6.run(NOW, { listGears: broken })).rejects.toThrow(ValidationError);
   });
 });
