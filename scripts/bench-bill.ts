@@ -37,6 +37,8 @@ export async function billBench(args: string[]): Promise<void> {
     console.log('  DynamoDB request units by state-store method (in the run, not scaled to a month):');
     const methods = [...meter.dynamoByMethod.entries()].sort((a, b) => b[1].units - a[1].units);
     for (const [method, { calls, units }] of methods) console.log(`    ${method.padEnd(22)} ${String(calls).padStart(9)} calls ${units.toFixed(0).padStart(10)} units`);
+    const listings = [...meter.gearListings.entries()].map(([service, count]) => `${service} ${count.toLocaleString('en')}`).join(', ');
+    console.log(`  gear listings asked of the broker (in the run): ${listings || 'none'}`);
     console.log(`  metric series (${meter.metricSeries().length}): ${meter.metricSeries().join(', ')}`);
     if (peakGears === TARGET_AT_PEAK_GEARS) {
       const ok = perNodeMonth <= TARGET_PER_NODE_MONTH && outcome.violations.length === 0;
