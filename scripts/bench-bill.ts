@@ -8,6 +8,7 @@
  *
  *   npm run bench -- bill                  2 simulated days at each size
  *   npm run bench -- bill --days 1 --sizes 20000
+ *   npm run bench -- bill --max-moves-per-gear 1   most candidates hold a gear at its limit: what reading their gears costs
  */
 import { parseArgs } from 'node:util';
 import { runNodescaler } from '../lib/sim/replay.js';
@@ -17,14 +18,17 @@ const TARGET_PER_NODE_MONTH = 0.05;
 const TARGET_AT_PEAK_GEARS = 20_000;
 
 export async function billBench(args: string[]): Promise<void> {
-  const { values } = parseArgs({ args, options: { days: { type: 'string', default: '2' }, sizes: { type: 'string', default: '2000,20000' } } });
+  const { values } = parseArgs({ args, options: { days: { type: 'string', default: '2' }, sizes: { type: 'string', default: '2000,20000' }, 'max-moves-per-gear': { type: 'string' } } });
   const days = Number(values.days);
   if (!(days > 0)) throw new Error(`--days: expected a number > 0, got ${values.days}`);
   const sizes = values.sizes.split(',').map(Number);
+  const limit = values['max-moves-per-gear'];
+  if (limit !== undefined && !(Number.isInteger(Number(limit)) && Number(limit) >= 1)) throw new Error(`--max-moves-per-gear: expected a whole number >= 1, got ${limit}`);
+  const configOverrides = limit === undefined ? {} : { scaleDown: { budget: { maxMovesPerGear: Number(limit) } } };
   let missed = 0;
   for (const peakGears of sizes) {
     if (!(peakGears > 0)) throw new Error(`--sizes: expected peak gear counts, got ${values.sizes}`);
-    const outcome = await runNodescaler(benchTrace(days, peakGears), { gearsPerNode: 100, bootDelaySeconds: 120, store: 'memory', seed: 42 });
+    const outcome = await runNodescaler(benchTrace(days, peakGears), { gearsPerNode: 100, bootDelaySeconds: 120, store: 'memory', seed: 42, configOverrides });
     const { result, bill, meter } = outcome;
     const perNodeMonth = result.autoscalerCostPerNodeMonth ?? 0;
     console.log(`\nbill: ${peakGears.toLocaleString('en')} peak gears, ${days} d: ${result.nodeHours.toFixed(0)} node-hours, ${outcome.invocations} invocations`);
@@ -33,6 +37,8 @@ export async function billBench(args: string[]): Promise<void> {
     console.log('  DynamoDB request units by state-store method (in the run, not scaled to a month):');
     const methods = [...meter.dynamoByMethod.entries()].sort((a, b) => b[1].units - a[1].units);
     for (const [method, { calls, units }] of methods) console.log(`    ${method.padEnd(22)} ${String(calls).padStart(9)} calls ${units.toFixed(0).padStart(10)} units`);
+    const listings = [...meter.gearListings.entries()].map(([service, count]) => `${service} ${count.toLocaleString('en')}`).join(', ');
+    console.log(`  gear listings asked of the broker (in the run): ${listings || 'none'}`);
     console.log(`  metric series (${meter.metricSeries().length}): ${meter.metricSeries().join(', ')}`);
     if (peakGears === TARGET_AT_PEAK_GEARS) {
       const ok = perNodeMonth <= TARGET_PER_NODE_MONTH && outcome.violations.length === 0;

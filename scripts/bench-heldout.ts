@@ -60,7 +60,7 @@ export async function runHeldout(argv: string[]): Promise<void> {
   const { count, seed, days } = figures as { count: number; seed: number; days: number };
   const peakGears = figures['peak-gears']!;
   const gearsPerNode = figures['gears-per-node']!;
-  const only = values.only === undefined ? undefined : values.only.split(',').map((part) => Number(part.trim()));
+  const only = values.only === undefined ? undefined : [...new Set(values.only.split(',').map((part) => Number(part.trim())))];
   if (only && only.some((n) => !Number.isInteger(n) || n < 1 || n > count)) return fail(`--only: expected shape numbers from 1 to ${count} separated by commas, got ${values.only}`);
   const cache = new BaselineCache(values['no-cache'] ? undefined : values.cache);
   const started = Date.now();

@@ -18,6 +18,7 @@ import type { PoolPatch, StateStore } from '../ports/state-store.js';
 import { applyAttrition } from './attrition.js';
 import { recordRefusedGears } from './refused-gears.js';
 import { decideWithMoveHistory } from './move-history.js';
+import { BlockedGears } from './blocked-gears.js';
 import { leaseAndSend, sendLeased } from './outbox.js';
 import { StatsGate } from './stats-sender.js';
 import type { Cloud } from '../ports/cloud.js';
@@ -62,6 +63,7 @@ export interface PoolOutcome {
 export class ThresholdEvaluator {
   private readonly pools: ReadonlyMap<PoolId, PoolConfig>;
   private readonly gate: StatsGate;
+  private readonly blockedGears = new BlockedGears();
 
   constructor(
     private readonly ports: EvaluatorPorts,
@@ -274,7 +276,7 @@ export class ThresholdEvaluator {
     const drains = await store.listDrains(poolId);
     const booted = observedBootMs(nodes);
     const platform = this.ports.platform;
-    const gearSources = { store, ...(platform ? { listGears: (nodeId: string) => platform.listGears(nodeId) } : {}) };
+    const gearSources = { store, blocked: this.blockedGears, ...(platform ? { listGears: (nodeId: string) => platform.listGears(nodeId) } : {}) };
     const input = {
       now,
       config: effective.config,

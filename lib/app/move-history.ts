@@ -8,14 +8,19 @@
  * shipped agent reports counts) has them listed by the platform, once per
  * candidate. After a share of the pool's nodes (`candidateReads`) a candidate
  * whose gears were not read is refused, so no decision drains unchecked gears.
- * The gear mover checks the gears again before its first move
+ * Gears read at their limit, and listed nodes a gear refused, are remembered
+ * (lib/app/blocked-gears.ts) and taken as known in later evaluations. A listing
+ * the broker cannot give now ends the reads: no drain this time. The gear
+ * mover checks the gears again before its first move
  * (lib/workflows/drain/budget-guard.ts).
  */
-import { GEAR_MOVE_WINDOW_MS, poolSize } from '../domain/budget.js';
+import { GEAR_MOVE_WINDOW_MS, gearRefusal, poolBudget, poolSize, type DisruptionBudget } from '../domain/budget.js';
 import type { PoolEvaluation, PoolEvaluationInput } from '../domain/decision.js';
 import { decidePool } from '../domain/evaluate.js';
 import type { GearInfo, NodeRecord } from '../domain/model.js';
+import { NodescalerError } from '../errors.js';
 import type { StateStore } from '../ports/state-store.js';
+import type { BlockedGears } from './blocked-gears.js';
 
 /** Fewest candidates whose gears are read in one evaluation before unread ones are refused. */
 export const MIN_CANDIDATE_READS = 4;
@@ -36,6 +41,8 @@ export interface GearSources {
   store: Pick<StateStore, 'getGearMoves'>;
   /** The platform's gear list of a node (Platform.listGears), for a candidate whose stats list none; absent: left to the gear mover. */
   listGears?: (nodeId: string) => Promise<GearInfo[]>;
+  /** Gears read at their limit in earlier evaluations: taken as read, so they cost no read and no candidate round. */
+  blocked?: BlockedGears;
 }
 
 export async function decideWithMoveHistory(
@@ -44,37 +51,107 @@ export async function decideWithMoveHistory(
   decide: (input: PoolEvaluationInput) => PoolEvaluation = decidePool,
 ): Promise<PoolEvaluation> {
   const history = new Map<string, readonly string[]>(input.moveHistory ?? []);
+  const knownRefusals = new Map<string, string>(input.knownRefusals ?? []);
   const since = input.now.getTime() - GEAR_MOVE_WINDOW_MS;
+  const budget = poolBudget(input.config, input.poolConfig);
+  const { blocked } = sources;
+  const fromBlocked = (uuid: string): boolean => {
+    const moves = blocked?.atLimit(uuid, budget.maxMovesPerGear, input.now);
+    if (moves) history.set(uuid, moves);
+    return moves !== undefined;
+  };
+  // What earlier evaluations learnt is taken only once a drain is on the table: most evaluations decide nothing of the kind.
+  let remembered = blocked === undefined;
   let nodes: readonly NodeRecord[] = input.nodes;
-  // Counted in nodes, not rounds: one decision may drain several nodes (budget.ts drainsPerDecision), read together.
+  // Counted in nodes listed or read, not rounds: one decision may drain several nodes (budget.ts drainsPerDecision), read
+  // together; a node known from an earlier evaluation costs nothing.
   const reads = candidateReads(poolSize(input.nodes));
   let nodesRead = 0;
   for (;;) {
     const final = nodesRead >= reads;
-    const evaluation = decide({ ...input, nodes, moveHistory: history, moveHistoryFinal: final });
+    const evaluation = decide({ ...input, nodes, moveHistory: history, moveHistoryFinal: final, knownRefusals });
     const decision = evaluation.decision;
     if (decision.kind !== 'scale-down' || final) return evaluation;
+    if (!remembered) {
+      remembered = true;
+      if (recall(blocked!, nodes, budget, input.now, fromBlocked, knownRefusals)) continue;
+    }
     // Every node the decision drains (it may drain several at once, budget.ts drainsPerDecision).
-    let listedNow = false;
+    let learnt = false;
     const unread: string[] = [];
     for (const nodeId of [decision.nodeId, ...(decision.alsoNodeIds ?? [])]) {
       const candidate = nodes.find((node) => node.nodeId === nodeId);
       let gears = candidate?.stats?.gears;
-      if (candidate?.stats && gears === undefined) {
+      const listing = candidate?.stats !== undefined && gears === undefined;
+      if (listing) {
         if (!sources.listGears) return evaluation;
-        const listed = await sources.listGears(candidate.nodeId);
+        let listed: GearInfo[];
+        try {
+          listed = await sources.listGears(candidate!.nodeId);
+        } catch (error) {
+          // The broker busy or the invocation's time short: no drain this time, and the pool's evaluation still stands.
+          if (!(error instanceof NodescalerError && error.retryable)) throw error;
+          return decide({ ...input, nodes, moveHistory: history, moveHistoryFinal: true, knownRefusals });
+        }
         gears = listed;
-        listedNow = true;
         nodes = nodes.map((node) => (node === candidate ? { ...node, stats: { ...node.stats!, gears: listed } } : node));
       }
-      const before = unread.length;
-      for (const gear of gears ?? []) if (!history.has(gear.uuid)) unread.push(gear.uuid);
-      if (unread.length > before) nodesRead++;
+      const unknown = (gears ?? []).map((gear) => gear.uuid).filter((uuid) => !history.has(uuid));
+      const notRemembered = unknown.filter((uuid) => !fromBlocked(uuid));
+      // A remembered gear refuses the node already: its other gears' moves would not change that.
+      if (notRemembered.length === unknown.length) unread.push(...notRemembered);
+      if (listing || (notRemembered.length === unknown.length && unknown.length > 0)) nodesRead++;
+      if (listing || unknown.length > 0) learnt = true;
     }
-    if (unread.length === 0 && !listedNow) return evaluation;
+    if (!learnt) return evaluation;
     if (unread.length > 0) {
       const read = await sources.store.getGearMoves(unread);
-      for (const uuid of unread) history.set(uuid, (read.get(uuid) ?? []).filter((at) => Date.parse(at) > since));
+      for (const uuid of unread) {
+        const moves = (read.get(uuid) ?? []).filter((at) => Date.parse(at) > since);
+        history.set(uuid, moves);
+        blocked?.learn(uuid, moves, budget.maxMovesPerGear, input.now);
+      }
+    }
+    if (blocked) rememberListedRefusals(blocked, input.nodes, nodes, budget, history, input.now);
+  }
+}
+
+/** Remembers each node listed in this evaluation (its stats listed no gears) that one of its gears refuses. */
+function rememberListedRefusals(
+  blocked: BlockedGears,
+  reported: readonly NodeRecord[],
+  nodes: readonly NodeRecord[],
+  budget: DisruptionBudget,
+  history: ReadonlyMap<string, readonly string[]>,
+  now: Date,
+): void {
+  nodes.forEach((node, index) => {
+    if (reported[index]?.stats?.gears !== undefined || node.stats?.gears === undefined) return;
+    const refusing = node.stats.gears.find((gear) => gearRefusal(budget, gear, history.get(gear.uuid), now.getTime()) !== undefined);
+    if (refusing) blocked.rememberNode(node.nodeId, refusing, history.get(refusing.uuid) ?? [], now);
+  });
+}
+
+/** Takes what `blocked` remembers of the pool's nodes as known; true when any was. */
+function recall(
+  blocked: BlockedGears,
+  nodes: readonly NodeRecord[],
+  budget: DisruptionBudget,
+  now: Date,
+  fromBlocked: (uuid: string) => boolean,
+  knownRefusals: Map<string, string>,
+): boolean {
+  let known = 0;
+  for (const node of nodes) {
+    if (node.stats?.gears) {
+      for (const gear of node.stats.gears) if (fromBlocked(gear.uuid)) known++;
+      continue;
+    }
+    const refusal = knownRefusals.has(node.nodeId) ? undefined : blocked.nodeRefusal(node.nodeId, budget, now);
+    if (refusal) {
+      knownRefusals.set(node.nodeId, refusal);
+      known++;
     }
   }
+  return known > 0;
 }

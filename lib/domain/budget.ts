@@ -314,7 +314,7 @@ export function scaleDownBudget(input: PoolEvaluationInput): ScaleDownBudget {
   const budget = poolBudget(config, poolConfig);
   const checks = scaleDownBudgetChecks({ config, poolConfig, now, nodes: input.nodes, drains: input.drains, pool: input.pool });
   const blocked = checks.find((check) => !check.ok);
-  const refuse = (node: NodeRecord) => candidateRefusal(budget, node, input.moveHistory, now, input.moveHistoryFinal);
+  const refuse = (node: NodeRecord) => input.knownRefusals?.get(node.nodeId) ?? candidateRefusal(budget, node, input.moveHistory, now, input.moveHistoryFinal);
   return blocked ? { blocked, refuse } : { refuse };
 }
 

@@ -85,6 +85,8 @@ export interface PoolEvaluationInput {
   moveHistory?: ReadonlyMap<string, readonly string[]>;
   /** True on the last read round: a candidate some of whose gears' history is still unread is refused. */
   moveHistoryFinal?: boolean;
+  /** Nodes whose gears were listed in an earlier evaluation and one refused them, by that refusal (lib/app/blocked-gears.ts). */
+  knownRefusals?: ReadonlyMap<string, string>;
 }
 
 export interface PoolEvaluation {

@@ -48,6 +48,21 @@ export class BillMeter {
   service = '';
   /** Request units by state-store method, to see what the bill is made of. */
   readonly dynamoByMethod = new Map<string, { calls: number; units: number }>();
+  /**
+   * Gear listings asked of the platform, by function: free in the bill (SSM Run Command costs nothing on EC2), but on
+   * the broker each is a command run and awaited, a second or more of the function's time.
+   */
+  readonly gearListings = new Map<string, number>();
+
+  /** `platform` with its gear listings counted by the function asking. */
+  platform<P extends { listGears(nodeId: string): Promise<unknown> }>(platform: P): P {
+    const list = platform.listGears.bind(platform);
+    platform.listGears = (nodeId: string) => {
+      this.gearListings.set(this.service, (this.gearListings.get(this.service) ?? 0) + 1);
+      return list(nodeId);
+    };
+    return platform;
+  }
 
   constructor(private readonly fifoQueues: ReadonlySet<string>) {}
 

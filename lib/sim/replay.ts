@@ -114,6 +114,7 @@ export async function runNodescaler(trace: Trace, options: ReplayOptions): Promi
   const cloud = new SimulatedCloud(clock, { bootDelayMs, ...(options.capacityCap !== undefined ? { maxHosts: options.capacityCap } : {}) });
   const sampleEvery = sampleInterval(trace.durationSeconds);
   const events: Array<ScaleEvent & { pool: string }> = [];
+  meter.platform(platform);
   const queue = countingQueue(meter.queue(sqs), events, clock, platform);
   const toggles = recordToggles(platform, clock);
 

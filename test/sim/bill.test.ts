@@ -115,6 +115,17 @@ describe('the autoscaler bill', () => {
     ]);
   });
 
+  it('counts the gear listings each function asks of the platform, passing their answers through', async () => {
+    const meter = new BillMeter(new Set());
+    const platform = meter.platform({ listGears: async (nodeId: string) => [{ uuid: `${nodeId}-g`, app: 'a', size: 'small' }] });
+    meter.service = 'thresholdEvaluator';
+    expect(await platform.listGears('n-1')).toEqual([{ uuid: 'n-1-g', app: 'a', size: 'small' }]);
+    await platform.listGears('n-2');
+    meter.service = 'gearMover';
+    await platform.listGears('n-1');
+    expect([...meter.gearListings]).toEqual([['thresholdEvaluator', 2], ['gearMover', 1]]);
+  });
+
   it('a month of a run is scaled from its length', () => {
     const meter = new BillMeter(new Set());
     meter.invoked(1000, 0);

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { InMemoryStateStore } from '../../lib/adapters/memory/state-store.js';
-import { CANDIDATE_READ_SHARE, MIN_CANDIDATE_READS, candidateReads, decideWithMoveHistory } from '../../lib/app/move-history.js';
+import { BlockedGears, NODE_RELIST_MS } from '../../lib/app/blocked-gears.js';
+import { CANDIDATE_READ_SHARE, MIN_CANDIDATE_READS, candidateReads, decideWithMoveHistory, type GearSources } from '../../lib/app/move-history.js';
+import { TransientError, ValidationError } from '../../lib/errors.js';
 import { GEAR_MOVE_WINDOW_MS } from '../../lib/domain/budget.js';
 import type { GearInfo, NodeRecord } from '../../lib/domain/model.js';
 import { NOW, config as ruleConfig, evaluation, minutesAgo, node, pool } from '../support/builders.js';
@@ -65,5 +67,135 @@ describe('decideWithMoveHistory: a big pool looks past candidates whose gears ar
       // Never drained unchecked: every candidate past the reads is refused for it.
       expect(reasons.slice(reads)).toEqual(Array(poolNodes - reads).fill('move history of 4 of its gears not read in this evaluation (maxMovesPerGear)'));
     }
+  });
+});
+
+describe('decideWithMoveHistory with remembered gears: a blocked big pool is not read every minute', () => {
+  it('200 nodes all holding a gear at its limit: each evaluation reads new candidates until all are known, then none', async () => {
+    const store = new InMemoryStateStore();
+    for (let i = 1; i <= 200; i++) await store.recordGearMoves([1, 2].map((d) => ({ uuid: `g-${i}-0`, at: daysAgo(d), key: `d${d}#${i}` })), GEAR_MOVE_WINDOW_MS);
+    const blocked = new BlockedGears();
+    const readsPerEvaluation: number[] = [];
+    let reasons: string[] = [];
+    for (let evaluationNo = 0; evaluationNo < 7; evaluationNo++) {
+      let keys = 0;
+      const counting = { getGearMoves: (uuids: readonly string[]) => ((keys += uuids.length), store.getGearMoves(uuids)) };
+      const result = await decideWithMoveHistory({ store: counting, blocked }, evaluation({ config: config(), nodes: listed(200), pool: pool({ lowSince: minutesAgo(30) }) }));
+      expect(result.decision.kind).toBe('no-action');
+      reasons = result.decision.kind === 'no-action' ? (result.decision.rejected ?? []).map((r) => r.reason) : [];
+      readsPerEvaluation.push(keys);
+    }
+    // 40 candidates (4 gears each) a minute until the 200 are known; the old evaluator read 160 keys every minute.
+    expect(readsPerEvaluation).toEqual([160, 160, 160, 160, 160, 0, 0]);
+    expect(blocked.size).toBe(200);
+    expect(reasons).toHaveLength(200);
+    for (const reason of reasons) expect(reason).toMatch(/moved 2 times in 7 d \(maxMovesPerGear=2\)/);
+  });
+
+  it('a remembered gear costs no candidate round: the first free node past the reads is found and drained', async () => {
+    const store = new InMemoryStateStore();
+    for (let i = 1; i <= 50; i++) await store.recordGearMoves([1, 2].map((d) => ({ uuid: `g-${i}-0`, at: daysAgo(d), key: `d${d}#${i}` })), GEAR_MOVE_WINDOW_MS);
+    const blocked = new BlockedGears();
+    const input = () => evaluation({ config: config(), nodes: listed(200), pool: pool({ lowSince: minutesAgo(30) }) });
+    const first = await decideWithMoveHistory({ store, blocked }, input());
+    expect(first.decision.kind).toBe('no-action');
+    const second = await decideWithMoveHistory({ store, blocked }, input());
+    expect(second.decision).toMatchObject({ kind: 'scale-down', nodeId: 'n-051' });
+  });
+
+  it('gears whose moves aged out are read again, and their node drained', async () => {
+    const store = new InMemoryStateStore();
+    for (let i = 1; i <= 6; i++) await store.recordGearMoves([1, 6.99].map((d) => ({ uuid: `g-${i}-0`, at: daysAgo(d), key: `d${d}#${i}` })), GEAR_MOVE_WINDOW_MS);
+    const blocked = new BlockedGears();
+    const nodes = listed(6);
+    const before = await decideWithMoveHistory({ store, blocked }, evaluation({ config: config(), nodes, pool: pool({ lowSince: minutesAgo(30) }) }));
+    expect(before.decision.kind).toBe('no-action');
+    expect(blocked.size).toBe(4);
+    const afterNow = new Date(NOW.getTime() + 60 * 60_000);
+    let keys = 0;
+    const counting = { getGearMoves: (uuids: readonly string[]) => ((keys += uuids.length), store.getGearMoves(uuids)) };
+    const after = await decideWithMoveHistory(
+      { store: counting, blocked },
+      evaluation({ config: config(), nodes: nodes.map((n) => ({ ...n, stats: { ...n.stats!, reportedAt: afterNow.toISOString() } })), now: afterNow, pool: pool({ lowSince: new Date(afterNow.getTime() - 30 * 60_000).toISOString() }) }),
+    );
+    expect(keys).toBe(4);
+    expect(after.decision).toMatchObject({ kind: 'scale-down', nodeId: 'n-001' });
+  });
+});
+
+describe('decideWithMoveHistory with remembered gears, on nodes whose stats list no gears (the shipped agent)', () => {
+  /** `count` nodes as the shipped agent reports them (counts only), the first `atLimit` holding a gear moved twice this week. */
+  async function shippedAgentPool(count: number, atLimit: number) {
+    const store = new InMemoryStateStore();
+    for (let i = 1; i <= atLimit; i++) await store.recordGearMoves([1, 2].map((d) => ({ uuid: `g-${i}-0`, at: daysAgo(d), key: `d${d}#${i}` })), GEAR_MOVE_WINDOW_MS);
+    const withGears = listed(count);
+    const nodes = withGears.map((n) => ({ ...n, stats: { ...n.stats!, gears: undefined } }));
+    const listings: string[] = [];
+    const listGears = async (nodeId: string) => (listings.push(nodeId), withGears.find((n) => n.nodeId === nodeId)!.stats!.gears!);
+    const blocked = new BlockedGears();
+    const run = async (now = NOW, sources: Partial<GearSources> = {}) => {
+      let keys = 0;
+      listings.length = 0;
+      const counting = { getGearMoves: (uuids: readonly string[]) => ((keys += uuids.length), store.getGearMoves(uuids)) };
+      const fresh = nodes.map((n) => ({ ...n, stats: { ...n.stats!, reportedAt: now.toISOString() } }));
+      const input = evaluation({ config: config(), nodes: fresh, now, pool: pool({ lowSince: new Date(now.getTime() - 30 * 60_000).toISOString() }) });
+      const result = await decideWithMoveHistory({ store: counting, listGears, blocked, ...sources }, input);
+      return { result, keys, listed: [...listings] };
+    };
+    return { run, blocked };
+  }
+
+  it('a refused node is not listed again, nor its gears read, within the hour', async () => {
+    const pool6 = await shippedAgentPool(6, 3);
+    const first = await pool6.run();
+    expect(first.result.decision).toMatchObject({ kind: 'scale-down', nodeId: 'n-004' });
+    expect(first.listed).toEqual(['n-001', 'n-002', 'n-003', 'n-004']);
+    expect(first.keys).toBe(16);
+    const second = await pool6.run(new Date(NOW.getTime() + 60_000));
+    expect(second.result.decision).toMatchObject({ kind: 'scale-down', nodeId: 'n-004' });
+    expect(second.listed).toEqual(['n-004']);
+    expect(second.keys).toBe(4);
+  });
+
+  it('a remembered node is listed again after NODE_RELIST_MS', async () => {
+    const pool6 = await shippedAgentPool(6, 3);
+    await pool6.run();
+    const later = await pool6.run(new Date(NOW.getTime() + NODE_RELIST_MS));
+    expect(later.listed).toEqual(['n-001', 'n-002', 'n-003', 'n-004']);
+    // Their gears' moves are still remembered: listed, not read again.
+    expect(later.keys).toBe(4);
+  });
+
+  it('200 nodes all refused: each evaluation lists new candidates until all are known, then none', async () => {
+    const big = await shippedAgentPool(200, 200);
+    const listedPerEvaluation: number[] = [];
+    let last: Awaited<ReturnType<typeof big.run>> | undefined;
+    for (let minute = 0; minute < 7; minute++) {
+      last = await big.run(new Date(NOW.getTime() + minute * 60_000));
+      expect(last.result.decision.kind).toBe('no-action');
+      listedPerEvaluation.push(last.listed.length);
+    }
+    expect(listedPerEvaluation).toEqual([40, 40, 40, 40, 40, 0, 0]);
+    expect(big.blocked.nodeCount).toBe(200);
+    const reasons = last!.result.decision.kind === 'no-action' ? (last!.result.decision.rejected ?? []).map((r) => r.reason) : [];
+    expect(reasons).toHaveLength(200);
+    for (const reason of reasons) expect(reason).toMatch(/maxMovesPerGear=2\) until .* \(as listed at /);
+  });
+
+  it('a listing the broker cannot give now ends the reads: no drain, and the evaluation stands', async () => {
+    const pool6 = await shippedAgentPool(6, 0);
+    const busy = async () => {
+      throw new TransientError('broker command list-gears n-001 not sent: the invocation has 900 ms left; tried again next time');
+    };
+    const result = await pool6.run(NOW, { listGears: busy });
+    expect(result.result.decision).toMatchObject({ kind: 'no-action', reason: expect.stringContaining('no node can be drained') });
+  });
+
+  it('a listing that fails for good is not hidden', async () => {
+    const pool6 = await shippedAgentPool(6, 0);
+    const broken = async () => {
+      throw new ValidationError({ path: 'nodeId', message: 'not a node name', value: 'n-001' });
+    };
+    await expect(pool6.run(NOW, { listGears: broken })).rejects.toThrow(ValidationError);
   });
 });
