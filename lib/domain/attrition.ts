@@ -142,10 +142,7 @@ export function planAttrition(input: AttritionInput): AttritionPlan {
     if (closing.length >= limit) break;
     if (!pending.pending || closed.some((n) => n.nodeId === pending.nodeId)) continue;
     const node = nodes.find((n) => n.nodeId === pending.nodeId);
-    if (!node?.stats || node.state !== 'active') {
-      if (closing.length === 0) return plan;
-      break;
-    }
+    if (!node?.stats || node.state !== 'active') break;
     // The open nodes must still hold the level as a scale-up would size them (headroom free, at most `target`), so a
     // wiggle does not reopen what was just closed.
     const after = free + freeOf(node);

@@ -149,7 +149,7 @@ export function drainsPerDecision(input: BudgetInput): number {
   return Math.min(MAX_DRAINS_PER_DECISION, drainsAllowed(input));
 }
 
-/** Most nodes one decision drains (its message names them all). */
+/** Most nodes one decision drains (its message names them all, lib/messages/schemas.ts): far above any budget's half (maxDraining of a 2,000-node pool at 10 % is 200). */
 export const MAX_DRAINS_PER_DECISION = 100;
 
 /**

@@ -10,6 +10,7 @@
  * `messageParser`), the ones it sends when it first sends one, and never the
  * others.
  */
+import { MAX_DRAINS_PER_DECISION } from '../domain/budget.js';
 import {
   MAX_GEARS_PER_NODE,
   anyString,
@@ -129,9 +130,6 @@ export const scaleUpMessageSchema = once(() =>
   }),
 );
 
-/** Most nodes one scale-down decision drains: far above any budget's half (maxDraining of a 2,000-node pool at 10 % is 200). */
-export const MAX_NODES_PER_SCALE_DOWN = 100;
-
 export const scaleDownMessageSchema = once(() =>
   object({
     ...header('scale-down'),
@@ -140,7 +138,7 @@ export const scaleDownMessageSchema = once(() =>
     nodeId: nodeIdSchema(),
     /** More nodes the decision drains at once (the evaluator's `drainsPerDecision`), each its own drain. */
     alsoNodeIds: optional(
-      arrayOf(nodeIdSchema(), 'an array of node ids', { length: MAX_NODES_PER_SCALE_DOWN - 1, message: `must name at most ${MAX_NODES_PER_SCALE_DOWN - 1} more nodes` }),
+      arrayOf(nodeIdSchema(), 'an array of node ids', { length: MAX_DRAINS_PER_DECISION - 1, message: `must name at most ${MAX_DRAINS_PER_DECISION - 1} more nodes` }),
     ),
     reason: reasonSchema(),
     decidedAt: isoDateTimeSchema(),
