@@ -3,7 +3,6 @@ import { effectiveConfig, gateDecision, pauseFor, shadowKey, shadowSentence, typ
 import type { PoolEvaluation } from '../domain/decision.js';
 import { decisionMessage } from '../domain/decision-message.js';
 import { decidePool } from '../domain/evaluate.js';
-import { drainIdFor } from '../domain/drain.js';
 import { advancePendingDrains } from './replace-drain.js';
 import { poolIdOf, type NodeRecord, type PoolId, type PoolRecord } from '../domain/model.js';
 import { isProtected, observedBootMs, statsToStore } from '../domain/node-stats.js';
@@ -19,9 +18,11 @@ import { applyAttrition } from './attrition.js';
 import { recordRefusedGears } from './refused-gears.js';
 import { decideWithMoveHistory } from './move-history.js';
 import { BlockedGears } from './blocked-gears.js';
-import { leaseAndSend, sendLeased } from './outbox.js';
+import { leaseAndSend, resendStalledDecision, resendUnsentDecision } from './outbox.js';
 import { StatsGate } from './stats-sender.js';
 import type { Cloud } from '../ports/cloud.js';
+import type { InvocationDeadline } from '../ports/deadline.js';
+import { POOLS_AT_ONCE, checksDeadline, inOrderAtMost } from './pool-batch.js';
 
 export interface EvaluatorPorts {
   store: StateStore;
@@ -33,6 +34,8 @@ export interface EvaluatorPorts {
   platform?: Platform;
   /** Looks up a node-stats sender's instance on first sight (lib/app/stats-sender.ts). */
   hosts?: Pick<Cloud, 'describeHosts'>;
+  /** The invocation's end (the handler sets it): scale-down candidate checks stop before it (lib/app/pool-batch.ts). */
+  deadline?: Pick<InvocationDeadline, 'remaining'>;
 }
 
 export interface StatsItem {
@@ -231,19 +234,22 @@ export class ThresholdEvaluator {
         loadError = error;
         throw error;
       });
-    const outcomes: PoolOutcome[] = [];
-    for (const pool of pools) {
+    const outOfTime = checksDeadline(this.ports.clock, this.ports.deadline);
+    // Several pools at once, outcomes in the pools' order: a pool checking candidates on the broker holds up no other.
+    // Nothing a pool's evaluation shares with another depends on their order: the controls and every pool's nodes are read
+    // once per batch before any decision of it is carried out, and a decision creates no node (the provisioner does,
+    // re-checking the global limits when it claims the names: lib/workflows/launch/decision.ts roomFor).
+    return inOrderAtMost(pools, POOLS_AT_ONCE, async (pool) => {
       try {
-        outcomes.push(await this.evaluatePool(pool, { loadNodes, loadAllNodes }, controls, trigger, urgent.has(pool)));
+        return await this.evaluatePool(pool, { loadNodes, loadAllNodes, outOfTime }, controls, trigger, urgent.has(pool));
       } catch (error) {
         // Without its nodes no pool can be evaluated: the whole evaluation fails, to be retried.
         if (loadError !== undefined) throw loadError;
         // A pool that cannot be evaluated now is evaluated again on the next tick; the stats are stored.
         this.ports.log.error('pool evaluation failed', { pool, error: describeError(error) });
-        outcomes.push({ pool, kind: 'skipped', reason: `evaluation failed: ${describeError(error)}` });
+        return { pool, kind: 'skipped', reason: `evaluation failed: ${describeError(error)}` };
       }
-    }
-    return outcomes;
+    });
   }
 
   private async loadAllNodes(): Promise<NodeRecord[]> {
@@ -256,7 +262,7 @@ export class ThresholdEvaluator {
 
   private async evaluatePool(
     poolId: PoolId,
-    { loadNodes, loadAllNodes }: { loadNodes: (pool: PoolId) => Promise<NodeRecord[]>; loadAllNodes: () => Promise<readonly NodeRecord[]> },
+    { loadNodes, loadAllNodes, outOfTime }: BatchReads,
     controls: Controls,
     trigger: 'stats' | 'tick',
     urgent = false,
@@ -269,14 +275,19 @@ export class ThresholdEvaluator {
     if (!urgent && pool.lastEvaluatedAt && now.getTime() - Date.parse(pool.lastEvaluatedAt) < this.config.evaluationInterval) {
       return { pool: poolId, kind: 'skipped', reason: `evaluated at ${pool.lastEvaluatedAt}` };
     }
-    pool = await this.resendUnsentDecision(pool, now);
-    pool = await this.resendStalledDecision(pool, now);
+    pool = await resendUnsentDecision(this.ports, pool, now);
+    pool = await resendStalledDecision(this.ports, this.config, pool, now);
 
     const nodes = await loadNodes(poolId);
     const drains = await store.listDrains(poolId);
     const booted = observedBootMs(nodes);
     const platform = this.ports.platform;
-    const gearSources = { store, blocked: this.blockedGears, ...(platform ? { listGears: (nodeId: string) => platform.listGears(nodeId) } : {}) };
+    const gearSources = {
+      store,
+      blocked: this.blockedGears,
+      ...(platform ? { listGears: (nodeId: string) => platform.listGears(nodeId) } : {}),
+      ...(outOfTime ? { outOfTime } : {}),
+    };
     const input = {
       now,
       config: effective.config,
@@ -378,34 +389,13 @@ export class ThresholdEvaluator {
     log.info(outcome.reason, { pool: poolId, decision: outcome.kind, decisionId: outcome.decisionId, ...details });
     return outcome;
   }
+}
 
-  /** A decision whose lease was taken but whose message may not have left (crash, queue error) is sent again, unchanged. */
-  private async resendUnsentDecision(pool: PoolRecord, now: Date): Promise<PoolRecord> {
-    const lease = pool.lease;
-    if (!lease?.message || lease.sentAt || lease.expiresAt <= now.toISOString()) return pool;
-    this.ports.log.warn('re-sending a decision that was not confirmed sent', { pool: pool.pool, decisionId: lease.holder });
-    return (await sendLeased(this.ports, pool, now)) ?? pool;
-  }
-
-  /**
-   * A decision sent leaseResendAfter ago that no consumer has taken up (no
-   * scale-up claim, no drain for it: its message was dead-lettered after
-   * failing, or lost with a queue) would hold the pool until its lease
-   * expires, and a pool below min stays there that long. It is sent again,
-   * the same message: both consumers act once per decisionId, so a copy still
-   * queued does no harm.
-   */
-  private async resendStalledDecision(pool: PoolRecord, now: Date): Promise<PoolRecord> {
-    const lease = pool.lease;
-    if (!lease?.message || !lease.sentAt || lease.expiresAt <= now.toISOString()) return pool;
-    if (now.getTime() - Date.parse(lease.sentAt) < this.config.leaseResendAfter) return pool;
-    const { store, log, metrics } = this.ports;
-    const takenUp = lease.kind === 'scale-up' ? await store.getScaleUp(lease.holder) : await store.getDrain(drainIdFor(lease.holder));
-    if (takenUp) return pool;
-    log.warn('re-sending a decision no consumer has taken up', { pool: pool.pool, decisionId: lease.holder, kind: lease.kind, sentAt: lease.sentAt });
-    metrics.record('DecisionsResent', 1, 'Count', { pool: pool.pool });
-    return (await sendLeased(this.ports, pool, now)) ?? pool;
-  }
+interface BatchReads {
+  loadNodes: (pool: PoolId) => Promise<NodeRecord[]>;
+  loadAllNodes: () => Promise<readonly NodeRecord[]>;
+  /** True once the batch's candidate checks must stop (lib/app/pool-batch.ts checksDeadline); absent: no deadline. */
+  outOfTime: (() => boolean) | undefined;
 }
 
 /** DynamoDB stores no Infinity: a pool with demand and no capacity logs `null`. */

@@ -10,7 +10,9 @@
  * whose gears were not read is refused, so no decision drains unchecked gears.
  * Gears read at their limit, and listed nodes a gear refused, are remembered
  * (lib/app/blocked-gears.ts) and taken as known in later evaluations. A listing
- * the broker cannot give now ends the reads: no drain this time. The gear
+ * the broker cannot give now ends the reads: no drain this time. So does the
+ * evaluation's deadline (`outOfTime`, lib/app/pool-batch.ts): the pool decides
+ * with what it read, unread candidates refused, and its reason says so. The gear
  * mover checks the gears again before its first move
  * (lib/workflows/drain/budget-guard.ts).
  */
@@ -43,7 +45,12 @@ export interface GearSources {
   listGears?: (nodeId: string) => Promise<GearInfo[]>;
   /** Gears read at their limit in earlier evaluations: taken as read, so they cost no read and no candidate round. */
   blocked?: BlockedGears;
+  /** True once the evaluation's deadline is reached: no further listing or read is started. Absent: bounded by count alone. */
+  outOfTime?: () => boolean;
 }
+
+/** What a decision's reason adds when its candidate checks stopped at the evaluation's deadline. */
+export const CHECKS_CUT_SHORT = 'candidate checks cut short: evaluation deadline';
 
 export async function decideWithMoveHistory(
   sources: GearSources,
@@ -67,6 +74,12 @@ export async function decideWithMoveHistory(
   // together; a node known from an earlier evaluation costs nothing.
   const reads = candidateReads(poolSize(input.nodes));
   let nodesRead = 0;
+  // Decided with what was read: a candidate whose gears are unread is refused (moveHistoryFinal), never drained unchecked.
+  const withWhatWasRead = () => decide({ ...input, nodes, moveHistory: history, moveHistoryFinal: true, knownRefusals });
+  const cutShort = (): PoolEvaluation => {
+    const evaluation = withWhatWasRead();
+    return { ...evaluation, decision: { ...evaluation.decision, reason: `${evaluation.decision.reason}; ${CHECKS_CUT_SHORT}` } };
+  };
   for (;;) {
     const final = nodesRead >= reads;
     const evaluation = decide({ ...input, nodes, moveHistory: history, moveHistoryFinal: final, knownRefusals });
@@ -85,13 +98,14 @@ export async function decideWithMoveHistory(
       const listing = candidate?.stats !== undefined && gears === undefined;
       if (listing) {
         if (!sources.listGears) return evaluation;
+        if (sources.outOfTime?.()) return cutShort();
         let listed: GearInfo[];
         try {
           listed = await sources.listGears(candidate!.nodeId);
         } catch (error) {
           // The broker busy or the invocation's time short: no drain this time, and the pool's evaluation still stands.
           if (!(error instanceof NodescalerError && error.retryable)) throw error;
-          return decide({ ...input, nodes, moveHistory: history, moveHistoryFinal: true, knownRefusals });
+          return withWhatWasRead();
         }
         gears = listed;
         nodes = nodes.map((node) => (node === candidate ? { ...node, stats: { ...node.stats!, gears: listed } } : node));
@@ -105,6 +119,7 @@ export async function decideWithMoveHistory(
     }
     if (!learnt) return evaluation;
     if (unread.length > 0) {
+      if (sources.outOfTime?.()) return cutShort();
       const read = await sources.store.getGearMoves(unread);
       for (const uuid of unread) {
         const moves = (read.get(uuid) ?? []).filter((at) => Date.parse(at) > since);

@@ -6,9 +6,12 @@
  * evaluator sends it again (`sendLeased`), and both consumers act once per
  * decisionId, so a copy sent twice does no harm.
  */
+import type { Config } from '../config/index.js';
+import { drainIdFor } from '../domain/drain.js';
 import type { PoolId, PoolRecord } from '../domain/model.js';
 import type { Message } from '../messages/index.js';
 import type { Log } from '../ports/log.js';
+import type { Metrics } from '../ports/metrics.js';
 import type { Queue } from '../ports/queue.js';
 import type { StateStore } from '../ports/state-store.js';
 
@@ -46,4 +49,37 @@ export async function sendLeased(ports: OutboxPorts, pool: PoolRecord, now: Date
     return undefined;
   }
   return ports.store.markLeaseSent(pool.pool, lease.holder, now);
+}
+
+/** A decision whose lease was taken but whose message may not have left (crash, queue error) is sent again, unchanged. */
+export async function resendUnsentDecision(ports: OutboxPorts, pool: PoolRecord, now: Date): Promise<PoolRecord> {
+  const lease = pool.lease;
+  if (!lease?.message || lease.sentAt || lease.expiresAt <= now.toISOString()) return pool;
+  ports.log.warn('re-sending a decision that was not confirmed sent', { pool: pool.pool, decisionId: lease.holder });
+  return (await sendLeased(ports, pool, now)) ?? pool;
+}
+
+/**
+ * A decision sent leaseResendAfter ago that no consumer has taken up (no
+ * scale-up claim, no drain for it: its message was dead-lettered after
+ * failing, or lost with a queue) would hold the pool until its lease
+ * expires, and a pool below min stays there that long. It is sent again,
+ * the same message: both consumers act once per decisionId, so a copy still
+ * queued does no harm.
+ */
+export async function resendStalledDecision(
+  ports: OutboxPorts & { metrics: Metrics },
+  config: Pick<Config, 'leaseResendAfter'>,
+  pool: PoolRecord,
+  now: Date,
+): Promise<PoolRecord> {
+  const lease = pool.lease;
+  if (!lease?.message || !lease.sentAt || lease.expiresAt <= now.toISOString()) return pool;
+  if (now.getTime() - Date.parse(lease.sentAt) < config.leaseResendAfter) return pool;
+  const { store, log, metrics } = ports;
+  const takenUp = lease.kind === 'scale-up' ? await store.getScaleUp(lease.holder) : await store.getDrain(drainIdFor(lease.holder));
+  if (takenUp) return pool;
+  log.warn('re-sending a decision no consumer has taken up', { pool: pool.pool, decisionId: lease.holder, kind: lease.kind, sentAt: lease.sentAt });
+  metrics.record('DecisionsResent', 1, 'Count', { pool: pool.pool });
+  return (await sendLeased(ports, pool, now)) ?? pool;
 }

@@ -7,10 +7,11 @@ import type { HandlerDeps } from '../../handlers/deps.js';
 import { common, type LambdaRuntime } from './common.js';
 import { messagingPorts } from './messaging.js';
 
-/** The threshold evaluator on AWS: DynamoDB, SQS, the configured platform, the real clock; EC2 to look up node-stats senders. */
+/** The threshold evaluator on AWS: DynamoDB, SQS, the configured platform, the real clock and the invocation's deadline; EC2 to look up node-stats senders. */
 export function awsThresholdEvaluator(settings: Settings, runtime: LambdaRuntime = lambdaRuntime('thresholdEvaluator', settings)): HandlerDeps<EvaluatorPorts> {
   const shared = common(settings, runtime);
-  const ports: EvaluatorPorts = messagingPorts(settings, runtime, shared.deadline);
+  // The deadline twice: the broker adapter waits no command past it, and the evaluator stops candidate checks before it.
+  const ports: EvaluatorPorts = { ...messagingPorts(settings, runtime, shared.deadline), deadline: shared.deadline };
   if (adaptersOf(settings.config).senderHosts) ports.hosts = ec2SenderHostsFor(settings);
   return { ...shared, ports };
 }
