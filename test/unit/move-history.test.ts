@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { InMemoryStateStore } from '../../lib/adapters/memory/state-store.js';
 import { BlockedGears, NODE_RELIST_MS } from '../../lib/app/blocked-gears.js';
-import { CANDIDATE_READ_SHARE, MIN_CANDIDATE_READS, candidateReads, decideWithMoveHistory, type GearSources } from '../../lib/app/move-history.js';
+import { CANDIDATE_READ_SHARE, CHECKS_CUT_SHORT, MIN_CANDIDATE_READS, candidateReads, decideWithMoveHistory, type GearSources } from '../../lib/app/move-history.js';
 import { TransientError, ValidationError } from '../../lib/errors.js';
 import { GEAR_MOVE_WINDOW_MS } from '../../lib/domain/budget.js';
 import type { GearInfo, NodeRecord } from '../../lib/domain/model.js';
@@ -120,6 +120,29 @@ describe('decideWithMoveHistory with remembered gears: a blocked big pool is not
     );
     expect(keys).toBe(4);
     expect(after.decision).toMatchObject({ kind: 'scale-down', nodeId: 'n-001' });
+  });
+});
+
+describe('decideWithMoveHistory at the evaluation deadline', () => {
+  it('reads stop once out of time: the decision is taken with what was read, no unread node drained, and the reason says so', async () => {
+    const store = new InMemoryStateStore();
+    // n-001's gear is at its limit: the first round reads it and refuses n-001; the deadline comes before n-002 is read.
+    await store.recordGearMoves([1, 2].map((d) => ({ uuid: 'g-1-0', at: daysAgo(d), key: `d${d}#1` })), GEAR_MOVE_WINDOW_MS);
+    const batches: string[][] = [];
+    const counting = { getGearMoves: (uuids: readonly string[]) => (batches.push([...uuids]), store.getGearMoves(uuids)) };
+    const outOfTime = () => batches.length >= 1;
+    const result = await decideWithMoveHistory({ store: counting, outOfTime }, evaluation({ config: config(), nodes: listed(6), pool: pool({ lowSince: minutesAgo(30) }) }));
+    expect(batches).toEqual([['g-1-0', 'g-1-1', 'g-1-2', 'g-1-3']]);
+    expect(result.decision).toMatchObject({ kind: 'no-action', reason: expect.stringMatching(new RegExp(`no node can be drained.*; ${CHECKS_CUT_SHORT}$`)) });
+    const reasons = result.decision.kind === 'no-action' ? (result.decision.rejected ?? []).map((r) => r.reason) : [];
+    expect(reasons[0]).toMatch(/maxMovesPerGear=2/);
+    expect(reasons.slice(1)).toEqual(Array(5).fill('move history of 4 of its gears not read in this evaluation (maxMovesPerGear)'));
+  });
+
+  it('a decision that needs no read is not cut short', async () => {
+    const store = new InMemoryStateStore();
+    const result = await decideWithMoveHistory({ store, outOfTime: () => true }, evaluation({ config: config(), nodes: listed(6), pool: pool() }));
+    expect(result.decision.reason).not.toContain(CHECKS_CUT_SHORT);
   });
 });
 
