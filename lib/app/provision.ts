@@ -1,9 +1,11 @@
 /**
  * The node provisioner: carries out a scale-up decision at most once.
  *
- * 1. Claim: the decision's node names are allocated from the name counter and
- *    recorded once (`claimScaleUp`), re-checked against pool.max and
- *    maxNodesTotal; a redelivered or concurrent delivery finds the same names.
+ * 1. Claim: the room is re-checked against pool.max and the global limits and
+ *    reserved on the capacity record, conditional on its version, so two
+ *    pools' invocations never both take the last room (workflows/launch/claim.ts);
+ *    the node names are allocated from the name counter and recorded once
+ *    (`claimScaleUp`); a redelivered or concurrent delivery finds the same names.
  * 2. Nodes: one `provisioning` item per name, with cloud name, host name and
  *    decision id, before any cloud call.
  * 3. Hosts: per node, the offerings (instance type x subnet) are tried in

@@ -57,7 +57,8 @@ export function retryOn(ports: { sleep?: Sleep; random?: () => number; log: Log 
     });
 }
 
-const MAX_WRITE_RACES = 5;
+/** How many lost races a re-read-and-retry write takes before it gives up (its `ConflictError` is retryable: the message is redelivered). */
+export const MAX_WRITE_RACES = 5;
 
 /**
  * Records steps (name -> value, usually the ISO time) on a node together with

@@ -12,6 +12,7 @@ import type {
   ScaleUpRecord,
 } from '../domain/model.js';
 import type { Controls, OverrideRecord, PauseActions, PauseRecord, PendingDrain } from '../domain/controls.js';
+import type { CapacityRecord } from '../domain/capacity-claims.js';
 
 /**
  * Fields a caller may change on a node; identity, state and version are the store's, stats are `putNodeStats`'s.
@@ -172,6 +173,21 @@ export interface StateStore {
   claimScaleUp(claim: ScaleUpRecord, ttlMs: number): Promise<{ record: ScaleUpRecord; created: boolean }>;
   /** The claim of a scale-up decision, if one was recorded. */
   getScaleUp(decisionId: string): Promise<ScaleUpRecord | undefined>;
+
+  /**
+   * The global capacity record (lib/domain/capacity-claims.ts), read strongly
+   * consistent; `{ version: 0, reservations: {} }` when none is stored yet.
+   */
+  getCapacity(): Promise<CapacityRecord>;
+  /**
+   * Replaces the capacity record's reservations, at version
+   * `expectedVersion + 1`: the one write that claims room under the global
+   * limits, so two claims that read the same room cannot both take it.
+   * `ConflictError` (with the record as it is) unless the stored record is at
+   * `expectedVersion`, 0 meaning none is stored yet: another claim wrote
+   * since the room was read, and the caller reads the room again.
+   */
+  putCapacity(reservations: CapacityRecord['reservations'], expectedVersion: number): Promise<CapacityRecord>;
 
   /** Appends to the pool's decision log; entries expire after `ttlMs`. */
   appendDecision(entry: DecisionLogEntry, ttlMs: number): Promise<void>;

@@ -5,7 +5,7 @@ import { T0, at, rejection, type ContractBed } from './state-store-records.js';
 
 /**
  * The state store contract's second half: pools and the action lease, drains, name counters, scale-up claims, the
- * decision log and operator controls. Called by `stateStoreContract`, inside its describe, with the store it made.
+ * capacity record, the decision log and operator controls. Called by `stateStoreContract`, inside its describe, with the store it made.
  */
 export function storeActionsContract(bed: ContractBed): void {
   let store: StateStore;
@@ -240,6 +240,53 @@ export function storeActionsContract(bed: ContractBed): void {
       const refused = { ...claim('up:claim-none', []), requested: 3, reason: 'pool.max=5 reached' };
       await store.claimScaleUp(refused, 86_400_000);
       expect(await store.getScaleUp('up:claim-none')).toEqual(refused);
+    });
+  });
+
+  describe('the capacity record (claims of room under the global limits)', () => {
+    const reservation = (pool: string, names: number[]) => ({
+      pool,
+      slots: names.map((n) => ({ nodeId: `cap-${n}.example.com`, cloudName: `cap_${n}` })),
+      at: T0.toISOString(),
+    });
+
+    it('starts at version 0 with no reservations, and a write at the version read moves it on by one', async () => {
+      const s = await fresh();
+      expect(await s.getCapacity()).toEqual({ version: 0, reservations: {} });
+      const first = await s.putCapacity({ 'up:a': reservation('d1/a', [1]) }, 0);
+      expect(first).toEqual({ version: 1, reservations: { 'up:a': reservation('d1/a', [1]) } });
+      expect(await s.getCapacity()).toEqual(first);
+      const second = await s.putCapacity({ 'up:b': { ...reservation('d1/b', [2, 3]), reason: '2 of 4 nodes fit: maxNodesTotal=5' } }, 1);
+      expect(second.version).toBe(2);
+      expect(await s.getCapacity()).toEqual({ version: 2, reservations: { 'up:b': { ...reservation('d1/b', [2, 3]), reason: '2 of 4 nodes fit: maxNodesTotal=5' } } });
+    });
+
+    it('refuses a write at a version other than the stored one, with the record as it is, and changes nothing', async () => {
+      const s = await fresh();
+      const stored = await s.putCapacity({ 'up:a': reservation('d1/a', [1]) }, 0);
+      for (const stale of [0, 2]) {
+        const error = await rejection(s.putCapacity({ 'up:x': reservation('d1/b', [9]) }, stale));
+        expect(error).toBeInstanceOf(ConflictError);
+        expect(error).toMatchObject({ retryable: true });
+        expect((error as ConflictError).current).toEqual(stored);
+      }
+      expect(await s.getCapacity()).toEqual(stored);
+    });
+
+    it('lets exactly one of two claims that read the same version write; the other gets the winner\'s record', async () => {
+      const s = await fresh();
+      const read = await s.putCapacity({}, 0);
+      const results = await Promise.allSettled([
+        s.putCapacity({ 'up:a': reservation('d1/a', [1]) }, read.version),
+        s.putCapacity({ 'up:b': reservation('d1/b', [2]) }, read.version),
+      ]);
+      const won = results.filter((r): r is PromiseFulfilledResult<Awaited<ReturnType<StateStore['putCapacity']>>> => r.status === 'fulfilled');
+      const lost = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+      expect(won).toHaveLength(1);
+      expect(lost).toHaveLength(1);
+      expect(lost[0]!.reason).toBeInstanceOf(ConflictError);
+      expect((lost[0]!.reason as ConflictError).current).toEqual(won[0]!.value);
+      expect(await s.getCapacity()).toEqual(won[0]!.value);
     });
   });
 

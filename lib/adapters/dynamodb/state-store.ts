@@ -24,6 +24,8 @@ import type { Controls, OverrideRecord, PauseActions, PauseRecord, PendingDrain 
 import { ConflictError, NotFoundError } from '../../errors.js';
 import type { DrainHeader, DrainPatch, GearMoveRecord, LeaseRequest, MoveWrite, NewDrain, NewNode, NodePatch, PoolPatch, StateStore, StatsWrite } from '../../ports/state-store.js';
 import { assertInstanceId, assertLegalTransition, decisionExpiry, grantLease, liveFirst, sourcesOf } from '../state-rules.js';
+import type { CapacityRecord } from '../../domain/capacity-claims.js';
+import { DynamoDbCapacity } from './capacity.js';
 import { DynamoDbControls, type Send } from './controls.js';
 import { DynamoDbDecisionLog } from './decision-log.js';
 import { DynamoDbDrains } from './drains.js';
@@ -61,6 +63,7 @@ function withStats(node: NodeRecord, stats: NodeStats | undefined): NodeRecord {
  * second read: the `ConflictError` carries the item as the winner left it.
  */
 export class DynamoDbStateStore implements StateStore {
+  private readonly capacity: DynamoDbCapacity;
   private readonly controls: DynamoDbControls;
   private readonly decisionLog: DynamoDbDecisionLog;
   private readonly drains: DynamoDbDrains;
@@ -72,6 +75,7 @@ export class DynamoDbStateStore implements StateStore {
     private readonly tableName: string,
   ) {
     const send: Send = (call, conflict) => this.send(call, conflict);
+    this.capacity = new DynamoDbCapacity(client, tableName, send);
     this.controls = new DynamoDbControls(client, tableName, send);
     this.decisionLog = new DynamoDbDecisionLog(client, tableName, send);
     this.drains = new DynamoDbDrains(client, tableName, send);
@@ -305,6 +309,13 @@ export class DynamoDbStateStore implements StateStore {
 
   async getScaleUp(decisionId: string): Promise<ScaleUpRecord | undefined> {
     return this.get<ScaleUpRecord>(key.scaleUp(decisionId));
+  }
+
+  getCapacity(): Promise<CapacityRecord> {
+    return this.capacity.get();
+  }
+  putCapacity(reservations: CapacityRecord['reservations'], expectedVersion: number): Promise<CapacityRecord> {
+    return this.capacity.put(reservations, expectedVersion);
   }
 
   async appendDecision(entry: DecisionLogEntry, ttlMs: number): Promise<void> {

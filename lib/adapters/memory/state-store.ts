@@ -13,6 +13,7 @@ import type {
 import { splitPoolId } from '../../domain/model.js';
 import { pauseKey, type Controls, type OverrideRecord, type PauseActions, type PauseRecord, type PendingDrain } from '../../domain/controls.js';
 import { ConflictError, NotFoundError } from '../../errors.js';
+import { EMPTY_CAPACITY, type CapacityRecord } from '../../domain/capacity-claims.js';
 import type { DrainHeader, DrainPatch, GearMoveRecord, LeaseRequest, MoveWrite, NewDrain, NewNode, NodePatch, PoolPatch, StateStore, StatsWrite } from '../../ports/state-store.js';
 import { copy, deepFreeze, FrozenMap } from './frozen.js';
 import { assertInstanceId, assertLegalTransition, decisionExpiry, grantLease, liveFirst, sourcesOf } from '../state-rules.js';
@@ -65,6 +66,7 @@ export class InMemoryStateStore implements StateStore {
   private readonly drainIndex = new Map<string, Set<string>>();
   private readonly counters = new Map<string, number>();
   private readonly scaleUps = new FrozenMap<string, ScaleUpRecord>();
+  private capacity: CapacityRecord = EMPTY_CAPACITY;
   private readonly decisions = new Map<PoolId, Array<DecisionLogEntry & { expiresAt: number }>>();
   private readonly pauses = new FrozenMap<string, PauseRecord>();
   private readonly overrides = new FrozenMap<PoolId, OverrideRecord>();
@@ -288,6 +290,18 @@ export class InMemoryStateStore implements StateStore {
   async getScaleUp(decisionId: string): Promise<ScaleUpRecord | undefined> {
     const record = this.scaleUps.get(decisionId);
     return record && copy(record);
+  }
+
+  async getCapacity(): Promise<CapacityRecord> {
+    return copy(this.capacity);
+  }
+
+  async putCapacity(reservations: CapacityRecord['reservations'], expectedVersion: number): Promise<CapacityRecord> {
+    if (this.capacity.version !== expectedVersion) {
+      throw new ConflictError(`the capacity record is not at version ${expectedVersion}`, this.capacity.version === 0 ? undefined : copy(this.capacity));
+    }
+    this.capacity = deepFreeze({ version: expectedVersion + 1, reservations: copy(reservations) });
+    return copy(this.capacity);
   }
 
   async appendDecision(entry: DecisionLogEntry, ttlMs: number): Promise<void> {

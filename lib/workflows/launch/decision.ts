@@ -1,72 +1,69 @@
 /**
  * A scale-up decision's records: the claim of its node names (allocated
  * from the name counter, recorded once, re-checked against pool.max and
- * maxNodesTotal), one `provisioning` node per name before any cloud call,
+ * the global limits under the capacity record: claim.ts), one
+ * `provisioning` node per name before any cloud call,
  * and its end: capacity exhaustion (nodes failed, pool backoff, operator
  * notice), the lease released and the decision logged.
  */
 import type { PoolConfig } from '../../config/index.js';
-import { poolNaming } from '../../config/index.js';
 import { effectiveConfig, pausedReason } from '../../domain/controls.js';
 import { decisionMaxAgeMs, staleDecisionReason } from '../../domain/decision-message.js';
 import { RELEASE_KIND_STEP } from '../../domain/decommission.js';
-import { resourceRooms } from '../../domain/scale-up-limits.js';
 import type { NodeRecord, PoolId, PoolLease, ScaleUpRecord } from '../../domain/model.js';
 import { isProtected } from '../../domain/node-stats.js';
-import { PROVISION_STEPS, exhaustionPatch, nodeNames, pruneUnavailable, scaleUpRoom } from '../../domain/provisioning.js';
+import { PROVISION_STEPS, exhaustionPatch, pruneUnavailable } from '../../domain/provisioning.js';
 import { ConflictError } from '../../errors.js';
 import type { ScaleUpMessage } from '../../messages/index.js';
 import type { PoolPatch } from '../../ports/state-store.js';
 import { describeError, patchPool, releaseLease } from '../../app/steps.js';
-import { allNodes, summarize, type LaunchContext } from './context.js';
+import { claimStillValid, type CapacityReservation } from '../../domain/capacity-claims.js';
+import { reserveRoom } from './claim.js';
+import { summarize, type LaunchContext } from './context.js';
 
 export type DecisionKind = 'provisioned' | 'partial' | 'exhausted' | 'refused';
 
-/** What the limits leave for this decision now (the evaluator's clamp may be minutes old). */
-export async function roomFor(ctx: LaunchContext, message: ScaleUpMessage, poolConfig: PoolConfig): Promise<{ granted: number; reason?: string }> {
-  const nodes = await allNodes(ctx);
-  return scaleUpRoom({
-    requested: message.count,
-    pool: message.pool,
-    poolMax: poolConfig.max,
-    maxNodesTotal: ctx.config.limits.maxNodesTotal,
-    allNodes: nodes,
-    resourceRooms: resourceRooms(ctx.config, poolConfig, nodes),
-  });
-}
-
+/**
+ * The decision's claim, recorded once: its room and names come from its
+ * reservation on the capacity record (lib/workflows/launch/claim.ts), or a
+ * refusal (superseded, stale, paused, no room) that reserves nothing.
+ */
 export async function claimNames(ctx: LaunchContext, message: ScaleUpMessage, poolConfig: PoolConfig): Promise<{ claim: ScaleUpRecord; created: boolean }> {
   const { store, clock, log, metrics } = ctx.ports;
   const existing = await store.getScaleUp(message.decisionId);
   if (existing) return { claim: existing, created: false };
 
   const now = clock.now();
-  // A decision that arrives after its lease expired and another action took the pool is superseded:
-  // the evaluator decided again for the same need, and carrying out both would double it.
-  const superseded = await supersededBy(ctx, message);
-  // Too old to act on (re-driven from a dead-letter queue days later): refused before its first effect.
-  const stale = superseded ? undefined : staleDecisionReason(message, now, decisionMaxAgeMs(ctx.config));
-  if (stale !== undefined) metrics.record('StaleDecisions', 1, 'Count', { pool: message.pool });
-  // An operator's pause refuses a decision before its first effect (the claim); one already claimed goes on.
-  // The room is the pool's max as the evaluator saw it: with the runtime overrides applied.
-  const controls = await store.listControls();
-  const paused = pausedReason(controls.pauses, message.pool, 'scale-up', now);
-  const room = superseded
-    ? { granted: 0, reason: `superseded: the pool's lease is held by ${superseded.kind} ${superseded.holder}` }
-    : stale !== undefined
-    ? { granted: 0, reason: stale }
-    : paused !== undefined
-      ? { granted: 0, reason: paused }
-      : await roomFor(ctx, message, effectiveConfig(ctx.config, poolConfig, controls, message.pool, now).poolConfig);
-  const naming = poolNaming(ctx.config, poolConfig);
-  const slots: ScaleUpRecord['slots'] = [];
-  for (let i = 0; i < room.granted; i++) slots.push(await freshNames(ctx, naming));
+  // Read before the nodes (reserveRoom): the claims that have left it show in the pool lists.
+  const capacity = await store.getCapacity();
+  // Reserved, then a crash before the claim record: the reservation is the claim (its names, its room).
+  const reserved = capacity.reservations[message.decisionId];
+  let room: CapacityReservation;
+  if (reserved) room = reserved;
+  else {
+    // A decision that arrives after its lease expired and another action took the pool is superseded:
+    // the evaluator decided again for the same need, and carrying out both would double it.
+    const superseded = await supersededBy(ctx, message);
+    // Too old to act on (re-driven from a dead-letter queue days later): refused before its first effect.
+    const stale = superseded ? undefined : staleDecisionReason(message, now, decisionMaxAgeMs(ctx.config));
+    if (stale !== undefined) metrics.record('StaleDecisions', 1, 'Count', { pool: message.pool });
+    // An operator's pause refuses a decision before its first effect (the claim); one already claimed goes on.
+    // The room is the pool's max as the evaluator saw it: with the runtime overrides applied.
+    const controls = await store.listControls();
+    const paused = pausedReason(controls.pauses, message.pool, 'scale-up', now);
+    const refusal = superseded ? `superseded: the pool's lease is held by ${superseded.kind} ${superseded.holder}` : stale ?? paused;
+    room =
+      refusal !== undefined
+        ? { pool: message.pool, slots: [], at: now.toISOString(), reason: refusal }
+        : await reserveRoom(ctx, message, effectiveConfig(ctx.config, poolConfig, controls, message.pool, now).poolConfig, capacity, now);
+  }
+  const slots = room.slots;
   const claim: ScaleUpRecord = {
     decisionId: message.decisionId,
     pool: message.pool,
     requested: message.count,
     slots,
-    createdAt: now.toISOString(),
+    createdAt: room.at,
     ...(room.reason === undefined ? {} : { reason: room.reason }),
   };
   const result = await store.claimScaleUp(claim, ctx.config.decisionLogTtl);
@@ -90,18 +87,6 @@ export async function supersededBy(ctx: LaunchContext, message: ScaleUpMessage):
   const lease = (await ctx.ports.store.getPool(message.pool))?.lease;
   const now = ctx.ports.clock.now().toISOString();
   return lease !== undefined && lease.holder !== message.decisionId && lease.expiresAt > now ? lease : undefined;
-}
-
-/**
- * The next counter number whose host name no node has yet: hosts added by
- * hand and adopted may already carry `<base>-<N>` names the counter never gave.
- */
-export async function freshNames(ctx: LaunchContext, naming: ReturnType<typeof poolNaming>): Promise<ReturnType<typeof nodeNames>> {
-  for (let attempt = 0; attempt < 1000; attempt++) {
-    const names = nodeNames(naming, await ctx.ports.store.allocateNameNumber(naming.base));
-    if (!(await ctx.ports.store.getNode(names.nodeId))) return names;
-  }
-  throw new ConflictError(`no free node name for base ${naming.base} after 1000 numbers`, undefined);
 }
 
 export async function ensureNodes(ctx: LaunchContext, message: ScaleUpMessage, poolConfig: PoolConfig, claim: ScaleUpRecord): Promise<NodeRecord[]> {
@@ -130,6 +115,12 @@ export async function ensureNodes(ctx: LaunchContext, message: ScaleUpMessage, p
       continue;
     }
     const now = clock.now();
+    // A claim resumed after its validity creates no more nodes: the room it reserved is given back to other
+    // claims once that time (and an invocation's) has passed (lib/domain/capacity-claims.ts).
+    if (!claimStillValid(claim, now, decisionMaxAgeMs(ctx.config))) {
+      log.warn('scale-up resumed after its claim expired; its remaining slot is dropped', { nodeId: slot.nodeId, decisionId: message.decisionId, claimedAt: claim.createdAt });
+      continue;
+    }
     try {
       nodes.push(
         await store.createNode(
