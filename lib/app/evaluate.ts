@@ -238,7 +238,7 @@ export class ThresholdEvaluator {
     // Several pools at once, outcomes in the pools' order: a pool checking candidates on the broker holds up no other.
     // Nothing a pool's evaluation shares with another depends on their order: the controls and every pool's nodes are read
     // once per batch before any decision of it is carried out, and a decision creates no node (the provisioner does,
-    // re-checking the global limits when it claims the names: lib/workflows/launch/decision.ts roomFor).
+    // re-checking the global limits when it claims the names on the capacity record: lib/workflows/launch/claim.ts).
     return inOrderAtMost(pools, POOLS_AT_ONCE, async (pool) => {
       try {
         return await this.evaluatePool(pool, { loadNodes, loadAllNodes, outOfTime }, controls, trigger, urgent.has(pool));
