@@ -15,7 +15,6 @@ import { InMemoryMetrics } from '../../lib/adapters/memory/metrics.js';
 import { InMemoryStateStore } from '../../lib/adapters/memory/state-store.js';
 import { CHECKS_CUT_SHORT } from '../../lib/app/move-history.js';
 import { CANDIDATE_CHECKS_RESERVE_MS } from '../../lib/app/pool-batch.js';
-import { parseConfig } from '../../lib/config/index.js';
 import { GEAR_MOVE_WINDOW_MS } from '../../lib/domain/budget.js';
 import { DEADLINE_MARGIN_MS } from '../../lib/handlers/deps.js';
 import { thresholdEvaluatorHandler } from '../../lib/handlers/threshold-evaluator.js';
@@ -23,6 +22,7 @@ import { InvocationDeadline } from '../../lib/ports/deadline.js';
 import { brokerOnEmulator } from '../support/broker-platform.js';
 import { RecordingQueue } from '../support/recording-queue.js';
 import { lambdaContext, scheduledEvent } from '../support/sqs-events.js';
+import { SLOW_NODES, seedTwoPools, twoPoolsConfig } from '../support/two-pools.js';
 
 type Handler = (event: ScheduledEvent, context: Context) => Promise<unknown>;
 const COMMAND_MS = 15_000;
@@ -33,30 +33,17 @@ describe('a slow pool on the broker within a 60 s evaluator (broker emulator, 15
     const deadline = new InvocationDeadline(clock);
     const { broker, platform } = brokerOnEmulator(clock, { commandLatencyMs: COMMAND_MS, deadline });
     const store = new InMemoryStateStore();
-    const at = clock.now().toISOString();
     broker.createDistrict('d1', 'small');
-    for (let n = 1; n <= 6; n++) {
+    for (let n = 1; n <= SLOW_NODES; n++) {
       const nodeId = `slow-${n}.example.com`;
       broker.addNodeHost(nodeId, 'small', 100);
       broker.joinDistrict('d1', nodeId);
       broker.placeGear(nodeId, { uuid: `g-${n}`, app: `app-${n}`, size: 'small' });
       // Moved twice this week: at maxMovesPerGear, so each candidate is refused once listed and read.
       await store.recordGearMoves([1, 2].map((d) => ({ uuid: `g-${n}`, at: new Date(clock.nowMs() - d * 86_400_000).toISOString(), key: `d${d}#${n}` })), GEAR_MOVE_WINDOW_MS);
-      await store.createNode({ nodeId, pool: 'd1/slow', district: 'd1', profile: 'slow', state: 'active', createdAt: at, origin: 'provisioned', protected: false, stats: { activeGears: 10, maxActiveGears: 100, reportedAt: at } }, clock.now());
     }
-    for (let n = 1; n <= 2; n++) {
-      await store.createNode({ nodeId: `hot-${n}.example.com`, pool: 'd1/hot', district: 'd1', profile: 'hot', state: 'active', createdAt: at, origin: 'provisioned', protected: false, stats: { activeGears: 99, maxActiveGears: 100, reportedAt: at } }, clock.now());
-    }
-    const slow = await store.ensurePool('d1/slow');
-    await store.updatePool('d1/slow', slow.version, { lowSince: new Date(clock.nowMs() - 3_600_000).toISOString() });
-    const config = parseConfig({
-      scaleUp: { forecast: { enabled: false } },
-      scaleDown: { utilizationThreshold: 0.5, payoff: { enabled: false } },
-      pools: [
-        { district: 'd1', profile: 'slow', min: 1, max: 20, gearsPerNode: 100, naming: { base: 'slow' } },
-        { district: 'd1', profile: 'hot', min: 1, max: 10, gearsPerNode: 100, naming: { base: 'hot' } },
-      ],
-    });
+    await seedTwoPools(store, clock.now());
+    const config = twoPoolsConfig;
     const queue = new RecordingQueue({ fifo: ['scale', 'drain'] });
     const ports = { store, queue, clock, metrics: new InMemoryMetrics(), log: new MemoryLog(), platform, deadline };
     const handler = thresholdEvaluatorHandler({ config, deadline, ports }) as unknown as Handler;

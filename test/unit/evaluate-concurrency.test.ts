@@ -13,26 +13,14 @@ import { InMemoryMetrics } from '../../lib/adapters/memory/metrics.js';
 import { ThresholdEvaluator, type EvaluatorPorts } from '../../lib/app/evaluate.js';
 import { CHECKS_CUT_SHORT } from '../../lib/app/move-history.js';
 import { CANDIDATE_CHECKS_RESERVE_MS } from '../../lib/app/pool-batch.js';
-import { parseConfig } from '../../lib/config/index.js';
 import type { GearInfo } from '../../lib/domain/model.js';
 import { InvocationDeadline } from '../../lib/ports/deadline.js';
 import { FakePlatform } from '../support/fake-platform.js';
 import { RecordingQueue } from '../support/recording-queue.js';
+import { HOT, SLOW, seedTwoPools, twoPoolsConfig } from '../support/two-pools.js';
 
-const SLOW = 'd1/slow';
-const HOT = 'd1/hot';
 /** One broker listing, as an SSM command takes it. */
 const LISTING_MS = 3_000;
-
-const config = parseConfig({
-  scaleUp: { forecast: { enabled: false } },
-  scaleDown: { utilizationThreshold: 0.5, payoff: { enabled: false } },
-  // The slow pool first: evaluated one after the other, the hot pool would wait for its listings.
-  pools: [
-    { district: 'd1', profile: 'slow', min: 1, max: 20, gearsPerNode: 100, naming: { base: 'slow' } },
-    { district: 'd1', profile: 'hot', min: 1, max: 10, gearsPerNode: 100, naming: { base: 'hot' } },
-  ],
-});
 
 /** A promise the test settles by hand. */
 function deferred<T>() {
@@ -43,35 +31,27 @@ function deferred<T>() {
 const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
 const doNotMove = (nodeId: string): GearInfo[] => [{ uuid: `g-${nodeId}`, app: `app-${nodeId}`, size: 'small', doNotMove: true }];
 
-describe('ThresholdEvaluator: the pools of a batch at once', () => {
-  let clock: VirtualClock;
-  let store: InMemoryStateStore;
-  let queue: RecordingQueue;
-  let platform: FakePlatform;
-  let listed: string[];
+let clock: VirtualClock;
+let store: InMemoryStateStore;
+let queue: RecordingQueue;
+let platform: FakePlatform;
+let listed: string[];
 
-  /** The slow pool: six nodes at 10 % whose stats count gears (the shipped agent), low for an hour; the hot pool full. */
-  beforeEach(async () => {
-    clock = new VirtualClock('2026-11-21T10:00:00Z');
-    store = new InMemoryStateStore();
-    queue = new RecordingQueue({ fifo: ['scale', 'drain'] });
-    platform = new FakePlatform();
-    listed = [];
-    const at = clock.now().toISOString();
-    const add = async (pool: string, profile: string, count: number, activeGears: number) => {
-      for (let n = 1; n <= count; n++) {
-        const nodeId = `${profile}-${n}.example.com`;
-        await store.createNode({ nodeId, pool, district: 'd1', profile, state: 'active', createdAt: at, origin: 'provisioned', protected: false, stats: { activeGears, maxActiveGears: 100, reportedAt: at } }, clock.now());
-      }
-    };
-    await add(SLOW, 'slow', 6, 10);
-    await add(HOT, 'hot', 2, 99);
-    const slow = await store.ensurePool(SLOW);
-    await store.updatePool(SLOW, slow.version, { lowSince: new Date(clock.nowMs() - 3_600_000).toISOString() });
-  });
+/** The slow pool: six nodes at 10 % whose stats count gears (the shipped agent), low for an hour; the hot pool full. */
+beforeEach(async () => {
+  clock = new VirtualClock('2026-11-21T10:00:00Z');
+  store = new InMemoryStateStore();
+  queue = new RecordingQueue({ fifo: ['scale', 'drain'] });
+  platform = new FakePlatform();
+  listed = [];
+  await seedTwoPools(store, clock.now());
+});
+
+describe('ThresholdEvaluator: the pools of a batch at once', () => {
+
 
   const evaluator = (extra: Partial<EvaluatorPorts> = {}) =>
-    new ThresholdEvaluator({ store, queue, clock, metrics: new InMemoryMetrics(), log: new MemoryLog(), platform, ...extra }, config);
+    new ThresholdEvaluator({ store, queue, clock, metrics: new InMemoryMetrics(), log: new MemoryLog(), platform, ...extra }, twoPoolsConfig);
 
   it("a slow pool's listings do not delay another pool's scale-up; the outcomes stay in the pools' order", async () => {
     const broker = deferred<void>();
@@ -129,27 +109,8 @@ describe('ThresholdEvaluator: the pools of a batch at once', () => {
 });
 
 describe('ThresholdEvaluator: candidate checks stop at the evaluation deadline', () => {
-  let clock: VirtualClock;
-  let store: InMemoryStateStore;
-  let queue: RecordingQueue;
-  let platform: FakePlatform;
-  let listed: string[];
 
-  beforeEach(async () => {
-    clock = new VirtualClock('2026-11-21T10:00:00Z');
-    store = new InMemoryStateStore();
-    queue = new RecordingQueue({ fifo: ['scale', 'drain'] });
-    platform = new FakePlatform();
-    listed = [];
-    const at = clock.now().toISOString();
-    for (const [pool, profile, count, gears] of [[SLOW, 'slow', 6, 10], [HOT, 'hot', 2, 99]] as const) {
-      for (let n = 1; n <= count; n++) {
-        const nodeId = `${profile}-${n}.example.com`;
-        await store.createNode({ nodeId, pool, district: 'd1', profile, state: 'active', createdAt: at, origin: 'provisioned', protected: false, stats: { activeGears: gears, maxActiveGears: 100, reportedAt: at } }, clock.now());
-      }
-    }
-    const slow = await store.ensurePool(SLOW);
-    await store.updatePool(SLOW, slow.version, { lowSince: new Date(clock.nowMs() - 3_600_000).toISOString() });
+  beforeEach(() => {
     // Each listing takes LISTING_MS on the evaluator's clock; the first three nodes hold a do-not-move gear, the rest none.
     platform.listGears = async (nodeId) => {
       listed.push(nodeId);
@@ -161,11 +122,11 @@ describe('ThresholdEvaluator: candidate checks stop at the evaluation deadline',
   const evaluatorWith = (invocationLeftMs: number) => {
     const deadline = new InvocationDeadline(clock);
     deadline.start(invocationLeftMs);
-    return new ThresholdEvaluator({ store, queue, clock, metrics: new InMemoryMetrics(), log: new MemoryLog(), platform, deadline }, config);
+    return new ThresholdEvaluator({ store, queue, clock, metrics: new InMemoryMetrics(), log: new MemoryLog(), platform, deadline }, twoPoolsConfig);
   };
 
   it('without a deadline the reads go on to a free node and drain it', async () => {
-    const outcomes = await new ThresholdEvaluator({ store, queue, clock, metrics: new InMemoryMetrics(), log: new MemoryLog(), platform }, config).tick();
+    const outcomes = await new ThresholdEvaluator({ store, queue, clock, metrics: new InMemoryMetrics(), log: new MemoryLog(), platform }, twoPoolsConfig).tick();
     expect(listed).toHaveLength(4);
     expect(outcomes[0]).toMatchObject({ pool: SLOW, kind: 'scale-down', reason: expect.stringContaining('drain slow-4.example.com') });
     expect(outcomes[0]!.reason).not.toContain(CHECKS_CUT_SHORT);
