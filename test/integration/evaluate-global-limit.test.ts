@@ -4,7 +4,7 @@
  * batch, before any of its decisions is carried out (and a decision creates no
  * node), so two pools evaluated together may each claim the last room, as
  * they did when evaluated one after the other. The provisioner's claim-time
- * check (lib/workflows/launch/decision.ts roomFor) keeps the limit. The real
+ * check (lib/workflows/launch/claim.ts, on the capacity record) keeps the limit. The real
  * state table protocol (dynalite), the simulated cloud, a virtual clock.
  */
 import { afterAll, describe, expect, it } from 'vitest';

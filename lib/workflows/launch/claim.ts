@@ -32,7 +32,7 @@ export interface Room {
  * reservations a claim written on `capacity` keeps. The nodes are read after
  * `capacity`, so a claim that left the record before this read shows in them.
  */
-export async function roomFor(
+async function roomFor(
   ctx: LaunchContext,
   message: ScaleUpMessage,
   poolConfig: PoolConfig,
@@ -96,7 +96,7 @@ export async function reserveRoom(
  * The next counter number whose host name no node has yet: hosts added by
  * hand and adopted may already carry `<base>-<N>` names the counter never gave.
  */
-export async function freshNames(ctx: LaunchContext, naming: ReturnType<typeof poolNaming>): Promise<ScaleUpRecord['slots'][number]> {
+async function freshNames(ctx: LaunchContext, naming: ReturnType<typeof poolNaming>): Promise<ScaleUpRecord['slots'][number]> {
   for (let attempt = 0; attempt < 1000; attempt++) {
     const names = nodeNames(naming, await ctx.ports.store.allocateNameNumber(naming.base));
     if (!(await ctx.ports.store.getNode(names.nodeId))) return names;
