@@ -15,6 +15,7 @@ import type { Platform } from '../ports/platform.js';
 import type { Queue } from '../ports/queue.js';
 import type { PoolPatch, StateStore } from '../ports/state-store.js';
 import { applyAttrition } from './attrition.js';
+import { applyCallOffs } from './call-off.js';
 import { recordRefusedGears } from './refused-gears.js';
 import { decideWithMoveHistory } from './move-history.js';
 import { BlockedGears } from './blocked-gears.js';
@@ -306,10 +307,12 @@ export class ThresholdEvaluator {
     const poolPatch: PoolPatch = { ...evaluation.poolPatch };
     let shadow: ShadowDetails | undefined;
     let shadowRepeat: string | undefined;
+    // Drains called off for the pool's demand (lib/domain/call-off.ts): an observed pool changes nothing.
+    const callOffs = effective.mode === 'shadow' ? [] : (evaluation.callOff ?? []);
     if (!gate.act && decision.kind !== 'no-action') {
-      // Not carried out: no scale-up happened for delayAfterAdd to count from, no drain for maxDrainsPerHour.
-      delete poolPatch.lastScaleUpAt;
-      delete poolPatch.lastDemandScaleUpAt;
+      // Not carried out: no scale-up happened for delayAfterAdd to count from (unless drains give nodes back), no drain for maxDrainsPerHour.
+      if (callOffs.length === 0) delete poolPatch.lastScaleUpAt;
+      if (callOffs.length === 0) delete poolPatch.lastDemandScaleUpAt;
       delete poolPatch.scaleDownsAt;
       if ('shadow' in gate) {
         const key = shadowKey(decision);
@@ -334,6 +337,7 @@ export class ThresholdEvaluator {
     const attrition = evaluation.attrition
       ? await applyAttrition(this.ports, evaluation.attrition, nodes, effective.mode !== 'shadow' && !pauseFor(controls.pauses, poolId, 'scale-down', now))
       : [];
+    const calledOff = callOffs.length > 0 ? await applyCallOffs(this.ports, callOffs) : [];
 
     metrics.record('PoolUtilization', finitePercent(utilization.utilization), 'Percent', { pool: poolId });
     // One series per pool (docs/BENCHMARKS.md, the bill): the count by state is in this evaluation's log line (nodesByState).
@@ -377,6 +381,7 @@ export class ThresholdEvaluator {
       ...(decision.kind === 'no-action' && decision.budget ? { budget: decision.budget } : {}),
       ...(outcome.kind === 'shadow' ? { shadow } : {}),
       ...(attrition.length > 0 ? { attrition } : {}),
+      ...(calledOff.length > 0 ? { calledOff: calledOff.map((call) => call.nodeId) } : {}),
       ...(!gate.act && 'paused' in gate ? { paused: gate.paused } : {}),
       ...(effective.mode === 'shadow' ? { mode: 'shadow' } : {}),
       ...(Object.keys(effective.overridden).length > 0 ? { overrides: effective.overridden } : {}),

@@ -5,6 +5,7 @@
  */
 import type { Config, PoolConfig } from '../config/index.js';
 import type { AttritionPlan } from './attrition.js';
+import type { CallOff } from './call-off.js';
 import type { DemandSample, DrainRecord, NodeRecord, NodeState, PoolId, PoolRecord } from './model.js';
 
 export interface PoolUtilization {
@@ -103,6 +104,8 @@ export interface PoolEvaluation {
   forecast?: { demand: number; basis: string; lookaheadMs: number };
   /** Nodes to close to new gears early, or to reopen (lib/domain/attrition.ts); absent when there is nothing to do. */
   attrition?: AttritionPlan;
+  /** Scale-down drains the pool's scale-up calls off (lib/domain/call-off.ts); absent when none. */
+  callOff?: CallOff[];
 }
 
 export type { DemandSample };

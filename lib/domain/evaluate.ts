@@ -21,6 +21,7 @@
  */
 import { drainsPerDecision, poolBudget, scaleDownBudget, withScaleDown } from './budget.js';
 import { chooseScaleDownCandidates } from './candidates.js';
+import { callOffText, drainsToCallOff } from './call-off.js';
 import type { PoolDecision, PoolEvaluation, PoolEvaluationInput, RejectedCandidate } from './decision.js';
 import { formatDuration } from './duration.js';
 import { forecastDemand, recordDemand, type Forecast } from './forecast.js';
@@ -155,32 +156,48 @@ function decide(input: PoolEvaluationInput): PoolEvaluation {
     const why = `${at}${triggers.join('')}`;
     const forecastText = forecastNodes > 0 && forecast ? ` (forecast: ${forecast.basis}, +${plural(forecastNodes, 'node')})` : '';
 
+    // Scale-down drains under way give their nodes back first (call-off.ts): only the rest is bought.
+    const calling = drainsToCallOff(drains, nodes, wanted, at);
+    const callText = calling.callOff.length > 0 ? `; ${callOffText(calling)}` : '';
+    const withCallOff = (evaluation: PoolEvaluation): PoolEvaluation => {
+      if (calling.callOff.length === 0) return evaluation;
+      // The pool scaled up for demand, if with its own nodes: no drain right after (delayAfterAdd, the bought-back wait).
+      poolPatch.lastScaleUpAt = nowIso;
+      poolPatch.lastDemandScaleUpAt = nowIso;
+      return { ...evaluation, callOff: calling.callOff };
+    };
+    const toBuy = wanted - calling.nodesBack;
+    if (toBuy === 0) return withCallOff(result(noAction(`${why}; wants +${plural(wanted, 'node')}${callText}`), forecastInfo));
+
     // Blocked: capacity exhausted, or backing off after a failure.
     const exhaustedUntil = pool.exhaustedUntil === undefined ? NaN : Date.parse(pool.exhaustedUntil);
     if (exhaustedUntil > nowMs) {
-      return result(noAction(`${why}; wants +${plural(wanted, 'node')}, blocked: capacity exhausted until ${clock(exhaustedUntil, nowMs)}`), forecastInfo);
+      return withCallOff(result(noAction(`${why}; wants +${plural(toBuy, 'node')}, blocked: capacity exhausted until ${clock(exhaustedUntil, nowMs)}${callText}`), forecastInfo));
     }
     const backoffUntil = pool.lastFailureAt === undefined ? NaN : Date.parse(pool.lastFailureAt) + scaleDown.delayAfterFailure;
     if (backoffUntil > nowMs) {
-      return result(noAction(`${why}; wants +${plural(wanted, 'node')}, blocked: failure backoff until ${clock(backoffUntil, nowMs)}`), forecastInfo);
+      return withCallOff(result(noAction(`${why}; wants +${plural(toBuy, 'node')}, blocked: failure backoff until ${clock(backoffUntil, nowMs)}${callText}`), forecastInfo));
     }
 
-    const clamp = clampScaleUp(wanted, input, draining + size, { doubling: ramp.minNodes > 0, waitingNodes });
+    const clamp = clampScaleUp(toBuy, input, draining + size, { doubling: ramp.minNodes > 0, waitingNodes: Math.max(0, waitingNodes - calling.nodesBack) });
     if (clamp.count === 0) {
-      return result(noAction(`${why}; wants +${plural(wanted, 'node')}, cannot add any: at limit ${clamp.zeroBy}`), forecastInfo);
+      return withCallOff(result(noAction(`${why}; wants +${plural(toBuy, 'node')}, cannot add any: at limit ${clamp.zeroBy}${callText}`), forecastInfo));
     }
-    // The utilization the added nodes lead to, for the demand they were sized for.
-    const after = utilizationOf(Math.max(forecastNodes > 0 ? sizedDemand : u.demand, waitingNodes > 0 && waiting ? waiting.demand : 0), total + clamp.count * gearsPerNode);
+    // The utilization the added (and re-opened) nodes lead to, for the demand they were sized for.
+    const after = utilizationOf(
+      Math.max(forecastNodes > 0 ? sizedDemand : u.demand, waitingNodes > 0 && waiting ? waiting.demand : 0),
+      total + (clamp.count + calling.nodesBack) * gearsPerNode,
+    );
     const clampText =
-      clamp.clampedBy.length > 0 ? `; clamped by ${clamp.clampedBy.map((c) => `${c.limit}=${c.value}`).join(', ')} (wanted ${wanted})` : '';
+      clamp.clampedBy.length > 0 ? `; clamped by ${clamp.clampedBy.map((c) => `${c.limit}=${c.value}`).join(', ')} (wanted ${toBuy})` : '';
     const outran = outranText(ramp, freeSlots, bootMs, pool.outran);
-    const reason = `${why}; +${plural(clamp.count, 'node')} to ${ratio(after)}${forecastText}${clampText}${outran}${staleNote ? `; ${staleNote}` : ''}`;
+    const reason = `${why}; +${plural(clamp.count, 'node')} to ${ratio(after)}${forecastText}${clampText}${callText}${outran}${staleNote ? `; ${staleNote}` : ''}`;
     poolPatch.lastScaleUpAt = nowIso;
     poolPatch.lastDemandScaleUpAt = nowIso;
     poolPatch.outran = outranPatch(ramp, now, clamp.count);
-    const decision: PoolDecision = { kind: 'scale-up', count: clamp.count, reason, wanted, clampedBy: clamp.clampedBy, forecastNodes };
+    const decision: PoolDecision = { kind: 'scale-up', count: clamp.count, reason, wanted: toBuy, clampedBy: clamp.clampedBy, forecastNodes };
     if (ramp.round > 0) decision.outranRound = ramp.round;
-    return result(decision, forecastInfo);
+    return withCallOff(result(decision, forecastInfo));
   }
 
   if (high) {

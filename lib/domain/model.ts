@@ -233,6 +233,11 @@ export interface DrainRecord {
   plannedAt?: string;
   /** Set when the drain must stop: no move starts any more, and it ends `aborted` once the moves in flight settle. */
   abortRequestedAt?: string;
+  /**
+   * Set with `abortRequestedAt` when the pool's scale-up called the drain off (lib/domain/call-off.ts): it ends
+   * `aborted` the same way, but as no failure (no delayAfterFailure, no DrainsAborted).
+   */
+  calledOffAt?: string;
   /** When the platform reported the node empty. */
   completedAt?: string;
   /** Gears that could not be placed at the last plan (urgent drains wait for capacity instead of aborting). */

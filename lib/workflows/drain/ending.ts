@@ -87,10 +87,12 @@ export async function markCompleted(ctx: DrainContext, drain: DrainRecord, note:
   return 'finished';
 }
 
-export async function requestAbort(ctx: RecordContext, drain: DrainRecord, reason: string): Promise<DrainRecord> {
+/** Stops the drain at its next round. `calledOff`: the pool's scale-up wants the node back, which is no failure. */
+export async function requestAbort(ctx: RecordContext, drain: DrainRecord, reason: string, options: { calledOff?: boolean } = {}): Promise<DrainRecord> {
   if (drain.abortRequestedAt) return drain;
-  const saved = await save(ctx, drain, { abortRequestedAt: ctx.ports.clock.now().toISOString(), abortReason: reason.slice(0, 1024) });
-  ctx.ports.log.warn('drain stopping', { drainId: drain.drainId, nodeId: drain.nodeId, pool: drain.pool, reason });
+  const now = ctx.ports.clock.now().toISOString();
+  const saved = await save(ctx, drain, { abortRequestedAt: now, abortReason: reason.slice(0, 1024), ...(options.calledOff ? { calledOffAt: now } : {}) });
+  ctx.ports.log.warn(options.calledOff ? 'drain called off' : 'drain stopping', { drainId: drain.drainId, nodeId: drain.nodeId, pool: drain.pool, reason });
   return saved;
 }
 
@@ -133,19 +135,21 @@ export async function finishAbort(ctx: DrainContext, drain: DrainRecord, node: N
     );
   }
   const started = drain.closedAt !== undefined || options.failure;
-  if (started) await markPoolFailure(ctx, drain.pool, now);
+  // A call-off (the pool scales up and takes the node back) is no failure: nothing to back off from, nothing to alarm on.
+  const calledOff = drain.calledOffAt !== undefined;
+  const failed = started && !calledOff;
+  if (failed) await markPoolFailure(ctx, drain.pool, now);
   const done = await save(ctx, drain, { state: 'aborted', abortReason: reason.slice(0, 1024) });
   const progress = progressOf(done.moves);
-  if (started) metrics.record('DrainsAborted', 1, 'Count', { pool: drain.pool });
-  log.warn(started ? 'drain aborted; node re-opened, moved gears stay where they are' : 'drain refused before it started', {
-    drainId: drain.drainId,
-    nodeId: drain.nodeId,
-    pool: drain.pool,
-    reason,
-    moved: progress.moved,
-    total: progress.total,
-  });
-  await appendDecision(ctx, drain.pool, started ? 'failure' : 'refused', `drain ${drain.drainId} of ${drain.nodeId} ${started ? 'aborted' : 'refused'}: ${reason}`, drain.decisionId, {
+  if (failed) metrics.record('DrainsAborted', 1, 'Count', { pool: drain.pool });
+  const ended = calledOff ? 'called off' : started ? 'aborted' : 'refused';
+  const logText = calledOff
+    ? 'drain called off; node re-opened for the pool scaling up, moved gears stay where they are'
+    : started
+      ? 'drain aborted; node re-opened, moved gears stay where they are'
+      : 'drain refused before it started';
+  log.warn(logText, { drainId: drain.drainId, nodeId: drain.nodeId, pool: drain.pool, reason, moved: progress.moved, total: progress.total });
+  await appendDecision(ctx, drain.pool, calledOff ? 'scale-up' : started ? 'failure' : 'refused', `drain ${drain.drainId} of ${drain.nodeId} ${ended}: ${reason}`, drain.decisionId, {
     moved: progress.moved,
     total: progress.total,
   });
