@@ -16,6 +16,7 @@ const KINDS: ReadonlyArray<readonly [kind: string, pattern: RegExp]> = [
   ['move failed', /could not be moved/],
   ['preempted', /^preempted by urgent drain/],
   ['cancelled', /^cancelled: /],
+  ['called off', /^the pool scales up \(/],
   ['protected', /^node \S+ is protected$/],
   ['node changed', /^node \S+ (was re-opened|is held by|was drained by|is \w+$|has no record|belongs to pool)/],
 ];

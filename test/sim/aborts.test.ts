@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { gearRefusal, poolBudget } from '../../lib/domain/budget.js';
+import { drainsToCallOff } from '../../lib/domain/call-off.js';
 import { timeoutCause } from '../../lib/domain/drain.js';
 import { abortKind, abortLine, addTallies, tallyAborts } from '../../lib/sim/aborts.js';
-import { NOW, config, drain, minutesAgo, move } from '../support/builders.js';
+import { NOW, config, drain, minutesAgo, move, node } from '../support/builders.js';
 
 describe('aborted drains by reason', () => {
   // The texts the drain workflow stores, made by the code that makes them: a changed sentence fails here, not in a tally.
@@ -20,6 +21,8 @@ describe('aborted drains by reason', () => {
     expect(abortKind('1 node(s) of pool d1/small already draining (scaleDown.budget.maxDraining=1)')).toBe('budget: maxDraining');
     expect(abortKind('node node-1 was re-opened outside the drain')).toBe('node changed');
     expect(abortKind('cancelled: operator')).toBe('cancelled');
+    const calledOff = drainsToCallOff([drain('node-1', [])], [{ ...node('node-1', { state: 'draining', gears: 5 }), drainId: 'drain-node-1' }], 1, 'pool d1/small at 0.99');
+    expect(abortKind(calledOff.callOff[0]!.reason)).toBe('called off');
     expect(abortKind('something new')).toBe('other');
     expect(abortKind(undefined)).toBe('no reason');
   });
