@@ -40,7 +40,7 @@ export async function applyAttrition(ports: AttritionPorts, plan: AttritionPlan,
       log.warn('attrition: reopening a node failed; retried next evaluation', { nodeId: node.nodeId, error: describeError(error) });
     }
   }
-  for (const close of allowClose && plan.close ? [plan.close, ...(plan.alsoClose ?? [])] : []) {
+  for (const close of allowClose ? plan.close : []) {
     const node = byId.get(close.nodeId);
     if (node) {
       try {

@@ -33,10 +33,11 @@ import { waitingGears, type WaitingGears } from './waiting.js';
 import { heldLevel } from './wanted.js';
 
 export interface AttritionPlan {
-  /** Close this node to new gears (the next likely scale-down candidate). */
-  close?: { nodeId: string; reason: string };
-  /** Close these too, in the same evaluation (a big pool's pace, budget.ts `nodesPerEvaluation`). */
-  alsoClose?: Array<{ nodeId: string; reason: string }>;
+  /**
+   * Close these nodes to new gears, the next likely scale-down candidates first; empty when there is nothing to
+   * close. More than one in one evaluation at a big pool's pace (budget.ts `nodesPerEvaluation`).
+   */
+  close: Array<{ nodeId: string; reason: string }>;
   /** Reopen these closed nodes. */
   reopen: Array<{ nodeId: string; reason: string }>;
 }
@@ -90,7 +91,7 @@ export function planAttrition(input: AttritionInput): AttritionPlan {
   const { nodes, utilization: u, decision, config } = input;
   const { threshold, headroomGears } = config.scaleUp;
   const closed = nodes.filter(isClosedForAttrition);
-  const plan: AttritionPlan = { reopen: [] };
+  const plan: AttritionPlan = { close: [], reopen: [] };
   const waiting = Math.max(0, input.waiting?.unplaced ?? 0);
   const level = Math.max(u.demand, input.forecastDemand ?? 0, input.confidentDemand ?? 0, waiting > 0 ? (input.waiting?.demand ?? 0) : 0);
   const allSlots = u.capacity + u.provisioningCapacity;
@@ -137,9 +138,8 @@ export function planAttrition(input: AttritionInput): AttritionPlan {
   // closed a 200-node pool's spare nodes ten times as slowly as a 20-node pool's, and left them fuller when drained.
   const limit = Math.max(1, input.closePerEvaluation ?? 1);
   let free = closedFree;
-  const closing: Array<{ nodeId: string; reason: string }> = [];
   for (const pending of decision.rejected ?? []) {
-    if (closing.length >= limit) break;
+    if (plan.close.length >= limit) break;
     if (!pending.pending || closed.some((n) => n.nodeId === pending.nodeId)) continue;
     const node = nodes.find((n) => n.nodeId === pending.nodeId);
     if (!node?.stats || node.state !== 'active') break;
@@ -148,10 +148,8 @@ export function planAttrition(input: AttritionInput): AttritionPlan {
     const after = free + freeOf(node);
     if (level > heldLevel(allSlots - after, config.scaleUp) || u.freeSlots - after < headroomGears) break;
     free = after;
-    closing.push({ nodeId: node.nodeId, reason: `close ${node.nodeId} to new gears (next to drain; ${pending.reason}): departing gears empty it for free` });
+    plan.close.push({ nodeId: node.nodeId, reason: `close ${node.nodeId} to new gears (next to drain; ${pending.reason}): departing gears empty it for free` });
   }
-  if (closing.length > 0) plan.close = closing[0]!;
-  if (closing.length > 1) plan.alsoClose = closing.slice(1);
   return plan;
 }
 
@@ -195,9 +193,6 @@ export function withAttrition(input: PoolEvaluationInput, evaluation: PoolEvalua
     ...(evaluation.forecast ? { forecastDemand: evaluation.forecast.demand } : {}),
     closePerEvaluation: nodesPerEvaluation(config, input.poolConfig, poolSize(input.nodes)),
   });
-  if (!closing) {
-    delete plan.close;
-    delete plan.alsoClose;
-  }
-  return plan.close || plan.reopen.length > 0 ? { ...evaluation, attrition: plan } : evaluation;
+  if (!closing) plan.close = [];
+  return plan.close.length > 0 || plan.reopen.length > 0 ? { ...evaluation, attrition: plan } : evaluation;
 }

@@ -32,7 +32,7 @@ describe('applyAttrition (the evaluator carrying out a close or a reopen)', () =
       markedWhenClosed = (await store.getNode(nodeId))?.attritionSince;
       return deactivate(district, nodeId);
     };
-    const done = await applyAttrition(ports(), { close: { nodeId: 'a', reason: 'close a' }, reopen: [] }, nodes, true);
+    const done = await applyAttrition(ports(), { close: [{ nodeId: 'a', reason: 'close a' }], reopen: [] }, nodes, true);
     expect(done).toEqual(['close a']);
     expect(markedWhenClosed).toBe(now.toISOString());
     expect(platform.ops('deactivateNode')).toEqual([{ op: 'deactivateNode', nodeId: 'a', district: 'd1' }]);
@@ -40,7 +40,7 @@ describe('applyAttrition (the evaluator carrying out a close or a reopen)', () =
   });
 
   it('reopens: opens the node on the platform first, then clears the record', async () => {
-    const done = await applyAttrition(ports(), { reopen: [{ nodeId: 'b', reason: 'reopen b' }] }, nodes, true);
+    const done = await applyAttrition(ports(), { close: [], reopen: [{ nodeId: 'b', reason: 'reopen b' }] }, nodes, true);
     expect(done).toEqual(['reopen b']);
     expect(platform.ops('activateNode')).toEqual([{ op: 'activateNode', nodeId: 'b', district: 'd1' }]);
     expect((await store.getNode('b'))?.attritionSince).toBeUndefined();
@@ -48,7 +48,7 @@ describe('applyAttrition (the evaluator carrying out a close or a reopen)', () =
 
   it('a platform that refuses to reopen leaves the node marked closed (reopened again next time), and says so', async () => {
     platform.failNext('activateNode', new TransientError('broker busy'));
-    const done = await applyAttrition(ports(), { reopen: [{ nodeId: 'b', reason: 'reopen b' }] }, nodes, true);
+    const done = await applyAttrition(ports(), { close: [], reopen: [{ nodeId: 'b', reason: 'reopen b' }] }, nodes, true);
     expect(done).toEqual([]);
     expect((await store.getNode('b'))?.attritionSince).toBe('2026-11-21T09:00:00.000Z');
     expect(log.lines.some((l) => l.level === 'warn' && l.message.startsWith('attrition: reopening a node failed'))).toBe(true);
@@ -56,13 +56,13 @@ describe('applyAttrition (the evaluator carrying out a close or a reopen)', () =
 
   it('a platform that refuses to close leaves the node unmarked: its slots count again', async () => {
     platform.failNext('deactivateNode', new TransientError('broker busy'));
-    const done = await applyAttrition(ports(), { close: { nodeId: 'a', reason: 'close a' }, reopen: [] }, nodes, true);
+    const done = await applyAttrition(ports(), { close: [{ nodeId: 'a', reason: 'close a' }], reopen: [] }, nodes, true);
     expect(done).toEqual([]);
     expect((await store.getNode('a'))?.attritionSince).toBeUndefined();
   });
 
   it('closes nothing in shadow mode or while scale-down is paused, but still reopens', async () => {
-    const done = await applyAttrition(ports(), { close: { nodeId: 'a', reason: 'close a' }, reopen: [{ nodeId: 'b', reason: 'reopen b' }] }, nodes, false);
+    const done = await applyAttrition(ports(), { close: [{ nodeId: 'a', reason: 'close a' }], reopen: [{ nodeId: 'b', reason: 'reopen b' }] }, nodes, false);
     expect(done).toEqual(['reopen b']);
     expect(platform.ops('deactivateNode')).toEqual([]);
     expect((await store.getNode('a'))?.attritionSince).toBeUndefined();

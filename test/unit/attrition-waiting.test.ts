@@ -32,7 +32,7 @@ describe('planAttrition with waiting gears: reopen', () => {
     const u = utilizationOf(nodes);
     const plan = planAttrition({ nodes, utilization: u, decision: inBand, config: cfg(headroom), ...(waiting ? { waiting: { unplaced: waiting, demand: u.demand + waiting } } : {}) });
     expect(plan.reopen.map((r) => r.nodeId)).toEqual(reopened);
-    expect(plan.close).toBeUndefined();
+    expect(plan.close).toEqual([]);
   });
 
   it('counts an open node\'s free slots only from stats reported since the refusal: the broker found it full', () => {
@@ -63,9 +63,9 @@ describe('planAttrition with waiting gears: close', () => {
     const nodes = [node('a', { gears: 30 }), node('b', { gears: 25 }), node('c', { gears: 5 })];
     const u = utilizationOf(nodes);
     const calm = planAttrition({ nodes, utilization: u, decision: pending('c'), config: cfg(0) });
-    expect(calm.close?.nodeId).toBe('c');
+    expect(calm.close.map((c) => c.nodeId)).toEqual(['c']);
     const waiting = planAttrition({ nodes, utilization: u, decision: pending('c'), config: cfg(0), waiting: { unplaced: 150, demand: 210 } });
-    expect(waiting.close).toBeUndefined();
+    expect(waiting.close).toEqual([]);
   });
 });
 

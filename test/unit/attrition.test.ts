@@ -18,28 +18,28 @@ describe('planAttrition: close', () => {
   it('closes the next likely candidate (fits, not paying yet) to new gears', () => {
     const nodes = [node('a', { gears: 50 }), node('b', { gears: 40 }), node('c', { gears: 10 })];
     const plan = planAttrition({ nodes, utilization: utilizationOf(nodes), decision: pending('c'), config: cfg });
-    expect(plan.close).toEqual({ nodeId: 'c', reason: 'close c to new gears (next to drain; does not pay: …): departing gears empty it for free' });
+    expect(plan.close).toEqual([{ nodeId: 'c', reason: 'close c to new gears (next to drain; does not pay: …): departing gears empty it for free' }]);
     expect(plan.reopen).toEqual([]);
   });
 
   it('closes nothing when the refusals are not "not paying yet" (needed now, needed within the horizon)', () => {
     const nodes = [node('a', { gears: 50 }), node('c', { gears: 10 })];
     const decision: PoolDecision = { kind: 'no-action', reason: 'low', rejected: [{ nodeId: 'c', reason: 'needed again in 1h …' }] };
-    expect(planAttrition({ nodes, utilization: utilizationOf(nodes), decision, config: cfg }).close).toBeUndefined();
+    expect(planAttrition({ nodes, utilization: utilizationOf(nodes), decision, config: cfg }).close).toEqual([]);
   });
 
   it('closes nothing when the open nodes would run short of headroom or hold more than a scale-up sizes them to', () => {
     const nodes = [node('a', { gears: 75 }), node('c', { gears: 5 })]; // 80 of 200; without c's 95 free slots: 25 free
     const tight = config({ scaleUp: { headroomGears: 30 } });
-    expect(planAttrition({ nodes, utilization: utilizationOf(nodes), decision: pending('c'), config: tight }).close).toBeUndefined();
+    expect(planAttrition({ nodes, utilization: utilizationOf(nodes), decision: pending('c'), config: tight }).close).toEqual([]);
     // 80 gears in 105 open slots: below the 0.8 threshold, but above the 0.7 target a scale-up sizes to (a wiggle
     // would reopen it at once)
     const roomy = config({ scaleUp: { headroomGears: 0 } });
-    expect(planAttrition({ nodes, utilization: utilizationOf(nodes), decision: pending('c'), config: roomy }).close).toBeUndefined();
+    expect(planAttrition({ nodes, utilization: utilizationOf(nodes), decision: pending('c'), config: roomy }).close).toEqual([]);
     const fewer = [node('a', { gears: 65 }), node('c', { gears: 5 })]; // 70 gears in 105 open slots: 0.67
-    expect(planAttrition({ nodes: fewer, utilization: utilizationOf(fewer), decision: pending('c'), config: roomy }).close?.nodeId).toBe('c');
+    expect(planAttrition({ nodes: fewer, utilization: utilizationOf(fewer), decision: pending('c'), config: roomy }).close.map((c) => c.nodeId)).toEqual(['c']);
     // the forecast counts too: 150 gears expected in 105 open slots
-    expect(planAttrition({ nodes: fewer, utilization: utilizationOf(fewer), decision: pending('c'), config: roomy, forecastDemand: 150 }).close).toBeUndefined();
+    expect(planAttrition({ nodes: fewer, utilization: utilizationOf(fewer), decision: pending('c'), config: roomy, forecastDemand: 150 }).close).toEqual([]);
   });
 
   it('closes the next spare node while others stay closed, one an evaluation, so departing gears empty them all', () => {
@@ -49,11 +49,11 @@ describe('planAttrition: close', () => {
     const noHeadroom = config({ scaleUp: { headroomGears: 0 } });
     const plan = planAttrition({ nodes, utilization: utilizationOf(nodes), decision: both, config: noHeadroom });
     expect(plan.reopen).toEqual([]);
-    expect(plan.close?.nodeId).toBe('c');
+    expect(plan.close.map((c) => c.nodeId)).toEqual(['c']);
     // with c closed too, closing d would leave 130 slots (a's, and those its gears hold) for 100 gears (0.77, above the
     // 0.7 target): it stays open
     const next = [node('a', { gears: 70 }), closed('b', 20), closed('c', 6), node('d', { gears: 4 })];
-    expect(planAttrition({ nodes: next, utilization: utilizationOf(next), decision: both, config: noHeadroom }).close).toBeUndefined();
+    expect(planAttrition({ nodes: next, utilization: utilizationOf(next), decision: both, config: noHeadroom }).close).toEqual([]);
   });
 });
 
@@ -67,13 +67,12 @@ describe('planAttrition: a big pool closes several an evaluation', () => {
     const decision: PoolDecision = { kind: 'no-action', reason: 'low', rejected };
     const noHeadroom = config({ scaleUp: { headroomGears: 0 } });
     const two = planAttrition({ nodes, utilization: utilizationOf(nodes), decision, config: noHeadroom, closePerEvaluation: 2 });
-    expect([two.close?.nodeId, ...(two.alsoClose ?? []).map((c) => c.nodeId)]).toEqual(['c', 'd']);
+    expect(two.close.map((c) => c.nodeId)).toEqual(['c', 'd']);
     const all = planAttrition({ nodes, utilization: utilizationOf(nodes), decision, config: noHeadroom, closePerEvaluation: 10 });
-    expect([all.close?.nodeId, ...(all.alsoClose ?? []).map((c) => c.nodeId)]).toEqual(['c', 'd', 'e']);
+    expect(all.close.map((c) => c.nodeId)).toEqual(['c', 'd', 'e']);
     // One an evaluation by default (a pool of up to 20 nodes).
     const one = planAttrition({ nodes, utilization: utilizationOf(nodes), decision, config: noHeadroom });
-    expect(one.close?.nodeId).toBe('c');
-    expect(one.alsoClose).toBeUndefined();
+    expect(one.close.map((c) => c.nodeId)).toEqual(['c']);
   });
 });
 
@@ -101,7 +100,7 @@ describe('planAttrition: reopen', () => {
     const plan = planAttrition({ nodes, utilization: utilizationOf(nodes), decision: { kind: 'no-action', reason: '' }, config: config({ scaleUp: { headroomGears: 60 } }) });
     // b's 60 free slots are enough: c and d keep emptying
     expect(plan.reopen.map((r) => r.nodeId)).toEqual(['b']);
-    expect(plan.close).toBeUndefined();
+    expect(plan.close).toEqual([]);
   });
 
   it('reopens when the pool scales up, or drains another node', () => {
@@ -152,7 +151,7 @@ describe('a closed node', () => {
     const quietHour = Array.from({ length: 60 }, (_, i): [number, number] => [Math.floor(NOW.getTime() / 60_000) - 60 + i, 75]);
     const first = decidePool(evaluation({ nodes: low, pool: pool({ lowSince: minutesAgo(60), demandHistory: quietHour }) }));
     expect(first.decision.kind).toBe('no-action');
-    expect(first.attrition?.close?.nodeId).toBe('c');
+    expect(first.attrition?.close.map((c) => c.nodeId)).toEqual(['c']);
     // Demand turns: 230 gears in 300 slots, c closed: 0.77 of all slots, but 0.97 of the open ones.
     const busy = [node('a', { gears: 100 }), node('b', { gears: 100 }), closed('c', 30)];
     const turned = decidePool(evaluation({ nodes: busy, pool: pool({ demandHistory: quietHour }) }));

@@ -3,7 +3,7 @@
  * without their key attributes, and SDK errors translated into the
  * project's error family.
  */
-import { QueryCommand, type DynamoDBDocumentClient, type QueryCommandInput, type QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand, UpdateCommand, type DynamoDBDocumentClient, type QueryCommandInput, type QueryCommandOutput, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { ConflictError, NotFoundError, TransientError, ValidationError } from '../../errors.js';
 import { awsErrorInfo } from '../aws-errors.js';
@@ -76,4 +76,24 @@ export function patchExpression(
 
 export function updateExpression(set: string[], remove: string[]): string {
   return [set.length ? `SET ${set.join(', ')}` : '', remove.length ? `REMOVE ${remove.join(', ')}` : ''].filter(Boolean).join(' ');
+}
+
+/** A conditional update; a failed condition on a missing item is `NotFoundError`, otherwise `ConflictError`. */
+export async function conditionalUpdate<T>(
+  client: DynamoDBDocumentClient,
+  tableName: string,
+  send: Send,
+  input: Omit<UpdateCommandInput, 'TableName'>,
+  subject: { kind: string; id: string; conflict: string },
+): Promise<T> {
+  try {
+    const result = await send(
+      () => client.send(new UpdateCommand({ ...input, TableName: tableName, ReturnValues: 'ALL_NEW', ReturnValuesOnConditionCheckFailure: 'ALL_OLD' })),
+      subject.conflict,
+    );
+    return strip<T>(result.Attributes)!;
+  } catch (error) {
+    if (error instanceof ConflictError && error.current === undefined) throw new NotFoundError(subject.kind, subject.id);
+    throw error;
+  }
 }

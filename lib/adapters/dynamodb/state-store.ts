@@ -23,7 +23,7 @@ import { splitPoolId } from '../../domain/model.js';
 import type { Controls, OverrideRecord, PauseActions, PauseRecord, PendingDrain } from '../../domain/controls.js';
 import { ConflictError, NotFoundError } from '../../errors.js';
 import type { DrainHeader, DrainPatch, GearMoveRecord, LeaseRequest, MoveWrite, NewDrain, NewNode, NodePatch, PoolPatch, StateStore, StatsWrite } from '../../ports/state-store.js';
-import { assertInstanceId, assertLegalTransition, decisionExpiry, grantLease, liveFirst, sourcesOf } from '../state-rules.js';
+import { assertInstanceId, assertLegalTransition, decisionExpiry, liveFirst, sourcesOf } from '../state-rules.js';
 import type { CapacityRecord } from '../../domain/capacity-claims.js';
 import { DynamoDbCapacity } from './capacity.js';
 import { DynamoDbControls, type Send } from './controls.js';
@@ -31,8 +31,8 @@ import { DynamoDbDecisionLog } from './decision-log.js';
 import { DynamoDbDrains } from './drains.js';
 import { DynamoDbGearMoves } from './gear-moves.js';
 import { DynamoDbNodeStats, statsKey } from './node-stats.js';
-import { leaseExpression } from './pool-lease.js';
-import { patchExpression, queryAll, strip, translateError, updateExpression } from './items.js';
+import { DynamoDbPoolLeases } from './pool-lease.js';
+import { conditionalUpdate, patchExpression, queryAll, strip, translateError, updateExpression } from './items.js';
 import { TABLE_KEYS } from './table-keys.js';
 
 const { partition: PK, sort: SK, poolIndex: INDEX, poolIndexPartition: GPK, poolIndexSort: GSK, ttl: TTL, instanceIndex: INSTANCE_INDEX, instanceIndexPartition: INSTANCE } = TABLE_KEYS;
@@ -68,6 +68,7 @@ export class DynamoDbStateStore implements StateStore {
   private readonly decisionLog: DynamoDbDecisionLog;
   private readonly drains: DynamoDbDrains;
   private readonly gearMoves: DynamoDbGearMoves;
+  private readonly leases: DynamoDbPoolLeases;
   private readonly stats: DynamoDbNodeStats;
 
   constructor(
@@ -80,6 +81,7 @@ export class DynamoDbStateStore implements StateStore {
     this.decisionLog = new DynamoDbDecisionLog(client, tableName, send);
     this.drains = new DynamoDbDrains(client, tableName, send);
     this.gearMoves = new DynamoDbGearMoves(client, tableName, send);
+    this.leases = new DynamoDbPoolLeases(client, tableName, send);
     this.stats = new DynamoDbNodeStats(client, tableName, send);
   }
 
@@ -211,43 +213,14 @@ export class DynamoDbStateStore implements StateStore {
     }
   }
 
-  async acquireLease(pool: PoolId, lease: LeaseRequest, now: Date): Promise<PoolRecord> {
-    return this.update<PoolRecord>(
-      { Key: key.pool(pool), ...leaseExpression(pool, grantLease(lease, now), now) },
-      { kind: 'pool', id: pool, conflict: `pool ${pool} lease is held by another action` },
-    );
+  acquireLease(pool: PoolId, lease: LeaseRequest, now: Date): Promise<PoolRecord> {
+    return this.leases.acquire(pool, lease, now);
   }
-
-  async markLeaseSent(pool: PoolId, holder: string, now: Date): Promise<PoolRecord> {
-    return this.update<PoolRecord>(
-      {
-        Key: key.pool(pool),
-        UpdateExpression: 'SET #lease.#sentAt = :now, #version = #version + :one',
-        ConditionExpression: '#lease.#holder = :holder',
-        ExpressionAttributeNames: { '#lease': 'lease', '#holder': 'holder', '#sentAt': 'sentAt', '#version': 'version' },
-        ExpressionAttributeValues: { ':holder': holder, ':now': now.toISOString(), ':one': 1 },
-      },
-      { kind: 'pool', id: pool, conflict: `pool ${pool} lease is not held by ${holder}` },
-    );
+  markLeaseSent(pool: PoolId, holder: string, now: Date): Promise<PoolRecord> {
+    return this.leases.markSent(pool, holder, now);
   }
-
-  async releaseLease(pool: PoolId, holder: string): Promise<PoolRecord> {
-    try {
-      return await this.update<PoolRecord>(
-        {
-          Key: key.pool(pool),
-          UpdateExpression: 'REMOVE #lease SET #version = #version + :one',
-          ConditionExpression: '#lease.#holder = :holder',
-          ExpressionAttributeNames: { '#lease': 'lease', '#holder': 'holder', '#version': 'version' },
-          ExpressionAttributeValues: { ':holder': holder, ':one': 1 },
-        },
-        { kind: 'pool', id: pool, conflict: `pool ${pool} lease is not held by ${holder}` },
-      );
-    } catch (error) {
-      // Not ours (released already, or taken over after expiry): nothing to release.
-      if (error instanceof ConflictError && error.current) return error.current as PoolRecord;
-      throw error;
-    }
+  releaseLease(pool: PoolId, holder: string): Promise<PoolRecord> {
+    return this.leases.release(pool, holder);
   }
 
   async updatePool(pool: PoolId, expectedVersion: number, patch: PoolPatch): Promise<PoolRecord> {
@@ -404,24 +377,8 @@ export class DynamoDbStateStore implements StateStore {
     );
   }
 
-  /** A conditional update; a failed condition on a missing item is `NotFoundError`, otherwise `ConflictError`. */
-  private async update<T>(
-    input: Omit<UpdateCommandInput, 'TableName'>,
-    subject: { kind: string; id: string; conflict: string },
-  ): Promise<T> {
-    try {
-      const result = await this.send(
-        () =>
-          this.client.send(
-            new UpdateCommand({ ...input, TableName: this.tableName, ReturnValues: 'ALL_NEW', ReturnValuesOnConditionCheckFailure: 'ALL_OLD' }),
-          ),
-        subject.conflict,
-      );
-      return strip<T>(result.Attributes)!;
-    } catch (error) {
-      if (error instanceof ConflictError && error.current === undefined) throw new NotFoundError(subject.kind, subject.id);
-      throw error;
-    }
+  private update<T>(input: Omit<UpdateCommandInput, 'TableName'>, subject: { kind: string; id: string; conflict: string }): Promise<T> {
+    return conditionalUpdate<T>(this.client, this.tableName, this.send.bind(this) as Send, input, subject);
   }
 
   async recordGearMoves(moves: readonly GearMoveRecord[], ttlMs: number): Promise<void> {

@@ -1,9 +1,9 @@
 /**
  * One reliability scenario: a small cluster driven by a generated workload
  * through the four real handlers, with faults injected into every port, the
- * queues and the clock, and the DESIGN.md invariants checked after every
- * step. A fault-free settling phase follows, after which the system must have
- * finished what it started and accounted for every message.
+ * queues and the clock, and the DESIGN.md invariants (invariants.ts) checked
+ * after every step. A fault-free settling phase follows, after which the
+ * system must have finished what it started and accounted for every message.
  */
 import type { SQSBatchResponse, SQSEvent, ScheduledEvent } from 'aws-lambda';
 import { DynamoDbStateStore } from '../../../lib/adapters/dynamodb/state-store.js';
@@ -14,7 +14,6 @@ import { SimulatedPlatform } from '../../../lib/adapters/local/simulated-platfor
 import { VirtualClock } from '../../../lib/adapters/local/virtual-clock.js';
 import { InMemoryStateStore } from '../../../lib/adapters/memory/state-store.js';
 import { parseConfig } from '../../../lib/config/index.js';
-import { alsoDrainIdFor, drainIdFor } from '../../../lib/domain/drain.js';
 import type { Platform } from '../../../lib/ports/platform.js';
 import type { OutgoingMessage, Queue, QueueName } from '../../../lib/ports/queue.js';
 import type { StateStore } from '../../../lib/ports/state-store.js';
@@ -22,11 +21,11 @@ import { seededRandom } from '../../../lib/sim/random.js';
 import { seedInitialNodes } from '../../../lib/sim/replay.js';
 import { CONSUMERS, FUNCTIONS, LOCAL_QUEUES, LocalRuntime, type FunctionName } from '../../../lib/sim/runtime.js';
 import { SimWorld, type WorldPlatform } from '../../../lib/sim/world.js';
-import { budgetViolations } from './budgets.js';
 import { EmulatedWorld } from './emulated-platform.js';
 import { HostileHosts } from './hostile.js';
+import { ScenarioInvariants } from './invariants.js';
 import {
-  DISTRICT, GEARS_PER_NODE, POISON_AFTER_MS, POOL, POOL_MAX, POOL_MIN, PROFILE, SETTLE_MINUTES, SIM_NODE_ROLE, VCPUS,
+  DISTRICT, GEARS_PER_NODE, PROFILE, SETTLE_MINUTES, SIM_NODE_ROLE,
   callerInApp, noMetrics, quietLog, scenarioConfig, type Mutants, type Scenario, type ScenarioOutcome,
 } from './scenario-config.js';
 import { CLOUD_READS, FaultInjector, NO_FAULTS, PLATFORM_READS, QUEUE_READS, STORE_READS } from './faults.js';
@@ -65,15 +64,14 @@ class ScenarioRun {
   private readonly cloud: SimulatedCloud;
   private readonly hostile: HostileHosts;
   private readonly world: SimWorld;
+  private readonly invariants: ScenarioInvariants;
   /** Two instances of every function: Lambda runs a second one when messages or schedules overlap. */
   private readonly instances: [LocalRuntime, LocalRuntime];
-  private readonly statsSeen = new Map<string, string>();
   /** Hosts each scale-up decision asked for. */
   private readonly requested = new Map<string, number>();
   private concurrency = 0;
   private faultsOn = false;
   private faultsOffAt = Infinity;
-  private fewestServing = Infinity;
   private readonly hostStates = new Map<string, string>();
   private eventSequence = 0;
   private minutes = 0;
@@ -106,6 +104,8 @@ class ScenarioRun {
     });
     this.hostile = new HostileHosts(this.sqs, seededRandom(scenario.seed + 3), { district: DISTRICT, profile: PROFILE });
     this.instances = [new LocalRuntime(clock, this.sqs), new LocalRuntime(clock, this.sqs)];
+    const { sqs, cloud, world, hostile, requested } = this;
+    this.invariants = new ScenarioInvariants({ scenario, clock, store, sqs, cloud, world, hostile, requested }, this.violations);
   }
 
   async run(): Promise<ScenarioOutcome> {
@@ -139,9 +139,9 @@ class ScenarioRun {
     this.faultsOffAt = this.clock.nowMs();
     const last = plan.at(-1) ?? 0;
     for (let i = 0; i < SETTLE_MINUTES; i++) await this.minute(last);
-    await this.checkSettled(last);
+    await this.invariants.settled(last, this.faultsOffAt);
 
-    const drains = await this.allDrains();
+    const drains = await this.invariants.allDrains();
     return {
       violations: this.violations,
       deadLetters: this.sqs.deadLetters(),
@@ -152,7 +152,7 @@ class ScenarioRun {
       scaleUps: this.requested.size,
       drains: drains.length,
       gearMoves: this.worldPlatform.succeededMoves(),
-      fewestServing: this.fewestServing,
+      fewestServing: this.invariants.fewestServing,
       hostileMessages: this.hostile.total(),
     };
   }
@@ -176,7 +176,7 @@ class ScenarioRun {
     await this.deliver();
     await this.tick();
     await this.deliver();
-    await this.checkStep();
+    await this.invariants.step();
     this.clock.advance(60_000);
     if (this.faultsOn && this.random() < this.scenario.clockJumps) this.clock.advance(120_000 + Math.floor(this.random() * 780_000));
   }
@@ -316,111 +316,4 @@ class ScenarioRun {
       },
     });
   }
-
-  private async checkStep(): Promise<void> {
-    const at = this.clock.now().toISOString();
-    const before = this.world.violations.length;
-    this.world.joinBootedHosts();
-    this.world.checkGears();
-    for (const violation of this.world.violations.splice(before)) this.violations.push(violation);
-
-    // A decision is carried out at most once: one host per node name, no more hosts than a decision asked for.
-    const hosts = this.cloud.hosts();
-    const byName = new Map<string, number>();
-    const byDecision = new Map<string, number>();
-    for (const host of hosts) {
-      byName.set(host.hostName, (byName.get(host.hostName) ?? 0) + 1);
-      const decision = host.tags?.['nodescaler:decision'];
-      if (decision && decision !== 'initial') byDecision.set(decision, (byDecision.get(decision) ?? 0) + 1);
-    }
-    for (const [name, count] of byName) if (count > 1) this.violations.push(`${at}: ${count} hosts launched for node name ${name}`);
-    for (const [decision, count] of byDecision) {
-      const asked = this.requested.get(decision) ?? 0;
-      if (count > asked) this.violations.push(`${at}: decision ${decision} launched ${count} hosts, asked for ${asked}`);
-    }
-
-    // Pool and global bounds.
-    const live = hosts.filter((host) => host.state === 'pending' || host.state === 'running').length;
-    if (live > POOL_MAX) this.violations.push(`${at}: ${live} live hosts > pool max ${POOL_MAX}`);
-    if (live > this.scenario.maxNodesTotal) this.violations.push(`${at}: ${live} live hosts > maxNodesTotal ${this.scenario.maxNodesTotal}`);
-    // The seeded nodes count too: a limit below them only stops growth.
-    const coreLimit = this.scenario.maxCores === undefined ? Infinity : Math.max(this.scenario.maxCores, 2 * VCPUS);
-    if (live * VCPUS > coreLimit) this.violations.push(`${at}: ${live * VCPUS} cores of live hosts > maxCores ${this.scenario.maxCores}`);
-
-    // Older stats never overwrite newer ones.
-    const nodes = await this.store.listNodes(POOL);
-    // Nothing a hostile host sent took effect: no node invented, no figure it claimed stored.
-    const real = new Set(this.cloud.hosts().map((host) => host.hostName));
-    const elsewhere = await this.store.listNodes('elsewhere/xlarge');
-    for (const effect of this.hostile.effects([...nodes, ...elsewhere], real)) this.violations.push(`${at}: ${effect}`);
-    for (const node of nodes) {
-      const reportedAt = node.stats?.reportedAt;
-      if (reportedAt === undefined) continue;
-      const seen = this.statsSeen.get(node.nodeId);
-      if (seen !== undefined && Date.parse(reportedAt) < Date.parse(seen)) this.violations.push(`${at}: stats of ${node.nodeId} went back from ${seen} to ${reportedAt}`);
-      else this.statsSeen.set(node.nodeId, reportedAt);
-    }
-
-    const serving = nodes.filter((node) => node.state === 'active' || node.state === 'provisioning').length;
-    this.fewestServing = Math.min(this.fewestServing, serving);
-    const drains = await this.allDrains();
-
-    // One drain per node a decision names (its first node, and the further ones a big pool's decision drains at once,
-    // each under an id derived from the decision and the node). A redrain (a node handed back, drained again) finishes
-    // its decision's drain of the same node under the same decision id: not a second action, but it must stay on that node.
-    const drainsByDecision = new Map<string, typeof drains>();
-    for (const drain of drains) drainsByDecision.set(drain.decisionId, [...(drainsByDecision.get(drain.decisionId) ?? []), drain]);
-    this.violations.push(...budgetViolations(at, this.scenario.budget, POOL_MAX, drains, nodes));
-    for (const [decision, list] of drainsByDecision) {
-      const started = list.filter((drain) => drain.kind !== 'redrain');
-      const startedNodes = new Set(started.map((drain) => drain.nodeId));
-      // Only the evaluator's scale-down names further nodes; an event's or an operator's drain is one drain.
-      const wrongId = started.filter(
-        (drain) => started.length > 1 && ((drain.kind ?? 'scale-down') !== 'scale-down' || (drain.drainId !== drainIdFor(decision) && drain.drainId !== alsoDrainIdFor(decision, drain.nodeId))),
-      );
-      const firsts = started.filter((drain) => drain.drainId === drainIdFor(decision)).length;
-      const strayRedrain = started.length > 0 && list.some((drain) => drain.kind === 'redrain' && !startedNodes.has(drain.nodeId));
-      const redrainNodes = new Set(list.filter((drain) => drain.kind === 'redrain').map((drain) => drain.nodeId));
-      if (startedNodes.size < started.length || wrongId.length > 0 || firsts > 1 || strayRedrain || (started.length === 0 && redrainNodes.size > 1)) {
-        this.violations.push(`${at}: decision ${decision} started ${started.length} drains on ${new Set(list.map((drain) => drain.nodeId)).size} nodes (${list.map((drain) => drain.drainId).join(', ')})`);
-      }
-    }
-  }
-
-  private async allDrains() {
-    const lists = await Promise.all((['active', 'completed', 'aborted'] as const).map((state) => this.store.listDrains(POOL, state)));
-    return lists.flat();
-  }
-
-  /** After the fault-free settling time: nothing half-done is left behind, and every message is accounted for. */
-  private async checkSettled(demand: number): Promise<void> {
-    const at = this.clock.now().toISOString();
-    const ledger = this.sqs.accounting();
-    if (ledger.lost.length > 0) this.violations.push(`${at}: ${ledger.lost.length} messages lost (${ledger.lost.slice(0, 3).join(', ')})`);
-    for (const letter of this.sqs.deadLetters()) {
-      if (!letter.reason.trim()) this.violations.push(`${at}: dead letter ${letter.messageId} has no reason`);
-      // A message still failing well after the faults stopped cannot be processed at all: a poison message.
-      // Hostile messages end there, refused (their sender may not report for that node, or their date), whenever that is.
-      if (this.hostile.bodies.has(letter.body)) continue;
-      if (Date.parse(letter.at) > this.faultsOffAt + POISON_AFTER_MS) this.violations.push(`${letter.at}: ${letter.queue} message dead-lettered with no fault injected: ${letter.reason} (${letter.body.slice(0, 300)})`);
-    }
-
-    const active = await this.store.listDrains(POOL, 'active');
-    for (const drain of active) this.violations.push(`${at}: drain ${drain.drainId} of ${drain.nodeId} still active after settling (started ${drain.startedAt}, phase ${drain.phase ?? '?'}, closed ${drain.closedAt ?? 'no'}, ${drain.moves?.length ?? 0} moves: ${JSON.stringify(drain.moves?.slice(0, 3) ?? [])})`);
-    const nodes = await this.store.listNodes(POOL);
-    for (const node of nodes) {
-      if (['draining', 'drained', 'terminating'].includes(node.state)) this.violations.push(`${at}: node ${node.nodeId} still ${node.state} after settling (since ${node.stateChangedAt})`);
-    }
-    const pool = await this.store.getPool(POOL);
-    if (pool?.lease && Date.parse(pool.lease.expiresAt) > this.clock.nowMs()) this.violations.push(`${at}: pool lease still held by ${pool.lease.holder} after settling`);
-
-    // Back within min: an EC2 interruption under faults may dip a pool below it for a while (docs/RELIABILITY.md).
-    const serving = nodes.filter((node) => node.state === 'active' || node.state === 'provisioning').length;
-    if (serving < POOL_MIN) this.violations.push(`${at}: ${serving} nodes active or provisioning after settling < pool min ${POOL_MIN}`);
-
-    const reachable = Math.min(POOL_MAX, this.scenario.maxNodesTotal, this.scenario.capacityCap ?? Infinity, Math.floor((this.scenario.maxCores ?? Infinity) / VCPUS)) * GEARS_PER_NODE * 0.8;
-    const sample = this.world.sample(demand);
-    if (demand <= reachable && sample.unplaced > 0) this.violations.push(`${at}: ${sample.unplaced} of ${demand} gears still unplaced after settling (capacity ${sample.capacity})`);
-  }
 }
-
