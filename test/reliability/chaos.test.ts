@@ -22,12 +22,14 @@ interface Totals {
   deadLetters: number;
   scaleUps: number;
   drains: number;
+  /** Scale-down drains a scale-up called off (lib/domain/call-off.ts). */
+  calledOff: number;
   gearMoves: number;
   hostileMessages: number;
 }
 
 function newTotals(): Totals {
-  return { scenarios: 0, violations: 0, minutes: 0, invocations: 0, faultsInjected: 0, crashes: 0, messages: 0, deadLetters: 0, scaleUps: 0, drains: 0, gearMoves: 0, hostileMessages: 0 };
+  return { scenarios: 0, violations: 0, minutes: 0, invocations: 0, faultsInjected: 0, crashes: 0, messages: 0, deadLetters: 0, scaleUps: 0, drains: 0, calledOff: 0, gearMoves: 0, hostileMessages: 0 };
 }
 
 function add(totals: Totals, outcome: ScenarioOutcome): void {
@@ -41,6 +43,7 @@ function add(totals: Totals, outcome: ScenarioOutcome): void {
   totals.deadLetters += outcome.ledger.deadLettered;
   totals.scaleUps += outcome.scaleUps;
   totals.drains += outcome.drains;
+  totals.calledOff += outcome.calledOff;
   totals.gearMoves += outcome.gearMoves;
   totals.hostileMessages += outcome.hostileMessages;
 }
@@ -92,6 +95,8 @@ describe('invariants under generated workloads and faults', () => {
     expect(totals.crashes).toBeGreaterThan(0);
     expect(totals.drains).toBeGreaterThan(0);
     expect(totals.scaleUps).toBeGreaterThan(0);
+    // Scale-ups that called off drains under way: the node re-opens mid-drain, under the same faults.
+    expect(totals.calledOff).toBeGreaterThan(0);
     expect(totals.hostileMessages).toBeGreaterThan(0);
   }, timeout);
 
@@ -100,6 +105,7 @@ describe('invariants under generated workloads and faults', () => {
     expect(totals.faultsInjected).toBeGreaterThan(0);
     expect(totals.drains).toBeGreaterThan(0);
     expect(totals.gearMoves).toBeGreaterThan(0);
+    expect(totals.calledOff).toBeGreaterThan(0);
     expect(totals.hostileMessages).toBeGreaterThan(0);
   }, timeout);
 

@@ -60,6 +60,8 @@ export interface ScenarioOutcome {
   invocations: number;
   scaleUps: number;
   drains: number;
+  /** Drains a scale-up called off (lib/domain/call-off.ts). */
+  calledOff: number;
   gearMoves: number;
   /** The fewest nodes active or provisioning seen after any minute. */
   fewestServing: number;

@@ -151,6 +151,7 @@ class ScenarioRun {
       invocations: this.instances[0].invocations + this.instances[1].invocations,
       scaleUps: this.requested.size,
       drains: drains.length,
+      calledOff: drains.filter((drain) => drain.calledOffAt !== undefined).length,
       gearMoves: this.worldPlatform.succeededMoves(),
       fewestServing: this.invariants.fewestServing,
       hostileMessages: this.hostile.total(),
