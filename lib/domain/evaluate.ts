@@ -255,9 +255,7 @@ function decide(input: PoolEvaluationInput): PoolEvaluation {
     const list = shown.length === 0 ? 'no active node' : `${shown.join('; ')}${more > 0 ? `; and ${more} more` : ''}`;
     return result(noAction(`${lowText}; no node can be drained (${list})`, choice.rejected), forecastInfo);
   }
-  const paysText = choice.accepted ? `; ${choice.accepted}` : '';
-  const alsoText = choice.more.length > 0 ? ` and ${choice.more.map((m) => `${m.nodeId} (${plural(m.activeGears, 'gear')})`).join(', ')}` : '';
-  const reason = `${lowText}; drain ${choice.nodeId} (${plural(choice.activeGears ?? 0, 'gear')}, ${choice.strategy})${alsoText}${paysText}${staleNote ? `; ${staleNote}` : ''}`;
+  const reason = scaleDownReason(lowText, { ...choice, nodeId: choice.nodeId }, staleNote);
   // Each drain counts against maxDrainsPerHour; without it one time a decision keeps the pool record small.
   const counted = poolBudget(config, poolConfig).maxDrainsPerHour !== undefined ? 1 + choice.more.length : 1;
   poolPatch.scaleDownsAt = withScaleDown(pool.scaleDownsAt, now, counted);
@@ -265,7 +263,22 @@ function decide(input: PoolEvaluationInput): PoolEvaluation {
   return result({ kind: 'scale-down', nodeId: choice.nodeId, ...also, reason, rejected: choice.rejected }, forecastInfo);
 }
 
-// ---------------------------------------------------------------------------
+/**
+ * A scale-down's reason: the first node and its pays-off verdict, then the decision's further nodes. The verdict
+ * comes before the list: a 2,000-node pool names up to 100 further nodes (some 3,000 characters), and the message
+ * cuts its reason at 1,024 (decision-message.ts), which cut the verdict off every big decision: its drains then
+ * showed no pays-off basis to an operator (nor to the replay's moves by cause, lib/sim/move-causes.ts).
+ */
+export function scaleDownReason(
+  lowText: string,
+  choice: { nodeId: string; activeGears?: number; strategy: string; accepted?: string; more: ReadonlyArray<{ nodeId: string; activeGears: number }> },
+  staleNote = '',
+): string {
+  const paysText = choice.accepted ? `; ${choice.accepted}` : '';
+  const alsoText = choice.more.length > 0 ? `; and ${choice.more.map((m) => `${m.nodeId} (${plural(m.activeGears, 'gear')})`).join(', ')}` : '';
+  return `${lowText}; drain ${choice.nodeId} (${plural(choice.activeGears ?? 0, 'gear')}, ${choice.strategy})${paysText}${alsoText}${staleNote ? `; ${staleNote}` : ''}`;
+}
+
 // ---------------------------------------------------------------------------
 // Small helpers.
 

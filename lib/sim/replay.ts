@@ -147,7 +147,8 @@ export async function runNodescaler(trace: Trace, options: ReplayOptions): Promi
   const stepsPerCheck = Math.max(1, Math.round(trace.stepSeconds / TICK_SECONDS));
   let tick = 0;
   let moves = 0;
-  const causeDrains: CauseDrain[] = [];
+  // By pool: a pool's drains set its node level (move-causes.ts, bought back).
+  const causeDrains = worlds.map((): CauseDrain[] => []);
   try {
     for (let at = 0; at < trace.durationSeconds; at += TICK_SECONDS, tick++) {
       const demands = worlds.map((w) => {
@@ -179,7 +180,7 @@ export async function runNodescaler(trace: Trace, options: ReplayOptions): Promi
       options.onProgress?.(Math.min(1, (at + TICK_SECONDS) / trace.durationSeconds));
     }
     for (const w of worlds) w.world.checkGears();
-    for (const w of worlds) {
+    for (const [i, w] of worlds.entries()) {
       for (const state of ['active', 'completed', 'aborted'] as const) {
         const drains = await rawStore.listDrains(w.pool.id, state);
         w.recorder.ledger.drainsStarted += drains.length;
@@ -187,7 +188,11 @@ export async function runNodescaler(trace: Trace, options: ReplayOptions): Promi
           w.recorder.ledger.drainsAborted += drains.length;
           aborts.push(tallyAborts(drains));
         }
-        for (const d of drains) causeDrains.push({ nodeId: d.nodeId, startedAt: (Date.parse(d.startedAt) - START) / 1000, kind: d.kind ?? 'scale-down', reason: d.reason });
+        for (const d of drains) {
+          // An aborted drain re-opened its node with its last write: the pool had the node again (move-causes.ts, bought back).
+          const reopened = state === 'aborted' ? { reopenedAt: (Date.parse(d.updatedAt) - START) / 1000 } : {};
+          causeDrains[i]!.push({ nodeId: d.nodeId, startedAt: (Date.parse(d.startedAt) - START) / 1000, kind: d.kind ?? 'scale-down', reason: d.reason, ...reopened });
+        }
       }
     }
   } finally {
@@ -206,7 +211,7 @@ export async function runNodescaler(trace: Trace, options: ReplayOptions): Promi
     causedMoves[index]!.push({ gear: owner.world.gearNumber(record.uuid), from: record.from, at: startedAt });
   }
   const causes = addMoveCauses(
-    worlds.map((w, i) => moveCauses(causedMoves[i]!, causeDrains, events.filter((e) => e.pool === w.pool.id && e.kind === 'up').map((e) => e.at), toggles)),
+    worlds.map((w, i) => moveCauses(causedMoves[i]!, causeDrains[i]!, events.filter((e) => e.pool === w.pool.id && e.kind === 'up').map((e) => ({ at: e.at, count: e.count ?? 1 })), toggles)),
   );
   for (const w of worlds) {
     for (const { pool: _pool, at, kind, ...details } of events.filter((e) => e.pool === w.pool.id)) w.recorder.event(at, kind, details);

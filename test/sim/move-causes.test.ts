@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { addMoveCauses, emptyMoveCauses, formatMoveCauses, moveCauses, payoffBasis, type CauseDrain } from '../../lib/sim/move-causes.js';
+import { decisionMessage } from '../../lib/domain/decision-message.js';
+import { scaleDownReason } from '../../lib/domain/evaluate.js';
+import { addMoveCauses, emptyMoveCauses, formatMoveCauses, moveCauses, payoffBasis, type CauseDrain, type CauseScaleUp } from '../../lib/sim/move-causes.js';
 import type { PolicyResult } from '../../lib/sim/results.js';
 import { moveCausesLine } from '../../lib/sim/summary.js';
 
@@ -10,6 +12,16 @@ const recentReason = 'pool sim/small at 0.50 <= 0.93 for 5m; drain n2 (2 gears, 
 
 function drain(nodeId: string, startedAt: number, kind: CauseDrain['kind'] = 'scale-down', reason = yesterdayReason): CauseDrain {
   return { nodeId, startedAt, kind, reason };
+}
+
+/** Scale-ups of one node each, at `times`. */
+function ups(...times: number[]): CauseScaleUp[] {
+  return times.map((at) => ({ at, count: 1 }));
+}
+
+/** One move off each of `drains`' nodes, 10 s after its drain began. */
+function oneMoveEach(drains: readonly CauseDrain[]) {
+  return drains.map((d, i) => ({ gear: i + 1, from: d.nodeId, at: d.startedAt + 10 }));
 }
 
 describe('move causes', () => {
@@ -50,7 +62,7 @@ describe('move causes', () => {
       // The same gear again, more than 7 days after its last move: not a repeat.
       { gear: 2, from: 'closed', at: 9 * DAY + 31 * 60 + 10 },
     ];
-    const scaleUps = [2 * DAY, 3 * DAY];
+    const scaleUps = ups(2 * DAY, 3 * DAY);
     const toggles = [
       { nodeId: 'closed', at: 3 * DAY, closed: true },
       // Reopened and closed again before the drain of 'lateUp': the last toggle decides.
@@ -82,10 +94,58 @@ describe('move causes', () => {
       { gear: 5, from: 'spot', at: 4 * DAY + 10 },
     ];
     // 'rebought' is bought back 3h59m after it began; 'lateRebuy' 4h01m after; the interruption's replacement is not a rebuy.
-    const scaleUps = [DAY - HOUR, DAY + 4 * HOUR - 60, 3 * DAY + 4 * HOUR + 60, 4 * DAY + 60];
+    const scaleUps = ups(DAY - HOUR, DAY + 4 * HOUR - 60, 3 * DAY + 4 * HOUR + 60, 4 * DAY + 60);
     const causes = moveCauses(moves, drains, scaleUps, []);
     expect(causes.boughtBack).toBe(2);
     expect(formatMoveCauses(causes)).toContain('bought back <4h 2,');
+  });
+
+  it('reads bought back per node: a scale-up buys back one drained node, the last one drained first', () => {
+    // A small pool drains twice, then buys one node: the pool is back where it stood before the second drain only.
+    const small = [drain('first', DAY), drain('second', DAY + HOUR)];
+    expect(moveCauses(oneMoveEach(small), small, ups(DAY + 2 * HOUR), []).boughtBack).toBe(1);
+    // Bought with two nodes in one scale-up: both.
+    expect(moveCauses(oneMoveEach(small), small, [{ at: DAY + 2 * HOUR, count: 2 }], []).boughtBack).toBe(2);
+    // A big pool: one decision drains five nodes at once, and the pool buys one node an hour later, another 5 h later.
+    // Read as "any scale-up within 4 h", all five were bought back; one was (the last drained), the late one is no rebuy.
+    const big = ['a', 'b', 'c', 'd', 'e'].map((id) => drain(id, DAY));
+    expect(moveCauses(oneMoveEach(big), big, ups(DAY + HOUR, DAY + 5 * HOUR), []).boughtBack).toBe(1);
+    // Scale-ups before the drain do not buy it back, however many.
+    expect(moveCauses(oneMoveEach(big), big, [{ at: DAY - 60, count: 10 }], []).boughtBack).toBe(0);
+  });
+
+  it('counts a node an aborted drain re-opened as back in the pool, but not for the aborted drain itself', () => {
+    // 'kept' drains at DAY, 'aborted' at DAY + 1h and re-opens its node at DAY + 2h; no scale-up.
+    const drains = [drain('kept', DAY), { ...drain('aborted', DAY + HOUR), reopenedAt: DAY + 2 * HOUR }];
+    const causes = moveCauses(oneMoveEach(drains), drains, [], []);
+    // The level after the re-open is one below where it stood before 'kept' (and before 'aborted', without its own node).
+    expect(causes.boughtBack).toBe(0);
+    // One scale-up at DAY + 3h: back to where it stood before 'kept' (with the re-opened node), and before 'aborted'
+    // (without it); without the re-open, only 'aborted' would be bought back.
+    expect(moveCauses(oneMoveEach(drains), drains, ups(DAY + 3 * HOUR), []).boughtBack).toBe(2);
+    expect(moveCauses(oneMoveEach(drains), drains.map(({ reopenedAt: _r, ...d }) => d), ups(DAY + 3 * HOUR), []).boughtBack).toBe(1);
+  });
+
+  it('reads the basis of every drain of a big decision, whose reason names a hundred further nodes and is cut', () => {
+    const lowText = 'pool sim/small at 0.50 <= 0.93 for 5m';
+    const more = Array.from({ length: 100 }, (_, i) => ({ nodeId: `node-${1000 + i}.sim.local`, activeGears: 20 }));
+    const accepted = "pays: 20.0h unneeded (yesterday's demand) saves $3.84 >= 2 x $0.03";
+    const decision = {
+      kind: 'scale-down' as const,
+      nodeId: 'node-999.sim.local',
+      alsoNodeIds: more.map((m) => m.nodeId),
+      reason: scaleDownReason(lowText, { nodeId: 'node-999.sim.local', activeGears: 20, strategy: 'least-disruption', accepted, more }, 'stale stats from 1 node (node-5.sim.local)'),
+      rejected: [],
+    };
+    const message = decisionMessage('sim/small', decision, new Date(0))!;
+    // The message cuts the reason (it names every further node); the verdict comes before the cut.
+    expect(decision.reason.length).toBeGreaterThan(1024);
+    expect(message.reason).toHaveLength(1024);
+    expect(message.reason).toContain(accepted);
+    // The drain use case gives the decision's further drains the same reason (lib/app/drain.ts).
+    const drains = [decision.nodeId, ...decision.alsoNodeIds].map((nodeId) => drain(nodeId, DAY, 'scale-down', message.reason));
+    const causes = moveCauses(oneMoveEach(drains), drains, [], []);
+    expect(causes).toMatchObject({ total: 101, yesterday: 101, unchecked: 0 });
   });
 
   it('sums pools and prints one line for the suite', () => {

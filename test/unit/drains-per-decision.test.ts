@@ -85,7 +85,7 @@ describe('decidePool: one decision drains several nodes of a big pool', () => {
   it('drains half the budget at once in a 40-node pool, one node in a 20-node pool', () => {
     const big = decidePool(evaluation({ config: noPayoff, nodes: nodes(40, 10), pool: lowPool }));
     expect(big.decision).toMatchObject({ kind: 'scale-down', nodeId: 'node-1', alsoNodeIds: ['node-10'] });
-    expect(big.decision.reason).toContain('drain node-1 (10 gears, least-disruption) and node-10 (10 gears)');
+    expect(big.decision.reason).toContain('drain node-1 (10 gears, least-disruption); and node-10 (10 gears)');
     // One time a decision (the pool record stays small), one a drain where maxDrainsPerHour counts them.
     expect(big.poolPatch.scaleDownsAt).toEqual([NOW.toISOString()]);
     const hourly = config({ scaleDown: { payoff: { enabled: false }, budget: { maxDrainsPerHour: 30 } } });
