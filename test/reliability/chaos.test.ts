@@ -95,8 +95,9 @@ describe('invariants under generated workloads and faults', () => {
     expect(totals.crashes).toBeGreaterThan(0);
     expect(totals.drains).toBeGreaterThan(0);
     expect(totals.scaleUps).toBeGreaterThan(0);
-    // Scale-ups that called off drains under way: the node re-opens mid-drain, under the same faults.
-    expect(totals.calledOff).toBeGreaterThan(0);
+    // Scale-ups that called off drains under way: the node re-opens mid-drain, under the same faults. Checked on the
+    // default run's fixed scenarios; a soak run draws new ones, which need not contain one.
+    if (soak === undefined) expect(totals.calledOff).toBeGreaterThan(0);
     expect(totals.hostileMessages).toBeGreaterThan(0);
   }, timeout);
 
@@ -105,7 +106,7 @@ describe('invariants under generated workloads and faults', () => {
     expect(totals.faultsInjected).toBeGreaterThan(0);
     expect(totals.drains).toBeGreaterThan(0);
     expect(totals.gearMoves).toBeGreaterThan(0);
-    expect(totals.calledOff).toBeGreaterThan(0);
+    if (soak === undefined) expect(totals.calledOff).toBeGreaterThan(0);
     expect(totals.hostileMessages).toBeGreaterThan(0);
   }, timeout);
 
