@@ -309,10 +309,13 @@ export class ThresholdEvaluator {
     let shadowRepeat: string | undefined;
     // Drains called off for the pool's demand (lib/domain/call-off.ts): an observed pool changes nothing.
     const callOffs = effective.mode === 'shadow' ? [] : (evaluation.callOff ?? []);
-    if (!gate.act && decision.kind !== 'no-action') {
-      // Not carried out: no scale-up happened for delayAfterAdd to count from (unless drains give nodes back), no drain for maxDrainsPerHour.
-      if (callOffs.length === 0) delete poolPatch.lastScaleUpAt;
-      if (callOffs.length === 0) delete poolPatch.lastDemandScaleUpAt;
+    // Not carried out: no scale-up happened for delayAfterAdd to count from (unless drains gave nodes back), no drain for maxDrainsPerHour.
+    const notCarriedOut = !gate.act && decision.kind !== 'no-action';
+    if ((notCarriedOut || (evaluation.callOff?.length ?? 0) > 0) && callOffs.length === 0) {
+      delete poolPatch.lastScaleUpAt;
+      delete poolPatch.lastDemandScaleUpAt;
+    }
+    if (notCarriedOut) {
       delete poolPatch.scaleDownsAt;
       if ('shadow' in gate) {
         const key = shadowKey(decision);

@@ -60,6 +60,8 @@ describe('a scale-down drain called off by its pool scaling up (dynalite)', () =
     expect(observed.reason).toMatch(/calls off 1 scale-down drain\(s\) instead of buying their nodes \(src\.example\.com: \d+ gears left\)/);
     const [still] = await w.store.listDrains(POOL, 'active');
     expect(still?.calledOffAt).toBeUndefined();
+    // Nothing was done, so nothing delays the observed pool's next scale-down either.
+    expect((await w.store.getPool(POOL))?.lastDemandScaleUpAt).toBeUndefined();
 
     const decided = await evaluateUntilScaleUp(w, new ThresholdEvaluator(ports, w.config));
     expect(decided.reason).toMatch(/calls off 1 scale-down drain\(s\) instead of buying their nodes/);
