@@ -182,9 +182,11 @@ export async function pollMoves(ctx: DrainContext, drain: DrainRecord, node: Nod
       // The attempt was written but its handle was not: find the move it may have started, or start it (same key).
       const key = moveKey(drain.drainId, move.gear.uuid, move.attempts);
       const outcome = await tryStart(ctx, drain, node, move, key, true);
+      changed = true;
+      // The tenant deleted the gear meanwhile: nothing to move (kept, the attempt would be recovered again on every pass).
+      if (outcome.dropped) continue;
       log.warn('move attempt without a handle recovered by its key', { drainId: drain.drainId, uuid: move.gear.uuid, attempt: move.attempts });
       moves.push(outcome.move);
-      changed = true;
       continue;
     }
     let status;
