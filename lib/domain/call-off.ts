@@ -17,6 +17,12 @@
  * - A draining node already emptied is called off too, last: its moves are
  *   spent, but re-opening it still spares a boot and a host. Only a drain the
  *   platform listed empty (`completedAt`: its node is being handed back) ends.
+ * - Gears that wait now (creations the broker refused) are bought for all the
+ *   same; the call-offs come on top (`nodesToBuy`). A called-off node re-opens
+ *   only once its moves in flight settle, at the gear mover's next round, so
+ *   it cannot stand in for the node a waiting gear needs; counting it did, and
+ *   at 2,000 nodes bursts met that delay (NASA at 200,000 gears: more waiting
+ *   than cluster-autoscaler, more drains aborted on full targets).
  *
  * Karpenter re-validates a consolidation before it disrupts and gives up when
  * pods turn pending; this is the same rule for a drain already under way.
@@ -41,6 +47,15 @@ export interface CallOffPlan {
   callOff: CallOff[];
   /** Nodes the re-opened ones give back, out of `wanted`. */
   nodesBack: number;
+}
+
+/**
+ * Nodes a scale-up buys that wanted `wanted`, when its call-offs give back
+ * `nodesBack` and the gears waiting now need `waitingNodes` (0: none wait):
+ * the call-offs stand in only for what the waiting gears do not need.
+ */
+export function nodesToBuy(wanted: number, nodesBack: number, waitingNodes: number): number {
+  return Math.max(0, wanted - nodesBack, Math.min(wanted, waitingNodes));
 }
 
 /** Whether the drain may be called off at all (see above). */
@@ -79,11 +94,15 @@ function reasonOf(call: CallOff, why: string): string {
   return `the pool scales up (${why}): ${call.nodeId} ${what}`;
 }
 
-/** The decision log's sentence for the call-offs of one evaluation. */
-export function callOffText(plan: CallOffPlan): string {
+/**
+ * The decision log's sentence for the call-offs of one evaluation. `spared`:
+ * the nodes they spared buying (all they give back, unless gears wait).
+ */
+export function callOffText(plan: CallOffPlan, spared = plan.nodesBack): string {
   const back = plan.callOff.filter((c) => c.returnsNode);
   const parts: string[] = [];
-  if (back.length > 0) parts.push(`calls off ${back.length} scale-down drain(s) instead of buying their nodes (${back.map((c) => `${c.nodeId}: ${c.gearsLeft} gears left`).join(', ')})`);
+  const instead = spared >= back.length ? 'instead of buying their nodes' : spared > 0 ? `instead of buying ${spared} of their nodes (gears wait now)` : 'as well as buying for the gears that wait now (a called-off node re-opens once its moves in flight settle)';
+  if (back.length > 0) parts.push(`calls off ${back.length} scale-down drain(s) ${instead} (${back.map((c) => `${c.nodeId}: ${c.gearsLeft} gears left`).join(', ')})`);
   const notBegun = plan.callOff.length - back.length;
   if (notBegun > 0) parts.push(`calls off ${notBegun} scale-down drain(s) not begun`);
   return parts.join('; ');

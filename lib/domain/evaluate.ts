@@ -21,7 +21,7 @@
  */
 import { drainsPerDecision, poolBudget, scaleDownBudget, withScaleDown } from './budget.js';
 import { chooseScaleDownCandidates } from './candidates.js';
-import { callOffText, drainsToCallOff } from './call-off.js';
+import { callOffText, drainsToCallOff, nodesToBuy } from './call-off.js';
 import type { PoolDecision, PoolEvaluation, PoolEvaluationInput, RejectedCandidate } from './decision.js';
 import { formatDuration } from './duration.js';
 import { forecastDemand, recordDemand, type Forecast } from './forecast.js';
@@ -156,9 +156,10 @@ function decide(input: PoolEvaluationInput): PoolEvaluation {
     const why = `${at}${triggers.join('')}`;
     const forecastText = forecastNodes > 0 && forecast ? ` (forecast: ${forecast.basis}, +${plural(forecastNodes, 'node')})` : '';
 
-    // Scale-down drains under way give their nodes back first (call-off.ts): only the rest is bought.
+    // Scale-down drains under way give their nodes back first (call-off.ts): only the rest is bought, and all that waiting gears need.
     const calling = drainsToCallOff(drains, nodes, wanted, at);
-    const callText = calling.callOff.length > 0 ? `; ${callOffText(calling)}` : '';
+    const toBuy = nodesToBuy(wanted, calling.nodesBack, waitingNodes);
+    const callText = calling.callOff.length > 0 ? `; ${callOffText(calling, wanted - toBuy)}` : '';
     const withCallOff = (evaluation: PoolEvaluation): PoolEvaluation => {
       if (calling.callOff.length === 0) return evaluation;
       // The pool scaled up for demand, if with its own nodes: no drain right after (delayAfterAdd, the bought-back wait).
@@ -166,7 +167,6 @@ function decide(input: PoolEvaluationInput): PoolEvaluation {
       poolPatch.lastDemandScaleUpAt = nowIso;
       return { ...evaluation, callOff: calling.callOff };
     };
-    const toBuy = wanted - calling.nodesBack;
     if (toBuy === 0) return withCallOff(result(noAction(`${why}; wants +${plural(wanted, 'node')}${callText}`), forecastInfo));
 
     // Blocked: capacity exhausted, or backing off after a failure.
@@ -179,7 +179,7 @@ function decide(input: PoolEvaluationInput): PoolEvaluation {
       return withCallOff(result(noAction(`${why}; wants +${plural(toBuy, 'node')}, blocked: failure backoff until ${clock(backoffUntil, nowMs)}${callText}`), forecastInfo));
     }
 
-    const clamp = clampScaleUp(toBuy, input, draining + size, { doubling: ramp.minNodes > 0, waitingNodes: Math.max(0, waitingNodes - calling.nodesBack) });
+    const clamp = clampScaleUp(toBuy, input, draining + size, { doubling: ramp.minNodes > 0, waitingNodes: Math.min(toBuy, waitingNodes) });
     if (clamp.count === 0) {
       return withCallOff(result(noAction(`${why}; wants +${plural(toBuy, 'node')}, cannot add any: at limit ${clamp.zeroBy}${callText}`), forecastInfo));
     }

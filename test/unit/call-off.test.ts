@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { callOffText, callable, drainsToCallOff } from '../../lib/domain/call-off.js';
+import { callOffText, callable, drainsToCallOff, nodesToBuy } from '../../lib/domain/call-off.js';
 import type { DrainRecord, NodeRecord } from '../../lib/domain/model.js';
 import { drain, move, node, minutesAgo } from '../support/builders.js';
 
@@ -73,5 +73,34 @@ describe('drainsToCallOff', () => {
   it('says what it takes back, in one sentence', () => {
     const plan = drainsToCallOff([drain('x', []), ...drains], nodes, 2, 'why');
     expect(callOffText(plan)).toBe('calls off 2 scale-down drain(s) instead of buying their nodes (b: 60 gears left, c: 35 gears left); calls off 1 scale-down drain(s) not begun');
+  });
+});
+
+describe('nodesToBuy: the call-offs stand in only for what waiting gears do not need', () => {
+  it('with no gear waiting, buys what the call-offs do not give back', () => {
+    expect(nodesToBuy(5, 2, 0)).toBe(3);
+    expect(nodesToBuy(2, 3, 0)).toBe(0);
+  });
+
+  it('with gears waiting, buys at least what they need, whatever the call-offs give back', () => {
+    expect(nodesToBuy(5, 3, 4)).toBe(4);
+    expect(nodesToBuy(5, 5, 5)).toBe(5);
+    expect(nodesToBuy(5, 1, 2)).toBe(4);
+  });
+
+  it('never more than the scale-up wanted', () => {
+    expect(nodesToBuy(3, 3, 7)).toBe(3);
+  });
+});
+
+describe('callOffText: says what the call-offs spared', () => {
+  const plan = drainsToCallOff([drain('b', []), drain('c', [])], [draining('b', 60), draining('c', 35)], 2, 'pool at 0.99');
+
+  it('instead of buying their nodes, some of them, or as well as buying for waiting gears', () => {
+    expect(callOffText(plan, 2)).toBe('calls off 2 scale-down drain(s) instead of buying their nodes (b: 60 gears left, c: 35 gears left)');
+    expect(callOffText(plan, 1)).toBe('calls off 2 scale-down drain(s) instead of buying 1 of their nodes (gears wait now) (b: 60 gears left, c: 35 gears left)');
+    expect(callOffText(plan, 0)).toBe(
+      'calls off 2 scale-down drain(s) as well as buying for the gears that wait now (a called-off node re-opens once its moves in flight settle) (b: 60 gears left, c: 35 gears left)',
+    );
   });
 });

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { decidePool } from '../../lib/domain/evaluate.js';
-import type { NodeRecord } from '../../lib/domain/model.js';
-import { NOW, drain, evaluation, minutesAgo, node, nodes, pool } from '../support/builders.js';
+import type { DemandSample, NodeRecord as Node, PoolRecord } from '../../lib/domain/model.js';
+import { NOW, config, drain, evaluation, minutesAgo, node, nodes, pool } from '../support/builders.js';
 
 /** A node draining for its drain `drain-<nodeId>`. */
-function draining(nodeId: string, gears: number): NodeRecord {
+function draining(nodeId: string, gears: number): Node {
   return { ...node(nodeId, { state: 'draining', gears }), drainId: `drain-${nodeId}` };
 }
 
@@ -57,5 +57,27 @@ describe('decidePool: scale-down drains give way to a scale-up', () => {
     expect(calm.decision.kind).toBe('no-action');
     expect(calm.callOff).toBeUndefined();
     expect(calm.poolPatch.lastScaleUpAt).toBeUndefined();
+  });
+
+  describe('while gears wait (creations the broker refused)', () => {
+    /** The product's thresholds (pools run full), no forecast; 30 gears of headroom. */
+    const product = config({ limits: { maxNodesTotal: 500 }, scaleUp: { threshold: 0.98, target: 0.96, headroomGears: 30, forecast: { enabled: false } } }, { max: 200 });
+    const minute = (at: string) => Math.floor(Date.parse(at) / 60_000);
+    const history: DemandSample[] = Array.from({ length: 10 }, (_, i) => [minute(minutesAgo(10 - i)), 2000]);
+    const refused = (gears: number): PoolRecord['refused'] => ({ gears, windowStart: minutesAgo(2), windowEnd: minutesAgo(1) });
+    const full: Node[] = nodes(20, 100);
+
+    it('buys every node the waiting gears need and calls the drains off on top: a called-off node re-opens only once its moves settle', () => {
+      const waitingPool = pool({ demandHistory: history, refused: refused(100) });
+      const withoutDrains = decidePool(evaluation({ config: product, nodes: full, pool: waitingPool }));
+      expect(withoutDrains.decision.kind).toBe('scale-up');
+      const needed = withoutDrains.decision.kind === 'scale-up' ? withoutDrains.decision.count : 0;
+      expect(needed).toBeGreaterThanOrEqual(2);
+
+      const result = decidePool(evaluation({ config: product, nodes: [...full, draining('d', 40), draining('e', 20)], drains: [drain('d', []), drain('e', [])], pool: waitingPool }));
+      expect(result.decision).toMatchObject({ kind: 'scale-up', count: needed, wanted: needed });
+      expect(result.callOff?.map((call) => call.nodeId)).toEqual(['d', 'e']);
+      expect(result.decision.reason).toContain('calls off 2 scale-down drain(s) as well as buying for the gears that wait now');
+    });
   });
 });
