@@ -101,9 +101,14 @@ function reasonOf(call: CallOff, why: string): string {
 export function callOffText(plan: CallOffPlan, spared = plan.nodesBack): string {
   const back = plan.callOff.filter((c) => c.returnsNode);
   const parts: string[] = [];
-  const instead = spared >= back.length ? 'instead of buying their nodes' : spared > 0 ? `instead of buying ${spared} of their nodes (gears wait now)` : 'as well as buying for the gears that wait now (a called-off node re-opens once its moves in flight settle)';
-  if (back.length > 0) parts.push(`calls off ${back.length} scale-down drain(s) ${instead} (${back.map((c) => `${c.nodeId}: ${c.gearsLeft} gears left`).join(', ')})`);
+  if (back.length > 0) parts.push(`calls off ${back.length} scale-down drain(s) ${sparedText(spared, back.length)} (${back.map((c) => `${c.nodeId}: ${c.gearsLeft} gears left`).join(', ')})`);
   const notBegun = plan.callOff.length - back.length;
   if (notBegun > 0) parts.push(`calls off ${notBegun} scale-down drain(s) not begun`);
   return parts.join('; ');
+}
+
+function sparedText(spared: number, returned: number): string {
+  if (spared >= returned) return 'instead of buying their nodes';
+  if (spared > 0) return `instead of buying ${spared} of their nodes (gears wait now)`;
+  return 'as well as buying for the gears that wait now (a called-off node re-opens once its moves in flight settle)';
 }
