@@ -104,6 +104,7 @@ describe('a scale-down drain called off by its pool scaling up (dynalite)', () =
     // No failure: no delayAfterFailure on the pool, no DrainsAborted alarm, nothing handed to the decommissioner.
     expect((await w.store.getPool(POOL))?.lastFailureAt).toBeUndefined();
     expect(w.metrics.sum('DrainsAborted')).toBe(0);
+    expect(w.metrics.sum('DrainsCalledOff')).toBe(1);
     expect(w.queue.sent('decommission')).toEqual([]);
     const [logged] = await w.store.listDecisions(POOL, 1);
     expect(logged).toMatchObject({ kind: 'scale-up', decisionId: under!.decisionId });

@@ -106,6 +106,7 @@ describe('gear mover on dynalite with the simulated platform', () => {
     expect(w.sim.nodeFacts('t1.example.com').activeGears).toBe(3);
     expect((await w.store.getPool(POOL))?.lastFailureAt).toBeDefined();
     expect(w.metrics.sum('DrainsAborted')).toBe(1);
+    expect(w.metrics.sum('DrainsCalledOff')).toBe(0);
     expect(w.queue.sent('decommission')).toEqual([]);
     const [logged] = await w.store.listDecisions(POOL, 1);
     expect(logged).toMatchObject({ kind: 'failure', decisionId: drain.decisionId });

@@ -142,6 +142,8 @@ export async function finishAbort(ctx: DrainContext, drain: DrainRecord, node: N
   const done = await save(ctx, drain, { state: 'aborted', abortReason: reason.slice(0, 1024) });
   const progress = progressOf(done.moves);
   if (failed) metrics.record('DrainsAborted', 1, 'Count', { pool: drain.pool });
+  // Apart from DrainsAborted, which pages: a call-off is the scaler following demand, not a fault.
+  else if (calledOff) metrics.record('DrainsCalledOff', 1, 'Count', { pool: drain.pool });
   const ended = calledOff ? 'called off' : started ? 'aborted' : 'refused';
   const logText = calledOff
     ? 'drain called off; node re-opened for the pool scaling up, moved gears stay where they are'
