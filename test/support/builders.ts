@@ -5,7 +5,7 @@
  */
 import { parseConfig, type Config, type ConfigInput, type PoolConfig } from '../../lib/config/index.js';
 import type { PoolEvaluationInput } from '../../lib/domain/decision.js';
-import type { DrainRecord, GearMove, MoveState, NodeRecord, NodeState, PoolRecord } from '../../lib/domain/model.js';
+import type { DemandSample, DrainRecord, GearMove, MoveState, NodeRecord, NodeState, PoolRecord } from '../../lib/domain/model.js';
 import type { PolicyName, PolicyResult } from '../../lib/sim/results.js';
 
 /** The fixed "now" of the tests. */
@@ -66,6 +66,21 @@ export function nodes(count: number, gears: number, max = 100, prefix = 'node', 
 
 export function pool(fields: Partial<PoolRecord> = {}): PoolRecord {
   return { pool: POOL, district: 'd1', profile: 'small', version: 1, ...fields };
+}
+
+/** The epoch minute of `at`: the key of a pool's demand samples. */
+export function epochMinute(at: Date | string): number {
+  return Math.floor(new Date(at).getTime() / 60_000);
+}
+
+/** A pool's demand history: `gears` placed at every minute of the last `minutes`. */
+export function flatDemand(gears: number, minutes = 10): DemandSample[] {
+  return Array.from({ length: minutes }, (_, i) => [epochMinute(minutesAgo(minutes - i)), gears]);
+}
+
+/** The broker's report of `gears` creations refused in the minute that ended `endedMinutesAgo` ago. */
+export function refusedReport(gears: number, endedMinutesAgo = 1): PoolRecord['refused'] {
+  return { gears, windowStart: minutesAgo(endedMinutesAgo + 1), windowEnd: minutesAgo(endedMinutesAgo) };
 }
 
 export function move(target: string, state: MoveState = 'planned', uuid = `g-${target}-${Math.random().toString(36).slice(2, 8)}`): GearMove {

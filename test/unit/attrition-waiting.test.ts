@@ -2,9 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { planAttrition } from '../../lib/domain/attrition.js';
 import type { PoolDecision } from '../../lib/domain/decision.js';
 import { decidePool } from '../../lib/domain/evaluate.js';
-import type { DemandSample, NodeRecord, PoolRecord } from '../../lib/domain/model.js';
+import type { NodeRecord } from '../../lib/domain/model.js';
 import { computeUtilization } from '../../lib/domain/utilization.js';
-import { NOW, POOL, config, evaluation, minutesAgo, node, pool } from '../support/builders.js';
+import { NOW, POOL, config, evaluation, flatDemand, minutesAgo, node, pool, refusedReport } from '../support/builders.js';
 
 // Gears the broker refused are demand for attrition too (lib/domain/attrition.ts): closed nodes are reopened in one
 // evaluation until the open running nodes take every waiting gear with the headroom left, and none is closed while
@@ -70,15 +70,12 @@ describe('planAttrition with waiting gears: close', () => {
 });
 
 describe('the evaluator with a broker report and closed nodes', () => {
-  const minute = (at: Date | string) => Math.floor(new Date(at).getTime() / 60_000);
-  const history = (gears: number): DemandSample[] => Array.from({ length: 10 }, (_, i) => [minute(minutesAgo(10 - i)), gears]);
-  const refused = (gears: number): PoolRecord['refused'] => ({ gears, windowStart: minutesAgo(2), windowEnd: minutesAgo(1) });
 
   it('reopens every closed node the refused gears need at once, instead of one an evaluation or a scale-up', () => {
     // A burst: 3 open nodes full (300 gears), 180 gear creations refused; 4 closed nodes hold 20 gears each (320 free).
     const nodes = [node('a', { gears: 100 }), node('b', { gears: 100 }), node('c', { gears: 100 }), ...['w', 'x', 'y', 'z'].map((id) => closed(id, 20))];
     const product = config({ scaleUp: { threshold: 0.98, target: 0.96, headroomGears: 30, forecast: { enabled: false } } });
-    const result = decidePool(evaluation({ config: product, nodes, pool: pool({ demandHistory: history(380), refused: refused(180) }) }));
+    const result = decidePool(evaluation({ config: product, nodes, pool: pool({ demandHistory: flatDemand(380), refused: refusedReport(180) }) }));
     // The closed nodes hold them: no node is bought...
     expect(result.decision.kind).toBe('no-action');
     // ...and enough of them open now for all 180 and the headroom (80 free each: three), not one for the headroom.

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { decidePool } from '../../lib/domain/evaluate.js';
-import type { DemandSample, NodeRecord as Node, PoolRecord } from '../../lib/domain/model.js';
-import { NOW, config, drain, evaluation, minutesAgo, node, nodes, pool } from '../support/builders.js';
+import type { NodeRecord as Node } from '../../lib/domain/model.js';
+import { NOW, config, drain, evaluation, flatDemand, minutesAgo, node, nodes, pool, refusedReport } from '../support/builders.js';
 
 /** A node draining for its drain `drain-<nodeId>`. */
 function draining(nodeId: string, gears: number): Node {
@@ -62,13 +62,11 @@ describe('decidePool: scale-down drains give way to a scale-up', () => {
   describe('while gears wait (creations the broker refused)', () => {
     /** The product's thresholds (pools run full), no forecast; 30 gears of headroom. */
     const product = config({ limits: { maxNodesTotal: 500 }, scaleUp: { threshold: 0.98, target: 0.96, headroomGears: 30, forecast: { enabled: false } } }, { max: 200 });
-    const minute = (at: string) => Math.floor(Date.parse(at) / 60_000);
-    const history: DemandSample[] = Array.from({ length: 10 }, (_, i) => [minute(minutesAgo(10 - i)), 2000]);
-    const refused = (gears: number): PoolRecord['refused'] => ({ gears, windowStart: minutesAgo(2), windowEnd: minutesAgo(1) });
+    const history = flatDemand(2000);
     const full: Node[] = nodes(20, 100);
 
     it('buys every node the waiting gears need and calls the drains off on top: a called-off node re-opens only once its moves settle', () => {
-      const waitingPool = pool({ demandHistory: history, refused: refused(100) });
+      const waitingPool = pool({ demandHistory: history, refused: refusedReport(100) });
       const withoutDrains = decidePool(evaluation({ config: product, nodes: full, pool: waitingPool }));
       expect(withoutDrains.decision.kind).toBe('scale-up');
       const needed = withoutDrains.decision.kind === 'scale-up' ? withoutDrains.decision.count : 0;

@@ -1,18 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { decidePool } from '../../lib/domain/evaluate.js';
 import { explainPool } from '../../lib/domain/explain.js';
-import type { DemandSample, NodeRecord, PoolRecord } from '../../lib/domain/model.js';
+import type { DemandSample, NodeRecord } from '../../lib/domain/model.js';
 import { REFUSED_GRACE_MS, nodesForWaiting, slotsFullAt, waitingGears } from '../../lib/domain/waiting.js';
-import { NOW, config, evaluation, minutesAgo, node, nodes, pool } from '../support/builders.js';
+import { NOW, config, epochMinute, evaluation, flatDemand, minutesAgo, node, nodes, pool, refusedReport } from '../support/builders.js';
 
 /** The product's thresholds (pools run full), no forecast; 30 gears of headroom. */
 const product = (scaleUp: Record<string, unknown> = {}, max = 200) =>
   config({ limits: { maxNodesTotal: 500 }, scaleUp: { threshold: 0.98, target: 0.96, headroomGears: 30, forecast: { enabled: false }, ...scaleUp } }, { max });
-const minute = (at: Date | string) => Math.floor(new Date(at).getTime() / 60_000);
-/** A report of `gears` refused in the minute that ended `endedMinutesAgo` ago. */
-const refused = (gears: number, endedMinutesAgo = 1): PoolRecord['refused'] => ({ gears, windowStart: minutesAgo(endedMinutesAgo + 1), windowEnd: minutesAgo(endedMinutesAgo) });
-/** Placed demand per minute: `gears` at every minute of the last `minutes`. */
-const history = (gears: number, minutes = 10): DemandSample[] => Array.from({ length: minutes }, (_, i) => [minute(minutesAgo(minutes - i)), gears]);
+const minute = epochMinute;
+const refused = refusedReport;
+const history = flatDemand;
 
 function scaleUp(result: ReturnType<typeof decidePool>) {
   if (result.decision.kind !== 'scale-up') throw new Error(`expected scale-up, got ${result.decision.kind}: ${result.decision.reason}`);
