@@ -7,7 +7,7 @@
  * value, change nothing in the state table, send nothing, touch no host; the
  * good record of the same batch must still be processed.
  */
-import { ScanCommand } from '@aws-sdk/client-dynamodb';
+import { BatchWriteItemCommand, ScanCommand } from '@aws-sdk/client-dynamodb';
 import type { SQSBatchResponse, SQSRecord } from 'aws-lambda';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -214,6 +214,27 @@ async function tableItems(): Promise<string[]> {
   return items.sort();
 }
 
+/**
+ * Deletes every item. A run with a good record leaves that record's node,
+ * drain or decision behind, and each "changed nothing" check scans the whole
+ * table: a table that only grew made every later scan slower (half the file's
+ * time by default, and the soak's ten-fold runs quadratic). Bad records are
+ * refused before any state is read, so an empty table tests them as well.
+ */
+async function emptyTable(): Promise<void> {
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await dynamo.client.send(new ScanCommand({ TableName: dynamo.tableName, ProjectionExpression: 'pk, sk', ...(start ? { ExclusiveStartKey: start as never } : {}) }));
+    const keys = page.Items ?? [];
+    for (let i = 0; i < keys.length; i += 25) {
+      const deletes = keys.slice(i, i + 25).map((Key) => ({ DeleteRequest: { Key } }));
+      const written = await dynamo.client.send(new BatchWriteItemCommand({ RequestItems: { [dynamo.tableName]: deletes } }));
+      expect(written.UnprocessedItems?.[dynamo.tableName] ?? []).toEqual([]);
+    }
+    start = page.LastEvaluatedKey as Record<string, unknown> | undefined;
+  } while (start);
+}
+
 let recordCounter = 0;
 function record(queue: string, body: string, groupId?: string, senderId = LOCAL_SENDER): SQSRecord {
   recordCounter += 1;
@@ -304,7 +325,8 @@ describe.each(Object.keys(CONSUMER))('malformed bodies on the %s queue', (queue)
         const goodRecord = good ? record(queue, good.body, good.groupId) : undefined;
         const records = goodRecord ? [...badRecords.slice(0, 4), goodRecord, ...badRecords.slice(4)] : badRecords;
 
-        const tableBefore = await tableItems();
+        // With a good record the table changes: the check below is for batches of bad records only.
+        const tableBefore = good ? undefined : await tableItems();
         const sentBefore = sent.length;
         const hostsBefore = cloud.calls.length;
         const platformBefore = platformCalls;
@@ -325,6 +347,7 @@ describe.each(Object.keys(CONSUMER))('malformed bodies on the %s queue', (queue)
         }
         if (good) {
           expect(await good.processed()).toBe(true);
+          await emptyTable();
         } else {
           expect(await tableItems()).toEqual(tableBefore);
           expect(sent.length).toBe(sentBefore);
