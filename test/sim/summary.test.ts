@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ReactiveFloor, ReactiveRun } from '../../lib/sim/floor.js';
-import { goalChecks, goalLine } from '../../lib/sim/summary.js';
+import { figureAgainst, goalChecks, goalLine } from '../../lib/sim/summary.js';
 import { policyResult } from '../support/builders.js';
 
 const run = (fields: Partial<ReactiveRun>): ReactiveRun => ({ headroomGears: 0, holdSeconds: 0, waitingGearMinutes: 0, demandGearMinutes: 1_000_000, nodeHours: 0, ...fields });
@@ -86,5 +86,23 @@ describe('the gear moves check', () => {
     expect(goalChecks(growing(85))!.find((c) => c.text.startsWith('gear moves'))).toEqual({ text: 'gear moves 85 where clairvoyant-4h moves none (<= 1.5 x)', met: false });
     expect(goalChecks(growing(0))!.find((c) => c.text.startsWith('gear moves'))?.met).toBe(true);
     expect(goalChecks([policyResult('nodescaler', { gearMoves: 30 }), policyResult('clairvoyant-4h', { gearMoves: 20 })])!.find((c) => c.text.startsWith('gear moves'))).toEqual({ text: 'gear moves 1.50 x clairvoyant-4h <= 1.5', met: true });
+  });
+});
+
+describe('a figure beside its line', () => {
+  it('shows the digits that tell a miss from the line, where the usual rounding would read as met', () => {
+    // Azure cpu_usage at 200,000 gears, 3 days: 133,904 node-hours against clairvoyant-4h's 127,504 (line 133,879).
+    const results = [policyResult('nodescaler', { nodeHours: 133_904 }), policyResult('clairvoyant-4h', { nodeHours: 127_504 })];
+    expect(goalChecks(results)![0]).toEqual({ text: 'node-hours 1.0502 x clairvoyant-4h <= 1.05', met: false });
+    expect(figureAgainst(1.0502, 1.05, 3)).toBe('1.0502');
+    expect(figureAgainst(1.5004, 1.5, 2)).toBe('1.5004');
+    expect(figureAgainst(0.10004, 0.1, 3)).toBe('0.10004');
+  });
+
+  it('keeps the usual digits where they already tell, and for a figure that meets its line', () => {
+    expect(figureAgainst(1.0496, 1.05, 3)).toBe('1.050');
+    expect(figureAgainst(1.064, 1.05, 3)).toBe('1.064');
+    expect(figureAgainst(1.5, 1.5, 2)).toBe('1.50');
+    expect(figureAgainst(0.326, 0.1, 3)).toBe('0.326');
   });
 });
