@@ -54,17 +54,6 @@ export interface GoalCheck {
 }
 
 /**
- * The product's promise (README, "The goal line"): with default settings,
- * node-hours <= 1.05 x clairvoyant-4h, gear moves <= 1.5 x clairvoyant-4h,
- * unplaced <= 0.1 % of gear-minutes, no invariant violation, fewer node-hours
- * and fewer moves than karpenter, fewer node-hours and no more waiting
- * gear-minutes than cluster-autoscaler. A check whose reference did not run
- * is left out and named. A missed check is marked infeasible by figures, not
- * by trace: with `floor` (lib/sim/floor.ts) when no reactive rule reaches it,
- * and node-hours below karpenter's when karpenter ran below clairvoyant-1h.
- * Infeasible checks still count as missed.
- */
-/**
  * `value` with `digits` decimals, and more (up to 6) while the rounded text
  * would read as on the other side of `limit`: 133,904 node-hours against a
  * line of 133,879 are 1.0502 x, and "1.050 x <= 1.05 MISSED" reads as a bug.
@@ -76,6 +65,17 @@ export function figureAgainst(value: number, limit: number, digits: number): str
   return text;
 }
 
+/**
+ * The product's promise (README, "The goal line"): with default settings,
+ * node-hours <= 1.05 x clairvoyant-4h, gear moves <= 1.5 x clairvoyant-4h,
+ * unplaced <= 0.1 % of gear-minutes, no invariant violation, fewer node-hours
+ * and fewer moves than karpenter, fewer node-hours and no more waiting
+ * gear-minutes than cluster-autoscaler. A check whose reference did not run
+ * is left out and named. A missed check is marked infeasible by figures, not
+ * by trace: with `floor` (lib/sim/floor.ts) when no reactive rule reaches it,
+ * and node-hours below karpenter's when karpenter ran below clairvoyant-1h.
+ * Infeasible checks still count as missed.
+ */
 export function goalChecks(results: PolicyResult[], floor?: ReactiveFloor): GoalCheck[] | undefined {
   const ours = results.find((r) => r.policy === 'nodescaler');
   if (!ours) return undefined;

@@ -203,14 +203,21 @@ afterAll(async () => {
   await dynamo?.close();
 });
 
-async function tableItems(): Promise<string[]> {
-  const items: string[] = [];
+/** The table's items, a page at a time (`projection`: only those attributes). */
+async function* scanPages(projection?: string): AsyncGenerator<Array<Record<string, unknown>>> {
   let start: Record<string, unknown> | undefined;
   do {
-    const page = await dynamo.client.send(new ScanCommand({ TableName: dynamo.tableName, ...(start ? { ExclusiveStartKey: start as never } : {}) }));
-    for (const item of page.Items ?? []) items.push(JSON.stringify(item, Object.keys(item).sort()));
+    const page = await dynamo.client.send(
+      new ScanCommand({ TableName: dynamo.tableName, ...(projection ? { ProjectionExpression: projection } : {}), ...(start ? { ExclusiveStartKey: start as never } : {}) }),
+    );
+    yield page.Items ?? [];
     start = page.LastEvaluatedKey as Record<string, unknown> | undefined;
   } while (start);
+}
+
+async function tableItems(): Promise<string[]> {
+  const items: string[] = [];
+  for await (const page of scanPages()) for (const item of page) items.push(JSON.stringify(item, Object.keys(item).sort()));
   return items.sort();
 }
 
@@ -222,17 +229,14 @@ async function tableItems(): Promise<string[]> {
  * refused before any state is read, so an empty table tests them as well.
  */
 async function emptyTable(): Promise<void> {
-  let start: Record<string, unknown> | undefined;
-  do {
-    const page = await dynamo.client.send(new ScanCommand({ TableName: dynamo.tableName, ProjectionExpression: 'pk, sk', ...(start ? { ExclusiveStartKey: start as never } : {}) }));
-    const keys = page.Items ?? [];
+  for await (const keys of scanPages('pk, sk')) {
     for (let i = 0; i < keys.length; i += 25) {
-      const deletes = keys.slice(i, i + 25).map((Key) => ({ DeleteRequest: { Key } }));
+      const deletes = keys.slice(i, i + 25).map((Key) => ({ DeleteRequest: { Key: Key as never } }));
       const written = await dynamo.client.send(new BatchWriteItemCommand({ RequestItems: { [dynamo.tableName]: deletes } }));
       expect(written.UnprocessedItems?.[dynamo.tableName] ?? []).toEqual([]);
     }
-    start = page.LastEvaluatedKey as Record<string, unknown> | undefined;
-  } while (start);
+  }
+  expect(await tableItems()).toEqual([]);
 }
 
 let recordCounter = 0;
