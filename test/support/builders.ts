@@ -5,6 +5,7 @@
  */
 import { parseConfig, type Config, type ConfigInput, type PoolConfig } from '../../lib/config/index.js';
 import type { PoolEvaluationInput } from '../../lib/domain/decision.js';
+import { epochMinute } from '../../lib/domain/forecast.js';
 import type { DemandSample, DrainRecord, GearMove, MoveState, NodeRecord, NodeState, PoolRecord } from '../../lib/domain/model.js';
 import type { PolicyName, PolicyResult } from '../../lib/sim/results.js';
 
@@ -68,14 +69,9 @@ export function pool(fields: Partial<PoolRecord> = {}): PoolRecord {
   return { pool: POOL, district: 'd1', profile: 'small', version: 1, ...fields };
 }
 
-/** The epoch minute of `at`: the key of a pool's demand samples. */
-export function epochMinute(at: Date | string): number {
-  return Math.floor(new Date(at).getTime() / 60_000);
-}
-
 /** A pool's demand history: `gears` placed at every minute of the last `minutes`. */
 export function flatDemand(gears: number, minutes = 10): DemandSample[] {
-  return Array.from({ length: minutes }, (_, i) => [epochMinute(minutesAgo(minutes - i)), gears]);
+  return Array.from({ length: minutes }, (_, i) => [epochMinute(NOW) - (minutes - i), gears]);
 }
 
 /** The broker's report of `gears` creations refused in the minute that ended `endedMinutesAgo` ago. */

@@ -70,7 +70,6 @@ describe('planAttrition with waiting gears: close', () => {
 });
 
 describe('the evaluator with a broker report and closed nodes', () => {
-
   it('reopens every closed node the refused gears need at once, instead of one an evaluation or a scale-up', () => {
     // A burst: 3 open nodes full (300 gears), 180 gear creations refused; 4 closed nodes hold 20 gears each (320 free).
     const nodes = [node('a', { gears: 100 }), node('b', { gears: 100 }), node('c', { gears: 100 }), ...['w', 'x', 'y', 'z'].map((id) => closed(id, 20))];

@@ -3,14 +3,12 @@ import { decidePool } from '../../lib/domain/evaluate.js';
 import { explainPool } from '../../lib/domain/explain.js';
 import type { DemandSample, NodeRecord } from '../../lib/domain/model.js';
 import { REFUSED_GRACE_MS, nodesForWaiting, slotsFullAt, waitingGears } from '../../lib/domain/waiting.js';
-import { NOW, config, epochMinute, evaluation, flatDemand, minutesAgo, node, nodes, pool, refusedReport } from '../support/builders.js';
+import { epochMinute } from '../../lib/domain/forecast.js';
+import { NOW, config, evaluation, flatDemand, minutesAgo, node, nodes, pool, refusedReport } from '../support/builders.js';
 
 /** The product's thresholds (pools run full), no forecast; 30 gears of headroom. */
 const product = (scaleUp: Record<string, unknown> = {}, max = 200) =>
   config({ limits: { maxNodesTotal: 500 }, scaleUp: { threshold: 0.98, target: 0.96, headroomGears: 30, forecast: { enabled: false }, ...scaleUp } }, { max });
-const minute = epochMinute;
-const refused = refusedReport;
-const history = flatDemand;
 
 function scaleUp(result: ReturnType<typeof decidePool>) {
   if (result.decision.kind !== 'scale-up') throw new Error(`expected scale-up, got ${result.decision.kind}: ${result.decision.reason}`);
@@ -19,27 +17,27 @@ function scaleUp(result: ReturnType<typeof decidePool>) {
 
 describe('waitingGears', () => {
   it('is nothing without a report, for a report of 0, for a malformed window, and once the report is older than its window + grace', () => {
-    expect(waitingGears({}, history(500), NOW, 500)).toBeUndefined();
-    expect(waitingGears({ refused: refused(0) }, history(500), NOW, 500)).toBeUndefined();
-    expect(waitingGears({ refused: { gears: 5, windowStart: minutesAgo(1), windowEnd: minutesAgo(2) } }, history(500), NOW, 500)).toBeUndefined();
+    expect(waitingGears({}, flatDemand(500), NOW, 500)).toBeUndefined();
+    expect(waitingGears({ refused: refusedReport(0) }, flatDemand(500), NOW, 500)).toBeUndefined();
+    expect(waitingGears({ refused: { gears: 5, windowStart: minutesAgo(1), windowEnd: minutesAgo(2) } }, flatDemand(500), NOW, 500)).toBeUndefined();
     const graceMinutes = REFUSED_GRACE_MS / 60_000;
-    expect(waitingGears({ refused: refused(5, 1 + graceMinutes) }, history(500), NOW, 500)).toMatchObject({ refused: 5 });
-    expect(waitingGears({ refused: refused(5, 1 + graceMinutes + 0.1) }, history(500), NOW, 500)).toBeUndefined();
+    expect(waitingGears({ refused: refusedReport(5, 1 + graceMinutes) }, flatDemand(500), NOW, 500)).toMatchObject({ refused: 5 });
+    expect(waitingGears({ refused: refusedReport(5, 1 + graceMinutes + 0.1) }, flatDemand(500), NOW, 500)).toBeUndefined();
   });
 
   it('counts the waiting demand from the placed gears when the window ended, so gears placed since count once', () => {
     // 2,000 placed when the minute ended with 400 refused; 300 of them placed since (new nodes joined).
-    const samples: DemandSample[] = [...history(2000, 5).slice(0, 4), [minute(minutesAgo(1)), 2000], [minute(NOW), 2300]];
-    const waiting = waitingGears({ refused: refused(400) }, samples, NOW, 2300)!;
+    const samples: DemandSample[] = [...flatDemand(2000, 5).slice(0, 4), [epochMinute(NOW) - 1, 2000], [epochMinute(NOW), 2300]];
+    const waiting = waitingGears({ refused: refusedReport(400) }, samples, NOW, 2300)!;
     expect(waiting).toMatchObject({ refused: 400, demand: 2400, unplaced: 100, windowMs: 60_000 });
     expect(waiting.text).toBe('400 gear creations refused in the last 1m (broker), 100 not placed yet');
     // All placed: nothing waits any more, though the report is still fresh.
-    expect(waitingGears({ refused: refused(400) }, [...samples.slice(0, -1), [minute(NOW), 2400]], NOW, 2400)).toMatchObject({ unplaced: 0 });
+    expect(waitingGears({ refused: refusedReport(400) }, [...samples.slice(0, -1), [epochMinute(NOW), 2400]], NOW, 2400)).toMatchObject({ unplaced: 0 });
   });
 
   it('takes today\'s demand as the base when the history starts after the window', () => {
-    expect(waitingGears({ refused: refused(1) }, [[minute(NOW), 70]], NOW, 70)).toMatchObject({ demand: 71, unplaced: 1 });
-    expect(waitingGears({ refused: refused(1) }, undefined, NOW, 70)!.text).toBe('1 gear creation refused in the last 1m (broker), 1 not placed yet');
+    expect(waitingGears({ refused: refusedReport(1) }, [[epochMinute(NOW), 70]], NOW, 70)).toMatchObject({ demand: 71, unplaced: 1 });
+    expect(waitingGears({ refused: refusedReport(1) }, undefined, NOW, 70)!.text).toBe('1 gear creation refused in the last 1m (broker), 1 not placed yet');
   });
 });
 
@@ -66,17 +64,17 @@ describe('waitingGears with the pool\'s nodes: reports older than the spike do n
   // 12 nodes of 100, all full when 112 creations were refused; the history and the reports still show 1,135 placed
   // (one node reported before the spike filled it).
   const twelve = nodes(12, 100);
-  const stale: DemandSample[] = [...history(933, 5), [minute(NOW), 1135]];
+  const stale: DemandSample[] = [...flatDemand(933, 5), [epochMinute(NOW), 1135]];
   const cases: Array<{ name: string; nodes?: NodeRecord[]; demand: number; unplaced: number }> = [
     { name: 'without the nodes, the stale placed count is the base (as before)', demand: 1247, unplaced: 112 },
     { name: 'with them, every open slot was taken: 1,200 + 112', nodes: twelve, demand: 1312, unplaced: 112 },
     { name: 'a node that joined since does not count', nodes: [...twelve, ...nodes(1, 100, 100, 'joined', { createdMinutesAgo: 0 })], demand: 1312, unplaced: 112 },
   ];
   it.each(cases)('$name', ({ nodes: poolNodes, demand, unplaced }) => {
-    expect(waitingGears({ refused: refused(112, 0) }, stale, NOW, 1135, poolNodes)).toMatchObject({ refused: 112, demand, unplaced });
+    expect(waitingGears({ refused: refusedReport(112, 0) }, stale, NOW, 1135, poolNodes)).toMatchObject({ refused: 112, demand, unplaced });
   });
   it('never calls more gears unplaced than the broker refused', () => {
-    expect(waitingGears({ refused: refused(10, 0) }, stale, NOW, 1135, twelve)).toMatchObject({ demand: 1210, unplaced: 10 });
+    expect(waitingGears({ refused: refusedReport(10, 0) }, stale, NOW, 1135, twelve)).toMatchObject({ demand: 1210, unplaced: 10 });
   });
 });
 
@@ -98,7 +96,7 @@ describe('decidePool: refused gear creations are demand that waits', () => {
   const full: NodeRecord[] = nodes(20, 100);
 
   it('scales up at once (no sustain), for every waiting gear plus headroom in one decision, past the default 10 per decision, and says why', () => {
-    const result = decidePool(evaluation({ config: product(), nodes: full, pool: pool({ highSince: NOW.toISOString(), demandHistory: history(2000), refused: refused(1600) }) }));
+    const result = decidePool(evaluation({ config: product(), nodes: full, pool: pool({ highSince: NOW.toISOString(), demandHistory: flatDemand(2000), refused: refusedReport(1600) }) }));
     // 3,600 gears / 0.96 = 3,750 slots: 18 nodes beyond the 20 running.
     expect(scaleUp(result)).toMatchObject({ count: 18, wanted: 18, clampedBy: [] });
     expect(result.decision.reason).toContain('1600 gear creations refused in the last 1m (broker), 1600 not placed yet: sized for them + headroomGears 30 at once');
@@ -108,42 +106,42 @@ describe('decidePool: refused gear creations are demand that waits', () => {
   it('sizes one decision for the full pool when a report predates the spike, and says the spike outran the boot delay', () => {
     // 12 full nodes; one reported 65 free slots before the spike filled them; 112 creations refused.
     const twelve = [...nodes(11, 100), node('late', { gears: 35, max: 100 })];
-    const samples: DemandSample[] = [...history(933, 5), [minute(NOW), 1135]];
-    const result = decidePool(evaluation({ config: product({ headroomGears: 26 }), nodes: twelve, pool: pool({ demandHistory: samples, refused: refused(112, 0) }) }));
+    const samples: DemandSample[] = [...flatDemand(933, 5), [epochMinute(NOW), 1135]];
+    const result = decidePool(evaluation({ config: product({ headroomGears: 26 }), nodes: twelve, pool: pool({ demandHistory: samples, refused: refusedReport(112, 0) }) }));
     // 1,312 gears / 0.96 = 1,367 slots: 2 nodes, not the 1 that 1,135 + 112 asked for (one more came a minute later).
     expect(scaleUp(result)).toMatchObject({ count: 2, wanted: 2 });
     expect(result.decision.reason).toContain('demand outran the boot delay: 112 gears over capacity, new gears wait about');
   });
 
   it('without the report, the same full pool waits for the sustain window', () => {
-    const result = decidePool(evaluation({ config: product(), nodes: full, pool: pool({ highSince: NOW.toISOString(), demandHistory: history(2000) }) }));
+    const result = decidePool(evaluation({ config: product(), nodes: full, pool: pool({ highSince: NOW.toISOString(), demandHistory: flatDemand(2000) }) }));
     expect(result.decision.kind).toBe('scale-up'); // free slots 0 < headroom 30
     expect(scaleUp(result).count).toBe(1);
   });
 
   it('honours an operator-set maxNodesPerDecision and pool.max', () => {
-    const capped = decidePool(evaluation({ config: product({ maxNodesPerDecision: 5 }), nodes: full, pool: pool({ demandHistory: history(2000), refused: refused(1600) }) }));
+    const capped = decidePool(evaluation({ config: product({ maxNodesPerDecision: 5 }), nodes: full, pool: pool({ demandHistory: flatDemand(2000), refused: refusedReport(1600) }) }));
     expect(scaleUp(capped)).toMatchObject({ count: 5, wanted: 18, clampedBy: [{ limit: 'maxNodesPerDecision', value: 5 }] });
-    const small = decidePool(evaluation({ config: product({}, 24), nodes: full, pool: pool({ demandHistory: history(2000), refused: refused(1600) }) }));
+    const small = decidePool(evaluation({ config: product({}, 24), nodes: full, pool: pool({ demandHistory: flatDemand(2000), refused: refusedReport(1600) }) }));
     expect(scaleUp(small)).toMatchObject({ count: 4, clampedBy: [{ limit: 'pool.max', value: 24 }] });
   });
 
   it('buys nothing more while the nodes it asked for boot, though the broker keeps refusing', () => {
     const booting = Array.from({ length: 18 }, (_, i) => node(`new-${i}`, { state: 'provisioning', gears: null, createdMinutesAgo: 1 }));
-    const result = decidePool(evaluation({ config: product(), nodes: [...full, ...booting], pool: pool({ demandHistory: history(2000), refused: refused(1600) }) }));
+    const result = decidePool(evaluation({ config: product(), nodes: [...full, ...booting], pool: pool({ demandHistory: flatDemand(2000), refused: refusedReport(1600) }) }));
     expect(result.decision.kind).toBe('no-action');
   });
 
   it('counts a refused gear once the nodes joined and it is placed: no second scale-up for the same gears', () => {
     // The 18 nodes joined after the refusal: their slots took the waiting gears, they were not full when it came.
     const joined = [...full, ...nodes(16, 100, 100, 'joined', { createdMinutesAgo: 0 })];
-    const samples: DemandSample[] = [...history(2000, 5), [minute(NOW), 3600]];
-    const result = decidePool(evaluation({ config: product(), nodes: [...joined, ...nodes(2, 0, 100, 'spare', { createdMinutesAgo: 0 })], pool: pool({ demandHistory: samples, refused: refused(1600) }) }));
+    const samples: DemandSample[] = [...flatDemand(2000, 5), [epochMinute(NOW), 3600]];
+    const result = decidePool(evaluation({ config: product(), nodes: [...joined, ...nodes(2, 0, 100, 'spare', { createdMinutesAgo: 0 })], pool: pool({ demandHistory: samples, refused: refusedReport(1600) }) }));
     expect(result.decision.kind).toBe('no-action');
   });
 
   it('forgets a report older than its window and the grace', () => {
-    const result = decidePool(evaluation({ config: product({ headroomGears: 0 }), nodes: nodes(20, 90), pool: pool({ demandHistory: history(1800), refused: refused(1600, 4) }) }));
+    const result = decidePool(evaluation({ config: product({ headroomGears: 0 }), nodes: nodes(20, 90), pool: pool({ demandHistory: flatDemand(1800), refused: refusedReport(1600, 4) }) }));
     expect(result.decision.kind).toBe('no-action');
     expect(result.decision.reason).not.toContain('refused');
   });
@@ -151,7 +149,7 @@ describe('decidePool: refused gear creations are demand that waits', () => {
 
 describe('explainPool names the refused gears among the scale-up triggers', () => {
   it('with the nodes they need, or as covered while the nodes boot', () => {
-    const waitingPool = pool({ demandHistory: history(2000), refused: refused(1600) });
+    const waitingPool = pool({ demandHistory: flatDemand(2000), refused: refusedReport(1600) });
     const trigger = explainPool(evaluation({ config: product(), nodes: nodes(20, 100), pool: waitingPool })).scaleUp.find((c) => c.name === 'trigger')!;
     expect(trigger.ok).toBe(true);
     expect(trigger.detail).toContain('1600 gear creations refused in the last 1m (broker), 1600 not placed yet: +18 node(s)');
