@@ -72,6 +72,8 @@ export interface Placement {
 export interface Unplaced {
   gear: GearInfo;
   reason: string;
+  /** The active nodes with fresh stats are all full (below the fill fraction): demand, not a setting or a stats gap. */
+  full: boolean;
 }
 
 export interface DrainPlan {
@@ -156,7 +158,7 @@ export function planDrain(input: PlanInput): DrainPlan {
       }
       if (chosen >= 0) {
         if (input.antiAffinity === 'required') {
-          unplaced.push({ gear, reason: `anti-affinity: every node with room already holds a gear of ${gear.app}` });
+          unplaced.push({ gear, reason: `anti-affinity: every node with room already holds a gear of ${gear.app}`, full: false });
           continue;
         }
         sharesApp = true;
@@ -169,6 +171,7 @@ export function planDrain(input: PlanInput): DrainPlan {
           targets.length === 0
             ? `no active node of pool ${input.pool} with fresh stats has room below ${percent}`
             : `no room left below ${percent} on the ${targets.length} active node(s) of pool ${input.pool}`,
+        full: targets.length > 0,
       });
       continue;
     }

@@ -270,13 +270,28 @@ export function reservationsExcept(
  * (their failed gears are reported, the others keep moving).
  */
 export function abortCause(drain: DrainRecord, now: Date, drainTimeoutMs: number): string | undefined {
-  if (!isUrgent(drain)) {
-    const failed = drain.moves.find((move) => move.state === 'failed');
-    if (failed) {
-      return `gear ${failed.gear.uuid} (${failed.gear.app}) could not be moved to ${failed.target} after ${failed.attempts} attempt(s): ${failed.lastError ?? 'failed'}`;
-    }
+  const failed = stoppingMove(drain);
+  if (failed?.noRoom) {
+    return `no room for gear ${failed.gear.uuid} (${failed.gear.app}): ${failed.replans ?? 0} target(s) in a row filled or left before it could land (last ${failed.target}: ${failed.lastError ?? 'full'})`;
+  }
+  if (failed) {
+    return `gear ${failed.gear.uuid} (${failed.gear.app}) could not be moved to ${failed.target} after ${failed.attempts} attempt(s): ${failed.lastError ?? 'failed'}`;
   }
   return timeoutCause(drain, now, drainTimeoutMs);
+}
+
+/**
+ * True when a normal drain stops because the rest of the pool has no room
+ * for one of its gears: demand rose while it ran. The scaler following
+ * demand, like a call-off, not a fault an operator is paged for.
+ */
+export function stopsForRoom(drain: DrainRecord): boolean {
+  return stoppingMove(drain)?.noRoom === true;
+}
+
+/** The failed move that stops a normal drain (urgent drains report failed gears and go on). */
+function stoppingMove(drain: DrainRecord): GearMove | undefined {
+  return isUrgent(drain) ? undefined : drain.moves.find((move) => move.state === 'failed');
 }
 
 /**

@@ -198,6 +198,11 @@ export interface GearMove {
   retarget?: boolean;
   /** How often this gear was given a new target. */
   replans?: number;
+  /**
+   * Set when the move failed because every target it was given filled (or left the pool) before the gear
+   * could land: the pool has no room for it, which is demand, not a fault of the move.
+   */
+  noRoom?: boolean;
   /** The move's own version in the state table (each move is its own item); absent on a move not yet stored. */
   version?: number;
 }
@@ -238,6 +243,12 @@ export interface DrainRecord {
    * `aborted` the same way, but as no failure (no delayAfterFailure, no DrainsAborted).
    */
   calledOffAt?: string;
+  /**
+   * Set with `abortRequestedAt` when the rest of the pool has no room left for the node's gears (demand rose
+   * while the drain ran): it ends `aborted`, counted as `DrainsOutgrown`, not as a failure that pages or backs
+   * off the pool's scale-up.
+   */
+  outgrownAt?: string;
   /** When the platform reported the node empty. */
   completedAt?: string;
   /** Gears that could not be placed at the last plan (urgent drains wait for capacity instead of aborting). */

@@ -12,7 +12,7 @@ const KINDS: ReadonlyArray<readonly [kind: string, pattern: RegExp]> = [
   ['budget: maxMovesPerGear', /^disruption budget: .*\(maxMovesPerGear=/],
   ['budget: do-not-move', /^disruption budget: .*(do-not-move|doNotMoveApps)/],
   ['budget: maxDraining', /already draining \(/],
-  ['no room', /^cannot place \d+ of \d+ gear/],
+  ['no room', /^(cannot place \d+ of \d+ gear|no room for gear )/],
   ['move failed', /could not be moved/],
   ['preempted', /^preempted by urgent drain/],
   ['cancelled', /^cancelled: /],

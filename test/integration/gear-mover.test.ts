@@ -107,6 +107,7 @@ describe('gear mover on dynalite with the simulated platform', () => {
     expect((await w.store.getPool(POOL))?.lastFailureAt).toBeDefined();
     expect(w.metrics.sum('DrainsAborted')).toBe(1);
     expect(w.metrics.sum('DrainsCalledOff')).toBe(0);
+    expect(w.metrics.sum('DrainsOutgrown')).toBe(0);
     expect(w.queue.sent('decommission')).toEqual([]);
     const [logged] = await w.store.listDecisions(POOL, 1);
     expect(logged).toMatchObject({ kind: 'failure', decisionId: drain.decisionId });
@@ -127,6 +128,41 @@ describe('gear mover on dynalite with the simulated platform', () => {
     expect(await w.store.getNode('src.example.com')).toMatchObject({ state: 'active' });
     expect(w.sim.nodeFacts('src.example.com').active).toBe(true);
     expect((await w.store.getPool(POOL))?.lease).toBeUndefined();
+    // The pool outgrew the drain: counted apart, no page, no failure backoff on the scale-up the pool may need next.
+    expect(drain.outgrownAt).toBeDefined();
+    expect((await w.store.getPool(POOL))?.lastFailureAt).toBeUndefined();
+    expect(w.metrics.sum('DrainsAborted')).toBe(0);
+    expect(w.metrics.sum('DrainsOutgrown')).toBe(1);
+    const [logged] = await w.store.listDecisions(POOL, 1);
+    expect(logged).toMatchObject({ kind: 'scale-down', decisionId: drain.decisionId });
+    expect(logged!.reason).toMatch(/^drain \S+ of src\.example\.com outgrown: cannot place 5 of 10/);
+  });
+
+  it('stops a drain whose gear finds every target full, as outgrown: the gear stays, the node re-opens, nothing pages', async () => {
+    const w = await world();
+    await w.node('src.example.com', { gears: apps(1, 1) });
+    await w.node('t1.example.com', { max: 10, gears: [] });
+    await w.node('t2.example.com', { max: 10, gears: [] });
+    const mover = w.mover();
+    await mover.handleScaleDown(await w.decideScaleDown('src.example.com'));
+    // New applications fill both targets after their last report: the stats still show room, the platform has none.
+    for (const target of ['t1.example.com', 't2.example.com']) {
+      for (let i = 0; i < 10; i++) w.sim.putGear(target, { uuid: `${target}-late${i}`, app: `late-${target}`, size: 'small' });
+      w.gears += 10;
+    }
+    expect((await mover.run(w.budget())).aborted).toBe(1);
+
+    const drain = await onlyDrain(w, 'aborted');
+    expect(drain.abortReason).toMatch(/^no room for gear g0x0 \(app-0\): 5 target\(s\) in a row filled or left before it could land \(last t[12]\.example\.com: node t[12]\.example\.com has no room/);
+    expect(drain.moves).toMatchObject([{ state: 'failed', noRoom: true, replans: 5 }]);
+    expect(drain.outgrownAt).toBeDefined();
+    expect(w.sim.gearLocations().get('g0x0')).toEqual(['src.example.com']);
+    expect(w.sim.nodeFacts('src.example.com').active).toBe(true);
+    expect(await w.store.getNode('src.example.com')).toMatchObject({ state: 'active' });
+    expect((await w.store.getPool(POOL))?.lastFailureAt).toBeUndefined();
+    expect(w.metrics.sum('DrainsAborted')).toBe(0);
+    expect(w.metrics.sum('DrainsOutgrown')).toBe(1);
+    expect(w.queue.sent('decommission')).toEqual([]);
   });
 
   it('aborts a drain that moves no gear for drainTimeout, letting the moves in flight settle first', async () => {

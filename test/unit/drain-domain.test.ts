@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   abortCause,
   lastProgressAt,
+  stopsForRoom,
   timeoutCause,
   beginAttempt,
   drainIdFor,
@@ -140,6 +141,20 @@ describe('when a drain stops', () => {
     const slow = drain('src', [{ ...planned('g1'), state: 'moved' }, planned('g2')], { startedAt: minutesAgo(30) });
     expect(abortCause(slow, NOW, 30 * 60_000)).toBe('drain timed out: no gear moved for 30m (1 of 2 gear(s) moved)');
     expect(abortCause(slow, NOW, 31 * 60_000)).toBeUndefined();
+  });
+
+  it('tells a gear the pool had no room for (its targets kept filling) from a move that failed, and says which', () => {
+    const full = drain('src', [{ ...planned('g1', 'c'), state: 'failed', replans: 5, noRoom: true, lastError: 'node c has no room for gear g1' }], { startedAt: minutesAgo(1) });
+    expect(abortCause(full, NOW, 30 * 60_000)).toBe('no room for gear g1 (app): 5 target(s) in a row filled or left before it could land (last c: node c has no room for gear g1)');
+    expect(stopsForRoom(full)).toBe(true);
+    const broken = drain('src', [{ ...planned('g1', 'a'), state: 'failed', attempts: 3, lastError: 'boom' }], { startedAt: minutesAgo(1) });
+    expect(stopsForRoom(broken)).toBe(false);
+    // The failed move abortCause names decides: the first one.
+    expect(stopsForRoom({ ...full, moves: [...broken.moves, ...full.moves] })).toBe(false);
+    // An urgent drain is not stopped by a failed gear, so not for room either.
+    expect(stopsForRoom({ ...full, urgentSince: minutesAgo(1) })).toBe(false);
+    const timedOut = drain('src', [planned('g2')], { startedAt: minutesAgo(31) });
+    expect(stopsForRoom(timedOut)).toBe(false);
   });
 
   it('times a drain out when it stops moving gears, not while it keeps moving them', () => {

@@ -61,7 +61,8 @@ describe('planDrain: capacity', () => {
     ];
     const plan = planDrain(input({ gears: [gear('g1')], nodes }));
     expect(plan.targets).toBe(0);
-    expect(plan.unplaced).toEqual([{ gear: gear('g1'), reason: 'no active node of pool d1/small with fresh stats has room below 80%' }]);
+    // No node to judge by is a stats gap, not a full pool.
+    expect(plan.unplaced).toEqual([{ gear: gear('g1'), reason: 'no active node of pool d1/small with fresh stats has room below 80%', full: false }]);
   });
 });
 
@@ -79,7 +80,7 @@ describe('planDrain: reservations', () => {
     // One gear more than the room left is unplaced.
     const over = planDrain(input({ gears: Array.from({ length: 18 }, (_, i) => gear(`g${i}`)), nodes, reserved }));
     expect(over.unplaced).toHaveLength(1);
-    expect(over.unplaced[0]!.reason).toBe('no room left below 80% on the 2 active node(s) of pool d1/small');
+    expect(over.unplaced[0]).toMatchObject({ reason: 'no room left below 80% on the 2 active node(s) of pool d1/small', full: true });
   });
 
   it('avoids the target a gear was just refused by', () => {
@@ -120,7 +121,8 @@ describe('planDrain: anti-affinity', () => {
     a.stats!.gears = [gear('x1', 'shop')];
     const plan = planDrain(input({ gears: [gear('g1', 'shop'), gear('g2', 'blog')], nodes: [node('src', { gears: 2 }), a], antiAffinity: 'required' }));
     expect(targets(plan)).toEqual({ g2: 'a' });
-    expect(plan.unplaced).toEqual([{ gear: gear('g1', 'shop'), reason: 'anti-affinity: every node with room already holds a gear of shop' }]);
+    // A setting refused it, not a full pool.
+    expect(plan.unplaced).toEqual([{ gear: gear('g1', 'shop'), reason: 'anti-affinity: every node with room already holds a gear of shop', full: false }]);
   });
 });
 

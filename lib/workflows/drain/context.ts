@@ -141,7 +141,7 @@ export async function touchPool(ctx: DrainContext, pool: PoolId, patch: { lastSc
 export async function appendDecision(
   ctx: DrainContext,
   pool: PoolId,
-  kind: 'failure' | 'refused' | 'scale-up',
+  kind: 'failure' | 'refused' | 'scale-up' | 'scale-down',
   reason: string,
   decisionId: string | undefined,
   details: Record<string, unknown>,

@@ -4,7 +4,8 @@
  * is told (idempotent on drainId), the drain closes and its lease goes.
  * Aborting stops new moves, lets the ones in flight settle, re-opens the
  * node (activate-node, draining -> active), keeps moved gears where they
- * are, and sets the pool's lastFailureAt. A drain never ends `completed`
+ * are, and sets the pool's lastFailureAt unless the drain stopped for demand
+ * (called off, or outgrown: the pool has no room left for its gears). A drain never ends `completed`
  * unless the platform listed the node empty.
  */
 import { drainingLimit, poolSize } from '../../domain/budget.js';
@@ -87,17 +88,31 @@ export async function markCompleted(ctx: DrainContext, drain: DrainRecord, note:
   return 'finished';
 }
 
-/** Stops the drain at its next round. `calledOff`: the pool's scale-up wants the node back, which is no failure. */
-export async function requestAbort(ctx: RecordContext, drain: DrainRecord, reason: string, options: { calledOff?: boolean } = {}): Promise<DrainRecord> {
+/**
+ * Why a drain stops, when it is no fault: `calledOff`, the pool's scale-up wants the node back; `outgrown`, the
+ * rest of the pool has no room left for the node's gears. Neither pages nor backs the pool off.
+ */
+export interface AbortOptions {
+  calledOff?: boolean;
+  outgrown?: boolean;
+}
+
+/** Stops the drain at its next round. */
+export async function requestAbort(ctx: RecordContext, drain: DrainRecord, reason: string, options: AbortOptions = {}): Promise<DrainRecord> {
   if (drain.abortRequestedAt) return drain;
   const now = ctx.ports.clock.now().toISOString();
-  const saved = await save(ctx, drain, { abortRequestedAt: now, abortReason: reason.slice(0, 1024), ...(options.calledOff ? { calledOffAt: now } : {}) });
-  ctx.ports.log.warn(options.calledOff ? 'drain called off' : 'drain stopping', { drainId: drain.drainId, nodeId: drain.nodeId, pool: drain.pool, reason });
+  const saved = await save(ctx, drain, {
+    abortRequestedAt: now,
+    abortReason: reason.slice(0, 1024),
+    ...(options.calledOff ? { calledOffAt: now } : options.outgrown ? { outgrownAt: now } : {}),
+  });
+  const message = options.calledOff ? 'drain called off' : options.outgrown ? 'drain stopping: the pool has no room left for its gears' : 'drain stopping';
+  ctx.ports.log.warn(message, { drainId: drain.drainId, nodeId: drain.nodeId, pool: drain.pool, reason });
   return saved;
 }
 
-export async function requestAbortStep(ctx: DrainContext, drain: DrainRecord, reason: string): Promise<StepResult> {
-  await requestAbort(ctx, drain, reason);
+export async function requestAbortStep(ctx: DrainContext, drain: DrainRecord, reason: string, options: AbortOptions = {}): Promise<StepResult> {
+  await requestAbort(ctx, drain, reason, options);
   return 'progressed';
 }
 
@@ -135,23 +150,29 @@ export async function finishAbort(ctx: DrainContext, drain: DrainRecord, node: N
     );
   }
   const started = drain.closedAt !== undefined || options.failure;
-  // A call-off (the pool scales up and takes the node back) is no failure: nothing to back off from, nothing to alarm on.
+  // A call-off (the pool scales up and takes the node back) or a pool outgrowing the drain (no room left for its
+  // gears) is the scaler following demand, no failure: nothing to back off from (the backoff would hold the very
+  // scale-up the rise needs), nothing to page on. Each has its own count, apart from DrainsAborted.
   const calledOff = drain.calledOffAt !== undefined;
-  const failed = started && !calledOff;
+  const outgrown = !calledOff && drain.outgrownAt !== undefined;
+  const failed = started && !calledOff && !outgrown;
   if (failed) await markPoolFailure(ctx, drain.pool, now);
   const done = await save(ctx, drain, { state: 'aborted', abortReason: reason.slice(0, 1024) });
   const progress = progressOf(done.moves);
   if (failed) metrics.record('DrainsAborted', 1, 'Count', { pool: drain.pool });
-  // Apart from DrainsAborted, which pages: a call-off is the scaler following demand, not a fault.
   else if (calledOff) metrics.record('DrainsCalledOff', 1, 'Count', { pool: drain.pool });
-  const ended = calledOff ? 'called off' : started ? 'aborted' : 'refused';
+  else if (outgrown) metrics.record('DrainsOutgrown', 1, 'Count', { pool: drain.pool });
+  const ended = calledOff ? 'called off' : outgrown ? 'outgrown' : started ? 'aborted' : 'refused';
   const logText = calledOff
     ? 'drain called off; node re-opened for the pool scaling up, moved gears stay where they are'
-    : started
-      ? 'drain aborted; node re-opened, moved gears stay where they are'
-      : 'drain refused before it started';
+    : outgrown
+      ? 'drain outgrown: the pool has no room left for its gears; node re-opened, moved gears stay where they are'
+      : started
+        ? 'drain aborted; node re-opened, moved gears stay where they are'
+        : 'drain refused before it started';
   log.warn(logText, { drainId: drain.drainId, nodeId: drain.nodeId, pool: drain.pool, reason, moved: progress.moved, total: progress.total });
-  await appendDecision(ctx, drain.pool, calledOff ? 'scale-up' : started ? 'failure' : 'refused', `drain ${drain.drainId} of ${drain.nodeId} ${ended}: ${reason}`, drain.decisionId, {
+  const kind = calledOff ? 'scale-up' : outgrown ? 'scale-down' : started ? 'failure' : 'refused';
+  await appendDecision(ctx, drain.pool, kind, `drain ${drain.drainId} of ${drain.nodeId} ${ended}: ${reason}`, drain.decisionId, {
     moved: progress.moved,
     total: progress.total,
   });

@@ -23,6 +23,7 @@ import {
   reservationsExcept,
   retargeted,
   settleAttempt,
+  stopsForRoom,
   type MoveOutcome,
 } from '../../domain/drain.js';
 import { describeIncoming, movesOnto } from '../../domain/decommission.js';
@@ -39,7 +40,7 @@ export async function progress(ctx: DrainContext, drain: DrainRecord, node: Node
   const { clock } = ctx.ports;
   const now = clock.now();
   const cause = abortCause(drain, now, ctx.config.scaleDown.drainTimeout);
-  if (cause) return requestAbortStep(ctx, drain, cause);
+  if (cause) return requestAbortStep(ctx, drain, cause, { outgrown: stopsForRoom(drain) });
 
   const polled = await pollMoves(ctx, drain, node, { recoverOrphans: true });
   if (polled) return 'progressed';
@@ -66,7 +67,9 @@ export async function planOrFinish(ctx: DrainContext, drain: DrainRecord, node: 
 
   if (onNode.length === 0 && !rec.moves.some(isPending)) {
     const failed = rec.moves.filter((move) => move.state === 'failed');
-    if (failed.length > 0 && !urgent) return requestAbortStep(ctx, drain, abortCause(drain, now, Infinity) ?? 'a gear could not be moved');
+    if (failed.length > 0 && !urgent) {
+      return requestAbortStep(ctx, drain, abortCause(drain, now, Infinity) ?? 'a gear could not be moved', { outgrown: stopsForRoom(drain) });
+    }
     // The platform lists a gear on its target only once it lands: until the moves onto the node have, it is not empty.
     // (A node receiving moves does not start a drain that may wait; an urgent one, or one that a move reached since, waits here.)
     const incoming = movesOnto((await store.listDrains(drain.pool, 'active')).filter((other) => other.drainId !== drain.drainId), node.nodeId);
@@ -105,7 +108,7 @@ export async function planOrFinish(ctx: DrainContext, drain: DrainRecord, node: 
   const exhausted = rec.moves.filter((move) => move.retarget && (move.replans ?? 0) >= MAX_REPLANS);
   if (exhausted.length > 0) {
     const moves = rec.moves.map((move) =>
-      move.retarget && (move.replans ?? 0) >= MAX_REPLANS ? { ...move, state: 'failed' as const, retarget: undefined, finishedAt: now.toISOString() } : move,
+      move.retarget && (move.replans ?? 0) >= MAX_REPLANS ? { ...move, state: 'failed' as const, retarget: undefined, noRoom: true, finishedAt: now.toISOString() } : move,
     );
     await save(ctx, drain, { moves: moves.map(stripUndefined) });
     return 'progressed';
@@ -146,9 +149,9 @@ export async function planOrFinish(ctx: DrainContext, drain: DrainRecord, node: 
     const first = plan.unplaced[0]!;
     const summary = `cannot place ${plan.unplaced.length} of ${toPlan.length} gear(s) of ${node.nodeId}: ${first.reason} (e.g. ${describeGears(plan.unplaced.map((u) => u.gear), 3)})`;
     if (!urgent) {
-      // Abort before moving anything that the plan cannot finish.
+      // Abort before moving anything that the plan cannot finish: the pool has no room for the node's gears.
       const saved = await save(ctx, drain, { moves: moves.map(stripUndefined), unplaced: plan.unplaced.length });
-      return requestAbortStep(ctx, saved, summary);
+      return requestAbortStep(ctx, saved, summary, { outgrown: plan.unplaced.every((u) => u.full) });
     }
     const changed = plan.placements.length > 0 || drain.unplaced !== plan.unplaced.length || !drain.plannedAt;
     let saved = drain;
