@@ -8,6 +8,7 @@ import { controlsView, renderControls, type ControlsView } from './controls-view
 import type { Config } from '../config/index.js';
 import { progressOf, drainKind, type Progress } from '../domain/drain.js';
 import type { DrainKind, DrainRecord, MoveState, NodeRecord, NodeState, PoolId } from '../domain/model.js';
+import { failureBackoff } from '../domain/failure-backoff.js';
 import { isProtected } from '../domain/node-stats.js';
 import { computeUtilization, expectedGearsPerNode, freshStatsTest } from '../domain/utilization.js';
 import { clockTime, plural, ratio, renderTable, when, wrap, type Cell, type Style } from './render.js';
@@ -92,6 +93,7 @@ export interface PoolView {
   lastScaleUpAt: string | null;
   lastScaleDownAt: string | null;
   lastFailureAt: string | null;
+  lastDrainFailureAt: string | null;
   lastEvaluatedAt: string | null;
   exhaustedUntil: string | null;
   nodeList: NodeView[];
@@ -131,8 +133,12 @@ function poolView(pool: PoolState, config: Config, now: Date): PoolView {
   };
   if (record) {
     hold('capacity exhausted', 'scale-up', record.exhaustedUntil ? Date.parse(record.exhaustedUntil) : NaN);
-    const failure = record.lastFailureAt ? Date.parse(record.lastFailureAt) + config.scaleDown.delayAfterFailure : NaN;
-    hold('failure backoff (scaleDown.delayAfterFailure)', 'scale-up and scale-down', failure);
+    const delay = config.scaleDown.delayAfterFailure;
+    const hostFailure = failureBackoff(record, delay, 'scale-up')?.untilMs ?? NaN;
+    hold('failure backoff (scaleDown.delayAfterFailure)', 'scale-up and scale-down', hostFailure);
+    // A failed drain holds only scale-down, and a host failure's hold above already says so when it lasts as long.
+    const drainFailure = failureBackoff(record, delay, 'scale-down')?.untilMs ?? NaN;
+    if (!(hostFailure >= drainFailure)) hold('drain failure backoff (scaleDown.delayAfterFailure)', 'scale-down', drainFailure);
     hold('scaleDown.delayAfterAdd', 'scale-down', record.lastScaleUpAt ? Date.parse(record.lastScaleUpAt) + config.scaleDown.delayAfterAdd : NaN);
     hold('scaleDown.delayAfterDelete', 'scale-down', record.lastScaleDownAt ? Date.parse(record.lastScaleDownAt) + config.scaleDown.delayAfterDelete : NaN);
   }
@@ -160,6 +166,7 @@ function poolView(pool: PoolState, config: Config, now: Date): PoolView {
     lastScaleUpAt: record?.lastScaleUpAt ?? null,
     lastScaleDownAt: record?.lastScaleDownAt ?? null,
     lastFailureAt: record?.lastFailureAt ?? null,
+    lastDrainFailureAt: record?.lastDrainFailureAt ?? null,
     lastEvaluatedAt: record?.lastEvaluatedAt ?? null,
     exhaustedUntil: record?.exhaustedUntil ?? null,
     nodeList: pool.nodes.map((node) => nodeView(node, pool.config?.protectedNodes ?? [], fresh)),

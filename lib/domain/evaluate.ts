@@ -24,6 +24,7 @@ import { chooseScaleDownCandidates } from './candidates.js';
 import { callOffText, drainsToCallOff, nodesToBuy } from './call-off.js';
 import type { PoolDecision, PoolEvaluation, PoolEvaluationInput, RejectedCandidate } from './decision.js';
 import { formatDuration } from './duration.js';
+import { failureBackoff } from './failure-backoff.js';
 import { forecastDemand, recordDemand, type Forecast } from './forecast.js';
 import { withAttrition } from './attrition.js';
 import { payoffGate } from './payoff.js';
@@ -174,7 +175,7 @@ function decide(input: PoolEvaluationInput): PoolEvaluation {
     if (exhaustedUntil > nowMs) {
       return withCallOff(result(noAction(`${why}; wants +${plural(toBuy, 'node')}, blocked: capacity exhausted until ${clock(exhaustedUntil, nowMs)}${callText}`), forecastInfo));
     }
-    const backoffUntil = pool.lastFailureAt === undefined ? NaN : Date.parse(pool.lastFailureAt) + scaleDown.delayAfterFailure;
+    const backoffUntil = failureBackoff(pool, scaleDown.delayAfterFailure, 'scale-up')?.untilMs ?? NaN;
     if (backoffUntil > nowMs) {
       return withCallOff(result(noAction(`${why}; wants +${plural(toBuy, 'node')}, blocked: failure backoff until ${clock(backoffUntil, nowMs)}${callText}`), forecastInfo));
     }
@@ -229,7 +230,7 @@ function decide(input: PoolEvaluationInput): PoolEvaluation {
   };
   delayUntil(pool.lastScaleUpAt, scaleDown.delayAfterAdd, 'delayAfterAdd');
   delayUntil(pool.lastScaleDownAt, scaleDown.delayAfterDelete, 'delayAfterDelete');
-  delayUntil(pool.lastFailureAt, scaleDown.delayAfterFailure, 'delayAfterFailure');
+  delayUntil(failureBackoff(pool, scaleDown.delayAfterFailure, 'scale-down')?.since, scaleDown.delayAfterFailure, 'delayAfterFailure');
   if (delays.length > 0) return result(noAction(`${lowText}; scale-down blocked: ${delays.join(', ')}`), forecastInfo);
 
   if (provisioning > 0) {

@@ -17,6 +17,7 @@ import { scaleDownBudget, scaleDownBudgetChecks } from './budget.js';
 import { chooseScaleDownCandidate, type CandidateChoice } from './candidates.js';
 import type { PoolEvaluation, PoolEvaluationInput } from './decision.js';
 import { formatDuration } from './duration.js';
+import { failureBackoff } from './failure-backoff.js';
 import { decidePool, withPoolHeadroom } from './evaluate.js';
 import type { NodeState } from './model.js';
 import { expectedGearsPerNode } from './utilization.js';
@@ -96,7 +97,7 @@ export function explainPool(given: PoolEvaluationInput): PoolExplanation {
   };
   down.push(delay('scaleDown.delayAfterAdd', pool.lastScaleUpAt, scaleDown.delayAfterAdd, 'scale-up'));
   down.push(delay('scaleDown.delayAfterDelete', pool.lastScaleDownAt, scaleDown.delayAfterDelete, 'scale-down'));
-  down.push(delay('scaleDown.delayAfterFailure', pool.lastFailureAt, scaleDown.delayAfterFailure, 'failure'));
+  down.push(delay('scaleDown.delayAfterFailure', failureBackoff(pool, scaleDown.delayAfterFailure, 'scale-down')?.since, scaleDown.delayAfterFailure, 'failure'));
   down.push(leaseCheck);
   down.push({ name: 'provisioning', ok: provisioning === 0, detail: provisioning === 0 ? 'no node provisioning' : `${provisioning} node(s) provisioning` });
   const budget = scaleDownBudget(input);
@@ -153,11 +154,11 @@ export function explainPool(given: PoolEvaluationInput): PoolExplanation {
       ? { name: 'capacity', ok: false, detail: 'the cloud had no capacity for any offering of the pool', until: pool.exhaustedUntil! }
       : { name: 'capacity', ok: true, detail: 'not exhausted' },
   );
-  const backoffUntil = pool.lastFailureAt === undefined ? NaN : Date.parse(pool.lastFailureAt) + scaleDown.delayAfterFailure;
+  const backoff = failureBackoff(pool, scaleDown.delayAfterFailure, 'scale-up');
   up.push(
-    backoffUntil > nowMs
-      ? { name: 'failure backoff', ok: false, detail: `a failure ${held(nowMs - Date.parse(pool.lastFailureAt!))} ago (scaleDown.delayAfterFailure ${held(scaleDown.delayAfterFailure)})`, until: at(backoffUntil) }
-      : { name: 'failure backoff', ok: true, detail: 'no recent failure' },
+    backoff && backoff.untilMs > nowMs
+      ? { name: 'failure backoff', ok: false, detail: `a host failed ${held(nowMs - Date.parse(backoff.since))} ago (scaleDown.delayAfterFailure ${held(scaleDown.delayAfterFailure)})`, until: at(backoff.untilMs) }
+      : { name: 'failure backoff', ok: true, detail: 'no recent host failure (a failed drain holds only scale-down)' },
   );
   up.push(leaseCheck);
   const poolNodes = size + (u.nodesByState.draining ?? 0);

@@ -132,7 +132,10 @@ export interface PoolRecord {
    */
   lastDemandScaleUpAt?: string;
   lastScaleDownAt?: string;
+  /** When a host of the pool last failed to launch or join: scale-up and scale-down wait delayAfterFailure. */
   lastFailureAt?: string;
+  /** When a drain of the pool last failed: only scale-down waits delayAfterFailure (lib/domain/failure-backoff.ts). */
+  lastDrainFailureAt?: string;
   exhaustedUntil?: string;
   /** Current exhaustion backoff, doubled on each consecutive exhaustion. */
   exhaustedBackoffMs?: number;

@@ -189,7 +189,11 @@ describe('nodescaler against the local embedded state', () => {
     const view = json(await cli(['status', 'd1/small', '--json']));
     expect(view.pools[0].nodesByState).toEqual({ active: 4 });
     expect(view.pools[0].drains).toEqual([]);
-    expect(view.pools[0].holds.map((h: { kind: string }) => h.kind)).toContain('failure backoff (scaleDown.delayAfterFailure)');
+    // The cancelled drain holds the pool's scale-down back for delayAfterFailure, not its scale-up.
+    expect(view.pools[0].holds).toContainEqual(expect.objectContaining({ kind: 'drain failure backoff (scaleDown.delayAfterFailure)', blocks: 'scale-down' }));
+    expect(view.pools[0].holds.map((h: { kind: string }) => h.kind)).not.toContain('failure backoff (scaleDown.delayAfterFailure)');
+    expect(view.pools[0].lastDrainFailureAt).toEqual(expect.any(String));
+    expect(view.pools[0].lastFailureAt).toBeNull();
     const log = await cli(['explain', 'd1/small', '--limit', '1']);
     expect(flat(log.stdout)).toMatch(/failure: drain drain:down:d1_small:\d+ of d1-small-4\.example\.com aborted: cancelled: operator/);
 

@@ -54,7 +54,7 @@ describe('gear mover on dynalite: a drain the disruption budget refuses', () => 
     expect(await w.store.getNode('src.example.com').then((node) => node?.drainId)).toBeUndefined();
     // Refused, not failed: no delayAfterFailure, no DrainsAborted, the lease free.
     const pool = await w.store.getPool(POOL);
-    expect(pool?.lastFailureAt).toBeUndefined();
+    expect(pool?.lastDrainFailureAt).toBeUndefined();
     expect(pool?.lease).toBeUndefined();
     expect(w.metrics.sum('DrainsAborted')).toBe(0);
     const [logged] = await w.store.listDecisions(POOL, 1);

@@ -102,7 +102,7 @@ describe('a scale-down drain called off by its pool scaling up (dynalite)', () =
     expect(await w.store.getNode('src.example.com')).toMatchObject({ state: 'active' });
     expect((await w.store.getNode('src.example.com'))?.drainId).toBeUndefined();
     // No failure: no delayAfterFailure on the pool, no DrainsAborted alarm, nothing handed to the decommissioner.
-    expect((await w.store.getPool(POOL))?.lastFailureAt).toBeUndefined();
+    expect((await w.store.getPool(POOL))?.lastDrainFailureAt).toBeUndefined();
     expect(w.metrics.sum('DrainsAborted')).toBe(0);
     expect(w.metrics.sum('DrainsCalledOff')).toBe(1);
     expect(w.queue.sent('decommission')).toEqual([]);

@@ -86,7 +86,7 @@ describe('gear mover on dynalite with the simulated platform', () => {
     expect(w.metrics.sum('GearMoveFailures')).toBe(2);
   });
 
-  it('aborts when a move always fails: node re-opened, moved gears stay, pool failure time set', async () => {
+  it('aborts when a move always fails: node re-opened, moved gears stay, pool drain failure time set', async () => {
     const w = await world();
     await w.node('src.example.com', { gears: apps(1, 4) });
     await w.node('t1.example.com', { gears: [] });
@@ -104,7 +104,9 @@ describe('gear mover on dynalite with the simulated platform', () => {
     expect(w.sim.nodeFacts('src.example.com')).toMatchObject({ active: true, activeGears: 1 });
     expect(w.sim.gearLocations().get('g0x1')).toEqual(['src.example.com']);
     expect(w.sim.nodeFacts('t1.example.com').activeGears).toBe(3);
-    expect((await w.store.getPool(POOL))?.lastFailureAt).toBeDefined();
+    // The pool's scale-down backs off; its scale-up does not (no host failed).
+    expect((await w.store.getPool(POOL))?.lastDrainFailureAt).toBeDefined();
+    expect((await w.store.getPool(POOL))?.lastFailureAt).toBeUndefined();
     expect(w.metrics.sum('DrainsAborted')).toBe(1);
     expect(w.metrics.sum('DrainsCalledOff')).toBe(0);
     expect(w.metrics.sum('DrainsOutgrown')).toBe(0);
@@ -130,7 +132,7 @@ describe('gear mover on dynalite with the simulated platform', () => {
     expect((await w.store.getPool(POOL))?.lease).toBeUndefined();
     // The pool outgrew the drain: counted apart, no page, no failure backoff on the scale-up the pool may need next.
     expect(drain.outgrownAt).toBeDefined();
-    expect((await w.store.getPool(POOL))?.lastFailureAt).toBeUndefined();
+    expect((await w.store.getPool(POOL))?.lastDrainFailureAt).toBeUndefined();
     expect(w.metrics.sum('DrainsAborted')).toBe(0);
     expect(w.metrics.sum('DrainsOutgrown')).toBe(1);
     const [logged] = await w.store.listDecisions(POOL, 1);
@@ -159,7 +161,7 @@ describe('gear mover on dynalite with the simulated platform', () => {
     expect(w.sim.gearLocations().get('g0x0')).toEqual(['src.example.com']);
     expect(w.sim.nodeFacts('src.example.com').active).toBe(true);
     expect(await w.store.getNode('src.example.com')).toMatchObject({ state: 'active' });
-    expect((await w.store.getPool(POOL))?.lastFailureAt).toBeUndefined();
+    expect((await w.store.getPool(POOL))?.lastDrainFailureAt).toBeUndefined();
     expect(w.metrics.sum('DrainsAborted')).toBe(0);
     expect(w.metrics.sum('DrainsOutgrown')).toBe(1);
     expect(w.queue.sent('decommission')).toEqual([]);

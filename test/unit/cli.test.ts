@@ -161,4 +161,14 @@ describe('explainPool: every condition of a scale-down, not only the first that 
     expect(explained.candidates.nodeId).toBe('n-2');
     expect(explained.scaleUp.find((check) => check.name === 'failure backoff')).toMatchObject({ ok: false });
   });
+
+  it('holds only the scale-down back after a failed drain, and says so on the scale-up side', () => {
+    const input = evaluation({
+      nodes: [node('n-1', { gears: 10 }), node('n-2', { gears: 20 }), node('n-3', { gears: 20 })],
+      pool: pool({ lowSince: minutesAgo(20), lastDrainFailureAt: minutesAgo(0.25) }),
+    });
+    const explained = explainPool(input);
+    expect(explained.scaleDown.find((check) => check.name === 'scaleDown.delayAfterFailure')).toMatchObject({ ok: false, until: new Date(NOW.getTime() + 15_000).toISOString() });
+    expect(explained.scaleUp.find((check) => check.name === 'failure backoff')).toEqual({ name: 'failure backoff', ok: true, detail: 'no recent host failure (a failed drain holds only scale-down)' });
+  });
 });

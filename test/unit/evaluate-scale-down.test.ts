@@ -109,6 +109,14 @@ describe('decidePool: scale-down', () => {
     );
   });
 
+  it('waits delayAfterFailure after a failed drain too, from the later of a host failure and a drain failure', () => {
+    const lastDrainFailureAt = new Date(NOW.getTime() - 10_000).toISOString();
+    const afterDrain = decidePool(evaluation({ nodes: low, pool: pool({ demandHistory: quietDay, lowSince: minutesAgo(7), lastDrainFailureAt }) }));
+    expect(afterDrain.decision.reason).toBe('pool d1/small at 0.31 <= 0.50 for 7m; scale-down blocked: delayAfterFailure until 10:00:20Z');
+    const older = decidePool(evaluation({ nodes: low, pool: pool({ demandHistory: quietDay, lowSince: minutesAgo(7), lastDrainFailureAt, lastFailureAt: minutesAgo(5) }) }));
+    expect(older.decision.reason).toBe('pool d1/small at 0.31 <= 0.50 for 7m; scale-down blocked: delayAfterFailure until 10:00:20Z');
+  });
+
   it('never goes below min', () => {
     const cfg = config({}, { min: 2 });
     const result = decidePool(evaluation({ config: cfg, nodes: withGears([10, 10]), pool: pool({ lowSince: minutesAgo(30) }) }));

@@ -115,6 +115,12 @@ describe('decidePool: scale-up blocked', () => {
     expect(later.decision.kind).toBe('scale-up');
   });
 
+  it('does not back off a scale-up after a failed drain: only scale-down waits for that', () => {
+    const lastDrainFailureAt = new Date(NOW.getTime() - 10_000).toISOString();
+    const result = decidePool(evaluation({ nodes: full, pool: pool({ ...sustained, lastDrainFailureAt }) }));
+    expect(result.decision).toMatchObject({ kind: 'scale-up', count: 2 });
+  });
+
   it('does nothing while a lease is held, still returning the pool patch', () => {
     const lease = {
       holder: 'up:d1_small:20250310T095900Z',

@@ -35,7 +35,7 @@ describe('GearMover: starting a drain', () => {
     expect(await w.store.getNode('src.example.com')).toMatchObject({ state: 'active', version: node.version + 1 });
     expect(w.sim.nodeFacts('src.example.com').active).toBe(true);
     expect((await w.store.getPool(POOL))?.lease).toBeUndefined();
-    expect((await w.store.getPool(POOL))?.lastFailureAt).toBeUndefined();
+    expect((await w.store.getPool(POOL))?.lastDrainFailureAt).toBeUndefined();
     expect(w.metrics.sum('DrainsAborted')).toBe(0);
     const [logged] = await w.store.listDecisions(POOL, 1);
     expect(logged).toMatchObject({ kind: 'refused', decisionId: message.decisionId });

@@ -165,18 +165,18 @@ export async function poolIdsOf(ctx: DrainContext): Promise<PoolId[]> {
   return poolIds(ctx.ports.store, ctx.config);
 }
 
-/** pool.lastFailureAt = now, re-reading on a lost race. */
-export async function markPoolFailure(ctx: DrainContext, pool: PoolId, now: Date): Promise<void> {
+/** pool.lastDrainFailureAt = now (the pool's scale-down backs off), re-reading on a lost race. */
+export async function markDrainFailure(ctx: DrainContext, pool: PoolId, now: Date): Promise<void> {
   const { store } = ctx.ports;
   for (let attempt = 0; attempt < 5; attempt++) {
     const record = (await store.getPool(pool)) ?? (await store.ensurePool(pool));
-    if (record.lastFailureAt !== undefined && record.lastFailureAt >= now.toISOString()) return;
+    if (record.lastDrainFailureAt !== undefined && record.lastDrainFailureAt >= now.toISOString()) return;
     try {
-      await store.updatePool(pool, record.version, { lastFailureAt: now.toISOString() });
+      await store.updatePool(pool, record.version, { lastDrainFailureAt: now.toISOString() });
       return;
     } catch (error) {
       if (!(error instanceof ConflictError)) throw error;
     }
   }
-  throw new TransientError(`pool ${pool}: lastFailureAt not written after 5 conflicting writes`);
+  throw new TransientError(`pool ${pool}: lastDrainFailureAt not written after 5 conflicting writes`);
 }

@@ -4,8 +4,9 @@
  * is told (idempotent on drainId), the drain closes and its lease goes.
  * Aborting stops new moves, lets the ones in flight settle, re-opens the
  * node (activate-node, draining -> active), keeps moved gears where they
- * are, and sets the pool's lastFailureAt unless the drain stopped for demand
- * (called off, or outgrown: the pool has no room left for its gears). A drain never ends `completed`
+ * are, and sets the pool's lastDrainFailureAt (its scale-down backs off)
+ * unless the drain stopped for demand (called off, or outgrown: the pool has
+ * no room left for its gears). A drain never ends `completed`
  * unless the platform listed the node empty.
  */
 import { drainingLimit, poolSize } from '../../domain/budget.js';
@@ -17,7 +18,7 @@ import type { DrainRecord, NodeRecord } from '../../domain/model.js';
 import { isProtected } from '../../domain/node-stats.js';
 import { ConflictError, TransientError, describeError } from '../../errors.js';
 import { budgetRefusal } from './budget-guard.js';
-import { ORPHAN_GRACE_MS, appendDecision, markPoolFailure, poolConfigOf, releaseLease, save, type DrainContext, type RecordContext, type StepResult } from './context.js';
+import { ORPHAN_GRACE_MS, appendDecision, markDrainFailure, poolConfigOf, releaseLease, save, type DrainContext, type RecordContext, type StepResult } from './context.js';
 import { pollMoves } from './moving.js';
 
 /** active -> draining, after the checks a start needs. */
@@ -132,8 +133,9 @@ export async function continueAbort(ctx: DrainContext, drain: DrainRecord, node:
 
 /**
  * Ends a drain `aborted`: re-opens the node if this drain holds it
- * (activate-node, then draining -> active), marks the pool's failure time
- * when the drain had started (delayAfterFailure), and logs why.
+ * (activate-node, then draining -> active), marks the pool's drain failure
+ * time when the drain had started (delayAfterFailure, scale-down only), and
+ * logs why.
  */
 export async function finishAbort(ctx: DrainContext, drain: DrainRecord, node: NodeRecord | undefined, reason: string, options: { failure: boolean }): Promise<StepResult> {
   const { store, platform, clock, log, metrics } = ctx.ports;
@@ -151,12 +153,12 @@ export async function finishAbort(ctx: DrainContext, drain: DrainRecord, node: N
   }
   const started = drain.closedAt !== undefined || options.failure;
   // A call-off (the pool scales up and takes the node back) or a pool outgrowing the drain (no room left for its
-  // gears) is the scaler following demand, no failure: nothing to back off from (the backoff would hold the very
-  // scale-up the rise needs), nothing to page on. Each has its own count, apart from DrainsAborted.
+  // gears) is the scaler following demand, no failure: nothing to back off from, nothing to page on. Each has its
+  // own count, apart from DrainsAborted.
   const calledOff = drain.calledOffAt !== undefined;
   const outgrown = !calledOff && drain.outgrownAt !== undefined;
   const failed = started && !calledOff && !outgrown;
-  if (failed) await markPoolFailure(ctx, drain.pool, now);
+  if (failed) await markDrainFailure(ctx, drain.pool, now);
   const done = await save(ctx, drain, { state: 'aborted', abortReason: reason.slice(0, 1024) });
   const progress = progressOf(done.moves);
   if (failed) metrics.record('DrainsAborted', 1, 'Count', { pool: drain.pool });
