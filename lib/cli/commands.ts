@@ -104,6 +104,8 @@ export async function runStateCommand(command: string, args: string[], context: 
               : `drain ${view.drainId} of ${view.nodeId} was already stopping since ${when(view.stoppingSince, clock.now())}: ${view.reason}`,
             context.width,
           ),
+          // A cancel is no failure and no hold: the evaluator may choose the same node at its next scale-down.
+          ...wrap(`To keep the node from the next scale-down: nodescaler protect ${view.nodeId} --reason ... (or: nodescaler pause POOL --scale-down --reason ...).`, context.width),
           ...(spec.kind === 'local' ? wrap('Locally the gear mover runs with: npm run invoke -- gearMover events/tick.json', context.width) : []),
         ]);
         return EXIT.ok;

@@ -252,6 +252,11 @@ export interface DrainRecord {
    * off the pool's scale-up.
    */
   outgrownAt?: string;
+  /**
+   * Set with `abortRequestedAt` when an operator cancelled the drain (`cancel-drain`, audited as an `operator`
+   * entry): it ends `aborted` as no failure, since an operator is not paged for their own action.
+   */
+  cancelledAt?: string;
   /** When the platform reported the node empty. */
   completedAt?: string;
   /** Gears that could not be placed at the last plan (urgent drains wait for capacity instead of aborting). */

@@ -174,6 +174,8 @@ describe('nodescaler against the local embedded state', () => {
     const result = await cli(['cancel-drain', 'd1-small-4.example.com', '--reason', 'change freeze']);
     expect(result.code).toBe(0);
     expect(flat(result.stdout)).toContain('stopping (cancelled: operator (nodescaler CLI): change freeze): no move starts any more; 3 in flight settle');
+    // A cancel does not keep the node: the evaluator may choose it again, and the output says how to keep it.
+    expect(flat(result.stdout)).toContain('nodescaler protect d1-small-4.example.com --reason');
     const drainId = (await world.withState((state) => state.ports.store.getNode('d1-small-4.example.com')))!.drainId!;
     const drain = await world.withState((state) => state.ports.store.getDrain(drainId));
     expect(drain).toMatchObject({ state: 'active', abortReason: 'cancelled: operator (nodescaler CLI): change freeze' });
@@ -189,13 +191,14 @@ describe('nodescaler against the local embedded state', () => {
     const view = json(await cli(['status', 'd1/small', '--json']));
     expect(view.pools[0].nodesByState).toEqual({ active: 4 });
     expect(view.pools[0].drains).toEqual([]);
-    // The cancelled drain holds the pool's scale-down back for delayAfterFailure, not its scale-up.
-    expect(view.pools[0].holds).toContainEqual(expect.objectContaining({ kind: 'drain failure backoff (scaleDown.delayAfterFailure)', blocks: 'scale-down' }));
-    expect(view.pools[0].holds.map((h: { kind: string }) => h.kind)).not.toContain('failure backoff (scaleDown.delayAfterFailure)');
-    expect(view.pools[0].lastDrainFailureAt).toEqual(expect.any(String));
+    // The operator's own action is no failure: no backoff (and no DrainsAborted page), a scale-down entry, not a failure.
+    expect(view.pools[0].holds.map((h: { kind: string }) => h.kind).filter((kind: string) => kind.includes('failure'))).toEqual([]);
+    expect(view.pools[0].lastDrainFailureAt).toBeNull();
     expect(view.pools[0].lastFailureAt).toBeNull();
+    const stopped = await world.withState((state) => state.ports.store.getDrain(drainId));
+    expect(stopped).toMatchObject({ state: 'aborted', cancelledAt: drain!.abortRequestedAt });
     const log = await cli(['explain', 'd1/small', '--limit', '1']);
-    expect(flat(log.stdout)).toMatch(/failure: drain drain:down:d1_small:\d+ of d1-small-4\.example\.com aborted: cancelled: operator/);
+    expect(flat(log.stdout)).toMatch(/scale-down: drain drain:down:d1_small:\d+ of d1-small-4\.example\.com stopped: cancelled: operator/);
 
     const none = await cli(['cancel-drain', 'd1-small-4.example.com', '--reason', 'test']);
     expect(none.code).toBe(4);
@@ -235,7 +238,7 @@ describe('nodescaler against the local embedded state', () => {
     const result = await cli(['evaluate', '--dry-run']);
     expect(result.code).toBe(0);
     expect(flat(result.stdout)).toContain('nothing written, nothing sent');
-    expect(flat(result.stdout)).toMatch(/d1\/small utilization 0\.\d\d would do: no-action pool d1\/small at 0\.\d\d <= 0\.50 for \S+; scale-down blocked: delayAfterFailure until /);
+    expect(flat(result.stdout)).toMatch(/d1\/small utilization 0\.\d\d would do: no-action pool d1\/small at 0\.\d\d <= 0\.50 for \S+; scale-down blocked by scaleDown\.budget\.maxDraining: 1 of 1 drains in progress/);
     expect(flat(result.stdout)).toMatch(/d1\/medium utilization 0\.40 would do: no-action pool d1\/medium at 0\.40 <= 0\.50 for \S+; no node can be drained/);
     const view = json(await cli(['evaluate', '--dry-run', '--json', 'd1/medium']));
     expect(view).toMatchObject({ dryRun: true, pools: [{ pool: 'd1/medium', decision: { kind: 'no-action', rejected: [{ nodeId: 'd1-medium-1.example.com' }] } }] });

@@ -155,8 +155,13 @@ describe('GearMover: stopping and finishing', () => {
     expect(w.sim.moveHistory()).toHaveLength(3);
     const [drain] = await w.store.listDrains(POOL, 'aborted');
     expect(drain?.abortReason).toBe('cancelled: operator request');
+    expect(drain?.cancelledAt).toBe(stopping?.abortRequestedAt);
     expect(await w.store.getNode('src.example.com')).toMatchObject({ state: 'active' });
     expect(w.sim.nodeFacts('src.example.com')).toMatchObject({ active: true, activeGears: 3 });
+    // The operator's own action: no page, no backoff, no count of a demand stop either.
+    expect(w.metrics.sum('DrainsAborted')).toBe(0);
+    expect(w.metrics.sum('DrainsOutgrown') + w.metrics.sum('DrainsCalledOff')).toBe(0);
+    expect((await w.store.getPool(POOL))?.lastDrainFailureAt).toBeUndefined();
   });
 
   it('keeps a completed drain active until drain-complete is accepted, then sends it once more at most', async () => {

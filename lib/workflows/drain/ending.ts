@@ -6,7 +6,7 @@
  * node (activate-node, draining -> active), keeps moved gears where they
  * are, and sets the pool's lastDrainFailureAt (its scale-down backs off)
  * unless the drain stopped for demand (called off, or outgrown: the pool has
- * no room left for its gears). A drain never ends `completed`
+ * no room left for its gears) or an operator cancelled it. A drain never ends `completed`
  * unless the platform listed the node empty.
  */
 import { drainingLimit, poolSize } from '../../domain/budget.js';
@@ -91,11 +91,20 @@ export async function markCompleted(ctx: DrainContext, drain: DrainRecord, note:
 
 /**
  * Why a drain stops, when it is no fault: `calledOff`, the pool's scale-up wants the node back; `outgrown`, the
- * rest of the pool has no room left for the node's gears. Neither pages nor backs the pool off.
+ * rest of the pool has no room left for the node's gears; `cancelled`, an operator stopped it. None pages or
+ * backs the pool off.
  */
 export interface AbortOptions {
   calledOff?: boolean;
   outgrown?: boolean;
+  cancelled?: boolean;
+}
+
+function stopMarks(options: AbortOptions, now: string): Partial<DrainRecord> {
+  if (options.calledOff) return { calledOffAt: now };
+  if (options.outgrown) return { outgrownAt: now };
+  if (options.cancelled) return { cancelledAt: now };
+  return {};
 }
 
 /** Stops the drain at its next round. */
@@ -105,9 +114,15 @@ export async function requestAbort(ctx: RecordContext, drain: DrainRecord, reaso
   const saved = await save(ctx, drain, {
     abortRequestedAt: now,
     abortReason: reason.slice(0, 1024),
-    ...(options.calledOff ? { calledOffAt: now } : options.outgrown ? { outgrownAt: now } : {}),
+    ...stopMarks(options, now),
   });
-  const message = options.calledOff ? 'drain called off' : options.outgrown ? 'drain stopping: the pool has no room left for its gears' : 'drain stopping';
+  const message = options.calledOff
+    ? 'drain called off'
+    : options.outgrown
+      ? 'drain stopping: the pool has no room left for its gears'
+      : options.cancelled
+        ? 'drain stopping: cancelled by an operator'
+        : 'drain stopping';
   ctx.ports.log.warn(message, { drainId: drain.drainId, nodeId: drain.nodeId, pool: drain.pool, reason });
   return saved;
 }
@@ -134,8 +149,8 @@ export async function continueAbort(ctx: DrainContext, drain: DrainRecord, node:
 /**
  * Ends a drain `aborted`: re-opens the node if this drain holds it
  * (activate-node, then draining -> active), marks the pool's drain failure
- * time when the drain had started (delayAfterFailure, scale-down only), and
- * logs why.
+ * time when the drain had started and failed (delayAfterFailure, scale-down
+ * only), and logs why.
  */
 export async function finishAbort(ctx: DrainContext, drain: DrainRecord, node: NodeRecord | undefined, reason: string, options: { failure: boolean }): Promise<StepResult> {
   const { store, platform, clock, log, metrics } = ctx.ports;
@@ -157,23 +172,27 @@ export async function finishAbort(ctx: DrainContext, drain: DrainRecord, node: N
   // own count, apart from DrainsAborted.
   const calledOff = drain.calledOffAt !== undefined;
   const outgrown = !calledOff && drain.outgrownAt !== undefined;
-  const failed = started && !calledOff && !outgrown;
+  // The operator's own action, audited when it was asked for: no page, no backoff.
+  const cancelled = !calledOff && !outgrown && drain.cancelledAt !== undefined;
+  const failed = started && !calledOff && !outgrown && !cancelled;
   if (failed) await markDrainFailure(ctx, drain.pool, now);
   const done = await save(ctx, drain, { state: 'aborted', abortReason: reason.slice(0, 1024) });
   const progress = progressOf(done.moves);
   if (failed) metrics.record('DrainsAborted', 1, 'Count', { pool: drain.pool });
   else if (calledOff) metrics.record('DrainsCalledOff', 1, 'Count', { pool: drain.pool });
   else if (outgrown) metrics.record('DrainsOutgrown', 1, 'Count', { pool: drain.pool });
-  const ended = calledOff ? 'called off' : outgrown ? 'outgrown' : started ? 'aborted' : 'refused';
+  const ended = calledOff ? 'called off' : outgrown ? 'outgrown' : cancelled ? 'stopped' : started ? 'aborted' : 'refused';
   const logText = calledOff
     ? 'drain called off; node re-opened for the pool scaling up, moved gears stay where they are'
     : outgrown
       ? 'drain outgrown: the pool has no room left for its gears; node re-opened, moved gears stay where they are'
-      : started
-        ? 'drain aborted; node re-opened, moved gears stay where they are'
-        : 'drain refused before it started';
+      : cancelled
+        ? 'drain cancelled by an operator; node re-opened, moved gears stay where they are'
+        : started
+          ? 'drain aborted; node re-opened, moved gears stay where they are'
+          : 'drain refused before it started';
   log.warn(logText, { drainId: drain.drainId, nodeId: drain.nodeId, pool: drain.pool, reason, moved: progress.moved, total: progress.total });
-  const kind = calledOff ? 'scale-up' : outgrown ? 'scale-down' : started ? 'failure' : 'refused';
+  const kind = calledOff ? 'scale-up' : outgrown || cancelled ? 'scale-down' : started ? 'failure' : 'refused';
   await appendDecision(ctx, drain.pool, kind, `drain ${drain.drainId} of ${drain.nodeId} ${ended}: ${reason}`, drain.decisionId, {
     moved: progress.moved,
     total: progress.total,

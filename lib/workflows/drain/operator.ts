@@ -45,5 +45,5 @@ export async function cancelDrain(ports: OperatorPorts, nodeId: string, reason: 
 export async function cancelNodeDrain(ctx: RecordContext, nodeId: string, reason: string): Promise<DrainRecord | undefined> {
   const drain = await activeDrainOf(ctx, nodeId);
   if (!drain) return undefined;
-  return requestAbort(ctx, drain, `cancelled: ${reason}`);
+  return requestAbort(ctx, drain, `cancelled: ${reason}`, { cancelled: true });
 }
