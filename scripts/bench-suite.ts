@@ -10,6 +10,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { abortLine } from '../lib/sim/aborts.js';
+import { pagesLine } from '../lib/sim/alarms.js';
 import { baselineKeyParts, runBaselines, type BaselineCache } from '../lib/sim/baseline-cache.js';
 import { floorForResults, floorLine, type ReactiveFloor } from '../lib/sim/floor.js';
 import { peakDemand } from '../lib/sim/pools.js';
@@ -130,7 +131,7 @@ export async function replaySuiteTrace(entry: { name: string; load: () => Trace 
   if (goal) console.log(goal);
   const clairvoyant = results.find((r) => r.policy === 'clairvoyant-4h');
   if (floor && clairvoyant) console.log(floorLine(floor, clairvoyant.nodeHours, results.find((r) => r.policy === 'cluster-autoscaler')?.nodeHours));
-  console.log(`nodescaler: ${outcome.result.drainsStarted} drains, ${abortLine(outcome.result.aborts)}`);
+  console.log(`nodescaler: ${outcome.result.drainsStarted} drains, ${abortLine(outcome.result.aborts)}; ${pagesLine(outcome.result.pages)}`);
   const causes = moveCausesLine(results);
   if (causes) console.log(causes);
   console.log('');

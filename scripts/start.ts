@@ -16,6 +16,7 @@ import { peakDemand } from '../lib/sim/pools.js';
 import { PRICES_AS_OF, PRICE_REGION } from '../lib/sim/prices.js';
 import { renderReport } from '../lib/sim/report.js';
 import { abortLine } from '../lib/sim/aborts.js';
+import { pagesLine } from '../lib/sim/alarms.js';
 import { floorForResults, floorLine } from '../lib/sim/floor.js';
 import { replayPools, runNodescaler, type ReplayOptions } from '../lib/sim/replay.js';
 import { POLICIES, type PolicyResult } from '../lib/sim/results.js';
@@ -163,7 +164,7 @@ async function main(): Promise<void> {
     console.log(`nodescaler: ${outcome.storeKind} store, ${outcome.invocations} handler invocations, ${((Date.now() - started) / 1000).toFixed(1)} s`);
     for (const line of outcome.bill.lines) console.log(`  autoscaler bill: ${line.item.padEnd(20)} ${line.quantity.toFixed(line.quantity < 10 ? 3 : 0).padStart(12)} ${line.unit.padEnd(11)} $${line.cost.toFixed(3)}/month`);
     for (const violation of outcome.violations.slice(0, 10)) console.log(`  violation: ${violation}`);
-    console.log(`nodescaler ${abortLine(outcome.result.aborts)}`);
+    console.log(`nodescaler ${abortLine(outcome.result.aborts)}; ${pagesLine(outcome.result.pages)}`);
   }
   const options = baselineOptions(trace, replay, input.limits?.maxNodesTotal ?? 100);
   for (const policy of BASELINES) if (policies.includes(policy)) results.push(runBaseline(policy, pools, options));

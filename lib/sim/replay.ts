@@ -9,6 +9,7 @@ import { parseConfig, poolNaming, type Config, type ConfigInput, type PoolConfig
 import type { OutgoingMessage, Queue, QueueName } from '../ports/queue.js';
 import type { StateStore } from '../ports/state-store.js';
 import { addTallies, tallyAborts, type AbortTally } from './aborts.js';
+import { AlarmWatch } from './alarms.js';
 import { singlePool } from './baselines.js';
 import { BillMeter, type Bill } from './bill.js';
 import { Churn } from './churn.js';
@@ -120,7 +121,8 @@ export async function runNodescaler(trace: Trace, options: ReplayOptions): Promi
 
   const runtime = new LocalRuntime(clock, sqs);
   runtime.onInvoke = (name) => (meter.service = name);
-  await runtime.load(configInput, { store, queue, clock, cloud, platform, log: meter.log(), metrics: meter.metrics(clock) });
+  const alarms = new AlarmWatch(clock);
+  await runtime.load(configInput, { store, queue, clock, cloud, platform, log: meter.log(), metrics: alarms.watch(meter.metrics(clock)) });
   const worlds = pools.map((pool, i) => {
     const poolConfig = config.pools.find((p) => `${p.district}/${p.profile}` === pool.id)!;
     const world = new SimWorld(clock, platform, cloud, sqs, {
@@ -243,6 +245,7 @@ export async function runNodescaler(trace: Trace, options: ReplayOptions): Promi
     autoscalerCostPerNodeMonth: nodeMonths > 0 ? bill.total / nodeMonths : 0,
     autoscalerBill: bill.lines,
     aborts: addTallies(aborts),
+    pages: alarms.pages(),
     moveCauses: causes,
   };
   return { result, storeKind, invocations: runtime.invocations, timings: runtime.timings, deadLetters, violations, store: rawStore, bill, meter };

@@ -52,6 +52,8 @@ export interface PolicyResult extends PoolFigures {
   autoscalerBill?: BillLine[];
   /** nodescaler's aborted drains by the reason the drain workflow stored (lib/sim/aborts.ts). */
   aborts?: AbortTally;
+  /** The pages nodescaler's alarms would have sent, by metric (lib/sim/alarms.ts); replays only. */
+  pages?: Record<string, number>;
   /** nodescaler's moves by what caused them (lib/sim/move-causes.ts); replays only. */
   moveCauses?: MoveCauses;
   /** One entry per pool replayed (a single-pool run has one). */

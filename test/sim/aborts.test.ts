@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { gearRefusal, poolBudget } from '../../lib/domain/budget.js';
 import { drainsToCallOff } from '../../lib/domain/call-off.js';
-import { timeoutCause } from '../../lib/domain/drain.js';
+import { abortCause, timeoutCause } from '../../lib/domain/drain.js';
 import { abortKind, abortLine, addTallies, tallyAborts } from '../../lib/sim/aborts.js';
 import { NOW, config, drain, minutesAgo, move, node } from '../support/builders.js';
 
@@ -18,6 +18,9 @@ describe('aborted drains by reason', () => {
     expect(abortKind(`disruption budget: ${doNotMove}`)).toBe('budget: do-not-move');
     expect(abortKind('cannot place 3 of 40 gear(s) of node-1: no node with room (e.g. g1 (a))')).toBe('no room');
     expect(abortKind('gear g1 (a) could not be moved to node-2 after 3 attempt(s): failed')).toBe('move failed');
+    // A gear whose targets kept filling: the pool outgrew the drain, not a failed move.
+    const full = drain('node-1', [{ ...move('node-2', 'failed'), replans: 5, noRoom: true, lastError: 'node node-2 has no room for gear g1' }]);
+    expect(abortKind(abortCause(full, NOW, 30 * 60_000))).toBe('no room');
     expect(abortKind('1 node(s) of pool d1/small already draining (scaleDown.budget.maxDraining=1)')).toBe('budget: maxDraining');
     expect(abortKind('node node-1 was re-opened outside the drain')).toBe('node changed');
     expect(abortKind('cancelled: operator')).toBe('cancelled');
