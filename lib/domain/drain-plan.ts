@@ -95,6 +95,8 @@ export function planDrain(input: PlanInput): DrainPlan {
   const isFresh = freshStatsTest(input.now.getTime(), input.statsMaxAge);
   const eligible: Array<{ node: NodeRecord; free: number }> = [];
   let freeSlots = 0;
+  /** Open nodes with fresh stats that are full: with the eligible ones, the nodes that say the pool has no room. */
+  let full = 0;
   for (const node of input.nodes) {
     if (node.state !== 'active' || node.nodeId === input.sourceNodeId || node.pool !== input.pool || input.draining?.has(node.nodeId)) continue;
     // Closed for attrition: the next node to drain, never a target (its gears would move twice).
@@ -102,7 +104,10 @@ export function planDrain(input: PlanInput): DrainPlan {
     const stats = node.stats;
     if (!stats || !isFresh(node)) continue;
     const free = Math.floor(fillFraction * stats.maxActiveGears + EPSILON) - stats.activeGears - (input.reserved.get(node.nodeId) ?? 0);
-    if (free <= 0) continue;
+    if (free <= 0) {
+      full += 1;
+      continue;
+    }
     eligible.push({ node, free });
     freeSlots += free;
   }
@@ -168,10 +173,10 @@ export function planDrain(input: PlanInput): DrainPlan {
       unplaced.push({
         gear,
         reason:
-          targets.length === 0
+          targets.length + full === 0
             ? `no active node of pool ${input.pool} with fresh stats has room below ${percent}`
-            : `no room left below ${percent} on the ${targets.length} active node(s) of pool ${input.pool}`,
-        full: targets.length > 0,
+            : `no room left below ${percent} on the ${targets.length + full} active node(s) of pool ${input.pool}`,
+        full: targets.length + full > 0,
       });
       continue;
     }

@@ -64,6 +64,14 @@ describe('planDrain: capacity', () => {
     // No node to judge by is a stats gap, not a full pool.
     expect(plan.unplaced).toEqual([{ gear: gear('g1'), reason: 'no active node of pool d1/small with fresh stats has room below 80%', full: false }]);
   });
+
+  it('calls the pool full when every open node with fresh stats is at the fill fraction: demand, not a stats gap', () => {
+    const nodes = [node('src', { gears: 1 }), node('a', { gears: 80 }), node('b', { gears: 79 }), node('stale', { gears: 0, reportedMinutesAgo: 30 })];
+    const reserved = new Map([['b', 1]]);
+    const plan = planDrain(input({ gears: [gear('g1')], nodes, reserved }));
+    expect(plan.targets).toBe(0);
+    expect(plan.unplaced).toEqual([{ gear: gear('g1'), reason: 'no room left below 80% on the 2 active node(s) of pool d1/small', full: true }]);
+  });
 });
 
 describe('planDrain: reservations', () => {
