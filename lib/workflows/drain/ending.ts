@@ -13,6 +13,7 @@ import { drainingLimit, poolSize } from '../../domain/budget.js';
 import { protectedNodesNow } from '../../domain/controls.js';
 import { describeIncoming, movesOnto } from '../../domain/decommission.js';
 import { drainKind, isUrgent, progressOf } from '../../domain/drain.js';
+import { drainStop } from '../../domain/drain-stop.js';
 import { formatDuration } from '../../domain/duration.js';
 import type { DrainRecord, NodeRecord } from '../../domain/model.js';
 import { isProtected } from '../../domain/node-stats.js';
@@ -166,34 +167,13 @@ export async function finishAbort(ctx: DrainContext, drain: DrainRecord, node: N
       now,
     );
   }
-  const started = drain.closedAt !== undefined || options.failure;
-  // A call-off (the pool scales up and takes the node back) or a pool outgrowing the drain (no room left for its
-  // gears) is the scaler following demand, no failure: nothing to back off from, nothing to page on. Each has its
-  // own count, apart from DrainsAborted.
-  const calledOff = drain.calledOffAt !== undefined;
-  const outgrown = !calledOff && drain.outgrownAt !== undefined;
-  // The operator's own action, audited when it was asked for: no page, no backoff.
-  const cancelled = !calledOff && !outgrown && drain.cancelledAt !== undefined;
-  const failed = started && !calledOff && !outgrown && !cancelled;
-  if (failed) await markDrainFailure(ctx, drain.pool, now);
+  const stop = drainStop(drain, drain.closedAt !== undefined || options.failure);
+  if (stop.backsOff) await markDrainFailure(ctx, drain.pool, now);
   const done = await save(ctx, drain, { state: 'aborted', abortReason: reason.slice(0, 1024) });
   const progress = progressOf(done.moves);
-  if (failed) metrics.record('DrainsAborted', 1, 'Count', { pool: drain.pool });
-  else if (calledOff) metrics.record('DrainsCalledOff', 1, 'Count', { pool: drain.pool });
-  else if (outgrown) metrics.record('DrainsOutgrown', 1, 'Count', { pool: drain.pool });
-  const ended = calledOff ? 'called off' : outgrown ? 'outgrown' : cancelled ? 'stopped' : started ? 'aborted' : 'refused';
-  const logText = calledOff
-    ? 'drain called off; node re-opened for the pool scaling up, moved gears stay where they are'
-    : outgrown
-      ? 'drain outgrown: the pool has no room left for its gears; node re-opened, moved gears stay where they are'
-      : cancelled
-        ? 'drain cancelled by an operator; node re-opened, moved gears stay where they are'
-        : started
-          ? 'drain aborted; node re-opened, moved gears stay where they are'
-          : 'drain refused before it started';
-  log.warn(logText, { drainId: drain.drainId, nodeId: drain.nodeId, pool: drain.pool, reason, moved: progress.moved, total: progress.total });
-  const kind = calledOff ? 'scale-up' : outgrown || cancelled ? 'scale-down' : started ? 'failure' : 'refused';
-  await appendDecision(ctx, drain.pool, kind, `drain ${drain.drainId} of ${drain.nodeId} ${ended}: ${reason}`, drain.decisionId, {
+  if (stop.metric) metrics.record(stop.metric, 1, 'Count', { pool: drain.pool });
+  log.warn(stop.logText, { drainId: drain.drainId, nodeId: drain.nodeId, pool: drain.pool, reason, moved: progress.moved, total: progress.total });
+  await appendDecision(ctx, drain.pool, stop.decisionKind, `drain ${drain.drainId} of ${drain.nodeId} ${stop.ended}: ${reason}`, drain.decisionId, {
     moved: progress.moved,
     total: progress.total,
   });
