@@ -4,6 +4,7 @@
  * support/packaged-stack.ts).
  */
 import { beforeAll, describe, expect, it } from 'vitest';
+import { PAGING_METRICS } from '../../lib/sim/alarms.js';
 import { ALL_FUNCTIONS, loadPackagedStack, logicalId, ofType, resources, STAGE, type Json } from './support/packaged-stack.js';
 
 beforeAll(loadPackagedStack);
@@ -27,6 +28,13 @@ describe('serverless package (offline): monitoring', () => {
     expect(expressionOf('CapacityExhaustedAlarm')).toMatch(/SUM\(CapacityExhausted\) FROM SCHEMA\("nodescaler", pool, service\) GROUP BY pool/);
     expect(expressionOf('DrainsAbortedAlarm')).toMatch(/SUM\(DrainsAborted\)/);
     expect(expressionOf('GearsLostAlarm')).toMatch(/SUM\(GearsLost\)/);
+    // The bench's pages (lib/sim/alarms.ts) are these alarms: each of its metrics has one, per pool, on any point.
+    for (const metric of PAGING_METRICS) {
+      const alarm = alarms().find(([id]) => expressionOf(id)?.startsWith(`SELECT SUM(${metric}) FROM SCHEMA("nodescaler", pool, service) GROUP BY pool`));
+      expect(alarm, metric).toBeDefined();
+      expect(alarm![1].Properties).toMatchObject({ Threshold: 0, ComparisonOperator: 'GreaterThanThreshold', EvaluationPeriods: 1 });
+      expect(alarm![1].Properties.Metrics[0].Period).toBe(300);
+    }
     // Security: node-stats from a sender that may not report for the node (lib/app/stats-sender.ts counts StatsRejected).
     expect(expressionOf('StatsRejectedAlarm')).toBe('SELECT SUM(StatsRejected) FROM SCHEMA("nodescaler", reason, service)');
     expect(resources.StatsRejectedAlarm!.Properties).toMatchObject({ Threshold: 0, ComparisonOperator: 'GreaterThanThreshold', TreatMissingData: 'notBreaching' });

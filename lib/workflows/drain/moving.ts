@@ -149,7 +149,7 @@ export async function planOrFinish(ctx: DrainContext, drain: DrainRecord, node: 
     const first = plan.unplaced[0]!;
     const summary = `cannot place ${plan.unplaced.length} of ${toPlan.length} gear(s) of ${node.nodeId}: ${first.reason} (e.g. ${describeGears(plan.unplaced.map((u) => u.gear), 3)})`;
     if (!urgent) {
-      // Abort before moving anything that the plan cannot finish: the pool has no room for the node's gears.
+      // Abort before moving anything that the plan cannot finish; outgrown when it is room that lacks, not a setting or stats.
       const saved = await save(ctx, drain, { moves: moves.map(stripUndefined), unplaced: plan.unplaced.length });
       return requestAbortStep(ctx, saved, summary, { outgrown: plan.unplaced.every((u) => u.full) });
     }
