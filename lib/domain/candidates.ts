@@ -91,7 +91,7 @@ export function chooseScaleDownCandidate(input: CandidateInput, check?: Candidat
   const isFresh = freshStatsTest(input.now.getTime(), config.statsMaxAge);
   const byAge = strategy === 'oldest' || strategy === 'newest';
   const protectedByConfig = new Set(input.poolConfig.protectedNodes);
-  const reserved = reservedSlotsByNode(input.drains);
+  const reserved = reservedSlotsByNode(input.drains, input.nodes);
   const receiving = receivingNodes(input.drains);
 
   const rejected: RejectedCandidate[] = [];

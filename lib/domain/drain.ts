@@ -10,6 +10,7 @@ import type { Placement } from './drain-plan.js';
 import type { Config, PoolConfig } from '../config/index.js';
 import { formatDuration } from './duration.js';
 import { clampScaleUp } from './scale-up-limits.js';
+import { landedSinceReport } from './utilization.js';
 
 /** The message field rules for an operation id (decisionId, drainId): 1..128 of letters, digits, `_ : . -`. */
 const OPERATION_ID_MAX = 128;
@@ -239,19 +240,26 @@ export function reconcile(moves: readonly GearMove[], onNode: readonly GearInfo[
   return { moves: kept, toPlan, dropped, returned };
 }
 
-/** Reservations of every active drain except the moves of `except` for the gears in `replanning`. */
+/**
+ * Reservations of every active drain except the moves of `except` for the gears in `replanning`; given the pool's
+ * `nodes`, gears that landed on a node after its last report hold their slot and count as its applications too
+ * (utilization.ts `landedSinceReport`).
+ */
 export function reservationsExcept(
   drains: readonly DrainRecord[],
   except: string,
   replanning: ReadonlySet<string>,
+  nodes?: readonly NodeRecord[],
 ): { reserved: Map<string, number>; incomingApps: Map<string, Map<string, number>> } {
   const reserved = new Map<string, number>();
   const incomingApps = new Map<string, Map<string, number>>();
+  const landed = nodes ? landedSinceReport(nodes) : undefined;
   for (const drain of drains) {
     if (drain.state !== 'active') continue;
     for (const move of drain.moves) {
-      if (!isPending(move)) continue;
-      if (drain.drainId === except && replanning.has(move.gear.uuid)) continue;
+      const pending = isPending(move);
+      if (!pending && !landed?.(move)) continue;
+      if (pending && drain.drainId === except && replanning.has(move.gear.uuid)) continue;
       reserved.set(move.target, (reserved.get(move.target) ?? 0) + 1);
       let apps = incomingApps.get(move.target);
       if (!apps) incomingApps.set(move.target, (apps = new Map()));

@@ -37,7 +37,7 @@ export function manualDrainFit(input: {
     pool: node.pool,
     gears,
     nodes: input.nodes,
-    reserved: reservedSlotsByNode(input.drains),
+    reserved: reservedSlotsByNode(input.drains, input.nodes),
     fillFraction: config.scaleUp.threshold,
     antiAffinity: config.scaleDown.antiAffinity,
     now: input.now,

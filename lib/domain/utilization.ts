@@ -5,7 +5,7 @@
  */
 import type { PoolConfig } from '../config/index.js';
 import type { PoolUtilization } from './decision.js';
-import type { DrainRecord, NodeRecord, NodeState, PoolId } from './model.js';
+import type { DrainRecord, GearMove, NodeRecord, NodeState, PoolId } from './model.js';
 
 /** Gears a node is assumed to hold when nothing better is known. */
 export const DEFAULT_GEARS_PER_NODE = 100;
@@ -57,16 +57,46 @@ function isPendingMove(state: string): boolean {
   return state === 'planned' || state === 'moving';
 }
 
-/** Slots reserved on each target node by the pending moves of active drains. */
-export function reservedSlotsByNode(drains: readonly DrainRecord[]): Map<string, number> {
+/**
+ * Slots reserved on each target node by the pending moves of active drains and, given the pool's `nodes`, by the
+ * gears that landed on a node after its last report (`landedSinceReport`).
+ */
+export function reservedSlotsByNode(drains: readonly DrainRecord[], nodes?: readonly NodeRecord[]): Map<string, number> {
   const reserved = new Map<string, number>();
+  const landed = nodes ? landedSinceReport(nodes) : undefined;
   for (const drain of drains) {
     if (drain.state !== 'active') continue;
     for (const move of drain.moves) {
-      if (isPendingMove(move.state)) reserved.set(move.target, (reserved.get(move.target) ?? 0) + 1);
+      if (isPendingMove(move.state) || landed?.(move)) reserved.set(move.target, (reserved.get(move.target) ?? 0) + 1);
     }
   }
   return reserved;
+}
+
+/**
+ * A test for a finished move whose gear is on its target but not yet in the target's report: it finished after the
+ * target last measured its gears. Such a gear is neither pending (no reservation holds its slot) nor counted in
+ * `activeGears`, so without it the target looked a slot emptier per gear that landed since its report. At 2,000
+ * nodes, with a hundred drains landing gears every minute on the fullest nodes (the plan packs), the slots that did
+ * not exist were planned again and again: the platform refused each move (target full), and after `MAX_REPLANS`
+ * such refusals the drain stopped, its moves spent, while demand was falling (NASA at 200,000 gears: 479 drains).
+ * A move noticed finished after a report that already showed its gear counts twice until the next report: the side
+ * of a plan that waits a minute, not of a move the platform refuses.
+ */
+export function landedSinceReport(nodes: readonly NodeRecord[]): (move: Pick<GearMove, 'state' | 'target' | 'finishedAt'>) => boolean {
+  const reportedAt = new Map<string, string>();
+  for (const node of nodes) if (node.stats?.reportedAt !== undefined) reportedAt.set(node.nodeId, node.stats.reportedAt);
+  return (move) => {
+    if (move.state !== 'moved' || move.finishedAt === undefined) return false;
+    const report = reportedAt.get(move.target);
+    return report !== undefined && laterThan(move.finishedAt, report);
+  };
+}
+
+/** `a` after `b`, as ISO times: compared as text when both are canonical (they sort as they read), else parsed. */
+function laterThan(a: string, b: string): boolean {
+  if (a.length === 24 && b.length === 24 && CANONICAL_ISO.test(a) && CANONICAL_ISO.test(b)) return a > b;
+  return Date.parse(a) > Date.parse(b);
 }
 
 /** Which drain each receiving node gets gears from (the first one found). */

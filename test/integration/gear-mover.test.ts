@@ -226,6 +226,35 @@ describe('gear mover on dynalite with the simulated platform', () => {
     expect(await w.sim.listGears('src.example.com')).toEqual([]);
   });
 
+  it('counts the gears that landed on a target after its last report: a second drain plans no slot already taken', async () => {
+    // Node agents report once a minute; a drain's moves land in between. Two drains pack onto the same fullest node.
+    const w = await world({ reportWhileWaiting: false, config: { scaleDown: { budget: { maxDraining: 2 } } } });
+    await w.node('a.example.com', { gears: apps(6, 1, 'a') });
+    await w.node('b.example.com', { gears: apps(6, 1, 'b').map((gear) => ({ ...gear, app: `b-${gear.app}` })) });
+    await w.node('t1.example.com', { max: 10, gears: [] });
+    await w.node('t2.example.com', { max: 10, gears: [] });
+    const mover = w.mover();
+    await mover.handleScaleDown(await w.decideScaleDown('a.example.com'));
+    // Long enough for a's first three moves (three at a time, 30 s each) to land, not for the rest.
+    await mover.run(w.budget(40_000));
+    const a = await onlyDrain(w, 'active');
+    expect(a.moves.filter((m) => m.state === 'moved' && m.target === 't1.example.com')).toHaveLength(3);
+    expect(a.moves.filter((m) => m.state !== 'moved' && m.target === 't1.example.com')).toHaveLength(3);
+    // t1 holds three of a's gears; its stats still say it is empty.
+    expect(w.sim.nodeFacts('t1.example.com').activeGears).toBe(3);
+    expect((await w.store.getNode('t1.example.com'))?.stats?.activeGears).toBe(0);
+
+    await mover.handleScaleDown(await w.decideScaleDown('b.example.com'));
+    expect(await mover.run(w.budget())).toMatchObject({ completed: 2, aborted: 0 });
+    const b = (await w.store.listDrains(POOL, 'completed')).find((d) => d.nodeId === 'b.example.com')!;
+    // Below the 0.8 threshold t1 has 8 slots: 3 landed, 3 on their way, so 2 left for b; the rest went to t2, and no move was refused.
+    expect(b.moves.filter((m) => m.target === 't1.example.com')).toHaveLength(2);
+    expect(b.moves.filter((m) => m.target === 't2.example.com')).toHaveLength(4);
+    expect(b.moves.every((m) => m.state === 'moved' && m.attempts === 1 && m.replans === undefined)).toBe(true);
+    expect(w.sim.nodeFacts('t1.example.com').activeGears).toBe(8);
+    w.checkGears();
+  });
+
   it('starts one drain for a duplicate scale-down, delivered twice and concurrently', async () => {
     const w = await world();
     await w.node('src.example.com', { gears: apps(4, 3) });

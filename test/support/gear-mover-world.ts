@@ -40,6 +40,8 @@ export class InvariantViolation extends Error {}
 export interface WorldOptions {
   config?: Omit<Partial<ConfigInput>, 'pools'>;
   moveDurationMs?: number;
+  /** False: the nodes do not report while the mover waits (their stats lag the platform until `report()`). Default true. */
+  reportWhileWaiting?: boolean;
 }
 
 export class World {
@@ -52,12 +54,14 @@ export class World {
   /** Total gears ever placed minus removed: every check expects exactly this many, each on one node. */
   gears = 0;
   checks = 0;
+  private readonly reportWhileWaiting: boolean;
 
   constructor(
     readonly store: StateStore,
     options: WorldOptions = {},
   ) {
     this.sim = new SimulatedPlatform(this.clock, { moveDurationMs: options.moveDurationMs ?? 30_000, moveFailureRate: 0 });
+    this.reportWhileWaiting = options.reportWhileWaiting ?? true;
     this.config = buildConfig(
       { ...options.config, scaleDown: { delayAfterAdd: '0s', ...(options.config?.scaleDown ?? {}) } },
       { max: 50 },
@@ -104,7 +108,7 @@ export class World {
         log: this.log,
         wait: async (ms) => {
           this.clock.advance(ms);
-          await this.report();
+          if (this.reportWhileWaiting) await this.report();
         },
       },
       this.config,

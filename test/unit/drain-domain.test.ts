@@ -131,6 +131,16 @@ describe('reconcile with the platform', () => {
     expect(reserved).toEqual(new Map([['a', 2]]));
     expect(incomingApps.get('a')).toEqual(new Map([['app', 2]]));
   });
+
+  it('also reserves the slot of a gear that landed after its target last reported, and counts its application there', () => {
+    const nodes = [node('a', { reportedMinutesAgo: 2 }), node('b', { reportedMinutesAgo: 0 })];
+    const landedOnA = { ...move('a', 'moved', 'g3'), finishedAt: minutesAgo(1) };
+    const landedOnB = { ...move('b', 'moved', 'g4'), finishedAt: minutesAgo(1) };
+    const mine = drain('src', [move('a', 'planned', 'g1'), landedOnA, landedOnB]);
+    const { reserved, incomingApps } = reservationsExcept([mine], mine.drainId, new Set(['g1']), nodes);
+    expect(reserved).toEqual(new Map([['a', 1]]));
+    expect(incomingApps.get('a')).toEqual(new Map([['app', 1]]));
+  });
 });
 
 describe('when a drain stops', () => {

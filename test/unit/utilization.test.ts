@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { computeUtilization, expectedGearsPerNode, nodeFreeSlots, reservedSlotsByNode } from '../../lib/domain/utilization.js';
+import { computeUtilization, expectedGearsPerNode, landedSinceReport, nodeFreeSlots, reservedSlotsByNode } from '../../lib/domain/utilization.js';
 import type { NodeRecord } from '../../lib/domain/model.js';
-import { NOW, POOL, drain, move, node } from '../support/builders.js';
+import { NOW, POOL, drain, minutesAgo, move, node } from '../support/builders.js';
 
 const FIVE_MIN = 5 * 60_000;
 
@@ -116,5 +116,38 @@ describe('nodeFreeSlots', () => {
 
   it('offers nothing on a node without stats', () => {
     expect(nodeFreeSlots(node('a', { gears: null }), [drain('d', [move('a')])], 0.8)).toBe(-1);
+  });
+});
+
+describe('gears that landed after their target last reported', () => {
+  const landed = (target: string, finishedMinutesAgo: number) => ({ ...move(target, 'moved'), finishedAt: minutesAgo(finishedMinutesAgo) });
+
+  it('hold their slot until the target reports them', () => {
+    // a reported 2 minutes ago: the gear that landed a minute ago is not in its 50 yet; the one from 3 minutes ago is.
+    const nodes = [node('a', { gears: 50, max: 100, reportedMinutesAgo: 2 }), node('b', { gears: 10, max: 100, reportedMinutesAgo: 0 })];
+    const d = drain('src', [landed('a', 1), landed('a', 3), landed('b', 1), move('b')]);
+    expect(reservedSlotsByNode([d], nodes)).toEqual(new Map([['a', 1], ['b', 1]]));
+    expect(nodeFreeSlots(nodes[0]!, reservedSlotsByNode([d], nodes), 0.98)).toBe(98 - 50 - 1);
+    // Without the nodes, only the pending move counts (as before).
+    expect(reservedSlotsByNode([d])).toEqual(new Map([['b', 1]]));
+  });
+
+  it('counts only moves that finished, on a node that has reported', () => {
+    const isLanded = landedSinceReport([node('a', { reportedMinutesAgo: 2 }), node('new', { state: 'provisioning' })]);
+    expect(isLanded({ state: 'moved', target: 'a', finishedAt: minutesAgo(1) })).toBe(true);
+    expect(isLanded({ state: 'moved', target: 'a', finishedAt: minutesAgo(2) })).toBe(false);
+    expect(isLanded({ state: 'moving', target: 'a', finishedAt: minutesAgo(1) })).toBe(false);
+    expect(isLanded({ state: 'failed', target: 'a', finishedAt: minutesAgo(1) })).toBe(false);
+    expect(isLanded({ state: 'moved', target: 'a' })).toBe(false);
+    expect(isLanded({ state: 'moved', target: 'new', finishedAt: minutesAgo(1) })).toBe(false);
+    expect(isLanded({ state: 'moved', target: 'gone', finishedAt: minutesAgo(1) })).toBe(false);
+  });
+
+  it('compares times that are not in canonical form by their instant', () => {
+    const reported = node('a', { reportedMinutesAgo: 2 });
+    reported.stats!.reportedAt = '2025-03-10T09:58:00Z';
+    const isLanded = landedSinceReport([reported]);
+    expect(isLanded({ state: 'moved', target: 'a', finishedAt: '2025-03-10T09:59:00.000Z' })).toBe(true);
+    expect(isLanded({ state: 'moved', target: 'a', finishedAt: '2025-03-10T09:57:59.999Z' })).toBe(false);
   });
 });

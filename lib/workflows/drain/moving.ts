@@ -117,7 +117,7 @@ export async function planOrFinish(ctx: DrainContext, drain: DrainRecord, node: 
   const nodes = await store.listNodes(drain.pool);
   const drains = (await store.listDrains(drain.pool)).filter((d) => d.drainId !== drain.drainId);
   drains.push({ ...drain, moves: rec.moves });
-  const { reserved, incomingApps } = reservationsExcept(drains, drain.drainId, replanning);
+  const { reserved, incomingApps } = reservationsExcept(drains, drain.drainId, replanning, nodes);
   const avoid = new Map<string, Set<string>>();
   for (const move of rec.moves) if (move.retarget) avoid.set(move.gear.uuid, new Set([move.target]));
   const plan = planDrain({
