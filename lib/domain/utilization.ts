@@ -116,14 +116,15 @@ export function receivingNodes(drains: readonly DrainRecord[]): Map<string, stri
  * `floor(threshold x maxActiveGears) - activeGears - reserved on this node`.
  * Negative when the node is already above the fraction. A node without stats
  * has no known capacity (its free slots are minus its reservations).
- * `drains` may be the drains themselves or `reservedSlotsByNode(drains)` (faster in a loop).
+ * `drains` may be the drains themselves (gears landed since the node's report count too) or `reservedSlotsByNode(drains, nodes)`
+ * (faster in a loop).
  */
 export function nodeFreeSlots(
   node: NodeRecord,
   drains: readonly DrainRecord[] | ReadonlyMap<string, number>,
   thresholdFraction: number,
 ): number {
-  const reservedMap = drains instanceof Map ? (drains as ReadonlyMap<string, number>) : reservedSlotsByNode(drains as readonly DrainRecord[]);
+  const reservedMap = drains instanceof Map ? (drains as ReadonlyMap<string, number>) : reservedSlotsByNode(drains as readonly DrainRecord[], [node]);
   const reserved = reservedMap.get(node.nodeId) ?? 0;
   const stats = node.stats;
   if (!stats) return -reserved;

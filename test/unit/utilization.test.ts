@@ -128,6 +128,7 @@ describe('gears that landed after their target last reported', () => {
     const d = drain('src', [landed('a', 1), landed('a', 3), landed('b', 1), move('b')]);
     expect(reservedSlotsByNode([d], nodes)).toEqual(new Map([['a', 1], ['b', 1]]));
     expect(nodeFreeSlots(nodes[0]!, reservedSlotsByNode([d], nodes), 0.98)).toBe(98 - 50 - 1);
+    expect(nodeFreeSlots(nodes[0]!, [d], 0.98)).toBe(98 - 50 - 1);
     // Without the nodes, only the pending move counts (as before).
     expect(reservedSlotsByNode([d])).toEqual(new Map([['b', 1]]));
   });
