@@ -10,7 +10,7 @@ import type { Placement } from './drain-plan.js';
 import type { Config, PoolConfig } from '../config/index.js';
 import { formatDuration } from './duration.js';
 import { clampScaleUp } from './scale-up-limits.js';
-import { landedSinceReport } from './utilization.js';
+import { forEachSlotHolder } from './utilization.js';
 
 /** The message field rules for an operation id (decisionId, drainId): 1..128 of letters, digits, `_ : . -`. */
 const OPERATION_ID_MAX = 128;
@@ -241,9 +241,9 @@ export function reconcile(moves: readonly GearMove[], onNode: readonly GearInfo[
 }
 
 /**
- * Reservations of every active drain except the moves of `except` for the gears in `replanning`; given the pool's
- * `nodes`, gears that landed on a node after its last report hold their slot and count as its applications too
- * (utilization.ts `landedSinceReport`).
+ * Reservations of every active drain except the moves of `except` for the gears in `replanning`, and the applications
+ * headed to each node; given the pool's `nodes`, gears that landed on a node after its last report count too
+ * (utilization.ts `forEachSlotHolder`).
  */
 export function reservationsExcept(
   drains: readonly DrainRecord[],
@@ -253,19 +253,13 @@ export function reservationsExcept(
 ): { reserved: Map<string, number>; incomingApps: Map<string, Map<string, number>> } {
   const reserved = new Map<string, number>();
   const incomingApps = new Map<string, Map<string, number>>();
-  const landed = nodes ? landedSinceReport(nodes) : undefined;
-  for (const drain of drains) {
-    if (drain.state !== 'active') continue;
-    for (const move of drain.moves) {
-      const pending = isPending(move);
-      if (!pending && !landed?.(move)) continue;
-      if (pending && drain.drainId === except && replanning.has(move.gear.uuid)) continue;
-      reserved.set(move.target, (reserved.get(move.target) ?? 0) + 1);
-      let apps = incomingApps.get(move.target);
-      if (!apps) incomingApps.set(move.target, (apps = new Map()));
-      apps.set(move.gear.app, (apps.get(move.gear.app) ?? 0) + 1);
-    }
-  }
+  forEachSlotHolder(drains, nodes, (move, drain, pending) => {
+    if (pending && drain.drainId === except && replanning.has(move.gear.uuid)) return;
+    reserved.set(move.target, (reserved.get(move.target) ?? 0) + 1);
+    let apps = incomingApps.get(move.target);
+    if (!apps) incomingApps.set(move.target, (apps = new Map()));
+    apps.set(move.gear.app, (apps.get(move.gear.app) ?? 0) + 1);
+  });
   return { reserved, incomingApps };
 }
 

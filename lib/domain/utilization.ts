@@ -58,18 +58,29 @@ function isPendingMove(state: string): boolean {
 }
 
 /**
- * Slots reserved on each target node by the pending moves of active drains and, given the pool's `nodes`, by the
- * gears that landed on a node after its last report (`landedSinceReport`).
+ * Calls `visit` for each move that holds a slot on its target: the pending moves of active drains and, given the
+ * pool's `nodes`, the moves whose gear landed after the target's last report (`landedSinceReport`). The one walk
+ * behind `reservedSlotsByNode` and the planner's `reservationsExcept` (drain.ts).
  */
-export function reservedSlotsByNode(drains: readonly DrainRecord[], nodes?: readonly NodeRecord[]): Map<string, number> {
-  const reserved = new Map<string, number>();
+export function forEachSlotHolder(
+  drains: readonly DrainRecord[],
+  nodes: readonly NodeRecord[] | undefined,
+  visit: (move: GearMove, drain: DrainRecord, pending: boolean) => void,
+): void {
   const landed = nodes ? landedSinceReport(nodes) : undefined;
   for (const drain of drains) {
     if (drain.state !== 'active') continue;
     for (const move of drain.moves) {
-      if (isPendingMove(move.state) || landed?.(move)) reserved.set(move.target, (reserved.get(move.target) ?? 0) + 1);
+      const pending = isPendingMove(move.state);
+      if (pending || landed?.(move)) visit(move, drain, pending);
     }
   }
+}
+
+/** Slots held on each target node (`forEachSlotHolder`). */
+export function reservedSlotsByNode(drains: readonly DrainRecord[], nodes?: readonly NodeRecord[]): Map<string, number> {
+  const reserved = new Map<string, number>();
+  forEachSlotHolder(drains, nodes, (move) => reserved.set(move.target, (reserved.get(move.target) ?? 0) + 1));
   return reserved;
 }
 
