@@ -16,7 +16,7 @@ import { floorForResults, floorLine, type ReactiveFloor } from '../lib/sim/floor
 import { peakDemand } from '../lib/sim/pools.js';
 import { runNodescaler } from '../lib/sim/replay.js';
 import type { PolicyResult } from '../lib/sim/results.js';
-import { formatTable, goalChecks, goalLine, moveCausesLine, withSavings } from '../lib/sim/summary.js';
+import { formatTable, goalChecks, goalLine, moveCausesLine, waitingLine, withSavings } from '../lib/sim/summary.js';
 import { SYNTHETIC_FAMILIES, syntheticTrace } from '../lib/sim/synthetic.js';
 import { readTrace, type Trace } from '../lib/sim/trace.js';
 import { windowOf } from '../lib/sim/window.js';
@@ -134,6 +134,8 @@ export async function replaySuiteTrace(entry: { name: string; load: () => Trace 
   console.log(`nodescaler: ${outcome.result.drainsStarted} drains, ${abortLine(outcome.result.aborts)}; ${pagesLine(outcome.result.pages)}`);
   const causes = moveCausesLine(results);
   if (causes) console.log(causes);
+  const waiting = waitingLine(results);
+  if (waiting) console.log(waiting);
   console.log('');
   return floor ? { results, floor } : { results };
 }

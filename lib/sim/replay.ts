@@ -174,6 +174,7 @@ export async function runNodescaler(trace: Trace, options: ReplayOptions): Promi
         const sample = w.world.sample(demands[i]!);
         if (sample.nodes > w.pool.max) w.world.violations.push(`${clock.now().toISOString()}: ${sample.nodes} nodes > pool ${w.pool.id} max ${w.pool.max}`);
         w.recorder.step({ at, demand: sample.demand, capacity: sample.capacity, nodes: sample.nodes, unplaced: sample.unplaced, moves: worlds.length === 1 ? movedNow : 0 }, TICK_SECONDS);
+        w.recorder.closedSlots(sample.unplaced, sample.closedFree, TICK_SECONDS);
         point = { ...point, demand: point.demand + sample.demand, capacity: point.capacity + sample.capacity, nodes: point.nodes + sample.nodes, unplaced: point.unplaced + sample.unplaced };
       });
       if (point.nodes > config.limits.maxNodesTotal) violations.push(`${clock.now().toISOString()}: ${point.nodes} nodes > limits.maxNodesTotal ${config.limits.maxNodesTotal}`);

@@ -29,6 +29,11 @@ export interface PoolFigures extends DisruptionFigures {
   maxNodes: number;
   /** Node-hours at the instance type's price, as $ per 730-hour month. */
   nodeCostPerMonth: number;
+  /**
+   * Of unplacedGearMinutes, those the free slots of closed nodes (draining, or closed for attrition) could have held:
+   * the minute a re-opening takes. Only replays of nodescaler measure it.
+   */
+  waitingBesideClosedGearMinutes?: number;
 }
 
 export interface PoolResult extends PoolFigures {
@@ -117,6 +122,7 @@ export class ResultRecorder {
   private oracleSeconds = 0;
   private demandGearSeconds = 0;
   private unplacedGearSeconds = 0;
+  private besideClosedGearSeconds?: number;
   private seconds = 0;
   private readonly sampler: SeriesSampler;
   readonly events: PolicyResult['events'] = [];
@@ -153,6 +159,11 @@ export class ResultRecorder {
     this.lastPoint = point;
   }
 
+  /** One step's waiting gears that `closedFree` free slots of closed nodes could have held. */
+  closedSlots(unplaced: number, closedFree: number, seconds: number): void {
+    this.besideClosedGearSeconds = (this.besideClosedGearSeconds ?? 0) + Math.min(Math.max(0, unplaced), Math.max(0, closedFree)) * seconds;
+  }
+
   event(at: number, kind: 'up' | 'down', details: Omit<ScaleEvent, 'at' | 'kind'> = {}): void {
     this.events.push({ at, kind, ...details });
     if (kind === 'up') this.scaleUps += 1;
@@ -178,6 +189,7 @@ export class ResultRecorder {
       scaleDowns: this.scaleDowns,
       maxNodes: this.sampler.maxNodes,
       nodeCostPerMonth: this.seconds > 0 ? (nodeHours * this.pricePerHour * HOURS_PER_MONTH * 3600) / this.seconds : 0,
+      ...(this.besideClosedGearSeconds !== undefined ? { waitingBesideClosedGearMinutes: this.besideClosedGearSeconds / 60 } : {}),
       ...this.ledger.figures(gearsSeen, meanGears, this.seconds / 86400),
     };
   }
@@ -210,6 +222,7 @@ export function combinePools(
   const unplacedGearMinutes = sum((p) => p.unplacedGearMinutes);
   const meanGears = sum((p) => p.meanGears);
   const gearMoves = sum((p) => p.gearMoves);
+  const besideClosed = pools.some((p) => p.waitingBesideClosedGearMinutes !== undefined) ? { waitingBesideClosedGearMinutes: sum((p) => p.waitingBesideClosedGearMinutes ?? 0) } : {};
   return {
     policy,
     nodeHours,
@@ -224,6 +237,7 @@ export function combinePools(
     // Peaks of pools need not coincide: the run measures the combined peak step by step.
     maxNodes: run.maxNodes,
     nodeCostPerMonth: sum((p) => p.nodeCostPerMonth),
+    ...besideClosed,
     gearMoves,
     movesPerGearDay: meanGears > 0 && run.days > 0 ? gearMoves / meanGears / run.days : 0,
     // The worst pool's: a tenant feels its own pool's figure.

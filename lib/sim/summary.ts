@@ -186,3 +186,15 @@ export function moveCausesLine(results: PolicyResult[]): string | undefined {
   const causes = results.find((r) => r.policy === 'nodescaler')?.moveCauses;
   return causes ? formatMoveCauses(causes) : undefined;
 }
+
+/**
+ * nodescaler's waiting, with the part that closed nodes' free slots could have held (draining nodes, nodes closed for
+ * attrition: the minute a re-opening takes, not a node missing); undefined when the run did not measure it.
+ */
+export function waitingLine(results: PolicyResult[]): string | undefined {
+  const nodescaler = results.find((r) => r.policy === 'nodescaler');
+  if (nodescaler?.waitingBesideClosedGearMinutes === undefined) return undefined;
+  const closed = nodescaler.waitingBesideClosedGearMinutes;
+  const share = nodescaler.unplacedGearMinutes > 0 ? ` (${Math.round((100 * closed) / nodescaler.unplacedGearMinutes)} %)` : '';
+  return `waiting ${count(nodescaler.unplacedGearMinutes)} gear-min, of them beside closed nodes' free slots ${count(closed)}${share}`;
+}

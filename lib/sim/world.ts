@@ -40,6 +40,8 @@ export interface WorldSample {
   capacity: number;
   /** Hosts that cost money: pending or running. */
   nodes: number;
+  /** Free slots of joined nodes the platform has closed to new gears (draining, or closed for attrition). */
+  closedFree: number;
 }
 
 /**
@@ -230,12 +232,14 @@ export class SimWorld {
 
   sample(demand: number): WorldSample {
     let capacity = 0;
+    let closedFree = 0;
     for (const nodeId of this.joined) {
       if (!this.platform.hasNode(nodeId)) continue;
       const facts = this.platform.nodeLoad(nodeId);
       if (facts.active) capacity += facts.maxActiveGears;
+      else closedFree += Math.max(0, facts.maxActiveGears - facts.activeGears);
     }
-    return { demand, placed: this.placed.length, unplaced: this.waiting, capacity, nodes: this.liveHosts };
+    return { demand, placed: this.placed.length, unplaced: this.waiting, capacity, nodes: this.liveHosts, closedFree };
   }
 
   /** Every gear on exactly one node, and every gear the world placed still on some node. */

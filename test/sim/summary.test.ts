@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ReactiveFloor, ReactiveRun } from '../../lib/sim/floor.js';
-import { figureAgainst, goalChecks, goalLine } from '../../lib/sim/summary.js';
+import { figureAgainst, goalChecks, goalLine, waitingLine } from '../../lib/sim/summary.js';
 import { policyResult } from '../support/builders.js';
 
 const run = (fields: Partial<ReactiveRun>): ReactiveRun => ({ headroomGears: 0, holdSeconds: 0, waitingGearMinutes: 0, demandGearMinutes: 1_000_000, nodeHours: 0, ...fields });
@@ -104,5 +104,18 @@ describe('a figure beside its line', () => {
     expect(figureAgainst(1.064, 1.05, 3)).toBe('1.064');
     expect(figureAgainst(1.5, 1.5, 2)).toBe('1.50');
     expect(figureAgainst(0.326, 0.1, 3)).toBe('0.326');
+  });
+});
+
+describe("nodescaler's waiting line", () => {
+  it("says how much of the waiting was beside closed nodes' free slots", () => {
+    const results = [policyResult('nodescaler', { unplacedGearMinutes: 11_121, waitingBesideClosedGearMinutes: 596 }), policyResult('karpenter', { unplacedGearMinutes: 9 })];
+    expect(waitingLine(results)).toBe("waiting 11,121 gear-min, of them beside closed nodes' free slots 596 (5 %)");
+    expect(waitingLine([policyResult('nodescaler', { waitingBesideClosedGearMinutes: 0 })])).toBe("waiting 0 gear-min, of them beside closed nodes' free slots 0");
+  });
+
+  it('is left out when the run did not measure it', () => {
+    expect(waitingLine([policyResult('nodescaler', { unplacedGearMinutes: 40 })])).toBeUndefined();
+    expect(waitingLine([policyResult('karpenter', { unplacedGearMinutes: 40, waitingBesideClosedGearMinutes: 3 })])).toBeUndefined();
   });
 });
