@@ -22,7 +22,6 @@ interface NodeFacts {
   maxActiveGears: number;
 }
 interface WorldInternals {
-  joinedNodes(): string[];
   platform: { hasNode(id: string): boolean; nodeLoad(id: string): NodeFacts };
 }
 
@@ -48,18 +47,15 @@ const sample = SimWorld.prototype.sample;
 SimWorld.prototype.sample = function (this: SimWorld, demand: number) {
   const point = sample.call(this, demand);
   const world = this as unknown as WorldInternals;
-  const byHost = new Map<string, NodeRecord>();
-  for (const record of records?.values() ?? []) byHost.set(record.instanceId ?? record.nodeId, record);
+  // The world's sample already sums every closed node's free slots: only the draining ones' need the state table.
   let drainingFree = 0;
-  let attritionFree = 0;
-  for (const id of world.joinedNodes()) {
-    if (!world.platform.hasNode(id)) continue;
-    const facts = world.platform.nodeLoad(id);
-    if (facts.active) continue;
-    const free = Math.max(0, facts.maxActiveGears - facts.activeGears);
-    if ((byHost.get(id) ?? records?.get(id))?.state === 'draining') drainingFree += free;
-    else attritionFree += free;
+  for (const record of records?.values() ?? []) {
+    const host = record.nodeId; // the platform knows a node by the record's id
+    if (record.state !== 'draining' || !world.platform.hasNode(host)) continue;
+    const facts = world.platform.nodeLoad(host);
+    if (!facts.active) drainingFree += Math.max(0, facts.maxActiveGears - facts.activeGears);
   }
+  const attritionFree = point.closedFree - drainingFree;
   const waiting = point.unplaced;
   const draining = Math.min(waiting, drainingFree);
   const attrition = Math.min(waiting - draining, attritionFree);
