@@ -174,6 +174,13 @@ export interface ReactiveFloor {
    * ran) nor more than 0.1 %: the waiting the whole goal line allows.
    */
   forClusterAutoscaler?: ReactiveRun;
+  /**
+   * The cheapest rule that leaves no gear waiting: what the scale-up's zero
+   * tolerance for waiting gears (issue 19, item 6) costs a reactive scaler.
+   * Where it holds more than cluster-autoscaler, that policy's fewer node-hours
+   * are bought with gears that wait for a boot.
+   */
+  waitingNothing: ReactiveRun;
 }
 
 /**
@@ -189,6 +196,7 @@ export function reactiveFloor(trace: Demand, mechanics: ReactiveMechanics, refer
     nodeHoursLine,
     floor,
     forUnplacedGoal: cheapestReactive(trace, mechanics, UNPLACED_GOAL_SHARE * floor.demandGearMinutes),
+    waitingNothing: cheapestReactive(trace, mechanics, 0),
   };
   const allowed = reference.clusterAutoscalerWaiting;
   if (allowed !== undefined) {
@@ -230,6 +238,7 @@ export function floorLine(floor: ReactiveFloor, clairvoyantNodeHours: number, cl
     const versus = clusterAutoscalerNodeHours === undefined ? '' : ` vs its ${count(clusterAutoscalerNodeHours)}`;
     parts.push(`waiting <= cluster-autoscaler's and 0.1 % takes ${describeRule(ca)} (${count(ca.nodeHours)} node-h${versus})`);
   }
+  parts.push(`no gear waiting takes ${describeRule(floor.waitingNothing)} (${count(floor.waitingNothing.nodeHours)} node-h)`);
   return `reactive floor (learns of demand as it arrives, boots in ${floor.bootDelaySeconds / 60} min): ${parts.join('; ')}`;
 }
 

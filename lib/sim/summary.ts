@@ -1,4 +1,4 @@
-import { count, describeRule, percent, UNPLACED_GOAL_SHARE, waitingShare, type ReactiveFloor } from './floor.js';
+import { count, describeRule, percent, UNPLACED_GOAL_SHARE, waitingShare, type ReactiveFloor, type ReactiveRun } from './floor.js';
 import { formatMoveCauses } from './move-causes.js';
 import type { PolicyResult } from './results.js';
 
@@ -104,7 +104,7 @@ export function goalChecks(results: PolicyResult[], floor?: ReactiveFloor): Goal
   const ca = ref('cluster-autoscaler');
   if (ca) {
     const hours = { text: `node-hours < cluster-autoscaler's (${ours.nodeHours.toFixed(0)} vs ${ca.nodeHours.toFixed(0)})`, met: ours.nodeHours < ca.nodeHours };
-    checks.push(explained(hours, () => floor?.forClusterAutoscaler && clusterAutoscalerHoursWhy(floor.forClusterAutoscaler, ca)));
+    checks.push(explained(hours, () => floor?.forClusterAutoscaler && clusterAutoscalerHoursWhy(floor.forClusterAutoscaler, floor.waitingNothing, ca)));
     const waiting = {
       text: `waiting gear-min <= cluster-autoscaler's (${ours.unplacedGearMinutes.toFixed(0)} vs ${ca.unplacedGearMinutes.toFixed(0)})`,
       met: ours.unplacedGearMinutes <= ca.unplacedGearMinutes,
@@ -167,12 +167,23 @@ function karpenterWhy(karpenter: PolicyResult, hourly: PolicyResult | undefined,
 /**
  * Fewer node-hours than cluster-autoscaler is out of reach, with the rest of
  * the line, when the cheapest reactive rule that waits no more than it and no
- * more than 0.1 % of gear-minutes needs at least its node-hours.
+ * more than 0.1 % of gear-minutes needs at least its node-hours. When it is
+ * within reach only by letting gears wait (the cheapest rule that leaves none
+ * waiting holds at least cluster-autoscaler's node-hours), the reason says so:
+ * the scale-up's zero tolerance for waiting gears (issue 19, item 6) forgoes
+ * that trade. It still counts as reachable: the line allows the waiting.
  */
-function clusterAutoscalerHoursWhy(rule: NonNullable<ReactiveFloor['forClusterAutoscaler']>, ca: PolicyResult): Why {
+function clusterAutoscalerHoursWhy(rule: NonNullable<ReactiveFloor['forClusterAutoscaler']>, waitingNothing: ReactiveRun, ca: PolicyResult): Why {
   const infeasible = rule.nodeHours >= ca.nodeHours;
   const figures = `${describeRule(rule)} waits ${count(rule.waitingGearMinutes)} gear-min (${percent(waitingShare(rule))} %; cluster-autoscaler ${count(ca.unplacedGearMinutes)}) in ${count(rule.nodeHours)} node-h`;
-  return { infeasible, why: infeasible ? `impossible: the cheapest reactive rule that waits no more and <= 0.1 %, ${figures}` : `reachable: ${figures}` };
+  if (infeasible) return { infeasible, why: `impossible: the cheapest reactive rule that waits no more and <= 0.1 %, ${figures}` };
+  if (waitingNothing.nodeHours >= ca.nodeHours) {
+    return {
+      infeasible,
+      why: `reachable only by letting gears wait: ${figures}; leaving none waiting, as the scale-up's zero tolerance does, takes ${describeRule(waitingNothing)}, ${count(waitingNothing.nodeHours)} node-h`,
+    };
+  }
+  return { infeasible, why: `reachable: ${figures}` };
 }
 
 /** No more waiting than cluster-autoscaler is out of reach when the reactive floor within the node-hours line waits more. */

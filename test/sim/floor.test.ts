@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { cheapestReactive, describeRule, fewestWaiting, floorForResults, reactiveFloor, replayReactive, waitingShare } from '../../lib/sim/floor.js';
+import { cheapestReactive, describeRule, fewestWaiting, floorForResults, floorLine, reactiveFloor, replayReactive, waitingShare } from '../../lib/sim/floor.js';
 import { parseTrace, type Trace } from '../../lib/sim/trace.js';
-import { policyResult } from '../support/builders.js';
+import { policyResult, reactiveRun } from '../support/builders.js';
 
 /** One row per `stepSeconds`, demand in gears as given. */
 function trace(values: number[], stepSeconds = 300): Trace {
@@ -103,6 +103,17 @@ describe('reactiveFloor', () => {
     const stricter = reactiveFloor(bursts, mechanics, { clairvoyantNodeHours: tight.nodeHours, clusterAutoscalerWaiting: 100 });
     expect(stricter.forClusterAutoscaler!.waitingGearMinutes).toBeLessThanOrEqual(100);
     expect(stricter.forClusterAutoscaler!.nodeHours).toBeGreaterThanOrEqual(floor.forUnplacedGoal.nodeHours);
+    // Leaving no gear waiting takes headroom for the whole burst (or its level held between bursts).
+    expect(floor.waitingNothing.waitingGearMinutes).toBe(0);
+    expect(floor.waitingNothing.nodeHours).toBeGreaterThanOrEqual(floor.forUnplacedGoal.nodeHours);
+    expect(floor.waitingNothing).toEqual(cheapestReactive(bursts, mechanics, 0));
+  });
+
+  it('a flat load needs no headroom to leave nothing waiting', () => {
+    const flat = trace(Array.from({ length: 288 }, () => 950));
+    const floor = reactiveFloor(flat, mechanics, { clairvoyantNodeHours: 240 });
+    expect(floor.waitingNothing).toMatchObject({ headroomGears: 0, waitingGearMinutes: 0 });
+    expect(floor.waitingNothing.nodeHours).toBeCloseTo(10 * 24, 6);
   });
 
   it('is computed for a run when clairvoyant-4h ran, with cluster-autoscaler when it ran', () => {
@@ -112,6 +123,28 @@ describe('reactiveFloor', () => {
     expect(withoutCa?.forClusterAutoscaler).toBeUndefined();
     const withCa = floorForResults(bursts, mechanics, [policyResult('clairvoyant-4h', { nodeHours: 200 }), policyResult('cluster-autoscaler', { unplacedGearMinutes: 0 })]);
     expect(withCa?.forClusterAutoscaler?.waitingGearMinutes).toBe(0);
+  });
+});
+
+describe('floorLine', () => {
+  it('prints each rule with its cost, the rule that leaves no gear waiting last', () => {
+    const line = floorLine(
+      {
+        bootDelaySeconds: 120,
+        nodeHoursLine: 2534,
+        floor: reactiveRun({ headroomGears: 4, holdSeconds: 600, waitingGearMinutes: 900, nodeHours: 2400 }),
+        forUnplacedGoal: reactiveRun({ holdSeconds: 600, waitingGearMinutes: 1000, nodeHours: 2360 }),
+        forClusterAutoscaler: reactiveRun({ headroomGears: 4, holdSeconds: 600, waitingGearMinutes: 900, nodeHours: 2367 }),
+        waitingNothing: reactiveRun({ headroomGears: 21, holdSeconds: 3600, nodeHours: 2409 }),
+      },
+      2413,
+      2402,
+    );
+    expect(line).toBe(
+      "reactive floor (learns of demand as it arrives, boots in 2 min): at best 0.090 % unplaced (900 gear-min) within the node-hours line, holding the last 10 min's highest demand + 4 gears (0.99 x c-4h); " +
+        "unplaced <= 0.1 % takes the last 10 min's highest demand + 0 gears (0.98 x c-4h); waiting <= cluster-autoscaler's and 0.1 % takes the last 10 min's highest demand + 4 gears (2,367 node-h vs its 2,402); " +
+        "no gear waiting takes the last 1 h's highest demand + 21 gears (2,409 node-h)",
+    );
   });
 });
 

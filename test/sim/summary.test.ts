@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import type { ReactiveFloor, ReactiveRun } from '../../lib/sim/floor.js';
+import type { ReactiveFloor } from '../../lib/sim/floor.js';
 import { figureAgainst, goalChecks, goalLine, waitingLine } from '../../lib/sim/summary.js';
-import { policyResult } from '../support/builders.js';
+import { policyResult, reactiveRun } from '../support/builders.js';
 
-const run = (fields: Partial<ReactiveRun>): ReactiveRun => ({ headroomGears: 0, holdSeconds: 0, waitingGearMinutes: 0, demandGearMinutes: 1_000_000, nodeHours: 0, ...fields });
+const run = reactiveRun;
 
 /** The 5x bursts at 2,000 gears as the suite measured them (README, "The trace suite"). */
 const bursts = [
@@ -20,6 +20,7 @@ const burstsFloor: ReactiveFloor = {
   floor: run({ headroomGears: 279, holdSeconds: 600, waitingGearMinutes: 3110, nodeHours: 1437 }),
   forUnplacedGoal: run({ headroomGears: 1092, waitingGearMinutes: 970, nodeHours: 2775 }),
   forClusterAutoscaler: run({ headroomGears: 179, waitingGearMinutes: 18018, nodeHours: 1212 }),
+  waitingNothing: run({ headroomGears: 1600, waitingGearMinutes: 0, nodeHours: 3500 }),
 };
 
 describe('the goal line with the reactive floor', () => {
@@ -59,10 +60,37 @@ describe('the goal line with the reactive floor', () => {
     expect(goalLine(results, atPeak)).toContain(
       "node-hours < cluster-autoscaler's (3528 vs 3360) MISSED (impossible: the cheapest reactive rule that waits no more and <= 0.1 %, the last 4 h's highest demand + 0 gears waits 92 gear-min (0.009 %; cluster-autoscaler 194) in 3,360 node-h)",
     );
-    const below: ReactiveFloor = { ...atPeak, forClusterAutoscaler: run({ headroomGears: 2, waitingGearMinutes: 0, nodeHours: 3349 }) };
+    const below: ReactiveFloor = {
+      ...atPeak,
+      forClusterAutoscaler: run({ headroomGears: 2, waitingGearMinutes: 0, nodeHours: 3349 }),
+      waitingNothing: run({ headroomGears: 2, waitingGearMinutes: 0, nodeHours: 3349 }),
+    };
     const line = goalLine(results, below)!;
     expect(line).toContain("(3528 vs 3360) MISSED (reachable: 2 gears of headroom waits 0 gear-min (0.000 %; cluster-autoscaler 194) in 3,349 node-h)");
     expect(goalChecks(results, below)!.some((c) => c.infeasible)).toBe(false);
+  });
+
+  it("says when cluster-autoscaler's node-hours are within reach only by letting gears wait, and still counts the miss reachable", () => {
+    // Steady growth at 2,000 gears: cluster-autoscaler buys a node only once gears wait for it.
+    const results = [
+      policyResult('nodescaler', { nodeHours: 2454, unplacedGearMinutes: 0 }),
+      policyResult('cluster-autoscaler', { nodeHours: 2402, unplacedGearMinutes: 1146 }),
+      policyResult('clairvoyant-4h', { nodeHours: 2413 }),
+    ];
+    const growth: ReactiveFloor = {
+      ...burstsFloor,
+      nodeHoursLine: 1.05 * 2413,
+      forClusterAutoscaler: run({ headroomGears: 4, holdSeconds: 600, waitingGearMinutes: 1046, demandGearMinutes: 13_000_000, nodeHours: 2367 }),
+      waitingNothing: run({ headroomGears: 21, holdSeconds: 3600, nodeHours: 2409 }),
+    };
+    expect(goalLine(results, growth)).toContain(
+      "node-hours < cluster-autoscaler's (2454 vs 2402) MISSED (reachable only by letting gears wait: the last 10 min's highest demand + 4 gears waits 1,046 gear-min (0.008 %; cluster-autoscaler 1,146) in 2,367 node-h; leaving none waiting, as the scale-up's zero tolerance does, takes the last 1 h's highest demand + 21 gears, 2,409 node-h)",
+    );
+    expect(goalChecks(results, growth)!.some((c) => c.infeasible)).toBe(false);
+    // The same miss where no gear need wait for it reads plainly reachable.
+    const without = goalLine(results, { ...growth, waitingNothing: run({ headroomGears: 8, nodeHours: 2390 }) })!;
+    expect(without).toContain("(2454 vs 2402) MISSED (reachable: the last 10 min's highest demand + 4 gears waits 1,046 gear-min");
+    expect(without).not.toContain('only by letting gears wait');
   });
 
   it("judges waiting above cluster-autoscaler's by the reactive floor within the node-hours line", () => {

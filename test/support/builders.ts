@@ -7,6 +7,7 @@ import { parseConfig, type Config, type ConfigInput, type PoolConfig } from '../
 import type { PoolEvaluationInput } from '../../lib/domain/decision.js';
 import { epochMinute } from '../../lib/domain/forecast.js';
 import type { DemandSample, DrainRecord, GearMove, MoveState, NodeRecord, NodeState, PoolRecord } from '../../lib/domain/model.js';
+import type { ReactiveRun } from '../../lib/sim/floor.js';
 import type { PolicyName, PolicyResult } from '../../lib/sim/results.js';
 
 /** The fixed "now" of the tests. */
@@ -150,4 +151,9 @@ export function policyResult(policy: PolicyName, fields: Partial<PolicyResult> =
     gearsMovedTwiceIn7d: 0, disruptiveMoves: 0, drainsStarted: 0, drainsAborted: 0,
   };
   return { policy, ...figures, deadLetters: 0, invariantViolations: 0, pools: [], series: [], events: [], ...fields };
+}
+
+/** One reactive rule's run (lib/sim/floor.ts): no headroom, no hold, nothing waiting of a million gear-minutes, unless given. */
+export function reactiveRun(fields: Partial<ReactiveRun> = {}): ReactiveRun {
+  return { headroomGears: 0, holdSeconds: 0, waitingGearMinutes: 0, demandGearMinutes: 1_000_000, nodeHours: 0, ...fields };
 }
