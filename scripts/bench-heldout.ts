@@ -5,17 +5,22 @@
  * (scripts/bench-suite.ts), then a total. The baselines are cached in
  * .cache/baselines/, as `tune` keeps them.
  *
- *   npm run bench -- heldout [--count N] [--seed S] [--days D] [--peak-gears G] [--gears-per-node N] [--only I,J] [--cache DIR] [--no-cache]
+ *   npm run bench -- heldout [--count N] [--seed S] [--days D] [--peak-gears G] [--gears-per-node N] [--only I,J] [--cache DIR] [--no-cache] [--html FILE]
+ *
+ * It also writes the figures as a page to explore (lib/sim/suite-report.ts, default out/heldout.html).
  */
 import { parseArgs } from 'node:util';
 import { BaselineCache } from '../lib/sim/baseline-cache.js';
 import { heldoutShapes } from '../lib/sim/heldout.js';
+import { writeOut } from '../lib/sim/report.js';
+import { goalChecks } from '../lib/sim/summary.js';
+import { renderSuiteReport, type SuiteReportTrace } from '../lib/sim/suite-report.js';
 import { formatVariant, scoreTrace, scoreVariant, type TraceScore } from '../lib/sim/tune.js';
-import { replaySuiteTrace } from './bench-suite.js';
+import { replaySuiteTrace, suiteSettings } from './bench-suite.js';
 
 const DEFAULT_CACHE = new URL('../.cache/baselines/', import.meta.url).pathname;
 
-const USAGE = `usage: npm run bench -- heldout [--count N] [--seed S] [--days D] [--peak-gears G] [--gears-per-node N] [--cache DIR] [--no-cache]
+const USAGE = `usage: npm run bench -- heldout [--count N] [--seed S] [--days D] [--peak-gears G] [--gears-per-node N] [--cache DIR] [--no-cache] [--html FILE]
 
 Replays nodescaler and every baseline on N random workload shapes of seed S
 (daily and weekly cycles, trends, steps, bursts, noise, flat periods, app
@@ -28,7 +33,8 @@ and a total.
   --gears-per-node N  default 100
   --only I,J          only shapes I, J (1-based, as numbered in the output); the total covers them
   --cache DIR         where the baselines' results are kept (default .cache/baselines)
-  --no-cache          compute the baselines again and keep nothing`;
+  --no-cache          compute the baselines again and keep nothing
+  --html FILE         the page to explore the figures in (default out/heldout.html)`;
 
 export async function runHeldout(argv: string[]): Promise<void> {
   let values;
@@ -44,6 +50,7 @@ export async function runHeldout(argv: string[]): Promise<void> {
         only: { type: 'string' },
         cache: { type: 'string', default: DEFAULT_CACHE },
         'no-cache': { type: 'boolean', default: false },
+        html: { type: 'string', default: 'out/heldout.html' },
         help: { type: 'boolean', short: 'h' },
       },
     }));
@@ -66,6 +73,7 @@ export async function runHeldout(argv: string[]): Promise<void> {
   const started = Date.now();
   console.log(`heldout: ${count} shapes of seed ${seed} (${days} days, peak ${peakGears} gears, ${gearsPerNode} gears per node)`);
   const scores: TraceScore[] = [];
+  const page: SuiteReportTrace[] = [];
   for (const [index, shape] of heldoutShapes({ count, seed, days, peakGears }).entries()) {
     if (only && !only.includes(index + 1)) continue;
     const entry = { name: shape.name, load: () => shape.trace };
@@ -77,9 +85,13 @@ export async function runHeldout(argv: string[]): Promise<void> {
       note: `shape: ${shape.description}`,
     });
     scores.push(scoreTrace(shape.name, results, floor));
+    page.push({ name: shape.name, note: shape.description, results, checks: goalChecks(results, floor) ?? [] });
   }
   console.log(`heldout: ${only ? only.length : count} shapes in ${((Date.now() - started) / 1000).toFixed(0)} s; baselines ${cache.hits} cached, ${cache.misses} computed; nodescaler (today's defaults) x clairvoyant-4h and goal checks met:`);
   console.log(formatVariant(scoreVariant('heldout', scores), 'total (mean; moves summed; worst)'));
+  const settings = suiteSettings({ shapes: `${only ? only.join(', ') : `1-${count}`} of seed ${seed} (lib/sim/heldout.ts)`, days: String(days), peakGears, gearsPerNode, seed });
+  writeOut(values.html, renderSuiteReport({ title: `nodescaler: held-out shapes of seed ${seed}`, settings, traces: page }));
+  console.log(`wrote ${values.html}`);
 }
 
 function fail(message: string): void {

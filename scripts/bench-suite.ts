@@ -4,7 +4,9 @@
  * nodescaler and every comparison policy on the same world; one table per
  * trace, the goal line of each, and a tally.
  *
- *   npm run bench -- suite [--days N] [--peak-gears N] [--gears-per-node N] [--only TEXT] [--seed N]
+ *   npm run bench -- suite [--days N] [--peak-gears N] [--gears-per-node N] [--only TEXT] [--seed N] [--html FILE]
+ *
+ * It also writes the figures as a page to explore (lib/sim/suite-report.ts, default out/suite.html).
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -16,7 +18,9 @@ import { floorForResults, floorLine, type ReactiveFloor } from '../lib/sim/floor
 import { peakDemand } from '../lib/sim/pools.js';
 import { runNodescaler } from '../lib/sim/replay.js';
 import type { PolicyResult } from '../lib/sim/results.js';
+import { writeOut } from '../lib/sim/report.js';
 import { formatTable, goalChecks, goalLine, moveCausesLine, waitingLine, withSavings } from '../lib/sim/summary.js';
+import { renderSuiteReport, type SuiteReportTrace } from '../lib/sim/suite-report.js';
 import { SYNTHETIC_FAMILIES, syntheticTrace } from '../lib/sim/synthetic.js';
 import { readTrace, type Trace } from '../lib/sim/trace.js';
 import { windowOf } from '../lib/sim/window.js';
@@ -24,7 +28,7 @@ import { windowOf } from '../lib/sim/window.js';
 const TRACES = new URL('../data/traces/', import.meta.url).pathname;
 const TIME_COLUMNS = ['timestamp', 'time', 'seconds', 't'];
 
-const USAGE = `usage: npm run bench -- suite [--days N] [--peak-gears N] [--gears-per-node N] [--only TEXT] [--seed N]
+const USAGE = `usage: npm run bench -- suite [--days N] [--peak-gears N] [--gears-per-node N] [--only TEXT] [--seed N] [--html FILE]
 
 Replays every trace column of data/traces/ and the synthetic families
 (${SYNTHETIC_FAMILIES.join(', ')}) under every policy.
@@ -32,7 +36,8 @@ Replays every trace column of data/traces/ and the synthetic families
   --peak-gears N      each replayed window is scaled to this peak (default 2000)
   --gears-per-node N  default 100
   --only TEXT         only traces whose name contains TEXT
-  --seed N            default 42`;
+  --seed N            default 42
+  --html FILE         the page to explore the figures in (default out/suite.html)`;
 
 /** Every (file, demand column) of the repository's traces, and the synthetic families. */
 export function suiteTraces(days: number | undefined, peakGears: number, seed: number): Array<{ name: string; load: () => Trace }> {
@@ -51,7 +56,7 @@ export function suiteTraces(days: number | undefined, peakGears: number, seed: n
 export async function runSuite(argv: string[]): Promise<void> {
   let values;
   try {
-    ({ values } = parseArgs({ args: argv, options: { days: { type: 'string' }, 'peak-gears': { type: 'string', default: '2000' }, 'gears-per-node': { type: 'string', default: '100' }, only: { type: 'string' }, seed: { type: 'string', default: '42' }, help: { type: 'boolean', short: 'h' } } }));
+    ({ values } = parseArgs({ args: argv, options: { days: { type: 'string' }, 'peak-gears': { type: 'string', default: '2000' }, 'gears-per-node': { type: 'string', default: '100' }, only: { type: 'string' }, seed: { type: 'string', default: '42' }, html: { type: 'string', default: 'out/suite.html' }, help: { type: 'boolean', short: 'h' } } }));
   } catch (error) {
     console.error(`${(error as Error).message}\n\n${USAGE}`);
     process.exitCode = 2;
@@ -73,17 +78,35 @@ export async function runSuite(argv: string[]): Promise<void> {
   const traces = suiteTraces(days, peakGears, seed).filter((t) => values.only === undefined || t.name.includes(values.only));
   const started = Date.now();
   const tally: Array<{ trace: string; met: number; of: number; infeasible: number }> = [];
+  const page: SuiteReportTrace[] = [];
 
   for (const [index, entry] of traces.entries()) {
     const { results, floor } = await replaySuiteTrace(entry, `[${index + 1}/${traces.length}] ${entry.name}`, { gearsPerNode, seed, started });
     const checks = goalChecks(results, floor) ?? [];
     tally.push({ trace: entry.name, met: checks.filter((c) => c.met).length, of: checks.length, infeasible: checks.filter((c) => c.infeasible).length });
+    page.push({ name: entry.name, results, checks });
   }
   console.log(`suite: ${traces.length} traces in ${((Date.now() - started) / 1000).toFixed(0)} s; goal checks met by nodescaler (today's defaults), and misses the figures show infeasible:`);
   const sum = (pick: (t: (typeof tally)[number]) => number) => tally.reduce((total, t) => total + pick(t), 0);
   const rows = tally.map((t) => ({ trace: t.trace, met: `${t.met}/${t.of}`, 'infeasible misses': `${t.infeasible} of ${t.of - t.met}` }));
   rows.push({ trace: 'suite', met: `${sum((t) => t.met)}/${sum((t) => t.of)}`, 'infeasible misses': `${sum((t) => t.infeasible)} of ${sum((t) => t.of - t.met)}` });
   console.log(formatTable(rows));
+  const settings = suiteSettings({ days: days === undefined ? 'each trace whole (synthetic: 30)' : String(days), peakGears, gearsPerNode, seed });
+  writeOut(values.html!, renderSuiteReport({ title: 'nodescaler: the trace suite', settings, traces: page }));
+  console.log(`wrote ${values.html}`);
+}
+
+/** The settings table of a suite or held-out page. */
+export function suiteSettings(run: { days: string; peakGears: number; gearsPerNode: number; seed: number; shapes?: string }): Array<[string, string]> {
+  return [
+    ...(run.shapes ? [['shapes', run.shapes] as [string, string]] : []),
+    ['days', run.days],
+    ['peak gears', run.peakGears.toLocaleString('en')],
+    ['gears per node', String(run.gearsPerNode)],
+    ['boot delay', '120 s'],
+    ['seed', String(run.seed)],
+    ['nodescaler', "today's defaults (lib/sim/replay.ts simulationConfig)"],
+  ];
 }
 
 export interface SuiteReplay {

@@ -5,8 +5,6 @@
  * baselines and the clairvoyant references, with a summary table, the goal
  * line and an HTML chart. `npm start -- --help` lists the options.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ValidationError } from '../lib/errors.js';
 import { baselineOptions } from '../lib/sim/baseline-cache.js';
@@ -14,7 +12,7 @@ import { BASELINES, runBaseline } from '../lib/sim/baselines.js';
 import { configPools, parsePoolDemand } from '../lib/sim/config-pools.js';
 import { peakDemand } from '../lib/sim/pools.js';
 import { PRICES_AS_OF, PRICE_REGION } from '../lib/sim/prices.js';
-import { renderReport } from '../lib/sim/report.js';
+import { renderReport, writeOut } from '../lib/sim/report.js';
 import { abortLine } from '../lib/sim/aborts.js';
 import { pagesLine } from '../lib/sim/alarms.js';
 import { floorForResults, floorLine } from '../lib/sim/floor.js';
@@ -264,12 +262,6 @@ function progressBar(label: string) {
       if (tty) process.stdout.write('\n');
     },
   };
-}
-
-function writeOut(path: string, text: string): void {
-  const full = resolve(path);
-  mkdirSync(dirname(full), { recursive: true });
-  writeFileSync(full, text);
 }
 
 main().catch((error: unknown) => {

@@ -8,7 +8,8 @@
  * ReportPolicy as it is, and richer results (a cost, moves per event) only
  * fill optional fields.
  */
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import type { ScaleEvent } from './results.js';
 
 /** One sample of a policy's run. */
@@ -70,7 +71,8 @@ export interface ReportInput {
   notes: readonly string[];
 }
 
-const COLORS: Record<string, string> = {
+/** A policy's colour on every page (out/report.html, out/suite.html). */
+export const COLORS: Record<string, string> = {
   nodescaler: '#1f77b4',
   'static-peak': '#7f7f7f',
   'cluster-autoscaler': '#ff7f0e',
@@ -78,7 +80,7 @@ const COLORS: Record<string, string> = {
   'clairvoyant-1h': '#8c564b',
   'clairvoyant-4h': '#e377c2',
 };
-const EXTRA_COLORS = ['#17becf', '#bcbd22', '#2ca02c', '#d62728'];
+export const EXTRA_COLORS = ['#17becf', '#bcbd22', '#2ca02c', '#d62728'];
 
 const PAGE_SCRIPT = new URL('./report-page.js', import.meta.url);
 
@@ -113,15 +115,15 @@ export function renderReport(input: ReportInput): string {
   const rows = policies
     .map(
       (p) =>
-        `<tr><td><span class="swatch" style="background:${p.color}"></span>${escape(p.policy)}</td><td>${fixed(p.nodeHours, 1)}</td><td>${p.ratioToOracle.toFixed(3)}</td>` +
+        `<tr><td><span class="swatch" style="background:${p.color}"></span>${escapeHtml(p.policy)}</td><td>${fixed(p.nodeHours, 1)}</td><td>${p.ratioToOracle.toFixed(3)}</td>` +
         `<td>${currency}${fixed(p.cost, 0)}</td><td>${fixed(p.unplacedGearMinutes, 0)}</td><td>${(p.unplacedShare * 100).toFixed(3)} %</td>` +
         `<td>${p.scaleUps}</td><td>${p.scaleDowns}</td><td>${fixed(p.gearMoves, 0)}</td><td>${p.maxNodes}</td><td>${p.deadLetters}</td><td>${p.invariantViolations}</td></tr>`,
     )
     .join('\n');
-  const settings = input.settings.map(([label, value]) => `<tr><th>${escape(label)}</th><td>${escape(value)}</td></tr>`).join('\n');
+  const settings = input.settings.map(([label, value]) => `<tr><th>${escapeHtml(label)}</th><td>${escapeHtml(value)}</td></tr>`).join('\n');
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${escape(input.title)}</title>
+<title>${escapeHtml(input.title)}</title>
 <style>
 body{font-family:system-ui,sans-serif;margin:0 auto;padding:12px;max-width:900px;box-sizing:border-box;color:#222;font-size:14px}
 h1{font-size:20px;margin:4px 0}h2{font-size:16px;margin:18px 0 6px}
@@ -135,9 +137,9 @@ table.settings td,table.settings th{text-align:left;vertical-align:top}table.set
 #chart svg{display:block;width:100%;user-select:none;cursor:grab}#chart svg.dragging{cursor:grabbing}
 #chart .event:hover{stroke:#000;stroke-width:1.5}
 </style></head><body>
-<h1>${escape(input.title)}</h1>
-<p class="muted">Trace <code>${escape(input.trace.source)}</code>, column <code>${escape(input.trace.demandColumn)}</code>,
-${(input.trace.durationSeconds / 86400).toFixed(1)} days${input.trace.startsAt ? ` from ${escape(input.trace.startsAt)}` : ' (the trace has no dates: times are counted from its start)'}.
+<h1>${escapeHtml(input.title)}</h1>
+<p class="muted">Trace <code>${escapeHtml(input.trace.source)}</code>, column <code>${escapeHtml(input.trace.demandColumn)}</code>,
+${(input.trace.durationSeconds / 86400).toFixed(1)} days${input.trace.startsAt ? ` from ${escapeHtml(input.trace.startsAt)}` : ' (the trace has no dates: times are counted from its start)'}.
 Oracle (perfect packing, instant boot): ${fixed(oracle, 1)} node-hours.</p>
 <div class="scroll"><table id="summary"><thead><tr><th>policy</th><th>node-hours</th><th>x oracle</th><th>cost</th><th>waiting gear-min</th><th>waiting</th><th>scale-ups</th><th>scale-downs</th><th>gear moves</th><th>max nodes</th><th>dead letters</th><th>invariant violations</th></tr></thead>
 <tbody>${rows}</tbody></table></div>
@@ -148,7 +150,7 @@ Oracle (perfect packing, instant boot): ${fixed(oracle, 1)} node-hours.</p>
 <div id="chart"></div>
 <h2>Settings of this run</h2>
 <div class="scroll"><table class="settings" id="settings">${settings}</table></div>
-<ul class="muted">${input.notes.map((note) => `<li>${escape(note)}</li>`).join('')}</ul>
+<ul class="muted">${input.notes.map((note) => `<li>${escapeHtml(note)}</li>`).join('')}</ul>
 <script type="application/json" id="report-data">${JSON.stringify(data).replace(/</g, '\\u003c')}</script>
 <script>
 ${readFileSync(PAGE_SCRIPT, 'utf8')}
@@ -161,7 +163,7 @@ function fixed(value: number, digits: number): string {
   return value.toLocaleString('en', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 }
 
-function escape(text: string): string {
+export function escapeHtml(text: string): string {
   return text.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]!);
 }
 
@@ -171,4 +173,11 @@ function cumulativeMoves(series: readonly ReportPoint[]): number[] | null {
   if (!series.every((s) => s.moves !== undefined)) return null;
   let total = 0;
   return series.map((s) => (total += s.moves!));
+}
+
+/** Writes a page (or any output file), creating its folder: `out/` is not in a fresh clone. */
+export function writeOut(path: string, text: string): void {
+  const full = resolve(path);
+  mkdirSync(dirname(full), { recursive: true });
+  writeFileSync(full, text);
 }
