@@ -4,7 +4,8 @@
  * writes, for two synthetic traces of one day, loaded from disk with the
  * network off. One mark per trace and policy with the goal box, policies
  * toggle, a trace is picked out, hover names the figures, and the page fits
- * 900 px. Leaves a screenshot in out/suite-screenshot.png.
+ * 900 px; a mark beyond the axis's 1.6 x sits hollow on its edge. Leaves a
+ * screenshot in out/suite-screenshot.png.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
@@ -14,6 +15,9 @@ import { pathToFileURL } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { POLICIES } from '../../lib/sim/results.js';
+import { renderSuiteReport } from '../../lib/sim/suite-report.js';
+import { writeOut } from '../../lib/sim/report.js';
+import { policyResult } from '../support/builders.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -97,5 +101,22 @@ describe('out/suite.html in Chromium', () => {
     expect(widths.chart).toBeLessThanOrEqual(900);
     mkdirSync(join(ROOT, 'out'), { recursive: true });
     await page.screenshot({ path: join(ROOT, 'out/suite-screenshot.png'), fullPage: true });
+  });
+
+  it('pins a mark beyond 1.6 x node-hours hollow to the right edge, with its true figure on hover', async () => {
+    const out = join(dir, 'wide.html');
+    const results = [policyResult('nodescaler', { nodeHours: 1281, gearMoves: 1783 }), policyResult('static-peak', { nodeHours: 3360 }), policyResult('clairvoyant-4h', { nodeHours: 1372, gearMoves: 1725 })];
+    writeOut(out, renderSuiteReport({ title: 'bursts', settings: [], traces: [{ name: 'synthetic:bursts-5x', results, checks: [] }] }));
+    const wide = await browser.newPage({ viewport: { width: 900, height: 900 } });
+    await wide.goto(pathToFileURL(out).href);
+    const marks = await wide.$$eval('svg[data-chart="suite"] circle', (cs) => cs.map((c) => ({ policy: c.getAttribute('data-policy'), beyond: c.getAttribute('data-beyond'), cx: Number(c.getAttribute('cx')), fill: c.getAttribute('fill') })));
+    const peak = marks.find((m) => m.policy === 'static-peak')!;
+    expect(peak.beyond).toBe('true');
+    expect(peak.fill).toBe('#fff');
+    expect(peak.cx).toBe(Math.max(...marks.map((m) => m.cx)));
+    await wide.hover('circle[data-policy="static-peak"]');
+    expect(await wide.textContent('#readout')).toContain('static-peak: node-hours 2.449 x clairvoyant-4h (3,360), moves 0.00 x (0)');
+    expect(marks.find((m) => m.policy === 'nodescaler')!.beyond).toBe('false');
+    await wide.close();
   });
 });
