@@ -7,7 +7,7 @@
  *
  *   npm run bench -- heldout [--count N] [--seed S] [--days D] [--peak-gears G] [--gears-per-node N] [--only I,J] [--cache DIR] [--no-cache] [--html FILE]
  *
- * It also writes the figures as a page to explore (lib/sim/suite-report.ts, default out/heldout.html).
+ * It also writes the figures as a page to explore (lib/sim/suite-report.ts, default out/heldout-seed-S.html).
  */
 import { parseArgs } from 'node:util';
 import { BaselineCache } from '../lib/sim/baseline-cache.js';
@@ -34,7 +34,7 @@ and a total.
   --only I,J          only shapes I, J (1-based, as numbered in the output); the total covers them
   --cache DIR         where the baselines' results are kept (default .cache/baselines)
   --no-cache          compute the baselines again and keep nothing
-  --html FILE         the page to explore the figures in (default out/heldout.html)`;
+  --html FILE         the page to explore the figures in (default out/heldout-seed-S.html)`;
 
 export async function runHeldout(argv: string[]): Promise<void> {
   let values;
@@ -50,7 +50,7 @@ export async function runHeldout(argv: string[]): Promise<void> {
         only: { type: 'string' },
         cache: { type: 'string', default: DEFAULT_CACHE },
         'no-cache': { type: 'boolean', default: false },
-        html: { type: 'string', default: 'out/heldout.html' },
+        html: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     }));
@@ -90,8 +90,9 @@ export async function runHeldout(argv: string[]): Promise<void> {
   console.log(`heldout: ${only ? only.length : count} shapes in ${((Date.now() - started) / 1000).toFixed(0)} s; baselines ${cache.hits} cached, ${cache.misses} computed; nodescaler (today's defaults) x clairvoyant-4h and goal checks met:`);
   console.log(formatVariant(scoreVariant('heldout', scores), 'total (mean; moves summed; worst)'));
   const settings = suiteSettings({ shapes: `${only ? only.join(', ') : `1-${count}`} of seed ${seed} (lib/sim/heldout.ts)`, days: String(days), peakGears, gearsPerNode, seed });
-  writeOut(values.html, renderSuiteReport({ title: `nodescaler: held-out shapes of seed ${seed}`, settings, traces: page }));
-  console.log(`wrote ${values.html}`);
+  const html = values.html ?? `out/heldout-seed-${seed}.html`;
+  writeOut(html, renderSuiteReport({ title: `nodescaler: held-out shapes of seed ${seed}`, settings, traces: page }));
+  console.log(`wrote ${html}`);
 }
 
 function fail(message: string): void {

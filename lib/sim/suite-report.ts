@@ -1,5 +1,5 @@
 /**
- * `out/suite.html` (and `out/heldout.html`): the trace suite's figures as one
+ * `out/suite.html` (and `out/heldout-seed-S.html`): the trace suite's figures as one
  * offline page to explore instead of eight tables to read. The product's
  * trade, node-hours against tenant restarts, is a scatter: one mark per trace
  * and policy at its node-hours and its gear moves, both as multiples of
