@@ -1,0 +1,34 @@
+/**
+ * `npm run bench -- heldout` as a process, on one short shape: it prints the
+ * shape's goal line and total, and writes the page to explore (with the
+ * shape's marks and its goal checks) where `--html` says. The page's drawing
+ * is checked in Chromium (test/browser/suite-report.browser.ts).
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { POLICIES } from '../../lib/sim/results.js';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const dir = mkdtempSync(join(tmpdir(), 'nodescaler-heldout-page-'));
+
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('npm run bench -- heldout --html', () => {
+  it("writes the shape's marks and goal checks to the page it names", () => {
+    const out = join(dir, 'pages', 'seed-3.html');
+    const run = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/bench.ts', 'heldout', '--count', '1', '--seed', '3', '--days', '0.25', '--no-cache', '--html', out], { cwd: ROOT, encoding: 'utf8' });
+    expect(run.status, run.stderr).toBe(0);
+    expect(run.stdout).toMatch(/^goal \(\d\/8 met/m);
+    expect(run.stdout).toContain(`wrote ${out}`);
+    const page = readFileSync(out, 'utf8');
+    expect(page).toContain('<title>nodescaler: held-out shapes of seed 3</title>');
+    const data = JSON.parse(/<script type="application\/json" id="suite-data">(.*?)<\/script>/s.exec(page)![1]!) as { points: Array<{ trace: string; policy: string }>; traces: string[] };
+    expect(data.traces).toEqual(['heldout:s3-1']);
+    expect(data.points.map((p) => p.policy).sort()).toEqual([...POLICIES].sort());
+    expect(page).toMatch(/<tr data-trace="heldout:s3-1"><td>heldout:s3-1<div class="muted">[^<]+<\/div><\/td><td>\d\/8<\/td>/);
+    expect(page).toContain('<tr><th>shapes</th><td>1-1 of seed 3 (lib/sim/heldout.ts)</td></tr>');
+  });
+});
