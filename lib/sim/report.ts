@@ -120,24 +120,17 @@ export function renderReport(input: ReportInput): string {
         `<td>${p.scaleUps}</td><td>${p.scaleDowns}</td><td>${fixed(p.gearMoves, 0)}</td><td>${p.maxNodes}</td><td>${p.deadLetters}</td><td>${p.invariantViolations}</td></tr>`,
     )
     .join('\n');
-  const settings = input.settings.map(([label, value]) => `<tr><th>${escapeHtml(label)}</th><td>${escapeHtml(value)}</td></tr>`).join('\n');
-  return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${escapeHtml(input.title)}</title>
-<style>
-body{font-family:system-ui,sans-serif;margin:0 auto;padding:12px;max-width:900px;box-sizing:border-box;color:#222;font-size:14px}
-h1{font-size:20px;margin:4px 0}h2{font-size:16px;margin:18px 0 6px}
-.scroll{overflow-x:auto}table{border-collapse:collapse;margin:6px 0;font-size:12px}
-td,th{border:1px solid #ddd;padding:3px 6px;text-align:right}td:first-child,th:first-child{text-align:left}
+  return `${pageStart(
+    input.title,
+    `td,th{border:1px solid #ddd;padding:3px 6px;text-align:right}td:first-child,th:first-child{text-align:left}
 table.settings td,table.settings th{text-align:left;vertical-align:top}table.settings th{font-weight:600;white-space:nowrap}
 .muted{color:#666;font-size:12px}.swatch{display:inline-block;width:10px;height:10px;margin-right:5px;border-radius:2px}
 #controls{display:flex;flex-wrap:wrap;gap:6px;align-items:center;margin:6px 0}
 #controls button{font-size:12px;padding:2px 8px}#range{font-size:12px;color:#444;margin-left:6px}
 #readout{font-size:12px;min-height:32px;color:#333}
 #chart svg{display:block;width:100%;user-select:none;cursor:grab}#chart svg.dragging{cursor:grabbing}
-#chart .event:hover{stroke:#000;stroke-width:1.5}
-</style></head><body>
-<h1>${escapeHtml(input.title)}</h1>
+#chart .event:hover{stroke:#000;stroke-width:1.5}`,
+  )}
 <p class="muted">Trace <code>${escapeHtml(input.trace.source)}</code>, column <code>${escapeHtml(input.trace.demandColumn)}</code>,
 ${(input.trace.durationSeconds / 86400).toFixed(1)} days${input.trace.startsAt ? ` from ${escapeHtml(input.trace.startsAt)}` : ' (the trace has no dates: times are counted from its start)'}.
 Oracle (perfect packing, instant boot): ${fixed(oracle, 1)} node-hours.</p>
@@ -149,7 +142,7 @@ Oracle (perfect packing, instant boot): ${fixed(oracle, 1)} node-hours.</p>
 <div id="readout"></div>
 <div id="chart"></div>
 <h2>Settings of this run</h2>
-<div class="scroll"><table class="settings" id="settings">${settings}</table></div>
+<div class="scroll"><table class="settings" id="settings">${settingsRows(input.settings)}</table></div>
 <ul class="muted">${input.notes.map((note) => `<li>${escapeHtml(note)}</li>`).join('')}</ul>
 <script type="application/json" id="report-data">${JSON.stringify(data).replace(/</g, '\\u003c')}</script>
 <script>
@@ -161,6 +154,28 @@ ${readFileSync(PAGE_SCRIPT, 'utf8')}
 
 function fixed(value: number, digits: number): string {
   return value.toLocaleString('en', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+}
+
+/**
+ * A page's start, to its heading: the look every page shares (900 px wide, the
+ * tables), then the page's own `style` rules.
+ */
+export function pageStart(title: string, style: string): string {
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escapeHtml(title)}</title>
+<style>
+body{font-family:system-ui,sans-serif;margin:0 auto;padding:12px;max-width:900px;box-sizing:border-box;color:#222;font-size:14px}
+h1{font-size:20px;margin:4px 0}h2{font-size:16px;margin:18px 0 6px}
+.scroll{overflow-x:auto}table{border-collapse:collapse;margin:6px 0;font-size:12px}
+${style}
+</style></head><body>
+<h1>${escapeHtml(title)}</h1>`;
+}
+
+/** A run's settings as table rows, label beside value. */
+export function settingsRows(settings: ReadonlyArray<readonly [string, string]>): string {
+  return settings.map(([label, value]) => `<tr><th>${escapeHtml(label)}</th><td>${escapeHtml(value)}</td></tr>`).join('\n');
 }
 
 export function escapeHtml(text: string): string {

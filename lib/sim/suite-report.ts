@@ -11,7 +11,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { NODE_HOURS_GOAL_RATIO } from './floor.js';
-import { COLORS, EXTRA_COLORS, escapeHtml } from './report.js';
+import { COLORS, EXTRA_COLORS, escapeHtml, pageStart, settingsRows } from './report.js';
 import type { PolicyResult } from './results.js';
 import type { GoalCheck } from './summary.js';
 
@@ -80,22 +80,15 @@ export function renderSuiteReport(input: SuiteReportInput): string {
   const all = input.traces.reduce((sum, t) => sum + t.checks.length, 0);
   const infeasible = input.traces.reduce((sum, t) => sum + t.checks.filter((c) => c.infeasible).length, 0);
   const rows = input.traces.map((t) => goalRow(t)).join('\n');
-  const settings = input.settings.map(([label, value]) => `<tr><th>${escapeHtml(label)}</th><td>${escapeHtml(value)}</td></tr>`).join('\n');
-  return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${escapeHtml(input.title)}</title>
-<style>
-body{font-family:system-ui,sans-serif;margin:0 auto;padding:12px;max-width:900px;box-sizing:border-box;color:#222;font-size:14px}
-h1{font-size:20px;margin:4px 0}h2{font-size:16px;margin:18px 0 6px}
-.scroll{overflow-x:auto}table{border-collapse:collapse;margin:6px 0;font-size:12px}
-td,th{border:1px solid #ddd;padding:3px 6px;text-align:left;vertical-align:top}
+  return `${pageStart(
+    input.title,
+    `td,th{border:1px solid #ddd;padding:3px 6px;text-align:left;vertical-align:top}
 .muted{color:#666;font-size:12px}.swatch{display:inline-block;width:10px;height:10px;margin-right:5px;border-radius:50%}
 #legend{display:flex;flex-wrap:wrap;gap:10px;align-items:center;margin:6px 0;font-size:12px}
 #readout{font-size:12px;min-height:34px;color:#333}
 #chart svg{display:block;width:100%}#chart circle{cursor:pointer}
-.missed{color:#b00}.infeasible{color:#666}
-</style></head><body>
-<h1>${escapeHtml(input.title)}</h1>
+.missed{color:#b00}.infeasible{color:#666}`,
+  )}
 <p class="muted">Each mark is one policy on one trace: its node-hours (across) and its gear moves, each a tenant restart (up, log scale),
 both as multiples of clairvoyant-4h's on the same trace (perfect foresight holding its node count for 4 hours). The shaded box is
 the goal line's: at most ${NODE_HOURS_GOAL_RATIO} x its node-hours and ${MOVES_GOAL_RATIO} x its moves. Marks on the bottom row moved no gear, or
@@ -108,7 +101,7 @@ clairvoyant-4h moved none there. nodescaler meets ${met} of ${all} goal checks; 
 ${rows}
 </tbody></table></div>
 <h2>Settings of this run</h2>
-<div class="scroll"><table id="settings">${settings}</table></div>
+<div class="scroll"><table id="settings">${settingsRows(input.settings)}</table></div>
 <script type="application/json" id="suite-data">${JSON.stringify(data).replace(/</g, '\\u003c')}</script>
 <script>
 ${readFileSync(PAGE_SCRIPT, 'utf8')}

@@ -7,41 +7,36 @@
  */
 import { spawnSync } from 'node:child_process';
 import { POLICIES } from '../../lib/sim/results.js';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { requireChromium, watchPage } from '../support/chromium.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 let dir: string;
 let browser: BrowserContext;
 let page: Page;
-const requests: string[] = [];
-const errors: string[] = [];
+let seen: { requests: string[]; errors: string[] };
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM}: apt-get install -y chromium (or set CHROMIUM_PATH)`);
+  const executablePath = requireChromium();
   dir = mkdtempSync(join(tmpdir(), 'nodescaler-browser-'));
   const report = join(dir, 'report.html');
   const start = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/start.ts', '--days', '3', '--report', report], { cwd: ROOT, encoding: 'utf8' });
   if (start.status !== 0) throw new Error(`npm start failed:\n${start.stdout}\n${start.stderr}`);
   // A fresh profile each run (--user-data-dir, which Playwright takes as the persistent context's folder).
   browser = await chromium.launchPersistentContext(join(dir, 'profile'), {
-    executablePath: CHROMIUM,
+    executablePath,
     headless: true,
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
     viewport: { width: 900, height: 1400 },
   });
   page = await browser.newPage();
-  page.on('request', (request) => requests.push(request.url()));
-  page.on('pageerror', (error) => errors.push(String(error)));
-  page.on('console', (message) => {
-    if (message.type() === 'error') errors.push(message.text());
-  });
+  seen = watchPage(page);
   await page.goto(pathToFileURL(report).href);
   await page.waitForSelector('svg[data-panel="cost"]');
 });
@@ -64,8 +59,8 @@ describe('out/report.html in Chromium', () => {
     const thresholds = await page.$$eval('svg[data-panel="utilization"] text', (ts) => ts.map((t) => t.textContent));
     expect(thresholds).toEqual(expect.arrayContaining(['scale up 0.98', 'scale down 0.93']));
     expect(await page.$$eval('#settings th', (ths) => ths.map((th) => th.textContent))).toEqual(expect.arrayContaining(['pools', 'boot delay', 'seed']));
-    expect(requests.every((url) => url.startsWith('file:'))).toBe(true);
-    expect(errors).toEqual([]);
+    expect(seen.requests.every((url) => url.startsWith('file:'))).toBe(true);
+    expect(seen.errors).toEqual([]);
   });
 
   it('fits 900 px', async () => {

@@ -8,41 +8,36 @@
  * screenshot in out/suite-screenshot.png.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { requireChromium, watchPage } from '../support/chromium.js';
 import { POLICIES } from '../../lib/sim/results.js';
 import { renderSuiteReport } from '../../lib/sim/suite-report.js';
 import { writeOut } from '../../lib/sim/report.js';
 import { policyResult } from '../support/builders.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const TRACES = ['synthetic:steady-growth', 'synthetic:step-change'];
 
 let dir: string;
 let browser: Browser;
 let page: Page;
-const requests: string[] = [];
-const errors: string[] = [];
+let seen: { requests: string[]; errors: string[] };
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM}: apt-get install -y chromium (or set CHROMIUM_PATH)`);
+  const executablePath = requireChromium();
   dir = mkdtempSync(join(tmpdir(), 'nodescaler-suite-page-'));
   const out = join(dir, 'suite.html');
   const run = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/bench.ts', 'suite', '--days', '1', '--only', 'synthetic:st', '--html', out], { cwd: ROOT, encoding: 'utf8' });
   if (run.status !== 0) throw new Error(`bench suite failed:\n${run.stdout}\n${run.stderr}`);
   expect(run.stdout).toContain(`wrote ${out}`);
-  browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--no-first-run'] });
+  browser = await chromium.launch({ executablePath, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--no-first-run'] });
   page = await browser.newPage({ viewport: { width: 900, height: 1200 } });
-  page.on('request', (request) => requests.push(request.url()));
-  page.on('pageerror', (error) => errors.push(String(error)));
-  page.on('console', (message) => {
-    if (message.type() === 'error') errors.push(message.text());
-  });
+  seen = watchPage(page);
   await page.goto(pathToFileURL(out).href);
   await page.waitForSelector('svg[data-chart="suite"]');
 });
@@ -69,8 +64,8 @@ describe('out/suite.html in Chromium', () => {
     expect(geometry.box.width).toBeGreaterThan(50);
     expect(geometry.box.height).toBeGreaterThan(50);
     expect(await page.$$eval('#goal-table tbody tr', (rows) => rows.map((r) => r.getAttribute('data-trace')))).toEqual(TRACES);
-    expect(requests.every((url) => url.startsWith('file:'))).toBe(true);
-    expect(errors).toEqual([]);
+    expect(seen.requests.every((url) => url.startsWith('file:'))).toBe(true);
+    expect(seen.errors).toEqual([]);
   });
 
   it('hides a policy whose box is unticked, and shows it again', async () => {
