@@ -14,7 +14,7 @@ import { BaselineCache } from '../lib/sim/baseline-cache.js';
 import { heldoutShapes } from '../lib/sim/heldout.js';
 import { writeOut } from '../lib/sim/report.js';
 import { goalChecks } from '../lib/sim/summary.js';
-import { renderSuiteReport, type SuiteReportTrace } from '../lib/sim/suite-report.js';
+import { renderSuiteReport, suiteReportTrace, type SuiteReportTrace } from '../lib/sim/suite-report.js';
 import { formatVariant, scoreTrace, scoreVariant, type TraceScore } from '../lib/sim/tune.js';
 import { replaySuiteTrace, suiteSettings } from './bench-suite.js';
 
@@ -85,7 +85,7 @@ export async function runHeldout(argv: string[]): Promise<void> {
       note: `shape: ${shape.description}`,
     });
     scores.push(scoreTrace(shape.name, results, floor));
-    page.push({ name: shape.name, note: shape.description, results, checks: goalChecks(results, floor) ?? [] });
+    page.push(suiteReportTrace(shape.name, results, goalChecks(results, floor) ?? [], shape.description));
   }
   console.log(`heldout: ${only ? only.length : count} shapes in ${((Date.now() - started) / 1000).toFixed(0)} s; baselines ${cache.hits} cached, ${cache.misses} computed; nodescaler (today's defaults) x clairvoyant-4h and goal checks met:`);
   console.log(formatVariant(scoreVariant('heldout', scores), 'total (mean; moves summed; worst)'));

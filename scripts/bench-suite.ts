@@ -20,7 +20,7 @@ import { runNodescaler } from '../lib/sim/replay.js';
 import type { PolicyResult } from '../lib/sim/results.js';
 import { writeOut } from '../lib/sim/report.js';
 import { formatTable, goalChecks, goalLine, moveCausesLine, waitingLine, withSavings } from '../lib/sim/summary.js';
-import { renderSuiteReport, type SuiteReportTrace } from '../lib/sim/suite-report.js';
+import { renderSuiteReport, suiteReportTrace, type SuiteReportTrace } from '../lib/sim/suite-report.js';
 import { SYNTHETIC_FAMILIES, syntheticTrace } from '../lib/sim/synthetic.js';
 import { readTrace, type Trace } from '../lib/sim/trace.js';
 import { windowOf } from '../lib/sim/window.js';
@@ -84,7 +84,7 @@ export async function runSuite(argv: string[]): Promise<void> {
     const { results, floor } = await replaySuiteTrace(entry, `[${index + 1}/${traces.length}] ${entry.name}`, { gearsPerNode, seed, started });
     const checks = goalChecks(results, floor) ?? [];
     tally.push({ trace: entry.name, met: checks.filter((c) => c.met).length, of: checks.length, infeasible: checks.filter((c) => c.infeasible).length });
-    page.push({ name: entry.name, results, checks });
+    page.push(suiteReportTrace(entry.name, results, checks));
   }
   console.log(`suite: ${traces.length} traces in ${((Date.now() - started) / 1000).toFixed(0)} s; goal checks met by nodescaler (today's defaults), and misses the figures show infeasible:`);
   const sum = (pick: (t: (typeof tally)[number]) => number) => tally.reduce((total, t) => total + pick(t), 0);

@@ -33,6 +33,20 @@ export interface SuiteReportInput {
   traces: readonly SuiteReportTrace[];
 }
 
+/**
+ * A trace's entry for the page, holding only the figures it draws: a suite keeps
+ * every trace's entry until its end, and a replay's results carry its whole
+ * series.
+ */
+export function suiteReportTrace(name: string, results: readonly PolicyResult[], checks: readonly GoalCheck[], note?: string): SuiteReportTrace {
+  return {
+    name,
+    ...(note === undefined ? {} : { note }),
+    results: results.map(({ policy, nodeHours, gearMoves, unplacedShare, unplacedGearMinutes }) => ({ policy, nodeHours, gearMoves, unplacedShare, unplacedGearMinutes })),
+    checks,
+  };
+}
+
 /** One mark of the scatter. */
 export interface SuitePoint {
   trace: string;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { renderSuiteReport, suitePoints, type SuiteReportTrace } from '../../lib/sim/suite-report.js';
+import { renderSuiteReport, suitePoints, suiteReportTrace, type SuiteReportTrace } from '../../lib/sim/suite-report.js';
 import { policyResult } from '../support/builders.js';
 
 /** NASA at 2,000 gears as the suite measured it (README, "The trace suite"), three of its policies. */
@@ -41,6 +41,19 @@ describe('suitePoints', () => {
     expect(points).toHaveLength(2);
     expect(points.every((p) => p.movesRatio === null && p.trace === flat.name)).toBe(true);
     expect(points[0]!.nodeHoursRatio).toBeCloseTo(1.05, 9);
+  });
+});
+
+describe('suiteReportTrace', () => {
+  it('keeps only the figures the page draws, not the replay series', () => {
+    const full = policyResult('nodescaler', { nodeHours: 10, gearMoves: 3, unplacedShare: 0.001, unplacedGearMinutes: 7, series: [{ at: 0, demand: 1, capacity: 2, nodes: 1, unplaced: 0 }] });
+    expect(suiteReportTrace('t', [full], [], 'shape: noise 5 %')).toEqual({
+      name: 't',
+      note: 'shape: noise 5 %',
+      results: [{ policy: 'nodescaler', nodeHours: 10, gearMoves: 3, unplacedShare: 0.001, unplacedGearMinutes: 7 }],
+      checks: [],
+    });
+    expect(suiteReportTrace('t', [full], [])).not.toHaveProperty('note');
   });
 });
 
