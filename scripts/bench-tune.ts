@@ -10,7 +10,7 @@ import { parseArgs } from 'node:util';
 import { ValidationError } from '../lib/errors.js';
 import { BaselineCache } from '../lib/sim/baseline-cache.js';
 import { heldoutShapes } from '../lib/sim/heldout.js';
-import { formatRanking, formatVariant, infeasibleNote, parseVariants, tuneSuite, type Variants } from '../lib/sim/tune.js';
+import { formatAgainst, formatRanking, formatVariant, infeasibleNote, parseVariants, tuneSuite, type Variants } from '../lib/sim/tune.js';
 import { suiteTraces } from './bench-suite.js';
 
 const DEFAULT_CACHE = new URL('../.cache/baselines/', import.meta.url).pathname;
@@ -124,6 +124,8 @@ export async function runTune(argv: string[]): Promise<void> {
     console.log(`tune: ${names.length} variants x ${traces.length} traces in ${((Date.now() - started) / 1000).toFixed(0)} s; baselines ${cache.hits} cached, ${cache.misses} computed${values['no-cache'] ? ' (not kept)' : ` (${values.cache})`}`);
     console.log('ranking (most goal checks met, then node-hours, then moves; x c-4h = x clairvoyant-4h):');
     console.log(formatRanking(scores));
+    const base = Object.keys(variants).find((name) => Object.keys(variants[name]!).length === 0);
+    if (base !== undefined) for (const line of formatAgainst(scores, base)) console.log(line);
   } catch (error) {
     if (error instanceof ValidationError) return fail(error.message);
     throw error;

@@ -45,6 +45,8 @@ export function formatTable(rows: Array<Record<string, string | number>>): strin
 }
 
 export interface GoalCheck {
+  /** The check in a few words, the same on every trace ("node-hours", "cluster-autoscaler waiting"): what tune compares. */
+  name: string;
   text: string;
   met: boolean;
   /** A missed check whose bound the figures show out of reach on this trace (README, "The goal line"). */
@@ -84,28 +86,29 @@ export function goalChecks(results: PolicyResult[], floor?: ReactiveFloor): Goal
   const clairvoyant = ref('clairvoyant-4h');
   if (clairvoyant) {
     const hours = ours.nodeHours / Math.max(clairvoyant.nodeHours, 1e-9);
-    checks.push({ text: `node-hours ${figureAgainst(hours, 1.05, 3)} x clairvoyant-4h <= 1.05`, met: hours <= 1.05 });
+    checks.push({ name: 'node-hours', text: `node-hours ${figureAgainst(hours, 1.05, 3)} x clairvoyant-4h <= 1.05`, met: hours <= 1.05 });
     if (clairvoyant.gearMoves > 0) {
       const moves = ours.gearMoves / clairvoyant.gearMoves;
-      checks.push({ text: `gear moves ${figureAgainst(moves, 1.5, 2)} x clairvoyant-4h <= 1.5`, met: moves <= 1.5 });
+      checks.push({ name: 'moves', text: `gear moves ${figureAgainst(moves, 1.5, 2)} x clairvoyant-4h <= 1.5`, met: moves <= 1.5 });
     } else {
       // No ratio to show: clairvoyant-4h never released a node here, so any move is over the line.
-      checks.push({ text: `gear moves ${ours.gearMoves} where clairvoyant-4h moves none (<= 1.5 x)`, met: ours.gearMoves === 0 });
+      checks.push({ name: 'moves', text: `gear moves ${ours.gearMoves} where clairvoyant-4h moves none (<= 1.5 x)`, met: ours.gearMoves === 0 });
     }
   }
-  checks.push(explained({ text: `unplaced ${figureAgainst(ours.unplacedShare * 100, 0.1, 3)} % <= 0.1 %`, met: ours.unplacedShare <= 0.001 }, () => floor && unplacedWhy(floor, clairvoyant)));
-  checks.push({ text: `invariant violations ${ours.invariantViolations} = 0`, met: ours.invariantViolations === 0 });
+  checks.push(explained({ name: 'unplaced', text: `unplaced ${figureAgainst(ours.unplacedShare * 100, 0.1, 3)} % <= 0.1 %`, met: ours.unplacedShare <= 0.001 }, () => floor && unplacedWhy(floor, clairvoyant)));
+  checks.push({ name: 'invariant violations', text: `invariant violations ${ours.invariantViolations} = 0`, met: ours.invariantViolations === 0 });
   const karpenter = ref('karpenter');
   if (karpenter) {
-    const hours = { text: `node-hours < karpenter's (${ours.nodeHours.toFixed(0)} vs ${karpenter.nodeHours.toFixed(0)})`, met: ours.nodeHours < karpenter.nodeHours };
+    const hours = { name: 'karpenter node-hours', text: `node-hours < karpenter's (${ours.nodeHours.toFixed(0)} vs ${karpenter.nodeHours.toFixed(0)})`, met: ours.nodeHours < karpenter.nodeHours };
     checks.push(explained(hours, () => karpenterWhy(karpenter, ref('clairvoyant-1h'), clairvoyant)));
-    checks.push({ text: `moves < karpenter's (${ours.gearMoves} vs ${karpenter.gearMoves})`, met: ours.gearMoves < karpenter.gearMoves });
+    checks.push({ name: 'karpenter moves', text: `moves < karpenter's (${ours.gearMoves} vs ${karpenter.gearMoves})`, met: ours.gearMoves < karpenter.gearMoves });
   }
   const ca = ref('cluster-autoscaler');
   if (ca) {
-    const hours = { text: `node-hours < cluster-autoscaler's (${ours.nodeHours.toFixed(0)} vs ${ca.nodeHours.toFixed(0)})`, met: ours.nodeHours < ca.nodeHours };
+    const hours = { name: 'cluster-autoscaler node-hours', text: `node-hours < cluster-autoscaler's (${ours.nodeHours.toFixed(0)} vs ${ca.nodeHours.toFixed(0)})`, met: ours.nodeHours < ca.nodeHours };
     checks.push(explained(hours, () => floor?.forClusterAutoscaler && clusterAutoscalerHoursWhy(floor.forClusterAutoscaler, floor.waitingNothing, ca)));
     const waiting = {
+      name: 'cluster-autoscaler waiting',
       text: `waiting gear-min <= cluster-autoscaler's (${ours.unplacedGearMinutes.toFixed(0)} vs ${ca.unplacedGearMinutes.toFixed(0)})`,
       met: ours.unplacedGearMinutes <= ca.unplacedGearMinutes,
     };

@@ -69,6 +69,8 @@ export interface TraceScore {
   of: number;
   /** Misses the figures show infeasible (only when the score was given the trace's reactive floor). */
   infeasible?: number;
+  /** The missed checks by name (GoalCheck.name): what a variant gained or lost against another. */
+  missed?: string[];
 }
 
 export function scoreTrace(trace: string, results: PolicyResult[], floor?: ReactiveFloor): TraceScore {
@@ -86,6 +88,7 @@ export function scoreTrace(trace: string, results: PolicyResult[], floor?: React
     unplacedShare: ours.unplacedShare,
     met: checks.filter((c) => c.met).length,
     of: checks.length,
+    missed: checks.filter((c) => !c.met).map((c) => c.name),
   };
 }
 
@@ -168,6 +171,31 @@ export function formatRanking(scores: VariantScore[]): string {
       'met per trace': s.traces.map((t) => t.met).join(' '),
     })),
   );
+}
+
+/**
+ * Per variant, the checks it met that `base` missed and those it missed that `base` met, trace by trace: a variant that
+ * keeps the count can still trade one trace's check for another's, and the count alone hides it.
+ */
+export function formatAgainst(scores: VariantScore[], base = 'defaults'): string[] {
+  const reference = scores.find((s) => s.variant === base);
+  if (!reference) return [];
+  const missedBy = new Map(reference.traces.map((t) => [t.trace, new Set(t.missed ?? [])]));
+  return scores
+    .filter((s) => s !== reference)
+    .map((s) => {
+      const gained: string[] = [];
+      const lost: string[] = [];
+      for (const t of s.traces) {
+        const before = missedBy.get(t.trace);
+        if (!before || !t.missed) continue;
+        const after = new Set(t.missed);
+        for (const name of before) if (!after.has(name)) gained.push(`${t.trace} ${name}`);
+        for (const name of after) if (!before.has(name)) lost.push(`${t.trace} ${name}`);
+      }
+      const changes = [gained.length > 0 ? `gained ${gained.join(', ')}` : '', lost.length > 0 ? `lost ${lost.join(', ')}` : ''].filter(Boolean);
+      return `${s.variant} against ${base}: ${changes.length > 0 ? changes.join('; ') : 'the same checks met on every trace'}`;
+    });
 }
 
 export interface TuneTrace {

@@ -11,9 +11,9 @@ const nasa: SuiteReportTrace = {
     policyResult('clairvoyant-4h', { nodeHours: 1965, gearMoves: 2840 }),
   ],
   checks: [
-    { text: 'node-hours 1.012 x clairvoyant-4h <= 1.05', met: true },
-    { text: "node-hours < cluster-autoscaler's (1989 vs 1810)", met: false, why: 'reachable only by letting gears wait: ...' },
-    { text: "node-hours < karpenter's (1989 vs 1497)", met: false, infeasible: true, why: "impossible: karpenter's 1497 are below clairvoyant-1h's 1685" },
+    { name: 'node-hours', text: 'node-hours 1.012 x clairvoyant-4h <= 1.05', met: true },
+    { name: 'cluster-autoscaler node-hours', text: "node-hours < cluster-autoscaler's (1989 vs 1810)", met: false, why: 'reachable only by letting gears wait: ...' },
+    { name: 'karpenter node-hours', text: "node-hours < karpenter's (1989 vs 1497)", met: false, infeasible: true, why: "impossible: karpenter's 1497 are below clairvoyant-1h's 1685" },
   ],
 };
 
@@ -22,7 +22,7 @@ const flat: SuiteReportTrace = {
   name: 'synthetic:noisy-flat',
   note: 'shape: noise 5 %',
   results: [policyResult('nodescaler', { nodeHours: 3528, gearMoves: 0 }), policyResult('clairvoyant-4h', { nodeHours: 3360, gearMoves: 0 })],
-  checks: [{ text: 'gear moves 0 where clairvoyant-4h moves none (<= 1.5 x)', met: true }],
+  checks: [{ name: 'moves', text: 'gear moves 0 where clairvoyant-4h moves none (<= 1.5 x)', met: true }],
 };
 
 describe('suitePoints', () => {

@@ -111,9 +111,9 @@ describe('the goal line with the reactive floor', () => {
 describe('the gear moves check', () => {
   it('names the moves and says clairvoyant-4h moved none when it never released a node, instead of an infinite ratio', () => {
     const growing = (moves: number) => [policyResult('nodescaler', { gearMoves: moves }), policyResult('clairvoyant-4h', { gearMoves: 0 })];
-    expect(goalChecks(growing(85))!.find((c) => c.text.startsWith('gear moves'))).toEqual({ text: 'gear moves 85 where clairvoyant-4h moves none (<= 1.5 x)', met: false });
+    expect(goalChecks(growing(85))!.find((c) => c.text.startsWith('gear moves'))).toEqual({ name: 'moves', text: 'gear moves 85 where clairvoyant-4h moves none (<= 1.5 x)', met: false });
     expect(goalChecks(growing(0))!.find((c) => c.text.startsWith('gear moves'))?.met).toBe(true);
-    expect(goalChecks([policyResult('nodescaler', { gearMoves: 30 }), policyResult('clairvoyant-4h', { gearMoves: 20 })])!.find((c) => c.text.startsWith('gear moves'))).toEqual({ text: 'gear moves 1.50 x clairvoyant-4h <= 1.5', met: true });
+    expect(goalChecks([policyResult('nodescaler', { gearMoves: 30 }), policyResult('clairvoyant-4h', { gearMoves: 20 })])!.find((c) => c.text.startsWith('gear moves'))).toEqual({ name: 'moves', text: 'gear moves 1.50 x clairvoyant-4h <= 1.5', met: true });
   });
 });
 
@@ -121,7 +121,7 @@ describe('a figure beside its line', () => {
   it('shows the digits that tell a miss from the line, where the usual rounding would read as met', () => {
     // Azure cpu_usage at 200,000 gears, 3 days: 133,904 node-hours against clairvoyant-4h's 127,504 (line 133,879).
     const results = [policyResult('nodescaler', { nodeHours: 133_904 }), policyResult('clairvoyant-4h', { nodeHours: 127_504 })];
-    expect(goalChecks(results)![0]).toEqual({ text: 'node-hours 1.0502 x clairvoyant-4h <= 1.05', met: false });
+    expect(goalChecks(results)![0]).toEqual({ name: 'node-hours', text: 'node-hours 1.0502 x clairvoyant-4h <= 1.05', met: false });
     expect(figureAgainst(1.0502, 1.05, 3)).toBe('1.0502');
     expect(figureAgainst(1.5004, 1.5, 2)).toBe('1.5004');
     expect(figureAgainst(0.10004, 0.1, 3)).toBe('0.10004');

@@ -5,7 +5,8 @@ import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { BaselineCache } from '../../lib/sim/baseline-cache.js';
 import { syntheticTrace } from '../../lib/sim/synthetic.js';
-import { checkVariants, formatRanking, formatVariant, mergeOverrides, parseVariants, rankVariants, scoreVariant, tuneSuite, type TraceScore } from '../../lib/sim/tune.js';
+import { checkVariants, formatAgainst, formatRanking, formatVariant, mergeOverrides, parseVariants, rankVariants, scoreTrace, scoreVariant, tuneSuite, type TraceScore } from '../../lib/sim/tune.js';
+import { policyResult } from '../support/builders.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const REPLAY = { gearsPerNode: 100, bootDelaySeconds: 120, seed: 42 };
@@ -70,6 +71,38 @@ describe('infeasible misses', () => {
   });
 });
 
+describe('against the defaults', () => {
+  it('names, trace by trace, the checks a variant gained and lost, even where the count is unchanged', () => {
+    const defaults = scoreVariant('defaults', [
+      score('flat', { met: 7, missed: ['karpenter node-hours'] }),
+      score('growth', { met: 6, missed: ['karpenter node-hours', 'cluster-autoscaler node-hours'] }),
+    ]);
+    const traded = scoreVariant('noshare', [
+      score('flat', { met: 6, missed: ['karpenter node-hours', 'moves'] }),
+      score('growth', { met: 7, missed: ['karpenter node-hours'] }),
+    ]);
+    const same = scoreVariant('same', defaults.traces);
+    expect(traded.met).toBe(defaults.met);
+    expect(formatAgainst([defaults, traded, same])).toEqual([
+      'noshare against defaults: gained growth cluster-autoscaler node-hours; lost flat moves',
+      'same against defaults: the same checks met on every trace',
+    ]);
+    expect(formatAgainst([traded], 'defaults')).toEqual([]);
+  });
+
+  it('scores each missed check by its name, the same on every trace', () => {
+    const results = [
+      policyResult('nodescaler', { nodeHours: 110, gearMoves: 40, unplacedShare: 0, unplacedGearMinutes: 0 }),
+      policyResult('clairvoyant-4h', { nodeHours: 100, gearMoves: 20 }),
+      policyResult('karpenter', { nodeHours: 90, gearMoves: 900 }),
+      policyResult('cluster-autoscaler', { nodeHours: 120, gearMoves: 10, unplacedGearMinutes: 5 }),
+    ];
+    const scored = scoreTrace('t', results);
+    expect(scored.missed).toEqual(['node-hours', 'moves', 'karpenter node-hours']);
+    expect(scored.of - scored.met).toBe(3);
+  });
+});
+
 describe('tuneSuite', () => {
   it('replays every variant on every trace, and a second run takes the baselines from the cache', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'nodescaler-tune-'));
@@ -115,6 +148,7 @@ describe('npm run bench -- tune', () => {
     expect(Number(met) + Number(misses)).toBe(8);
     expect(run.stdout).toMatch(/baselines 0 cached, 1 computed/);
     expect(run.stdout).toMatch(/^1\. (defaults|f3) /m);
+    expect(run.stdout).toMatch(/^f3 against defaults: (gained|lost|the same checks met on every trace)/m);
     const rerun = spawnSync(process.execPath, [...args, '--no-defaults'], { cwd: ROOT, encoding: 'utf8' });
     expect(rerun.stdout).toMatch(/tune: 1 variants x 1 traces/);
     expect(rerun.stdout).toMatch(/baselines 1 cached, 0 computed/);
