@@ -20,7 +20,7 @@ import { replaySuiteTrace, suiteSettings } from './bench-suite.js';
 
 const DEFAULT_CACHE = new URL('../.cache/baselines/', import.meta.url).pathname;
 
-const USAGE = `usage: npm run bench -- heldout [--count N] [--seed S] [--days D] [--peak-gears G] [--gears-per-node N] [--cache DIR] [--no-cache] [--html FILE]
+const USAGE = `usage: npm run bench -- heldout [--count N] [--seed S] [--days D] [--peak-gears G] [--gears-per-node N] [--only I,J] [--cache DIR] [--no-cache] [--html FILE]
 
 Replays nodescaler and every baseline on N random workload shapes of seed S
 (daily and weekly cycles, trends, steps, bursts, noise, flat periods, app
