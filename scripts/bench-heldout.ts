@@ -5,7 +5,7 @@
  * (scripts/bench-suite.ts), then a total. The baselines are cached in
  * .cache/baselines/, as `tune` keeps them.
  *
- *   npm run bench -- heldout [--count N] [--seed S] [--days D] [--peak-gears G] [--gears-per-node N] [--only I,J] [--cache DIR] [--no-cache] [--html FILE]
+ *   npm run bench -- heldout [--count N] [--seed S] [--days D] [--peak-gears G] [--gears-per-node N] [--boot-delay S] [--only I,J] [--cache DIR] [--no-cache] [--html FILE]
  *
  * It also writes the figures as a page to explore (lib/sim/suite-report.ts, default out/heldout-seed-S.html).
  */
@@ -20,7 +20,7 @@ import { replaySuiteTrace, suiteSettings } from './bench-suite.js';
 
 const DEFAULT_CACHE = new URL('../.cache/baselines/', import.meta.url).pathname;
 
-const USAGE = `usage: npm run bench -- heldout [--count N] [--seed S] [--days D] [--peak-gears G] [--gears-per-node N] [--only I,J] [--cache DIR] [--no-cache] [--html FILE]
+const USAGE = `usage: npm run bench -- heldout [--count N] [--seed S] [--days D] [--peak-gears G] [--gears-per-node N] [--boot-delay S] [--only I,J] [--cache DIR] [--no-cache] [--html FILE]
 
 Replays nodescaler and every baseline on N random workload shapes of seed S
 (daily and weekly cycles, trends, steps, bursts, noise, flat periods, app
@@ -31,6 +31,7 @@ and a total.
   --days D            days of each shape (default 7)
   --peak-gears G      each shape's peak (default 2000)
   --gears-per-node N  default 100
+  --boot-delay S      seconds from a host's launch to its first gear, for every policy (default 120)
   --only I,J          only shapes I, J (1-based, as numbered in the output); the total covers them
   --cache DIR         where the baselines' results are kept (default .cache/baselines)
   --no-cache          compute the baselines again and keep nothing
@@ -47,6 +48,7 @@ export async function runHeldout(argv: string[]): Promise<void> {
         days: { type: 'string', default: '7' },
         'peak-gears': { type: 'string', default: '2000' },
         'gears-per-node': { type: 'string', default: '100' },
+        'boot-delay': { type: 'string', default: '120' },
         only: { type: 'string' },
         cache: { type: 'string', default: DEFAULT_CACHE },
         'no-cache': { type: 'boolean', default: false },
@@ -59,7 +61,7 @@ export async function runHeldout(argv: string[]): Promise<void> {
   }
   if (values.help) return console.log(USAGE);
   const figures: Record<string, number> = {};
-  for (const [name, min, integer] of [['count', 1, true], ['seed', 0, true], ['days', 0.01, false], ['peak-gears', 1, true], ['gears-per-node', 1, true]] as const) {
+  for (const [name, min, integer] of [['count', 1, true], ['seed', 0, true], ['days', 0.01, false], ['peak-gears', 1, true], ['gears-per-node', 1, true], ['boot-delay', 1, false]] as const) {
     const value = Number(values[name]);
     if (!Number.isFinite(value) || value < min || (integer && !Number.isInteger(value))) return fail(`--${name}: expected ${integer ? 'an integer' : 'a number'} >= ${min}, got ${values[name]}`);
     figures[name] = value;
@@ -67,11 +69,12 @@ export async function runHeldout(argv: string[]): Promise<void> {
   const { count, seed, days } = figures as { count: number; seed: number; days: number };
   const peakGears = figures['peak-gears']!;
   const gearsPerNode = figures['gears-per-node']!;
+  const bootDelaySeconds = figures['boot-delay']!;
   const only = values.only === undefined ? undefined : [...new Set(values.only.split(',').map((part) => Number(part.trim())))];
   if (only && only.some((n) => !Number.isInteger(n) || n < 1 || n > count)) return fail(`--only: expected shape numbers from 1 to ${count} separated by commas, got ${values.only}`);
   const cache = new BaselineCache(values['no-cache'] ? undefined : values.cache);
   const started = Date.now();
-  console.log(`heldout: ${count} shapes of seed ${seed} (${days} days, peak ${peakGears} gears, ${gearsPerNode} gears per node)`);
+  console.log(`heldout: ${count} shapes of seed ${seed} (${days} days, peak ${peakGears} gears, ${gearsPerNode} gears per node, boot delay ${bootDelaySeconds} s)`);
   const scores: TraceScore[] = [];
   const page: SuiteReportTrace[] = [];
   for (const [index, shape] of heldoutShapes({ count, seed, days, peakGears }).entries()) {
@@ -79,6 +82,7 @@ export async function runHeldout(argv: string[]): Promise<void> {
     const entry = { name: shape.name, load: () => shape.trace };
     const { results, floor } = await replaySuiteTrace(entry, `[${index + 1}/${count}] ${shape.name}`, {
       gearsPerNode,
+      bootDelaySeconds,
       seed,
       started,
       cache: { store: cache, window: { days, peakGears } },
@@ -89,7 +93,7 @@ export async function runHeldout(argv: string[]): Promise<void> {
   }
   console.log(`heldout: ${only ? only.length : count} shapes in ${((Date.now() - started) / 1000).toFixed(0)} s; baselines ${cache.hits} cached, ${cache.misses} computed; nodescaler (today's defaults) x clairvoyant-4h and goal checks met:`);
   console.log(formatVariant(scoreVariant('heldout', scores), 'total (mean; moves summed; worst)'));
-  const settings = suiteSettings({ shapes: `${only ? only.join(', ') : `1-${count}`} of seed ${seed} (lib/sim/heldout.ts)`, days: String(days), peakGears, gearsPerNode, seed });
+  const settings = suiteSettings({ shapes: `${only ? only.join(', ') : `1-${count}`} of seed ${seed} (lib/sim/heldout.ts)`, days: String(days), peakGears, gearsPerNode, bootDelaySeconds, seed });
   const html = values.html ?? `out/heldout-seed-${seed}.html`;
   writeOut(html, renderSuiteReport({ title: `nodescaler: held-out shapes of seed ${seed}`, settings, traces: page }));
   console.log(`wrote ${html}`);

@@ -4,7 +4,7 @@
  * nodescaler and every comparison policy on the same world; one table per
  * trace, the goal line of each, and a tally.
  *
- *   npm run bench -- suite [--days N] [--peak-gears N] [--gears-per-node N] [--only TEXT] [--seed N] [--html FILE]
+ *   npm run bench -- suite [--days N] [--peak-gears N] [--gears-per-node N] [--boot-delay SECONDS] [--only TEXT] [--seed N] [--html FILE]
  *
  * It also writes the figures as a page to explore (lib/sim/suite-report.ts, default out/suite.html).
  */
@@ -28,13 +28,14 @@ import { windowOf } from '../lib/sim/window.js';
 const TRACES = new URL('../data/traces/', import.meta.url).pathname;
 const TIME_COLUMNS = ['timestamp', 'time', 'seconds', 't'];
 
-const USAGE = `usage: npm run bench -- suite [--days N] [--peak-gears N] [--gears-per-node N] [--only TEXT] [--seed N] [--html FILE]
+const USAGE = `usage: npm run bench -- suite [--days N] [--peak-gears N] [--gears-per-node N] [--boot-delay SECONDS] [--only TEXT] [--seed N] [--html FILE]
 
 Replays every trace column of data/traces/ and the synthetic families
 (${SYNTHETIC_FAMILIES.join(', ')}) under every policy.
   --days N            replay the first N days of each trace (default: all; synthetic: 30)
   --peak-gears N      each replayed window is scaled to this peak (default 2000)
   --gears-per-node N  default 100
+  --boot-delay S      seconds from a host's launch to its first gear, for every policy (default 120)
   --only TEXT         only traces whose name contains TEXT
   --seed N            default 42
   --html FILE         the page to explore the figures in (default out/suite.html)`;
@@ -56,14 +57,14 @@ export function suiteTraces(days: number | undefined, peakGears: number, seed: n
 export async function runSuite(argv: string[]): Promise<void> {
   let values;
   try {
-    ({ values } = parseArgs({ args: argv, options: { days: { type: 'string' }, 'peak-gears': { type: 'string', default: '2000' }, 'gears-per-node': { type: 'string', default: '100' }, only: { type: 'string' }, seed: { type: 'string', default: '42' }, html: { type: 'string', default: 'out/suite.html' }, help: { type: 'boolean', short: 'h' } } }));
+    ({ values } = parseArgs({ args: argv, options: { days: { type: 'string' }, 'peak-gears': { type: 'string', default: '2000' }, 'gears-per-node': { type: 'string', default: '100' }, 'boot-delay': { type: 'string', default: '120' }, only: { type: 'string' }, seed: { type: 'string', default: '42' }, html: { type: 'string', default: 'out/suite.html' }, help: { type: 'boolean', short: 'h' } } }));
   } catch (error) {
     console.error(`${(error as Error).message}\n\n${USAGE}`);
     process.exitCode = 2;
     return;
   }
   if (values.help) return console.log(USAGE);
-  const number = (name: 'days' | 'peak-gears' | 'gears-per-node' | 'seed', min: number) => {
+  const number = (name: 'days' | 'peak-gears' | 'gears-per-node' | 'boot-delay' | 'seed', min: number) => {
     const value = Number(values[name]);
     if (!Number.isFinite(value) || value < min) {
       console.error(`--${name}: expected a number >= ${min}, got ${values[name]}\n\n${USAGE}`);
@@ -74,6 +75,7 @@ export async function runSuite(argv: string[]): Promise<void> {
   const days = values.days === undefined ? undefined : number('days', 0.01);
   const peakGears = number('peak-gears', 1);
   const gearsPerNode = number('gears-per-node', 1);
+  const bootDelaySeconds = number('boot-delay', 1);
   const seed = number('seed', 0);
   const traces = suiteTraces(days, peakGears, seed).filter((t) => values.only === undefined || t.name.includes(values.only));
   const started = Date.now();
@@ -81,7 +83,7 @@ export async function runSuite(argv: string[]): Promise<void> {
   const page: SuiteReportTrace[] = [];
 
   for (const [index, entry] of traces.entries()) {
-    const { results, floor } = await replaySuiteTrace(entry, `[${index + 1}/${traces.length}] ${entry.name}`, { gearsPerNode, seed, started });
+    const { results, floor } = await replaySuiteTrace(entry, `[${index + 1}/${traces.length}] ${entry.name}`, { gearsPerNode, bootDelaySeconds, seed, started });
     const checks = goalChecks(results, floor) ?? [];
     tally.push({ trace: entry.name, met: checks.filter((c) => c.met).length, of: checks.length, infeasible: checks.filter((c) => c.infeasible).length });
     page.push(suiteReportTrace(entry.name, results, checks));
@@ -91,19 +93,19 @@ export async function runSuite(argv: string[]): Promise<void> {
   const rows = tally.map((t) => ({ trace: t.trace, met: `${t.met}/${t.of}`, 'infeasible misses': `${t.infeasible} of ${t.of - t.met}` }));
   rows.push({ trace: 'suite', met: `${sum((t) => t.met)}/${sum((t) => t.of)}`, 'infeasible misses': `${sum((t) => t.infeasible)} of ${sum((t) => t.of - t.met)}` });
   console.log(formatTable(rows));
-  const settings = suiteSettings({ days: days === undefined ? 'each trace whole (synthetic: 30)' : String(days), peakGears, gearsPerNode, seed });
+  const settings = suiteSettings({ days: days === undefined ? 'each trace whole (synthetic: 30)' : String(days), peakGears, gearsPerNode, bootDelaySeconds, seed });
   writeOut(values.html!, renderSuiteReport({ title: 'nodescaler: the trace suite', settings, traces: page }));
   console.log(`wrote ${values.html}`);
 }
 
 /** The settings table of a suite or held-out page. */
-export function suiteSettings(run: { days: string; peakGears: number; gearsPerNode: number; seed: number; shapes?: string }): Array<[string, string]> {
+export function suiteSettings(run: { days: string; peakGears: number; gearsPerNode: number; bootDelaySeconds: number; seed: number; shapes?: string }): Array<[string, string]> {
   return [
     ...(run.shapes ? [['shapes', run.shapes] as [string, string]] : []),
     ['days', run.days],
     ['peak gears', run.peakGears.toLocaleString('en')],
     ['gears per node', String(run.gearsPerNode)],
-    ['boot delay', '120 s'],
+    ['boot delay', `${run.bootDelaySeconds} s`],
     ['seed', String(run.seed)],
     ['nodescaler', "today's defaults (lib/sim/replay.ts simulationConfig)"],
   ];
@@ -111,6 +113,7 @@ export function suiteSettings(run: { days: string; peakGears: number; gearsPerNo
 
 export interface SuiteReplay {
   gearsPerNode: number;
+  bootDelaySeconds: number;
   seed: number;
   /** Date.now() when the run started, for the progress line. */
   started: number;
@@ -128,7 +131,7 @@ export interface SuiteReplay {
 export async function replaySuiteTrace(entry: { name: string; load: () => Trace }, heading: string, run: SuiteReplay): Promise<{ results: PolicyResult[]; floor?: ReactiveFloor }> {
   const trace = entry.load();
   const label = `${heading} (${(trace.durationSeconds / 86400).toFixed(1)} days, peak ${peakDemand(trace)} gears)`;
-  const replay = { gearsPerNode: run.gearsPerNode, bootDelaySeconds: 120, store: 'memory' as const, seed: run.seed };
+  const replay = { gearsPerNode: run.gearsPerNode, bootDelaySeconds: run.bootDelaySeconds, store: 'memory' as const, seed: run.seed };
   let last = -1;
   const outcome = await runNodescaler(trace, {
     ...replay,

@@ -3,7 +3,7 @@
  * configuration on every trace of the suite (scripts/bench-suite.ts), a table
  * per variant and a ranking. The baselines are cached in .cache/baselines/.
  *
- *   npm run bench -- tune VARIANTS [--days N] [--peak-gears N] [--gears-per-node N] [--only TEXT] [--seed N] [--heldout N] [--cache DIR] [--no-cache] [--no-defaults]
+ *   npm run bench -- tune VARIANTS [--days N] [--peak-gears N] [--gears-per-node N] [--boot-delay S] [--only TEXT] [--seed N] [--heldout N] [--cache DIR] [--no-cache] [--no-defaults]
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -15,7 +15,7 @@ import { suiteTraces } from './bench-suite.js';
 
 const DEFAULT_CACHE = new URL('../.cache/baselines/', import.meta.url).pathname;
 
-const USAGE = `usage: npm run bench -- tune VARIANTS [--days N] [--peak-gears N] [--gears-per-node N] [--only TEXT] [--seed N] [--heldout N] [--cache DIR] [--no-cache]
+const USAGE = `usage: npm run bench -- tune VARIANTS [--days N] [--peak-gears N] [--gears-per-node N] [--boot-delay S] [--only TEXT] [--seed N] [--heldout N] [--cache DIR] [--no-cache]
 
 Replays nodescaler under each variant on every trace of the suite and ranks the
 variants by goal checks met, then node-hours, then moves (both x clairvoyant-4h).
@@ -27,6 +27,7 @@ variants by goal checks met, then node-hours, then moves (both x clairvoyant-4h)
   --days N            replay the first N days of each trace (default: all; synthetic: 30)
   --peak-gears N      each replayed window is scaled to this peak (default 2000)
   --gears-per-node N  default 100
+  --boot-delay S      seconds from a host's launch to its first gear, for every policy (default 120)
   --only TEXT         only traces whose name contains TEXT
   --seed N            default 42
   --heldout N         instead of the suite, N held-out shapes of seed --seed
@@ -45,6 +46,7 @@ export async function runTune(argv: string[]): Promise<void> {
         days: { type: 'string' },
         'peak-gears': { type: 'string', default: '2000' },
         'gears-per-node': { type: 'string', default: '100' },
+        'boot-delay': { type: 'string', default: '120' },
         only: { type: 'string' },
         seed: { type: 'string', default: '42' },
         heldout: { type: 'string' },
@@ -59,19 +61,20 @@ export async function runTune(argv: string[]): Promise<void> {
   }
   if (values.help) return console.log(USAGE);
   if (positionals.length !== 1) return fail(`expected one VARIANTS argument (a JSON file or inline JSON), got ${positionals.length}`);
-  const number = (name: 'days' | 'peak-gears' | 'gears-per-node' | 'seed' | 'heldout', min: number) => {
+  const number = (name: 'days' | 'peak-gears' | 'gears-per-node' | 'boot-delay' | 'seed' | 'heldout', min: number) => {
     const value = Number(values[name]);
     if (!Number.isFinite(value) || value < min) throw new ValidationError({ path: `--${name}`, message: `expected a number >= ${min}`, value: values[name] });
     return value;
   };
   let variants: Variants;
   let days: number | undefined;
-  let peakGears: number, gearsPerNode: number, seed: number;
+  let peakGears: number, gearsPerNode: number, bootDelaySeconds: number, seed: number;
   let heldout: number | undefined;
   try {
     days = values.days === undefined ? undefined : number('days', 0.01);
     peakGears = number('peak-gears', 1);
     gearsPerNode = number('gears-per-node', 1);
+    bootDelaySeconds = number('boot-delay', 1);
     seed = number('seed', 0);
     heldout = values.heldout === undefined ? undefined : number('heldout', 1);
     if (heldout !== undefined && !Number.isInteger(heldout)) throw new ValidationError({ path: '--heldout', message: 'expected a whole number of shapes', value: values.heldout });
@@ -97,12 +100,12 @@ export async function runTune(argv: string[]): Promise<void> {
   const names = Object.keys(variants);
   const started = Date.now();
   let last = '';
-  console.log(`tune: ${names.length} variants x ${traces.length} traces (${days ?? 'all'} days, peak ${peakGears} gears, ${gearsPerNode} gears per node, seed ${seed})`);
+  console.log(`tune: ${names.length} variants x ${traces.length} traces (${days ?? 'all'} days, peak ${peakGears} gears, ${gearsPerNode} gears per node, boot delay ${bootDelaySeconds} s, seed ${seed})`);
   try {
     const scores = await tuneSuite({
       traces,
       variants,
-      replay: { gearsPerNode, bootDelaySeconds: 120, seed },
+      replay: { gearsPerNode, bootDelaySeconds, seed },
       window: { days, peakGears },
       cache,
       onProgress: ({ variant, variantIndex, traceIndex, trace, fraction, baselinesCached }) => {

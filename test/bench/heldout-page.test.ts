@@ -17,10 +17,12 @@ const dir = mkdtempSync(join(tmpdir(), 'nodescaler-heldout-page-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('npm run bench -- heldout --html', () => {
-  it("writes the shape's marks and goal checks to the page it names", () => {
+  it("writes the shape's marks and goal checks to the page it names, with the boot delay every policy ran with", () => {
     const out = join(dir, 'pages', 'seed-3.html');
-    const run = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/bench.ts', 'heldout', '--count', '1', '--seed', '3', '--days', '0.25', '--no-cache', '--html', out], { cwd: ROOT, encoding: 'utf8' });
+    const run = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/bench.ts', 'heldout', '--count', '1', '--seed', '3', '--days', '0.25', '--boot-delay', '300', '--no-cache', '--html', out], { cwd: ROOT, encoding: 'utf8' });
     expect(run.status, run.stderr).toBe(0);
+    expect(run.stdout).toMatch(/gears per node, boot delay 300 s\)$/m);
+    expect(run.stdout).toMatch(/^reactive floor \(learns of demand as it arrives, boots in 5 min\)/m);
     expect(run.stdout).toMatch(/^goal \(\d\/8 met/m);
     expect(run.stdout).toContain(`wrote ${out}`);
     const page = readFileSync(out, 'utf8');
@@ -30,5 +32,6 @@ describe('npm run bench -- heldout --html', () => {
     expect(data.points.map((p) => p.policy).sort()).toEqual([...POLICIES].sort());
     expect(page).toMatch(/<tr data-trace="heldout:s3-1"><td>heldout:s3-1<div class="muted">[^<]+<\/div><\/td><td>\d\/8<\/td>/);
     expect(page).toContain('<tr><th>shapes</th><td>1-1 of seed 3 (lib/sim/heldout.ts)</td></tr>');
+    expect(page).toContain('<tr><th>boot delay</th><td>300 s</td></tr>');
   });
 });

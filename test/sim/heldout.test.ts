@@ -107,7 +107,7 @@ describe('npm run bench -- heldout', () => {
     const args = ['--import', 'tsx', 'scripts/bench.ts', 'heldout', '--count', '2', '--seed', '3', '--days', '0.25', '--peak-gears', '300', '--cache', cache];
     const run = spawnSync(process.execPath, args, { cwd: ROOT, encoding: 'utf8' });
     expect(run.status, run.stderr).toBe(0);
-    expect(run.stdout).toMatch(/^heldout: 2 shapes of seed 3 \(0\.25 days, peak 300 gears, 100 gears per node\)$/m);
+    expect(run.stdout).toMatch(/^heldout: 2 shapes of seed 3 \(0\.25 days, peak 300 gears, 100 gears per node, boot delay 120 s\)$/m);
     for (const n of [1, 2]) {
       expect(run.stdout).toMatch(new RegExp(`^\\[${n}/2\\] heldout:s3-${n} \\(0\\.3 days, peak 300 gears\\): nodescaler 100%`, 'm'));
       expect(run.stdout).toMatch(new RegExp(`^\\[${n}/2\\] heldout:s3-${n} \\(0\\.3 days, peak 300 gears\\)\\nshape: .*noise \\d+ %`, 'm'));
@@ -128,6 +128,9 @@ describe('npm run bench -- heldout', () => {
     const bad = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/bench.ts', 'heldout', '--count', '0'], { cwd: ROOT, encoding: 'utf8' });
     expect(bad.status).toBe(2);
     expect(bad.stderr).toMatch(/--count: expected an integer >= 1, got 0/);
+    const noBoot = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/bench.ts', 'heldout', '--boot-delay', '0'], { cwd: ROOT, encoding: 'utf8' });
+    expect(noBoot.status).toBe(2);
+    expect(noBoot.stderr).toMatch(/--boot-delay: expected a number >= 1, got 0/);
 
     // tune --heldout ranks variants on the same shapes, with the baselines the heldout run cached.
     const tune = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/bench.ts', 'tune', '{"f3":{"scaleDown":{"payoff":{"factor":3}}}}', '--heldout', '2', '--seed', '3', '--days', '0.25', '--peak-gears', '300', '--cache', cache], { cwd: ROOT, encoding: 'utf8' });
