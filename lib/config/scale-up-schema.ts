@@ -13,6 +13,11 @@ export function buildScaleUpSchema() {
     enabled: z._default(z.boolean(), true),
     /** How much history the trend uses. */
     window: dur('30m', { positive: true }),
+    /**
+     * The trend projects only the part of its slope this many standard errors above zero: noise in the window fits
+     * a slope too, and the projection multiplies it by the lookahead (0: the slope as fitted).
+     */
+    trendConfidence: z._default(z.number().check(z.gte(0)), 0),
     /** How far ahead to look; unset = the boot delay of a new node. */
     lookahead: z.optional(duration()),
     dailySeasonality: z._default(z.boolean(), true),

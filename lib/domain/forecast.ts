@@ -28,6 +28,8 @@ export const MAX_HISTORY_SAMPLES = MAX_FINE_MINUTES + DAILY_KEEP_MINUTES / BUCKE
 /** The trend needs this many samples covering this many distinct minutes. */
 export const TREND_MIN_SAMPLES = 5;
 export const TREND_MIN_SPAN_MINUTES = 5;
+/** The residuals' lag-one correlation the slope's standard error is widened for, at most. */
+const MAX_RESIDUAL_CORRELATION = 0.95;
 /** Yesterday's demand is read from the sample nearest the instant, within this many minutes. */
 const DAILY_TOLERANCE_MINUTES = BUCKET_MINUTES;
 const DAY_MINUTES = 24 * 60;
@@ -116,6 +118,8 @@ function mergeEqualMinutes(samples: DemandSample[]): void {
 export interface ForecastOptions {
   /** The trend window, in milliseconds. */
   window: number;
+  /** Standard errors taken off a rising slope before it is projected (0 or unset: the fitted slope). */
+  trendConfidence?: number;
   dailySeasonality: boolean;
   /** The current demand; defaults to the newest sample of the history. */
   current?: number;
@@ -168,10 +172,11 @@ export function forecastDemand(
   if (trend) {
     // Anchored at the current demand: the line's own level lags a sudden change
     // (a pool that just lost half its gears must not forecast its old level).
-    const projected = current + trend.slope * lookaheadMinutes;
+    const slope = confidentSlope(trend, options.trendConfidence ?? 0);
+    const projected = current + slope * lookaheadMinutes;
     result.trend = projected;
-    result.slopePerMinute = trend.slope;
-    const basis = `trend ${signed(Math.round(trend.slope * 10))} gears/10m`;
+    result.slopePerMinute = slope;
+    const basis = `trend ${signed(Math.round(slope * 10))} gears/10m`;
     fallbackBasis = basis;
     if (projected > best) {
       best = projected;
@@ -240,39 +245,71 @@ function signed(value: number): string {
 }
 
 /**
+ * A rising slope less `z` standard errors, never below 0 (a level load's noise fits a slope of either sign, and only
+ * the part the window is sure of may buy a node); a falling slope as fitted (the forecast never goes below the current
+ * demand anyway).
+ */
+function confidentSlope(trend: { slope: number; standardError: number }, z: number): number {
+  if (trend.slope <= 0 || z <= 0) return trend.slope;
+  return Math.max(0, trend.slope - z * trend.standardError);
+}
+
+/**
  * The least-squares line through the samples of the window, with x in minutes
  * relative to now; undefined without enough samples. `intercept` is the
  * line's value now (unused by the forecast, kept for diagnostics).
+ * `standardError` is the slope's, from the residuals, widened by their lag-one
+ * autocorrelation: demand held for several samples (a report every minute of
+ * a level that changes every five) repeats each residual, and the plain
+ * formula would count every repeat as fresh evidence. 0 with too few samples.
  */
-function linearTrend(samples: readonly DemandSample[], nowMinute: number, windowMs: number): { slope: number; intercept: number } | undefined {
+function linearTrend(samples: readonly DemandSample[], nowMinute: number, windowMs: number): { slope: number; intercept: number; standardError: number } | undefined {
   const windowMinutes = Math.max(1, Math.ceil(windowMs / MINUTE_MS));
   const from = nowMinute - windowMinutes; // exclusive
-  let n = 0;
-  let sumX = 0;
-  let sumY = 0;
-  let sumXX = 0;
-  let sumXY = 0;
-  let minX = Infinity;
-  let maxX = -Infinity;
+  const points: Array<[x: number, y: number]> = [];
   for (let i = samples.length - 1; i >= 0; i--) {
     const [minute, gears] = samples[i]!;
     if (minute <= from) break; // oldest first: everything before is older still
     if (minute > nowMinute) continue;
-    const x = minute - nowMinute;
-    n++;
-    sumX += x;
-    sumY += gears;
-    sumXX += x * x;
-    sumXY += x * gears;
-    if (x < minX) minX = x;
-    if (x > maxX) maxX = x;
+    points.push([minute - nowMinute, gears]);
   }
-  if (n < TREND_MIN_SAMPLES || maxX - minX + 1 < TREND_MIN_SPAN_MINUTES) return undefined;
+  const n = points.length;
+  if (n < TREND_MIN_SAMPLES) return undefined;
+  let sumX = 0;
+  let sumY = 0;
+  let sumXX = 0;
+  let sumXY = 0;
+  for (const [x, y] of points) {
+    sumX += x;
+    sumY += y;
+    sumXX += x * x;
+    sumXY += x * y;
+  }
+  // Newest first, so the span is the first x less the last.
+  if (points[0]![0] - points[n - 1]![0] + 1 < TREND_MIN_SPAN_MINUTES) return undefined;
   const denominator = n * sumXX - sumX * sumX;
   if (denominator === 0) return undefined;
   const slope = (n * sumXY - sumX * sumY) / denominator;
   const intercept = (sumY - slope * sumX) / n;
-  return { slope, intercept };
+  return { slope, intercept, standardError: slopeStandardError(points, slope, intercept, denominator) };
+}
+
+function slopeStandardError(points: ReadonlyArray<[number, number]>, slope: number, intercept: number, denominator: number): number {
+  const n = points.length;
+  if (n <= 2) return 0;
+  let squares = 0;
+  let lagged = 0;
+  let previous: number | undefined;
+  for (const [x, y] of points) {
+    const residual = y - (intercept + slope * x);
+    squares += residual * residual;
+    if (previous !== undefined) lagged += residual * previous;
+    previous = residual;
+  }
+  if (squares === 0) return 0;
+  // Only positive correlation widens; capped so a window of one repeated level stays finite.
+  const rho = Math.min(MAX_RESIDUAL_CORRELATION, Math.max(0, lagged / squares));
+  return Math.sqrt((squares / (n - 2)) * (n / denominator) * ((1 + rho) / (1 - rho)));
 }
 
 /** The highest demand of the samples covering minutes (from, to]: a coarse bucket covers its BUCKET_MINUTES. */

@@ -64,7 +64,7 @@ describe('defaults', () => {
       observedHeadroom: { enabled: true, quantile: 0.95, minHistory: 6 * 3_600_000 },
       doubleWhenFull: false,
       maxNodeProvisionTime: 900_000,
-      forecast: { enabled: true, window: 1_800_000, dailySeasonality: true, bootDelay: 180_000 },
+      forecast: { enabled: true, window: 1_800_000, trendConfidence: 0, dailySeasonality: true, bootDelay: 180_000 },
       offeringUnavailableFor: 180_000,
       exhaustedBackoff: 300_000,
       exhaustedBackoffMax: 1_800_000,
@@ -139,6 +139,14 @@ describe('defaults', () => {
   it('accepts a typed input object (ConfigInput) as written in code', () => {
     const input: ConfigInput = { scaleDown: { delayAfterAdd: '1m' }, pools: [{ district: 'd', profile: 'p', max: 1 }] };
     expect(parseConfig(input).scaleDown.delayAfterAdd).toBe(60_000);
+  });
+});
+
+describe('numbers', () => {
+  it('refuse a negative trend confidence, naming the field and the value', () => {
+    expect(issuesOf(minimal({ scaleUp: { forecast: { trendConfidence: -1 } } }))).toEqual([
+      { path: 'scaleUp.forecast.trendConfidence', message: expect.stringContaining('>=0'), value: -1 },
+    ]);
   });
 });
 

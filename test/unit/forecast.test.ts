@@ -116,6 +116,37 @@ describe('forecastDemand', () => {
     expect(f.basis).toBe('trend +0 gears/10m');
   });
 
+  it('projects only the part of a rising slope trendConfidence standard errors above zero', () => {
+    // Fitted slope 50 gears a minute; residuals -60, 90, -60, 90, -60 give it a standard error of 30.
+    const history = simulate(-4, 0, (m) => [0, 200, 100, 300, 200][m + 4]!);
+    const flat = { window: WINDOW, dailySeasonality: false };
+    expect(forecastDemand(history, NOW, 10 * MIN, flat)).toMatchObject({ demand: 700, basis: 'trend +500 gears/10m' });
+    const sure = forecastDemand(history, NOW, 10 * MIN, { ...flat, trendConfidence: 1 });
+    expect(sure.demand).toBeCloseTo(400);
+    expect(sure.slopePerMinute).toBeCloseTo(20);
+    expect(sure.basis).toBe('trend +200 gears/10m');
+    // Two standard errors take more than the whole slope: the level is all the window is sure of.
+    expect(forecastDemand(history, NOW, 10 * MIN, { ...flat, trendConfidence: 2 })).toMatchObject({ demand: 200, basis: 'trend +0 gears/10m', slopePerMinute: 0 });
+  });
+
+  it('counts a level reported every minute but changing every five as the five levels it is, not thirty samples', () => {
+    // A noisy level load with a chance upward fit: six 5-minute levels, reported once a minute.
+    const levels = [1000, 1040, 990, 1050, 1000, 1060];
+    const history = simulate(-29, 0, (m) => levels[Math.floor((m + 29) / 5)]!, false);
+    const flat = { window: WINDOW, dailySeasonality: false };
+    const fitted = forecastDemand(history, NOW, 10 * MIN, flat);
+    expect(fitted.slopePerMinute).toBeCloseTo(1.33, 2);
+    // The repeated residuals widen the slope's standard error: one of them leaves under a sixth of the slope...
+    expect(forecastDemand(history, NOW, 10 * MIN, { ...flat, trendConfidence: 1 }).slopePerMinute).toBeLessThan(fitted.slopePerMinute! / 6);
+    // ...and two leave the level alone.
+    expect(forecastDemand(history, NOW, 10 * MIN, { ...flat, trendConfidence: 2 })).toMatchObject({ demand: 1060, slopePerMinute: 0 });
+  });
+
+  it('projects a clean rise in full whatever trendConfidence asks (no residuals, no doubt)', () => {
+    const history = simulate(-20, 0, (m) => 200 + 4 * m);
+    expect(forecastDemand(history, NOW, 5 * MIN, { ...options, trendConfidence: 3 }).demand).toBeCloseTo(220);
+  });
+
   it('never forecasts below the current demand', () => {
     const history = simulate(-20, 0, (m) => 200 - 3 * m);
     const f = forecastDemand(history, NOW, 10 * MIN, options);
