@@ -218,11 +218,11 @@ function main(): void {
   invoke('thresholdEvaluator', statsEvent('10:04:00'), '10:04:00');
   status('10:04:10');
 
-  step('10:08:00', 'Still low, but scale-down waits: scaleDown.delayAfterAdd (10m after the scale-up, or after the node joined when that came later) and unneededTime (5m low)');
+  step('10:08:00', 'Still low, but scale-down waits: scaleDown.delayAfterAdd (10m after the scale-up) and unneededTime (5m low)');
   invoke('thresholdEvaluator', statsEvent('10:08:00'), '10:08:00');
 
-  step('10:14:00', 'Low for 11 minutes, but scale-down judges the last hour\'s demand (its 95th percentile, 380 gears): it still needs every node');
-  invoke('thresholdEvaluator', statsEvent('10:14:00'), '10:14:00');
+  step('10:11:00', 'Low for 7 minutes, but scale-down judges the last hour\'s demand (its 95th percentile, 380 gears): it still needs every node');
+  invoke('thresholdEvaluator', statsEvent('10:11:00'), '10:11:00');
 
   step('11:05:00', 'An hour low: a drain does not pay yet (no day of history, so a node must have been unneeded for the 4h horizon); the evaluator closes the next node to drain to new gears (attrition)');
   invoke('thresholdEvaluator', statsEvent('11:05:00'), '11:05:00');

@@ -4,7 +4,6 @@
  * back until when (capacity exhaustion, failure backoff, scale-down delays),
  * and the drains in progress with each gear's move.
  */
-import { lastAddedAt } from '../domain/last-added.js';
 import { controlsView, renderControls, type ControlsView } from './controls-view.js';
 import type { Config } from '../config/index.js';
 import { progressOf, drainKind, type Progress } from '../domain/drain.js';
@@ -140,8 +139,7 @@ function poolView(pool: PoolState, config: Config, now: Date): PoolView {
     // A failed drain holds only scale-down, and a host failure's hold above already says so when it lasts as long.
     const drainFailure = failureBackoff(record, delay, 'scale-down')?.untilMs ?? NaN;
     if (!(hostFailure >= drainFailure)) hold('drain failure backoff (scaleDown.delayAfterFailure)', 'scale-down', drainFailure);
-    const added = lastAddedAt(record, pool.nodes);
-    hold('scaleDown.delayAfterAdd', 'scale-down', added ? Date.parse(added) + config.scaleDown.delayAfterAdd : NaN);
+    hold('scaleDown.delayAfterAdd', 'scale-down', record.lastScaleUpAt ? Date.parse(record.lastScaleUpAt) + config.scaleDown.delayAfterAdd : NaN);
     hold('scaleDown.delayAfterDelete', 'scale-down', record.lastScaleDownAt ? Date.parse(record.lastScaleDownAt) + config.scaleDown.delayAfterDelete : NaN);
   }
   const lease = record?.lease;

@@ -19,7 +19,6 @@
  *   closed nodes reopened;
  *   5. otherwise nothing, saying which condition is not met.
  */
-import { lastAddedAt } from './last-added.js';
 import { drainsPerDecision, poolBudget, scaleDownBudget, withScaleDown } from './budget.js';
 import { chooseScaleDownCandidates } from './candidates.js';
 import { callOffText, drainsToCallOff, nodesToBuy } from './call-off.js';
@@ -230,7 +229,7 @@ function decide(input: PoolEvaluationInput): PoolEvaluation {
     const until = Date.parse(since) + delay;
     if (until > nowMs) delays.push(`${name} until ${clock(until, nowMs)}`);
   };
-  delayUntil(lastAddedAt(pool, nodes), scaleDown.delayAfterAdd, 'delayAfterAdd');
+  delayUntil(pool.lastScaleUpAt, scaleDown.delayAfterAdd, 'delayAfterAdd');
   delayUntil(pool.lastScaleDownAt, scaleDown.delayAfterDelete, 'delayAfterDelete');
   delayUntil(failureBackoff(pool, scaleDown.delayAfterFailure, 'scale-down')?.since, scaleDown.delayAfterFailure, 'delayAfterFailure');
   if (delays.length > 0) return result(noAction(`${lowText}; scale-down blocked: ${delays.join(', ')}`), forecastInfo);

@@ -13,7 +13,6 @@
  * same pieces (computeUtilization, chooseScaleDownCandidate); the decision
  * itself is always decidePool's.
  */
-import { lastAddedAt } from './last-added.js';
 import { scaleDownBudget, scaleDownBudgetChecks } from './budget.js';
 import { chooseScaleDownCandidate, type CandidateChoice } from './candidates.js';
 import type { PoolEvaluation, PoolEvaluationInput } from './decision.js';
@@ -96,7 +95,7 @@ export function explainPool(given: PoolEvaluationInput): PoolExplanation {
       ? { name, ok: false, detail: `${held(ms)} after the last ${what}, ${held(nowMs - Date.parse(since))} ago`, until: at(until) }
       : { name, ok: true, detail: `last ${what} more than ${held(ms)} ago` };
   };
-  down.push(delay('scaleDown.delayAfterAdd', lastAddedAt(pool, nodes), scaleDown.delayAfterAdd, 'scale-up or node join'));
+  down.push(delay('scaleDown.delayAfterAdd', pool.lastScaleUpAt, scaleDown.delayAfterAdd, 'scale-up'));
   down.push(delay('scaleDown.delayAfterDelete', pool.lastScaleDownAt, scaleDown.delayAfterDelete, 'scale-down'));
   down.push(delay('scaleDown.delayAfterFailure', failureBackoff(pool, scaleDown.delayAfterFailure, 'scale-down')?.since, scaleDown.delayAfterFailure, 'failure'));
   down.push(leaseCheck);

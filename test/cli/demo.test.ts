@@ -22,7 +22,7 @@ describe('npm run demo', () => {
       'pool d1/small at 0.95, 20 free slots < headroomGears 30; +1 node to 0.76',
       'handler log: would create node d1-small-5.example.com',
       'joined: first stats reported',
-      'blocked: scaleDown.delayAfterAdd until 10:13:00Z',
+      'blocked: scaleDown.delayAfterAdd until 10:10:30Z',
       'd1-small-5.example.com: pool would keep 20 free slots < headroomGears 30',
       'close d1-small-5.example.com to new gears',
       "drain d1-small-5.example.com (3 gears, least-disruption); pays: 4.2h unneeded (recent demand)",

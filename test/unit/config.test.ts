@@ -64,7 +64,7 @@ describe('defaults', () => {
       observedHeadroom: { enabled: true, quantile: 0.95, minHistory: 6 * 3_600_000 },
       doubleWhenFull: false,
       maxNodeProvisionTime: 900_000,
-      forecast: { enabled: true, window: 1_800_000, trendConfidence: 0, dailySeasonality: true, bootDelay: 180_000 },
+      forecast: { enabled: true, window: 1_800_000, trendConfidence: 2, dailySeasonality: true, bootDelay: 180_000 },
       offeringUnavailableFor: 180_000,
       exhaustedBackoff: 300_000,
       exhaustedBackoffMax: 1_800_000,

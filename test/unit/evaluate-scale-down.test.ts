@@ -80,17 +80,6 @@ describe('decidePool: scale-down', () => {
     expect(decidePool(evaluation({ config: noWait, nodes: low, pool: afterPool })).decision.kind).toBe('scale-down');
   });
 
-  it('counts delayAfterAdd from the newest node joining when its boot outlasted the delay', () => {
-    // Decided 12 minutes ago, the node joined a minute ago: empty and least loaded, it would be the next drain while the
-    // broker places new gears on it.
-    const joined = [...low.slice(0, 3), { ...low[3]!, joinedAt: minutesAgo(1) }];
-    const result = decidePool(evaluation({ nodes: joined, pool: pool({ demandHistory: quietDay, lowSince: minutesAgo(7), lastScaleUpAt: minutesAgo(12) }) }));
-    expect(result.decision).toEqual({
-      kind: 'no-action',
-      reason: 'pool d1/small at 0.31 <= 0.50 for 7m; scale-down blocked: delayAfterAdd until 10:09:00Z',
-    });
-  });
-
   it('does not count a replacement as the pool needing nodes: only delayAfterAdd waits after it', () => {
     // A replacement for an interrupted or handed-back node sets lastScaleUpAt only; demand did not ask for it.
     const replaced = pool({ demandHistory: quietDay, lowSince: minutesAgo(7), lastScaleUpAt: minutesAgo(10), lastDemandScaleUpAt: minutesAgo(25 * 60) });
