@@ -8,10 +8,11 @@
  * is used (daily-demand.ts). That is at most 60 + 300 samples, so the pool
  * item stays small.
  *
- * The forecast is the higher of a linear trend over the window and what
- * happened on the kept days over the same lookahead (the lowest of their
- * rises: only a rise that recurred counts); it never goes below the current
- * demand (it only ever asks for more capacity, never less).
+ * The forecast is the higher of a linear trend over the window (the part of
+ * its slope the window is sure of, `trendConfidence`) and what happened on
+ * the kept days over the same lookahead (the lowest of their rises: only a
+ * rise that recurred counts); it never goes below the current demand (it only
+ * ever asks for more capacity, never less).
  */
 import { BUCKET_MINUTES, DAYS_KEPT, LEVEL_SHIFT_MINUTES, firstAfter, levelRise } from './daily-demand.js';
 import type { DemandSample } from './model.js';
@@ -146,8 +147,8 @@ export const LEVEL_RISE_MINUTES = 60;
 /**
  * Demand expected at `now + lookaheadMs`: the higher of (a) the current
  * demand plus the slope of the least-squares line through the window's
- * samples (at least 5 samples covering at least 5 minutes) times the
- * lookahead and (b), with daily seasonality, the current demand scaled by how
+ * samples (at least 5 samples covering at least 5 minutes), less
+ * `trendConfidence` standard errors when rising, times the lookahead and (b), with daily seasonality, the current demand scaled by how
  * demand changed yesterday over the same lookahead. Never below the current
  * demand; with no usable history it is the current demand (`no history`).
  */
