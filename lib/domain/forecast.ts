@@ -148,8 +148,9 @@ export const LEVEL_RISE_MINUTES = 60;
  * Demand expected at `now + lookaheadMs`: the higher of (a) the current
  * demand plus the slope of the least-squares line through the window's
  * samples (at least 5 samples covering at least 5 minutes), less
- * `trendConfidence` standard errors when rising, times the lookahead and (b), with daily seasonality, the current demand scaled by how
- * demand changed yesterday over the same lookahead. Never below the current
+ * `trendConfidence` standard errors when rising, times the lookahead and
+ * (b), with daily seasonality, the current demand scaled by how demand
+ * changed yesterday over the same lookahead. Never below the current
  * demand; with no usable history it is the current demand (`no history`).
  */
 export function forecastDemand(
