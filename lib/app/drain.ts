@@ -9,6 +9,7 @@ import type { Config } from '../config/index.js';
 import { pausedReason } from '../domain/controls.js';
 import { decisionMaxAgeMs, staleDecisionReason } from '../domain/decision-message.js';
 import { alsoDrainIdFor, drainIdFor } from '../domain/drain.js';
+import { priceOf, type DrainPrice } from '../domain/drain-price.js';
 import type { DrainRecord } from '../domain/model.js';
 import type { Ec2Event, ScaleDownMessage } from '../messages/index.js';
 import type { Budget } from '../workflows/engine.js';
@@ -27,6 +28,12 @@ import { activeDrains, createDrain, takeUpOrphans, type StartOutcome } from '../
 import { advanceDrain } from '../workflows/drain/workflow.js';
 
 export { MANUAL_DECISION_PREFIX, MIN_STEP_MS, ORPHAN_GRACE_MS } from '../workflows/drain/context.js';
+
+/** The decision's price of `nodeId`, as a drain field. */
+function priced(message: ScaleDownMessage, nodeId: string): { price?: DrainPrice } {
+  const price = priceOf(message.prices, nodeId);
+  return price ? { price } : {};
+}
 
 /** Passes over the active drains one run may make in a row without waiting (each advances every drain as far as it goes now). */
 const MAX_PASSES_WITHOUT_WAIT = 50;
@@ -119,6 +126,7 @@ export class GearMover {
       reason: message.reason,
       moves: [],
       kind: manual ? 'manual' : 'scale-down',
+      ...(manual ? {} : priced(message, message.nodeId)),
     });
     await this.createFurtherDrains(message);
     await releaseLease(this.ctx, message.pool, message.decisionId);
@@ -139,6 +147,7 @@ export class GearMover {
         reason: message.reason,
         moves: [],
         kind: 'scale-down',
+        ...priced(message, nodeId),
       });
     }
   }

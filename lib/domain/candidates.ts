@@ -12,6 +12,7 @@
 import type { CandidateStrategy, Config, PoolConfig } from '../config/index.js';
 import { isClosedForAttrition } from './attrition.js';
 import type { PoolUtilization, RejectedCandidate } from './decision.js';
+import { drainPrice, type DrainPrice, type PricedNode } from './drain-price.js';
 import type { DrainRecord, NodeRecord } from './model.js';
 import { freshStatsTest, nodeFreeSlots, receivingNodes, reservedSlotsByNode } from './utilization.js';
 
@@ -42,6 +43,8 @@ export interface CandidateChoice {
   strategy: CandidateStrategy;
   /** What the check said of the chosen node. */
   accepted?: string;
+  /** The chosen node's price: the gears it held and the most it may hold when its drain starts (drain-price.ts). */
+  price?: DrainPrice;
   /** Every node considered and refused, with the reason, in the order they were considered. */
   rejected: RejectedCandidate[];
 }
@@ -65,6 +68,10 @@ const COMPARATORS: Record<CandidateStrategy, (a: Eligible, b: Eligible) => numbe
   oldest: (a, b) => a.created - b.created || byId(a, b),
   newest: (a, b) => b.created - a.created || byId(a, b),
 };
+
+function pricedNode(candidate: Eligible): PricedNode {
+  return { nodeId: candidate.node.nodeId, gears: candidate.gears, disruptive: candidate.disruptive, max: candidate.max };
+}
 
 function byId(a: Eligible, b: Eligible): number {
   return a.node.nodeId < b.node.nodeId ? -1 : a.node.nodeId > b.node.nodeId ? 1 : 0;
@@ -171,9 +178,18 @@ export function chooseScaleDownCandidate(input: CandidateInput, check?: Candidat
       rejected.push(verdict.pending ? { nodeId: id, reason: verdict.refused, pending: true } : { nodeId: id, reason: verdict.refused });
       continue;
     }
-    return { nodeId: id, activeGears: candidate.gears, strategy, rejected, ...(verdict ? { accepted: verdict.accepted } : {}) };
+    const next = queue.peek();
+    const price = drainPrice(strategy, pricedNode(candidate), next && pricedNode(next));
+    return { nodeId: id, activeGears: candidate.gears, strategy, rejected, ...(verdict ? { accepted: verdict.accepted } : {}), ...(price ? { price } : {}) };
   }
   return { strategy, rejected };
+}
+
+/** A further node of a decision that drains several. */
+export interface FurtherChoice {
+  nodeId: string;
+  activeGears: number;
+  price?: DrainPrice;
 }
 
 /**
@@ -181,14 +197,14 @@ export function chooseScaleDownCandidate(input: CandidateInput, check?: Candidat
  * ones before it already draining (their slots gone, their gears taking the others' free slots first), so every one
  * passes the fit check and the pays-off check for the pool the decision leaves. `rejected` is the first choice's.
  */
-export function chooseScaleDownCandidates(input: CandidateInput, check: CandidateCheck | undefined, count: number): CandidateChoice & { more: Array<{ nodeId: string; activeGears: number }> } {
+export function chooseScaleDownCandidates(input: CandidateInput, check: CandidateCheck | undefined, count: number): CandidateChoice & { more: FurtherChoice[] } {
   const first = chooseScaleDownCandidate(input, check);
-  const more: Array<{ nodeId: string; activeGears: number }> = [];
+  const more: FurtherChoice[] = [];
   if (first.nodeId === undefined) return { ...first, more };
   let nodes = input.nodes;
   let { capacity, freeSlots } = input.utilization;
   let committed = input.committedGears ?? 0;
-  let chosen: { nodeId: string; activeGears: number } = { nodeId: first.nodeId, activeGears: first.activeGears ?? 0 };
+  let chosen: FurtherChoice = { nodeId: first.nodeId, activeGears: first.activeGears ?? 0 };
   for (let i = 1; i < count; i++) {
     const node = nodes.find((n) => n.nodeId === chosen.nodeId)!;
     const max = node.stats?.maxActiveGears ?? 0;
@@ -200,7 +216,7 @@ export function chooseScaleDownCandidates(input: CandidateInput, check: Candidat
     const utilization = { ...input.utilization, capacity, freeSlots, utilization: slots > 0 ? input.utilization.demand / slots : Infinity };
     const next = chooseScaleDownCandidate({ ...input, nodes, utilization, committedGears: committed }, check);
     if (next.nodeId === undefined) break;
-    chosen = { nodeId: next.nodeId, activeGears: next.activeGears ?? 0 };
+    chosen = { nodeId: next.nodeId, activeGears: next.activeGears ?? 0, ...(next.price ? { price: next.price } : {}) };
     more.push(chosen);
   }
   return { ...first, more };
@@ -226,6 +242,10 @@ class Heap<T> {
     private readonly compare: (a: T, b: T) => number,
   ) {
     for (let i = (items.length >> 1) - 1; i >= 0; i--) this.down(i);
+  }
+
+  peek(): T | undefined {
+    return this.items[0];
   }
 
   pop(): T | undefined {

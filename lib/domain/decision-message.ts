@@ -19,7 +19,13 @@ export function decisionMessage(pool: PoolId, decision: PoolDecision, decidedAt:
   const common = { v: 1 as const, decisionId: decisionIdFor(decision.kind, pool, decidedAt), pool, reason, decidedAt: decidedAt.toISOString() };
   return decision.kind === 'scale-up'
     ? { type: 'scale-up', ...common, count: decision.count }
-    : { type: 'scale-down', ...common, nodeId: decision.nodeId, ...(decision.alsoNodeIds?.length ? { alsoNodeIds: decision.alsoNodeIds } : {}) };
+    : {
+        type: 'scale-down',
+        ...common,
+        nodeId: decision.nodeId,
+        ...(decision.alsoNodeIds?.length ? { alsoNodeIds: decision.alsoNodeIds } : {}),
+        ...(decision.prices?.length ? { prices: decision.prices } : {}),
+      };
 }
 
 /** How far ahead of a consumer's clock the evaluator's may be. */

@@ -6,6 +6,7 @@
 import type { Config, PoolConfig } from '../config/index.js';
 import type { AttritionPlan } from './attrition.js';
 import type { CallOff } from './call-off.js';
+import type { NodePrice } from './drain-price.js';
 import type { DemandSample, DrainRecord, NodeRecord, NodeState, PoolId, PoolRecord } from './model.js';
 
 export interface PoolUtilization {
@@ -60,6 +61,8 @@ export type PoolDecision =
       nodeId: string;
       /** More nodes the same decision drains at once (budget.ts `drainsPerDecision`), each fitting with the ones before it gone. */
       alsoNodeIds?: string[];
+      /** Each drained node's price (drain-price.ts): the gear mover calls a drain off when its node has outgrown it. */
+      prices?: NodePrice[];
       reason: string;
       rejected: RejectedCandidate[];
     }

@@ -3,12 +3,12 @@
  * counts, whether the pool backs off, and the words for the log and the
  * decision log. Only a started drain that stopped for a fault pages
  * (DrainsAborted) and holds the pool's scale-down back (delayAfterFailure):
- * a call-off and a pool that outgrew the drain are the scaler following
- * demand, a cancel is the operator's own action, audited when it was asked.
+ * a call-off, a pool that outgrew the drain and a node that outgrew its
+ * price (drain-price.ts) are the scaler following demand, a cancel is the operator's own action, audited when it was asked.
  */
 import type { DecisionKind, DrainRecord } from './model.js';
 
-export type StopKind = 'called-off' | 'outgrown' | 'cancelled' | 'failed' | 'refused';
+export type StopKind = 'called-off' | 'outgrown' | 'repriced' | 'cancelled' | 'failed' | 'refused';
 
 export interface DrainStop {
   kind: StopKind;
@@ -37,6 +37,12 @@ const STOPS: Record<StopKind, Omit<DrainStop, 'kind'>> = {
     logText: 'drain outgrown: the pool has no room left for its gears; node re-opened, moved gears stay where they are',
     decisionKind: 'scale-down',
   },
+  repriced: {
+    backsOff: false,
+    ended: 'repriced',
+    logText: 'drain called off before its first move: its node took more gears than the decision priced; node re-opened',
+    decisionKind: 'scale-down',
+  },
   cancelled: {
     backsOff: false,
     ended: 'stopped',
@@ -54,7 +60,17 @@ const STOPS: Record<StopKind, Omit<DrainStop, 'kind'>> = {
 };
 
 /** `started`: the drain had closed its node or been stopped in flight; a drain refused at its start is no failure. */
-export function drainStop(drain: Pick<DrainRecord, 'calledOffAt' | 'outgrownAt' | 'cancelledAt'>, started: boolean): DrainStop {
-  const kind: StopKind = drain.calledOffAt ? 'called-off' : drain.outgrownAt ? 'outgrown' : drain.cancelledAt ? 'cancelled' : started ? 'failed' : 'refused';
+export function drainStop(drain: Pick<DrainRecord, 'calledOffAt' | 'outgrownAt' | 'repricedAt' | 'cancelledAt'>, started: boolean): DrainStop {
+  const kind: StopKind = drain.calledOffAt
+    ? 'called-off'
+    : drain.outgrownAt
+      ? 'outgrown'
+      : drain.repricedAt
+        ? 'repriced'
+        : drain.cancelledAt
+          ? 'cancelled'
+          : started
+            ? 'failed'
+            : 'refused';
   return { kind, ...STOPS[kind] };
 }

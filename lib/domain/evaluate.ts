@@ -262,7 +262,8 @@ function decide(input: PoolEvaluationInput): PoolEvaluation {
   const counted = poolBudget(config, poolConfig).maxDrainsPerHour !== undefined ? 1 + choice.more.length : 1;
   poolPatch.scaleDownsAt = withScaleDown(pool.scaleDownsAt, now, counted);
   const also = choice.more.length > 0 ? { alsoNodeIds: choice.more.map((m) => m.nodeId) } : {};
-  return result({ kind: 'scale-down', nodeId: choice.nodeId, ...also, reason, rejected: choice.rejected }, forecastInfo);
+  const prices = [{ nodeId: choice.nodeId, price: choice.price }, ...choice.more].flatMap(({ nodeId, price }) => (price ? [{ nodeId, ...price }] : []));
+  return result({ kind: 'scale-down', nodeId: choice.nodeId, ...also, ...(prices.length > 0 ? { prices } : {}), reason, rejected: choice.rejected }, forecastInfo);
 }
 
 /**

@@ -217,6 +217,16 @@ export type DrainState = (typeof DRAIN_STATES)[number];
 export const DRAIN_KINDS = ['scale-down', 'manual', 'interruption', 'redrain'] as const;
 export type DrainKind = (typeof DRAIN_KINDS)[number];
 
+/** A scale-down decision's price of one node (lib/domain/drain-price.ts). */
+export interface DrainPrice {
+  /** Gears on the node at the report the decision priced. */
+  gears: number;
+  /** The most gears the node may hold at the drain's start for the decision to stand. */
+  limit: number;
+  /** The node next in the candidate order, which the limit keeps it ahead of. */
+  next: string;
+}
+
 export interface DrainRecord {
   drainId: string;
   decisionId: string;
@@ -235,6 +245,11 @@ export interface DrainRecord {
   urgentSince?: string;
   /** What made it urgent (e.g. `spot interruption warning (terminate)`). */
   urgentCause?: string;
+  /**
+   * What the scale-down decision priced the node at (lib/domain/drain-price.ts): past its limit when the drain starts,
+   * the drain is called off. Absent on other drains, and on drains decided before prices existed.
+   */
+  price?: DrainPrice;
   /** When the node was closed to new gears on the platform (deactivate-node). */
   closedAt?: string;
   /** When every gear first had a target. */
@@ -252,6 +267,11 @@ export interface DrainRecord {
    * off the pool's scale-up.
    */
   outgrownAt?: string;
+  /**
+   * Set with `abortRequestedAt` when the node, closed, listed more gears than the decision's price allows before the
+   * first plan (lib/domain/drain-price.ts): it ends `aborted` as no failure, and the evaluator decides again.
+   */
+  repricedAt?: string;
   /**
    * Set with `abortRequestedAt` when an operator cancelled the drain (`cancel-drain`, audited as an `operator`
    * entry): it ends `aborted` as no failure, since an operator is not paged for their own action.

@@ -130,8 +130,29 @@ export const scaleUpMessageSchema = once(() =>
   }),
 );
 
+/**
+ * A scale-down's prices must price the nodes it drains, each at a limit no
+ * lower than the gears it saw: a limit below would call off every drain, one
+ * for another node would price nothing.
+ */
+function withConsistentPrices<T extends { nodeId: string; alsoNodeIds?: string[] | undefined; prices?: Array<{ nodeId: string; gears: number; limit: number }> | undefined }>(
+  validator: Validator<T>,
+): Validator<T> {
+  return (input, path, issues) => {
+    const before = issues.length;
+    const value = validator(input, path, issues);
+    if (issues.length > before || !value.prices) return value;
+    const drained = new Set([value.nodeId, ...(value.alsoNodeIds ?? [])]);
+    value.prices.forEach((price, index) => {
+      if (!drained.has(price.nodeId)) issues.push({ path: [...path, 'prices', index, 'nodeId'], message: `must name a node the decision drains (got ${JSON.stringify(price.nodeId)})` });
+      else if (price.limit < price.gears) issues.push({ path: [...path, 'prices', index, 'limit'], message: `must be at least gears (${price.gears}), got ${price.limit}` });
+    });
+    return value;
+  };
+}
+
 export const scaleDownMessageSchema = once(() =>
-  object({
+  withConsistentPrices(object({
     ...header('scale-down'),
     decisionId: operationIdSchema(),
     pool: poolIdSchema(),
@@ -140,9 +161,25 @@ export const scaleDownMessageSchema = once(() =>
     alsoNodeIds: optional(
       arrayOf(nodeIdSchema(), 'an array of node ids', { length: MAX_DRAINS_PER_DECISION - 1, message: `must name at most ${MAX_DRAINS_PER_DECISION - 1} more nodes` }),
     ),
+    /** Each drained node's price (lib/domain/drain-price.ts): past its limit when the drain starts, the drain is called off. */
+    prices: optional(
+      arrayOf(
+        object(
+          {
+            nodeId: nodeIdSchema(),
+            gears: integerIn(0, MAX_GEARS_PER_NODE),
+            limit: integerIn(0, MAX_GEARS_PER_NODE),
+            next: nodeIdSchema(),
+          },
+          'a node price',
+        ),
+        'an array of node prices',
+        { length: MAX_DRAINS_PER_DECISION, message: `must price at most ${MAX_DRAINS_PER_DECISION} nodes` },
+      ),
+    ),
     reason: reasonSchema(),
     decidedAt: isoDateTimeSchema(),
-  }),
+  })),
 );
 
 export const drainCompleteMessageSchema = once(() =>

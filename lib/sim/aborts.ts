@@ -17,6 +17,7 @@ const KINDS: ReadonlyArray<readonly [kind: string, pattern: RegExp]> = [
   ['preempted', /^preempted by urgent drain/],
   ['cancelled', /^cancelled: /],
   ['called off', /^the pool scales up \(/],
+  ['repriced', /^repriced: /],
   ['protected', /^node \S+ is protected$/],
   ['node changed', /^node \S+ (was re-opened|is held by|was drained by|is \w+$|has no record|belongs to pool)/],
 ];

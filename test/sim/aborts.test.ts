@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { gearRefusal, poolBudget } from '../../lib/domain/budget.js';
 import { drainsToCallOff } from '../../lib/domain/call-off.js';
 import { abortCause, timeoutCause } from '../../lib/domain/drain.js';
+import { repricedReason } from '../../lib/domain/drain-price.js';
 import { abortKind, abortLine, addTallies, tallyAborts } from '../../lib/sim/aborts.js';
 import { NOW, config, drain, minutesAgo, move, node } from '../support/builders.js';
 
@@ -26,6 +27,7 @@ describe('aborted drains by reason', () => {
     expect(abortKind('cancelled: operator')).toBe('cancelled');
     const calledOff = drainsToCallOff([drain('node-1', [])], [{ ...node('node-1', { state: 'draining', gears: 5 }), drainId: 'drain-node-1' }], 1, 'pool d1/small at 0.99');
     expect(abortKind(calledOff.callOff[0]!.reason)).toBe('called off');
+    expect(abortKind(repricedReason({ gears: 0, limit: 18, next: 'node-2' }, 'node-1', 80))).toBe('repriced');
     expect(abortKind('something new')).toBe('other');
     expect(abortKind(undefined)).toBe('no reason');
   });

@@ -25,7 +25,8 @@ const strategy = (candidateStrategy: 'least-disruption' | 'least-gears' | 'least
 describe('chooseScaleDownCandidate', () => {
   it('least-gears: the node with the fewest gears', () => {
     const choice = choose([node('a', { gears: 30 }), node('b', { gears: 10 }), node('c', { gears: 20 })], { cfg: strategy('least-gears') });
-    expect(choice).toEqual({ nodeId: 'b', activeGears: 10, strategy: 'least-gears', rejected: [] });
+    // It stays first up to c's 20 gears: the drain is called off past them (drain-price.ts).
+    expect(choice).toEqual({ nodeId: 'b', activeGears: 10, strategy: 'least-gears', rejected: [], price: { gears: 10, limit: 20, next: 'c' } });
   });
 
   it('least-disruption (the default): fewest moves that restart a tenant, then fewest gears', () => {
@@ -37,7 +38,8 @@ describe('chooseScaleDownCandidate', () => {
     };
     // a: 30 gears, 4 disruptive; b: 10 gears of unknown kind (10 disruptive); c: 20 gears, 4 disruptive
     const nodes = [withKinds('a', 30, 20, 4), withKinds('b', 10), withKinds('c', 20, 0, 4)];
-    expect(choose(nodes)).toEqual({ nodeId: 'c', activeGears: 20, strategy: 'least-disruption', rejected: [] });
+    // Level with a on disruptive moves and fewer gears: one new gear (a disruptive move) would put it behind a.
+    expect(choose(nodes)).toEqual({ nodeId: 'c', activeGears: 20, strategy: 'least-disruption', rejected: [], price: { gears: 20, limit: 20, next: 'a' } });
     expect(choose(nodes, { cfg: strategy('least-gears') }).nodeId).toBe('b');
     // idle gears are not disruptive even when only idleGears is reported
     expect(choose([withKinds('x', 30, 28), withKinds('y', 10, 0, 5)]).nodeId).toBe('x');
@@ -55,7 +57,14 @@ describe('chooseScaleDownCandidate', () => {
       },
     );
     expect(seen).toEqual([['a', 200], ['b', 200]]);
-    expect(choice).toEqual({ nodeId: 'b', activeGears: 20, strategy: 'least-disruption', accepted: 'pays', rejected: [{ nodeId: 'a', reason: 'does not pay' }] });
+    expect(choice).toEqual({
+      nodeId: 'b',
+      activeGears: 20,
+      strategy: 'least-disruption',
+      accepted: 'pays',
+      rejected: [{ nodeId: 'a', reason: 'does not pay' }],
+      price: { gears: 20, limit: 60, next: 'c' },
+    });
   });
 
   it('least-gears: ties go to the lower utilization, then the node id', () => {
@@ -137,6 +146,7 @@ describe('chooseScaleDownCandidate', () => {
       activeGears: 5,
       strategy: 'least-disruption',
       rejected: [{ nodeId: 'big', reason: 'pool would be at 0.88 >= 0.80 without it' }],
+      price: { gears: 5, limit: 90, next: 'b' },
     });
     // y (39) fits nowhere (x has 0, z 35 free below 80%), nor z (45: 0 + 1), nor x (40: 1 + 35)
     const crowded = choose([node('x', { gears: 40, max: 50 }), node('y', { gears: 39, max: 50 }), node('z', { gears: 45, max: 100 })]);

@@ -18,6 +18,7 @@ import { formatDuration } from '../../domain/duration.js';
 import type { DrainRecord, NodeRecord } from '../../domain/model.js';
 import { isProtected } from '../../domain/node-stats.js';
 import { ConflictError, TransientError, describeError } from '../../errors.js';
+import { repricedReason } from '../../domain/drain-price.js';
 import { budgetRefusal } from './budget-guard.js';
 import { ORPHAN_GRACE_MS, appendDecision, markDrainFailure, poolConfigOf, releaseLease, save, type DrainContext, type RecordContext, type StepResult } from './context.js';
 import { pollMoves } from './moving.js';
@@ -50,7 +51,8 @@ export async function begin(ctx: DrainContext, drain: DrainRecord, node: NodeRec
   // deactivate-node and no re-open. The check before the first plan (moving.ts) stays for gears that reach the node
   // between here and its close.
   if (!urgent && drainKind(drain) === 'scale-down') {
-    const refusal = await budgetRefusal(ctx, drain, node, await ctx.ports.platform.listGears(node.nodeId));
+    const listed = await ctx.ports.platform.listGears(node.nodeId);
+    const refusal = repricedReason(drain.price, node.nodeId, listed.length) ?? (await budgetRefusal(ctx, drain, node, listed));
     if (refusal) return finishAbort(ctx, drain, node, refusal, { failure: false });
   }
   await store.transitionNode(
@@ -92,18 +94,21 @@ export async function markCompleted(ctx: DrainContext, drain: DrainRecord, note:
 
 /**
  * Why a drain stops, when it is no fault: `calledOff`, the pool's scale-up wants the node back; `outgrown`, the
- * rest of the pool has no room left for the node's gears; `cancelled`, an operator stopped it. None pages or
+ * rest of the pool has no room left for the node's gears; `repriced`, the node took more gears than the decision
+ * priced (drain-price.ts); `cancelled`, an operator stopped it. None pages or
  * backs the pool off.
  */
 export interface AbortOptions {
   calledOff?: boolean;
   outgrown?: boolean;
+  repriced?: boolean;
   cancelled?: boolean;
 }
 
 function stopMarks(options: AbortOptions, now: string): Partial<DrainRecord> {
   if (options.calledOff) return { calledOffAt: now };
   if (options.outgrown) return { outgrownAt: now };
+  if (options.repriced) return { repricedAt: now };
   if (options.cancelled) return { cancelledAt: now };
   return {};
 }
@@ -121,7 +126,9 @@ export async function requestAbort(ctx: RecordContext, drain: DrainRecord, reaso
     ? 'drain called off'
     : options.outgrown
       ? 'drain stopping: the pool has no room left for its gears'
-      : options.cancelled
+      : options.repriced
+        ? 'drain stopping: its node took more gears than the decision priced'
+        : options.cancelled
         ? 'drain stopping: cancelled by an operator'
         : 'drain stopping';
   ctx.ports.log.warn(message, { drainId: drain.drainId, nodeId: drain.nodeId, pool: drain.pool, reason });

@@ -12,6 +12,7 @@ import {
   abortCause,
   beginAttempt,
   describeGears,
+  drainKind,
   isOrphanedAttempt,
   isPending,
   isUrgent,
@@ -28,6 +29,7 @@ import {
 } from '../../domain/drain.js';
 import { describeIncoming, movesOnto } from '../../domain/decommission.js';
 import { planDrain } from '../../domain/drain-plan.js';
+import { repricedReason } from '../../domain/drain-price.js';
 import type { DrainRecord, GearMove, NodeRecord } from '../../domain/model.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../errors.js';
 import { MAX_REPLANS, ORPHAN_GRACE_MS, confirmUnchanged, save, stripUndefined, updateMove, type DrainContext, type StepResult } from './context.js';
@@ -62,6 +64,9 @@ export async function planOrFinish(ctx: DrainContext, drain: DrainRecord, node: 
   for (const move of rec.dropped) log.info('gear left the node before its move; dropped from the plan', { drainId: drain.drainId, uuid: move.gear.uuid, app: move.gear.app });
   for (const move of rec.returned) log.warn('gear still on the node after its move; planned again', { drainId: drain.drainId, uuid: move.gear.uuid, target: move.target });
   const urgent = isUrgent(drain);
+  // Gears that reached the node between the start and the close: before the first plan nothing has moved yet.
+  const repriced = !drain.plannedAt && !urgent && drainKind(drain) === 'scale-down' ? repricedReason(drain.price, node.nodeId, onNode.length) : undefined;
+  if (repriced) return requestAbortStep(ctx, drain, repriced, { repriced: true });
   const refusal = await budgetRefusal(ctx, drain, node, onNode);
   if (refusal) return requestAbortStep(ctx, drain, refusal);
 

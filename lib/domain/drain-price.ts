@@ -1,0 +1,84 @@
+/**
+ * A scale-down is priced on the chosen node's last stats report, and the
+ * broker places new gears on the least-loaded node: the very node a
+ * least-disruption drain picks. A node that joined empty was chosen for its
+ * 0 gears and closed a minute later holding 80 new ones (noisy flat, hosts
+ * that boot in 10 minutes): 80 tenant restarts under a decision that said
+ * "no moves". So the decision carries its price: the gears it saw, and the
+ * most the node may hold when its drain starts for it still to come first
+ * in the candidate order (before the next node in that order). The gear
+ * mover lists the node's gears before it closes the node, and again before
+ * the first plan; past the limit the drain is called off, with nothing
+ * closed or moved, and the evaluator decides again on fresh stats.
+ * Karpenter re-validates a consolidation the same way before it disrupts.
+ *
+ * Gears that reached the node since its report are of unknown kind, so they
+ * count as disruptive moves (as candidates.ts counts gears of unknown kind).
+ *
+ * Pure functions of data.
+ */
+import type { CandidateStrategy } from '../config/index.js';
+import type { DrainPrice } from './model.js';
+
+export type { DrainPrice };
+
+/** A decision's price of one of the nodes it drains. */
+export interface NodePrice extends DrainPrice {
+  nodeId: string;
+}
+
+/** What the candidate order compares of a node. */
+export interface PricedNode {
+  nodeId: string;
+  gears: number;
+  /** Moves that restart a tenant. */
+  disruptive: number;
+  /** Gear slots (maxActiveGears). */
+  max: number;
+}
+
+/**
+ * The price of draining `chosen` rather than `next` (the node after it in
+ * `strategy`'s order): undefined when there is no next node, or when gear
+ * counts do not order the strategy (`oldest`, `newest`).
+ */
+export function drainPrice(strategy: CandidateStrategy, chosen: PricedNode, next: PricedNode | undefined): DrainPrice | undefined {
+  if (!next) return undefined;
+  const extra = extraGearsAllowed(strategy, chosen, next);
+  if (extra === undefined) return undefined;
+  return { gears: chosen.gears, limit: chosen.gears + Math.max(0, extra), next: next.nodeId };
+}
+
+/** The new gears (each a disruptive move) `chosen` may take and still not come after `next`; ties stand. */
+function extraGearsAllowed(strategy: CandidateStrategy, chosen: PricedNode, next: PricedNode): number | undefined {
+  switch (strategy) {
+    case 'least-disruption': {
+      const margin = next.disruptive - chosen.disruptive;
+      if (margin < 0) return 0;
+      // Level on disruptive moves, the gear count decides.
+      return chosen.gears + margin <= next.gears ? margin : margin - 1;
+    }
+    case 'least-gears':
+      return next.gears - chosen.gears;
+    case 'least-utilized':
+      if (chosen.max <= 0 || next.max <= 0) return undefined;
+      return Math.floor((next.gears / next.max) * chosen.max + 1e-9) - chosen.gears;
+    default:
+      return undefined;
+  }
+}
+
+/** The price a decision set on `nodeId`, if any. */
+export function priceOf(prices: readonly NodePrice[] | undefined, nodeId: string): DrainPrice | undefined {
+  const found = prices?.find((price) => price.nodeId === nodeId);
+  return found ? { gears: found.gears, limit: found.limit, next: found.next } : undefined;
+}
+
+/**
+ * Why a scale-down drain no longer stands now that the platform lists
+ * `listed` gears on its node, or undefined while it does.
+ */
+export function repricedReason(price: DrainPrice | undefined, nodeId: string, listed: number): string | undefined {
+  if (!price || listed <= price.limit) return undefined;
+  return `repriced: ${nodeId} holds ${listed} gears, the decision priced ${price.gears}; past ${price.limit} it no longer comes before ${price.next}: the evaluator decides again`;
+}
