@@ -91,6 +91,17 @@ function ratioText(value: number): string {
  * checked before one passes (O(n log n) at worst).
  */
 export function chooseScaleDownCandidate(input: CandidateInput, check?: CandidateCheck): CandidateChoice {
+  const { ranked: _ranked, ...choice } = chooseRanked(input, check);
+  return choice;
+}
+
+/** What a price compares: the chosen node and the one after it in the order, if any. */
+interface Ranked {
+  chosen: PricedNode;
+  next?: PricedNode;
+}
+
+function chooseRanked(input: CandidateInput, check?: CandidateCheck): CandidateChoice & { ranked?: Ranked } {
   const { config, utilization } = input;
   const strategy = config.scaleDown.candidateStrategy;
   const threshold = config.scaleUp.threshold;
@@ -179,8 +190,9 @@ export function chooseScaleDownCandidate(input: CandidateInput, check?: Candidat
       continue;
     }
     const next = queue.peek();
-    const price = drainPrice(strategy, pricedNode(candidate), next && pricedNode(next));
-    return { nodeId: id, activeGears: candidate.gears, strategy, rejected, ...(verdict ? { accepted: verdict.accepted } : {}), ...(price ? { price } : {}) };
+    const ranked = { chosen: pricedNode(candidate), ...(next ? { next: pricedNode(next) } : {}) };
+    const price = drainPrice(strategy, ranked.chosen, ranked.next);
+    return { nodeId: id, activeGears: candidate.gears, strategy, rejected, ...(verdict ? { accepted: verdict.accepted } : {}), ...(price ? { price } : {}), ranked };
   }
   return { strategy, rejected };
 }
@@ -196,15 +208,17 @@ export interface FurtherChoice {
  * Up to `count` nodes to drain at once, in strategy order: each chosen as `chooseScaleDownCandidate` would with the
  * ones before it already draining (their slots gone, their gears taking the others' free slots first), so every one
  * passes the fit check and the pays-off check for the pool the decision leaves. `rejected` is the first choice's.
+ * Every node of the decision is priced against the node after the last one: the others drain too, so a node that
+ * outgrew another of them would still come before every node the decision leaves.
  */
 export function chooseScaleDownCandidates(input: CandidateInput, check: CandidateCheck | undefined, count: number): CandidateChoice & { more: FurtherChoice[] } {
-  const first = chooseScaleDownCandidate(input, check);
-  const more: FurtherChoice[] = [];
+  const { ranked: firstRanked, ...first } = chooseRanked(input, check);
+  const more: Array<FurtherChoice & { ranked?: Ranked }> = [];
   if (first.nodeId === undefined) return { ...first, more };
   let nodes = input.nodes;
   let { capacity, freeSlots } = input.utilization;
   let committed = input.committedGears ?? 0;
-  let chosen: FurtherChoice = { nodeId: first.nodeId, activeGears: first.activeGears ?? 0 };
+  let chosen: FurtherChoice & { ranked?: Ranked } = { nodeId: first.nodeId, activeGears: first.activeGears ?? 0 };
   for (let i = 1; i < count; i++) {
     const node = nodes.find((n) => n.nodeId === chosen.nodeId)!;
     const max = node.stats?.maxActiveGears ?? 0;
@@ -214,12 +228,19 @@ export function chooseScaleDownCandidates(input: CandidateInput, check: Candidat
     nodes = nodes.map((n) => (n === node ? { ...n, state: 'draining' as const } : n));
     const slots = capacity + input.utilization.provisioningCapacity;
     const utilization = { ...input.utilization, capacity, freeSlots, utilization: slots > 0 ? input.utilization.demand / slots : Infinity };
-    const next = chooseScaleDownCandidate({ ...input, nodes, utilization, committedGears: committed }, check);
+    const next = chooseRanked({ ...input, nodes, utilization, committedGears: committed }, check);
     if (next.nodeId === undefined) break;
-    chosen = { nodeId: next.nodeId, activeGears: next.activeGears ?? 0, ...(next.price ? { price: next.price } : {}) };
+    chosen = { nodeId: next.nodeId, activeGears: next.activeGears ?? 0, ...(next.ranked ? { ranked: next.ranked } : {}) };
     more.push(chosen);
   }
-  return { ...first, more };
+  if (more.length === 0) return { ...first, more };
+  const after = more[more.length - 1]!.ranked?.next;
+  const repriced = <T extends { price?: DrainPrice }>(choice: T, ranked: Ranked | undefined): T => {
+    const { price: _own, ...rest } = choice;
+    const price = ranked && drainPrice(input.config.scaleDown.candidateStrategy, ranked.chosen, after);
+    return (price ? { ...rest, price } : rest) as T;
+  };
+  return { ...repriced(first, firstRanked), more: more.map(({ ranked, ...further }) => repriced(further, ranked)) };
 }
 
 /** Moves of the node's gears that restart a tenant: the reported count, else every gear not reported idle. */

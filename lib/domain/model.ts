@@ -225,6 +225,8 @@ export interface DrainPrice {
   limit: number;
   /** The node next in the candidate order, which the limit keeps it ahead of. */
   next: string;
+  /** Gears on the next node at the report the decision read. */
+  nextGears: number;
 }
 
 export interface DrainRecord {

@@ -161,7 +161,7 @@ export const scaleDownMessageSchema = once(() =>
     alsoNodeIds: optional(
       arrayOf(nodeIdSchema(), 'an array of node ids', { length: MAX_DRAINS_PER_DECISION - 1, message: `must name at most ${MAX_DRAINS_PER_DECISION - 1} more nodes` }),
     ),
-    /** Each drained node's price (lib/domain/drain-price.ts): past its limit when the drain starts, the drain is called off. */
+    /** Each drained node's price (lib/domain/drain-price.ts): past its limit when the drain starts, the drain may be called off. */
     prices: optional(
       arrayOf(
         object(
@@ -170,6 +170,7 @@ export const scaleDownMessageSchema = once(() =>
             gears: integerIn(0, MAX_GEARS_PER_NODE),
             limit: integerIn(0, MAX_GEARS_PER_NODE),
             next: nodeIdSchema(),
+            nextGears: integerIn(0, MAX_GEARS_PER_NODE),
           },
           'a node price',
         ),

@@ -239,17 +239,18 @@ describe('scale-up, scale-down and drain-complete fields', () => {
 
   it('accepts a scale-down priced on the nodes it drains', () => {
     const body = scaleDown();
-    const prices = [{ nodeId: body.nodeId, gears: 3, limit: 18, next: 'node-9.example.com' }];
+    const prices = [{ nodeId: body.nodeId, gears: 3, limit: 18, next: 'node-9.example.com', nextGears: 18 }];
     expect(accepted(parseMessage({ ...body, prices }))).toMatchObject({ prices });
   });
 
   it.each<[string, unknown, string, string]>([
-    ['a price for a node it does not drain', [{ nodeId: 'other.example.com', gears: 0, limit: 1, next: 'n.example.com' }], 'prices.0.nodeId', 'must name a node the decision drains (got "other.example.com")'],
-    ['a limit below the gears priced', [{ nodeId: 'SELF', gears: 5, limit: 4, next: 'n.example.com' }], 'prices.0.limit', 'must be at least gears (5), got 4'],
-    ['a fractional gear count', [{ nodeId: 'SELF', gears: 2.5, limit: 4, next: 'n.example.com' }], 'prices.0.gears', 'must be an integer'],
-    ['a missing next node', [{ nodeId: 'SELF', gears: 0, limit: 4 }], 'prices.0.next', 'required'],
+    ['a price for a node it does not drain', [{ nodeId: 'other.example.com', gears: 0, limit: 1, next: 'n.example.com', nextGears: 1 }], 'prices.0.nodeId', 'must name a node the decision drains (got "other.example.com")'],
+    ['a limit below the gears priced', [{ nodeId: 'SELF', gears: 5, limit: 4, next: 'n.example.com', nextGears: 4 }], 'prices.0.limit', 'must be at least gears (5), got 4'],
+    ['a fractional gear count', [{ nodeId: 'SELF', gears: 2.5, limit: 4, next: 'n.example.com', nextGears: 4 }], 'prices.0.gears', 'must be an integer'],
+    ['a missing next node', [{ nodeId: 'SELF', gears: 0, limit: 4, nextGears: 4 }], 'prices.0.next', 'required'],
+    ['a negative gear count on the next node', [{ nodeId: 'SELF', gears: 0, limit: 4, next: 'n.example.com', nextGears: -1 }], 'prices.0.nextGears', 'must be an integer from 0 to 6000'],
     ['prices that is not an array', { nodeId: 'SELF' }, 'prices', 'must be an array of node prices'],
-    ['more prices than a decision drains nodes', Array.from({ length: 101 }, () => ({ nodeId: 'SELF', gears: 0, limit: 0, next: 'n.example.com' })), 'prices', 'must price at most 100 nodes'],
+    ['more prices than a decision drains nodes', Array.from({ length: 101 }, () => ({ nodeId: 'SELF', gears: 0, limit: 0, next: 'n.example.com', nextGears: 0 })), 'prices', 'must price at most 100 nodes'],
   ])('rejects a scale-down with %s, naming the field', (_case, prices, field, message) => {
     const body = scaleDown();
     const named = JSON.parse(JSON.stringify(prices).replaceAll('"SELF"', JSON.stringify(body.nodeId)));

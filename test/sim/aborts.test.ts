@@ -27,7 +27,7 @@ describe('aborted drains by reason', () => {
     expect(abortKind('cancelled: operator')).toBe('cancelled');
     const calledOff = drainsToCallOff([drain('node-1', [])], [{ ...node('node-1', { state: 'draining', gears: 5 }), drainId: 'drain-node-1' }], 1, 'pool d1/small at 0.99');
     expect(abortKind(calledOff.callOff[0]!.reason)).toBe('called off');
-    expect(abortKind(repricedReason({ gears: 0, limit: 18, next: 'node-2' }, 'node-1', 80))).toBe('repriced');
+    expect(abortKind(repricedReason({ gears: 0, limit: 18, next: 'node-2', nextGears: 18 }, 'node-1', 80, 18))).toBe('repriced');
     expect(abortKind('something new')).toBe('other');
     expect(abortKind(undefined)).toBe('no reason');
   });

@@ -26,7 +26,7 @@ describe('chooseScaleDownCandidate', () => {
   it('least-gears: the node with the fewest gears', () => {
     const choice = choose([node('a', { gears: 30 }), node('b', { gears: 10 }), node('c', { gears: 20 })], { cfg: strategy('least-gears') });
     // It stays first up to c's 20 gears: the drain is called off past them (drain-price.ts).
-    expect(choice).toEqual({ nodeId: 'b', activeGears: 10, strategy: 'least-gears', rejected: [], price: { gears: 10, limit: 20, next: 'c' } });
+    expect(choice).toEqual({ nodeId: 'b', activeGears: 10, strategy: 'least-gears', rejected: [], price: { gears: 10, limit: 20, next: 'c', nextGears: 20 } });
   });
 
   it('least-disruption (the default): fewest moves that restart a tenant, then fewest gears', () => {
@@ -39,7 +39,7 @@ describe('chooseScaleDownCandidate', () => {
     // a: 30 gears, 4 disruptive; b: 10 gears of unknown kind (10 disruptive); c: 20 gears, 4 disruptive
     const nodes = [withKinds('a', 30, 20, 4), withKinds('b', 10), withKinds('c', 20, 0, 4)];
     // Level with a on disruptive moves and fewer gears: one new gear (a disruptive move) would put it behind a.
-    expect(choose(nodes)).toEqual({ nodeId: 'c', activeGears: 20, strategy: 'least-disruption', rejected: [], price: { gears: 20, limit: 20, next: 'a' } });
+    expect(choose(nodes)).toEqual({ nodeId: 'c', activeGears: 20, strategy: 'least-disruption', rejected: [], price: { gears: 20, limit: 20, next: 'a', nextGears: 30 } });
     expect(choose(nodes, { cfg: strategy('least-gears') }).nodeId).toBe('b');
     // idle gears are not disruptive even when only idleGears is reported
     expect(choose([withKinds('x', 30, 28), withKinds('y', 10, 0, 5)]).nodeId).toBe('x');
@@ -63,7 +63,7 @@ describe('chooseScaleDownCandidate', () => {
       strategy: 'least-disruption',
       accepted: 'pays',
       rejected: [{ nodeId: 'a', reason: 'does not pay' }],
-      price: { gears: 20, limit: 60, next: 'c' },
+      price: { gears: 20, limit: 60, next: 'c', nextGears: 60 },
     });
   });
 
@@ -146,7 +146,7 @@ describe('chooseScaleDownCandidate', () => {
       activeGears: 5,
       strategy: 'least-disruption',
       rejected: [{ nodeId: 'big', reason: 'pool would be at 0.88 >= 0.80 without it' }],
-      price: { gears: 5, limit: 90, next: 'b' },
+      price: { gears: 5, limit: 90, next: 'b', nextGears: 90 },
     });
     // y (39) fits nowhere (x has 0, z 35 free below 80%), nor z (45: 0 + 1), nor x (40: 1 + 35)
     const crowded = choose([node('x', { gears: 40, max: 50 }), node('y', { gears: 39, max: 50 }), node('z', { gears: 45, max: 100 })]);

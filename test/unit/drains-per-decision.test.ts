@@ -60,6 +60,23 @@ describe('chooseScaleDownCandidates', () => {
     expect(chooseScaleDownCandidates(input, undefined, 1).more).toEqual([]);
   });
 
+  it('prices every node of the decision against the node after the last one, not against each other', () => {
+    // Three light nodes of 20 gears drain; heavy-1 (46 gears) comes next: each light node may take 26 more and still
+    // come before every node the decision leaves. Priced against each other, the first new gear would call a drain off.
+    const pool6 = [...nodes(3, 20, 100, 'light'), ...nodes(3, 46, 100, 'heavy')];
+    const utilization = computeUtilization({ pool: 'd1/small', nodes: pool6, drains: [], now: NOW, statsMaxAge: noPayoff.statsMaxAge, expectedGearsPerNode: 100 });
+    const input = { nodes: pool6, drains: [], poolConfig: poolConfigOf(noPayoff), config: noPayoff, now: NOW, utilization };
+    const choice = chooseScaleDownCandidates(input, undefined, 5);
+    const price = { gears: 20, limit: 46, next: 'heavy-1', nextGears: 46 };
+    expect(choice.price).toEqual(price);
+    expect(choice.more).toEqual([
+      { nodeId: 'light-2', activeGears: 20, price },
+      { nodeId: 'light-3', activeGears: 20, price },
+    ]);
+    // Alone, light-1 is priced against light-2, level with it.
+    expect(chooseScaleDownCandidates(input, undefined, 1).price).toEqual({ gears: 20, limit: 20, next: 'light-2', nextGears: 20 });
+  });
+
   it('refuses a further node whose gears no longer fit once the earlier ones took the free slots', () => {
     // Free slots below the 0.8 threshold: a 60, b 60, c 35; x is closed for attrition (its 125 free slots take no gear,
     // though its 200 slots count for the pool's utilization). Draining a puts its 20 gears into b's or c's room; b's 20

@@ -22,7 +22,7 @@ describe('decidePool: scale-down', () => {
     expect(result.decision).toEqual({
       kind: 'scale-down',
       nodeId: 'node-4.example.com',
-      prices: [{ nodeId: 'node-4.example.com', gears: 12, limit: 32, next: 'node-3.example.com' }],
+      prices: [{ nodeId: 'node-4.example.com', gears: 12, limit: 32, next: 'node-3.example.com', nextGears: 32 }],
       reason:
         "pool d1/small at 0.31 <= 0.50 for 7m; drain node-4.example.com (12 gears, least-disruption); pays: 24.0h unneeded (yesterday's demand) saves $4.61 >= 2 x $0.27 for 12 disruptive moves",
       rejected: [],

@@ -24,13 +24,13 @@ async function world(): Promise<World> {
 /** The evaluator's decision for an empty SOURCE that stays ahead of t1 up to `limit` gears. */
 async function pricedDecision(w: World, limit: number): Promise<ScaleDownMessage> {
   const message = await w.decideScaleDown(SOURCE);
-  return { ...message, prices: [{ nodeId: SOURCE, gears: 0, limit, next: 't1.example.com' }] };
+  return { ...message, prices: [{ nodeId: SOURCE, gears: 0, limit, next: 't1.example.com', nextGears: 0 }] };
 }
 
-/** Gears the broker places on SOURCE after its report (as on the least-loaded node). */
-function newGears(w: World, count: number): void {
-  for (const gear of apps(count, 1, 'new')) {
-    w.sim.putGear(SOURCE, gear);
+/** Gears the broker places on `nodeId` (SOURCE unless named) after its report, as on the least-loaded nodes. */
+function newGears(w: World, count: number, nodeId = SOURCE): void {
+  for (const gear of apps(count, 1, `new-${nodeId.split('.')[0]}-`)) {
+    w.sim.putGear(nodeId, gear);
     w.gears++;
   }
 }
@@ -45,8 +45,8 @@ describe('gear mover: a drain priced on its node\u2019s last report', () => {
     await w.tickUntilIdle(() => mover);
 
     const [aborted] = await w.store.listDrains(POOL, 'aborted');
-    expect(aborted?.price).toEqual({ gears: 0, limit: 2, next: 't1.example.com' });
-    expect(aborted?.abortReason).toBe(`repriced: ${SOURCE} holds 5 gears, the decision priced 0; past 2 it no longer comes before t1.example.com: the evaluator decides again`);
+    expect(aborted?.price).toEqual({ gears: 0, limit: 2, next: 't1.example.com', nextGears: 0 });
+    expect(aborted?.abortReason).toBe(`repriced: ${SOURCE} holds 5 gears, the decision priced 0 and t1.example.com holds 0; past 2 it no longer comes before t1.example.com: the evaluator decides again`);
     expect(aborted?.moves).toEqual([]);
     expect(aborted?.closedAt).toBeUndefined();
     expect(w.sim.nodeFacts(SOURCE)).toMatchObject({ active: true, activeGears: 5 });
@@ -69,6 +69,19 @@ describe('gear mover: a drain priced on its node\u2019s last report', () => {
     expect(w.sim.nodeFacts('t1.example.com').activeGears).toBe(2);
   });
 
+  it('goes on when the next node gained as many: the broker filled both, and the node still comes first', async () => {
+    const w = await world();
+    const message = await pricedDecision(w, 2);
+    newGears(w, 5);
+    newGears(w, 4, 't1.example.com');
+    const mover = w.mover();
+    await mover.handleScaleDown(message);
+    await w.tickUntilIdle(() => mover);
+
+    expect((await w.store.listDrains(POOL, 'completed')).map((d) => d.nodeId)).toEqual([SOURCE]);
+    expect(w.sim.nodeFacts('t1.example.com').activeGears).toBe(9);
+  });
+
   it('is called off at its first plan when gears reached the node while it was being closed; the node re-opens, nothing moved', async () => {
     const w = await world();
     const message = await pricedDecision(w, 2);
@@ -86,7 +99,7 @@ describe('gear mover: a drain priced on its node\u2019s last report', () => {
     const [aborted] = await w.store.listDrains(POOL, 'aborted');
     expect(aborted?.closedAt).toBeDefined();
     expect(aborted?.repricedAt).toBeDefined();
-    expect(aborted?.abortReason).toMatch(/^repriced: src\.example\.com holds 4 gears, the decision priced 0; past 2 /);
+    expect(aborted?.abortReason).toMatch(/^repriced: src\.example\.com holds 4 gears, the decision priced 0 and t1\.example\.com holds 0; past 2 /);
     expect(aborted?.moves).toEqual([]);
     expect(w.sim.nodeFacts(SOURCE)).toMatchObject({ active: true, activeGears: 4 });
     expect(await w.store.getNode(SOURCE)).toMatchObject({ state: 'active' });
@@ -98,7 +111,7 @@ describe('gear mover: a drain priced on its node\u2019s last report', () => {
     const w = await world();
     newGears(w, 3);
     const mover = w.mover();
-    await mover.handleScaleDown({ ...w.scaleDown(SOURCE), decisionId: `${MANUAL_DECISION_PREFIX}op-1`, prices: [{ nodeId: SOURCE, gears: 0, limit: 0, next: 't1.example.com' }] });
+    await mover.handleScaleDown({ ...w.scaleDown(SOURCE), decisionId: `${MANUAL_DECISION_PREFIX}op-1`, prices: [{ nodeId: SOURCE, gears: 0, limit: 0, next: 't1.example.com', nextGears: 0 }] });
     await w.tickUntilIdle(() => mover);
 
     const [completed] = await w.store.listDrains(POOL, 'completed');

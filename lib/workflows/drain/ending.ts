@@ -18,8 +18,8 @@ import { formatDuration } from '../../domain/duration.js';
 import type { DrainRecord, NodeRecord } from '../../domain/model.js';
 import { isProtected } from '../../domain/node-stats.js';
 import { ConflictError, TransientError, describeError } from '../../errors.js';
-import { repricedReason } from '../../domain/drain-price.js';
 import { budgetRefusal } from './budget-guard.js';
+import { repriceRefusal } from './price-guard.js';
 import { ORPHAN_GRACE_MS, appendDecision, markDrainFailure, poolConfigOf, releaseLease, save, type DrainContext, type RecordContext, type StepResult } from './context.js';
 import { pollMoves } from './moving.js';
 
@@ -52,7 +52,7 @@ export async function begin(ctx: DrainContext, drain: DrainRecord, node: NodeRec
   // between here and its close.
   if (!urgent && drainKind(drain) === 'scale-down') {
     const listed = await ctx.ports.platform.listGears(node.nodeId);
-    const refusal = repricedReason(drain.price, node.nodeId, listed.length) ?? (await budgetRefusal(ctx, drain, node, listed));
+    const refusal = (await repriceRefusal(ctx, drain, listed.length)) ?? (await budgetRefusal(ctx, drain, node, listed));
     if (refusal) return finishAbort(ctx, drain, node, refusal, { failure: false });
   }
   await store.transitionNode(

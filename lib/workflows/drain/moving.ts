@@ -12,7 +12,6 @@ import {
   abortCause,
   beginAttempt,
   describeGears,
-  drainKind,
   isOrphanedAttempt,
   isPending,
   isUrgent,
@@ -29,11 +28,11 @@ import {
 } from '../../domain/drain.js';
 import { describeIncoming, movesOnto } from '../../domain/decommission.js';
 import { planDrain } from '../../domain/drain-plan.js';
-import { repricedReason } from '../../domain/drain-price.js';
 import type { DrainRecord, GearMove, NodeRecord } from '../../domain/model.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../errors.js';
 import { MAX_REPLANS, ORPHAN_GRACE_MS, confirmUnchanged, save, stripUndefined, updateMove, type DrainContext, type StepResult } from './context.js';
 import { budgetRefusal, recordMoves } from './budget-guard.js';
+import { repriceRefusal } from './price-guard.js';
 import { preemptNormalDrains, requestAbortStep } from './ending.js';
 import { requestReplacement } from './interruptions.js';
 
@@ -65,7 +64,7 @@ export async function planOrFinish(ctx: DrainContext, drain: DrainRecord, node: 
   for (const move of rec.returned) log.warn('gear still on the node after its move; planned again', { drainId: drain.drainId, uuid: move.gear.uuid, target: move.target });
   const urgent = isUrgent(drain);
   // Gears that reached the node between the start and the close: before the first plan nothing has moved yet.
-  const repriced = !drain.plannedAt && !urgent && drainKind(drain) === 'scale-down' ? repricedReason(drain.price, node.nodeId, onNode.length) : undefined;
+  const repriced = await repriceRefusal(ctx, drain, onNode.length);
   if (repriced) return requestAbortStep(ctx, drain, repriced, { repriced: true });
   const refusal = await budgetRefusal(ctx, drain, node, onNode);
   if (refusal) return requestAbortStep(ctx, drain, refusal);
