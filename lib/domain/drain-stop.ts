@@ -4,7 +4,8 @@
  * decision log. Only a started drain that stopped for a fault pages
  * (DrainsAborted) and holds the pool's scale-down back (delayAfterFailure):
  * a call-off, a pool that outgrew the drain and a node that outgrew its
- * price (drain-price.ts) are the scaler following demand, a cancel is the operator's own action, audited when it was asked.
+ * price (drain-price.ts) are the scaler following demand, a cancel is the
+ * operator's own action, audited when it was asked.
  */
 import type { DecisionKind, DrainRecord } from './model.js';
 
@@ -59,18 +60,17 @@ const STOPS: Record<StopKind, Omit<DrainStop, 'kind'>> = {
   refused: { backsOff: false, ended: 'refused', logText: 'drain refused before it started', decisionKind: 'refused' },
 };
 
+/** The marks a stop stores, in the order they are read: a drain carries at most one. */
+const MARKS = [
+  ['calledOffAt', 'called-off'],
+  ['outgrownAt', 'outgrown'],
+  ['repricedAt', 'repriced'],
+  ['cancelledAt', 'cancelled'],
+] as const satisfies ReadonlyArray<readonly [keyof DrainRecord, StopKind]>;
+
 /** `started`: the drain had closed its node or been stopped in flight; a drain refused at its start is no failure. */
-export function drainStop(drain: Pick<DrainRecord, 'calledOffAt' | 'outgrownAt' | 'repricedAt' | 'cancelledAt'>, started: boolean): DrainStop {
-  const kind: StopKind = drain.calledOffAt
-    ? 'called-off'
-    : drain.outgrownAt
-      ? 'outgrown'
-      : drain.repricedAt
-        ? 'repriced'
-        : drain.cancelledAt
-          ? 'cancelled'
-          : started
-            ? 'failed'
-            : 'refused';
+export function drainStop(drain: Pick<DrainRecord, (typeof MARKS)[number][0]>, started: boolean): DrainStop {
+  const marked = MARKS.find(([field]) => Boolean(drain[field]));
+  const kind: StopKind = marked ? marked[1] : started ? 'failed' : 'refused';
   return { kind, ...STOPS[kind] };
 }

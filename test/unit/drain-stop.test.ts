@@ -17,6 +17,12 @@ describe('how an aborted drain ended: only a started drain stopped for a fault p
     expect(drainStop({ calledOffAt: AT, outgrownAt: AT }, true).kind).toBe('called-off');
   });
 
+  it('a drain whose node outgrew its price ends as no failure and pages no one', () => {
+    const repriced = drainStop({ repricedAt: AT }, true);
+    expect(repriced).toMatchObject({ kind: 'repriced', backsOff: false, ended: 'repriced', decisionKind: 'scale-down' });
+    expect(repriced.metric).toBeUndefined();
+  });
+
   it("records no count for an operator's cancel (its audit entry says who) and none for a refusal at the start", () => {
     const cancelled = drainStop({ cancelledAt: AT }, true);
     expect(cancelled).toMatchObject({ kind: 'cancelled', backsOff: false, ended: 'stopped', decisionKind: 'scale-down' });
