@@ -95,8 +95,7 @@ export async function markCompleted(ctx: DrainContext, drain: DrainRecord, note:
 /**
  * Why a drain stops, when it is no fault: `calledOff`, the pool's scale-up wants the node back; `outgrown`, the
  * rest of the pool has no room left for the node's gears; `repriced`, the node took more gears than the decision
- * priced (drain-price.ts); `cancelled`, an operator stopped it. None pages or
- * backs the pool off.
+ * priced (drain-price.ts); `cancelled`, an operator stopped it. None pages or backs the pool off.
  */
 export interface AbortOptions {
   calledOff?: boolean;
@@ -129,8 +128,8 @@ export async function requestAbort(ctx: RecordContext, drain: DrainRecord, reaso
       : options.repriced
         ? 'drain stopping: its node took more gears than the decision priced'
         : options.cancelled
-        ? 'drain stopping: cancelled by an operator'
-        : 'drain stopping';
+          ? 'drain stopping: cancelled by an operator'
+          : 'drain stopping';
   ctx.ports.log.warn(message, { drainId: drain.drainId, nodeId: drain.nodeId, pool: drain.pool, reason });
   return saved;
 }
