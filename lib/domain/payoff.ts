@@ -216,9 +216,11 @@ export function drainPayoff(input: PayoffInput): PayoffVerdict {
   if (input.confident >= input.limit) {
     return { pays: false, reason: `needed now: recent demand ${Math.round(input.confident)} gears >= the ${Math.round(input.limit)} the pool holds without it${input.limitSetBy ? ` (${input.limitSetBy})` : ''}`, unneeded, cost, pending: false };
   }
-  if (unneeded.hours * HOUR_MS < config.horizon) {
+  // On recent demand alone the node's own quiet time is the only evidence: a shorter wait than the forecast's horizon.
+  const horizon = unneeded.basis === 'recent' ? Math.min(config.recentHorizon, config.horizon) : config.horizon;
+  if (unneeded.hours * HOUR_MS < horizon) {
     const when = unneeded.neededAt ? `needed again in ${formatDuration(Math.round(unneeded.hours * 60) * MINUTE_MS)} (${source} reaches ${Math.round(input.limit)} gears)` : `unneeded for only ${formatDuration(Math.round(unneeded.hours * 60) * MINUTE_MS)} so far (${source})`;
-    return { pays: false, reason: `${when}, within the ${formatDuration(config.horizon)} horizon`, unneeded, cost, pending: unneeded.neededAt === undefined };
+    return { pays: false, reason: `${when}, within the ${formatDuration(horizon)} horizon`, unneeded, cost, pending: unneeded.neededAt === undefined };
   }
   // Rises that recur, but not daily (bursts hours apart, noise at a node boundary): the pool's own spells below the
   // level at which the node is bought back say it is needed again within the horizon. Needed, so not closed for
@@ -227,10 +229,10 @@ export function drainPayoff(input: PayoffInput): PayoffVerdict {
   const returnsAt = input.returnsAt ?? ((at: number) => recentReturns(input.history ?? [], now, at, config.horizon, config.lookahead));
   const returns = (config.recentReturns || config.recentDips) && input.stats.activeGears > 0 ? returnsAt(level) : undefined;
   if (config.recentReturns && returnsWithin(returns)) return { pays: false, reason: recentReturnsText(returns, level, config.horizon), unneeded, cost, pending: false };
-  // Without a kept day the horizon on recent demand is the wait (unneededFor).
+  // Without a kept day the recent horizon above is the wait (unneededFor).
   const rent = { factor: config.oneOffRentFactor, nodeHourPrice: config.nodeHourPrice };
-  const wait = unneeded.basis === 'yesterday' && oneOffWait({ history: input.history, now, limit: input.limit, costDollars: cost.dollars, config: rent });
-  if (wait) return { pays: false, reason: oneOffWaitText(wait, config.oneOffRentFactor), unneeded, cost, pending: true };
+  const oneOff = unneeded.basis === 'yesterday' && oneOffWait({ history: input.history, now, limit: input.limit, costDollars: cost.dollars, config: rent });
+  if (oneOff) return { pays: false, reason: oneOffWaitText(oneOff, config.oneOffRentFactor), unneeded, cost, pending: true };
   const bought = boughtWait({ ...(input.lastDemandScaleUpAt ? { lastDemandScaleUpAt: input.lastDemandScaleUpAt } : {}), now, costDollars: cost.dollars, config: rent });
   if (bought) return { pays: false, reason: boughtWaitText(bought, config.oneOffRentFactor), unneeded, cost, pending: true };
   const hoursText = `${hours.toFixed(1)}h unneeded (${source})`;

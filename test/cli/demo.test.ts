@@ -25,7 +25,7 @@ describe('npm run demo', () => {
       'blocked: scaleDown.delayAfterAdd until 10:10:30Z',
       'd1-small-5.example.com: pool would keep 20 free slots < headroomGears 30',
       'close d1-small-5.example.com to new gears',
-      "drain d1-small-5.example.com (3 gears, least-disruption); pays: 4.2h unneeded (recent demand)",
+      "drain d1-small-5.example.com (3 gears, least-disruption); pays: 2.2h unneeded (recent demand)",
       'drain started: node draining',
       'drain completed: 3 gear(s) moved',
       'handler log: would release the host of node d1-small-5.example.com',

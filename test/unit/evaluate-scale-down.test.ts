@@ -39,7 +39,7 @@ describe('decidePool: scale-down', () => {
     // Without a day behind it, a pool low for only 7 minutes is not trusted to stay low for the horizon.
     const fresh = decidePool(evaluation({ nodes: low, pool: pool({ lowSince: minutesAgo(7) }) }));
     expect(fresh.decision.kind).toBe('no-action');
-    expect(fresh.decision.reason).toMatch(/unneeded for only 0s so far \(recent demand\), within the 4h horizon/);
+    expect(fresh.decision.reason).toMatch(/unneeded for only 0s so far \(recent demand\), within the 2h horizon/);
   });
 
   it('does not drain a node a scale-up would have bought for the same demand (hysteresis between target and threshold)', () => {

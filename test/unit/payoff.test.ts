@@ -152,7 +152,32 @@ describe('drainPayoff', () => {
     const seen = unneededFor(h, now, 1000, limit, 24 * HOUR);
     expect(seen.basis).toBe('recent');
     expect(seen.hours).toBe(2.5);
-    expect(drainPayoff({ ...base, now, history: h, stats: { activeGears: 0 } }).pays).toBe(false); // under the 4h horizon
+    // Past the 2h recent horizon (the 4h horizon is the forecast's): an empty node drains, a full one waits for the saving.
+    expect(drainPayoff({ ...base, now, history: h, stats: { activeGears: 0 } }).pays).toBe(true);
+    const full = drainPayoff({ ...base, now, history: h, stats: { activeGears: 100 } });
+    expect(full.pays).toBe(false);
+    if (!full.pays) expect(full.reason).toBe('does not pay: 2.5h unneeded (recent demand) saves $0.48 < 2 x $2.25 for 100 disruptive moves');
+  });
+
+  it('on recent demand alone, a node waits the recent horizon, however cheap', () => {
+    const now = new Date('2026-01-06T12:00:00Z');
+    const h: DemandSample[] = [];
+    for (let m = -180; m <= 0; m++) h.push([epochMinute(now) + m, m < -90 ? 1900 : 1000]); // low for the last 90 minutes
+    const early = drainPayoff({ ...base, now, history: h, stats: { activeGears: 0 } });
+    expect(early.pays).toBe(false);
+    if (!early.pays) {
+      expect(early.reason).toBe('unneeded for only 1h30m so far (recent demand), within the 2h horizon');
+      expect(early.pending).toBe(true); // attrition may close it meanwhile
+    }
+    // Never longer than the forecast's horizon: an operator who shortens that shortens this too.
+    expect(drainPayoff({ ...base, config: { ...payoff, horizon: HOUR }, now, history: h, stats: { activeGears: 0 } }).pays).toBe(true);
+    // The operator's longer wait still holds it.
+    const later = new Date(now.getTime() + 60 * MIN);
+    for (let m = 1; m <= 60; m++) h.push([epochMinute(now) + m, 1000]);
+    expect(drainPayoff({ ...base, now: later, history: h, stats: { activeGears: 0 } }).pays).toBe(true);
+    const patient = drainPayoff({ ...base, config: { ...payoff, recentHorizon: 4 * HOUR }, now: later, history: h, stats: { activeGears: 0 } });
+    expect(patient.pays).toBe(false);
+    if (!patient.pays) expect(patient.reason).toBe('unneeded for only 2h30m so far (recent demand), within the 4h horizon');
   });
 });
 
