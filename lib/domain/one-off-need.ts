@@ -19,7 +19,7 @@
  * need stood more than `LEVEL_SHIFT_MARGIN` above a kept day at about that
  * hour (days of one cycle differ by less, daily-demand.ts). A daily crest,
  * which the kept days had too, is the forecast's to judge, and a pool with no
- * kept day has the pays-off check's own wait (the horizon, on recent demand).
+ * kept day has the pays-off check's own wait (`recentHorizon`, on recent demand).
  *
  * Pure functions of data.
  */
