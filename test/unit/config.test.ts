@@ -90,6 +90,7 @@ describe('defaults', () => {
         enabled: true,
         factor: 2,
         horizon: 14_400_000,
+        recentHorizon: 7_200_000,
         lookahead: 86_400_000,
         nodeHourPrice: 0.192,
         moveCost: { idle: 0, sibling: 0.0045, disruptive: 0.0225 },
