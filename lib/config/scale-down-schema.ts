@@ -21,8 +21,8 @@ export function buildScaleDownSchema() {
     horizon: dur('4h'),
     /**
      * With no kept day to say when the node is needed again (a pool's first day), how long it must have stood unneeded
-     * before it may drain (at most `horizon`). Chosen on the suite and held-out seeds 1, 2 and 24 (docs/HISTORY.md, session 22): 4h held
-     * a bursty pool's first-day nodes for hours after each burst, for no fewer moves.
+     * before it may drain (at most `horizon`). Chosen on the suite and held-out seeds 1, 2 and 24 (docs/HISTORY.md, session 22):
+     * 4h held a bursty pool's first-day nodes for hours after each burst; 2h costs a few more first-day moves.
      */
     recentHorizon: dur('2h'),
     /** How far ahead the saving is counted (at most a day: each kept day of demand covers the coming 24 hours). */
