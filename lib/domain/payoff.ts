@@ -231,8 +231,8 @@ export function drainPayoff(input: PayoffInput): PayoffVerdict {
   if (config.recentReturns && returnsWithin(returns)) return { pays: false, reason: recentReturnsText(returns, level, config.horizon), unneeded, cost, pending: false };
   // Without a kept day the recent horizon above is the wait (unneededFor).
   const rent = { factor: config.oneOffRentFactor, nodeHourPrice: config.nodeHourPrice };
-  const oneOff = unneeded.basis === 'yesterday' && oneOffWait({ history: input.history, now, limit: input.limit, costDollars: cost.dollars, config: rent });
-  if (oneOff) return { pays: false, reason: oneOffWaitText(oneOff, config.oneOffRentFactor), unneeded, cost, pending: true };
+  const wait = unneeded.basis === 'yesterday' && oneOffWait({ history: input.history, now, limit: input.limit, costDollars: cost.dollars, config: rent });
+  if (wait) return { pays: false, reason: oneOffWaitText(wait, config.oneOffRentFactor), unneeded, cost, pending: true };
   const bought = boughtWait({ ...(input.lastDemandScaleUpAt ? { lastDemandScaleUpAt: input.lastDemandScaleUpAt } : {}), now, costDollars: cost.dollars, config: rent });
   if (bought) return { pays: false, reason: boughtWaitText(bought, config.oneOffRentFactor), unneeded, cost, pending: true };
   const hoursText = `${hours.toFixed(1)}h unneeded (${source})`;
