@@ -74,8 +74,10 @@ export function figureAgainst(value: number, limit: number, digits: number): str
  * and fewer moves than karpenter, fewer node-hours and no more waiting
  * gear-minutes than cluster-autoscaler. A check whose reference did not run
  * is left out and named. A missed check is marked infeasible by figures, not
- * by trace: with `floor` (lib/sim/floor.ts) when no reactive rule reaches it,
- * and node-hours below karpenter's when karpenter ran below clairvoyant-1h.
+ * by trace: with `floor` (lib/sim/floor.ts) when no reactive rule reaches it
+ * (for node-hours below karpenter's and cluster-autoscaler's, none that meets
+ * the line's waiting checks), and node-hours below karpenter's when karpenter
+ * ran below clairvoyant-1h.
  * Infeasible checks still count as missed.
  */
 export function goalChecks(results: PolicyResult[], floor?: ReactiveFloor): GoalCheck[] | undefined {
@@ -100,7 +102,7 @@ export function goalChecks(results: PolicyResult[], floor?: ReactiveFloor): Goal
   const karpenter = ref('karpenter');
   if (karpenter) {
     const hours = { name: 'karpenter node-hours', text: `node-hours < karpenter's (${ours.nodeHours.toFixed(0)} vs ${karpenter.nodeHours.toFixed(0)})`, met: ours.nodeHours < karpenter.nodeHours };
-    checks.push(explained(hours, () => karpenterWhy(karpenter, ref('clairvoyant-1h'), clairvoyant)));
+    checks.push(explained(hours, () => karpenterWhy(karpenter, ref('clairvoyant-1h'), clairvoyant, floor)));
     checks.push({ name: 'karpenter moves', text: `moves < karpenter's (${ours.gearMoves} vs ${karpenter.gearMoves})`, met: ours.gearMoves < karpenter.gearMoves });
   }
   const ca = ref('cluster-autoscaler');
@@ -156,15 +158,45 @@ function unplacedWhy(floor: ReactiveFloor, clairvoyant: PolicyResult | undefined
 /**
  * Karpenter below clairvoyant-1h: fewer node-hours than it means fewer than
  * perfect foresight that resizes hourly; karpenter gets there by resizing
- * every minute (its moves) and leaving gears waiting.
+ * every minute (its moves) and leaving gears waiting. Karpenter above it is
+ * judged as cluster-autoscaler's node-hours are: by the cheapest reactive rule
+ * that meets the line's waiting checks (no more than cluster-autoscaler, when
+ * it ran, and <= 0.1 %), beside the waiting karpenter left.
  */
-function karpenterWhy(karpenter: PolicyResult, hourly: PolicyResult | undefined, clairvoyant: PolicyResult | undefined): Why {
-  if (!hourly || karpenter.nodeHours >= hourly.nodeHours) return undefined;
-  const moves = clairvoyant && clairvoyant.gearMoves > 0 ? `, ${(karpenter.gearMoves / clairvoyant.gearMoves).toFixed(1)} x c-4h's moves` : '';
-  return {
-    infeasible: true,
-    why: `impossible: karpenter's ${karpenter.nodeHours.toFixed(0)} are below clairvoyant-1h's ${hourly.nodeHours.toFixed(0)}, foresight resizing hourly; it resizes each minute${moves}, unplaced ${percent(karpenter.unplacedShare)} %`,
-  };
+function karpenterWhy(karpenter: PolicyResult, hourly: PolicyResult | undefined, clairvoyant: PolicyResult | undefined, floor: ReactiveFloor | undefined): Why {
+  if (hourly && karpenter.nodeHours < hourly.nodeHours) {
+    const moves = clairvoyant && clairvoyant.gearMoves > 0 ? `, ${(karpenter.gearMoves / clairvoyant.gearMoves).toFixed(1)} x c-4h's moves` : '';
+    return {
+      infeasible: true,
+      why: `impossible: karpenter's ${karpenter.nodeHours.toFixed(0)} are below clairvoyant-1h's ${hourly.nodeHours.toFixed(0)}, foresight resizing hourly; it resizes each minute${moves}, unplaced ${percent(karpenter.unplacedShare)} %`,
+    };
+  }
+  if (!floor) return undefined;
+  const rule = floor.forClusterAutoscaler ?? floor.forUnplacedGoal;
+  const waits = floor.forClusterAutoscaler ? 'waits no more than cluster-autoscaler and <= 0.1 %' : 'waits <= 0.1 %';
+  const theirs = `karpenter's ${count(karpenter.nodeHours)} leave ${percent(karpenter.unplacedShare)} % unplaced`;
+  return fewerNodeHoursWhy(rule, floor.waitingNothing, karpenter.nodeHours, {
+    cheapest: `the cheapest reactive rule that ${waits}`,
+    figures: `${describeRule(rule)} holds ${count(rule.nodeHours)} node-h; ${theirs}`,
+  });
+}
+
+/**
+ * Fewer than `theirs` node-hours, judged by the cheapest reactive rule that meets the line's waiting checks (`rule`,
+ * named by `cheapest` when it says the miss is out of reach): out of reach when it holds at least as many; within
+ * reach only by letting gears wait when the cheapest rule that leaves none waiting does; else reachable.
+ */
+function fewerNodeHoursWhy(rule: ReactiveRun, waitingNothing: ReactiveRun, theirs: number, text: { cheapest: string; figures: string }): Why {
+  const { cheapest, figures } = text;
+  const infeasible = rule.nodeHours >= theirs;
+  if (infeasible) return { infeasible, why: `impossible: ${cheapest}, ${figures}` };
+  if (waitingNothing.nodeHours >= theirs) {
+    return {
+      infeasible,
+      why: `reachable only by letting gears wait: ${figures}; leaving none waiting, as the scale-up's zero tolerance does, takes ${describeRule(waitingNothing)}, ${count(waitingNothing.nodeHours)} node-h`,
+    };
+  }
+  return { infeasible, why: `reachable: ${figures}` };
 }
 
 /**
@@ -177,16 +209,8 @@ function karpenterWhy(karpenter: PolicyResult, hourly: PolicyResult | undefined,
  * that trade. It still counts as reachable: the line allows the waiting.
  */
 function clusterAutoscalerHoursWhy(rule: NonNullable<ReactiveFloor['forClusterAutoscaler']>, waitingNothing: ReactiveRun, ca: PolicyResult): Why {
-  const infeasible = rule.nodeHours >= ca.nodeHours;
   const figures = `${describeRule(rule)} waits ${count(rule.waitingGearMinutes)} gear-min (${percent(waitingShare(rule))} %; cluster-autoscaler ${count(ca.unplacedGearMinutes)}) in ${count(rule.nodeHours)} node-h`;
-  if (infeasible) return { infeasible, why: `impossible: the cheapest reactive rule that waits no more and <= 0.1 %, ${figures}` };
-  if (waitingNothing.nodeHours >= ca.nodeHours) {
-    return {
-      infeasible,
-      why: `reachable only by letting gears wait: ${figures}; leaving none waiting, as the scale-up's zero tolerance does, takes ${describeRule(waitingNothing)}, ${count(waitingNothing.nodeHours)} node-h`,
-    };
-  }
-  return { infeasible, why: `reachable: ${figures}` };
+  return fewerNodeHoursWhy(rule, waitingNothing, ca.nodeHours, { cheapest: 'the cheapest reactive rule that waits no more and <= 0.1 %', figures });
 }
 
 /** No more waiting than cluster-autoscaler is out of reach when the reactive floor within the node-hours line waits more. */

@@ -106,6 +106,38 @@ describe('the goal line with the reactive floor', () => {
     expect(goalLine(results)).toContain("node-hours < karpenter's (1281 vs 1030) MISSED;");
     expect(goalLine(results)).toMatch(/^goal \(6\/8 met; 0 of the 2 misses are infeasible here\)/);
   });
+
+  it("judges karpenter's node-hours above clairvoyant-1h by the cheapest reactive rule that meets the line's waiting checks", () => {
+    // Held-out s27-6 at 2,000 gears: karpenter resizes each minute to clairvoyant-1h's level and leaves 0.242 % waiting.
+    const results = [
+      policyResult('nodescaler', { nodeHours: 2459, unplacedGearMinutes: 600, unplacedShare: 0.00005 }),
+      policyResult('cluster-autoscaler', { nodeHours: 2518, unplacedGearMinutes: 676 }),
+      policyResult('karpenter', { nodeHours: 2350, unplacedShare: 0.00242 }),
+      policyResult('clairvoyant-1h', { nodeHours: 2344 }),
+      policyResult('clairvoyant-4h', { nodeHours: 2411 }),
+    ];
+    const daily: ReactiveFloor = {
+      ...burstsFloor,
+      nodeHoursLine: 1.05 * 2411,
+      forUnplacedGoal: run({ holdSeconds: 600, nodeHours: 2315 }),
+      forClusterAutoscaler: run({ headroomGears: 22, holdSeconds: 3600, nodeHours: 2374 }),
+      waitingNothing: run({ headroomGears: 244, holdSeconds: 4 * 3600, nodeHours: 2836 }),
+    };
+    const check = (floor: ReactiveFloor) => goalChecks(results, floor)!.find((c) => c.name === 'karpenter node-hours')!;
+    expect(check(daily)).toMatchObject({
+      met: false,
+      infeasible: true,
+      why: "impossible: the cheapest reactive rule that waits no more than cluster-autoscaler and <= 0.1 %, the last 1 h's highest demand + 22 gears holds 2,374 node-h; karpenter's 2,350 leave 0.242 % unplaced",
+    });
+    // Without cluster-autoscaler's run the line's waiting check is 0.1 % alone, which a rule below karpenter meets by letting gears wait.
+    const alone = results.filter((r) => r.policy !== 'cluster-autoscaler');
+    const withoutCa = goalChecks(alone, { ...daily, forClusterAutoscaler: undefined })!.find((c) => c.name === 'karpenter node-hours')!;
+    expect(withoutCa).toMatchObject({ infeasible: false });
+    expect(withoutCa.why).toBe(
+      "reachable only by letting gears wait: the last 10 min's highest demand + 0 gears holds 2,315 node-h; karpenter's 2,350 leave 0.242 % unplaced; leaving none waiting, as the scale-up's zero tolerance does, takes the last 4 h's highest demand + 244 gears, 2,836 node-h",
+    );
+    expect(check({ ...daily, forClusterAutoscaler: undefined, waitingNothing: run({ headroomGears: 10, nodeHours: 2340 }) }).why).toMatch(/^reachable: the last 10 min's highest demand \+ 0 gears holds 2,315 node-h/);
+  });
 });
 
 describe('the gear moves check', () => {
