@@ -174,10 +174,10 @@ function karpenterWhy(karpenter: PolicyResult, hourly: PolicyResult | undefined,
   if (!floor) return undefined;
   const rule = floor.forClusterAutoscaler ?? floor.forUnplacedGoal;
   const waits = floor.forClusterAutoscaler ? 'waits no more than cluster-autoscaler and <= 0.1 %' : 'waits <= 0.1 %';
-  const theirs = `karpenter's ${count(karpenter.nodeHours)} leave ${percent(karpenter.unplacedShare)} % unplaced`;
+  const karpenterWaited = `karpenter's ${count(karpenter.nodeHours)} leave ${percent(karpenter.unplacedShare)} % unplaced`;
   return fewerNodeHoursWhy(rule, floor.waitingNothing, karpenter.nodeHours, {
     cheapest: `the cheapest reactive rule that ${waits}`,
-    figures: `${describeRule(rule)} holds ${count(rule.nodeHours)} node-h; ${theirs}`,
+    figures: `${describeRule(rule)} holds ${count(rule.nodeHours)} node-h; ${karpenterWaited}`,
   });
 }
 

@@ -101,7 +101,7 @@ describe('the goal line with the reactive floor', () => {
     expect(goalLine(results, avoidable)).toContain("(5000 vs 4000) MISSED (reactive floor 3,000 gear-min within the node-hours line)");
   });
 
-  it("leaves karpenter's node-hours a plain miss when karpenter does not run below clairvoyant-1h", () => {
+  it("leaves karpenter's node-hours a plain miss when karpenter does not run below clairvoyant-1h and no floor was computed", () => {
     const results = bursts.map((r) => (r.policy === 'clairvoyant-1h' ? { ...r, nodeHours: 1000 } : r));
     expect(goalLine(results)).toContain("node-hours < karpenter's (1281 vs 1030) MISSED;");
     expect(goalLine(results)).toMatch(/^goal \(6\/8 met; 0 of the 2 misses are infeasible here\)/);
