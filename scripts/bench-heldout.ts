@@ -5,13 +5,14 @@
  * (scripts/bench-suite.ts), then a total. The baselines are cached in
  * .cache/baselines/, as `tune` keeps them.
  *
- *   npm run bench -- heldout [--count N] [--seed S] [--days D] [--peak-gears G] [--gears-per-node N] [--boot-delay S] [--only I,J] [--cache DIR] [--no-cache] [--html FILE]
+ *   npm run bench -- heldout [--family F] [--count N] [--seed S] [--days D] [--peak-gears G] [--gears-per-node N] [--boot-delay S] [--only I,J] [--cache DIR] [--no-cache] [--html FILE]
  *
  * It also writes the figures as a page to explore (lib/sim/suite-report.ts, default out/heldout-seed-S.html).
  */
 import { parseArgs } from 'node:util';
 import { BaselineCache } from '../lib/sim/baseline-cache.js';
-import { heldoutShapes } from '../lib/sim/heldout.js';
+import { heldoutShapes, type HeldoutShape } from '../lib/sim/heldout.js';
+import { wanderShape } from '../lib/sim/heldout-wander.js';
 import { writeOut } from '../lib/sim/report.js';
 import { goalChecks } from '../lib/sim/summary.js';
 import { renderSuiteReport, suiteReportTrace, type SuiteReportTrace } from '../lib/sim/suite-report.js';
@@ -20,12 +21,15 @@ import { replaySuiteTrace, suiteSettings } from './bench-suite.js';
 
 const DEFAULT_CACHE = new URL('../.cache/baselines/', import.meta.url).pathname;
 
-const USAGE = `usage: npm run bench -- heldout [--count N] [--seed S] [--days D] [--peak-gears G] [--gears-per-node N] [--boot-delay S] [--only I,J] [--cache DIR] [--no-cache] [--html FILE]
+const USAGE = `usage: npm run bench -- heldout [--family F] [--count N] [--seed S] [--days D] [--peak-gears G] [--gears-per-node N] [--boot-delay S] [--only I,J] [--cache DIR] [--no-cache] [--html FILE]
 
 Replays nodescaler and every baseline on N random workload shapes of seed S
 (daily and weekly cycles, trends, steps, bursts, noise, flat periods, app
 churn; lib/sim/heldout.ts), with the suite's table and goal line per shape
 and a total.
+  --family F          mixed (default: lib/sim/heldout.ts) or wander (lib/sim/heldout-wander.ts: demand
+                      that wanders for hours, days that differ, jobs on a clock, heavy-tailed spikes, dips;
+                      minute by minute); shapes are named s<seed>-<n> and w<seed>-<n>
   --count N           shapes (default 8)
   --seed S            which shapes, and the replay's seed (default 1); shape n of a seed is always the same
   --days D            days of each shape (default 7)
@@ -43,6 +47,7 @@ export async function runHeldout(argv: string[]): Promise<void> {
     ({ values } = parseArgs({
       args: argv,
       options: {
+        family: { type: 'string', default: 'mixed' },
         count: { type: 'string', default: '8' },
         seed: { type: 'string', default: '1' },
         days: { type: 'string', default: '7' },
@@ -70,14 +75,18 @@ export async function runHeldout(argv: string[]): Promise<void> {
   const peakGears = figures['peak-gears']!;
   const gearsPerNode = figures['gears-per-node']!;
   const bootDelaySeconds = figures['boot-delay']!;
+  const family = values.family;
+  if (family !== 'mixed' && family !== 'wander') return fail(`--family: expected mixed or wander, got ${family}`);
   const only = values.only === undefined ? undefined : [...new Set(values.only.split(',').map((part) => Number(part.trim())))];
   if (only && only.some((n) => !Number.isInteger(n) || n < 1 || n > count)) return fail(`--only: expected shape numbers from 1 to ${count} separated by commas, got ${values.only}`);
   const cache = new BaselineCache(values['no-cache'] ? undefined : values.cache);
   const started = Date.now();
-  console.log(`heldout: ${count} shapes of seed ${seed} (${days} days, peak ${peakGears} gears, ${gearsPerNode} gears per node, boot delay ${bootDelaySeconds} s)`);
+  console.log(`heldout: ${count} ${family === 'wander' ? 'wandering ' : ''}shapes of seed ${seed} (${days} days, peak ${peakGears} gears, ${gearsPerNode} gears per node, boot delay ${bootDelaySeconds} s)`);
   const scores: TraceScore[] = [];
   const page: SuiteReportTrace[] = [];
-  for (const [index, shape] of heldoutShapes({ count, seed, days, peakGears }).entries()) {
+  const shapes: HeldoutShape[] =
+    family === 'wander' ? Array.from({ length: count }, (_, index) => wanderShape(index, { seed, days, peakGears })) : heldoutShapes({ count, seed, days, peakGears });
+  for (const [index, shape] of shapes.entries()) {
     if (only && !only.includes(index + 1)) continue;
     const entry = { name: shape.name, load: () => shape.trace };
     const { results, floor } = await replaySuiteTrace(entry, `[${index + 1}/${count}] ${shape.name}`, {
@@ -93,9 +102,9 @@ export async function runHeldout(argv: string[]): Promise<void> {
   }
   console.log(`heldout: ${only ? only.length : count} shapes in ${((Date.now() - started) / 1000).toFixed(0)} s; baselines ${cache.hits} cached, ${cache.misses} computed; nodescaler (today's defaults) x clairvoyant-4h and goal checks met:`);
   console.log(formatVariant(scoreVariant('heldout', scores), 'total (mean; moves summed; worst)'));
-  const settings = suiteSettings({ shapes: `${only ? only.join(', ') : `1-${count}`} of seed ${seed} (lib/sim/heldout.ts)`, days: String(days), peakGears, gearsPerNode, bootDelaySeconds, seed });
-  const html = values.html ?? `out/heldout-seed-${seed}.html`;
-  writeOut(html, renderSuiteReport({ title: `nodescaler: held-out shapes of seed ${seed}`, settings, traces: page }));
+  const settings = suiteSettings({ shapes: `${only ? only.join(', ') : `1-${count}`} of seed ${seed} (${family === 'wander' ? 'lib/sim/heldout-wander.ts' : 'lib/sim/heldout.ts'})`, days: String(days), peakGears, gearsPerNode, bootDelaySeconds, seed });
+  const html = values.html ?? `out/heldout-${family === 'wander' ? 'wander-' : ''}seed-${seed}.html`;
+  writeOut(html, renderSuiteReport({ title: `nodescaler: held-out ${family === 'wander' ? 'wandering ' : ''}shapes of seed ${seed}`, settings, traces: page }));
   console.log(`wrote ${html}`);
 }
 
