@@ -11,8 +11,7 @@
  */
 import { parseArgs } from 'node:util';
 import { BaselineCache } from '../lib/sim/baseline-cache.js';
-import { heldoutShapes, type HeldoutShape } from '../lib/sim/heldout.js';
-import { wanderShape } from '../lib/sim/heldout-wander.js';
+import { familyShapes, familySource, HELDOUT_FAMILIES, isHeldoutFamily } from '../lib/sim/heldout-families.js';
 import { writeOut } from '../lib/sim/report.js';
 import { goalChecks } from '../lib/sim/summary.js';
 import { renderSuiteReport, suiteReportTrace, type SuiteReportTrace } from '../lib/sim/suite-report.js';
@@ -76,7 +75,7 @@ export async function runHeldout(argv: string[]): Promise<void> {
   const gearsPerNode = figures['gears-per-node']!;
   const bootDelaySeconds = figures['boot-delay']!;
   const family = values.family;
-  if (family !== 'mixed' && family !== 'wander') return fail(`--family: expected mixed or wander, got ${family}`);
+  if (!isHeldoutFamily(family)) return fail(`--family: expected ${HELDOUT_FAMILIES.join(' or ')}, got ${family}`);
   const only = values.only === undefined ? undefined : [...new Set(values.only.split(',').map((part) => Number(part.trim())))];
   if (only && only.some((n) => !Number.isInteger(n) || n < 1 || n > count)) return fail(`--only: expected shape numbers from 1 to ${count} separated by commas, got ${values.only}`);
   const cache = new BaselineCache(values['no-cache'] ? undefined : values.cache);
@@ -84,9 +83,7 @@ export async function runHeldout(argv: string[]): Promise<void> {
   console.log(`heldout: ${count} ${family === 'wander' ? 'wandering ' : ''}shapes of seed ${seed} (${days} days, peak ${peakGears} gears, ${gearsPerNode} gears per node, boot delay ${bootDelaySeconds} s)`);
   const scores: TraceScore[] = [];
   const page: SuiteReportTrace[] = [];
-  const shapes: HeldoutShape[] =
-    family === 'wander' ? Array.from({ length: count }, (_, index) => wanderShape(index, { seed, days, peakGears })) : heldoutShapes({ count, seed, days, peakGears });
-  for (const [index, shape] of shapes.entries()) {
+  for (const [index, shape] of familyShapes(family, { count, seed, days, peakGears }).entries()) {
     if (only && !only.includes(index + 1)) continue;
     const entry = { name: shape.name, load: () => shape.trace };
     const { results, floor } = await replaySuiteTrace(entry, `[${index + 1}/${count}] ${shape.name}`, {
@@ -102,7 +99,7 @@ export async function runHeldout(argv: string[]): Promise<void> {
   }
   console.log(`heldout: ${only ? only.length : count} shapes in ${((Date.now() - started) / 1000).toFixed(0)} s; baselines ${cache.hits} cached, ${cache.misses} computed; nodescaler (today's defaults) x clairvoyant-4h and goal checks met:`);
   console.log(formatVariant(scoreVariant('heldout', scores), 'total (mean; moves summed; worst)'));
-  const settings = suiteSettings({ shapes: `${only ? only.join(', ') : `1-${count}`} of seed ${seed} (${family === 'wander' ? 'lib/sim/heldout-wander.ts' : 'lib/sim/heldout.ts'})`, days: String(days), peakGears, gearsPerNode, bootDelaySeconds, seed });
+  const settings = suiteSettings({ shapes: `${only ? only.join(', ') : `1-${count}`} of seed ${seed} (${familySource(family)})`, days: String(days), peakGears, gearsPerNode, bootDelaySeconds, seed });
   const html = values.html ?? `out/heldout-${family === 'wander' ? 'wander-' : ''}seed-${seed}.html`;
   writeOut(html, renderSuiteReport({ title: `nodescaler: held-out ${family === 'wander' ? 'wandering ' : ''}shapes of seed ${seed}`, settings, traces: page }));
   console.log(`wrote ${html}`);

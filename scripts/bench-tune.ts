@@ -3,19 +3,19 @@
  * configuration on every trace of the suite (scripts/bench-suite.ts), a table
  * per variant and a ranking. The baselines are cached in .cache/baselines/.
  *
- *   npm run bench -- tune VARIANTS [--days N] [--peak-gears N] [--gears-per-node N] [--boot-delay S] [--only TEXT] [--seed N] [--heldout N] [--cache DIR] [--no-cache] [--no-defaults]
+ *   npm run bench -- tune VARIANTS [--days N] [--peak-gears N] [--gears-per-node N] [--boot-delay S] [--only TEXT] [--seed N] [--heldout N] [--family F] [--cache DIR] [--no-cache] [--no-defaults]
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { ValidationError } from '../lib/errors.js';
 import { BaselineCache } from '../lib/sim/baseline-cache.js';
-import { heldoutShapes } from '../lib/sim/heldout.js';
+import { familyShapes, HELDOUT_FAMILIES, isHeldoutFamily } from '../lib/sim/heldout-families.js';
 import { formatAgainst, formatRanking, formatVariant, infeasibleNote, parseVariants, tuneSuite, type Variants } from '../lib/sim/tune.js';
 import { suiteTraces } from './bench-suite.js';
 
 const DEFAULT_CACHE = new URL('../.cache/baselines/', import.meta.url).pathname;
 
-const USAGE = `usage: npm run bench -- tune VARIANTS [--days N] [--peak-gears N] [--gears-per-node N] [--boot-delay S] [--only TEXT] [--seed N] [--heldout N] [--cache DIR] [--no-cache]
+const USAGE = `usage: npm run bench -- tune VARIANTS [--days N] [--peak-gears N] [--gears-per-node N] [--boot-delay S] [--only TEXT] [--seed N] [--heldout N] [--family F] [--cache DIR] [--no-cache]
 
 Replays nodescaler under each variant on every trace of the suite and ranks the
 variants by goal checks met, then node-hours, then moves (both x clairvoyant-4h).
@@ -32,6 +32,7 @@ variants by goal checks met, then node-hours, then moves (both x clairvoyant-4h)
   --seed N            default 42
   --heldout N         instead of the suite, N held-out shapes of seed --seed
                       (npm run bench -- heldout; 7 days unless --days)
+  --family F          with --heldout: mixed (default) or wander, as heldout --family
   --cache DIR         where the baselines' results are kept (default .cache/baselines)
   --no-cache          compute the baselines again and keep nothing`;
 
@@ -50,6 +51,7 @@ export async function runTune(argv: string[]): Promise<void> {
         only: { type: 'string' },
         seed: { type: 'string', default: '42' },
         heldout: { type: 'string' },
+        family: { type: 'string', default: 'mixed' },
         cache: { type: 'string', default: DEFAULT_CACHE },
         'no-cache': { type: 'boolean', default: false },
         'no-defaults': { type: 'boolean', default: false },
@@ -80,6 +82,7 @@ export async function runTune(argv: string[]): Promise<void> {
     if (heldout !== undefined && !Number.isInteger(heldout)) throw new ValidationError({ path: '--heldout', message: 'expected a whole number of shapes', value: values.heldout });
     // Held-out shapes are as long as `npm run bench -- heldout` makes them, so both share cached baselines.
     if (heldout !== undefined) days ??= 7;
+    if (!isHeldoutFamily(values.family)) throw new ValidationError({ path: '--family', message: `expected ${HELDOUT_FAMILIES.join(' or ')}`, value: values.family });
     const argument = positionals[0]!;
     const inline = argument.trim().startsWith('{');
     if (!inline && !existsSync(argument)) throw new ValidationError({ path: 'VARIANTS', message: 'neither inline JSON nor an existing file', value: argument });
@@ -93,7 +96,7 @@ export async function runTune(argv: string[]): Promise<void> {
   const all =
     heldout === undefined
       ? suiteTraces(days, peakGears, seed)
-      : heldoutShapes({ count: heldout, seed, days: days!, peakGears }).map((shape) => ({ name: shape.name, load: () => shape.trace }));
+      : familyShapes(values.family, { count: heldout, seed, days: days!, peakGears }).map((shape) => ({ name: shape.name, load: () => shape.trace }));
   const traces = all.filter((t) => values.only === undefined || t.name.includes(values.only));
   if (traces.length === 0) return fail(`--only: no ${heldout === undefined ? 'suite trace' : 'held-out shape'} contains ${values.only}`);
   const cache = new BaselineCache(values['no-cache'] ? undefined : values.cache);

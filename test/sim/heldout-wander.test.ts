@@ -72,7 +72,7 @@ describe('held-out wandering shapes', () => {
     expect(mostCommon / starts).toBeGreaterThanOrEqual(0.8);
   });
 
-  it('npm run bench -- heldout --family wander replays them with the goal line; a family it does not know is refused', () => {
+  it('npm run bench -- heldout --family wander replays them with the goal line, tune --family wander ranks on them; a family neither knows is refused', () => {
     const cache = mkdtempSync(join(tmpdir(), 'nodescaler-wander-'));
     const run = spawnSync(
       process.execPath,
@@ -88,5 +88,16 @@ describe('held-out wandering shapes', () => {
     const bad = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/bench.ts', 'heldout', '--family', 'spiky'], { cwd: ROOT, encoding: 'utf8' });
     expect(bad.status).toBe(2);
     expect(bad.stderr).toMatch(/--family: expected mixed or wander, got spiky/);
+
+    const tuneArgs = ['--import', 'tsx', 'scripts/bench.ts', 'tune', '{"f3":{"scaleDown":{"payoff":{"factor":3}}}}', '--heldout', '1', '--seed', '4', '--days', '0.25', '--peak-gears', '300', '--cache', cache];
+    const tune = spawnSync(process.execPath, [...tuneArgs, '--family', 'wander'], { cwd: ROOT, encoding: 'utf8' });
+    expect(tune.status, tune.stderr).toBe(0);
+    // The same shape as the heldout run: its baselines come from the cache, and today's defaults score it the same.
+    expect(tune.stdout).toMatch(/baselines 1 cached, 0 computed/);
+    const row = run.stdout.split('\n').find((line) => line.startsWith('heldout:w4-1 '))!.replace(/ +/g, ' ');
+    expect(tune.stdout.replace(/ +/g, ' ')).toContain(row);
+    const badTune = spawnSync(process.execPath, [...tuneArgs, '--family', 'spiky'], { cwd: ROOT, encoding: 'utf8' });
+    expect(badTune.status).toBe(2);
+    expect(badTune.stderr).toMatch(/--family.*expected mixed or wander.*spiky/);
   });
 });
