@@ -41,6 +41,11 @@ export function buildScaleUpSchema() {
         quantile: z._default(fraction, 0.95),
         /** History needed (measured rises, one per 5 minutes) before it replaces headroomGears. */
         minHistory: dur('6h', { positive: true }),
+        /**
+         * Only the rises measured from a standing at least as high as now's, against demand's median over this
+         * window, count ('0m': every rise counts).
+         */
+        elevationWindow: dur('0m'),
       }),
       {},
     ),

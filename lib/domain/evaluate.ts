@@ -47,9 +47,19 @@ export function decidePool(input: PoolEvaluationInput): PoolEvaluation {
 }
 
 /** The input with scaleUp.headroomGears replaced by the pool's headroom (observed from its history, lib/domain/headroom.ts). */
-export function withPoolHeadroom<T extends Pick<PoolEvaluationInput, 'config' | 'pool'>>(input: T): T {
-  const { config, pool } = input;
-  const headroom = poolHeadroom(config, pool.demandHistory, pool.observedBootMs ?? config.scaleUp.forecast.bootDelay);
+export function withPoolHeadroom(input: PoolEvaluationInput): PoolEvaluationInput {
+  const { config, pool, poolConfig, nodes, drains, now } = input;
+  // The standing is this evaluation's demand: read from the history alone, a job's first minute still stands at the
+  // level before it, and buys the jobs' rise on top of the job.
+  const { demand } = computeUtilization({
+    pool: pool.pool || poolIdOf(poolConfig.district, poolConfig.profile),
+    nodes,
+    drains,
+    now,
+    statsMaxAge: config.statsMaxAge,
+    expectedGearsPerNode: expectedGearsPerNode(poolConfig, nodes),
+  });
+  const headroom = poolHeadroom(config, pool.demandHistory, pool.observedBootMs ?? config.scaleUp.forecast.bootDelay, demand);
   if (headroom.gears === config.scaleUp.headroomGears) return input;
   return { ...input, config: { ...config, scaleUp: { ...config.scaleUp, headroomGears: headroom.gears } } };
 }

@@ -8,6 +8,12 @@
  * of BUCKET_MINUTES over the demand history, the highest sample of each). A flat pool
  * keeps a few slots, a spiky one what its spikes took. Until the history
  * covers `minHistory`, the configured headroomGears stands.
+ *
+ * With an elevation window, a pool whose demand stands high against its
+ * median over that window (a job on a clock running, a burst at its top)
+ * keeps only what it rose the last times it stood that high, if less: a job
+ * that lifts demand 70 % every 2 hours is every other rise the quantile sees,
+ * and counted on top of the job itself it bought nodes above the pool's peak.
  * Pure functions of data.
  */
 import type { Config } from '../config/index.js';
@@ -33,7 +39,7 @@ export interface ObservedHeadroom {
  */
 export function observedHeadroom(
   history: readonly DemandSample[] | undefined,
-  options: { bootMs: number; quantile: number; minSamples: number; fallback: number },
+  options: { bootMs: number; quantile: number; minSamples: number; fallback: number; elevationMinutes?: number; demandNow?: number },
 ): ObservedHeadroom {
   const buckets = new Map<number, number>();
   for (const [minute, gears] of history ?? []) {
@@ -44,7 +50,8 @@ export function observedHeadroom(
   const keys = [...buckets.keys()].sort((a, b) => a - b);
   const span = Math.max(1, Math.ceil(options.bootMs / (BUCKET_MINUTES * 60_000)));
   const back = LEVEL_MINUTES / BUCKET_MINUTES;
-  const rises: number[] = [];
+  const baseline = Math.round((options.elevationMinutes ?? 0) / BUCKET_MINUTES);
+  const rises: Array<{ rise: number; elevation: number }> = [];
   for (const key of keys) {
     let level = -Infinity;
     let seen = 0;
@@ -58,21 +65,59 @@ export function observedHeadroom(
     if (seen < back / 2) continue;
     let reached = buckets.get(key)!;
     for (let b = key + 1; b < key + span; b++) reached = Math.max(reached, buckets.get(b) ?? reached);
-    rises.push(Math.max(0, reached - level));
+    rises.push({ rise: Math.max(0, reached - level), elevation: baseline > 0 ? elevationBefore(buckets, key, baseline) : 0 });
   }
   if (rises.length < options.minSamples) return { gears: options.fallback, source: 'configured', samples: rises.length };
-  rises.sort((a, b) => a - b);
-  const at = Math.min(rises.length - 1, Math.max(0, Math.ceil(options.quantile * rises.length) - 1));
-  return { gears: Math.ceil(rises[at]!), source: 'observed', samples: rises.length };
+  const all = quantileOf(rises, options.quantile);
+  // Only ever less: the standing tells which rises cannot come on top of it, not that bigger ones will.
+  const gears = baseline > 0 ? Math.min(all, quantileOf(risesFromAlike(rises, elevationBefore(buckets, (keys.at(-1) ?? 0) + 1, baseline, options.demandNow), options.minSamples), options.quantile)) : all;
+  return { gears, source: 'observed', samples: rises.length };
+}
+
+function quantileOf(rises: ReadonlyArray<{ rise: number }>, quantile: number): number {
+  const sorted = rises.map((r) => r.rise).sort((a, b) => a - b);
+  const at = Math.min(sorted.length - 1, Math.max(0, Math.ceil(quantile * sorted.length) - 1));
+  return Math.ceil(sorted[at]!);
+}
+
+/**
+ * How high demand stood just before bucket `key` against its median over the `baseline` buckets before: 1 at its
+ * usual level, 1.7 in the middle of a job that lifts it 70 %; 1 when either is unknown. `standing`: demand now, for the
+ * bucket after the history's last.
+ */
+function elevationBefore(buckets: ReadonlyMap<number, number>, key: number, baseline: number, standing?: number): number {
+  const last = standing ?? buckets.get(key - 1);
+  const window: number[] = [];
+  for (let b = key - baseline; b < key; b++) {
+    const value = buckets.get(b);
+    if (value !== undefined) window.push(value);
+  }
+  if (last === undefined || window.length === 0) return 1;
+  window.sort((a, b) => a - b);
+  const median = window[Math.floor(window.length / 2)]!;
+  return last / Math.max(1, median);
+}
+
+/**
+ * The rises measured from a standing at least as high as `now`'s; when fewer than a quarter of `minSamples` were,
+ * that many from the highest standings. Demand that already stands at a job's or a burst's top rose, the last times it
+ * stood there, by little: the pool's every other rise, counted on top of it, buys nodes for a level it never reaches.
+ */
+function risesFromAlike<T extends { elevation: number }>(rises: readonly T[], now: number, minSamples: number): readonly T[] {
+  const byStanding = [...rises].sort((a, b) => b.elevation - a.elevation);
+  const alike = byStanding.filter((r) => r.elevation >= now).length;
+  return byStanding.slice(0, Math.max(alike, Math.ceil(minSamples / 4)));
 }
 
 /** The pool's headroom by its configuration: observed when `scaleUp.observedHeadroom` is on and the history is long enough. */
-export function poolHeadroom(config: Pick<Config, 'scaleUp'>, history: readonly DemandSample[] | undefined, bootMs: number): ObservedHeadroom {
+export function poolHeadroom(config: Pick<Config, 'scaleUp'>, history: readonly DemandSample[] | undefined, bootMs: number, demandNow?: number): ObservedHeadroom {
   const { headroomGears, observedHeadroom: observed } = config.scaleUp;
   if (!observed.enabled) return { gears: headroomGears, source: 'configured', samples: 0 };
   return observedHeadroom(history, {
     bootMs,
     quantile: observed.quantile,
+    elevationMinutes: observed.elevationWindow / 60_000,
+    ...(demandNow !== undefined ? { demandNow } : {}),
     minSamples: Math.ceil(observed.minHistory / (BUCKET_MINUTES * 60_000)),
     fallback: headroomGears,
   });

@@ -3,6 +3,7 @@ import { decidePool } from '../../lib/domain/evaluate.js';
 import { BUCKET_MINUTES, epochMinute } from '../../lib/domain/forecast.js';
 import { observedHeadroom, poolHeadroom } from '../../lib/domain/headroom.js';
 import type { DemandSample } from '../../lib/domain/model.js';
+import { seededRandom } from '../../lib/sim/random.js';
 import { NOW, config, evaluation, nodes, pool } from '../support/builders.js';
 
 const BOOT = 2 * 60_000;
@@ -46,6 +47,39 @@ describe('observedHeadroom', () => {
   });
 });
 
+describe('observedHeadroom with an elevation window: the rises from a standing like now\'s', () => {
+  const windowed = { ...options, elevationMinutes: 240 };
+  // 400 gears, and a job that lifts it to 700 for 15 minutes every 90 minutes (samples 17 and 0 of every 18)
+  const jobs = (hours: number, shift = 0) => buckets(hours, (i) => ((i + shift) % 18 === 17 || (i + shift) % 18 === 0 ? 700 : 400));
+
+  it('keeps what the jobs take between jobs, as without the window', () => {
+    const between = jobs(12, 5); // the last sample is 4 past a job
+    expect(observedHeadroom(between, options).gears).toBe(300);
+    expect(observedHeadroom(between, windowed).gears).toBe(300);
+  });
+
+  it('keeps little on top of a job: demand standing at the jobs\' height rose by nothing the last times it stood there', () => {
+    const during = jobs(12); // the last sample is a job's first
+    expect(observedHeadroom(during, options).gears).toBe(300);
+    expect(observedHeadroom(during, windowed).gears).toBe(0);
+  });
+
+  it('never keeps more than without the window, whatever the history', () => {
+    const random = seededRandom(7);
+    for (let run = 0; run < 40; run++) {
+      const level = 200 + random() * 800;
+      const history = buckets(12 + Math.floor(random() * 36), () => Math.round(level * (1 + (random() < 0.1 ? random() * 2 : random() * 0.2))));
+      expect(observedHeadroom(history, windowed).gears).toBeLessThanOrEqual(observedHeadroom(history, options).gears);
+    }
+  });
+
+  it('is off by default and set by scaleUp.observedHeadroom.elevationWindow', () => {
+    const during = jobs(12);
+    expect(poolHeadroom(config({ scaleUp: { headroomGears: 30 } }), during, BOOT).gears).toBe(300);
+    expect(poolHeadroom(config({ scaleUp: { headroomGears: 30, observedHeadroom: { elevationWindow: '4h' } } }), during, BOOT).gears).toBe(0);
+  });
+});
+
 describe('decidePool: the observed headroom replaces headroomGears', () => {
   const cfg = config({ scaleUp: { threshold: 0.98, target: 0.96, headroomGears: 30, forecast: { enabled: false } } });
   const nearlyFull = nodes(10, 98); // 980 of 1,000 slots: 20 free, below 30 and above 0
@@ -58,5 +92,21 @@ describe('decidePool: the observed headroom replaces headroomGears', () => {
     expect(spiky.decision.reason).toContain('20 free slots < headroomGears 300');
     const young = decidePool(evaluation({ config: cfg, nodes: nearlyFull, pool: pool({ demandHistory: buckets(2, () => 980) }) }));
     expect(young.decision.reason).toContain('20 free slots < headroomGears 30;');
+  });
+
+  it('with an elevation window, reads the standing from this evaluation: a job\'s first minute buys no job\'s rise on top of it', () => {
+    // The history stands at 400 between jobs that lift it to 700; the nodes already hold the next job's 750 gears.
+    const history = buckets(12, (i) => ((i + 5) % 18 === 17 || (i + 5) % 18 === 0 ? 700 : 400));
+    const inJob = nodes(10, 75);
+    const without = decidePool(evaluation({ config: cfg, nodes: inJob, pool: pool({ demandHistory: history }) }));
+    expect(without.decision.kind).toBe('scale-up');
+    expect(without.decision.reason).toContain('250 free slots < headroomGears 300');
+    const windowed = config({ scaleUp: { threshold: 0.98, target: 0.96, headroomGears: 30, observedHeadroom: { elevationWindow: '4h' }, forecast: { enabled: false } } });
+    const within = decidePool(evaluation({ config: windowed, nodes: inJob, pool: pool({ demandHistory: history }) }));
+    expect(within.decision.kind).toBe('no-action');
+    // Between jobs, standing at 400, the same history keeps the jobs' rise free: 100 free slots are short of it.
+    const between = decidePool(evaluation({ config: windowed, nodes: nodes(5, 80), pool: pool({ demandHistory: history }) }));
+    expect(between.decision.kind).toBe('scale-up');
+    expect(between.decision.reason).toContain('100 free slots < headroomGears 300');
   });
 });
