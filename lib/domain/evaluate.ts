@@ -41,13 +41,18 @@ const REASON_REJECTED_SHOWN = 3;
 const REASON_STALE_SHOWN = 3;
 
 export function decidePool(input: PoolEvaluationInput): PoolEvaluation {
-  // One headroom for every rule of this evaluation (scale-up, the fit check, attrition, the pays-off check).
-  const sized = withPoolHeadroom(input);
-  return withAttrition(sized, decide(sized));
+  // One headroom for every rule that keeps nodes (the fit check, attrition, the pays-off check); the scale-up may buy
+  // less on top of a standing that rose by little before (lib/domain/headroom.ts), never more than a drain leaves.
+  const { sized, forScaleUp } = sizedByHeadroom(input);
+  return withAttrition(sized, decide(sized, forScaleUp));
 }
 
 /** The input with scaleUp.headroomGears replaced by the pool's headroom (observed from its history, lib/domain/headroom.ts). */
 export function withPoolHeadroom(input: PoolEvaluationInput): PoolEvaluationInput {
+  return sizedByHeadroom(input).sized;
+}
+
+function sizedByHeadroom(input: PoolEvaluationInput): { sized: PoolEvaluationInput; forScaleUp: number } {
   const { config, pool, poolConfig, nodes, drains, now } = input;
   // The standing is this evaluation's demand: read from the history alone, a job's first minute still stands at the
   // level before it, and buys the jobs' rise on top of the job.
@@ -60,16 +65,18 @@ export function withPoolHeadroom(input: PoolEvaluationInput): PoolEvaluationInpu
     expectedGearsPerNode: expectedGearsPerNode(poolConfig, nodes),
   });
   const headroom = poolHeadroom(config, pool.demandHistory, pool.observedBootMs ?? config.scaleUp.forecast.bootDelay, demand);
-  if (headroom.gears === config.scaleUp.headroomGears) return input;
-  return { ...input, config: { ...config, scaleUp: { ...config.scaleUp, headroomGears: headroom.gears } } };
+  if (headroom.gears === config.scaleUp.headroomGears) return { sized: input, forScaleUp: headroom.forScaleUp };
+  return { sized: { ...input, config: { ...config, scaleUp: { ...config.scaleUp, headroomGears: headroom.gears } } }, forScaleUp: headroom.forScaleUp };
 }
 
-function decide(input: PoolEvaluationInput): PoolEvaluation {
+function decide(input: PoolEvaluationInput, scaleUpHeadroom: number): PoolEvaluation {
   const { now, config, poolConfig, pool, nodes, drains } = input;
   const nowMs = now.getTime();
   const nowIso = now.toISOString();
   const poolId = pool.pool || poolIdOf(poolConfig.district, poolConfig.profile);
-  const { scaleUp, scaleDown } = config;
+  const { scaleDown } = config;
+  // The scale-up's own view; what the scale-down keeps reads config.scaleUp.headroomGears.
+  const scaleUp = scaleUpHeadroom === config.scaleUp.headroomGears ? config.scaleUp : { ...config.scaleUp, headroomGears: scaleUpHeadroom };
   const forecastConfig = scaleUp.forecast;
 
   // 1. Utilization, demand history, sustain tracking.

@@ -26,6 +26,12 @@ export const LEVEL_MINUTES = 60;
 export interface ObservedHeadroom {
   /** Gears of headroom to keep. */
   gears: number;
+  /**
+   * What a scale-up buys on top of demand now: `gears`, or less where demand stands as high as when it last rose by
+   * little (an elevation window). Never what the pool keeps: a drain must still leave room for the rise that comes
+   * once the job is over.
+   */
+  forScaleUp: number;
   /** `observed` when sized from the history, `configured` (headroomGears) while the history is too short. */
   source: 'observed' | 'configured';
   /** Rises measured (buckets with an hour before them). */
@@ -67,11 +73,13 @@ export function observedHeadroom(
     for (let b = key + 1; b < key + span; b++) reached = Math.max(reached, buckets.get(b) ?? reached);
     rises.push({ rise: Math.max(0, reached - level), elevation: baseline > 0 ? elevationBefore(buckets, key, baseline) : 0 });
   }
-  if (rises.length < options.minSamples) return { gears: options.fallback, source: 'configured', samples: rises.length };
-  const all = quantileOf(rises, options.quantile);
+  if (rises.length < options.minSamples) return { gears: options.fallback, forScaleUp: options.fallback, source: 'configured', samples: rises.length };
+  const gears = quantileOf(rises, options.quantile);
+  if (baseline === 0) return { gears, forScaleUp: gears, source: 'observed', samples: rises.length };
+  const standing = elevationBefore(buckets, (keys.at(-1) ?? 0) + 1, baseline, options.demandNow);
   // Only ever less: the standing tells which rises cannot come on top of it, not that bigger ones will.
-  const gears = baseline > 0 ? Math.min(all, quantileOf(risesFromAlike(rises, elevationBefore(buckets, (keys.at(-1) ?? 0) + 1, baseline, options.demandNow), options.minSamples), options.quantile)) : all;
-  return { gears, source: 'observed', samples: rises.length };
+  const forScaleUp = Math.min(gears, quantileOf(risesFromAlike(rises, standing, options.minSamples), options.quantile));
+  return { gears, forScaleUp, source: 'observed', samples: rises.length };
 }
 
 function quantileOf(rises: ReadonlyArray<{ rise: number }>, quantile: number): number {
@@ -112,7 +120,7 @@ function risesFromAlike<T extends { elevation: number }>(rises: readonly T[], no
 /** The pool's headroom by its configuration: observed when `scaleUp.observedHeadroom` is on and the history is long enough. */
 export function poolHeadroom(config: Pick<Config, 'scaleUp'>, history: readonly DemandSample[] | undefined, bootMs: number, demandNow?: number): ObservedHeadroom {
   const { headroomGears, observedHeadroom: observed } = config.scaleUp;
-  if (!observed.enabled) return { gears: headroomGears, source: 'configured', samples: 0 };
+  if (!observed.enabled) return { gears: headroomGears, forScaleUp: headroomGears, source: 'configured', samples: 0 };
   return observedHeadroom(history, {
     bootMs,
     quantile: observed.quantile,

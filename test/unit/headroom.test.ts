@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decidePool } from '../../lib/domain/evaluate.js';
+import { decidePool, withPoolHeadroom } from '../../lib/domain/evaluate.js';
 import { BUCKET_MINUTES, epochMinute } from '../../lib/domain/forecast.js';
 import { observedHeadroom, poolHeadroom } from '../../lib/domain/headroom.js';
 import type { DemandSample } from '../../lib/domain/model.js';
@@ -41,7 +41,7 @@ describe('observedHeadroom', () => {
     expect(observedHeadroom(buckets(3, () => 2000), options)).toMatchObject({ gears: 30, source: 'configured' });
     expect(observedHeadroom(undefined, options)).toMatchObject({ gears: 30, source: 'configured', samples: 0 });
     const off = config({ scaleUp: { headroomGears: 30, observedHeadroom: { enabled: false } } });
-    expect(poolHeadroom(off, buckets(12, () => 2000), BOOT)).toEqual({ gears: 30, source: 'configured', samples: 0 });
+    expect(poolHeadroom(off, buckets(12, () => 2000), BOOT)).toEqual({ gears: 30, forScaleUp: 30, source: 'configured', samples: 0 });
     const on = config({ scaleUp: { headroomGears: 30 } });
     expect(poolHeadroom(on, buckets(12, () => 2000), BOOT)).toMatchObject({ gears: 0, source: 'observed' });
   });
@@ -55,13 +55,16 @@ describe('observedHeadroom with an elevation window: the rises from a standing l
   it('keeps what the jobs take between jobs, as without the window', () => {
     const between = jobs(12, 5); // the last sample is 4 past a job
     expect(observedHeadroom(between, options).gears).toBe(300);
-    expect(observedHeadroom(between, windowed).gears).toBe(300);
+    expect(observedHeadroom(between, windowed)).toMatchObject({ gears: 300, forScaleUp: 300 });
   });
 
-  it('keeps little on top of a job: demand standing at the jobs\' height rose by nothing the last times it stood there', () => {
+  it('buys little on top of a job, and keeps what the jobs take: demand standing at the jobs\' height rose by nothing the last times it stood there', () => {
     const during = jobs(12); // the last sample is a job's first
-    expect(observedHeadroom(during, options).gears).toBe(300);
-    expect(observedHeadroom(during, windowed).gears).toBe(0);
+    expect(observedHeadroom(during, options)).toMatchObject({ gears: 300, forScaleUp: 300 });
+    expect(observedHeadroom(during, windowed)).toMatchObject({ gears: 300, forScaleUp: 0 });
+    // The standing may come from this evaluation's demand rather than the history's last sample.
+    expect(observedHeadroom(jobs(12, 5), { ...windowed, demandNow: 700 })).toMatchObject({ gears: 300, forScaleUp: 0 });
+    expect(observedHeadroom(jobs(12), { ...windowed, demandNow: 400 })).toMatchObject({ gears: 300, forScaleUp: 300 });
   });
 
   it('never keeps more than without the window, whatever the history', () => {
@@ -69,14 +72,16 @@ describe('observedHeadroom with an elevation window: the rises from a standing l
     for (let run = 0; run < 40; run++) {
       const level = 200 + random() * 800;
       const history = buckets(12 + Math.floor(random() * 36), () => Math.round(level * (1 + (random() < 0.1 ? random() * 2 : random() * 0.2))));
-      expect(observedHeadroom(history, windowed).gears).toBeLessThanOrEqual(observedHeadroom(history, options).gears);
+      const { gears, forScaleUp } = observedHeadroom(history, windowed);
+      expect(gears).toBe(observedHeadroom(history, options).gears);
+      expect(forScaleUp).toBeLessThanOrEqual(gears);
     }
   });
 
   it('is off by default and set by scaleUp.observedHeadroom.elevationWindow', () => {
     const during = jobs(12);
-    expect(poolHeadroom(config({ scaleUp: { headroomGears: 30 } }), during, BOOT).gears).toBe(300);
-    expect(poolHeadroom(config({ scaleUp: { headroomGears: 30, observedHeadroom: { elevationWindow: '4h' } } }), during, BOOT).gears).toBe(0);
+    expect(poolHeadroom(config({ scaleUp: { headroomGears: 30 } }), during, BOOT).forScaleUp).toBe(300);
+    expect(poolHeadroom(config({ scaleUp: { headroomGears: 30, observedHeadroom: { elevationWindow: '4h' } } }), during, BOOT).forScaleUp).toBe(0);
   });
 });
 
@@ -104,6 +109,8 @@ describe('decidePool: the observed headroom replaces headroomGears', () => {
     const windowed = config({ scaleUp: { threshold: 0.98, target: 0.96, headroomGears: 30, observedHeadroom: { elevationWindow: '4h' }, forecast: { enabled: false } } });
     const within = decidePool(evaluation({ config: windowed, nodes: inJob, pool: pool({ demandHistory: history }) }));
     expect(within.decision.kind).toBe('no-action');
+    // What the pool keeps (the fit check, attrition, the pays-off check) is still the jobs' rise: no drain on top of a job.
+    expect(withPoolHeadroom(evaluation({ config: windowed, nodes: inJob, pool: pool({ demandHistory: history }) })).config.scaleUp.headroomGears).toBe(300);
     // Between jobs, standing at 400, the same history keeps the jobs' rise free: 100 free slots are short of it.
     const between = decidePool(evaluation({ config: windowed, nodes: nodes(5, 80), pool: pool({ demandHistory: history }) }));
     expect(between.decision.kind).toBe('scale-up');
