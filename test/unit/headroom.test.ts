@@ -78,15 +78,16 @@ describe('observedHeadroom with an elevation window: the rises from a standing l
     }
   });
 
-  it('is off by default and set by scaleUp.observedHeadroom.elevationWindow', () => {
+  it('is on by default (4 hours) and turned off by scaleUp.observedHeadroom.elevationWindow 0m', () => {
     const during = jobs(12);
-    expect(poolHeadroom(config({ scaleUp: { headroomGears: 30 } }), during, BOOT).forScaleUp).toBe(300);
-    expect(poolHeadroom(config({ scaleUp: { headroomGears: 30, observedHeadroom: { elevationWindow: '4h' } } }), during, BOOT).forScaleUp).toBe(0);
+    expect(poolHeadroom(config({ scaleUp: { headroomGears: 30 } }), during, BOOT).forScaleUp).toBe(0);
+    expect(poolHeadroom(config({ scaleUp: { headroomGears: 30, observedHeadroom: { elevationWindow: '0m' } } }), during, BOOT).forScaleUp).toBe(300);
   });
 });
 
 describe('decidePool: the observed headroom replaces headroomGears', () => {
-  const cfg = config({ scaleUp: { threshold: 0.98, target: 0.96, headroomGears: 30, forecast: { enabled: false } } });
+  // Every rise counts here (no elevation window): the window's own cases are below.
+  const cfg = config({ scaleUp: { threshold: 0.98, target: 0.96, headroomGears: 30, observedHeadroom: { elevationWindow: '0m' }, forecast: { enabled: false } } });
   const nearlyFull = nodes(10, 98); // 980 of 1,000 slots: 20 free, below 30 and above 0
 
   it('adds no node to a flat pool 20 slots short of a fixed 30, and one to a spiky pool', () => {
