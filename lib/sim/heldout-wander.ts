@@ -1,5 +1,5 @@
 import { seededRandom } from './random.js';
-import type { HeldoutShape } from './heldout.js';
+import { heldoutTrace, pct, type HeldoutShape } from './heldout.js';
 
 /**
  * A second held-out family (`npm run bench -- heldout --family wander`): what
@@ -98,28 +98,11 @@ export function wanderShape(index: number, options: WanderOptions): HeldoutShape
     for (const dip of dips) if (t >= dip.start && t < dip.start + dip.length) value *= dip.factor;
     values.push(Math.max(0, value));
   }
-  const peak = values.reduce((max, v) => (v > max ? v : max), 0);
-  const name = `heldout:w${options.seed}-${index + 1}`;
-  return {
-    name,
-    description: parts.join(', '),
-    trace: {
-      source: name,
-      demandColumn: 'demand',
-      steps: values.map((v, i) => ({ at: i * STEP, demand: peak > 0 ? Math.round((v / peak) * options.peakGears) : 0 })),
-      stepSeconds: STEP,
-      durationSeconds: values.length * STEP,
-      ...(churn > 0 ? { churnPerHour: churn } : {}),
-    },
-  };
+  return heldoutTrace(`heldout:w${options.seed}-${index + 1}`, parts, values, { stepSeconds: STEP, peakGears: options.peakGears, churn });
 }
 
 function range(episodes: Episode[], show: (factor: number) => string): string {
   const factors = episodes.map((e) => e.factor);
   const [low, high] = [Math.min(...factors), Math.max(...factors)];
   return low === high ? show(low) : `${show(low)}..${show(high)}`;
-}
-
-function pct(share: number): string {
-  return `${(share * 100).toFixed(0)} %`;
 }

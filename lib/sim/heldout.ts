@@ -111,22 +111,26 @@ export function heldoutShape(index: number, options: Omit<HeldoutOptions, 'count
     else held = undefined;
     values.push(Math.max(0, value));
   }
+  return heldoutTrace(`heldout:s${options.seed}-${index + 1}`, parts, values, { stepSeconds: STEP, peakGears: options.peakGears, churn });
+}
+
+/** A drawn shape as a trace: `values` one per `stepSeconds`, scaled so their peak is `peakGears` whole gears. */
+export function heldoutTrace(name: string, parts: string[], values: number[], options: { stepSeconds: number; peakGears: number; churn: number }): HeldoutShape {
   const peak = values.reduce((max, v) => (v > max ? v : max), 0);
-  const name = `heldout:s${options.seed}-${index + 1}`;
   return {
     name,
     description: parts.join(', '),
     trace: {
       source: name,
       demandColumn: 'demand',
-      steps: values.map((v, i) => ({ at: i * STEP, demand: peak > 0 ? Math.round((v / peak) * options.peakGears) : 0 })),
-      stepSeconds: STEP,
-      durationSeconds: values.length * STEP,
-      ...(churn > 0 ? { churnPerHour: churn } : {}),
+      steps: values.map((v, i) => ({ at: i * options.stepSeconds, demand: peak > 0 ? Math.round((v / peak) * options.peakGears) : 0 })),
+      stepSeconds: options.stepSeconds,
+      durationSeconds: values.length * options.stepSeconds,
+      ...(options.churn > 0 ? { churnPerHour: options.churn } : {}),
     },
   };
 }
 
-function pct(share: number): string {
+export function pct(share: number): string {
   return `${(share * 100).toFixed(0)} %`;
 }
