@@ -22,7 +22,7 @@
 import { drainsPerDecision, poolBudget, scaleDownBudget, withScaleDown } from './budget.js';
 import { chooseScaleDownCandidates } from './candidates.js';
 import { callOffText, drainsToCallOff, nodesToBuy } from './call-off.js';
-import type { PoolDecision, PoolEvaluation, PoolEvaluationInput, RejectedCandidate } from './decision.js';
+import type { PoolDecision, PoolEvaluation, PoolEvaluationInput, PoolUtilization, RejectedCandidate } from './decision.js';
 import { formatDuration } from './duration.js';
 import { failureBackoff } from './failure-backoff.js';
 import { forecastDemand, recordDemand, type Forecast } from './forecast.js';
@@ -43,33 +43,31 @@ const REASON_STALE_SHOWN = 3;
 export function decidePool(input: PoolEvaluationInput): PoolEvaluation {
   // One headroom for every rule that keeps nodes (the fit check, attrition, the pays-off check); the scale-up may buy
   // less on top of a standing that rose by little before (lib/domain/headroom.ts), never more than a drain leaves.
-  const { sized, forScaleUp } = sizedByHeadroom(input);
-  return withAttrition(sized, decide(sized, forScaleUp));
+  const u = poolUtilization(input);
+  const { sized, forScaleUp } = sizedByHeadroom(input, u.demand);
+  return withAttrition(sized, decide(sized, u, forScaleUp));
 }
 
 /** The input with scaleUp.headroomGears replaced by the pool's headroom (observed from its history, lib/domain/headroom.ts). */
 export function withPoolHeadroom(input: PoolEvaluationInput): PoolEvaluationInput {
-  return sizedByHeadroom(input).sized;
+  return sizedByHeadroom(input, poolUtilization(input).demand).sized;
 }
 
-function sizedByHeadroom(input: PoolEvaluationInput): { sized: PoolEvaluationInput; forScaleUp: number } {
+function poolUtilization(input: PoolEvaluationInput): PoolUtilization {
   const { config, pool, poolConfig, nodes, drains, now } = input;
-  // The standing is this evaluation's demand: read from the history alone, a job's first minute still stands at the
-  // level before it, and buys the jobs' rise on top of the job.
-  const { demand } = computeUtilization({
-    pool: pool.pool || poolIdOf(poolConfig.district, poolConfig.profile),
-    nodes,
-    drains,
-    now,
-    statsMaxAge: config.statsMaxAge,
-    expectedGearsPerNode: expectedGearsPerNode(poolConfig, nodes),
-  });
-  const headroom = poolHeadroom(config, pool.demandHistory, pool.observedBootMs ?? config.scaleUp.forecast.bootDelay, demand);
+  const poolId = pool.pool || poolIdOf(poolConfig.district, poolConfig.profile);
+  return computeUtilization({ pool: poolId, nodes, drains, now, statsMaxAge: config.statsMaxAge, expectedGearsPerNode: expectedGearsPerNode(poolConfig, nodes) });
+}
+
+/** `demandNow` is the pool's standing: read from the history alone, a job's first minute still stands at the level before it. */
+function sizedByHeadroom(input: PoolEvaluationInput, demandNow: number): { sized: PoolEvaluationInput; forScaleUp: number } {
+  const { config, pool } = input;
+  const headroom = poolHeadroom(config, pool.demandHistory, pool.observedBootMs ?? config.scaleUp.forecast.bootDelay, demandNow);
   if (headroom.gears === config.scaleUp.headroomGears) return { sized: input, forScaleUp: headroom.forScaleUp };
   return { sized: { ...input, config: { ...config, scaleUp: { ...config.scaleUp, headroomGears: headroom.gears } } }, forScaleUp: headroom.forScaleUp };
 }
 
-function decide(input: PoolEvaluationInput, scaleUpHeadroom: number): PoolEvaluation {
+function decide(input: PoolEvaluationInput, u: PoolUtilization, scaleUpHeadroom: number): PoolEvaluation {
   const { now, config, poolConfig, pool, nodes, drains } = input;
   const nowMs = now.getTime();
   const nowIso = now.toISOString();
@@ -81,7 +79,6 @@ function decide(input: PoolEvaluationInput, scaleUpHeadroom: number): PoolEvalua
 
   // 1. Utilization, demand history, sustain tracking.
   const gearsPerNode = expectedGearsPerNode(poolConfig, nodes);
-  const u = computeUtilization({ pool: poolId, nodes, drains, now, statsMaxAge: config.statsMaxAge, expectedGearsPerNode: gearsPerNode });
   // A node registered active that has not reported yet holds gears nobody counted: a sample now would be low, and the
   // next ones (as it reports) a rise that never happened, which the trend, the headroom and the drains would all believe.
   const unreported = unreportedNodes(nodes, nowMs, config.statsMaxAge);

@@ -9,11 +9,13 @@
  * keeps a few slots, a spiky one what its spikes took. Until the history
  * covers `minHistory`, the configured headroomGears stands.
  *
- * With an elevation window, a pool whose demand stands high against its
+ * With an elevation window, a scale-up where demand stands high against its
  * median over that window (a job on a clock running, a burst at its top)
- * keeps only what it rose the last times it stood that high, if less: a job
- * that lifts demand 70 % every 2 hours is every other rise the quantile sees,
- * and counted on top of the job itself it bought nodes above the pool's peak.
+ * buys only what demand rose the last times it stood that high, if less: a
+ * job that lifts demand 70 % every 2 hours is most of the rises the quantile
+ * sees, and counted on top of the job itself it bought nodes above the pool's
+ * peak. What the pool keeps is the full headroom: after the job comes the
+ * next job's rise.
  * Pure functions of data.
  */
 import type { Config } from '../config/index.js';
