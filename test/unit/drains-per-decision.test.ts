@@ -1,11 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { drainsPerDecision, withScaleDown } from '../../lib/domain/budget.js';
-import { chooseScaleDownCandidates } from '../../lib/domain/candidates.js';
+import { type CandidateCheck, type CandidateInput, chooseScaleDownCandidate, chooseScaleDownCandidates } from '../../lib/domain/candidates.js';
 import { shadowKey, shadowSentence } from '../../lib/domain/controls.js';
 import { decisionMessage } from '../../lib/domain/decision-message.js';
 import { decidePool } from '../../lib/domain/evaluate.js';
 import { computeUtilization } from '../../lib/domain/utilization.js';
+import type { NodeRecord } from '../../lib/domain/model.js';
 import { parseMessage } from '../../lib/messages/index.js';
+import { seededRandom } from '../../lib/sim/random.js';
 import { NOW, config, drain, evaluation, minutesAgo, node, nodes, pool, poolConfigOf } from '../support/builders.js';
 import { quietDay } from '../support/decisions.js';
 
@@ -93,6 +95,71 @@ describe('chooseScaleDownCandidates', () => {
     // Alone, b fits.
     const alone = chooseScaleDownCandidates({ ...input, nodes: tight.filter((n) => n.nodeId !== 'a') }, undefined, 1);
     expect(alone.nodeId).toBe('b');
+  });
+});
+
+/** The decision's definition, choice by choice: a fresh single choice with the nodes chosen before it draining. */
+function oneAtATime(input: CandidateInput, check: CandidateCheck, count: number): Array<{ nodeId: string; next?: string }> {
+  const chosen: Array<{ nodeId: string; next?: string }> = [];
+  let { nodes: poolNodes, utilization } = input;
+  let committed = 0;
+  for (let i = 0; i < count; i++) {
+    const choice = chooseScaleDownCandidate({ ...input, nodes: poolNodes, utilization, committedGears: committed }, check);
+    if (choice.nodeId === undefined) break;
+    chosen.push({ nodeId: choice.nodeId, ...(choice.price ? { next: choice.price.next } : {}) });
+    const node = poolNodes.find((n) => n.nodeId === choice.nodeId)!;
+    const max = node.stats!.maxActiveGears;
+    committed += choice.activeGears ?? 0;
+    utilization = { ...utilization, capacity: utilization.capacity - max, freeSlots: utilization.freeSlots - max };
+    poolNodes = poolNodes.map((n) => (n === node ? { ...n, state: 'draining' as const } : n));
+  }
+  return chosen;
+}
+
+describe('chooseScaleDownCandidates ranks the pool once', () => {
+  it('chooses the same nodes, in the same order, as choosing one at a time (300 random pools, checks that change their mind)', () => {
+    const random = seededRandom(19);
+    const strategies = ['least-disruption', 'least-gears', 'least-utilized', 'oldest', 'newest'] as const;
+    let further = 0;
+    let retried = 0;
+    for (let trial = 0; trial < 300; trial++) {
+      const candidateStrategy = strategies[trial % strategies.length]!;
+      const cfg = config({ scaleDown: { candidateStrategy, payoff: { enabled: false } } });
+      const size = 3 + Math.floor(random() * 40);
+      const poolNodes: NodeRecord[] = Array.from({ length: size }, (_, i) => {
+        const max = random() < 0.8 ? 100 : 200;
+        const n = node(`n-${i}`, { gears: Math.floor(random() * max * 0.7), max, createdMinutesAgo: 10 + Math.floor(random() * 500) });
+        if (random() < 0.3) n.stats!.idleGears = Math.floor(random() * n.stats!.activeGears);
+        if (random() < 0.05) n.protected = true;
+        if (random() < 0.05) n.attritionSince = minutesAgo(20);
+        return n;
+      });
+      const utilization = computeUtilization({ pool: 'd1/small', nodes: poolNodes, drains: [], now: NOW, statsMaxAge: cfg.statsMaxAge, expectedGearsPerNode: 100 });
+      // A check that refuses some nodes at one capacity and takes them at another, as no real check does: the queue
+      // must ask a refused node again, not assume a refusal lasts.
+      const salt = Math.floor(random() * 1000);
+      const refusedOnce = new Set<string>();
+      const check: CandidateCheck = (n, capacityAfter) => {
+        const refuse = (Number(n.nodeId.slice(2)) * 31 + capacityAfter * 7 + salt) % 3 === 0;
+        if (refuse) refusedOnce.add(n.nodeId);
+        return refuse ? { refused: 'not now' } : { accepted: 'pays' };
+      };
+      const input = { nodes: poolNodes, drains: [], poolConfig: poolConfigOf(cfg), config: cfg, now: NOW, utilization };
+      const count = 1 + Math.floor(random() * 8);
+      const expected = oneAtATime(input, check, count);
+      refusedOnce.clear();
+      const choice = chooseScaleDownCandidates(input, check, count);
+      const got = choice.nodeId === undefined ? [] : [choice.nodeId, ...choice.more.map((m) => m.nodeId)];
+      expect(got, `trial ${trial} (${candidateStrategy}, ${size} nodes, count ${count})`).toEqual(expected.map((c) => c.nodeId));
+      // Every node of the decision is priced against the node after the last one.
+      const last = expected[expected.length - 1];
+      for (const price of [choice.price, ...choice.more.map((m) => m.price)]) expect(price?.next).toBe(last?.next);
+      further += choice.more.length;
+      retried += choice.more.filter((m) => refusedOnce.has(m.nodeId)).length;
+    }
+    // The random pools reach what the test is for: several nodes a decision, and nodes the check refused first and took later.
+    expect(further).toBeGreaterThan(300);
+    expect(retried).toBeGreaterThan(10);
   });
 });
 
