@@ -60,6 +60,7 @@ export function observedHeadroom(
   const back = LEVEL_MINUTES / BUCKET_MINUTES;
   const baseline = Math.round((options.elevationMinutes ?? 0) / BUCKET_MINUTES);
   const rises: Array<{ rise: number; elevation: number }> = [];
+  const usual = baseline > 0 ? new UsualLevel(buckets, keys, baseline) : undefined;
   for (const key of keys) {
     let level = -Infinity;
     let seen = 0;
@@ -73,12 +74,13 @@ export function observedHeadroom(
     if (seen < back / 2) continue;
     let reached = buckets.get(key)!;
     for (let b = key + 1; b < key + span; b++) reached = Math.max(reached, buckets.get(b) ?? reached);
-    rises.push({ rise: Math.max(0, reached - level), elevation: baseline > 0 ? elevationBefore(buckets, key, baseline) : 0 });
+    rises.push({ rise: Math.max(0, reached - level), elevation: usual ? usual.standingBefore(key, buckets.get(key - 1)) : 0 });
   }
   if (rises.length < options.minSamples) return { gears: options.fallback, forScaleUp: options.fallback, source: 'configured', samples: rises.length };
   const gears = quantileOf(rises, options.quantile);
-  if (baseline === 0) return { gears, forScaleUp: gears, source: 'observed', samples: rises.length };
-  const standing = elevationBefore(buckets, (keys.at(-1) ?? 0) + 1, baseline, options.demandNow);
+  if (!usual) return { gears, forScaleUp: gears, source: 'observed', samples: rises.length };
+  const next = (keys.at(-1) ?? 0) + 1;
+  const standing = usual.standingBefore(next, options.demandNow ?? buckets.get(next - 1));
   // Only ever less: the standing tells which rises cannot come on top of it, not that bigger ones will.
   const forScaleUp = Math.min(gears, quantileOf(risesFromAlike(rises, standing, options.minSamples), options.quantile));
   return { gears, forScaleUp, source: 'observed', samples: rises.length };
@@ -91,21 +93,50 @@ function quantileOf(rises: ReadonlyArray<{ rise: number }>, quantile: number): n
 }
 
 /**
- * How high demand stood just before bucket `key` against its median over the `baseline` buckets before: 1 at its
- * usual level, 1.7 in the middle of a job that lifts it 70 %; 1 when either is unknown. `standing`: demand now, for the
- * bucket after the history's last.
+ * How high demand stood just before a bucket against its median over the `baseline` buckets before: 1 at its usual
+ * level, 1.7 in the middle of a job that lifts it 70 %; 1 when either is unknown. Asked for buckets in ascending order,
+ * it slides one sorted window along them: a sort of the window per bucket (some 300 each evaluation) was most of the
+ * time a small pool's decision took.
  */
-function elevationBefore(buckets: ReadonlyMap<number, number>, key: number, baseline: number, standing?: number): number {
-  const last = standing ?? buckets.get(key - 1);
-  const window: number[] = [];
-  for (let b = key - baseline; b < key; b++) {
-    const value = buckets.get(b);
-    if (value !== undefined) window.push(value);
+class UsualLevel {
+  private readonly window: number[] = [];
+  /** Index into `keys` of the oldest bucket in the window, and of the first not yet in it. */
+  private oldest = 0;
+  private newest = 0;
+
+  constructor(
+    private readonly buckets: ReadonlyMap<number, number>,
+    private readonly keys: readonly number[],
+    private readonly baseline: number,
+  ) {}
+
+  /** `last` (the demand just before bucket `key`) against the median of [key - baseline, key); keys ascending. */
+  standingBefore(key: number, last: number | undefined): number {
+    const { keys, window } = this;
+    for (; this.newest < keys.length && keys[this.newest]! < key; this.newest++) insertSorted(window, this.buckets.get(keys[this.newest]!)!);
+    for (; this.oldest < this.newest && keys[this.oldest]! < key - this.baseline; this.oldest++) removeSorted(window, this.buckets.get(keys[this.oldest]!)!);
+    if (last === undefined || window.length === 0) return 1;
+    return last / Math.max(1, window[Math.floor(window.length / 2)]!);
   }
-  if (last === undefined || window.length === 0) return 1;
-  window.sort((a, b) => a - b);
-  const median = window[Math.floor(window.length / 2)]!;
-  return last / Math.max(1, median);
+}
+
+function insertSorted(sorted: number[], value: number): void {
+  sorted.splice(lowerBound(sorted, value), 0, value);
+}
+
+function removeSorted(sorted: number[], value: number): void {
+  sorted.splice(lowerBound(sorted, value), 1);
+}
+
+function lowerBound(sorted: readonly number[], value: number): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (sorted[mid]! < value) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 /**
