@@ -116,8 +116,8 @@ type Verdict = { refused: RejectedCandidate; byCheck: boolean } | { accepted?: s
 
 /**
  * The pool's candidates in strategy order, scanned and ranked once. A 10,000-node pool's decision drains up to a
- * hundred nodes; ranking the pool again for each (as a fresh choice with the earlier ones draining) took 440 ms a
- * decision. Each later choice sees the pool only tighter (fewer slots, fewer free ones, more gears to place), so a
+ * hundred nodes; ranking the pool again for each (as a fresh choice with the earlier ones draining) took half a
+ * second a decision. Each later choice sees the pool only tighter (fewer slots, fewer free ones, more gears to place), so a
  * candidate a fit rule refused stays refused and only the check's refusals are asked again: the same nodes, in the
  * same order, as ranking afresh.
  */
@@ -187,10 +187,13 @@ class CandidateQueue {
     this.start = { capacity, freeSlots, totalFree, committed: input.committedGears ?? 0 };
   }
 
-  /** The first candidate that passes for `left`, then the pool it leaves; every refusal of this choice in `rejected`. */
-  choose(left: PoolLeft): CandidateChoice & { ranked?: Ranked; left?: PoolLeft } {
+  /**
+   * The first candidate that passes for `left`, then the pool it leaves; every refusal of this choice in `rejected`
+   * when `explained` (a decision names only its first choice's: the others' would copy the scan's every time).
+   */
+  choose(left: PoolLeft, explained = true): CandidateChoice & { ranked?: Ranked; left?: PoolLeft } {
     const strategy = this.input.config.scaleDown.candidateStrategy;
-    const rejected = [...this.scanned];
+    const rejected = explained ? [...this.scanned] : [];
     const chosen = (candidate: Eligible, next: Eligible | undefined, accepted: string | undefined) => {
       const ranked = { chosen: pricedNode(candidate), ...(next ? { next: pricedNode(next) } : {}) };
       const price = drainPrice(strategy, ranked.chosen, ranked.next);
@@ -208,7 +211,7 @@ class CandidateQueue {
       if (!entry.again) continue;
       const verdict = this.verdict(entry.candidate, left);
       if ('refused' in verdict) {
-        rejected.push(verdict.refused);
+        if (explained) rejected.push(verdict.refused);
         entry.again = verdict.byCheck;
         continue;
       }
@@ -218,7 +221,7 @@ class CandidateQueue {
     for (let candidate = this.heap.pop(); candidate !== undefined; candidate = this.heap.pop()) {
       const verdict = this.verdict(candidate, left);
       if ('refused' in verdict) {
-        rejected.push(verdict.refused);
+        if (explained) rejected.push(verdict.refused);
         this.passed.push({ candidate, again: verdict.byCheck });
         continue;
       }
@@ -276,7 +279,7 @@ export function chooseScaleDownCandidates(input: CandidateInput, check: Candidat
   const more: Array<FurtherChoice & { ranked?: Ranked }> = [];
   let left = firstLeft;
   for (let i = 1; i < count && left !== undefined; i++) {
-    const next = queue.choose(left);
+    const next = queue.choose(left, false);
     if (next.nodeId === undefined) break;
     more.push({ nodeId: next.nodeId, activeGears: next.activeGears ?? 0, ...(next.ranked ? { ranked: next.ranked } : {}) });
     left = next.left;

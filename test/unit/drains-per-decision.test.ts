@@ -156,6 +156,8 @@ describe('chooseScaleDownCandidates ranks the pool once', () => {
       for (const price of [choice.price, ...choice.more.map((m) => m.price)]) expect(price?.next).toBe(last?.next);
       further += choice.more.length;
       retried += choice.more.filter((m) => refusedOnce.has(m.nodeId)).length;
+      // The decision names the first choice's refusals, as a single choice does.
+      expect(choice.rejected).toEqual(chooseScaleDownCandidate(input, check).rejected);
     }
     // The random pools reach what the test is for: several nodes a decision, and nodes the check refused first and took later.
     expect(further).toBeGreaterThan(300);
