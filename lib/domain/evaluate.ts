@@ -43,20 +43,22 @@ const REASON_STALE_SHOWN = 3;
 export function decidePool(input: PoolEvaluationInput): PoolEvaluation {
   // One headroom for every rule that keeps nodes (the fit check, attrition, the pays-off check); the scale-up may buy
   // less on top of a standing that rose by little before (lib/domain/headroom.ts), never more than a drain leaves.
-  const u = poolUtilization(input);
+  const { u, gearsPerNode } = poolUtilization(input);
   const { sized, forScaleUp } = sizedByHeadroom(input, u.demand);
-  return withAttrition(sized, decide(sized, u, forScaleUp));
+  return withAttrition(sized, decide(sized, u, gearsPerNode, forScaleUp));
 }
 
 /** The input with scaleUp.headroomGears replaced by the pool's headroom (observed from its history, lib/domain/headroom.ts). */
 export function withPoolHeadroom(input: PoolEvaluationInput): PoolEvaluationInput {
-  return sizedByHeadroom(input, poolUtilization(input).demand).sized;
+  return sizedByHeadroom(input, poolUtilization(input).u.demand).sized;
 }
 
-function poolUtilization(input: PoolEvaluationInput): PoolUtilization {
+/** `gearsPerNode` goes with the utilization: the decision sizes nodes by it, and it costs a pass over the pool. */
+function poolUtilization(input: PoolEvaluationInput): { u: PoolUtilization; gearsPerNode: number } {
   const { config, pool, poolConfig, nodes, drains, now } = input;
   const poolId = pool.pool || poolIdOf(poolConfig.district, poolConfig.profile);
-  return computeUtilization({ pool: poolId, nodes, drains, now, statsMaxAge: config.statsMaxAge, expectedGearsPerNode: expectedGearsPerNode(poolConfig, nodes) });
+  const gearsPerNode = expectedGearsPerNode(poolConfig, nodes);
+  return { u: computeUtilization({ pool: poolId, nodes, drains, now, statsMaxAge: config.statsMaxAge, expectedGearsPerNode: gearsPerNode }), gearsPerNode };
 }
 
 /** `demandNow` is the pool's standing: read from the history alone, a job's first minute still stands at the level before it. */
@@ -67,7 +69,7 @@ function sizedByHeadroom(input: PoolEvaluationInput, demandNow: number): { sized
   return { sized: { ...input, config: { ...config, scaleUp: { ...config.scaleUp, headroomGears: headroom.gears } } }, forScaleUp: headroom.forScaleUp };
 }
 
-function decide(input: PoolEvaluationInput, u: PoolUtilization, scaleUpHeadroom: number): PoolEvaluation {
+function decide(input: PoolEvaluationInput, u: PoolUtilization, gearsPerNode: number, scaleUpHeadroom: number): PoolEvaluation {
   const { now, config, poolConfig, pool, nodes, drains } = input;
   const nowMs = now.getTime();
   const nowIso = now.toISOString();
@@ -78,7 +80,6 @@ function decide(input: PoolEvaluationInput, u: PoolUtilization, scaleUpHeadroom:
   const forecastConfig = scaleUp.forecast;
 
   // 1. Utilization, demand history, sustain tracking.
-  const gearsPerNode = expectedGearsPerNode(poolConfig, nodes);
   // A node registered active that has not reported yet holds gears nobody counted: a sample now would be low, and the
   // next ones (as it reports) a rise that never happened, which the trend, the headroom and the drains would all believe.
   const unreported = unreportedNodes(nodes, nowMs, config.statsMaxAge);
