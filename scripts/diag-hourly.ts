@@ -1,0 +1,60 @@
+/**
+ * Diagnostic replay (not a benchmark): where nodescaler holds more nodes than
+ * clairvoyant-4h on one held-out shape. Hour by hour: the highest demand, the
+ * mean nodes each policy pays for, and nodescaler's moves; with FROM and TO
+ * (hours), also its decision log between them (every entry, no-actions
+ * included), which says why it kept what it kept.
+ *
+ *   npx tsx scripts/diag-hourly.ts FAMILY SEED SHAPE PEAK_GEARS [FROM TO]
+ *   e.g. wander 3 4 2000 24 30   (held-out w3-4 at 2,000 gears, the log of hours 24-30)
+ */
+import { runBaseline } from '../lib/sim/baselines.js';
+import { baselineSetup } from '../lib/sim/baseline-cache.js';
+import { familyShapes, isHeldoutFamily } from '../lib/sim/heldout-families.js';
+import { runNodescaler } from '../lib/sim/replay.js';
+import type { SeriesPoint } from '../lib/sim/results.js';
+
+const [family, ...rest] = process.argv.slice(2);
+const [seed, shapeNumber, peak, from, to] = rest.map(Number);
+if (!isHeldoutFamily(family) || !Number.isInteger(seed) || !Number.isInteger(shapeNumber) || shapeNumber! < 1 || !(peak! > 0)) {
+  console.error('usage: npx tsx scripts/diag-hourly.ts FAMILY SEED SHAPE PEAK_GEARS [FROM TO]   (e.g. wander 3 4 2000 24 30)');
+  process.exit(2);
+}
+const shape = familyShapes(family, { seed: seed!, days: 7, peakGears: peak!, count: shapeNumber! })[shapeNumber! - 1]!;
+const replay = { gearsPerNode: 100, bootDelaySeconds: 120, seed: seed! };
+const outcome = await runNodescaler(shape.trace, { ...replay, store: 'memory' });
+const { pools, options } = baselineSetup(shape.trace, replay);
+const clairvoyant = runBaseline('clairvoyant-4h', pools, options);
+
+const hourly = (series: SeriesPoint[]) => {
+  const hours = new Map<number, { nodes: number; points: number; demand: number; moves: number }>();
+  for (const point of series) {
+    const hour = Math.floor(point.at / 3600);
+    const h = hours.get(hour) ?? { nodes: 0, points: 0, demand: 0, moves: 0 };
+    h.nodes += point.nodes;
+    h.points++;
+    h.demand = Math.max(h.demand, point.demand);
+    h.moves += point.moves ?? 0;
+    hours.set(hour, h);
+  }
+  return hours;
+};
+const ours = hourly(outcome.result.series);
+const theirs = hourly(clairvoyant.series);
+console.log(`${shape.name}: ${shape.description}`);
+console.log(`node-hours ${outcome.result.nodeHours.toFixed(0)} vs clairvoyant-4h ${clairvoyant.nodeHours.toFixed(0)} (${(outcome.result.nodeHours / clairvoyant.nodeHours).toFixed(3)} x); moves ${outcome.result.gearMoves} vs ${clairvoyant.gearMoves}`);
+console.log('hour  demand  nodescaler  c-4h  moves');
+for (const [hour, h] of ours) {
+  const c = theirs.get(hour);
+  const mark = c && h.nodes / h.points > c.nodes / c.points + 1 ? ' <' : '';
+  console.log(`${String(hour).padStart(4)}  ${String(h.demand).padStart(6)}  ${(h.nodes / h.points).toFixed(1).padStart(10)}  ${c ? (c.nodes / c.points).toFixed(1).padStart(4) : '   -'}  ${String(h.moves).padStart(5)}${mark}`);
+}
+if (from !== undefined && to !== undefined) {
+  const start = Date.parse(shape.trace.startsAt ?? '2026-01-05T00:00:00.000Z');
+  const log = await outcome.store.listDecisionsSince('sim/small', new Date(start + from * 3_600_000).toISOString());
+  for (const entry of log) {
+    const hours = (Date.parse(entry.at) - start) / 3_600_000;
+    if (hours > to) break;
+    console.log(`${hours.toFixed(2).padStart(7)}h ${entry.kind}: ${entry.reason}`);
+  }
+}
