@@ -248,7 +248,8 @@ class CandidateQueue {
     // gone while its gears still count as demand.
     const freeAfter = left.freeSlots - candidate.max;
     if (freeAfter < headroom) {
-      return { refused: { nodeId, reason: `pool would keep ${freeAfter} free slots < headroomGears ${headroom}` }, byCheck: false };
+      // Demand judged at its confident level can be fractional (a trend forecast): the slots kept are whole.
+      return { refused: { nodeId, reason: `pool would keep ${Math.floor(freeAfter)} free slots < headroomGears ${headroom}` }, byCheck: false };
     }
     const verdict = this.check?.(candidate.node, capacityAfter);
     if (verdict && 'refused' in verdict) {

@@ -5,11 +5,11 @@ import type { DrainRecord, NodeRecord } from '../../lib/domain/model.js';
 import { computeUtilization, expectedGearsPerNode } from '../../lib/domain/utilization.js';
 import { NOW, POOL, config, drain, move, node, poolConfigOf } from '../support/builders.js';
 
-function choose(nodes: NodeRecord[], options: { drains?: DrainRecord[]; cfg?: Config } = {}) {
+function choose(nodes: NodeRecord[], options: { drains?: DrainRecord[]; cfg?: Config; extraDemand?: number } = {}) {
   const cfg = options.cfg ?? config();
   const poolConfig = poolConfigOf(cfg);
   const drains = options.drains ?? [];
-  const utilization = computeUtilization({
+  const measured = computeUtilization({
     pool: POOL,
     nodes,
     drains,
@@ -17,6 +17,8 @@ function choose(nodes: NodeRecord[], options: { drains?: DrainRecord[]; cfg?: Co
     statsMaxAge: cfg.statsMaxAge,
     expectedGearsPerNode: expectedGearsPerNode(poolConfig, nodes),
   });
+  const extra = options.extraDemand ?? 0;
+  const utilization = { ...measured, demand: measured.demand + extra, freeSlots: measured.freeSlots - extra };
   return chooseScaleDownCandidate({ nodes, drains, poolConfig, config: cfg, now: NOW, utilization });
 }
 
@@ -171,6 +173,13 @@ describe('chooseScaleDownCandidate', () => {
     const choice = choose([node('a', { gears: 10 }), node('b', { gears: 10 }), node('c', { gears: 10 })], { cfg });
     expect(choice.nodeId).toBeUndefined();
     expect(choice.rejected[0]).toEqual({ nodeId: 'a', reason: 'pool would keep 170 free slots < headroomGears 200' });
+  });
+
+  it('names the whole free slots it would keep when demand is judged at a fractional level', () => {
+    const cfg = config({ scaleUp: { headroomGears: 200 } });
+    // The pays-off gate judges demand at its confident level, which a trend forecast makes fractional.
+    const choice = choose([node('a', { gears: 10 }), node('b', { gears: 10 }), node('c', { gears: 10 })], { cfg, extraDemand: 0.6 });
+    expect(choice.rejected[0]).toEqual({ nodeId: 'a', reason: 'pool would keep 169 free slots < headroomGears 200' });
   });
 
   it('checks candidates in exactly the strategy order (every one refused here)', () => {
