@@ -1,7 +1,8 @@
 /**
  * Diagnostic replay (not a benchmark): where nodescaler holds more nodes than
  * clairvoyant-4h on one held-out shape. Hour by hour: the highest demand, the
- * mean nodes each policy pays for, and nodescaler's moves; with FROM and TO
+ * mean nodes each policy pays for, nodescaler's moves and the most gears
+ * waiting at one sample; with FROM and TO
  * (hours), also its decision log between them (every entry, no-actions
  * included), which says why it kept what it kept.
  *
@@ -27,11 +28,12 @@ const { pools, options } = baselineSetup(shape.trace, replay);
 const clairvoyant = runBaseline('clairvoyant-4h', pools, options);
 
 const hourly = (series: SeriesPoint[]) => {
-  const hours = new Map<number, { nodes: number; points: number; demand: number; moves: number }>();
+  const hours = new Map<number, { nodes: number; points: number; demand: number; moves: number; unplaced: number }>();
   for (const point of series) {
     const hour = Math.floor(point.at / 3600);
-    const h = hours.get(hour) ?? { nodes: 0, points: 0, demand: 0, moves: 0 };
+    const h = hours.get(hour) ?? { nodes: 0, points: 0, demand: 0, moves: 0, unplaced: 0 };
     h.nodes += point.nodes;
+    h.unplaced = Math.max(h.unplaced, point.unplaced);
     h.points++;
     h.demand = Math.max(h.demand, point.demand);
     h.moves += point.moves ?? 0;
@@ -43,11 +45,11 @@ const ours = hourly(outcome.result.series);
 const theirs = hourly(clairvoyant.series);
 console.log(`${shape.name}: ${shape.description}`);
 console.log(`node-hours ${outcome.result.nodeHours.toFixed(0)} vs clairvoyant-4h ${clairvoyant.nodeHours.toFixed(0)} (${(outcome.result.nodeHours / clairvoyant.nodeHours).toFixed(3)} x); moves ${outcome.result.gearMoves} vs ${clairvoyant.gearMoves}`);
-console.log('hour  demand  nodescaler  c-4h  moves');
+console.log('hour  demand  nodescaler  c-4h  moves  most waiting');
 for (const [hour, h] of ours) {
   const c = theirs.get(hour);
   const mark = c && h.nodes / h.points > c.nodes / c.points + 1 ? ' <' : '';
-  console.log(`${String(hour).padStart(4)}  ${String(h.demand).padStart(6)}  ${(h.nodes / h.points).toFixed(1).padStart(10)}  ${c ? (c.nodes / c.points).toFixed(1).padStart(4) : '   -'}  ${String(h.moves).padStart(5)}${mark}`);
+  console.log(`${String(hour).padStart(4)}  ${String(h.demand).padStart(6)}  ${(h.nodes / h.points).toFixed(1).padStart(10)}  ${c ? (c.nodes / c.points).toFixed(1).padStart(4) : '   -'}  ${String(h.moves).padStart(5)}  ${String(h.unplaced).padStart(12)}${mark}`);
 }
 if (from !== undefined && to !== undefined) {
   const start = Date.parse(shape.trace.startsAt ?? '2026-01-05T00:00:00.000Z');
