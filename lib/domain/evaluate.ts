@@ -30,6 +30,7 @@ import { withAttrition } from './attrition.js';
 import { payoffGate } from './payoff.js';
 import { outranPatch, outranRamp, outranText } from './scale-up.js';
 import { poolHeadroom } from './headroom.js';
+import { poolHeadroomAtLevel } from './level-headroom.js';
 import { nodesForWaiting, waitingGears } from './waiting.js';
 import { nodesToHold, sizingSlots } from './wanted.js';
 import { clampScaleUp } from './scale-up-limits.js';
@@ -263,9 +264,11 @@ function decide(input: PoolEvaluationInput, u: PoolUtilization, gearsPerNode: nu
   }
 
   const bought = pool.lastDemandScaleUpAt ? { lastDemandScaleUpAt: pool.lastDemandScaleUpAt } : {};
-  const paying = payoffGate({ config, history: demandHistory, now, utilization: u, ...(forecast ? { forecastDemand: forecast.demand } : {}), ...bought });
+  const headroomAt = poolHeadroomAtLevel(config, pool.demandHistory, pool.observedBootMs ?? config.scaleUp.forecast.bootDelay);
+  const paying = payoffGate({ config, history: demandHistory, now, utilization: u, ...(forecast ? { forecastDemand: forecast.demand } : {}), ...bought, ...(headroomAt ? { headroomAt } : {}) });
   const count = drainsPerDecision({ config, poolConfig, now, nodes, drains, pool });
-  const choice = chooseScaleDownCandidates({ nodes, drains, poolConfig, config, now, utilization: paying.utilization, refuse: budget.refuse }, paying.check, count);
+  const fitConfig = paying.keepFree === undefined ? config : { ...config, scaleUp: { ...config.scaleUp, headroomGears: paying.keepFree } };
+  const choice = chooseScaleDownCandidates({ nodes, drains, poolConfig, config: fitConfig, now, utilization: paying.utilization, refuse: budget.refuse }, paying.check, count);
   if (choice.nodeId === undefined) {
     const shown = choice.rejected.slice(0, REASON_REJECTED_SHOWN).map((r) => `${r.nodeId}: ${r.reason}`);
     const more = choice.rejected.length - shown.length;

@@ -14,8 +14,9 @@
  * buys only what demand rose the last times it stood that high, if less: a
  * job that lifts demand 70 % every 2 hours is most of the rises the quantile
  * sees, and counted on top of the job itself it bought nodes above the pool's
- * peak. What the pool keeps is the full headroom: after the job comes the
- * next job's rise.
+ * peak. What the pool keeps between jobs is the full headroom: after the job
+ * comes the next job's rise; above a job the kept days expect, it keeps what
+ * that level keeps (level-headroom.ts).
  * Pure functions of data.
  */
 import type { Config } from '../config/index.js';
@@ -49,18 +50,42 @@ export function observedHeadroom(
   history: readonly DemandSample[] | undefined,
   options: { bootMs: number; quantile: number; minSamples: number; fallback: number; elevationMinutes?: number; demandNow?: number },
 ): ObservedHeadroom {
+  const { buckets, keys } = bucketMaxima(history);
+  const baseline = Math.round((options.elevationMinutes ?? 0) / BUCKET_MINUTES);
+  const usual = baseline > 0 ? new UsualLevel(buckets, keys, baseline) : undefined;
+  const rises = measureRises(buckets, keys, options.bootMs, usual);
+  if (rises.length < options.minSamples) return { gears: options.fallback, forScaleUp: options.fallback, source: 'configured', samples: rises.length };
+  const gears = quantileOf(rises, options.quantile);
+  if (!usual) return { gears, forScaleUp: gears, source: 'observed', samples: rises.length };
+  const next = (keys.at(-1) ?? 0) + 1;
+  const standing = usual.standingBefore(next, options.demandNow ?? buckets.get(next - 1));
+  // Only ever less: the standing tells which rises cannot come on top of it, not that bigger ones will.
+  const forScaleUp = Math.min(gears, quantileOf(risesFromAlike(rises, standing, options.minSamples), options.quantile));
+  return { gears, forScaleUp, source: 'observed', samples: rises.length };
+}
+
+/** The highest sample of each BUCKET_MINUTES bucket of the history, and the buckets in order. */
+export function bucketMaxima(history: readonly DemandSample[] | undefined): { buckets: Map<number, number>; keys: number[] } {
   const buckets = new Map<number, number>();
   for (const [minute, gears] of history ?? []) {
     if (!Number.isFinite(minute) || !Number.isFinite(gears)) continue;
     const bucket = Math.floor(minute / BUCKET_MINUTES);
     buckets.set(bucket, Math.max(buckets.get(bucket) ?? 0, gears));
   }
-  const keys = [...buckets.keys()].sort((a, b) => a - b);
-  const span = Math.max(1, Math.ceil(options.bootMs / (BUCKET_MINUTES * 60_000)));
+  return { buckets, keys: [...buckets.keys()].sort((a, b) => a - b) };
+}
+
+/** A rise above the hour before, within one boot delay, and how high demand stood just before it (`UsualLevel`; 0 without one). */
+export interface Rise {
+  rise: number;
+  elevation: number;
+}
+
+/** Every bucket's rise above the highest bucket of the hour before it, over the buckets a boot delay spans. */
+export function measureRises(buckets: ReadonlyMap<number, number>, keys: readonly number[], bootMs: number, usual?: UsualLevel): Rise[] {
+  const span = Math.max(1, Math.ceil(bootMs / (BUCKET_MINUTES * 60_000)));
   const back = LEVEL_MINUTES / BUCKET_MINUTES;
-  const baseline = Math.round((options.elevationMinutes ?? 0) / BUCKET_MINUTES);
-  const rises: Array<{ rise: number; elevation: number }> = [];
-  const usual = baseline > 0 ? new UsualLevel(buckets, keys, baseline) : undefined;
+  const rises: Rise[] = [];
   for (const key of keys) {
     let level = -Infinity;
     let seen = 0;
@@ -76,20 +101,16 @@ export function observedHeadroom(
     for (let b = key + 1; b < key + span; b++) reached = Math.max(reached, buckets.get(b) ?? reached);
     rises.push({ rise: Math.max(0, reached - level), elevation: usual ? usual.standingBefore(key, buckets.get(key - 1)) : 0 });
   }
-  if (rises.length < options.minSamples) return { gears: options.fallback, forScaleUp: options.fallback, source: 'configured', samples: rises.length };
-  const gears = quantileOf(rises, options.quantile);
-  if (!usual) return { gears, forScaleUp: gears, source: 'observed', samples: rises.length };
-  const next = (keys.at(-1) ?? 0) + 1;
-  const standing = usual.standingBefore(next, options.demandNow ?? buckets.get(next - 1));
-  // Only ever less: the standing tells which rises cannot come on top of it, not that bigger ones will.
-  const forScaleUp = Math.min(gears, quantileOf(risesFromAlike(rises, standing, options.minSamples), options.quantile));
-  return { gears, forScaleUp, source: 'observed', samples: rises.length };
+  return rises;
 }
 
 function quantileOf(rises: ReadonlyArray<{ rise: number }>, quantile: number): number {
-  const sorted = rises.map((r) => r.rise).sort((a, b) => a - b);
-  const at = Math.min(sorted.length - 1, Math.max(0, Math.ceil(quantile * sorted.length) - 1));
-  return Math.ceil(sorted[at]!);
+  return Math.ceil(quantileOfSorted(rises.map((r) => r.rise).sort((a, b) => a - b), quantile));
+}
+
+/** The `quantile` of ascending `sorted` (not empty): the value with that share of them at or below it. */
+export function quantileOfSorted(sorted: readonly number[], quantile: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(quantile * sorted.length) - 1))]!;
 }
 
 /**
@@ -98,7 +119,7 @@ function quantileOf(rises: ReadonlyArray<{ rise: number }>, quantile: number): n
  * it slides one sorted window along them: a sort of the window per bucket (some 300 each evaluation) was most of the
  * time a small pool's decision took.
  */
-class UsualLevel {
+export class UsualLevel {
   private readonly window: number[] = [];
   /** Index into `keys` of the oldest bucket in the window, and of the first not yet in it. */
   private oldest = 0;
@@ -110,6 +131,12 @@ class UsualLevel {
     private readonly baseline: number,
   ) {}
 
+  /** The median of [key - baseline, key), undefined when none is known; keys ascending. */
+  medianBefore(key: number): number | undefined {
+    this.standingBefore(key, undefined);
+    return this.window.length === 0 ? undefined : this.window[Math.floor(this.window.length / 2)];
+  }
+
   /** `last` (the demand just before bucket `key`) against the median of [key - baseline, key); keys ascending. */
   standingBefore(key: number, last: number | undefined): number {
     const { keys, window } = this;
@@ -120,7 +147,7 @@ class UsualLevel {
   }
 }
 
-function insertSorted(sorted: number[], value: number): void {
+export function insertSorted(sorted: number[], value: number): void {
   sorted.splice(lowerBound(sorted, value), 0, value);
 }
 

@@ -26,6 +26,7 @@ import { BUCKET_MINUTES, dailyOutlook } from './daily-demand.js';
 import { LEVEL_RISE_MINUTES, epochMinute } from './forecast.js';
 import type { DemandSample, NodeStats } from './model.js';
 import { heldLevelOf, rebuyLevel, sizingSlots } from './wanted.js';
+import type { HeadroomAtLevel } from './level-headroom.js';
 import { boughtWait, boughtWaitText, oneOffWait, oneOffWaitText, rentOwed } from './one-off-need.js';
 import { type RecentReturns, dipHours, recentDipsText, recentReturns, recentReturnsText, returnsOf, returnsWithin, spellsBelow } from './recent-returns.js';
 
@@ -119,7 +120,15 @@ export interface Unneeded {
  * How long demand is expected to stay below `limit` (the most the pool holds
  * without the node before it scales up again), from `confident` now.
  */
-export function unneededFor(history: readonly DemandSample[] | undefined, now: Date, confident: number, limit: number, lookaheadMs: number, riseMinutes?: number): Unneeded {
+export function unneededFor(
+  history: readonly DemandSample[] | undefined,
+  now: Date,
+  confident: number,
+  limit: number,
+  lookaheadMs: number,
+  riseMinutes?: number,
+  limitAt?: (expected: number) => number,
+): Unneeded {
   const samples = history ?? [];
   const nowMinute = epochMinute(now);
   const lookaheadMinutes = Math.floor(lookaheadMs / MINUTE_MS);
@@ -134,7 +143,7 @@ export function unneededFor(history: readonly DemandSample[] | undefined, now: D
       const expected = outlook.at(t);
       if (expected === undefined) continue;
       known++;
-      if (expected >= limit) return { hours: t / 60, neededAt: new Date(now.getTime() + t * MINUTE_MS), basis: 'yesterday' };
+      if (expected >= (limitAt ? limitAt(expected) : limit)) return { hours: t / 60, neededAt: new Date(now.getTime() + t * MINUTE_MS), basis: 'yesterday' };
     }
     if (known * 2 >= steps) return { hours: lookaheadMinutes / 60, basis: 'yesterday' };
   }
@@ -195,6 +204,8 @@ export interface PayoffInput {
   config: PayoffConfig;
   /** `recentReturns` of `history` at a level (with the lookahead), if the caller keeps them for its candidates; computed here if not. */
   returnsAt?: (level: number) => RecentReturns | undefined;
+  /** The most gears the pool holds without the node when the kept days expect a level (level-headroom.ts); `limit` when not given. */
+  limitAt?: (expected: number) => number;
 }
 
 export type PayoffVerdict =
@@ -207,7 +218,7 @@ export function drainPayoff(input: PayoffInput): PayoffVerdict {
   const { config, now } = input;
   // Today's level over the last hour, not only its newest sample, as the scale-up's forecast reads the kept days.
   const riseMinutes = config.followLevelRise ? LEVEL_RISE_MINUTES : undefined;
-  const unneeded = unneededFor(input.history, now, input.confident, input.limit, config.lookahead, riseMinutes);
+  const unneeded = unneededFor(input.history, now, input.confident, input.limit, config.lookahead, riseMinutes, input.limitAt);
   const cost = moveCost(input.stats, config.moveCost);
   const hours = savingHours(input.history, now, input.confident, input.rebuy ?? input.limit, config.lookahead, unneeded, riseMinutes);
   const saving = hours * config.nodeHourPrice;
@@ -273,6 +284,8 @@ export interface PayoffGateInput {
   forecastDemand?: number;
   /** When the pool last scaled up for demand (drainPayoff). */
   lastDemandScaleUpAt?: string;
+  /** What the pool keeps free above a level (level-headroom.ts); the full headroom above every level when not given. */
+  headroomAt?: HeadroomAtLevel;
 }
 
 /**
@@ -280,7 +293,7 @@ export interface PayoffGateInput {
  * should judge (demand at its confident level) and the pays-off check of each
  * candidate that fits. Disabled: the utilization as it is, no check.
  */
-export function payoffGate(input: PayoffGateInput): { utilization: PoolUtilization; check?: CandidateCheck; confident?: number } {
+export function payoffGate(input: PayoffGateInput): { utilization: PoolUtilization; check?: CandidateCheck; confident?: number; keepFree?: number } {
   const { config, utilization: u, now, history } = input;
   const payoff = config.scaleDown.payoff;
   if (!payoff.enabled) return { utilization: u };
@@ -299,15 +312,31 @@ export function payoffGate(input: PayoffGateInput): { utilization: PoolUtilizati
     if (!returnsByLevel.has(level)) returnsByLevel.set(level, returnsOf(spellsBelow(history ?? [], level), now, payoff.horizon, payoff.lookahead));
     return returnsByLevel.get(level);
   };
+  const { headroomAt } = input;
+  // Where a rise buys the node back: above an elevated standing the scale-up buys less than the full headroom, so the
+  // level is read where it settles (the headroom kept above it, at most three steps from the full headroom's level).
+  const rebuyAt = (capacityAfter: number, limit: number) => {
+    let rebuy = Math.max(limit, rebuyLevel(capacityAfter, config.scaleUp));
+    for (let step = 0; headroomAt && step < 3; step++) {
+      const next = Math.max(limit, rebuyLevel(capacityAfter, { threshold: config.scaleUp.threshold, headroomGears: headroomAt.at(rebuy) }));
+      if (next === rebuy) break;
+      rebuy = next;
+    }
+    return rebuy;
+  };
   const check: CandidateCheck = (node, capacityAfter) => {
     // What a scale-up would leave the pool holding, not what triggers one: a drain stops where a scale-up stops.
     const { level: limit, setBy } = heldLevelOf(capacityAfter, config.scaleUp);
-    const rebuy = Math.max(limit, rebuyLevel(capacityAfter, config.scaleUp));
+    const rebuy = rebuyAt(capacityAfter, limit);
     // The scale-up buys a node for the forecast: a drain that leaves the pool short of it would be bought back at once.
     if (input.forecastDemand !== undefined && input.forecastDemand > limit && recent < limit) {
       return { refused: `needed soon: the forecast expects ${Math.round(input.forecastDemand)} gears > the ${Math.round(limit)} the pool holds without it` };
     }
+    // heldLevelOf with the headroom each expected level keeps: the share's level, or the slots less that headroom.
+    const byShare = headroomAt && heldLevelOf(capacityAfter, { ...config.scaleUp, headroomGears: 0 }).level;
+    const limitAt = headroomAt && ((expected: number) => Math.min(byShare!, capacityAfter - headroomAt.at(expected)));
     const verdict = drainPayoff({
+      ...(limitAt ? { limitAt } : {}),
       history,
       now,
       confident,
@@ -323,5 +352,8 @@ export function payoffGate(input: PayoffGateInput): { utilization: PoolUtilizati
     // Not needed, only not paying yet: the node attrition closes early.
     return verdict.pending ? { refused: verdict.reason, pending: true } : { refused: verdict.reason };
   };
-  return { utilization, check, confident };
+  // The fit check keeps free, above demand at its confident level, what that level keeps, and the full headroom above
+  // the usual standing: after a job the confident level is the job's, and the next job rises from the standing.
+  const keepFree = headroomAt && Math.max(headroomAt.at(confident), config.scaleUp.headroomGears - Math.max(0, confident - headroomAt.usual));
+  return keepFree === undefined ? { utilization, check, confident } : { utilization, check, confident, keepFree };
 }

@@ -1,5 +1,5 @@
 import type { decidePool } from '../../lib/domain/evaluate.js';
-import { recordDemand } from '../../lib/domain/forecast.js';
+import { epochMinute, recordDemand } from '../../lib/domain/forecast.js';
 import type { DemandSample, NodeRecord } from '../../lib/domain/model.js';
 import { NOW, node } from './builders.js';
 
@@ -17,6 +17,13 @@ export function history(from: number, to: number, demandAt: (minutesFromNow: num
     samples = recordDemand(samples, new Date(NOW.getTime() + m * MIN), demandAt(m), { window: 30 * MIN, keepDaily: true });
   }
   return samples;
+}
+
+/** 5-minute samples ending before NOW, `hours` of them, each demand from `at(i)` (the headroom re-buckets them by BUCKET_MINUTES). */
+export function fiveMinuteHistory(hours: number, at: (i: number) => number): DemandSample[] {
+  const count = hours * 12;
+  const last = epochMinute(NOW) - (epochMinute(NOW) % 5) - 5;
+  return Array.from({ length: count }, (_, i) => [last - (count - 1 - i) * 5, at(i)] as DemandSample);
 }
 
 /** A day in which the pool never needed more than it has: every drain is expected to pay for a day. */

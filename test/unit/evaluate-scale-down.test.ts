@@ -42,6 +42,21 @@ describe('decidePool: scale-down', () => {
     expect(fresh.decision.reason).toMatch(/unneeded for only 0s so far \(recent demand\), within the 2h horizon/);
   });
 
+  it('between jobs that repeat every day, keeps the next job and not the jobs\' whole rise on top of it', () => {
+    // 200 gears, and a job to 400 for 30 minutes every 2 hours; the last ended 75 minutes ago, the next starts in 15.
+    const phase = (m: number) => (((m % 120) + 120) % 120);
+    const jobs = history(-50 * 60, -1, (m) => (phase(m) >= 15 && phase(m) < 45 ? 400 : 200));
+    const nodes = withGears([30, 30, 30, 30, 30, 30, 20]); // 200 gears on 700 slots
+    const input = (elevationWindow: string) =>
+      evaluation({ config: config({ scaleUp: { observedHeadroom: { elevationWindow } } }), nodes, pool: pool({ demandHistory: jobs, lowSince: minutesAgo(7) }) });
+    // Without node-7 the pool holds 420 gears (0.7 x 600 slots): the next job's 400 and nothing rises on top of a job.
+    expect(decidePool(input('4h')).decision).toMatchObject({ kind: 'scale-down', nodeId: 'node-7.example.com' });
+    // Read without the elevation window, every level keeps the jobs' 200-gear rise: 600 - 200 = 400 slots, reached by the next job.
+    const full = decidePool(input('0m'));
+    expect(full.decision.kind).toBe('no-action');
+    expect(full.decision.reason).toContain('node-7.example.com: needed again');
+  });
+
   it('does not drain a node a scale-up would have bought for the same demand (hysteresis between target and threshold)', () => {
     // 225 gears on 400 slots (0.56, low). Without node-4 the pool would be at 0.75: below the 0.8 threshold, so no
     // scale-up would fire, but above the 0.7 target a scale-up sizes to: a scale-up for 225 gears buys 322 slots, so

@@ -1,18 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { decidePool, withPoolHeadroom } from '../../lib/domain/evaluate.js';
-import { BUCKET_MINUTES, epochMinute } from '../../lib/domain/forecast.js';
+import { BUCKET_MINUTES } from '../../lib/domain/forecast.js';
 import { observedHeadroom, poolHeadroom } from '../../lib/domain/headroom.js';
-import type { DemandSample } from '../../lib/domain/model.js';
 import { seededRandom } from '../../lib/sim/random.js';
-import { NOW, config, evaluation, nodes, pool } from '../support/builders.js';
+import { config, evaluation, nodes, pool } from '../support/builders.js';
+import { fiveMinuteHistory } from '../support/decisions.js';
 
 const BOOT = 2 * 60_000;
-/** 5-minute samples ending before NOW, `hours` of them, each demand from `at(i)` (the headroom re-buckets them by BUCKET_MINUTES). */
-function buckets(hours: number, at: (i: number) => number): DemandSample[] {
-  const count = hours * 12;
-  const last = epochMinute(NOW) - (epochMinute(NOW) % 5) - 5;
-  return Array.from({ length: count }, (_, i) => [last - (count - 1 - i) * 5, at(i)] as DemandSample);
-}
+const buckets = fiveMinuteHistory;
 // 6 hours of rises, whatever the bucket size
 const options = { bootMs: BOOT, quantile: 0.95, minSamples: (6 * 60) / BUCKET_MINUTES, fallback: 30 };
 

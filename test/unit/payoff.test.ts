@@ -291,6 +291,32 @@ describe('payoffGate', () => {
     expect(payoffGate({ config: cfg, history: quiet, now, utilization: u, forecastDemand: 100 }).utilization.demand).toBe(130);
   });
 
+  it('keeps above a job the kept days expect only what that level keeps (headroomAt), not the full headroom on top of it', () => {
+    const now = new Date('2026-01-06T22:30:00Z');
+    const cfg = config({ scaleUp: { headroomGears: 150 } });
+    const nodes = [node('a', { gears: 60 }), node('b', { gears: 60 }), node('c', { gears: 10 })];
+    for (const n of nodes) n.stats!.reportedAt = now.toISOString();
+    const u = computeUtilization({ pool: POOL, nodes, drains: [], now, statsMaxAge: cfg.statsMaxAge, expectedGearsPerNode: 100 });
+    // 130 gears, and a job to 250 from 23:30 to midnight on each of the last two days.
+    const hourOf = (m: number) => new Date(now.getTime() + m * MIN).getUTCHours();
+    const jobs = history(now, (m) => (hourOf(m) === 23 && new Date(now.getTime() + m * MIN).getUTCMinutes() >= 30 ? 250 : 130), 50);
+    // Without node c, 400 slots less the full 150 of headroom hold 250 gears: the job reaches that, so c is needed.
+    const full = payoffGate({ config: cfg, history: jobs, now, utilization: u }).check!(nodes[2]!, 400);
+    expect(full).toEqual({ refused: "needed again in 30m (yesterday's demand reaches 250 gears), within the 4h horizon" });
+    // A job's level keeps 20 (the rises on top of it and its day-to-day spread), the usual standing the full 150.
+    const headroomAt = { at: (level: number) => (level >= 250 ? 20 : 150), usual: 130 };
+    const byLevel = payoffGate({ config: cfg, history: jobs, now, utilization: u, headroomAt }).check!(nodes[2]!, 400);
+    expect(byLevel).toMatchObject({ accepted: expect.stringMatching(/^pays: 24\.0h unneeded \(yesterday's demand\)/) });
+    // The fit check keeps the full headroom above the usual standing, and above a job in the last hour what the job's
+    // level keeps, or what the standing's full headroom leaves above it, whichever is more.
+    expect(payoffGate({ config: cfg, history: jobs, now, utilization: u, headroomAt }).keepFree).toBe(150);
+    const afterJob = history(now, (m) => (m > -40 && m <= -20 ? 250 : 130), 50);
+    expect(payoffGate({ config: cfg, history: afterJob, now, utilization: u, headroomAt }).keepFree).toBe(Math.max(20, 150 - (250 - 130)));
+    expect(payoffGate({ config: cfg, history: jobs, now, utilization: u }).keepFree).toBeUndefined();
+    // The share still binds: with 300 slots left, 0.7 x 300 = 210 < 250, however little the job keeps.
+    expect(payoffGate({ config: cfg, history: jobs, now, utilization: u, headroomAt }).check!(nodes[2]!, 300)).toMatchObject({ refused: expect.stringMatching(/^needed again in 30m/) });
+  });
+
   it('is off when payoff is disabled', () => {
     const cfg = config({ scaleDown: { payoff: { enabled: false } } });
     const nodes = [node('a', { gears: 60 })];

@@ -1,0 +1,154 @@
+/**
+ * What the pool keeps free above a level its kept days expect, for the
+ * scale-down's pays-off check. The pool's headroom (headroom.ts) is a high
+ * quantile of every rise, and on a pool whose jobs run on a clock most of
+ * those rises are the jobs themselves: kept in full on top of the next job
+ * the kept days expect, the job's rise counted twice, and the pool held a
+ * job's rise above its every job (1.10 to 1.25 x clairvoyant-4h on the jobs
+ * shapes, docs/HISTORY.md).
+ *
+ * Above a level it keeps the larger of two margins, never more than the full
+ * headroom:
+ * - the rises that came on top of demand standing that high against its
+ *   usual level (the scale-up's own `forScaleUp`): above a job, little; at
+ *   the usual standing, the full headroom, since the next job rises from it;
+ * - how far the next hours' highest demand strayed from what yesterday's
+ *   same hours said (`peakForecastSpread`), as a share of the level: a job
+ *   may come that much above yesterday's. Both ways, since a level that
+ *   wandered down may wander back: a pool whose days repeat strays little,
+ *   one whose level wanders for hours strays far and keeps its margin.
+ * Pure functions of data.
+ */
+import type { Config } from '../config/index.js';
+import { BUCKET_MINUTES } from './forecast.js';
+import { LEVEL_MINUTES, UsualLevel, bucketMaxima, insertSorted, measureRises, quantileOfSorted } from './headroom.js';
+import type { DemandSample } from './model.js';
+
+const DAY_BUCKETS = (24 * 60) / BUCKET_MINUTES;
+
+export interface HeadroomAtLevel {
+  /** Gears the pool keeps free above `level` gears the kept days expect. */
+  at(level: number): number;
+  /** The median of the elevation window's buckets: the standing the next rise comes from. */
+  usual: number;
+}
+
+export interface LevelHeadroomOptions {
+  bootMs: number;
+  quantile: number;
+  /** Rises, and kept-day comparisons, needed before the margins are trusted. */
+  minSamples: number;
+  elevationMinutes: number;
+  /** The pool's headroom: never more is kept. */
+  full: number;
+  /** The hours ahead a drain must hold (the pays-off horizon). */
+  aheadMinutes: number;
+}
+
+/** The margins above; undefined without an elevation window, or before the history holds a day and `minSamples` of each. */
+export function headroomAtLevel(history: readonly DemandSample[] | undefined, options: LevelHeadroomOptions): HeadroomAtLevel | undefined {
+  const baseline = Math.round(options.elevationMinutes / BUCKET_MINUTES);
+  if (baseline <= 0) return undefined;
+  const { buckets, keys } = bucketMaxima(history);
+  const usualLevel = new UsualLevel(buckets, keys, baseline);
+  const rises = measureRises(buckets, keys, options.bootMs, usualLevel);
+  if (rises.length < options.minSamples) return undefined;
+  const spread = peakForecastSpread(buckets, keys, Math.max(1, Math.round(options.aheadMinutes / BUCKET_MINUTES)), options);
+  const usual = usualLevel.medianBefore((keys.at(-1) ?? 0) + 1);
+  if (spread === undefined || usual === undefined) return undefined;
+  // Rises by the standing they came from, highest first, and the quantile of each prefix: the rises from a standing
+  // at least as high as a level's are a prefix (at least a quarter of minSamples, as the scale-up's forScaleUp).
+  const byStanding = [...rises].sort((a, b) => b.elevation - a.elevation);
+  const prefixQuantile: number[] = [];
+  const sorted: number[] = [];
+  for (const { rise } of byStanding) {
+    insertSorted(sorted, rise);
+    prefixQuantile.push(Math.ceil(quantileOfSorted(sorted, options.quantile)));
+  }
+  const fewest = Math.ceil(options.minSamples / 4);
+  return {
+    usual,
+    at(level) {
+      const standing = level / Math.max(1, usual);
+      let alike = 0;
+      for (let hi = byStanding.length; alike < hi; ) {
+        const mid = (alike + hi) >> 1;
+        if (byStanding[mid]!.elevation >= standing) alike = mid + 1;
+        else hi = mid;
+      }
+      const fromAlike = prefixQuantile[Math.min(Math.max(alike, fewest), prefixQuantile.length) - 1]!;
+      return Math.min(options.full, Math.max(Math.ceil(level * spread), fromAlike));
+    },
+  };
+}
+
+/**
+ * The `quantile` of how far the highest demand of the next `ahead` buckets strayed, as a share, from yesterday's
+ * highest of the same buckets shifted by how far today stood above or below yesterday over the hour before: over every
+ * past bucket whose next `ahead` buckets are known today and yesterday. Undefined with fewer than `minSamples`.
+ */
+export function peakForecastSpread(
+  buckets: ReadonlyMap<number, number>,
+  keys: readonly number[],
+  ahead: number,
+  options: Pick<LevelHeadroomOptions, 'quantile' | 'minSamples'>,
+): number | undefined {
+  const last = keys.at(-1);
+  if (last === undefined) return undefined;
+  const back = LEVEL_MINUTES / BUCKET_MINUTES;
+  const strayed: number[] = [];
+  for (const key of keys) {
+    if (key + ahead - 1 > last) break;
+    const shift = meanDifference(buckets, key - back, key);
+    const next = highestOfBoth(buckets, key, key + ahead);
+    if (shift === undefined || next === undefined) continue;
+    const foreseen = next.yesterday + shift;
+    if (foreseen > 0) strayed.push(Math.abs(next.today / foreseen - 1));
+  }
+  if (strayed.length < options.minSamples) return undefined;
+  return quantileOfSorted(strayed.sort((a, b) => a - b), options.quantile);
+}
+
+/** Today's buckets [from, to) less yesterday's same buckets, on average; undefined when fewer than half are known on both days. */
+function meanDifference(buckets: ReadonlyMap<number, number>, from: number, to: number): number | undefined {
+  let sum = 0;
+  let known = 0;
+  for (let b = from; b < to; b++) {
+    const today = buckets.get(b);
+    const yesterday = buckets.get(b - DAY_BUCKETS);
+    if (today === undefined || yesterday === undefined) continue;
+    sum += today - yesterday;
+    known++;
+  }
+  return known * 2 < to - from ? undefined : sum / known;
+}
+
+/** The highest of today's buckets [from, to) and of yesterday's same buckets, over those known on both days (at least half). */
+function highestOfBoth(buckets: ReadonlyMap<number, number>, from: number, to: number): { today: number; yesterday: number } | undefined {
+  let today = -Infinity;
+  let yesterday = -Infinity;
+  let known = 0;
+  for (let b = from; b < to; b++) {
+    const now = buckets.get(b);
+    const then = buckets.get(b - DAY_BUCKETS);
+    if (now === undefined || then === undefined) continue;
+    known++;
+    today = Math.max(today, now);
+    yesterday = Math.max(yesterday, then);
+  }
+  return known * 2 < to - from ? undefined : { today, yesterday };
+}
+
+/** `headroomAtLevel` with the pool's settings, below its headroom `config.scaleUp.headroomGears`; undefined when the observed headroom is off. */
+export function poolHeadroomAtLevel(config: Pick<Config, 'scaleUp' | 'scaleDown'>, history: readonly DemandSample[] | undefined, bootMs: number): HeadroomAtLevel | undefined {
+  const observed = config.scaleUp.observedHeadroom;
+  if (!observed.enabled) return undefined;
+  return headroomAtLevel(history, {
+    bootMs,
+    quantile: observed.quantile,
+    elevationMinutes: observed.elevationWindow / 60_000,
+    minSamples: Math.ceil(observed.minHistory / (BUCKET_MINUTES * 60_000)),
+    full: config.scaleUp.headroomGears,
+    aheadMinutes: config.scaleDown.payoff.horizon / 60_000,
+  });
+}
