@@ -43,7 +43,8 @@ const REASON_STALE_SHOWN = 3;
 
 export function decidePool(input: PoolEvaluationInput): PoolEvaluation {
   // One headroom for every rule that keeps nodes (the fit check, attrition, the pays-off check); the scale-up may buy
-  // less on top of a standing that rose by little before (lib/domain/headroom.ts), never more than a drain leaves.
+  // less on top of a standing that rose by little before (lib/domain/headroom.ts), never more than a drain leaves, and
+  // the scale-down keeps less above a job the kept days expect (lib/domain/level-headroom.ts), never more than it.
   const { u, gearsPerNode } = poolUtilization(input);
   const { sized, forScaleUp } = sizedByHeadroom(input, u.demand);
   return withAttrition(sized, decide(sized, u, gearsPerNode, forScaleUp));

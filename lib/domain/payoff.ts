@@ -11,7 +11,9 @@
  * make a node unneeded), and over the lookahead, what the last two days say
  * about the coming hours (daily-demand.ts: each day shifted to today's
  * level, their lower, so only demand that recurred holds a node; a level
- * shift is followed at today's level). Without a day of history, the
+ * shift is followed at today's level), each expected level with the headroom
+ * that level keeps (level-headroom.ts: above a job the kept days foresaw, not
+ * the jobs' whole rise again). Without a day of history, the
  * node is expected to stay unneeded as long as demand has already stayed below
  * what the pool holds without it.
  *
@@ -113,6 +115,8 @@ export interface Unneeded {
   hours: number;
   /** When the forecast needs it again, if within the lookahead. */
   neededAt?: Date;
+  /** The most the pool holds without the node at `neededAt`, which the forecast reaches (below a level it expects, `limitAt`'s). */
+  reaches?: number;
   basis: 'yesterday' | 'recent';
 }
 
@@ -143,7 +147,8 @@ export function unneededFor(
       const expected = outlook.at(t);
       if (expected === undefined) continue;
       known++;
-      if (expected >= (limitAt ? limitAt(expected) : limit)) return { hours: t / 60, neededAt: new Date(now.getTime() + t * MINUTE_MS), basis: 'yesterday' };
+      const held = limitAt ? limitAt(expected) : limit;
+      if (expected >= held) return { hours: t / 60, neededAt: new Date(now.getTime() + t * MINUTE_MS), reaches: held, basis: 'yesterday' };
     }
     if (known * 2 >= steps) return { hours: lookaheadMinutes / 60, basis: 'yesterday' };
   }
@@ -230,7 +235,7 @@ export function drainPayoff(input: PayoffInput): PayoffVerdict {
   // On recent demand alone the node's own quiet time is the only evidence: a shorter wait than the forecast's horizon.
   const horizon = unneeded.basis === 'recent' ? Math.min(config.recentHorizon, config.horizon) : config.horizon;
   if (unneeded.hours * HOUR_MS < horizon) {
-    const when = unneeded.neededAt ? `needed again in ${formatDuration(Math.round(unneeded.hours * 60) * MINUTE_MS)} (${source} reaches ${Math.round(input.limit)} gears)` : `unneeded for only ${formatDuration(Math.round(unneeded.hours * 60) * MINUTE_MS)} so far (${source})`;
+    const when = unneeded.neededAt ? `needed again in ${formatDuration(Math.round(unneeded.hours * 60) * MINUTE_MS)} (${source} reaches ${Math.round(unneeded.reaches ?? input.limit)} gears)` : `unneeded for only ${formatDuration(Math.round(unneeded.hours * 60) * MINUTE_MS)} so far (${source})`;
     return { pays: false, reason: `${when}, within the ${formatDuration(horizon)} horizon`, unneeded, cost, pending: unneeded.neededAt === undefined };
   }
   // Rises that recur, but not daily (bursts hours apart, noise at a node boundary): the pool's own spells below the
