@@ -20,6 +20,7 @@
  * Pure functions of data.
  */
 import type { Config } from '../config/index.js';
+import { levelRise } from './daily-demand.js';
 import { BUCKET_MINUTES } from './forecast.js';
 import { LEVEL_MINUTES, UsualLevel, bucketMaxima, insertSorted, measureRises, quantileOfSorted } from './headroom.js';
 import type { DemandSample } from './model.js';
@@ -53,7 +54,7 @@ export function headroomAtLevel(history: readonly DemandSample[] | undefined, op
   const usualLevel = new UsualLevel(buckets, keys, baseline);
   const rises = measureRises(buckets, keys, options.bootMs, usualLevel);
   if (rises.length < options.minSamples) return undefined;
-  const spread = peakForecastSpread(buckets, keys, Math.max(1, Math.round(options.aheadMinutes / BUCKET_MINUTES)), options);
+  const spread = peakForecastSpread(history ?? [], buckets, keys, Math.max(1, Math.round(options.aheadMinutes / BUCKET_MINUTES)), options);
   const usual = usualLevel.medianBefore((keys.at(-1) ?? 0) + 1);
   if (spread === undefined || usual === undefined) return undefined;
   // Rises by the standing they came from, highest first, and the quantile of each prefix: the rises from a standing
@@ -88,6 +89,7 @@ export function headroomAtLevel(history: readonly DemandSample[] | undefined, op
  * past bucket whose next `ahead` buckets are known today and yesterday. Undefined with fewer than `minSamples`.
  */
 export function peakForecastSpread(
+  history: readonly DemandSample[],
   buckets: ReadonlyMap<number, number>,
   keys: readonly number[],
   ahead: number,
@@ -95,11 +97,11 @@ export function peakForecastSpread(
 ): number | undefined {
   const last = keys.at(-1);
   if (last === undefined) return undefined;
-  const back = LEVEL_MINUTES / BUCKET_MINUTES;
   const strayed: number[] = [];
   for (const key of keys) {
     if (key + ahead - 1 > last) break;
-    const shift = meanDifference(buckets, key - back, key);
+    // The scale-up's forecast reads today's level against a kept day's the same way (daily-demand.ts).
+    const shift = levelRise(history, key * BUCKET_MINUTES, DAY_BUCKETS * BUCKET_MINUTES, LEVEL_MINUTES);
     const next = highestOfBoth(buckets, key, key + ahead);
     if (shift === undefined || next === undefined) continue;
     const foreseen = next.yesterday + shift;
@@ -107,20 +109,6 @@ export function peakForecastSpread(
   }
   if (strayed.length < options.minSamples) return undefined;
   return quantileOfSorted(strayed.sort((a, b) => a - b), options.quantile);
-}
-
-/** Today's buckets [from, to) less yesterday's same buckets, on average; undefined when fewer than half are known on both days. */
-function meanDifference(buckets: ReadonlyMap<number, number>, from: number, to: number): number | undefined {
-  let sum = 0;
-  let known = 0;
-  for (let b = from; b < to; b++) {
-    const today = buckets.get(b);
-    const yesterday = buckets.get(b - DAY_BUCKETS);
-    if (today === undefined || yesterday === undefined) continue;
-    sum += today - yesterday;
-    known++;
-  }
-  return known * 2 < to - from ? undefined : sum / known;
 }
 
 /** The highest of today's buckets [from, to) and of yesterday's same buckets, over those known on both days (at least half). */
