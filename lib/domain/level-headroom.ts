@@ -100,10 +100,11 @@ export function peakForecastSpread(
   const strayed: number[] = [];
   for (const key of keys) {
     if (key + ahead - 1 > last) break;
+    const next = highestOfBoth(buckets, key, key + ahead);
+    if (next === undefined) continue;
     // The scale-up's forecast reads today's level against a kept day's the same way (daily-demand.ts).
     const shift = levelRise(history, key * BUCKET_MINUTES, DAY_BUCKETS * BUCKET_MINUTES, LEVEL_MINUTES);
-    const next = highestOfBoth(buckets, key, key + ahead);
-    if (shift === undefined || next === undefined) continue;
+    if (shift === undefined) continue;
     const foreseen = next.yesterday + shift;
     if (foreseen > 0) strayed.push(Math.abs(next.today / foreseen - 1));
   }
