@@ -128,10 +128,10 @@ function highestOfBoth(buckets: ReadonlyMap<number, number>, from: number, to: n
   return known * 2 < to - from ? undefined : { today, yesterday };
 }
 
-/** `headroomAtLevel` with the pool's settings, below its headroom `config.scaleUp.headroomGears`; undefined when the observed headroom is off. */
+/** `headroomAtLevel` with the pool's settings, below its headroom `config.scaleUp.headroomGears`; undefined when the observed headroom or the pays-off check (its only reader) is off. */
 export function poolHeadroomAtLevel(config: Pick<Config, 'scaleUp' | 'scaleDown'>, history: readonly DemandSample[] | undefined, bootMs: number): HeadroomAtLevel | undefined {
   const observed = config.scaleUp.observedHeadroom;
-  if (!observed.enabled) return undefined;
+  if (!observed.enabled || !config.scaleDown.payoff.enabled) return undefined;
   return headroomAtLevel(history, {
     bootMs,
     quantile: observed.quantile,

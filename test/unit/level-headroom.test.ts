@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { BUCKET_MINUTES } from '../../lib/domain/forecast.js';
 import { observedHeadroom } from '../../lib/domain/headroom.js';
-import { headroomAtLevel } from '../../lib/domain/level-headroom.js';
+import { headroomAtLevel, poolHeadroomAtLevel } from '../../lib/domain/level-headroom.js';
 import { seededRandom } from '../../lib/sim/random.js';
+import { config } from '../support/builders.js';
 import { fiveMinuteHistory } from '../support/decisions.js';
 
 const BOOT = 2 * 60_000;
@@ -40,5 +41,14 @@ describe('headroomAtLevel: what the pool keeps above a level the kept days expec
     const history = jobs(() => 700);
     expect(headroomAtLevel(history.slice(-12 * 20), { ...at, full: 300 })).toBeUndefined();
     expect(headroomAtLevel(history, { ...at, elevationMinutes: 0, full: 300 })).toBeUndefined();
+  });
+
+  it('is read with the pool\'s settings, and not at all when the observed headroom or the pays-off check is off', () => {
+    const history = jobs(() => 700);
+    const keep = poolHeadroomAtLevel(config({ scaleUp: { headroomGears: 300 } }), history, BOOT);
+    expect(keep?.at(700)).toBe(0);
+    expect(keep?.at(400)).toBe(300);
+    expect(poolHeadroomAtLevel(config({ scaleUp: { headroomGears: 300, observedHeadroom: { enabled: false } } }), history, BOOT)).toBeUndefined();
+    expect(poolHeadroomAtLevel(config({ scaleUp: { headroomGears: 300 }, scaleDown: { payoff: { enabled: false } } }), history, BOOT)).toBeUndefined();
   });
 });
