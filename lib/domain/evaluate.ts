@@ -29,7 +29,7 @@ import { forecastDemand, recordDemand, type Forecast } from './forecast.js';
 import { withAttrition } from './attrition.js';
 import { payoffGate } from './payoff.js';
 import { outranPatch, outranRamp, outranText } from './scale-up.js';
-import { poolHeadroom } from './headroom.js';
+import { poolHeadroom, type ObservedHeadroom } from './headroom.js';
 import { poolHeadroomAtLevel } from './level-headroom.js';
 import { nodesForWaiting, waitingGears } from './waiting.js';
 import { nodesToHold, sizingSlots } from './wanted.js';
@@ -46,8 +46,8 @@ export function decidePool(input: PoolEvaluationInput): PoolEvaluation {
   // less on top of a standing that rose by little before (lib/domain/headroom.ts), never more than a drain leaves, and
   // the scale-down keeps less above a job the kept days expect (lib/domain/level-headroom.ts), never more than it.
   const { u, gearsPerNode } = poolUtilization(input);
-  const { sized, forScaleUp } = sizedByHeadroom(input, u.demand);
-  return withAttrition(sized, decide(sized, u, gearsPerNode, forScaleUp));
+  const { sized, headroom } = sizedByHeadroom(input, u.demand);
+  return withAttrition(sized, decide(sized, u, gearsPerNode, headroom));
 }
 
 /** The input with scaleUp.headroomGears replaced by the pool's headroom (observed from its history, lib/domain/headroom.ts). */
@@ -64,21 +64,21 @@ function poolUtilization(input: PoolEvaluationInput): { u: PoolUtilization; gear
 }
 
 /** `demandNow` is the pool's standing: read from the history alone, a job's first minute still stands at the level before it. */
-function sizedByHeadroom(input: PoolEvaluationInput, demandNow: number): { sized: PoolEvaluationInput; forScaleUp: number } {
+function sizedByHeadroom(input: PoolEvaluationInput, demandNow: number): { sized: PoolEvaluationInput; headroom: ObservedHeadroom } {
   const { config, pool } = input;
   const headroom = poolHeadroom(config, pool.demandHistory, pool.observedBootMs ?? config.scaleUp.forecast.bootDelay, demandNow);
-  if (headroom.gears === config.scaleUp.headroomGears) return { sized: input, forScaleUp: headroom.forScaleUp };
-  return { sized: { ...input, config: { ...config, scaleUp: { ...config.scaleUp, headroomGears: headroom.gears } } }, forScaleUp: headroom.forScaleUp };
+  if (headroom.gears === config.scaleUp.headroomGears) return { sized: input, headroom };
+  return { sized: { ...input, config: { ...config, scaleUp: { ...config.scaleUp, headroomGears: headroom.gears } } }, headroom };
 }
 
-function decide(input: PoolEvaluationInput, u: PoolUtilization, gearsPerNode: number, scaleUpHeadroom: number): PoolEvaluation {
+function decide(input: PoolEvaluationInput, u: PoolUtilization, gearsPerNode: number, headroom: ObservedHeadroom): PoolEvaluation {
   const { now, config, poolConfig, pool, nodes, drains } = input;
   const nowMs = now.getTime();
   const nowIso = now.toISOString();
   const poolId = pool.pool || poolIdOf(poolConfig.district, poolConfig.profile);
   const { scaleDown } = config;
   // The scale-up's own view; what the scale-down keeps reads config.scaleUp.headroomGears.
-  const scaleUp = scaleUpHeadroom === config.scaleUp.headroomGears ? config.scaleUp : { ...config.scaleUp, headroomGears: scaleUpHeadroom };
+  const scaleUp = headroom.forScaleUp === config.scaleUp.headroomGears ? config.scaleUp : { ...config.scaleUp, headroomGears: headroom.forScaleUp };
   const forecastConfig = scaleUp.forecast;
 
   // 1. Utilization, demand history, sustain tracking.
@@ -265,7 +265,7 @@ function decide(input: PoolEvaluationInput, u: PoolUtilization, gearsPerNode: nu
   }
 
   const bought = pool.lastDemandScaleUpAt ? { lastDemandScaleUpAt: pool.lastDemandScaleUpAt } : {};
-  const headroomAt = poolHeadroomAtLevel(config, pool.demandHistory, pool.observedBootMs ?? config.scaleUp.forecast.bootDelay);
+  const headroomAt = poolHeadroomAtLevel(config, pool.demandHistory, headroom.measured);
   const paying = payoffGate({ config, history: demandHistory, now, utilization: u, ...(forecast ? { forecastDemand: forecast.demand } : {}), ...bought, ...(headroomAt ? { headroomAt } : {}) });
   const count = drainsPerDecision({ config, poolConfig, now, nodes, drains, pool });
   const fitConfig = paying.keepFree === undefined ? config : { ...config, scaleUp: { ...config.scaleUp, headroomGears: paying.keepFree } };

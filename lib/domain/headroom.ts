@@ -39,6 +39,28 @@ export interface ObservedHeadroom {
   source: 'observed' | 'configured';
   /** Rises measured (buckets with an hour before them). */
   samples: number;
+  /** What was measured, for the scale-down's headroom above a level (level-headroom.ts); absent when nothing was. */
+  measured?: MeasuredRises;
+}
+
+/** The history's bucket maxima and rises, measured once per evaluation for the scale-up's and the scale-down's headroom. */
+export interface MeasuredRises {
+  buckets: ReadonlyMap<number, number>;
+  keys: readonly number[];
+  /** Every rise, from the highest standing first (ties in history order). */
+  byStanding: readonly Rise[];
+  /** The median of the elevation window's buckets before the next bucket; undefined without a window or buckets. */
+  usualNow: number | undefined;
+}
+
+/** The rises of `history`, each with its standing against the median of the `elevationMinutes` before it (none when 0). */
+export function measurePoolRises(history: readonly DemandSample[] | undefined, bootMs: number, elevationMinutes = 0): MeasuredRises {
+  const { buckets, keys } = bucketMaxima(history);
+  const baseline = Math.round(elevationMinutes / BUCKET_MINUTES);
+  const usual = baseline > 0 ? new UsualLevel(buckets, keys, baseline) : undefined;
+  const rises = measureRises(buckets, keys, bootMs, usual);
+  const usualNow = usual?.medianBefore((keys.at(-1) ?? 0) + 1);
+  return { buckets, keys, byStanding: rises.sort((a, b) => b.elevation - a.elevation), usualNow };
 }
 
 /**
@@ -50,18 +72,17 @@ export function observedHeadroom(
   history: readonly DemandSample[] | undefined,
   options: { bootMs: number; quantile: number; minSamples: number; fallback: number; elevationMinutes?: number; demandNow?: number },
 ): ObservedHeadroom {
-  const { buckets, keys } = bucketMaxima(history);
-  const baseline = Math.round((options.elevationMinutes ?? 0) / BUCKET_MINUTES);
-  const usual = baseline > 0 ? new UsualLevel(buckets, keys, baseline) : undefined;
-  const rises = measureRises(buckets, keys, options.bootMs, usual);
+  const measured = measurePoolRises(history, options.bootMs, options.elevationMinutes);
+  const rises = measured.byStanding;
   if (rises.length < options.minSamples) return { gears: options.fallback, forScaleUp: options.fallback, source: 'configured', samples: rises.length };
   const gears = quantileOf(rises, options.quantile);
-  if (!usual) return { gears, forScaleUp: gears, source: 'observed', samples: rises.length };
-  const next = (keys.at(-1) ?? 0) + 1;
-  const standing = usual.standingBefore(next, options.demandNow ?? buckets.get(next - 1));
+  const observed = { gears, source: 'observed' as const, samples: rises.length, measured };
+  if (measured.usualNow === undefined) return { ...observed, forScaleUp: gears };
+  const demandNow = options.demandNow ?? measured.buckets.get(measured.keys.at(-1)!);
+  const standing = demandNow === undefined ? 1 : demandNow / Math.max(1, measured.usualNow);
   // Only ever less: the standing tells which rises cannot come on top of it, not that bigger ones will.
-  const forScaleUp = Math.min(gears, quantileOf(risesFromAlike(rises, standing, options.minSamples), options.quantile));
-  return { gears, forScaleUp, source: 'observed', samples: rises.length };
+  const alike = rises.slice(0, risesFromAlike(rises, standing, options.minSamples));
+  return { ...observed, forScaleUp: Math.min(gears, quantileOf(alike, options.quantile)) };
 }
 
 /** The highest sample of each BUCKET_MINUTES bucket of the history, and the buckets in order. */
@@ -167,14 +188,19 @@ function lowerBound(sorted: readonly number[], value: number): number {
 }
 
 /**
- * The rises measured from a standing at least as high as `now`'s; when fewer than a quarter of `minSamples` were,
- * that many from the highest standings. Demand that already stands at a job's or a burst's top rose, the last times it
- * stood there, by little: the pool's every other rise, counted on top of it, buys nodes for a level it never reaches.
+ * How many of `byStanding` (highest standing first) rose from a standing at least as high as `now`'s; when fewer than
+ * a quarter of `minSamples` did, that many from the highest standings. Demand that already stands at a job's or a
+ * burst's top rose, the last times it stood there, by little: the pool's every other rise, counted on top of it, buys
+ * nodes for a level it never reaches.
  */
-function risesFromAlike<T extends { elevation: number }>(rises: readonly T[], now: number, minSamples: number): readonly T[] {
-  const byStanding = [...rises].sort((a, b) => b.elevation - a.elevation);
-  const alike = byStanding.filter((r) => r.elevation >= now).length;
-  return byStanding.slice(0, Math.max(alike, Math.ceil(minSamples / 4)));
+export function risesFromAlike(byStanding: readonly Rise[], now: number, minSamples: number): number {
+  let alike = 0;
+  for (let hi = byStanding.length; alike < hi; ) {
+    const mid = (alike + hi) >> 1;
+    if (byStanding[mid]!.elevation >= now) alike = mid + 1;
+    else hi = mid;
+  }
+  return Math.min(byStanding.length, Math.max(alike, Math.ceil(minSamples / 4)));
 }
 
 /** The pool's headroom by its configuration: observed when `scaleUp.observedHeadroom` is on and the history is long enough. */

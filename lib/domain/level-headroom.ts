@@ -22,7 +22,7 @@
 import type { Config } from '../config/index.js';
 import { levelRise } from './daily-demand.js';
 import { BUCKET_MINUTES } from './forecast.js';
-import { LEVEL_MINUTES, UsualLevel, bucketMaxima, insertSorted, measureRises, quantileOfSorted } from './headroom.js';
+import { LEVEL_MINUTES, insertSorted, quantileOfSorted, risesFromAlike, type MeasuredRises } from './headroom.js';
 import type { DemandSample } from './model.js';
 
 const DAY_BUCKETS = (24 * 60) / BUCKET_MINUTES;
@@ -35,49 +35,35 @@ export interface HeadroomAtLevel {
 }
 
 export interface LevelHeadroomOptions {
-  bootMs: number;
   quantile: number;
   /** Rises, and kept-day comparisons, needed before the margins are trusted. */
   minSamples: number;
-  elevationMinutes: number;
   /** The pool's headroom: never more is kept. */
   full: number;
   /** The hours ahead a drain must hold (the pays-off horizon). */
   aheadMinutes: number;
 }
 
-/** The margins above; undefined without an elevation window, or before the history holds a day and `minSamples` of each. */
-export function headroomAtLevel(history: readonly DemandSample[] | undefined, options: LevelHeadroomOptions): HeadroomAtLevel | undefined {
-  const baseline = Math.round(options.elevationMinutes / BUCKET_MINUTES);
-  if (baseline <= 0) return undefined;
-  const { buckets, keys } = bucketMaxima(history);
-  const usualLevel = new UsualLevel(buckets, keys, baseline);
-  const rises = measureRises(buckets, keys, options.bootMs, usualLevel);
-  if (rises.length < options.minSamples) return undefined;
+/**
+ * The margins above, from the history and its rises measured once (`measurePoolRises`, with the elevation window);
+ * undefined without an elevation window, or before the history holds a day and `minSamples` of each.
+ */
+export function headroomAtLevel(history: readonly DemandSample[] | undefined, measured: MeasuredRises, options: LevelHeadroomOptions): HeadroomAtLevel | undefined {
+  const { buckets, keys, byStanding, usualNow: usual } = measured;
+  if (byStanding.length < options.minSamples || usual === undefined) return undefined;
   const spread = peakForecastSpread(history ?? [], buckets, keys, Math.max(1, Math.round(options.aheadMinutes / BUCKET_MINUTES)), options);
-  const usual = usualLevel.medianBefore((keys.at(-1) ?? 0) + 1);
-  if (spread === undefined || usual === undefined) return undefined;
-  // Rises by the standing they came from, highest first, and the quantile of each prefix: the rises from a standing
-  // at least as high as a level's are a prefix (at least a quarter of minSamples, as the scale-up's forScaleUp).
-  const byStanding = [...rises].sort((a, b) => b.elevation - a.elevation);
+  if (spread === undefined) return undefined;
+  // Asked for many levels per decision: the quantile of each prefix of the rises by standing, once.
   const prefixQuantile: number[] = [];
   const sorted: number[] = [];
   for (const { rise } of byStanding) {
     insertSorted(sorted, rise);
     prefixQuantile.push(Math.ceil(quantileOfSorted(sorted, options.quantile)));
   }
-  const fewest = Math.ceil(options.minSamples / 4);
   return {
     usual,
     at(level) {
-      const standing = level / Math.max(1, usual);
-      let alike = 0;
-      for (let hi = byStanding.length; alike < hi; ) {
-        const mid = (alike + hi) >> 1;
-        if (byStanding[mid]!.elevation >= standing) alike = mid + 1;
-        else hi = mid;
-      }
-      const fromAlike = prefixQuantile[Math.min(Math.max(alike, fewest), prefixQuantile.length) - 1]!;
+      const fromAlike = prefixQuantile[risesFromAlike(byStanding, level / Math.max(1, usual), options.minSamples) - 1]!;
       return Math.min(options.full, Math.max(Math.ceil(level * spread), fromAlike));
     },
   };
@@ -128,14 +114,15 @@ function highestOfBoth(buckets: ReadonlyMap<number, number>, from: number, to: n
   return known * 2 < to - from ? undefined : { today, yesterday };
 }
 
-/** `headroomAtLevel` with the pool's settings, below its headroom `config.scaleUp.headroomGears`; undefined when the observed headroom or the pays-off check (its only reader) is off. */
-export function poolHeadroomAtLevel(config: Pick<Config, 'scaleUp' | 'scaleDown'>, history: readonly DemandSample[] | undefined, bootMs: number): HeadroomAtLevel | undefined {
+/**
+ * `headroomAtLevel` with the pool's settings, below its headroom `config.scaleUp.headroomGears`, from the rises its
+ * headroom measured; undefined when the observed headroom or the pays-off check (its only reader) is off.
+ */
+export function poolHeadroomAtLevel(config: Pick<Config, 'scaleUp' | 'scaleDown'>, history: readonly DemandSample[] | undefined, measured: MeasuredRises | undefined): HeadroomAtLevel | undefined {
   const observed = config.scaleUp.observedHeadroom;
-  if (!observed.enabled || !config.scaleDown.payoff.enabled) return undefined;
-  return headroomAtLevel(history, {
-    bootMs,
+  if (!observed.enabled || !config.scaleDown.payoff.enabled || !measured) return undefined;
+  return headroomAtLevel(history, measured, {
     quantile: observed.quantile,
-    elevationMinutes: observed.elevationWindow / 60_000,
     minSamples: Math.ceil(observed.minHistory / (BUCKET_MINUTES * 60_000)),
     full: config.scaleUp.headroomGears,
     aheadMinutes: config.scaleDown.payoff.horizon / 60_000,
