@@ -88,9 +88,14 @@ export function dailyOutlook(samples: readonly DemandSample[], nowMinute: number
     }
   }
   if (days.length === 0) return undefined;
+  // A scale-down decision asks each of its candidates for the same hours: each is read once.
+  const read = new Map<number, Map<number, number | undefined>>();
   return {
     days,
     at(minutes, window = RECUR_WINDOW_MINUTES) {
+      let byMinutes = read.get(window);
+      if (!byMinutes) read.set(window, (byMinutes = new Map()));
+      if (byMinutes.has(minutes)) return byMinutes.get(minutes);
       let lowest: number | undefined;
       for (const day of days) {
         const at = nowMinute - day.daysAgo * DAY_MINUTES + minutes;
@@ -101,6 +106,7 @@ export function dailyOutlook(samples: readonly DemandSample[], nowMinute: number
         const expected = Math.max(0, then * day.scale + day.shift);
         if (lowest === undefined || expected < lowest) lowest = expected;
       }
+      byMinutes.set(minutes, lowest);
       return lowest;
     },
   };

@@ -24,7 +24,7 @@ import type { Config } from '../config/index.js';
 import type { CandidateCheck } from './candidates.js';
 import type { PoolUtilization } from './decision.js';
 import { formatDuration } from './duration.js';
-import { BUCKET_MINUTES, dailyOutlook } from './daily-demand.js';
+import { BUCKET_MINUTES, dailyOutlook, type DailyOutlook } from './daily-demand.js';
 import { LEVEL_RISE_MINUTES, epochMinute } from './forecast.js';
 import type { DemandSample, NodeStats } from './model.js';
 import { heldLevelOf, rebuyLevel, sizingSlots } from './wanted.js';
@@ -121,6 +121,19 @@ export interface Unneeded {
 }
 
 /**
+ * The kept days' outlook at a confident demand (`dailyOutlook`), read once by a decision whose candidates all ask it
+ * for the same hours; `outlook` undefined when no kept day has a sample at this hour.
+ */
+export interface KeptDays {
+  outlook: DailyOutlook | undefined;
+}
+
+/** The kept days as `drainPayoff` reads them for `config` (its `followLevelRise`). */
+export function keptDaysFor(history: readonly DemandSample[] | undefined, now: Date, confident: number, config: Pick<PayoffConfig, 'followLevelRise'>): KeptDays {
+  return { outlook: dailyOutlook(history ?? [], epochMinute(now), confident, config.followLevelRise ? LEVEL_RISE_MINUTES : undefined) };
+}
+
+/**
  * How long demand is expected to stay below `limit` (the most the pool holds
  * without the node before it scales up again), from `confident` now.
  */
@@ -132,13 +145,14 @@ export function unneededFor(
   lookaheadMs: number,
   riseMinutes?: number,
   limitAt?: (expected: number) => number,
+  keptDays?: KeptDays,
 ): Unneeded {
   const samples = history ?? [];
   const nowMinute = epochMinute(now);
   const lookaheadMinutes = Math.floor(lookaheadMs / MINUTE_MS);
   if (confident >= limit) return { hours: 0, neededAt: now, basis: 'recent' };
 
-  const outlook = dailyOutlook(samples, nowMinute, confident, riseMinutes);
+  const outlook = keptDays ? keptDays.outlook : dailyOutlook(samples, nowMinute, confident, riseMinutes);
   if (outlook) {
     let known = 0;
     let steps = 0;
@@ -180,9 +194,10 @@ export function savingHours(
   lookaheadMs: number,
   unneeded: Unneeded,
   riseMinutes?: number,
+  keptDays?: KeptDays,
 ): number {
   if (unneeded.basis !== 'yesterday' || unneeded.neededAt === undefined) return unneeded.hours;
-  const outlook = dailyOutlook(history ?? [], epochMinute(now), confident, riseMinutes);
+  const outlook = keptDays ? keptDays.outlook : dailyOutlook(history ?? [], epochMinute(now), confident, riseMinutes);
   if (!outlook) return unneeded.hours;
   const lookaheadMinutes = Math.floor(lookaheadMs / MINUTE_MS);
   for (let t = BUCKET_MINUTES; t <= lookaheadMinutes; t += BUCKET_MINUTES) {
@@ -211,6 +226,8 @@ export interface PayoffInput {
   returnsAt?: (level: number) => RecentReturns | undefined;
   /** The most gears the pool holds without the node when the kept days expect a level (level-headroom.ts); `limit` when not given. */
   limitAt?: (expected: number) => number;
+  /** `keptDaysFor(history, now, confident, config)`, if the caller reads it once for its candidates; read here if not. */
+  keptDays?: KeptDays;
 }
 
 export type PayoffVerdict =
@@ -223,9 +240,10 @@ export function drainPayoff(input: PayoffInput): PayoffVerdict {
   const { config, now } = input;
   // Today's level over the last hour, not only its newest sample, as the scale-up's forecast reads the kept days.
   const riseMinutes = config.followLevelRise ? LEVEL_RISE_MINUTES : undefined;
-  const unneeded = unneededFor(input.history, now, input.confident, input.limit, config.lookahead, riseMinutes, input.limitAt);
+  const keptDays = input.keptDays ?? keptDaysFor(input.history, now, input.confident, config);
+  const unneeded = unneededFor(input.history, now, input.confident, input.limit, config.lookahead, riseMinutes, input.limitAt, keptDays);
   const cost = moveCost(input.stats, config.moveCost);
-  const hours = savingHours(input.history, now, input.confident, input.rebuy ?? input.limit, config.lookahead, unneeded, riseMinutes);
+  const hours = savingHours(input.history, now, input.confident, input.rebuy ?? input.limit, config.lookahead, unneeded, riseMinutes, keptDays);
   const saving = hours * config.nodeHourPrice;
   const costText = `${money(cost.dollars)} for ${costParts(cost)}`;
   const source = unneeded.basis === 'yesterday' ? "yesterday's demand" : 'recent demand';
@@ -317,6 +335,7 @@ export function payoffGate(input: PayoffGateInput): { utilization: PoolUtilizati
     if (!returnsByLevel.has(level)) returnsByLevel.set(level, returnsOf(spellsBelow(history ?? [], level), now, payoff.horizon, payoff.lookahead));
     return returnsByLevel.get(level);
   };
+  const keptDays = keptDaysFor(history, now, confident, payoff);
   const { headroomAt } = input;
   // Where a rise buys the node back: above an elevated standing the scale-up buys less than the full headroom, so the
   // level is read where it settles (the headroom kept above it, at most three steps from the full headroom's level).
@@ -352,6 +371,7 @@ export function payoffGate(input: PayoffGateInput): { utilization: PoolUtilizati
       ...(input.lastDemandScaleUpAt ? { lastDemandScaleUpAt: input.lastDemandScaleUpAt } : {}),
       config: payoff,
       returnsAt,
+      keptDays,
     });
     if (verdict.pays) return { accepted: verdict.text };
     // Not needed, only not paying yet: the node attrition closes early.

@@ -95,10 +95,14 @@ export function reservedSlotsByNode(drains: readonly DrainRecord[], nodes?: read
  * of a plan that waits a minute, not of a move the platform refuses.
  */
 export function landedSinceReport(nodes: readonly NodeRecord[]): (move: Pick<GearMove, 'state' | 'target' | 'finishedAt'>) => boolean {
-  const reportedAt = new Map<string, string>();
-  for (const node of nodes) if (node.stats?.reportedAt !== undefined) reportedAt.set(node.nodeId, node.stats.reportedAt);
+  // Built at the first finished move: a decision with no drains, or none with a gear landed, reads no node's report.
+  let reportedAt: Map<string, string> | undefined;
   return (move) => {
     if (move.state !== 'moved' || move.finishedAt === undefined) return false;
+    if (!reportedAt) {
+      reportedAt = new Map();
+      for (const node of nodes) if (node.stats?.reportedAt !== undefined) reportedAt.set(node.nodeId, node.stats.reportedAt);
+    }
     const report = reportedAt.get(move.target);
     return report !== undefined && laterThan(move.finishedAt, report);
   };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { confidentDemand, drainPayoff, moveCost, payoffGate, unneededFor } from '../../lib/domain/payoff.js';
+import { confidentDemand, drainPayoff, keptDaysFor, moveCost, payoffGate, unneededFor } from '../../lib/domain/payoff.js';
 import type { DemandSample } from '../../lib/domain/model.js';
 import { epochMinute } from '../../lib/domain/forecast.js';
 import { computeUtilization } from '../../lib/domain/utilization.js';
@@ -114,6 +114,16 @@ describe('drainPayoff', () => {
     const verdict = drainPayoff({ ...base, now: evening, history: history(evening, dailyCycle(evening)), stats: { activeGears: 0 } });
     expect(verdict.pays).toBe(false);
     if (!verdict.pays) expect(verdict.reason).toBe("needed again in 1h30m (yesterday's demand reaches 1800 gears), within the 4h horizon");
+  });
+
+  it('reads the same verdicts from kept days read once for every candidate as from kept days read per candidate', () => {
+    const keptDays = keptDaysFor(base.history, tonight, base.confident, payoff);
+    const stats = [{ activeGears: 100, idleGears: 30, disruptiveGears: 30 }, { activeGears: 100, idleGears: 40, disruptiveGears: 10 }, { activeGears: 0 }];
+    for (const [i, limitOf] of [1800, 1500, 1100].entries()) {
+      const candidate = { ...base, limit: limitOf, stats: stats[i]! };
+      expect(drainPayoff({ ...candidate, keptDays })).toEqual(drainPayoff(candidate));
+    }
+    expect(drainPayoff({ ...base, limit: 1100, stats: { activeGears: 0 }, keptDays }).unneeded.neededAt?.toISOString()).toBe('2026-01-07T06:30:00.000Z');
   });
 
   it('today higher than yesterday shifts yesterday up: the node is needed sooner', () => {
