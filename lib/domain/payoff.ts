@@ -128,7 +128,7 @@ export interface KeptDays {
   outlook: DailyOutlook | undefined;
 }
 
-/** The kept days as `drainPayoff` reads them for `config` (its `followLevelRise`). */
+/** The kept days as `drainPayoff` reads them for `config`: with `followLevelRise`, raised by today's level over the last hour, not only its newest sample, as the scale-up's forecast reads them. */
 export function keptDaysFor(history: readonly DemandSample[] | undefined, now: Date, confident: number, config: Pick<PayoffConfig, 'followLevelRise'>): KeptDays {
   return { outlook: dailyOutlook(history ?? [], epochMinute(now), confident, config.followLevelRise ? LEVEL_RISE_MINUTES : undefined) };
 }
@@ -143,16 +143,15 @@ export function unneededFor(
   confident: number,
   limit: number,
   lookaheadMs: number,
-  riseMinutes?: number,
   limitAt?: (expected: number) => number,
-  keptDays?: KeptDays,
+  keptDays: KeptDays = keptDaysFor(history, now, confident, { followLevelRise: false }),
 ): Unneeded {
   const samples = history ?? [];
   const nowMinute = epochMinute(now);
   const lookaheadMinutes = Math.floor(lookaheadMs / MINUTE_MS);
   if (confident >= limit) return { hours: 0, neededAt: now, basis: 'recent' };
 
-  const outlook = keptDays ? keptDays.outlook : dailyOutlook(samples, nowMinute, confident, riseMinutes);
+  const { outlook } = keptDays;
   if (outlook) {
     let known = 0;
     let steps = 0;
@@ -193,11 +192,10 @@ export function savingHours(
   rebuy: number,
   lookaheadMs: number,
   unneeded: Unneeded,
-  riseMinutes?: number,
-  keptDays?: KeptDays,
+  keptDays: KeptDays = keptDaysFor(history, now, confident, { followLevelRise: false }),
 ): number {
   if (unneeded.basis !== 'yesterday' || unneeded.neededAt === undefined) return unneeded.hours;
-  const outlook = keptDays ? keptDays.outlook : dailyOutlook(history ?? [], epochMinute(now), confident, riseMinutes);
+  const { outlook } = keptDays;
   if (!outlook) return unneeded.hours;
   const lookaheadMinutes = Math.floor(lookaheadMs / MINUTE_MS);
   for (let t = BUCKET_MINUTES; t <= lookaheadMinutes; t += BUCKET_MINUTES) {
@@ -238,12 +236,10 @@ export type PayoffVerdict =
 /** Whether draining the node pays, with the sentence that says why (or why not). */
 export function drainPayoff(input: PayoffInput): PayoffVerdict {
   const { config, now } = input;
-  // Today's level over the last hour, not only its newest sample, as the scale-up's forecast reads the kept days.
-  const riseMinutes = config.followLevelRise ? LEVEL_RISE_MINUTES : undefined;
   const keptDays = input.keptDays ?? keptDaysFor(input.history, now, input.confident, config);
-  const unneeded = unneededFor(input.history, now, input.confident, input.limit, config.lookahead, riseMinutes, input.limitAt, keptDays);
+  const unneeded = unneededFor(input.history, now, input.confident, input.limit, config.lookahead, input.limitAt, keptDays);
   const cost = moveCost(input.stats, config.moveCost);
-  const hours = savingHours(input.history, now, input.confident, input.rebuy ?? input.limit, config.lookahead, unneeded, riseMinutes, keptDays);
+  const hours = savingHours(input.history, now, input.confident, input.rebuy ?? input.limit, config.lookahead, unneeded, keptDays);
   const saving = hours * config.nodeHourPrice;
   const costText = `${money(cost.dollars)} for ${costParts(cost)}`;
   const source = unneeded.basis === 'yesterday' ? "yesterday's demand" : 'recent demand';
