@@ -8,20 +8,29 @@
  *
  *   npx tsx scripts/diag-hourly.ts FAMILY SEED SHAPE PEAK_GEARS [FROM TO]
  *   e.g. wander 3 4 2000 24 30   (held-out w3-4 at 2,000 gears, the log of hours 24-30)
+ *   npx tsx scripts/diag-hourly.ts synthetic:NAME DAYS PEAK_GEARS [FROM TO]
+ *   e.g. synthetic:step-change 2 2000 35 44   (the suite's step change, as `suite --days 2` replays it)
  */
 import { runBaseline } from '../lib/sim/baselines.js';
 import { baselineSetup } from '../lib/sim/baseline-cache.js';
 import { familyShapes, isHeldoutFamily } from '../lib/sim/heldout-families.js';
+import { SYNTHETIC_FAMILIES, syntheticTrace, type SyntheticFamily } from '../lib/sim/synthetic.js';
 import { runNodescaler } from '../lib/sim/replay.js';
 import type { SeriesPoint } from '../lib/sim/results.js';
 
 const [family, ...rest] = process.argv.slice(2);
-const [seed, shapeNumber, peak, from, to] = rest.map(Number);
-if (!isHeldoutFamily(family) || !Number.isInteger(seed) || !Number.isInteger(shapeNumber) || shapeNumber! < 1 || !(peak! > 0)) {
+const synthetic = family?.startsWith('synthetic:') ? (family.slice('synthetic:'.length) as SyntheticFamily) : undefined;
+// The suite replays with seed 42 and draws each synthetic family with 42 + its index (scripts/bench-suite.ts).
+const [seed, shapeNumber, peak, from, to] = synthetic ? [42, ...rest.map(Number)] : rest.map(Number);
+const valid = synthetic ? SYNTHETIC_FAMILIES.includes(synthetic) && shapeNumber! > 0 : isHeldoutFamily(family) && Number.isInteger(seed) && Number.isInteger(shapeNumber) && shapeNumber! >= 1;
+if (!valid || !(peak! > 0)) {
   console.error('usage: npx tsx scripts/diag-hourly.ts FAMILY SEED SHAPE PEAK_GEARS [FROM TO]   (e.g. wander 3 4 2000 24 30)');
+  console.error('       npx tsx scripts/diag-hourly.ts synthetic:NAME DAYS PEAK_GEARS [FROM TO]   (e.g. synthetic:step-change 2 2000 35 44)');
   process.exit(2);
 }
-const shape = familyShapes(family, { seed: seed!, days: 7, peakGears: peak!, count: shapeNumber! })[shapeNumber! - 1]!;
+const shape = synthetic
+  ? { name: `synthetic:${synthetic}`, description: `${shapeNumber} days`, trace: syntheticTrace(synthetic, { days: shapeNumber!, peakGears: peak!, seed: seed! + SYNTHETIC_FAMILIES.indexOf(synthetic) }) }
+  : familyShapes(family as 'mixed' | 'wander', { seed: seed!, days: 7, peakGears: peak!, count: shapeNumber! })[shapeNumber! - 1]!;
 const replay = { gearsPerNode: 100, bootDelaySeconds: 120, seed: seed! };
 const outcome = await runNodescaler(shape.trace, { ...replay, store: 'memory' });
 const { pools, options } = baselineSetup(shape.trace, replay);
