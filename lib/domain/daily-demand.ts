@@ -24,7 +24,8 @@
  *
  * With fewer kept days than `DAYS_KEPT` (a new pool), the days there are are
  * used: one day cannot tell a burst from a cycle, and holding a node for it
- * is the safe side.
+ * is the safe side. Buying one for it is not: the scale-up's forecast reads a
+ * rise only when every kept day can be read (forecast.ts).
  */
 import type { DemandSample } from './model.js';
 

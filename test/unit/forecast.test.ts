@@ -15,6 +15,11 @@ function simulate(from: number, to: number, demandAt: (offset: number) => number
   return history;
 }
 
+/** `demandAt` of the last 25 hours, with the day before them repeating yesterday: both kept days rose alike. */
+function twoKeptDays(demandAt: (offset: number) => number): DemandSample[] {
+  return simulate(-49 * 60, 0, (m) => (m < -25 * 60 ? demandAt(m + 24 * 60) : demandAt(m)));
+}
+
 describe('recordDemand', () => {
   it('keeps one sample per minute, a later sample of the same minute replacing the earlier one', () => {
     let history = recordDemand([], NOW, 10, { window: WINDOW, keepDaily: true });
@@ -157,7 +162,7 @@ describe('forecastDemand', () => {
 
   it('uses what happened yesterday over the same lookahead (daily seasonality)', () => {
     // flat today; yesterday demand went from 100 to 150 between 10 and 40 minutes after this time of day
-    const history = simulate(-25 * 60, 0, (m) => {
+    const history = twoKeptDays((m) => {
       const sinceYesterday = m + 24 * 60;
       if (m > -60) return 100;
       return sinceYesterday <= 10 ? 100 : sinceYesterday <= 40 ? 100 + (50 * (sinceYesterday - 10)) / 30 : 150;
@@ -175,7 +180,7 @@ describe('forecastDemand', () => {
   });
 
   it('takes the higher of trend and seasonality', () => {
-    const history = simulate(-25 * 60, 0, (m) => {
+    const history = twoKeptDays((m) => {
       if (m > -30) return 100 + 2 * (m + 30); // today: +2 a minute, 160 now
       const sinceYesterday = m + 24 * 60;
       return sinceYesterday <= 10 ? 100 : 200; // yesterday: doubled ten minutes after this time
@@ -199,7 +204,7 @@ describe('forecastDemand', () => {
       if (minuteOfDay <= 20) return 110;
       return 90 + ((minuteOfDay * 7) % 21);
     };
-    const history = simulate(-25 * 60, 0, (m) => (m === 0 ? 108 : level(m)));
+    const history = twoKeptDays((m) => (m === 0 ? 108 : level(m)));
     const f = forecastDemand(history, NOW, 20 * MIN, options);
     expect(f.dailyRatio).toBeCloseTo(1.1);
     // 108 x 1.1 = 118.8 would be a level never held; the forecast stops at yesterday's 110 (today is not above yesterday)
@@ -210,7 +215,7 @@ describe('forecastDemand', () => {
   it('follows a kept day\'s rise at today\'s higher level (growth)', () => {
     // Yesterday rose from 100 to 150 ten minutes after this time of day; today runs 50 gears above yesterday.
     const yesterday = (m: number) => (m + 24 * 60 > 10 && m + 24 * 60 <= 70 ? 150 : 100);
-    const history = simulate(-25 * 60, 0, (m) => (m > -23 * 60 ? yesterday(m) + 50 : yesterday(m)));
+    const history = twoKeptDays((m) => (m > -23 * 60 ? yesterday(m) + 50 : yesterday(m)));
     const f = forecastDemand(history, NOW, 20 * MIN, options);
     expect(f.dailyRatio).toBeCloseTo(1.5);
     // 150 x 1.5 = 225 scales the rise by today's level; the kept day's 150 raised by today's 50 above it is 200
@@ -234,5 +239,18 @@ describe('forecastDemand', () => {
     const twice = forecastDemand(simulate(-50 * 60, 0, burst([1, 2])), NOW, 10 * MIN, options);
     expect(twice.dailyRatio).toBe(3);
     expect(twice.demand).toBe(300);
+  });
+
+  it('buys for no rise a new pool has seen on one day only (a burst, a one-off step)', () => {
+    // 25 hours of history, one kept day: yesterday jumped from 100 to 300 ten minutes after this time of day
+    const stepOnce = (m: number) => (m > -60 ? 100 : m + 24 * 60 > 10 ? 300 : 100);
+    const newPool = forecastDemand(simulate(-25 * 60, 0, stepOnce), NOW, 20 * MIN, options);
+    expect(newPool.dailyRatio).toBeUndefined();
+    expect(newPool.demand).toBe(100);
+    expect(newPool.basis).not.toMatch(/yesterday/);
+    // the same day kept twice is a daily rise
+    const daily = forecastDemand(twoKeptDays(stepOnce), NOW, 20 * MIN, options);
+    expect(daily.dailyRatio).toBe(3);
+    expect(daily.demand).toBeGreaterThan(100);
   });
 });
