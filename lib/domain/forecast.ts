@@ -216,7 +216,8 @@ export function forecastDemand(
  * its highest over the window before (the highest of a few noisy points
  * against a single one would read noise as growth, and buy a node for it).
  * A burst seen on one day only is not expected again, so a rise is expected
- * only when every kept day can be read (undefined otherwise): a new pool's one
+ * only when every kept day can be read, with demand before this hour to
+ * compare with (undefined otherwise): a new pool's one
  * day cannot tell a burst or a one-off step from a daily rise, and bought
  * nodes for each of them the next day (a step to 2.3 x at hour 19 of the
  * suite's 2-day step change, a 4.5 x spike at hour 8 of held-out w5-7),
