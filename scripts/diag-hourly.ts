@@ -20,17 +20,19 @@ import type { SeriesPoint } from '../lib/sim/results.js';
 
 const [family, ...rest] = process.argv.slice(2);
 const synthetic = family?.startsWith('synthetic:') ? (family.slice('synthetic:'.length) as SyntheticFamily) : undefined;
-// The suite replays with seed 42 and draws each synthetic family with 42 + its index (scripts/bench-suite.ts).
-const [seed, shapeNumber, peak, from, to] = synthetic ? [42, ...rest.map(Number)] : rest.map(Number);
-const valid = synthetic ? SYNTHETIC_FAMILIES.includes(synthetic) && shapeNumber! > 0 : isHeldoutFamily(family) && Number.isInteger(seed) && Number.isInteger(shapeNumber) && shapeNumber! >= 1;
+// A held-out shape: SEED SHAPE PEAK over 7 days; a suite family: DAYS PEAK, replayed with the suite's seed 42, its trace
+// drawn with 42 + the family's index (scripts/bench-suite.ts).
+const [seed, shapeNumber, peak, from, to] = synthetic ? [42, 0, ...rest.slice(1).map(Number)] : rest.map(Number);
+const days = synthetic ? Number(rest[0]) : 7;
+const valid = synthetic ? SYNTHETIC_FAMILIES.includes(synthetic) && days > 0 : isHeldoutFamily(family) && Number.isInteger(seed) && Number.isInteger(shapeNumber) && shapeNumber! >= 1;
 if (!valid || !(peak! > 0)) {
   console.error('usage: npx tsx scripts/diag-hourly.ts FAMILY SEED SHAPE PEAK_GEARS [FROM TO]   (e.g. wander 3 4 2000 24 30)');
   console.error('       npx tsx scripts/diag-hourly.ts synthetic:NAME DAYS PEAK_GEARS [FROM TO]   (e.g. synthetic:step-change 2 2000 35 44)');
   process.exit(2);
 }
 const shape = synthetic
-  ? { name: `synthetic:${synthetic}`, description: `${shapeNumber} days`, trace: syntheticTrace(synthetic, { days: shapeNumber!, peakGears: peak!, seed: seed! + SYNTHETIC_FAMILIES.indexOf(synthetic) }) }
-  : familyShapes(family as 'mixed' | 'wander', { seed: seed!, days: 7, peakGears: peak!, count: shapeNumber! })[shapeNumber! - 1]!;
+  ? { name: `synthetic:${synthetic}`, description: `${days} days`, trace: syntheticTrace(synthetic, { days, peakGears: peak!, seed: seed! + SYNTHETIC_FAMILIES.indexOf(synthetic) }) }
+  : familyShapes(family as 'mixed' | 'wander', { seed: seed!, days, peakGears: peak!, count: shapeNumber! })[shapeNumber! - 1]!;
 const replay = { gearsPerNode: 100, bootDelaySeconds: 120, seed: seed! };
 const outcome = await runNodescaler(shape.trace, { ...replay, store: 'memory' });
 const { pools, options } = baselineSetup(shape.trace, replay);
