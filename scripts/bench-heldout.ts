@@ -11,7 +11,7 @@
  */
 import { parseArgs } from 'node:util';
 import { BaselineCache } from '../lib/sim/baseline-cache.js';
-import { familyShapes, familySource, HELDOUT_FAMILIES, isHeldoutFamily } from '../lib/sim/heldout-families.js';
+import { familyShapes, familyShapesLabel, familySource, heldoutFamilyList, isHeldoutFamily } from '../lib/sim/heldout-families.js';
 import { writeOut } from '../lib/sim/report.js';
 import { goalChecks } from '../lib/sim/summary.js';
 import { renderSuiteReport, suiteReportTrace, type SuiteReportTrace } from '../lib/sim/suite-report.js';
@@ -26,9 +26,11 @@ Replays nodescaler and every baseline on N random workload shapes of seed S
 (daily and weekly cycles, trends, steps, bursts, noise, flat periods, app
 churn; lib/sim/heldout.ts), with the suite's table and goal line per shape
 and a total.
-  --family F          mixed (default: lib/sim/heldout.ts) or wander (lib/sim/heldout-wander.ts: demand
+  --family F          mixed (default: lib/sim/heldout.ts), wander (lib/sim/heldout-wander.ts: demand
                       that wanders for hours, days that differ, jobs on a clock, heavy-tailed spikes, dips;
-                      minute by minute); shapes are named s<seed>-<n> and w<seed>-<n>
+                      minute by minute) or surge (lib/sim/heldout-surge.ts: days of two crests, weekends of
+                      another shape, flash crowds that fade, backlogs cleared at once, tenants leaving;
+                      minute by minute); shapes are named s<seed>-<n>, w<seed>-<n> and u<seed>-<n>
   --count N           shapes (default 8)
   --seed S            which shapes, and the replay's seed (default 1); shape n of a seed is always the same
   --days D            days of each shape (default 7)
@@ -75,12 +77,12 @@ export async function runHeldout(argv: string[]): Promise<void> {
   const gearsPerNode = figures['gears-per-node']!;
   const bootDelaySeconds = figures['boot-delay']!;
   const family = values.family;
-  if (!isHeldoutFamily(family)) return fail(`--family: expected ${HELDOUT_FAMILIES.join(' or ')}, got ${family}`);
+  if (!isHeldoutFamily(family)) return fail(`--family: expected ${heldoutFamilyList()}, got ${family}`);
   const only = values.only === undefined ? undefined : [...new Set(values.only.split(',').map((part) => Number(part.trim())))];
   if (only && only.some((n) => !Number.isInteger(n) || n < 1 || n > count)) return fail(`--only: expected shape numbers from 1 to ${count} separated by commas, got ${values.only}`);
   const cache = new BaselineCache(values['no-cache'] ? undefined : values.cache);
   const started = Date.now();
-  console.log(`heldout: ${count} ${family === 'wander' ? 'wandering ' : ''}shapes of seed ${seed} (${days} days, peak ${peakGears} gears, ${gearsPerNode} gears per node, boot delay ${bootDelaySeconds} s)`);
+  console.log(`heldout: ${count} ${familyShapesLabel(family)} of seed ${seed} (${days} days, peak ${peakGears} gears, ${gearsPerNode} gears per node, boot delay ${bootDelaySeconds} s)`);
   const scores: TraceScore[] = [];
   const page: SuiteReportTrace[] = [];
   for (const [index, shape] of familyShapes(family, { count, seed, days, peakGears }).entries()) {
@@ -100,8 +102,8 @@ export async function runHeldout(argv: string[]): Promise<void> {
   console.log(`heldout: ${only ? only.length : count} shapes in ${((Date.now() - started) / 1000).toFixed(0)} s; baselines ${cache.hits} cached, ${cache.misses} computed; nodescaler (today's defaults) x clairvoyant-4h and goal checks met:`);
   console.log(formatVariant(scoreVariant('heldout', scores), 'total (mean; moves summed; worst)'));
   const settings = suiteSettings({ shapes: `${only ? only.join(', ') : `1-${count}`} of seed ${seed} (${familySource(family)})`, days: String(days), peakGears, gearsPerNode, bootDelaySeconds, seed });
-  const html = values.html ?? `out/heldout-${family === 'wander' ? 'wander-' : ''}seed-${seed}.html`;
-  writeOut(html, renderSuiteReport({ title: `nodescaler: held-out ${family === 'wander' ? 'wandering ' : ''}shapes of seed ${seed}`, settings, traces: page }));
+  const html = values.html ?? `out/heldout-${family === 'mixed' ? '' : `${family}-`}seed-${seed}.html`;
+  writeOut(html, renderSuiteReport({ title: `nodescaler: held-out ${familyShapesLabel(family)} of seed ${seed}`, settings, traces: page }));
   console.log(`wrote ${html}`);
 }
 

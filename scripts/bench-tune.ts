@@ -9,7 +9,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { ValidationError } from '../lib/errors.js';
 import { BaselineCache } from '../lib/sim/baseline-cache.js';
-import { familyShapes, HELDOUT_FAMILIES, isHeldoutFamily } from '../lib/sim/heldout-families.js';
+import { familyShapes, heldoutFamilyList, isHeldoutFamily } from '../lib/sim/heldout-families.js';
 import { formatAgainst, formatRanking, formatVariant, infeasibleNote, parseVariants, tuneSuite, type Variants } from '../lib/sim/tune.js';
 import { suiteTraces } from './bench-suite.js';
 
@@ -32,7 +32,7 @@ variants by goal checks met, then node-hours, then moves (both x clairvoyant-4h)
   --seed N            default 42
   --heldout N         instead of the suite, N held-out shapes of seed --seed
                       (npm run bench -- heldout; 7 days unless --days)
-  --family F          with --heldout: mixed (default) or wander, as heldout --family
+  --family F          with --heldout: mixed (default), wander or surge, as heldout --family
   --cache DIR         where the baselines' results are kept (default .cache/baselines)
   --no-cache          compute the baselines again and keep nothing`;
 
@@ -82,7 +82,7 @@ export async function runTune(argv: string[]): Promise<void> {
     if (heldout !== undefined && !Number.isInteger(heldout)) throw new ValidationError({ path: '--heldout', message: 'expected a whole number of shapes', value: values.heldout });
     // Held-out shapes are as long as `npm run bench -- heldout` makes them, so both share cached baselines.
     if (heldout !== undefined) days ??= 7;
-    if (!isHeldoutFamily(values.family)) throw new ValidationError({ path: '--family', message: `expected ${HELDOUT_FAMILIES.join(' or ')}`, value: values.family });
+    if (!isHeldoutFamily(values.family)) throw new ValidationError({ path: '--family', message: `expected ${heldoutFamilyList()}`, value: values.family });
     const argument = positionals[0]!;
     const inline = argument.trim().startsWith('{');
     if (!inline && !existsSync(argument)) throw new ValidationError({ path: 'VARIANTS', message: 'neither inline JSON nor an existing file', value: argument });

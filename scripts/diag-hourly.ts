@@ -13,7 +13,7 @@
  */
 import { runBaseline } from '../lib/sim/baselines.js';
 import { baselineSetup } from '../lib/sim/baseline-cache.js';
-import { familyShapes, isHeldoutFamily } from '../lib/sim/heldout-families.js';
+import { familyShapes, isHeldoutFamily, type HeldoutFamily } from '../lib/sim/heldout-families.js';
 import { SYNTHETIC_FAMILIES, syntheticTrace, type SyntheticFamily } from '../lib/sim/synthetic.js';
 import { runNodescaler } from '../lib/sim/replay.js';
 import type { SeriesPoint } from '../lib/sim/results.js';
@@ -32,7 +32,7 @@ if (!valid || !(peak! > 0)) {
 }
 const shape = synthetic
   ? { name: `synthetic:${synthetic}`, description: `${days} days`, trace: syntheticTrace(synthetic, { days, peakGears: peak!, seed: seed! + SYNTHETIC_FAMILIES.indexOf(synthetic) }) }
-  : familyShapes(family as 'mixed' | 'wander', { seed: seed!, days, peakGears: peak!, count: shapeNumber! })[shapeNumber! - 1]!;
+  : familyShapes(family as HeldoutFamily, { seed: seed!, days, peakGears: peak!, count: shapeNumber! })[shapeNumber! - 1]!;
 const replay = { gearsPerNode: 100, bootDelaySeconds: 120, seed: seed! };
 const outcome = await runNodescaler(shape.trace, { ...replay, store: 'memory' });
 const { pools, options } = baselineSetup(shape.trace, replay);

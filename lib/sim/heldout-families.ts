@@ -1,21 +1,36 @@
 import { heldoutShapes, type HeldoutOptions, type HeldoutShape } from './heldout.js';
+import { surgeShape } from './heldout-surge.js';
 import { wanderShape } from './heldout-wander.js';
 
-/** The held-out families `heldout` and `tune --heldout` draw from: heldout.ts (`mixed`) and heldout-wander.ts (`wander`). */
-export const HELDOUT_FAMILIES = ['mixed', 'wander'] as const;
+/**
+ * The held-out families `heldout` and `tune --heldout` draw from: heldout.ts (`mixed`), heldout-wander.ts (`wander`)
+ * and heldout-surge.ts (`surge`).
+ */
+export const HELDOUT_FAMILIES = ['mixed', 'wander', 'surge'] as const;
 export type HeldoutFamily = (typeof HELDOUT_FAMILIES)[number];
 
 export function isHeldoutFamily(name: string | undefined): name is HeldoutFamily {
   return (HELDOUT_FAMILIES as readonly string[]).includes(name ?? '');
 }
 
+/** The families as an error message lists them: `mixed, wander or surge`. */
+export function heldoutFamilyList(): string {
+  return `${HELDOUT_FAMILIES.slice(0, -1).join(', ')} or ${HELDOUT_FAMILIES.at(-1)}`;
+}
+
 /** `count` shapes of one seed of `family`; shape n is the same whatever `count` is. */
 export function familyShapes(family: HeldoutFamily, options: HeldoutOptions): HeldoutShape[] {
   if (family === 'mixed') return heldoutShapes(options);
-  return Array.from({ length: options.count }, (_, index) => wanderShape(index, options));
+  const shape = family === 'wander' ? wanderShape : surgeShape;
+  return Array.from({ length: options.count }, (_, index) => shape(index, options));
 }
 
 /** Where the family's generator lives, for a report's settings. */
 export function familySource(family: HeldoutFamily): string {
-  return family === 'mixed' ? 'lib/sim/heldout.ts' : 'lib/sim/heldout-wander.ts';
+  return family === 'mixed' ? 'lib/sim/heldout.ts' : `lib/sim/heldout-${family}.ts`;
+}
+
+/** How a report titles the family's shapes: `wandering shapes`, `surging shapes`, or just `shapes`. */
+export function familyShapesLabel(family: HeldoutFamily): string {
+  return family === 'wander' ? 'wandering shapes' : family === 'surge' ? 'surging shapes' : 'shapes';
 }

@@ -87,7 +87,7 @@ describe('held-out wandering shapes', () => {
     expect(run.stdout).toMatch(/wrote out\/heldout-wander-seed-4\.html/);
     const bad = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/bench.ts', 'heldout', '--family', 'spiky'], { cwd: ROOT, encoding: 'utf8' });
     expect(bad.status).toBe(2);
-    expect(bad.stderr).toMatch(/--family: expected mixed or wander, got spiky/);
+    expect(bad.stderr).toMatch(/--family: expected mixed, wander or surge, got spiky/);
 
     const tuneArgs = ['--import', 'tsx', 'scripts/bench.ts', 'tune', '{"f3":{"scaleDown":{"payoff":{"factor":3}}}}', '--heldout', '1', '--seed', '4', '--days', '0.25', '--peak-gears', '300', '--cache', cache];
     const tune = spawnSync(process.execPath, [...tuneArgs, '--family', 'wander'], { cwd: ROOT, encoding: 'utf8' });
@@ -98,6 +98,6 @@ describe('held-out wandering shapes', () => {
     expect(tune.stdout.replace(/ +/g, ' ')).toContain(row);
     const badTune = spawnSync(process.execPath, [...tuneArgs, '--family', 'spiky'], { cwd: ROOT, encoding: 'utf8' });
     expect(badTune.status).toBe(2);
-    expect(badTune.stderr).toMatch(/--family.*expected mixed or wander.*spiky/);
+    expect(badTune.stderr).toMatch(/--family.*expected mixed, wander or surge.*spiky/);
   });
 });

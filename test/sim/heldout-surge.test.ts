@@ -1,0 +1,98 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { familyShapes } from '../../lib/sim/heldout-families.js';
+import { surgeShape } from '../../lib/sim/heldout-surge.js';
+import { wanderShape } from '../../lib/sim/heldout-wander.js';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const OPTIONS = { seed: 1, days: 7, peakGears: 2000 };
+const shapes = (count: number, options = OPTIONS) => Array.from({ length: count }, (_, index) => surgeShape(index, options));
+const demands = (shape: { trace: { steps: Array<{ demand: number }> } }) => shape.trace.steps.map((s) => s.demand);
+/** A shape of seed 1 whose description matches and draws nothing that `without` names. */
+const plainShape = (component: RegExp, without: RegExp) => shapes(200).find((s) => component.test(s.description) && !without.test(s.description));
+
+describe('held-out surging shapes', () => {
+  it('are the same for the same seed and index, and differ from shape to shape, seed to seed and from the wandering family', () => {
+    expect(surgeShape(4, OPTIONS)).toEqual(surgeShape(4, OPTIONS));
+    const all = [...shapes(8), ...shapes(8, { ...OPTIONS, seed: 2 })];
+    expect(all.map((s) => s.name).slice(0, 3)).toEqual(['heldout:u1-1', 'heldout:u1-2', 'heldout:u1-3']);
+    expect(new Set(all.map((s) => demands(s).join(','))).size).toBe(16);
+    expect(demands(surgeShape(0, OPTIONS))).not.toEqual(demands(wanderShape(0, OPTIONS)));
+    expect(familyShapes('surge', { ...OPTIONS, count: 3 }).map((s) => s.name)).toEqual(['heldout:u1-1', 'heldout:u1-2', 'heldout:u1-3']);
+    const descriptions = shapes(60, { ...OPTIONS, days: 1 }).map((s) => s.description).join('\n');
+    for (const component of ['two crests', 'weekends at', 'crowds', 'backlog every', 'departure to', 'noise', 'churn']) expect(descriptions).toContain(component);
+  });
+
+  it('are valid minute-by-minute traces: whole gears, never negative, peak exactly peakGears', () => {
+    for (const seed of [0, 5, 99]) {
+      for (const shape of shapes(10, { seed, days: 1.5, peakGears: 700 })) {
+        const { trace } = shape;
+        expect(trace.stepSeconds).toBe(60);
+        expect(trace.steps).toHaveLength(2160);
+        trace.steps.forEach((step, i) => {
+          expect(step.at).toBe(i * 60);
+          expect(Number.isInteger(step.demand) && step.demand >= 0 && step.demand <= 700, `${shape.name} minute ${i}: ${step.demand}`).toBe(true);
+        });
+        expect(Math.max(...demands(shape))).toBe(700);
+      }
+    }
+  });
+
+  it('two crests: a day has two highs with a valley between them', () => {
+    const shape = plainShape(/two crests \d+h\+\d+h/, /weekends|crowds|backlog|departure/)!;
+    expect(shape, 'a shape of seed 1 with two crests and nothing else').toBeDefined();
+    const [first, second] = /two crests (\d+)h\+(\d+)h/.exec(shape.description)!.slice(1).map(Number) as [number, number];
+    const hourly = Array.from({ length: 24 }, (_, hour) => {
+      const minutes = demands(shape).slice(24 * 60 + hour * 60, 24 * 60 + (hour + 1) * 60);
+      return minutes.reduce((a, b) => a + b, 0) / minutes.length;
+    });
+    const trough = Math.min(...hourly);
+    const at = (hour: number) => hourly[((hour % 24) + 24) % 24]!;
+    const between = Math.min(...Array.from({ length: 24 }, (_, h) => h).filter((h) => ((h - first + 24) % 24) < ((second - first + 24) % 24)).map(at));
+    // Each crest stands above the valley between them, and the valley above the day's trough or at it.
+    expect(at(first)).toBeGreaterThan(between);
+    expect(at(second)).toBeGreaterThan(between);
+    expect(between).toBeGreaterThanOrEqual(trough);
+  });
+
+  it('flash crowds fade: an hour after its sharpest rise a crowd is still above the level before it, and below its top', () => {
+    const shape = plainShape(/crowds \d+ x[\d.]+ fading by half in (1[2-9]\d|2[0-4]\d) min/, /crest|weekends|backlog|departure/)!;
+    expect(shape, 'a shape of seed 1 with slowly fading crowds and nothing else').toBeDefined();
+    const values = demands(shape);
+    const rises = values.slice(1).map((v, i) => ({ minute: i + 1, rise: v - values[i]! })).sort((a, b) => b.rise - a.rise);
+    const { minute } = rises[0]!;
+    const before = values[minute - 2]!;
+    const top = Math.max(...values.slice(minute, minute + 10));
+    const anHourOn = values[minute + 60]!;
+    expect(anHourOn).toBeGreaterThan(before * 1.2);
+    expect(anHourOn).toBeLessThan(top);
+  });
+
+  it('backlogs: demand climbs for hours and is cleared within a minute', () => {
+    const shape = plainShape(/backlog every \d+ h \+(1\d\d|[5-9]\d) %/, /crest|weekends|crowds|departure/)!;
+    expect(shape, 'a shape of seed 1 with a backlog and nothing else').toBeDefined();
+    const values = demands(shape);
+    const falls = values.slice(1).map((v, i) => ({ minute: i + 1, fall: values[i]! - v })).sort((a, b) => b.fall - a.fall);
+    const { minute, fall } = falls[0]!;
+    // The drop is a third of the peak or more, and the hour before it rose, not fell.
+    expect(fall).toBeGreaterThan(2000 / 3);
+    expect(values[minute - 1]!).toBeGreaterThan(values[minute - 61]!);
+  });
+
+  it('npm run bench -- heldout --family surge replays them with the goal line, and names them u<seed>-<n>', () => {
+    const cache = mkdtempSync(join(tmpdir(), 'nodescaler-surge-'));
+    const run = spawnSync(
+      process.execPath,
+      ['--import', 'tsx', 'scripts/bench.ts', 'heldout', '--family', 'surge', '--count', '1', '--seed', '4', '--days', '0.25', '--peak-gears', '300', '--cache', cache, '--html', join(cache, 'surge.html')],
+      { cwd: ROOT, encoding: 'utf8' },
+    );
+    expect(run.status, run.stderr).toBe(0);
+    expect(run.stdout).toMatch(/^heldout: 1 surging shapes of seed 4 \(0\.25 days, peak 300 gears/m);
+    expect(run.stdout).toMatch(/^\[1\/1\] heldout:u4-1 \(0\.3 days, peak 300 gears\)\nshape: .*noise \d+ %/m);
+    expect(run.stdout).toMatch(/^goal \(\d\/8 met/m);
+    expect(run.stdout).toMatch(/^heldout:u4-1\s+[\d.]+\s+([\d.]+|\d+ vs 0)\s+[\d.]+\s+\d\/8, \d of \d misses infeasible$/m);
+  });
+});
