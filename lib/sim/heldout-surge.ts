@@ -1,5 +1,5 @@
 import { seededRandom } from './random.js';
-import { heldoutTrace, pct, type HeldoutShape } from './heldout.js';
+import { heldoutTrace, pct, shapeDraws, type HeldoutShape } from './heldout.js';
 
 /**
  * A third held-out family (`npm run bench -- heldout --family surge`): what
@@ -61,9 +61,7 @@ interface Backlog {
 export function surgeShape(index: number, options: SurgeOptions): HeldoutShape {
   // Not the other families' mixing constants, so seed s here is not a variation of seed s there.
   const random = seededRandom((Math.imul(options.seed + 23, 0x2545f491) ^ Math.imul(index + 7, 0x61c88647)) >>> 0);
-  const between = (low: number, high: number) => low + (high - low) * random();
-  const chance = (p: number) => random() < p;
-  const normal = () => Math.sqrt(-2 * Math.log(1 - random())) * Math.cos(2 * Math.PI * random());
+  const { between, chance, normal, arrivals } = shapeDraws(random);
   const duration = Math.max(STEP, Math.round((options.days * DAY) / STEP) * STEP);
   const parts: string[] = [];
 
@@ -77,10 +75,8 @@ export function surgeShape(index: number, options: SurgeOptions): HeldoutShape {
     const perDay = between(0.2, 2);
     const height = between(1.5, 6);
     const halfLife = between(10, 240) * 60;
-    // Poisson arrivals; each crowd's height and fading vary around the shape's.
-    for (let at = -Math.log(1 - random()) * (DAY / perDay); at < duration; at += -Math.log(1 - random()) * (DAY / perDay)) {
-      crowds.push({ start: at, rise: Math.round(between(1, 5)) * 60, height: height * between(0.8, 1.2), halfLife: halfLife * between(0.7, 1.3) });
-    }
+    // Each crowd's height and fading vary around the shape's.
+    crowds.push(...arrivals(perDay, duration, (start) => ({ start, rise: Math.round(between(1, 5)) * 60, height: height * between(0.8, 1.2), halfLife: halfLife * between(0.7, 1.3) })));
     if (crowds.length > 0) parts.push(`crowds ${crowds.length} x${height.toFixed(1)} fading by half in ${(halfLife / 60).toFixed(0)} min`);
   }
   const backlogs: Backlog[] = [];

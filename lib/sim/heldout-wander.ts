@@ -1,5 +1,5 @@
 import { seededRandom } from './random.js';
-import { heldoutTrace, pct, type HeldoutShape } from './heldout.js';
+import { heldoutTrace, pct, shapeDraws, type HeldoutShape } from './heldout.js';
 
 /**
  * A second held-out family (`npm run bench -- heldout --family wander`): what
@@ -44,14 +44,7 @@ interface Episode {
 export function wanderShape(index: number, options: WanderOptions): HeldoutShape {
   // Not heldout.ts's mixing constants, so seed s of one family is not a variation of seed s of the other.
   const random = seededRandom((Math.imul(options.seed + 11, 0x27d4eb2f) ^ Math.imul(index + 3, 0x165667b1)) >>> 0);
-  const between = (low: number, high: number) => low + (high - low) * random();
-  const chance = (p: number) => random() < p;
-  const normal = () => Math.sqrt(-2 * Math.log(1 - random())) * Math.cos(2 * Math.PI * random());
-  const arrivals = (perDay: number, duration: number, make: (start: number) => Episode): Episode[] => {
-    const out: Episode[] = [];
-    for (let at = -Math.log(1 - random()) * (DAY / perDay); at < duration; at += -Math.log(1 - random()) * (DAY / perDay)) out.push(make(at));
-    return out;
-  };
+  const { between, chance, normal, arrivals } = shapeDraws(random);
   const duration = Math.max(STEP, Math.round((options.days * DAY) / STEP) * STEP);
   const days = Math.ceil(duration / DAY);
   const parts: string[] = [];
@@ -69,10 +62,10 @@ export function wanderShape(index: number, options: WanderOptions): HeldoutShape
     : undefined;
   if (job) parts.push(`jobs every ${job.every / HOUR} h x${job.height.toFixed(1)} ${job.length / 60} min`);
   const spikes = chance(0.25)
-    ? arrivals(between(0.1, 1), duration, (start) => ({ start, length: Math.round(between(5, 30)) * 60, factor: Math.min(8, 1.3 * (1 - random()) ** (-1 / 1.5)) }))
+    ? arrivals<Episode>(between(0.1, 1), duration, (start) => ({ start, length: Math.round(between(5, 30)) * 60, factor: Math.min(8, 1.3 * (1 - random()) ** (-1 / 1.5)) }))
     : [];
   if (spikes.length > 0) parts.push(`spikes ${spikes.length} to ${range(spikes, (f) => `x${f.toFixed(1)}`)}`);
-  const dips = chance(0.2) ? arrivals(between(0.2, 2), duration, (start) => ({ start, length: Math.round(between(10, 120)) * 60, factor: between(0.1, 0.5) })) : [];
+  const dips = chance(0.2) ? arrivals<Episode>(between(0.2, 2), duration, (start) => ({ start, length: Math.round(between(10, 120)) * 60, factor: between(0.1, 0.5) })) : [];
   if (dips.length > 0) parts.push(`dips ${dips.length} to ${range(dips, pct)}`);
   const churn = chance(0.5) ? between(0.01, 0.3) : 0;
   if (churn > 0) parts.push(`churn ${pct(churn)}/h`);

@@ -57,8 +57,7 @@ interface Burst {
 export function heldoutShape(index: number, options: Omit<HeldoutOptions, 'count'>): HeldoutShape {
   // One generator per shape, so a shape does not depend on how many came before it.
   const random = seededRandom((Math.imul(options.seed + 1, 0x9e3779b1) ^ Math.imul(index + 1, 0x85ebca6b)) >>> 0);
-  const between = (low: number, high: number) => low + (high - low) * random();
-  const chance = (p: number) => random() < p;
+  const { between, chance, arrivals } = shapeDraws(random);
   const duration = Math.max(STEP, Math.round(options.days * DAY / STEP) * STEP);
   const parts: string[] = [];
 
@@ -77,10 +76,8 @@ export function heldoutShape(index: number, options: Omit<HeldoutOptions, 'count
     const height = between(1.5, 6);
     const minutes = between(5, 240);
     parts.push(`bursts ${perDay.toFixed(1)}/day x${height.toFixed(1)} ${minutes.toFixed(0)} min`);
-    // Poisson arrivals; each burst's height and length vary around the shape's.
-    for (let at = -Math.log(1 - random()) * (DAY / perDay); at < duration; at += -Math.log(1 - random()) * (DAY / perDay)) {
-      bursts.push({ start: at, rise: between(0, 15) * 60, length: minutes * between(0.5, 1.5) * 60, height: height * between(0.8, 1.2) });
-    }
+    // Each burst's height and length vary around the shape's.
+    bursts.push(...arrivals(perDay, duration, (start) => ({ start, rise: between(0, 15) * 60, length: minutes * between(0.5, 1.5) * 60, height: height * between(0.8, 1.2) })));
   }
   const noise = between(0, 0.2);
   parts.push(`noise ${pct(noise)}`);
@@ -112,6 +109,22 @@ export function heldoutShape(index: number, options: Omit<HeldoutOptions, 'count
     values.push(Math.max(0, value));
   }
   return heldoutTrace(`heldout:s${options.seed}-${index + 1}`, parts, values, { stepSeconds: STEP, peakGears: options.peakGears, churn });
+}
+
+/** What a shape generator draws from its seeded `random`; each call takes its numbers in turn, so the order of calls is the shape. */
+export function shapeDraws(random: () => number) {
+  return {
+    between: (low: number, high: number) => low + (high - low) * random(),
+    chance: (p: number) => random() < p,
+    /** A standard normal draw (Box-Muller). */
+    normal: () => Math.sqrt(-2 * Math.log(1 - random())) * Math.cos(2 * Math.PI * random()),
+    /** Poisson arrivals, `perDay` a day, before `duration` seconds; `make` draws each one's own figures before the next arrival is drawn. */
+    arrivals<T>(perDay: number, duration: number, make: (start: number) => T): T[] {
+      const out: T[] = [];
+      for (let at = -Math.log(1 - random()) * (DAY / perDay); at < duration; at += -Math.log(1 - random()) * (DAY / perDay)) out.push(make(at));
+      return out;
+    },
+  };
 }
 
 /** A drawn shape as a trace: `values` one per `stepSeconds`, scaled so their peak is `peakGears` whole gears. */

@@ -6,11 +6,12 @@ import { describe, expect, it } from 'vitest';
 import { familyShapes } from '../../lib/sim/heldout-families.js';
 import { surgeShape } from '../../lib/sim/heldout-surge.js';
 import { wanderShape } from '../../lib/sim/heldout-wander.js';
+import { demandsOf, expectValidMinuteTraces } from '../support/heldout-shapes.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const OPTIONS = { seed: 1, days: 7, peakGears: 2000 };
 const shapes = (count: number, options = OPTIONS) => Array.from({ length: count }, (_, index) => surgeShape(index, options));
-const demands = (shape: { trace: { steps: Array<{ demand: number }> } }) => shape.trace.steps.map((s) => s.demand);
+const demands = demandsOf;
 /** A shape of seed 1 whose description matches and draws nothing that `without` names. */
 const plainShape = (component: RegExp, without: RegExp) => shapes(200).find((s) => component.test(s.description) && !without.test(s.description));
 
@@ -27,18 +28,7 @@ describe('held-out surging shapes', () => {
   });
 
   it('are valid minute-by-minute traces: whole gears, never negative, peak exactly peakGears', () => {
-    for (const seed of [0, 5, 99]) {
-      for (const shape of shapes(10, { seed, days: 1.5, peakGears: 700 })) {
-        const { trace } = shape;
-        expect(trace.stepSeconds).toBe(60);
-        expect(trace.steps).toHaveLength(2160);
-        trace.steps.forEach((step, i) => {
-          expect(step.at).toBe(i * 60);
-          expect(Number.isInteger(step.demand) && step.demand >= 0 && step.demand <= 700, `${shape.name} minute ${i}: ${step.demand}`).toBe(true);
-        });
-        expect(Math.max(...demands(shape))).toBe(700);
-      }
-    }
+    expectValidMinuteTraces(surgeShape);
   });
 
   it('two crests: a day has two highs with a valley between them', () => {

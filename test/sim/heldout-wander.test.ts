@@ -5,11 +5,12 @@ import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { heldoutShape } from '../../lib/sim/heldout.js';
 import { wanderShape } from '../../lib/sim/heldout-wander.js';
+import { demandsOf, expectValidMinuteTraces } from '../support/heldout-shapes.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const OPTIONS = { seed: 1, days: 7, peakGears: 2000 };
 const shapes = (count: number, options = OPTIONS) => Array.from({ length: count }, (_, index) => wanderShape(index, options));
-const demands = (shape: { trace: { steps: Array<{ demand: number }> } }) => shape.trace.steps.map((s) => s.demand);
+const demands = demandsOf;
 
 function correlation(xs: number[], ys: number[]): number {
   const mean = (v: number[]) => v.reduce((a, b) => a + b, 0) / v.length;
@@ -35,19 +36,7 @@ describe('held-out wandering shapes', () => {
   });
 
   it('are valid minute-by-minute traces: whole gears, never negative, peak exactly peakGears', () => {
-    for (const seed of [0, 5, 99]) {
-      for (const shape of shapes(10, { seed, days: 1.5, peakGears: 700 })) {
-        const { trace } = shape;
-        expect(trace.stepSeconds).toBe(60);
-        expect(trace.steps).toHaveLength(2160);
-        expect(trace.durationSeconds).toBe(2160 * 60);
-        trace.steps.forEach((step, i) => {
-          expect(step.at).toBe(i * 60);
-          expect(Number.isInteger(step.demand) && step.demand >= 0 && step.demand <= 700, `${shape.name} minute ${i}: ${step.demand}`).toBe(true);
-        });
-        expect(Math.max(...demands(shape))).toBe(700);
-      }
-    }
+    expectValidMinuteTraces(wanderShape);
   });
 
   it('wander: a shape with nothing else drawn moves little from one minute to the next, unlike the mixed family noise', () => {
