@@ -68,8 +68,9 @@ export function surgeShape(index: number, options: SurgeOptions): HeldoutShape {
   const level = between(0.3, 0.8);
   const daily = chance(0.6) ? drawDay() : undefined;
   if (daily) parts.push(`${daily.crests.length === 2 ? 'two crests' : 'crest'} ${daily.crests.map((c) => `${c.hour.toFixed(0)}h`).join('+')} trough ${pct(daily.depth)}`);
-  const weekend = chance(1 / 3) ? { firstDay: Math.floor(random() * 7), factor: between(0.5, 1.2), crestShift: between(1, 5) } : undefined;
-  if (weekend) parts.push(`weekends at ${pct(weekend.factor)}${daily ? ` crest +${weekend.crestShift.toFixed(0)}h` : ''} from day ${weekend.firstDay}`);
+  // `weekStart`: the day (0-6) the 7-day week of the shape starts; its days 5 and 6 are the weekend.
+  const weekend = chance(1 / 3) ? { weekStart: Math.floor(random() * 7), factor: between(0.5, 1.2), crestShift: between(1, 5) } : undefined;
+  if (weekend) parts.push(`weekends at ${pct(weekend.factor)}${daily ? ` crest +${weekend.crestShift.toFixed(0)}h` : ''} from day ${(weekend.weekStart + 5) % 7}`);
   const crowds: Crowd[] = [];
   if (chance(1 / 3)) {
     const perDay = between(0.2, 2);
@@ -101,7 +102,7 @@ export function surgeShape(index: number, options: SurgeOptions): HeldoutShape {
   const values: number[] = [];
   for (let t = 0; t < duration; t += STEP) {
     const day = Math.floor(t / DAY);
-    const isWeekend = weekend !== undefined && (day - weekend.firstDay + 7) % 7 >= 5;
+    const isWeekend = weekend !== undefined && (day - weekend.weekStart + 7) % 7 >= 5;
     let value = level * (isWeekend ? weekend.factor : 1);
     if (daily) value *= 1 - daily.depth + daily.depth * crestWave(daily.crests, (t % DAY) / HOUR - (isWeekend ? weekend.crestShift : 0));
     if (departure) value *= departureFactor(departure, t);

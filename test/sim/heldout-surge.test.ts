@@ -48,6 +48,18 @@ describe('held-out surging shapes', () => {
     expect(between).toBeGreaterThanOrEqual(trough);
   });
 
+  it('weekends: the two days from the day the description names stand at its share of the others', () => {
+    const shape = plainShape(/^weekends at \d+ % from day \d, noise \d %/, /crest|crowds|backlog|departure/)!;
+    expect(shape, 'a shape of seed 1 with weekends and nothing else').toBeDefined();
+    const [share, first] = /weekends at (\d+) % from day (\d)/.exec(shape.description)!.slice(1).map(Number) as [number, number];
+    const values = demands(shape);
+    const dayMean = (day: number) => values.slice(day * 1440, (day + 1) * 1440).reduce((a, b) => a + b, 0) / 1440;
+    const weekend = [first, (first + 1) % 7];
+    const weekdays = [0, 1, 2, 3, 4, 5, 6].filter((day) => !weekend.includes(day));
+    const weekdayMean = weekdays.reduce((sum, day) => sum + dayMean(day), 0) / weekdays.length;
+    for (const day of weekend) expect(dayMean(day) / weekdayMean).toBeCloseTo(share / 100, 1);
+  });
+
   it('flash crowds fade: an hour after its sharpest rise a crowd is still above the level before it, and below its top', () => {
     const shape = plainShape(/crowds \d+ x[\d.]+ fading by half in (1[2-9]\d|2[0-4]\d) min/, /crest|weekends|backlog|departure/)!;
     expect(shape, 'a shape of seed 1 with slowly fading crowds and nothing else').toBeDefined();
