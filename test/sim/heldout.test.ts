@@ -12,6 +12,7 @@ import { heldoutShape, heldoutShapes } from '../../lib/sim/heldout.js';
 import { seededRandom } from '../../lib/sim/random.js';
 import { LOCAL_QUEUES } from '../../lib/sim/runtime.js';
 import { SimWorld } from '../../lib/sim/world.js';
+import { expectValidTraces } from '../support/heldout-shapes.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const OPTIONS = { count: 8, seed: 1, days: 7, peakGears: 2000 };
@@ -37,20 +38,13 @@ describe('held-out shapes', () => {
 
   it('are valid traces: 5-minute rows over the days asked, whole gears, never negative, peak exactly peakGears', () => {
     for (const seed of [0, 1, 7, 12345]) {
-      for (const shape of heldoutShapes({ count: 12, seed, days: 2.5, peakGears: 700 })) {
-        const { trace } = shape;
-        expect(trace.stepSeconds).toBe(300);
-        expect(trace.steps).toHaveLength(720);
-        expect(trace.durationSeconds).toBe(720 * 300);
-        trace.steps.forEach((step, i) => {
-          expect(step.at).toBe(i * 300);
-          expect(Number.isInteger(step.demand) && step.demand >= 0 && step.demand <= 700, `${shape.name} step ${i}: ${step.demand}`).toBe(true);
-        });
-        expect(Math.max(...trace.steps.map((s) => s.demand))).toBe(700);
+      const shapes = heldoutShapes({ count: 12, seed, days: 2.5, peakGears: 700 });
+      expectValidTraces(shapes, { stepSeconds: 300, rows: 720, peakGears: 700 });
+      for (const { trace, description } of shapes) {
         if (trace.churnPerHour !== undefined) {
           expect(trace.churnPerHour).toBeGreaterThanOrEqual(0.01);
           expect(trace.churnPerHour).toBeLessThanOrEqual(0.3);
-          expect(shape.description).toMatch(/churn \d+ %\/h/);
+          expect(description).toMatch(/churn \d+ %\/h/);
         }
       }
     }
