@@ -1,8 +1,10 @@
 /**
  * Diagnostic replay (not a benchmark): where nodescaler holds more nodes than
  * clairvoyant-4h on one held-out shape. Hour by hour: the highest demand, the
- * mean nodes each policy pays for, nodescaler's moves and the most gears
- * waiting at one sample; with FROM and TO
+ * mean nodes each policy pays for, nodescaler's moves, the most gears
+ * waiting at one sample, and the gear-minutes waited beside
+ * cluster-autoscaler's (a wait shorter than the samples' spacing shows only
+ * there); with FROM and TO
  * (hours), also its decision log between them (every entry, no-actions
  * included), which says why it kept what it kept.
  *
@@ -37,30 +39,36 @@ const replay = { gearsPerNode: 100, bootDelaySeconds: 120, seed: seed! };
 const outcome = await runNodescaler(shape.trace, { ...replay, store: 'memory' });
 const { pools, options } = baselineSetup(shape.trace, replay);
 const clairvoyant = runBaseline('clairvoyant-4h', pools, options);
+const clusterAutoscaler = runBaseline('cluster-autoscaler', pools, options);
 
 const hourly = (series: SeriesPoint[]) => {
-  const hours = new Map<number, { nodes: number; points: number; demand: number; moves: number; unplaced: number }>();
+  const hours = new Map<number, { nodes: number; points: number; demand: number; moves: number; unplaced: number; waited: number }>();
   for (const point of series) {
     const hour = Math.floor(point.at / 3600);
-    const h = hours.get(hour) ?? { nodes: 0, points: 0, demand: 0, moves: 0, unplaced: 0 };
+    const h = hours.get(hour) ?? { nodes: 0, points: 0, demand: 0, moves: 0, unplaced: 0, waited: 0 };
     h.nodes += point.nodes;
     h.unplaced = Math.max(h.unplaced, point.unplaced);
     h.points++;
     h.demand = Math.max(h.demand, point.demand);
     h.moves += point.moves ?? 0;
+    h.waited += point.waited ?? 0;
     hours.set(hour, h);
   }
   return hours;
 };
 const ours = hourly(outcome.result.series);
 const theirs = hourly(clairvoyant.series);
+const ca = hourly(clusterAutoscaler.series);
 console.log(`${shape.name}: ${shape.description}`);
 console.log(`node-hours ${outcome.result.nodeHours.toFixed(0)} vs clairvoyant-4h ${clairvoyant.nodeHours.toFixed(0)} (${(outcome.result.nodeHours / clairvoyant.nodeHours).toFixed(3)} x); moves ${outcome.result.gearMoves} vs ${clairvoyant.gearMoves}`);
-console.log('hour  demand  nodescaler  c-4h  moves  most waiting');
+console.log(`waiting ${outcome.result.unplacedGearMinutes.toFixed(0)} vs cluster-autoscaler ${clusterAutoscaler.unplacedGearMinutes.toFixed(0)} gear-minutes`);
+console.log('hour  demand  nodescaler  c-4h  moves  most waiting  waited  c-a nodes  c-a waited');
 for (const [hour, h] of ours) {
   const c = theirs.get(hour);
   const mark = c && h.nodes / h.points > c.nodes / c.points + 1 ? ' <' : '';
-  console.log(`${String(hour).padStart(4)}  ${String(h.demand).padStart(6)}  ${(h.nodes / h.points).toFixed(1).padStart(10)}  ${c ? (c.nodes / c.points).toFixed(1).padStart(4) : '   -'}  ${String(h.moves).padStart(5)}  ${String(h.unplaced).padStart(12)}${mark}`);
+  const a = ca.get(hour);
+  const caColumns = a ? `${(a.nodes / a.points).toFixed(1).padStart(9)}  ${String(a.waited).padStart(10)}` : `${'-'.padStart(9)}  ${'-'.padStart(10)}`;
+  console.log(`${String(hour).padStart(4)}  ${String(h.demand).padStart(6)}  ${(h.nodes / h.points).toFixed(1).padStart(10)}  ${c ? (c.nodes / c.points).toFixed(1).padStart(4) : '   -'}  ${String(h.moves).padStart(5)}  ${String(h.unplaced).padStart(12)}  ${String(h.waited).padStart(6)}  ${caColumns}${mark}`);
 }
 if (from !== undefined && to !== undefined) {
   const start = Date.parse(shape.trace.startsAt ?? '2026-01-05T00:00:00.000Z');

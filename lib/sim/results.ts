@@ -94,23 +94,33 @@ export interface SeriesPoint {
   unplaced: number;
   /** Gear moves completed since the previous point. */
   moves?: number;
+  /** Gear-minutes spent waiting since the previous point (the samples between points can hide a short wait). */
+  waited?: number;
 }
 
-/** Keeps about one point per `everySeconds` for the chart, summing the moves in between; tracks the peak of nodes. */
+/**
+ * Keeps about one point per `everySeconds` for the chart, summing the moves and the waiting in between; tracks the
+ * peak of nodes. Each added point's state lasts until the next one is added.
+ */
 export class SeriesSampler {
   readonly points: SeriesPoint[] = [];
   maxNodes = 0;
   private lastAt = -Infinity;
   private moves = 0;
+  private waitedGearSeconds = 0;
+  private previous?: SeriesPoint;
 
   constructor(private readonly everySeconds: number) {}
 
   add(point: SeriesPoint): void {
     this.moves += point.moves ?? 0;
+    if (this.previous) this.waitedGearSeconds += this.previous.unplaced * (point.at - this.previous.at);
+    this.previous = point;
     if (point.nodes > this.maxNodes) this.maxNodes = point.nodes;
     if (point.at - this.lastAt >= this.everySeconds) {
-      this.points.push({ ...point, moves: this.moves });
+      this.points.push({ ...point, moves: this.moves, waited: Math.round(this.waitedGearSeconds / 60) });
       this.moves = 0;
+      this.waitedGearSeconds = 0;
       this.lastAt = point.at;
     }
   }

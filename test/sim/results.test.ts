@@ -1,10 +1,24 @@
 import { describe, expect, it } from 'vitest';
 import { MoveLedger } from '../../lib/sim/disruption.js';
-import { ResultRecorder, combinePools, type PoolResult } from '../../lib/sim/results.js';
+import { ResultRecorder, SeriesSampler, combinePools, type PoolResult } from '../../lib/sim/results.js';
 
 function recorder(): ResultRecorder {
   return new ResultRecorder('nodescaler', 100, 60, new MoveLedger());
 }
+
+describe('the sampled series', () => {
+  it('carries on each point the gear-minutes waited since the one before, including waits between the samples', () => {
+    const sampler = new SeriesSampler(300);
+    for (let minute = 0; minute <= 10; minute++) {
+      const unplaced = minute === 2 ? 40 : minute === 3 ? 10 : minute === 7 ? 5 : 0;
+      sampler.add({ at: minute * 60, demand: 100, capacity: 100, nodes: 1, unplaced, moves: minute === 3 ? 2 : 0 });
+    }
+    expect(sampler.points.map((p) => p.at)).toEqual([0, 300, 600]);
+    expect(sampler.points.map((p) => p.unplaced)).toEqual([0, 0, 0]);
+    expect(sampler.points.map((p) => p.waited)).toEqual([0, 50, 5]);
+    expect(sampler.points.map((p) => p.moves)).toEqual([0, 2, 0]);
+  });
+});
 
 describe('waiting beside closed nodes', () => {
   it('counts, each step, the waiting gears that closed free slots could have held, in gear-minutes', () => {
