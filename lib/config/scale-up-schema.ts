@@ -57,6 +57,12 @@ export function buildScaleUpSchema() {
      * daily cycles (README, "The trace suite"); a pool whose gears arrive in bursts may turn it on.
      */
     doubleWhenFull: z._default(z.boolean(), false),
+    /**
+     * While gears wait and keep arriving, a scale-up also buys the gears their pace brings for as long again as they
+     * have waited, at most one boot delay (lib/domain/waiting.ts `waitingRise`): a crowd that outran one boot keeps
+     * arriving during the next. Off by default (docs/HISTORY.md, session 30).
+     */
+    waitingRise: z._default(z.boolean(), false),
     /** Most nodes one decision adds: a count, or a share of the pool ("10%", rounded up); unset: 10. */
     maxNodesPerDecision: z.optional(countOrPercent()),
     forecast: z.prefault(forecastSchema, {}),

@@ -102,7 +102,7 @@ export interface PoolEvaluation {
    * when it ends), demandHistory with this sample, lastEvaluatedAt, and
    * lastScaleUpAt and lastDemandScaleUpAt when the decision is a scale-up.
    */
-  poolPatch: Pick<PoolRecord, 'highSince' | 'lowSince' | 'demandHistory' | 'lastEvaluatedAt' | 'lastScaleUpAt' | 'lastDemandScaleUpAt' | 'scaleDownsAt' | 'outran'>;
+  poolPatch: Pick<PoolRecord, 'highSince' | 'lowSince' | 'demandHistory' | 'lastEvaluatedAt' | 'lastScaleUpAt' | 'lastDemandScaleUpAt' | 'scaleDownsAt' | 'outran' | 'waitingSeen'>;
   /** The demand forecast this evaluation used (absent when forecasting is disabled or a lease was in flight), for metrics and `explain`. */
   forecast?: { demand: number; basis: string; lookaheadMs: number };
   /** Nodes to close to new gears early, or to reopen (lib/domain/attrition.ts); absent when there is nothing to do. */

@@ -31,7 +31,7 @@ import { payoffGate } from './payoff.js';
 import { outranPatch, outranRamp, outranText } from './scale-up.js';
 import { poolHeadroom, type ObservedHeadroom } from './headroom.js';
 import { poolHeadroomAtLevel } from './level-headroom.js';
-import { nodesForWaiting, waitingGears } from './waiting.js';
+import { waitingGears, waitingNeed, waitingSighting } from './waiting.js';
 import { nodesToHold, sizingSlots } from './wanted.js';
 import { clampScaleUp } from './scale-up-limits.js';
 import { poolIdOf, type NodeRecord } from './model.js';
@@ -144,7 +144,10 @@ function decide(input: PoolEvaluationInput, u: PoolUtilization, gearsPerNode: nu
 
   // Gear creations the broker refused (lib/domain/waiting.ts): demand that waits now, whatever the nodes report.
   const waiting = waitingGears(pool, demandHistory, now, u.demand, nodes);
-  const waitingNodes = waiting ? nodesForWaiting(waiting, total, gearsPerNode, scaleUp) : 0;
+  const bootMs = pool.observedBootMs ?? forecastConfig.bootDelay;
+  const { nodes: waitingNodes, rise } = waiting ? waitingNeed(waiting, pool.waitingSeen, { now, bootMs, slots: total, gearsPerNode, scaleUp }) : { nodes: 0, rise: 0 };
+  // The next evaluation's pace is measured from what this one saw.
+  if (waiting && waiting.unplaced > 0 && scaleUp.waitingRise) poolPatch.waitingSeen = waitingSighting(waiting, pool.waitingSeen, now, bootMs);
 
   // With no fresh stats at all, utilization says nothing: only `min` and refused gears may add nodes.
   const allStale = active > 0 && u.staleNodes.length === active;
@@ -158,7 +161,6 @@ function decide(input: PoolEvaluationInput, u: PoolUtilization, gearsPerNode: nu
     const sized = Math.max(minDeficit, usageTrigger ? Math.max(1, nodesFor(sizedDemand)) : 0, waitingNodes);
     const forecastNodes = Math.max(0, sized - withoutForecast);
     // A full pool's demand is a lower bound (waiting gears report nowhere): full again after a full-pool scale-up, it doubles.
-    const bootMs = pool.observedBootMs ?? forecastConfig.bootDelay;
     // Gears wait beyond what runs and boots: the pool is full whatever the reports say (a spike outran the boot delay).
     const freeSlots = waitingNodes > 0 && waiting ? Math.min(u.freeSlots, total - waiting.demand, 0) : u.freeSlots;
     const ramp = usageTrigger ? outranRamp(pool, { now, freeSlots, poolNodes: size, bootMs, doubleWhenFull: scaleUp.doubleWhenFull }) : { round: 0, minNodes: 0 };
@@ -171,7 +173,8 @@ function decide(input: PoolEvaluationInput, u: PoolUtilization, gearsPerNode: nu
     if (forecastTrigger && !sustained) {
       triggers.push(`, forecast ${ratio(forecastUtilization)} >= ${ratio(scaleUp.threshold)} in ${formatHeld(lookaheadMs)}`);
     }
-    if (waiting && waitingNodes > 0) triggers.push(`, ${waiting.text}: sized for them + headroomGears ${scaleUp.headroomGears} at once`);
+    const riseText = rise > 0 ? ` + ${rise} more over the next ${formatHeld(bootMs)}, the pace they kept arriving at` : '';
+    if (waiting && waitingNodes > 0) triggers.push(`, ${waiting.text}: sized for them${riseText} + headroomGears ${scaleUp.headroomGears} at once`);
     const why = `${at}${triggers.join('')}`;
     const forecastText = forecastNodes > 0 && forecast ? ` (forecast: ${forecast.basis}, +${plural(forecastNodes, 'node')})` : '';
 

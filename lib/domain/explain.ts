@@ -21,7 +21,7 @@ import { failureBackoff } from './failure-backoff.js';
 import { decidePool, withPoolHeadroom } from './evaluate.js';
 import type { NodeState } from './model.js';
 import { expectedGearsPerNode } from './utilization.js';
-import { nodesForWaiting, waitingGears } from './waiting.js';
+import { waitingNeed, waitingGears } from './waiting.js';
 
 export interface Check {
   /** The setting or condition, e.g. `scaleDown.delayAfterAdd`, `pool.min`, `lease`. */
@@ -139,8 +139,10 @@ export function explainPool(given: PoolEvaluationInput): PoolExplanation {
   }
   const waiting = waitingGears(pool, evaluation.poolPatch.demandHistory, now, u.demand, nodes);
   if (waiting) {
-    const wanted = nodesForWaiting(waiting, total, expectedGearsPerNode(poolConfig, nodes), scaleUp);
-    triggers.push({ holds: wanted > 0, text: wanted > 0 ? `${waiting.text}: +${wanted} node(s)` : `${waiting.text}: covered by the nodes running and booting` });
+    const bootMs = pool.observedBootMs ?? scaleUp.forecast.bootDelay;
+    const need = waitingNeed(waiting, pool.waitingSeen, { now, bootMs, slots: total, gearsPerNode: expectedGearsPerNode(poolConfig, nodes), scaleUp });
+    const riseText = need.rise > 0 ? ` (with ${need.rise} more gears to come while they boot, the pace they kept arriving at)` : '';
+    triggers.push({ holds: need.nodes > 0, text: need.nodes > 0 ? `${waiting.text}: +${need.nodes} node(s)${riseText}` : `${waiting.text}: covered by the nodes running and booting` });
   }
   const holding = triggers.filter((t) => t.holds);
   up.push({

@@ -162,6 +162,8 @@ export interface PoolRecord {
   outran?: { at: string; rounds: number; count: number };
   /** The broker's latest count of this pool's refused gear creations (gears-refused, lib/domain/waiting.ts). */
   refused?: { gears: number; windowStart: string; windowEnd: string };
+  /** The waiting demand (placed and refused gears) an evaluation last saw, and since when gears have waited, for scaleUp.waitingRise. */
+  waitingSeen?: { at: string; gears: number; since: string };
 }
 
 /**

@@ -81,9 +81,45 @@ export function waitingGears(
  * cluster-autoscaler's "every node the pending pods need". 0 when what is
  * booting already covers them.
  */
-export function nodesForWaiting(waiting: WaitingGears, slots: number, gearsPerNode: number, scaleUp: WantedConfig): number {
+export function nodesForWaiting(waiting: WaitingGears, slots: number, gearsPerNode: number, scaleUp: WantedConfig, rise = 0): number {
   if (waiting.unplaced <= 0) return 0;
-  return nodesToHold(waiting.demand, slots, gearsPerNode, scaleUp);
+  return nodesToHold(waiting.demand + rise, slots, gearsPerNode, scaleUp);
+}
+
+/**
+ * The nodes the waiting gears need (nodesForWaiting), with the gears still to come while they boot on top when
+ * `scaleUp.waitingRise` is on (waitingRise); the evaluator's and explain's one sizing.
+ */
+export function waitingNeed(
+  waiting: WaitingGears,
+  seen: PoolRecord['waitingSeen'],
+  input: { now: Date; bootMs: number; slots: number; gearsPerNode: number; scaleUp: WantedConfig & { waitingRise: boolean } },
+): { nodes: number; rise: number } {
+  const rise = waiting.unplaced > 0 && input.scaleUp.waitingRise ? waitingRise(waiting, seen, input.now, input.bootMs) : 0;
+  return { nodes: nodesForWaiting(waiting, input.slots, input.gearsPerNode, input.scaleUp, rise), rise };
+}
+
+/**
+ * The gears still to come while the nodes bought now boot, when gears wait and kept arriving: the waiting demand
+ * (placed and refused gears) rose since the last evaluation saw it, and that pace is expected to last as long again
+ * as gears have waited, at most one boot delay. Sized only for the gears refused so far, each decision of a crowd that
+ * rises for minutes came one boot behind the next minute's; kept for a whole boot from its first minute, the pace of a
+ * rise that stopped bought nodes for 10 minutes of it on 10-minute boots. A step, or the pool's first refused minute,
+ * has no pace yet: 0; so is a sighting older than one boot delay.
+ */
+export function waitingRise(waiting: WaitingGears, seen: PoolRecord['waitingSeen'], now: Date, bootMs: number): number {
+  if (seen === undefined) return 0;
+  const elapsed = now.getTime() - Date.parse(seen.at);
+  if (!(elapsed > 0 && elapsed <= bootMs)) return 0;
+  const waitedMs = Math.max(elapsed, now.getTime() - Date.parse(seen.since));
+  return Math.max(0, Math.round(((waiting.demand - seen.gears) * Math.min(bootMs, waitedMs)) / elapsed));
+}
+
+/** What this evaluation saw of the waiting demand, for the next one's pace; `since` carries on while sightings are at most a boot apart. */
+export function waitingSighting(waiting: WaitingGears, seen: PoolRecord['waitingSeen'], now: Date, bootMs: number): NonNullable<PoolRecord['waitingSeen']> {
+  const elapsed = seen === undefined ? NaN : now.getTime() - Date.parse(seen.at);
+  const continues = seen !== undefined && elapsed >= 0 && elapsed <= bootMs && Number.isFinite(Date.parse(seen.since));
+  return { at: now.toISOString(), gears: waiting.demand, since: continues ? seen.since : now.toISOString() };
 }
 
 /**

@@ -39,6 +39,8 @@ export interface ReplayOptions {
   capacityCap?: number;
   /** The broker reporter sends gears-refused from the waiting gears (default true); false: a site without it. */
   brokerReporter?: boolean;
+  /** Seconds between the series' points (default: about 2,000 points over the trace); 60 shows each minute. */
+  sampleEverySeconds?: number;
   onProgress?: (fraction: number) => void;
 }
 
@@ -113,7 +115,7 @@ export async function runNodescaler(trace: Trace, options: ReplayOptions): Promi
   const sqs = meter.sqs(new LocalSqs(clock, LOCAL_QUEUES));
   const platform = new SimulatedPlatform(clock, { moveDurationMs: (options.moveSeconds ?? 30) * 1000, moveFailureRate: options.moveFailureRate ?? 0, random: seededRandom(options.seed + 1) });
   const cloud = new SimulatedCloud(clock, { bootDelayMs, ...(options.capacityCap !== undefined ? { maxHosts: options.capacityCap } : {}) });
-  const sampleEvery = sampleInterval(trace.durationSeconds);
+  const sampleEvery = options.sampleEverySeconds ?? sampleInterval(trace.durationSeconds);
   const events: Array<ScaleEvent & { pool: string }> = [];
   meter.platform(platform);
   const queue = countingQueue(meter.queue(sqs), events, clock, platform);

@@ -63,6 +63,7 @@ describe('defaults', () => {
       headroomGears: 30,
       observedHeadroom: { enabled: true, quantile: 0.95, minHistory: 6 * 3_600_000, elevationWindow: 4 * 3_600_000 },
       doubleWhenFull: false,
+      waitingRise: false,
       maxNodeProvisionTime: 900_000,
       forecast: { enabled: true, window: 1_800_000, trendConfidence: 2, dailySeasonality: true, bootDelay: 180_000 },
       offeringUnavailableFor: 180_000,

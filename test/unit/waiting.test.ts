@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { decidePool } from '../../lib/domain/evaluate.js';
 import { explainPool } from '../../lib/domain/explain.js';
 import type { DemandSample, NodeRecord } from '../../lib/domain/model.js';
-import { REFUSED_GRACE_MS, nodesForWaiting, slotsFullAt, waitingGears } from '../../lib/domain/waiting.js';
+import { REFUSED_GRACE_MS, nodesForWaiting, slotsFullAt, waitingGears, waitingRise, waitingSighting } from '../../lib/domain/waiting.js';
 import { epochMinute } from '../../lib/domain/forecast.js';
 import { NOW, config, evaluation, flatDemand, minutesAgo, node, nodes, pool, refusedReport } from '../support/builders.js';
 
@@ -92,6 +92,32 @@ describe('nodesForWaiting', () => {
   });
 });
 
+describe('waitingRise: the pace waiting gears kept arriving at, for as long as they have waited, at most a boot', () => {
+  const waiting = { refused: 400, demand: 1400, unplaced: 400, windowMs: 60_000, text: '' };
+  const bootMs = 120_000;
+  const seen = (minutes: number, gears: number, waitedMinutes = minutes) => ({ at: minutesAgo(minutes), gears, since: minutesAgo(waitedMinutes) });
+  it('projects the rise since the last sighting for as long again as gears have waited, at most one boot delay', () => {
+    // 1,200 a minute ago, 1,400 now: 200 a minute.
+    expect(waitingRise(waiting, seen(1, 1200), NOW, bootMs)).toBe(200);
+    expect(waitingRise(waiting, seen(1, 1200, 2), NOW, bootMs)).toBe(400);
+    expect(waitingRise(waiting, seen(1, 1200, 9), NOW, bootMs)).toBe(400);
+    expect(waitingRise(waiting, seen(1, 1200, 9), NOW, 600_000)).toBe(1800);
+    expect(waitingRise(waiting, seen(2, 1200), NOW, bootMs)).toBe(200);
+  });
+  it('is 0 on the first refused minute, after a step (no rise since), when demand fell, and for a sighting older than a boot or not in the past', () => {
+    expect(waitingRise(waiting, undefined, NOW, bootMs)).toBe(0);
+    expect(waitingRise(waiting, seen(1, 1400), NOW, bootMs)).toBe(0);
+    expect(waitingRise(waiting, seen(1, 1500), NOW, bootMs)).toBe(0);
+    expect(waitingRise(waiting, seen(2.5, 1000), NOW, bootMs)).toBe(0);
+    expect(waitingRise(waiting, seen(0, 1000), NOW, bootMs)).toBe(0);
+  });
+  it('a sighting carries on since when gears have waited while the sightings are at most a boot apart, and starts anew after', () => {
+    expect(waitingSighting(waiting, undefined, NOW, bootMs)).toEqual({ at: NOW.toISOString(), gears: 1400, since: NOW.toISOString() });
+    expect(waitingSighting(waiting, seen(1, 1200, 5), NOW, bootMs)).toEqual({ at: NOW.toISOString(), gears: 1400, since: minutesAgo(5) });
+    expect(waitingSighting(waiting, seen(3, 1200, 5), NOW, bootMs).since).toBe(NOW.toISOString());
+  });
+});
+
 describe('decidePool: refused gear creations are demand that waits', () => {
   const full: NodeRecord[] = nodes(20, 100);
 
@@ -140,6 +166,21 @@ describe('decidePool: refused gear creations are demand that waits', () => {
     expect(result.decision.kind).toBe('no-action');
   });
 
+  it('with waitingRise, buys on top the pace gears kept arriving at for one boot, says so, and keeps what it saw', () => {
+    // 20 full nodes, 1,600 refused: 3,600 waiting; a minute ago the waiting demand was 3,300, so 300 more a minute.
+    const seen = { at: minutesAgo(1), gears: 3300, since: minutesAgo(2) };
+    const input = (waitingRise: boolean) =>
+      evaluation({ config: product({ waitingRise, forecast: { enabled: false, bootDelay: '2m' } }), nodes: full, pool: pool({ demandHistory: flatDemand(2000), refused: refusedReport(1600), waitingSeen: seen }) });
+    const off = decidePool(input(false));
+    expect(scaleUp(off).count).toBe(18);
+    expect(off.poolPatch.waitingSeen).toBeUndefined();
+    const on = decidePool(input(true));
+    // 3,600 + 600 = 4,200 gears / 0.96 = 4,375 slots: 44 nodes, 24 beyond the 20 running.
+    expect(scaleUp(on)).toMatchObject({ count: 24, wanted: 24 });
+    expect(on.decision.reason).toContain('sized for them + 600 more over the next 2m, the pace they kept arriving at + headroomGears 30 at once');
+    expect(on.poolPatch.waitingSeen).toEqual({ at: NOW.toISOString(), gears: 3600, since: minutesAgo(2) });
+  });
+
   it('forgets a report older than its window and the grace', () => {
     const result = decidePool(evaluation({ config: product({ headroomGears: 0 }), nodes: nodes(20, 90), pool: pool({ demandHistory: flatDemand(1800), refused: refusedReport(1600, 4) }) }));
     expect(result.decision.kind).toBe('no-action');
@@ -157,5 +198,13 @@ describe('explainPool names the refused gears among the scale-up triggers', () =
     const covered = explainPool(evaluation({ config: product(), nodes: [...nodes(20, 100), ...booting], pool: waitingPool })).scaleUp.find((c) => c.name === 'trigger')!;
     expect(covered.ok).toBe(false);
     expect(covered.detail).toContain('1600 not placed yet: covered by the nodes running and booting');
+  });
+
+  it('with waitingRise, the same nodes the evaluator buys for the gears still to come', () => {
+    const rising = pool({ demandHistory: flatDemand(2000), refused: refusedReport(1600), waitingSeen: { at: minutesAgo(1), gears: 3300, since: minutesAgo(2) } });
+    const cfg = product({ waitingRise: true, forecast: { enabled: false, bootDelay: '2m' } });
+    const trigger = explainPool(evaluation({ config: cfg, nodes: nodes(20, 100), pool: rising })).scaleUp.find((c) => c.name === 'trigger')!;
+    expect(trigger.detail).toContain('1600 not placed yet: +24 node(s) (with 600 more gears to come while they boot, the pace they kept arriving at)');
+    expect(scaleUp(decidePool(evaluation({ config: cfg, nodes: nodes(20, 100), pool: rising }))).count).toBe(24);
   });
 });
