@@ -23,8 +23,8 @@ import { RecordingQueue } from '../support/recording-queue.js';
 const BROKER_ROLE = 'AROABROKERREPORTER01';
 const NODE_ROLE = 'AROANODEHOSTROLE0001';
 const template = { imageId: 'ami-1', instanceTypes: [{ name: 'm5.xlarge', vcpus: 4, memoryGiB: 16 }], subnets: ['subnet-1'] };
-const config = parseConfig({
-  handler: 'ec2',
+const input = {
+  handler: 'ec2' as const,
   limits: { maxNodesTotal: 200 },
   statsAuth: { nodeRoleIds: [NODE_ROLE], reporterIds: [BROKER_ROLE] },
   scaleUp: { threshold: 0.98, target: 0.96, headroomGears: 30, observedHeadroom: { enabled: false }, forecast: { enabled: false, bootDelay: '2m' } },
@@ -32,7 +32,8 @@ const config = parseConfig({
     { district: 'd1', profile: 'small', min: 1, max: 100, gearsPerNode: 100, naming: { base: 'small' }, template },
     { district: 'd2', profile: 'small', min: 1, max: 100, gearsPerNode: 100, naming: { base: 'smalltwo' }, template },
   ],
-});
+};
+const config = parseConfig(input);
 
 describe('gears-refused through the threshold evaluator (dynalite)', () => {
   const harness = dynaliteHarness();
@@ -122,6 +123,28 @@ describe('gears-refused through the threshold evaluator (dynalite)', () => {
     expect(decision.reason).toContain('demand outran the boot delay: 100 gears over capacity');
     const [logged] = await store.listDecisions('d1/small', 1);
     expect(logged).toMatchObject({ kind: 'scale-up', decisionId: decision.decisionId });
+  });
+
+  it('with scaleUp.waitingRise, keeps what it saw of the waiting demand and buys, a minute on, the pace the gears kept arriving at', async () => {
+    const rising = new ThresholdEvaluator({ store, clock, metrics, log, queue }, parseConfig({ ...input, scaleUp: { ...input.scaleUp, waitingRise: true } }));
+    clock.advance(10_000);
+    await rising.handleBatch([refused(200)]);
+    // The first refused minute has no pace: every slot taken, 1,000 + 200 = 1,200 gears / 0.96 = 1,250 slots, +3 nodes.
+    const first = queue.sent('scale').at(-1) as ScaleUpMessage;
+    expect(first.count).toBe(3);
+    expect(first.reason).not.toContain('the pace they kept arriving at');
+    expect((await store.getPool('d1/small'))?.waitingSeen).toEqual({ at: '2026-11-24T10:00:10.000Z', gears: 1200, since: '2026-11-24T10:00:10.000Z' });
+    await provisioner.scaleUp(first);
+
+    clock.advance(60_000);
+    await rising.handleBatch([...stats(100), refused(500)]);
+    // 1,000 full slots + 500 refused = 1,500, 300 more than a minute ago; gears have waited a minute, so a minute of
+    // that pace comes on top: 1,800 / 0.96 = 1,875 slots, 19 nodes, 6 beyond the 13 running and booting.
+    const second = queue.sent('scale').at(-1) as ScaleUpMessage;
+    expect(second.decisionId).not.toBe(first.decisionId);
+    expect(second.count).toBe(6);
+    expect(second.reason).toContain('500 gear creations refused in the last 1m (broker), 500 not placed yet: sized for them + 300 more over the next 2m, the pace they kept arriving at');
+    expect((await store.getPool('d1/small'))?.waitingSeen).toEqual({ at: '2026-11-24T10:01:10.000Z', gears: 1500, since: '2026-11-24T10:00:10.000Z' });
   });
 
   it('shares a report without a district among the pools of its profile', async () => {
