@@ -5,8 +5,10 @@
  * waiting at one sample, and the gear-minutes waited beside
  * cluster-autoscaler's (a wait shorter than the samples' spacing shows only
  * there); with FROM and TO
- * (hours), also its decision log between them (every entry, no-actions
- * included), which says why it kept what it kept.
+ * (hours), also every minute between them where gears waited under either
+ * policy (demand, gear slots, nodes and waiting gears beside
+ * cluster-autoscaler's) and nodescaler's decision log (every entry,
+ * no-actions included), which says why it kept what it kept.
  *
  *   npx tsx scripts/diag-hourly.ts FAMILY SEED SHAPE PEAK_GEARS [FROM TO]
  *   e.g. wander 3 4 2000 24 30   (held-out w3-4 at 2,000 gears, the log of hours 24-30)
@@ -36,8 +38,12 @@ const shape = synthetic
   ? { name: `synthetic:${synthetic}`, description: `${days} days`, trace: syntheticTrace(synthetic, { days, peakGears: peak!, seed: seed! + SYNTHETIC_FAMILIES.indexOf(synthetic) }) }
   : familyShapes(family as HeldoutFamily, { seed: seed!, days, peakGears: peak!, count: shapeNumber! })[shapeNumber! - 1]!;
 const replay = { gearsPerNode: 100, bootDelaySeconds: 120, seed: seed! };
-const outcome = await runNodescaler(shape.trace, { ...replay, store: 'memory' });
-const { pools, options } = baselineSetup(shape.trace, replay);
+// Every minute a point: the hour's means and the minutes around a wait read the same series.
+const sampleEverySeconds = 60;
+const outcome = await runNodescaler(shape.trace, { ...replay, store: 'memory', sampleEverySeconds });
+const setup = baselineSetup(shape.trace, replay);
+const { pools } = setup;
+const options = { ...setup.options, sampleEverySeconds };
 const clairvoyant = runBaseline('clairvoyant-4h', pools, options);
 const clusterAutoscaler = runBaseline('cluster-autoscaler', pools, options);
 
@@ -71,6 +77,15 @@ for (const [hour, h] of ours) {
   console.log(`${String(hour).padStart(4)}  ${String(h.demand).padStart(6)}  ${(h.nodes / h.points).toFixed(1).padStart(10)}  ${c ? (c.nodes / c.points).toFixed(1).padStart(4) : '   -'}  ${String(h.moves).padStart(5)}  ${String(h.unplaced).padStart(12)}  ${String(h.waited).padStart(6)}  ${caColumns}${mark}`);
 }
 if (from !== undefined && to !== undefined) {
+  const caAt = new Map(clusterAutoscaler.series.map((point) => [point.at, point]));
+  console.log('minute (h)  demand | nodescaler slots nodes waiting | cluster-autoscaler slots nodes waiting');
+  for (const point of outcome.result.series) {
+    if (point.at < from * 3600 || point.at > to * 3600) continue;
+    const theirs = caAt.get(point.at);
+    if (point.unplaced === 0 && !(theirs && theirs.unplaced > 0)) continue;
+    const columns = (p: SeriesPoint | undefined) => (p ? `${String(p.capacity).padStart(6)} ${String(p.nodes).padStart(5)} ${String(p.unplaced).padStart(7)}` : '     -     -       -');
+    console.log(`${(point.at / 3600).toFixed(3).padStart(10)}  ${String(point.demand).padStart(6)} | ${columns(point)} | ${columns(theirs)}`);
+  }
   const start = Date.parse(shape.trace.startsAt ?? '2026-01-05T00:00:00.000Z');
   const log = await outcome.store.listDecisionsSince('sim/small', new Date(start + from * 3_600_000).toISOString());
   for (const entry of log) {
