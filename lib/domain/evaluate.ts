@@ -32,6 +32,7 @@ import { outranPatch, outranRamp, outranText } from './scale-up.js';
 import { poolHeadroom, type ObservedHeadroom } from './headroom.js';
 import { poolHeadroomAtLevel } from './level-headroom.js';
 import { waitingGears, waitingNeed, waitingSighting } from './waiting.js';
+import { poolBootMs } from './node-stats.js';
 import { nodesToHold, sizingSlots } from './wanted.js';
 import { clampScaleUp } from './scale-up-limits.js';
 import { poolIdOf, type NodeRecord } from './model.js';
@@ -66,7 +67,7 @@ function poolUtilization(input: PoolEvaluationInput): { u: PoolUtilization; gear
 /** `demandNow` is the pool's standing: read from the history alone, a job's first minute still stands at the level before it. */
 function sizedByHeadroom(input: PoolEvaluationInput, demandNow: number): { sized: PoolEvaluationInput; headroom: ObservedHeadroom } {
   const { config, pool } = input;
-  const headroom = poolHeadroom(config, pool.demandHistory, pool.observedBootMs ?? config.scaleUp.forecast.bootDelay, demandNow);
+  const headroom = poolHeadroom(config, pool.demandHistory, poolBootMs(pool, config.scaleUp.forecast.bootDelay), demandNow);
   if (headroom.gears === config.scaleUp.headroomGears) return { sized: input, headroom };
   return { sized: { ...input, config: { ...config, scaleUp: { ...config.scaleUp, headroomGears: headroom.gears } } }, headroom };
 }
@@ -144,7 +145,7 @@ function decide(input: PoolEvaluationInput, u: PoolUtilization, gearsPerNode: nu
 
   // Gear creations the broker refused (lib/domain/waiting.ts): demand that waits now, whatever the nodes report.
   const waiting = waitingGears(pool, demandHistory, now, u.demand, nodes);
-  const bootMs = pool.observedBootMs ?? forecastConfig.bootDelay;
+  const bootMs = poolBootMs(pool, forecastConfig.bootDelay);
   const { nodes: waitingNodes, rise } = waiting ? waitingNeed(waiting, pool.waitingSeen, { now, bootMs, slots: total, gearsPerNode, scaleUp }) : { nodes: 0, rise: 0 };
   // The next evaluation's pace is measured from what this one saw.
   if (waiting && waiting.unplaced > 0 && scaleUp.waitingRise) poolPatch.waitingSeen = waitingSighting(waiting, pool.waitingSeen, now, bootMs);

@@ -22,6 +22,7 @@ import { decidePool, withPoolHeadroom } from './evaluate.js';
 import type { NodeState } from './model.js';
 import { expectedGearsPerNode } from './utilization.js';
 import { waitingNeed, waitingGears } from './waiting.js';
+import { poolBootMs } from './node-stats.js';
 
 export interface Check {
   /** The setting or condition, e.g. `scaleDown.delayAfterAdd`, `pool.min`, `lease`. */
@@ -139,7 +140,7 @@ export function explainPool(given: PoolEvaluationInput): PoolExplanation {
   }
   const waiting = waitingGears(pool, evaluation.poolPatch.demandHistory, now, u.demand, nodes);
   if (waiting) {
-    const bootMs = pool.observedBootMs ?? scaleUp.forecast.bootDelay;
+    const bootMs = poolBootMs(pool, scaleUp.forecast.bootDelay);
     const need = waitingNeed(waiting, pool.waitingSeen, { now, bootMs, slots: total, gearsPerNode: expectedGearsPerNode(poolConfig, nodes), scaleUp });
     const riseText = need.rise > 0 ? ` (with ${need.rise} more gears to come while they boot, the pace they kept arriving at)` : '';
     triggers.push({ holds: need.nodes > 0, text: need.nodes > 0 ? `${waiting.text}: +${need.nodes} node(s)${riseText}` : `${waiting.text}: covered by the nodes running and booting` });

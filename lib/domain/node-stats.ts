@@ -1,4 +1,4 @@
-import type { NodeRecord, NodeStats } from './model.js';
+import type { NodeRecord, NodeStats, PoolRecord } from './model.js';
 
 /**
  * A gear list is kept with the node only while it is small: the platform is
@@ -41,6 +41,11 @@ export function observedBootMs(nodes: readonly NodeRecord[]): number | undefined
   if (boots.length === 0) return undefined;
   const middle = Math.floor(boots.length / 2);
   return boots.length % 2 === 1 ? boots[middle] : (boots[middle - 1]! + boots[middle]!) / 2;
+}
+
+/** The pool's boot delay: the one observed (observedBootMs) once a node joined, the configured one before. */
+export function poolBootMs(pool: Pick<PoolRecord, 'observedBootMs'>, configuredMs: number): number {
+  return pool.observedBootMs ?? configuredMs;
 }
 
 /** Whether a node is protected from scale-down and termination, by its flag or by the pool's list. */
