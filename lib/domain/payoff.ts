@@ -15,7 +15,9 @@
  * that level keeps (level-headroom.ts: above a job the kept days foresaw, not
  * the jobs' whole rise again). Without a day of history, the
  * node is expected to stay unneeded as long as demand has already stayed below
- * what the pool holds without it.
+ * what the pool holds without it, each level read with the headroom it keeps,
+ * as the fit check reads it: with the full headroom above a job, every job of a
+ * pool's first day "needed" the node it was 20 % above.
  *
  * Pure functions of data: the evaluator calls `drainPayoff` for each
  * candidate, in candidate order, and a refusal is a reason in the decision log.
@@ -135,7 +137,9 @@ export function keptDaysFor(history: readonly DemandSample[] | undefined, now: D
 
 /**
  * How long demand is expected to stay below `limit` (the most the pool holds
- * without the node before it scales up again), from `confident` now.
+ * without the node before it scales up again), from `confident` now; with
+ * `limitAt`, each level (now, each past sample, each expected one) against what
+ * the pool holds at that level, never less than `limit`.
  */
 export function unneededFor(
   history: readonly DemandSample[] | undefined,
@@ -149,7 +153,8 @@ export function unneededFor(
   const samples = history ?? [];
   const nowMinute = epochMinute(now);
   const lookaheadMinutes = Math.floor(lookaheadMs / MINUTE_MS);
-  if (confident >= limit) return { hours: 0, neededAt: now, basis: 'recent' };
+  const heldAt = (gears: number) => (limitAt ? Math.max(limit, limitAt(gears)) : limit);
+  if (confident >= heldAt(confident)) return { hours: 0, neededAt: now, basis: 'recent' };
 
   const { outlook } = keptDays;
   if (outlook) {
@@ -169,7 +174,7 @@ export function unneededFor(
   // No usable day: it stays unneeded as long as it has been (the newest sample at or above the limit).
   let since = samples.length > 0 ? samples[0]![0] : nowMinute;
   for (let i = samples.length - 1; i >= 0; i--) {
-    if (samples[i]![1] >= limit) {
+    if (samples[i]![1] >= heldAt(samples[i]![1])) {
       since = samples[i]![0] + 1;
       break;
     }
@@ -243,8 +248,10 @@ export function drainPayoff(input: PayoffInput): PayoffVerdict {
   const saving = hours * config.nodeHourPrice;
   const costText = `${money(cost.dollars)} for ${costParts(cost)}`;
   const source = unneeded.basis === 'yesterday' ? "yesterday's demand" : 'recent demand';
-  if (input.confident >= input.limit) {
-    return { pays: false, reason: `needed now: recent demand ${Math.round(input.confident)} gears >= the ${Math.round(input.limit)} the pool holds without it${input.limitSetBy ? ` (${input.limitSetBy})` : ''}`, unneeded, cost, pending: false };
+  const limitNow = input.limitAt ? Math.max(input.limit, input.limitAt(input.confident)) : input.limit;
+  if (input.confident >= limitNow) {
+    const setBy = limitNow > input.limit ? 'with the headroom kept above that level' : input.limitSetBy;
+    return { pays: false, reason: `needed now: recent demand ${Math.round(input.confident)} gears >= the ${Math.round(limitNow)} the pool holds without it${setBy ? ` (${setBy})` : ''}`, unneeded, cost, pending: false };
   }
   // On recent demand alone the node's own quiet time is the only evidence: a shorter wait than the forecast's horizon.
   const horizon = unneeded.basis === 'recent' ? Math.min(config.recentHorizon, config.horizon) : config.horizon;

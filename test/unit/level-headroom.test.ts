@@ -39,9 +39,31 @@ describe('headroomAtLevel: what the pool keeps above a level the kept days expec
     expect(keep.at(400)).toBe(full);
   });
 
-  it('says nothing without a day behind the history or without an elevation window', () => {
+  it('before the kept days can say it, keeps how far the next hours\' highest strayed from the hours before', () => {
+    // A pool's first 20 hours: jobs that repeat exactly keep nothing above them, the standing the full headroom.
+    const first = jobs(() => 700).slice(0, 12 * 20);
+    const keep = headroomAtLevel(first, measured(first), { ...at, full: 300 })!;
+    expect(keep.at(700)).toBe(0);
+    expect(keep.at(400)).toBe(300);
+    // Jobs whose height wanders from job to job keep some of that spread above them (the 4 hours' highest strays less than one job).
+    const random = seededRandom(5);
+    const heights = Array.from({ length: 12 }, () => 500 + Math.round(random() * 400));
+    const wandering = jobs((job) => heights[job]!).slice(0, 12 * 20);
+    const margin = headroomAtLevel(wandering, measured(wandering), { ...at, full: 300 })!.at(700);
+    expect(margin).toBeGreaterThanOrEqual(0.05 * 700);
+    expect(margin).toBeLessThan(300);
+  });
+
+  it('keeps the full headroom on a first day that ramps over hours (the hours before say little of the next)', () => {
+    const ramp = fiveMinuteHistory(20, (i) => 200 + 5 * i + (i % 24 < 6 ? 300 : 0));
+    const full = 300;
+    const keep = headroomAtLevel(ramp, measured(ramp), { ...at, full })!;
+    expect(keep.at(1400)).toBe(full);
+  });
+
+  it('says nothing without enough comparisons of either kind, or without an elevation window', () => {
     const history = jobs(() => 700);
-    expect(headroomAtLevel(history.slice(-12 * 20), measured(history.slice(-12 * 20)), { ...at, full: 300 })).toBeUndefined();
+    expect(headroomAtLevel(history.slice(0, 12 * 9), measured(history.slice(0, 12 * 9)), { ...at, full: 300 })).toBeUndefined();
     expect(headroomAtLevel(history, measured(history, 0), { ...at, full: 300 })).toBeUndefined();
   });
 

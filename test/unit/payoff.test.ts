@@ -189,6 +189,28 @@ describe('drainPayoff', () => {
     expect(patient.pays).toBe(false);
     if (!patient.pays) expect(patient.reason).toBe('unneeded for only 2h30m so far (recent demand), within the 4h horizon');
   });
+
+  it('on recent demand, each level is judged with the headroom that level keeps (limitAt), not the full headroom above a job', () => {
+    const now = new Date('2026-01-06T12:00:00Z');
+    // 1,000 gears standing, a job to 1,600 for 10 minutes each hour; the last one ended 40 minutes ago.
+    const h: DemandSample[] = [];
+    for (let m = -180; m <= 0; m++) h.push([epochMinute(now) + m, ((m % 60) + 60) % 60 >= 10 && ((m % 60) + 60) % 60 < 20 ? 1600 : 1000]);
+    const held = 1500; // the slots left less the full headroom: every job reaches it
+    const limitAt = (level: number) => (level >= 1500 ? 1850 : held); // above a job, a margin of its day-to-day spread
+    expect(unneededFor(h, now, 1600, held, 24 * HOUR).hours).toBe(0);
+    expect(unneededFor(h, now, 1000, held, 24 * HOUR).hours).toBeCloseTo(40 / 60);
+    // The jobs stay below what the pool holds at their level: unneeded since the history began.
+    expect(unneededFor(h, now, 1600, held, 24 * HOUR, limitAt)).toEqual({ hours: 3, basis: 'recent' });
+    const input = { ...base, now, history: h, confident: 1600, limit: held, stats: { activeGears: 0 } };
+    const full = drainPayoff(input);
+    expect(full.pays).toBe(false);
+    if (!full.pays) expect(full.reason).toBe('needed now: recent demand 1600 gears >= the 1500 the pool holds without it');
+    expect(drainPayoff({ ...input, limitAt }).pays).toBe(true);
+    // A job above what its level keeps is still needed now, and says by what.
+    const tall = drainPayoff({ ...input, confident: 1900, limitAt });
+    expect(tall.pays).toBe(false);
+    if (!tall.pays) expect(tall.reason).toBe('needed now: recent demand 1900 gears >= the 1850 the pool holds without it (with the headroom kept above that level)');
+  });
 });
 
 describe('unneededFor: recurring against one-off demand', () => {
