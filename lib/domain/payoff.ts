@@ -135,6 +135,11 @@ export function keptDaysFor(history: readonly DemandSample[] | undefined, now: D
   return { outlook: dailyOutlook(history ?? [], epochMinute(now), confident, config.followLevelRise ? LEVEL_RISE_MINUTES : undefined) };
 }
 
+/** What the pool holds without the node while demand stands at `gears`: with `limitAt`, what that level keeps, never less than `limit`. */
+function heldAtLevel(limit: number, limitAt: ((expected: number) => number) | undefined, gears: number): number {
+  return limitAt ? Math.max(limit, limitAt(gears)) : limit;
+}
+
 /**
  * How long demand is expected to stay below `limit` (the most the pool holds
  * without the node before it scales up again), from `confident` now; with
@@ -153,7 +158,7 @@ export function unneededFor(
   const samples = history ?? [];
   const nowMinute = epochMinute(now);
   const lookaheadMinutes = Math.floor(lookaheadMs / MINUTE_MS);
-  const heldAt = (gears: number) => (limitAt ? Math.max(limit, limitAt(gears)) : limit);
+  const heldAt = (gears: number) => heldAtLevel(limit, limitAt, gears);
   if (confident >= heldAt(confident)) return { hours: 0, neededAt: now, basis: 'recent' };
 
   const { outlook } = keptDays;
@@ -165,7 +170,7 @@ export function unneededFor(
       const expected = outlook.at(t);
       if (expected === undefined) continue;
       known++;
-      const held = limitAt ? limitAt(expected) : limit;
+      const held = heldAt(expected);
       if (expected >= held) return { hours: t / 60, neededAt: new Date(now.getTime() + t * MINUTE_MS), reaches: held, basis: 'yesterday' };
     }
     if (known * 2 >= steps) return { hours: lookaheadMinutes / 60, basis: 'yesterday' };
@@ -248,7 +253,7 @@ export function drainPayoff(input: PayoffInput): PayoffVerdict {
   const saving = hours * config.nodeHourPrice;
   const costText = `${money(cost.dollars)} for ${costParts(cost)}`;
   const source = unneeded.basis === 'yesterday' ? "yesterday's demand" : 'recent demand';
-  const limitNow = input.limitAt ? Math.max(input.limit, input.limitAt(input.confident)) : input.limit;
+  const limitNow = heldAtLevel(input.limit, input.limitAt, input.confident);
   if (input.confident >= limitNow) {
     const setBy = limitNow > input.limit ? 'with the headroom kept above that level' : input.limitSetBy;
     return { pays: false, reason: `needed now: recent demand ${Math.round(input.confident)} gears >= the ${Math.round(limitNow)} the pool holds without it${setBy ? ` (${setBy})` : ''}`, unneeded, cost, pending: false };
