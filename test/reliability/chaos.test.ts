@@ -26,13 +26,19 @@ interface Totals {
   calledOff: number;
   gearMoves: number;
   hostileMessages: number;
+  /** Scenarios whose pool bought with `waitingRise` on and stored a sighting of waiting gears: the option took part. */
+  waitingRiseSighted: number;
+  /** Scale-ups in scenarios with `doubleWhenFull` on (whether a pool doubled is not counted). */
+  scaleUpsWithDoubleWhenFull: number;
 }
 
 function newTotals(): Totals {
-  return { scenarios: 0, violations: 0, minutes: 0, invocations: 0, faultsInjected: 0, crashes: 0, messages: 0, deadLetters: 0, scaleUps: 0, drains: 0, calledOff: 0, gearMoves: 0, hostileMessages: 0 };
+  return { scenarios: 0, violations: 0, minutes: 0, invocations: 0, faultsInjected: 0, crashes: 0, messages: 0, deadLetters: 0, scaleUps: 0, drains: 0, calledOff: 0, gearMoves: 0, hostileMessages: 0, waitingRiseSighted: 0, scaleUpsWithDoubleWhenFull: 0 };
 }
 
-function add(totals: Totals, outcome: ScenarioOutcome): void {
+function add(totals: Totals, outcome: ScenarioOutcome, scenario: Scenario): void {
+  if (scenario.scaleUpOptions?.waitingRise && outcome.waitingSighted) totals.waitingRiseSighted += 1;
+  if (scenario.scaleUpOptions?.doubleWhenFull) totals.scaleUpsWithDoubleWhenFull += outcome.scaleUps;
   totals.scenarios += 1;
   totals.violations += outcome.violations.length;
   totals.minutes += outcome.minutes;
@@ -53,7 +59,7 @@ async function check(name: string, store: Scenario['store'], platform: 'simulate
   await fc.assert(
     fc.asyncProperty(scenarioArbitrary(store, store === 'dynalite' ? 'short' : 'full', platform), async (scenario) => {
       const outcome = await runScenario(scenario);
-      add(totals, outcome);
+      add(totals, outcome, scenario);
       expect(outcome.violations, JSON.stringify(scenario)).toEqual([]);
       expect(outcome.ledger.lost).toEqual([]);
     }),
@@ -95,6 +101,9 @@ describe('invariants under generated workloads and faults', () => {
     expect(totals.crashes).toBeGreaterThan(0);
     expect(totals.drains).toBeGreaterThan(0);
     expect(totals.scaleUps).toBeGreaterThan(0);
+    // The scale-up's options that are off by default hold the same invariants.
+    expect(totals.waitingRiseSighted).toBeGreaterThan(0);
+    expect(totals.scaleUpsWithDoubleWhenFull).toBeGreaterThan(0);
     // Scale-ups that called off drains under way: the node re-opens mid-drain, under the same faults. Checked on the
     // default run's fixed scenarios; a soak run draws new ones, which need not contain one.
     if (soak === undefined) expect(totals.calledOff).toBeGreaterThan(0);

@@ -28,5 +28,6 @@ export const scenarioArbitrary = (store: Scenario['store'], size: 'full' | 'shor
     store: fc.constant(store),
     budget: fc.option(budgetArbitrary, { nil: undefined }),
     platform: fc.constant(platform),
+    scaleUpOptions: fc.record({ waitingRise: fc.boolean(), doubleWhenFull: fc.boolean() }),
   });
 

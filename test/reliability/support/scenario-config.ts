@@ -38,6 +38,8 @@ export interface Scenario {
   platform?: 'simulated' | 'broker';
   /** Chance per minute (under faults) that a compromised node host sends one valid-but-hostile node-stats message (hostile.ts). */
   hostileRate?: number;
+  /** The scale-up's options that are off by default: buying for the waiting demand's pace, doubling a full pool. */
+  scaleUpOptions?: { waitingRise: boolean; doubleWhenFull: boolean };
 }
 
 /**
@@ -66,6 +68,8 @@ export interface ScenarioOutcome {
   /** The fewest nodes active or provisioning seen after any minute. */
   fewestServing: number;
   hostileMessages: number;
+  /** The pool stored a sighting of waiting gears for `waitingRise` (only with it on): the option took part. */
+  waitingSighted: boolean;
 }
 
 
@@ -87,7 +91,7 @@ export function scenarioConfig(scenario: Scenario): ConfigInput {
   return {
     handler: 'ec2',
     limits: { maxNodesTotal: scenario.maxNodesTotal, ...(scenario.maxCores === undefined ? {} : { maxCores: scenario.maxCores }) },
-    scaleUp: { threshold: 0.95, target: 0.92, headroomGears: 5, sustain: '1m', maxNodeProvisionTime: '10m', forecast: { bootDelay: '2m' } },
+    scaleUp: { threshold: 0.95, target: 0.92, headroomGears: 5, sustain: '1m', maxNodeProvisionTime: '10m', forecast: { bootDelay: '2m' }, ...scenario.scaleUpOptions },
     scaleDown: {
       utilizationThreshold: 0.88,
       unneededTime: '2m',

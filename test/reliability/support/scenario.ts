@@ -25,7 +25,7 @@ import { EmulatedWorld } from './emulated-platform.js';
 import { HostileHosts } from './hostile.js';
 import { ScenarioInvariants } from './invariants.js';
 import {
-  DISTRICT, GEARS_PER_NODE, PROFILE, SETTLE_MINUTES, SIM_NODE_ROLE,
+  DISTRICT, GEARS_PER_NODE, POOL, PROFILE, SETTLE_MINUTES, SIM_NODE_ROLE,
   callerInApp, noMetrics, quietLog, scenarioConfig, type Mutants, type Scenario, type ScenarioOutcome,
 } from './scenario-config.js';
 import { CLOUD_READS, FaultInjector, NO_FAULTS, PLATFORM_READS, QUEUE_READS, STORE_READS } from './faults.js';
@@ -142,6 +142,7 @@ class ScenarioRun {
     await this.invariants.settled(last, this.faultsOffAt);
 
     const drains = await this.invariants.allDrains();
+    const pool = await this.store.getPool(POOL);
     return {
       violations: this.violations,
       deadLetters: this.sqs.deadLetters(),
@@ -155,6 +156,7 @@ class ScenarioRun {
       gearMoves: this.worldPlatform.succeededMoves(),
       fewestServing: this.invariants.fewestServing,
       hostileMessages: this.hostile.total(),
+      waitingSighted: pool?.waitingSeen !== undefined,
     };
   }
 
