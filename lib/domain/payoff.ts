@@ -179,7 +179,7 @@ export function unneededFor(
   // No usable day: it stays unneeded as long as it has been (the newest sample at or above the limit).
   let since = samples.length > 0 ? samples[0]![0] : nowMinute;
   for (let i = samples.length - 1; i >= 0; i--) {
-    // Below `limit` no level's headroom makes a sample reach it: the level's own read only where it may.
+    // heldAt never returns less than `limit`, so a sample below it cannot reach it: skip the level's headroom read (a hot path at 200 candidates).
     const gears = samples[i]![1];
     if (gears >= limit && gears >= heldAt(gears)) {
       since = samples[i]![0] + 1;
