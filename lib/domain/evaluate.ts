@@ -27,7 +27,7 @@ import { formatDuration } from './duration.js';
 import { failureBackoff } from './failure-backoff.js';
 import { forecastDemand, recordDemand, type Forecast } from './forecast.js';
 import { withAttrition } from './attrition.js';
-import { payoffGate } from './payoff.js';
+import { payoffGate } from './payoff-gate.js';
 import { outranPatch, outranRamp, outranText } from './scale-up.js';
 import { poolHeadroom, type ObservedHeadroom } from './headroom.js';
 import { poolHeadroomAtLevel } from './level-headroom.js';

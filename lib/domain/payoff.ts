@@ -23,16 +23,12 @@
  * candidate, in candidate order, and a refusal is a reason in the decision log.
  */
 import type { Config } from '../config/index.js';
-import type { CandidateCheck } from './candidates.js';
-import type { PoolUtilization } from './decision.js';
 import { formatDuration } from './duration.js';
 import { BUCKET_MINUTES, dailyOutlook, type DailyOutlook } from './daily-demand.js';
 import { LEVEL_RISE_MINUTES, epochMinute } from './forecast.js';
 import type { DemandSample, NodeStats } from './model.js';
-import { heldLevelOf, rebuyLevel, sizingSlots } from './wanted.js';
-import type { HeadroomAtLevel } from './level-headroom.js';
 import { boughtWait, boughtWaitText, oneOffWait, oneOffWaitText, rentOwed } from './one-off-need.js';
-import { type RecentReturns, dipHours, recentDipsText, recentReturns, recentReturnsText, returnsOf, returnsWithin, spellsBelow } from './recent-returns.js';
+import { type RecentReturns, dipHours, recentDipsText, recentReturns, recentReturnsText, returnsWithin } from './recent-returns.js';
 
 const MINUTE_MS = 60_000;
 const HOUR_MS = 3_600_000;
@@ -238,6 +234,37 @@ export interface PayoffInput {
   limitAt?: (expected: number) => number;
   /** `keptDaysFor(history, now, confident, config)`, if the caller reads it once for its candidates; read here if not. */
   keptDays?: KeptDays;
+  /** `unneededFor` and `savingHours` of these levels, if the caller reads them once for candidates that leave the same capacity; read here if not. */
+  outlook?: LevelOutlook;
+}
+
+/** How long the node stays unneeded, the hours its drain saves, and the refusal these levels give whatever the node. */
+export interface LevelOutlook {
+  unneeded: Unneeded;
+  hours: number;
+  /** Needed now, or again within the horizon: refused before its moves are priced. */
+  refusal?: { reason: string; pending: boolean };
+}
+
+/** What `drainPayoff` reads of the history for a drain's levels: the same for every candidate that leaves them. */
+export function levelOutlook(input: Omit<PayoffInput, 'stats' | 'outlook'>): LevelOutlook {
+  const { config, now } = input;
+  const keptDays = input.keptDays ?? keptDaysFor(input.history, now, input.confident, config);
+  const unneeded = unneededFor(input.history, now, input.confident, input.limit, config.lookahead, input.limitAt, keptDays);
+  const hours = savingHours(input.history, now, input.confident, input.rebuy ?? input.limit, config.lookahead, unneeded, keptDays);
+  const limitNow = heldAtLevel(input.limit, input.limitAt, input.confident);
+  if (input.confident >= limitNow) {
+    const setBy = limitNow > input.limit ? 'with the headroom kept above that level' : input.limitSetBy;
+    return { unneeded, hours, refusal: { reason: `needed now: recent demand ${Math.round(input.confident)} gears >= the ${Math.round(limitNow)} the pool holds without it${setBy ? ` (${setBy})` : ''}`, pending: false } };
+  }
+  // On recent demand alone the node's own quiet time is the only evidence: a shorter wait than the forecast's horizon.
+  const horizon = unneeded.basis === 'recent' ? Math.min(config.recentHorizon, config.horizon) : config.horizon;
+  if (unneeded.hours * HOUR_MS < horizon) {
+    const source = unneeded.basis === 'yesterday' ? "yesterday's demand" : 'recent demand';
+    const when = unneeded.neededAt ? `needed again in ${formatDuration(Math.round(unneeded.hours * 60) * MINUTE_MS)} (${source} reaches ${Math.round(unneeded.reaches ?? input.limit)} gears)` : `unneeded for only ${formatDuration(Math.round(unneeded.hours * 60) * MINUTE_MS)} so far (${source})`;
+    return { unneeded, hours, refusal: { reason: `${when}, within the ${formatDuration(horizon)} horizon`, pending: unneeded.neededAt === undefined } };
+  }
+  return { unneeded, hours };
 }
 
 export type PayoffVerdict =
@@ -248,24 +275,12 @@ export type PayoffVerdict =
 /** Whether draining the node pays, with the sentence that says why (or why not). */
 export function drainPayoff(input: PayoffInput): PayoffVerdict {
   const { config, now } = input;
-  const keptDays = input.keptDays ?? keptDaysFor(input.history, now, input.confident, config);
-  const unneeded = unneededFor(input.history, now, input.confident, input.limit, config.lookahead, input.limitAt, keptDays);
+  const { unneeded, hours, refusal } = input.outlook ?? levelOutlook(input);
   const cost = moveCost(input.stats, config.moveCost);
-  const hours = savingHours(input.history, now, input.confident, input.rebuy ?? input.limit, config.lookahead, unneeded, keptDays);
+  if (refusal) return { pays: false, ...refusal, unneeded, cost };
   const saving = hours * config.nodeHourPrice;
   const costText = `${money(cost.dollars)} for ${costParts(cost)}`;
   const source = unneeded.basis === 'yesterday' ? "yesterday's demand" : 'recent demand';
-  const limitNow = heldAtLevel(input.limit, input.limitAt, input.confident);
-  if (input.confident >= limitNow) {
-    const setBy = limitNow > input.limit ? 'with the headroom kept above that level' : input.limitSetBy;
-    return { pays: false, reason: `needed now: recent demand ${Math.round(input.confident)} gears >= the ${Math.round(limitNow)} the pool holds without it${setBy ? ` (${setBy})` : ''}`, unneeded, cost, pending: false };
-  }
-  // On recent demand alone the node's own quiet time is the only evidence: a shorter wait than the forecast's horizon.
-  const horizon = unneeded.basis === 'recent' ? Math.min(config.recentHorizon, config.horizon) : config.horizon;
-  if (unneeded.hours * HOUR_MS < horizon) {
-    const when = unneeded.neededAt ? `needed again in ${formatDuration(Math.round(unneeded.hours * 60) * MINUTE_MS)} (${source} reaches ${Math.round(unneeded.reaches ?? input.limit)} gears)` : `unneeded for only ${formatDuration(Math.round(unneeded.hours * 60) * MINUTE_MS)} so far (${source})`;
-    return { pays: false, reason: `${when}, within the ${formatDuration(horizon)} horizon`, unneeded, cost, pending: unneeded.neededAt === undefined };
-  }
   // Rises that recur, but not daily (bursts hours apart, noise at a node boundary): the pool's own spells below the
   // level at which the node is bought back say it is needed again within the horizon. Needed, so not closed for
   // attrition (closing it as well gave no fewer moves on held-out shapes, and more node-hours). An empty node owes no move.
@@ -305,90 +320,4 @@ function costParts(cost: MoveCost): string {
 
 function money(dollars: number): string {
   return `$${dollars.toFixed(2)}`;
-}
-
-export interface PayoffGateInput {
-  config: Pick<Config, 'scaleUp' | 'scaleDown'>;
-  /** The pool's demand history, this evaluation's sample included. */
-  history: readonly DemandSample[] | undefined;
-  now: Date;
-  utilization: PoolUtilization;
-  /** The scale-up's forecast at the boot delay (trend, kept days): a drain must not leave what it would buy back. */
-  forecastDemand?: number;
-  /** When the pool last scaled up for demand (drainPayoff). */
-  lastDemandScaleUpAt?: string;
-  /** What the pool keeps free above a level (level-headroom.ts); the full headroom above every level when not given. */
-  headroomAt?: HeadroomAtLevel;
-}
-
-/**
- * The evaluator's scale-down hook: the utilization the candidates' fit check
- * should judge (demand at its confident level) and the pays-off check of each
- * candidate that fits. Disabled: the utilization as it is, no check.
- */
-export function payoffGate(input: PayoffGateInput): { utilization: PoolUtilization; check?: CandidateCheck; confident?: number; keepFree?: number } {
-  const { config, utilization: u, now, history } = input;
-  const payoff = config.scaleDown.payoff;
-  if (!payoff.enabled) return { utilization: u };
-  const recent = poolConfidentDemand(config, history, now, u.demand);
-  const confident = Math.max(recent, input.forecastDemand ?? 0);
-  const slots = sizingSlots(u);
-  const utilization: PoolUtilization = {
-    ...u,
-    demand: confident,
-    utilization: slots > 0 ? confident / slots : confident > 0 ? Infinity : 0,
-    freeSlots: u.freeSlots - (confident - u.demand),
-  };
-  // Nodes of one size leave one level: the history is scanned once per level, not once per candidate.
-  const returnsByLevel = new Map<number, RecentReturns | undefined>();
-  const returnsAt = (level: number) => {
-    if (!returnsByLevel.has(level)) returnsByLevel.set(level, returnsOf(spellsBelow(history ?? [], level), now, payoff.horizon, payoff.lookahead));
-    return returnsByLevel.get(level);
-  };
-  const keptDays = keptDaysFor(history, now, confident, payoff);
-  const { headroomAt } = input;
-  // Where a rise buys the node back: above an elevated standing the scale-up buys less than the full headroom, so the
-  // level is read where it settles (the headroom kept above it, at most three steps from the full headroom's level).
-  const rebuyAt = (capacityAfter: number, limit: number) => {
-    let rebuy = Math.max(limit, rebuyLevel(capacityAfter, config.scaleUp));
-    for (let step = 0; headroomAt && step < 3; step++) {
-      const next = Math.max(limit, rebuyLevel(capacityAfter, { threshold: config.scaleUp.threshold, headroomGears: headroomAt.at(rebuy) }));
-      if (next === rebuy) break;
-      rebuy = next;
-    }
-    return rebuy;
-  };
-  const check: CandidateCheck = (node, capacityAfter) => {
-    // What a scale-up would leave the pool holding, not what triggers one: a drain stops where a scale-up stops.
-    const { level: limit, setBy } = heldLevelOf(capacityAfter, config.scaleUp);
-    const rebuy = rebuyAt(capacityAfter, limit);
-    // The scale-up buys a node for the forecast: a drain that leaves the pool short of it would be bought back at once.
-    if (input.forecastDemand !== undefined && input.forecastDemand > limit && recent < limit) {
-      return { refused: `needed soon: the forecast expects ${Math.round(input.forecastDemand)} gears > the ${Math.round(limit)} the pool holds without it` };
-    }
-    // heldLevelOf with the headroom each expected level keeps: the share's level, or the slots less that headroom.
-    const byShare = headroomAt && heldLevelOf(capacityAfter, { ...config.scaleUp, headroomGears: 0 }).level;
-    const limitAt = headroomAt && ((expected: number) => Math.min(byShare!, capacityAfter - headroomAt.at(expected)));
-    const verdict = drainPayoff({
-      ...(limitAt ? { limitAt } : {}),
-      history,
-      now,
-      confident,
-      limit,
-      limitSetBy: setBy,
-      rebuy,
-      stats: node.stats ?? { activeGears: 0 },
-      ...(input.lastDemandScaleUpAt ? { lastDemandScaleUpAt: input.lastDemandScaleUpAt } : {}),
-      config: payoff,
-      returnsAt,
-      keptDays,
-    });
-    if (verdict.pays) return { accepted: verdict.text };
-    // Not needed, only not paying yet: the node attrition closes early.
-    return verdict.pending ? { refused: verdict.reason, pending: true } : { refused: verdict.reason };
-  };
-  // The fit check keeps free, above demand at its confident level, what that level keeps, and the full headroom above
-  // the usual standing: after a job the confident level is the job's, and the next job rises from the standing.
-  const keepFree = headroomAt && Math.max(headroomAt.at(confident), config.scaleUp.headroomGears - Math.max(0, confident - headroomAt.usual));
-  return keepFree === undefined ? { utilization, check, confident } : { utilization, check, confident, keepFree };
 }

@@ -75,6 +75,14 @@ export function flatDemand(gears: number, minutes = 10): DemandSample[] {
   return Array.from({ length: minutes }, (_, i) => [epochMinute(NOW) - (minutes - i), gears]);
 }
 
+/** A pool's demand history back `hours`: a sample every 5 minutes, per minute for the last half hour. */
+export function demandHistory(now: Date, demandAt: (minutesFromNow: number) => number, hours: number): DemandSample[] {
+  const nowMinute = epochMinute(now);
+  const samples: DemandSample[] = [];
+  for (let m = -hours * 60; m <= 0; m += m < -30 ? 5 : 1) samples.push([nowMinute + m, demandAt(m)]);
+  return samples;
+}
+
 /** The broker's report of `gears` creations refused in the minute that ended `endedMinutesAgo` ago. */
 export function refusedReport(gears: number, endedMinutesAgo = 1): PoolRecord['refused'] {
   return { gears, windowStart: minutesAgo(endedMinutesAgo + 1), windowEnd: minutesAgo(endedMinutesAgo) };

@@ -3,19 +3,14 @@ import { drainPayoff, savingHours, unneededFor } from '../../lib/domain/payoff.j
 import { rebuyLevel } from '../../lib/domain/wanted.js';
 import type { DemandSample } from '../../lib/domain/model.js';
 import { epochMinute } from '../../lib/domain/forecast.js';
-import { config } from '../support/builders.js';
+import { config, demandHistory } from '../support/builders.js';
 
 const MIN = 60_000;
 const HOUR = 60 * MIN;
 const payoff = config().scaleDown.payoff;
 
 /** Two days and a bit of history: a sample every 5 minutes, per minute for the last half hour. */
-function history(now: Date, demandAt: (minutesFromNow: number) => number, hours = 50): DemandSample[] {
-  const nowMinute = epochMinute(now);
-  const samples: DemandSample[] = [];
-  for (let m = -hours * 60; m <= 0; m += m < -30 ? 5 : 1) samples.push([nowMinute + m, demandAt(m)]);
-  return samples;
-}
+const history = (now: Date, demandAt: (minutesFromNow: number) => number, hours = 50) => demandHistory(now, demandAt, hours);
 
 /** A shallow daily trough by minute of the day (UTC): 1,900 gears from 19:00 to 09:00, 1,500 from 09:00 to 19:00. */
 const trough = (now: Date) => (m: number) => {

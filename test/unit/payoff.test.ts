@@ -1,21 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { confidentDemand, drainPayoff, keptDaysFor, moveCost, payoffGate, unneededFor } from '../../lib/domain/payoff.js';
+import { confidentDemand, drainPayoff, keptDaysFor, moveCost, unneededFor } from '../../lib/domain/payoff.js';
 import type { DemandSample } from '../../lib/domain/model.js';
 import { epochMinute } from '../../lib/domain/forecast.js';
-import { computeUtilization } from '../../lib/domain/utilization.js';
-import { POOL, config, node } from '../support/builders.js';
+import { config, demandHistory } from '../support/builders.js';
 
 const MIN = 60_000;
 const HOUR = 60 * MIN;
 const payoff = config().scaleDown.payoff;
 
 /** A pool's history: a sample every 5 minutes back `hours` (25: one day, 50: two), per minute for the last half hour. */
-function history(now: Date, demandAt: (minutesFromNow: number) => number, hours = 25): DemandSample[] {
-  const nowMinute = epochMinute(now);
-  const samples: DemandSample[] = [];
-  for (let m = -hours * 60; m <= 0; m += m < -30 ? 5 : 1) samples.push([nowMinute + m, demandAt(m)]);
-  return samples;
-}
+const history = (now: Date, demandAt: (minutesFromNow: number) => number, hours = 25) => demandHistory(now, demandAt, hours);
 
 /** A day of demand by hour of day (UTC): 1,900 gears 07:00-22:00, 1,000 at night. */
 const dailyCycle = (now: Date) => (m: number) => {
@@ -277,87 +271,4 @@ describe('unneededFor: recurring against one-off demand', () => {
   function verdictOf(h: DemandSample[]) {
     return drainPayoff({ history: h, now: tonight, confident: 1000, limit, stats: { activeGears: 100, idleGears: 0, disruptiveGears: 100 }, config: payoff });
   }
-});
-
-describe('payoffGate', () => {
-  it('judges the fit check on the confident demand, and refuses a candidate that does not pay', () => {
-    const now = new Date('2026-01-06T22:30:00Z');
-    const cfg = config();
-    const nodes = [node('a', { gears: 60 }), node('b', { gears: 60 }), node('c', { gears: 10 })];
-    for (const n of nodes) n.stats!.reportedAt = now.toISOString();
-    const u = computeUtilization({ pool: POOL, nodes, drains: [], now, statsMaxAge: cfg.statsMaxAge, expectedGearsPerNode: 100 });
-    const h = history(now, (m) => (m > -10 ? 130 : 200)); // 200 gears until ten minutes ago
-    const gate = payoffGate({ config: cfg, history: h, now, utilization: u });
-    expect(gate.utilization.demand).toBe(200);
-    expect(gate.utilization.freeSlots).toBe(u.freeSlots - 70);
-    // without c, 200 slots hold less than the 200 gears of the last hour: it is needed now (held up to the scale-up's target)
-    const holds = Math.min(200 * cfg.scaleUp.target, 200 - cfg.scaleUp.headroomGears);
-    expect(holds).toBe(200 * cfg.scaleUp.target);
-    // The sentence says which setting set the level: here the target...
-    expect(gate.check!(nodes[2]!, 200)).toEqual({ refused: `needed now: recent demand 200 gears >= the ${holds} the pool holds without it (set by the target: ${cfg.scaleUp.target} x 200 slots)` });
-    // ...and with a headroom larger than what the target leaves free, the headroom.
-    const roomy = config({ scaleUp: { headroomGears: 100 } });
-    expect(payoffGate({ config: roomy, history: h, now, utilization: u }).check!(nodes[2]!, 200)).toEqual({
-      refused: 'needed now: recent demand 200 gears >= the 100 the pool holds without it (set by the headroom: 200 slots - 100 headroomGears)',
-    });
-    // with 300 slots left and a quiet day behind, the cheap node pays
-    const quiet = history(now, () => 130);
-    expect(payoffGate({ config: cfg, history: quiet, now, utilization: u }).check!(nodes[2]!, 300)).toMatchObject({ accepted: expect.stringMatching(/^pays: 24\.0h unneeded/) });
-  });
-
-  it('does not drain what the scale-up forecast would buy back: a drain judges at least the scale-up\'s forecast', () => {
-    const now = new Date('2026-01-06T22:30:00Z');
-    const cfg = config();
-    const nodes = [node('a', { gears: 60 }), node('b', { gears: 60 }), node('c', { gears: 10 })];
-    for (const n of nodes) n.stats!.reportedAt = now.toISOString();
-    const u = computeUtilization({ pool: POOL, nodes, drains: [], now, statsMaxAge: cfg.statsMaxAge, expectedGearsPerNode: 100 });
-    const quiet = history(now, () => 130);
-    const holds = Math.min(300 * cfg.scaleUp.target, 300 - cfg.scaleUp.headroomGears); // 270 with 300 slots left
-    const expecting = (forecastDemand: number) => payoffGate({ config: cfg, history: quiet, now, utilization: u, forecastDemand }).check!(nodes[2]!, 300);
-    expect(expecting(holds + 1)).toEqual({ refused: `needed soon: the forecast expects ${holds + 1} gears > the ${holds} the pool holds without it` });
-    // A forecast the pool holds without the node (below its level) changes nothing.
-    expect(expecting(holds - 1)).toMatchObject({ accepted: expect.stringMatching(/^pays: 24\.0h unneeded/) });
-    const rising = payoffGate({ config: cfg, history: quiet, now, utilization: u, forecastDemand: 250 });
-    expect(rising.utilization.demand).toBe(250);
-    // a forecast below the confident level changes nothing
-    expect(payoffGate({ config: cfg, history: quiet, now, utilization: u, forecastDemand: 100 }).utilization.demand).toBe(130);
-  });
-
-  it('keeps above a job the kept days expect only what that level keeps (headroomAt), not the full headroom on top of it', () => {
-    const now = new Date('2026-01-06T22:30:00Z');
-    const cfg = config({ scaleUp: { headroomGears: 150 } });
-    const nodes = [node('a', { gears: 60 }), node('b', { gears: 60 }), node('c', { gears: 10 })];
-    for (const n of nodes) n.stats!.reportedAt = now.toISOString();
-    const u = computeUtilization({ pool: POOL, nodes, drains: [], now, statsMaxAge: cfg.statsMaxAge, expectedGearsPerNode: 100 });
-    // 130 gears, and a job to 250 from 23:30 to midnight on each of the last two days.
-    const hourOf = (m: number) => new Date(now.getTime() + m * MIN).getUTCHours();
-    const jobs = history(now, (m) => (hourOf(m) === 23 && new Date(now.getTime() + m * MIN).getUTCMinutes() >= 30 ? 250 : 130), 50);
-    // Without node c, 400 slots less the full 150 of headroom hold 250 gears: the job reaches that, so c is needed.
-    const full = payoffGate({ config: cfg, history: jobs, now, utilization: u }).check!(nodes[2]!, 400);
-    expect(full).toEqual({ refused: "needed again in 30m (yesterday's demand reaches 250 gears), within the 4h horizon" });
-    // A job's level keeps 20 (the rises on top of it and its day-to-day spread), the usual standing the full 150.
-    const headroomAt = { at: (level: number) => (level >= 250 ? 20 : 150), usual: 130 };
-    const byLevel = payoffGate({ config: cfg, history: jobs, now, utilization: u, headroomAt }).check!(nodes[2]!, 400);
-    expect(byLevel).toMatchObject({ accepted: expect.stringMatching(/^pays: 24\.0h unneeded \(yesterday's demand\)/) });
-    // The fit check keeps the full headroom above the usual standing, and above a job in the last hour what the job's
-    // level keeps, or what the standing's full headroom leaves above it, whichever is more.
-    expect(payoffGate({ config: cfg, history: jobs, now, utilization: u, headroomAt }).keepFree).toBe(150);
-    const afterJob = history(now, (m) => (m > -40 && m <= -20 ? 250 : 130), 50);
-    expect(payoffGate({ config: cfg, history: afterJob, now, utilization: u, headroomAt }).keepFree).toBe(Math.max(20, 150 - (250 - 130)));
-    expect(payoffGate({ config: cfg, history: jobs, now, utilization: u }).keepFree).toBeUndefined();
-    // The share still binds: with 300 slots left, 0.7 x 300 = 210 < 250, however little the job keeps.
-    // The reason names what the pool holds without the node at the level expected then, not the full headroom's 150.
-    expect(payoffGate({ config: cfg, history: jobs, now, utilization: u, headroomAt }).check!(nodes[2]!, 300)).toEqual({
-      refused: "needed again in 30m (yesterday's demand reaches 210 gears), within the 4h horizon",
-    });
-  });
-
-  it('is off when payoff is disabled', () => {
-    const cfg = config({ scaleDown: { payoff: { enabled: false } } });
-    const nodes = [node('a', { gears: 60 })];
-    const u = computeUtilization({ pool: POOL, nodes, drains: [], now: new Date(), statsMaxAge: cfg.statsMaxAge, expectedGearsPerNode: 100 });
-    const gate = payoffGate({ config: cfg, history: undefined, now: new Date(), utilization: u });
-    expect(gate.check).toBeUndefined();
-    expect(gate.utilization).toBe(u);
-  });
 });
