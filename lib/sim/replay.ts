@@ -172,7 +172,8 @@ export async function runNodescaler(trace: Trace, options: ReplayOptions): Promi
       moves = succeeded;
       let point = { at, demand: 0, capacity: 0, nodes: 0, unplaced: 0, moves: movedNow };
       worlds.forEach((w, i) => {
-        if (tick % stepsPerCheck === 0) w.world.checkGears();
+        // Each step's changes at every step, and every gear once a simulated hour (and at the end).
+        if (tick % stepsPerCheck === 0) w.world.checkGears(tick % (stepsPerCheck * 12) === 0 ? 'all' : 'changed');
         const sample = w.world.sample(demands[i]!);
         if (sample.nodes > w.pool.max) w.world.violations.push(`${clock.now().toISOString()}: ${sample.nodes} nodes > pool ${w.pool.id} max ${w.pool.max}`);
         w.recorder.step({ at, demand: sample.demand, capacity: sample.capacity, nodes: sample.nodes, unplaced: sample.unplaced, moves: worlds.length === 1 ? movedNow : 0 }, TICK_SECONDS);

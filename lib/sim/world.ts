@@ -14,7 +14,8 @@ export interface CloudView {
 }
 
 /** What the world needs of the platform it places gears on: the simulated one, or the broker emulator's (test/reliability). */
-export type WorldPlatform = Pick<SimulatedPlatform, 'registerNode' | 'placeGear' | 'removeGear' | 'nodeLoad' | 'hasNode' | 'gearPlacementProblems' | 'gearCount' | 'hasGear' | 'gearUuids'>;
+export type WorldPlatform = Pick<SimulatedPlatform, 'registerNode' | 'placeGear' | 'removeGear' | 'nodeLoad' | 'hasNode' | 'gearPlacementProblems' | 'gearCount' | 'hasGear' | 'gearUuids'> &
+  Partial<Pick<SimulatedPlatform, 'countGearKinds' | 'gearKinds'>>;
 
 export interface WorldOptions {
   district: string;
@@ -75,6 +76,15 @@ export class SimWorld {
     private readonly options: WorldOptions,
   ) {
     this.apps = new AppModel(options.random);
+    // Idle gears first: an idled application's gear restarts nothing, even its head.
+    // A gear is placed before the model creates it (placeWaiting), so the one being placed is read from `peek`.
+    platform.countGearKinds?.(options.district, options.profile, (uuid) => {
+      const id = this.gearNumber(uuid);
+      const placing = id === this.apps.created ? this.apps.peek() : undefined;
+      const idle = placing ? placing.idle : this.apps.idle(id);
+      const disruptive = placing ? placing.disruptive : this.apps.disruptive(id);
+      return idle ? 'idle' : disruptive ? 'disruptive' : undefined;
+    });
   }
 
   /** The number of a gear of this world, from its uuid. */
@@ -157,12 +167,15 @@ export class SimWorld {
       if (last && last.activeGears === facts.activeGears && now.getTime() - last.at < this.options.heartbeatSeconds * 1000) continue;
       this.lastReports.set(nodeId, { activeGears: facts.activeGears, at: now.getTime() });
       // What an agent that reads the gears' applications reports: idled ones, and the ones whose move restarts a tenant.
-      let idleGears = 0;
-      let disruptiveGears = 0;
-      for (const uuid of this.platform.gearUuids(nodeId)) {
-        const id = this.gearNumber(uuid);
-        if (this.apps.idle(id)) idleGears++;
-        else if (this.apps.disruptive(id)) disruptiveGears++;
+      const kinds = this.platform.gearKinds?.(nodeId);
+      let idleGears = kinds?.get('idle') ?? 0;
+      let disruptiveGears = kinds?.get('disruptive') ?? 0;
+      if (!kinds) {
+        for (const uuid of this.platform.gearUuids(nodeId)) {
+          const id = this.gearNumber(uuid);
+          if (this.apps.idle(id)) idleGears++;
+          else if (this.apps.disruptive(id)) disruptiveGears++;
+        }
       }
       this.sqs.sendRaw(
         'stats',
@@ -242,10 +255,10 @@ export class SimWorld {
     return { demand, placed: this.placed.length, unplaced: this.waiting, capacity, nodes: this.liveHosts, closedFree };
   }
 
-  /** Every gear on exactly one node, and every gear the world placed still on some node. */
-  checkGears(): void {
+  /** Every gear on exactly one node (`'changed'`: every gear placed, removed or moved since the last check), and every gear the world placed still on some node. */
+  checkGears(scope: 'all' | 'changed' = 'all'): void {
     const at = this.clock.now().toISOString();
-    for (const problem of this.platform.gearPlacementProblems()) this.violations.push(`${at}: ${problem}`);
+    for (const problem of this.platform.gearPlacementProblems(scope)) this.violations.push(`${at}: ${problem}`);
     // Only the world creates gears (moves keep their uuid): as many on the platform as placed means none was lost, and
     // looking each one up (a fifth of a big replay's time) is needed only to name the lost ones.
     if (this.platform.gearCount() === this.placed.length) return;

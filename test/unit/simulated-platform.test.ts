@@ -52,6 +52,45 @@ describe('SimulatedPlatform', () => {
     expect(platform.gearPlacementProblems()).toEqual(['gear g2 is held by n2 but located on n1', '3 gears held by nodes, 2 located']);
   });
 
+  it("checks only the gears changed since the last check, and still sees a changed gear's bookkeeping go wrong", async () => {
+    const { clock, platform } = setup();
+    const books = platform as unknown as { nodes: Map<string, { gears: Map<string, unknown> }>; locations: Map<string, string> };
+    platform.putGear('n1', gear('g1'));
+    platform.putGear('n1', gear('g2'));
+    expect(platform.gearPlacementProblems('changed')).toEqual([]);
+    await platform.startMove(gear('g1'), 'n1', 'n2');
+    clock.advance(30_000);
+    expect(platform.gearPlacementProblems('changed')).toEqual([]);
+    // A bug in a step that changed g2: its location moved, the gear did not.
+    books.locations.set('g2', 'n2');
+    (platform as unknown as { changed: Set<string> }).changed.add('g2');
+    expect(platform.gearPlacementProblems('changed')).toEqual(['gear g2 is located on n2, which does not hold it']);
+    // A gear held twice shows in the totals, changed or not.
+    books.locations.set('g2', 'n1');
+    books.nodes.get('n2')!.gears.set('g2', gear('g2'));
+    expect(platform.gearPlacementProblems('changed')).toEqual(['3 gears held by nodes, 2 located']);
+    // The whole check still names it.
+    expect(platform.gearPlacementProblems()).toEqual(['gear g2 is held by n2 but located on n1', '3 gears held by nodes, 2 located']);
+  });
+
+  it('counts each node\'s gears by kind as they are placed, removed and moved', async () => {
+    const { clock, platform } = setup();
+    platform.putGear('n1', gear('idle-1'));
+    expect(platform.gearKinds('n1')).toBeUndefined();
+    platform.countGearKinds('d1', 'small', (uuid) => uuid.split('-')[0]);
+    expect(Object.fromEntries(platform.gearKinds('n1')!)).toEqual({ idle: 1 });
+    expect(platform.placeGear('d1', 'small', gear('head-1'))).toBe('n2');
+    platform.putGear('n1', gear('head-2'));
+    await platform.startMove(gear('head-2'), 'n1', 'n2');
+    // Until the move completes the gear is on its source.
+    expect(Object.fromEntries(platform.gearKinds('n1')!)).toEqual({ idle: 1, head: 1 });
+    clock.advance(30_000);
+    expect(Object.fromEntries(platform.gearKinds('n1')!)).toEqual({ idle: 1, head: 0 });
+    expect(Object.fromEntries(platform.gearKinds('n2')!)).toEqual({ head: 2 });
+    platform.removeGear('idle-1');
+    expect(Object.fromEntries(platform.gearKinds('n1')!)).toEqual({ idle: 0, head: 0 });
+  });
+
   it('places gears on the least-loaded active node of the district/profile, and reports full', async () => {
     const { platform } = setup();
     expect(platform.placeGear('d1', 'small', gear('a'))).toBe('n1');

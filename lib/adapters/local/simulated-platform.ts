@@ -3,6 +3,7 @@ import { ConflictError, NotFoundError, TransientError, ValidationError } from '.
 import type { Clock } from '../../ports/clock.js';
 import type { MoveHandle, MoveOptions, MoveStatus, Platform } from '../../ports/platform.js';
 import { NodeInOtherDistrictError, NodeNotEmptyError, NodeNotInDistrictError } from '../../ports/platform-errors.js';
+import { GearKinds } from './gear-kinds.js';
 import { LeastLoadedIndex } from './least-loaded.js';
 import type { MoveRecord, NodeFacts, SimMove, SimNode, SimulatedPlatformOptions } from './simulated-platform-types.js';
 
@@ -36,6 +37,12 @@ export class SimulatedPlatform implements Platform {
   private readonly running = new Set<SimMove>();
   /** Per district/profile, where `placeGear` puts the next gear. */
   private readonly placement = new Map<string, LeastLoadedIndex<SimNode>>();
+  private readonly kinds = new GearKinds();
+  /**
+   * Gears placed, removed or moved since the last `gearPlacementProblems`: the only ones whose bookkeeping can have
+   * changed. Kept only once a check has run, so a platform nobody checks does not keep every gear it ever saw.
+   */
+  private changed: Set<string> | undefined;
   private readonly random: () => number;
   private sequence = 0;
   private succeeded = 0;
@@ -103,9 +110,11 @@ export class SimulatedPlatform implements Platform {
     const node = this.nodes.get(nodeId);
     if (node) {
       node.gears.delete(uuid);
+      this.kinds.change(placementKey(node.district, node.profile), nodeId, uuid, -1);
       this.touch(node);
     }
     this.locations.delete(uuid);
+    this.changed?.add(uuid);
     return true;
   }
 
@@ -141,21 +150,46 @@ export class SimulatedPlatform implements Platform {
    * Where the gear bookkeeping disagrees with itself: a gear held by two nodes,
    * or by a node its location does not name. Empty when every gear is on
    * exactly one node. Cheaper than `gearLocations` (no map is built), for
-   * replays that check at every step.
+   * replays that check at every step; `scope: 'changed'` looks only at the gears
+   * placed, removed or moved since the last check (each held where it is
+   * located) and at the totals (as many held as located), which is all a step
+   * can have changed; the first check looks at every gear.
    */
-  gearPlacementProblems(): string[] {
+  gearPlacementProblems(scope: 'all' | 'changed' = 'all'): string[] {
     this.settle();
+    const changed = scope === 'changed' ? this.changed : undefined;
     const problems: string[] = [];
     let held = 0;
     for (const node of this.nodes.values()) {
       held += node.gears.size;
+      if (changed) continue;
       for (const uuid of node.gears.keys()) {
         const at = this.locations.get(uuid);
         if (at !== node.nodeId) problems.push(`gear ${uuid} is held by ${node.nodeId} but located on ${at ?? 'no node'}`);
       }
     }
+    // A changed gear held by a second node, or held but not located, shows in the totals below.
+    for (const uuid of changed ?? []) {
+      const at = this.locations.get(uuid);
+      if (at !== undefined && !this.nodes.get(at)?.gears.has(uuid)) problems.push(`gear ${uuid} is located on ${at}, which does not hold it`);
+    }
+    this.changed = new Set();
     if (held !== this.locations.size) problems.push(`${held} gears held by nodes, ${this.locations.size} located`);
     return problems;
+  }
+
+  /** Counts the gears of `district/profile` by `kindOf` from now on (GearKinds): what a world's node agents report. */
+  countGearKinds(district: string, profile: string, kindOf: (uuid: string) => string | undefined): void {
+    this.settle();
+    const nodes = [...this.nodes.values()].filter((node) => node.district === district && node.profile === profile);
+    this.kinds.classify(placementKey(district, profile), kindOf, nodes);
+  }
+
+  /** One node's gears by kind, as `countGearKinds` counts them; undefined when its pool is not counted. */
+  gearKinds(nodeId: string): ReadonlyMap<string, number> | undefined {
+    this.settle();
+    const node = this.node(nodeId);
+    return this.kinds.of(placementKey(node.district, node.profile), nodeId);
   }
 
   /** How many gears exist (each on one node, as `gearPlacementProblems` checks). */
@@ -255,6 +289,7 @@ export class SimulatedPlatform implements Platform {
     }
     node.active = false;
     this.nodes.delete(nodeId);
+    this.kinds.forget(nodeId);
     this.placement.get(placementKey(node.district, node.profile))?.forget(node);
   }
 
@@ -355,6 +390,9 @@ export class SimulatedPlatform implements Platform {
       }
       source!.gears.delete(move.gear.uuid);
       target!.gears.set(move.gear.uuid, move.gear);
+      this.kinds.change(placementKey(source!.district, source!.profile), source!.nodeId, move.gear.uuid, -1);
+      this.kinds.change(placementKey(target!.district, target!.profile), target!.nodeId, move.gear.uuid, 1);
+      this.changed?.add(move.gear.uuid);
       this.touch(source!);
       this.touch(target!);
       this.locations.set(move.gear.uuid, move.to);
@@ -367,6 +405,8 @@ export class SimulatedPlatform implements Platform {
   private put(node: SimNode, gear: GearInfo): void {
     node.gears.set(gear.uuid, { ...gear });
     this.locations.set(gear.uuid, node.nodeId);
+    this.kinds.change(placementKey(node.district, node.profile), node.nodeId, gear.uuid, 1);
+    this.changed?.add(gear.uuid);
     this.touch(node);
   }
 
