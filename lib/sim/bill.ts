@@ -53,6 +53,7 @@ export class BillMeter {
    * the broker each is a command run and awaited, a second or more of the function's time.
    */
   readonly gearListings = new Map<string, number>();
+  private readonly nodeSizes = new NodeSizes();
 
   /** `platform` with its gear listings counted by the function asking. */
   platform<P extends { listGears(nodeId: string): Promise<unknown> }>(platform: P): P {
@@ -189,7 +190,7 @@ export class BillMeter {
     let wru = 0;
     switch (method) {
       case 'getNode': {
-        const sizes = nodeItemBytes(subject);
+        const sizes = this.nodeSizes.of(subject);
         rru = readUnits(sizes.node) + (sizes.node > 0 ? readUnits(sizes.stats) : 0);
         break;
       }
@@ -198,7 +199,7 @@ export class BillMeter {
         let nodeBytes = 0;
         let statsBytes = 0;
         for (const node of nodes) {
-          const sizes = nodeItemBytes(node);
+          const sizes = this.nodeSizes.of(node);
           nodeBytes += sizes.node;
           statsBytes += sizes.stats;
         }
@@ -208,10 +209,11 @@ export class BillMeter {
       case 'putNodeStats':
         // Reads the node (strongly consistent), then a conditional write of the stats item (a failed condition costs too).
         rru = 1;
-        wru = writeUnits(itemBytes({ stats: args[1] }));
+        // The stored stats, when this report was applied: the frozen object later reads list, sized once.
+        wru = writeUnits(statsItemBytes((result as { applied?: boolean; node?: { stats?: unknown } } | undefined)?.applied ? (result as { node: { stats: unknown } }).node.stats : args[1]));
         break;
       case 'createNode': {
-        const sizes = nodeItemBytes(subject);
+        const sizes = this.nodeSizes.of(subject);
         wru = 2 * writeUnits(sizes.node) + (sizes.stats > 0 ? writeUnits(sizes.stats) : 0);
         break;
       }
@@ -320,18 +322,37 @@ interface NodeItemBytes {
   node: number;
   stats: number;
 }
-const frozenNodeSizes = new WeakMap<object, NodeItemBytes>();
 
-/** A node (or the wrapper around one) sized as its node item and its stats item; a frozen record is sized once. */
-function nodeItemBytes(item: unknown): NodeItemBytes {
-  const record = (item as { node?: unknown } | undefined)?.node ?? item;
-  if (!record || typeof record !== 'object') return { node: 0, stats: 0 };
-  const known = frozenNodeSizes.get(record);
-  if (known) return known;
-  const { stats, ...node } = record as { stats?: unknown };
-  const sizes = { node: itemBytes(node), stats: stats === undefined ? 0 : itemBytes({ stats }) };
-  if (Object.isFrozen(record)) frozenNodeSizes.set(record, sizes);
-  return sizes;
+/**
+ * Sizes nodes as the adapter stores them. A stats report rewrites a node's
+ * stats item only, so its node item is sized once per version (every other
+ * write of a node bumps it: StateStore's contract) and its stats once per
+ * report (the stored stats are one frozen object until the next): sizing each
+ * listed node afresh on every read was a tenth of a big replay.
+ */
+class NodeSizes {
+  private readonly nodeItems = new Map<string, { version: unknown; bytes: number }>();
+
+  of(item: unknown): NodeItemBytes {
+    const record = (item as { node?: unknown } | undefined)?.node ?? item;
+    if (!record || typeof record !== 'object') return { node: 0, stats: 0 };
+    const { stats, ...node } = record as { stats?: unknown; nodeId?: unknown; version?: unknown };
+    return { node: this.nodeItem(node), stats: stats === undefined ? 0 : statsItemBytes(stats) };
+  }
+
+  private nodeItem(node: { nodeId?: unknown; version?: unknown }): number {
+    if (typeof node.nodeId !== 'string' || node.version === undefined) return itemBytes(node);
+    const known = this.nodeItems.get(node.nodeId);
+    if (known?.version === node.version) return known.bytes;
+    const bytes = itemBytes(node);
+    this.nodeItems.set(node.nodeId, { version: node.version, bytes });
+    return bytes;
+  }
+}
+
+/** `itemBytes({ stats })`, from the stats' own (cached when frozen) JSON: `{"stats":` and `}` are 10 bytes. */
+function statsItemBytes(stats: unknown): number {
+  return jsonBytes(stats) + 10 + 100;
 }
 
 function hasPool(item: unknown): boolean {

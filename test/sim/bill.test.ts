@@ -50,6 +50,29 @@ describe('the autoscaler bill', () => {
     expect(meter.counts.dynamoCalls).toBe(3);
   });
 
+  it("reads a node's items at their current sizes: after a bigger stats report, and after a write of the node", async () => {
+    const meter = new BillMeter(new Set());
+    const store = meter.store(new InMemoryStateStore());
+    const at = new Date('2026-01-01T00:00:00.000Z');
+    await store.createNode({ nodeId: 'n1', pool: 'd/p', district: 'd', profile: 'p', state: 'active', createdAt: at.toISOString(), origin: 'provisioned', protected: false }, at);
+    const readUnits = async () => {
+      const before = meter.counts.rru;
+      await store.getNode('n1');
+      return meter.counts.rru - before;
+    };
+    expect(await readUnits()).toBe(2);
+    // A stats item over 4 KB (a gear list): two read units of its own.
+    const gears = Array.from({ length: 80 }, (_, i) => ({ uuid: `gear-${i}-${'x'.repeat(20)}`, app: 'shop', size: 'small' }));
+    await store.putNodeStats('n1', { activeGears: 80, maxActiveGears: 100, gears, reportedAt: '2026-01-01T00:01:00.000Z' });
+    expect(await readUnits()).toBe(3);
+    await store.putNodeStats('n1', { activeGears: 0, maxActiveGears: 100, reportedAt: '2026-01-01T00:02:00.000Z' });
+    expect(await readUnits()).toBe(2);
+    // A write of the node item (a new version) over 4 KB: read at its new size.
+    const node = await store.getNode('n1');
+    await store.updateNode('n1', node!.version, { reason: 'r'.repeat(5000) });
+    expect(await readUnits()).toBe(3);
+  });
+
   it('bills the gear move history by the gears read and written, one small item each', async () => {
     const meter = new BillMeter(new Set());
     const store = meter.store(new InMemoryStateStore());
