@@ -332,12 +332,18 @@ interface NodeItemBytes {
  */
 class NodeSizes {
   private readonly nodeItems = new Map<string, { version: unknown; bytes: number }>();
+  /** A stored record is read many times before its next write: sized once. */
+  private readonly records = new WeakMap<object, NodeItemBytes>();
 
   of(item: unknown): NodeItemBytes {
     const record = (item as { node?: unknown } | undefined)?.node ?? item;
     if (!record || typeof record !== 'object') return { node: 0, stats: 0 };
+    const known = this.records.get(record);
+    if (known) return known;
     const { stats, ...node } = record as { stats?: unknown; nodeId?: unknown; version?: unknown };
-    return { node: this.nodeItem(node), stats: stats === undefined ? 0 : statsItemBytes(stats) };
+    const sizes = { node: this.nodeItem(node), stats: stats === undefined ? 0 : statsItemBytes(stats) };
+    if (Object.isFrozen(record)) this.records.set(record, sizes);
+    return sizes;
   }
 
   private nodeItem(node: { nodeId?: unknown; version?: unknown }): number {
