@@ -23,12 +23,11 @@
  * Pure functions of data.
  */
 import type { Config } from '../config/index.js';
-import { levelRise } from './daily-demand.js';
 import { BUCKET_MINUTES } from './forecast.js';
 import { LEVEL_MINUTES, insertSorted, quantileOfSorted, risesFromAlike, type MeasuredRises } from './headroom.js';
-import type { DemandSample } from './model.js';
 
 const DAY_BUCKETS = (24 * 60) / BUCKET_MINUTES;
+const LEVEL_BUCKETS = LEVEL_MINUTES / BUCKET_MINUTES;
 
 export interface HeadroomAtLevel {
   /** Gears the pool keeps free above `level` gears the kept days expect. */
@@ -52,11 +51,11 @@ export interface LevelHeadroomOptions {
  * undefined without an elevation window, or before the history holds `minSamples` rises and `minSamples` comparisons
  * of either spread (the kept days', else the hours before's: a pool's first day and a half).
  */
-export function headroomAtLevel(history: readonly DemandSample[] | undefined, measured: MeasuredRises, options: LevelHeadroomOptions): HeadroomAtLevel | undefined {
+export function headroomAtLevel(measured: MeasuredRises, options: LevelHeadroomOptions): HeadroomAtLevel | undefined {
   const { buckets, keys, byStanding, usualNow: usual } = measured;
   if (byStanding.length < options.minSamples || usual === undefined) return undefined;
   const ahead = Math.max(1, Math.round(options.aheadMinutes / BUCKET_MINUTES));
-  const spread = peakForecastSpread(history ?? [], buckets, keys, ahead, options) ?? peakPersistenceSpread(buckets, keys, ahead, options);
+  const spread = peakForecastSpread(buckets, keys, ahead, options) ?? peakPersistenceSpread(buckets, keys, ahead, options);
   if (spread === undefined) return undefined;
   // Asked for many levels per decision: the quantile of each prefix of the rises by standing, once.
   const prefixQuantile: number[] = [];
@@ -80,7 +79,6 @@ export function headroomAtLevel(history: readonly DemandSample[] | undefined, me
  * past bucket whose next `ahead` buckets are known today and yesterday. Undefined with fewer than `minSamples`.
  */
 export function peakForecastSpread(
-  history: readonly DemandSample[],
   buckets: ReadonlyMap<number, number>,
   keys: readonly number[],
   ahead: number,
@@ -88,19 +86,38 @@ export function peakForecastSpread(
 ): number | undefined {
   const last = keys.at(-1);
   if (last === undefined) return undefined;
+  // Read every minute for every kept bucket: the buckets as an array (NaN: unknown), not a map looked up 40,000 times.
+  const base = keys[0]! - DAY_BUCKETS - LEVEL_BUCKETS;
+  const known = new Float64Array(last - base + 1).fill(Number.NaN);
+  for (const [bucket, gears] of buckets) if (bucket >= base && bucket <= last) known[bucket - base] = gears;
   const strayed: number[] = [];
   for (const key of keys) {
     if (key + ahead - 1 > last) break;
-    const next = highestOfBoth(buckets, key, key + ahead);
+    const next = highestOfBoth(known, key - base, ahead);
     if (next === undefined) continue;
-    // The scale-up's forecast reads today's level against a kept day's the same way (daily-demand.ts).
-    const shift = levelRise(history, key * BUCKET_MINUTES, DAY_BUCKETS * BUCKET_MINUTES, LEVEL_MINUTES);
+    // The scale-up's forecast reads today's level against a kept day's the same way (daily-demand.ts `levelRise`, whose
+    // samples' highest in a bucket is the bucket).
+    const shift = levelRiseBefore(known, key - base);
     if (shift === undefined) continue;
     const foreseen = next.yesterday + shift;
     if (foreseen > 0) strayed.push(Math.abs(next.today / foreseen - 1));
   }
   if (strayed.length < options.minSamples) return undefined;
   return quantileOfSorted(strayed.sort((a, b) => a - b), options.quantile);
+}
+
+/** How far the `LEVEL_BUCKETS` buckets before `at` stood above the same buckets a day before, on average over those known on both days (at least half). */
+function levelRiseBefore(known: Float64Array, at: number): number | undefined {
+  let sum = 0;
+  let both = 0;
+  for (let i = 1; i <= LEVEL_BUCKETS; i++) {
+    const today = known[at - i]!;
+    const before = known[at - i - DAY_BUCKETS]!;
+    if (Number.isNaN(today) || Number.isNaN(before)) continue;
+    sum += today - before;
+    both++;
+  }
+  return both * 2 >= LEVEL_BUCKETS ? sum / both : undefined;
 }
 
 /**
@@ -141,30 +158,30 @@ function highestOf(buckets: ReadonlyMap<number, number>, from: number, to: numbe
   return known * 2 < to - from ? undefined : highest;
 }
 
-/** The highest of today's buckets [from, to) and of yesterday's same buckets, over those known on both days (at least half). */
-function highestOfBoth(buckets: ReadonlyMap<number, number>, from: number, to: number): { today: number; yesterday: number } | undefined {
+/** The highest of today's `count` buckets from `from` and of yesterday's same buckets, over those known on both days (at least half). */
+function highestOfBoth(known: Float64Array, from: number, count: number): { today: number; yesterday: number } | undefined {
   let today = -Infinity;
   let yesterday = -Infinity;
-  let known = 0;
-  for (let b = from; b < to; b++) {
-    const now = buckets.get(b);
-    const then = buckets.get(b - DAY_BUCKETS);
-    if (now === undefined || then === undefined) continue;
-    known++;
+  let both = 0;
+  for (let b = from; b < from + count; b++) {
+    const now = known[b]!;
+    const then = known[b - DAY_BUCKETS]!;
+    if (Number.isNaN(now) || Number.isNaN(then)) continue;
+    both++;
     today = Math.max(today, now);
     yesterday = Math.max(yesterday, then);
   }
-  return known * 2 < to - from ? undefined : { today, yesterday };
+  return both * 2 < count ? undefined : { today, yesterday };
 }
 
 /**
  * `headroomAtLevel` with the pool's settings, below its headroom `config.scaleUp.headroomGears`, from the rises its
  * headroom measured; undefined when the observed headroom or the pays-off check (its only reader) is off.
  */
-export function poolHeadroomAtLevel(config: Pick<Config, 'scaleUp' | 'scaleDown'>, history: readonly DemandSample[] | undefined, measured: MeasuredRises | undefined): HeadroomAtLevel | undefined {
+export function poolHeadroomAtLevel(config: Pick<Config, 'scaleUp' | 'scaleDown'>, measured: MeasuredRises | undefined): HeadroomAtLevel | undefined {
   const observed = config.scaleUp.observedHeadroom;
   if (!observed.enabled || !config.scaleDown.payoff.enabled || !measured) return undefined;
-  return headroomAtLevel(history, measured, {
+  return headroomAtLevel(measured, {
     quantile: observed.quantile,
     minSamples: Math.ceil(observed.minHistory / (BUCKET_MINUTES * 60_000)),
     full: config.scaleUp.headroomGears,

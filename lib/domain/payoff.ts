@@ -279,7 +279,8 @@ export function drainPayoff(input: PayoffInput): PayoffVerdict {
   const cost = moveCost(input.stats, config.moveCost);
   if (refusal) return { pays: false, ...refusal, unneeded, cost };
   const saving = hours * config.nodeHourPrice;
-  const costText = `${money(cost.dollars)} for ${costParts(cost)}`;
+  // Worded only for the verdicts that name it: most candidates of a big pool are refused before.
+  const costText = () => `${money(cost.dollars)} for ${costParts(cost)}`;
   const source = unneeded.basis === 'yesterday' ? "yesterday's demand" : 'recent demand';
   // Rises that recur, but not daily (bursts hours apart, noise at a node boundary): the pool's own spells below the
   // level at which the node is bought back say it is needed again within the horizon. Needed, so not closed for
@@ -296,7 +297,7 @@ export function drainPayoff(input: PayoffInput): PayoffVerdict {
   if (bought) return { pays: false, reason: boughtWaitText(bought, config.oneOffRentFactor), unneeded, cost, pending: true };
   const hoursText = `${hours.toFixed(1)}h unneeded (${source})`;
   if (saving < config.factor * cost.dollars) {
-    return { pays: false, reason: `does not pay: ${hoursText} saves ${money(saving)} < ${config.factor} x ${costText}`, unneeded, cost, pending: true };
+    return { pays: false, reason: `does not pay: ${hoursText} saves ${money(saving)} < ${config.factor} x ${costText()}`, unneeded, cost, pending: true };
   }
   // The kept days say the node stays unneeded, but rises that are not daily are not on them: the pool's own dips below
   // the level that buys it back, as old as this one, say how long it is expected to stay unneeded (recent-returns.ts).
@@ -305,9 +306,9 @@ export function drainPayoff(input: PayoffInput): PayoffVerdict {
   const byDips = config.recentDips ? dipHours(returns) : undefined;
   const rentPaid = returns !== undefined && rentOwed(returns.ageMinutes / 60, cost.dollars, rent) === undefined;
   if (byDips !== undefined && !rentPaid && byDips < hours && byDips * config.nodeHourPrice < config.factor * cost.dollars) {
-    return { pays: false, reason: `does not pay by recent dips: ${recentDipsText(returns!, level)} saves ${money(byDips * config.nodeHourPrice)} < ${config.factor} x ${costText}`, unneeded, cost, pending: false };
+    return { pays: false, reason: `does not pay by recent dips: ${recentDipsText(returns!, level)} saves ${money(byDips * config.nodeHourPrice)} < ${config.factor} x ${costText()}`, unneeded, cost, pending: false };
   }
-  return { pays: true, text: `pays: ${hoursText} saves ${money(saving)} >= ${config.factor} x ${costText}`, unneeded, cost };
+  return { pays: true, text: `pays: ${hoursText} saves ${money(saving)} >= ${config.factor} x ${costText()}`, unneeded, cost };
 }
 
 function costParts(cost: MoveCost): string {

@@ -21,7 +21,7 @@ describe('headroomAtLevel: what the pool keeps above a level the kept days expec
     const history = jobs(() => 700);
     const full = observedHeadroom(history, options).gears;
     expect(full).toBe(300);
-    const keep = headroomAtLevel(history, measured(history), { ...at, full })!;
+    const keep = headroomAtLevel(measured(history), { ...at, full })!;
     expect(keep.usual).toBe(400);
     expect(keep.at(400)).toBe(300);
     expect(keep.at(700)).toBe(0);
@@ -32,7 +32,7 @@ describe('headroomAtLevel: what the pool keeps above a level the kept days expec
     const heights = Array.from({ length: 30 }, () => 500 + Math.round(random() * 400));
     const history = jobs((job) => heights[job]!);
     const full = observedHeadroom(history, options).gears;
-    const keep = headroomAtLevel(history, measured(history), { ...at, full })!;
+    const keep = headroomAtLevel(measured(history), { ...at, full })!;
     // The jobs rose nothing further once they stood high, but a job may come 30 % or more above yesterday's.
     expect(keep.at(700)).toBeGreaterThanOrEqual(0.3 * 700);
     expect(keep.at(700)).toBeLessThanOrEqual(full);
@@ -42,14 +42,14 @@ describe('headroomAtLevel: what the pool keeps above a level the kept days expec
   it('before the kept days can say it, keeps how far the next hours\' highest strayed from the hours before', () => {
     // A pool's first 20 hours: jobs that repeat exactly keep nothing above them, the standing the full headroom.
     const first = jobs(() => 700).slice(0, 12 * 20);
-    const keep = headroomAtLevel(first, measured(first), { ...at, full: 300 })!;
+    const keep = headroomAtLevel(measured(first), { ...at, full: 300 })!;
     expect(keep.at(700)).toBe(0);
     expect(keep.at(400)).toBe(300);
     // Jobs whose height wanders from job to job keep some of that spread above them (the 4 hours' highest strays less than one job).
     const random = seededRandom(5);
     const heights = Array.from({ length: 12 }, () => 500 + Math.round(random() * 400));
     const wandering = jobs((job) => heights[job]!).slice(0, 12 * 20);
-    const margin = headroomAtLevel(wandering, measured(wandering), { ...at, full: 300 })!.at(700);
+    const margin = headroomAtLevel(measured(wandering), { ...at, full: 300 })!.at(700);
     expect(margin).toBeGreaterThanOrEqual(0.05 * 700);
     expect(margin).toBeLessThan(300);
   });
@@ -57,22 +57,22 @@ describe('headroomAtLevel: what the pool keeps above a level the kept days expec
   it('keeps the full headroom on a first day that ramps over hours (the hours before say little of the next)', () => {
     const ramp = fiveMinuteHistory(20, (i) => 200 + 5 * i + (i % 24 < 6 ? 300 : 0));
     const full = 300;
-    const keep = headroomAtLevel(ramp, measured(ramp), { ...at, full })!;
+    const keep = headroomAtLevel(measured(ramp), { ...at, full })!;
     expect(keep.at(1400)).toBe(full);
   });
 
   it('says nothing without enough comparisons of either kind, or without an elevation window', () => {
     const history = jobs(() => 700);
-    expect(headroomAtLevel(history.slice(0, 12 * 9), measured(history.slice(0, 12 * 9)), { ...at, full: 300 })).toBeUndefined();
-    expect(headroomAtLevel(history, measured(history, 0), { ...at, full: 300 })).toBeUndefined();
+    expect(headroomAtLevel(measured(history.slice(0, 12 * 9)), { ...at, full: 300 })).toBeUndefined();
+    expect(headroomAtLevel(measured(history, 0), { ...at, full: 300 })).toBeUndefined();
   });
 
   it('is read with the pool\'s settings, and not at all when the observed headroom or the pays-off check is off', () => {
     const history = jobs(() => 700);
-    const keep = poolHeadroomAtLevel(config({ scaleUp: { headroomGears: 300 } }), history, measured(history));
+    const keep = poolHeadroomAtLevel(config({ scaleUp: { headroomGears: 300 } }), measured(history));
     expect(keep?.at(700)).toBe(0);
     expect(keep?.at(400)).toBe(300);
-    expect(poolHeadroomAtLevel(config({ scaleUp: { headroomGears: 300, observedHeadroom: { enabled: false } } }), history, measured(history))).toBeUndefined();
-    expect(poolHeadroomAtLevel(config({ scaleUp: { headroomGears: 300 }, scaleDown: { payoff: { enabled: false } } }), history, measured(history))).toBeUndefined();
+    expect(poolHeadroomAtLevel(config({ scaleUp: { headroomGears: 300, observedHeadroom: { enabled: false } } }), measured(history))).toBeUndefined();
+    expect(poolHeadroomAtLevel(config({ scaleUp: { headroomGears: 300 }, scaleDown: { payoff: { enabled: false } } }), measured(history))).toBeUndefined();
   });
 });
