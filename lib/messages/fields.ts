@@ -251,8 +251,13 @@ export function normalizeIsoDateTime(value: string): string | undefined {
   if (value.length > 40) return undefined;
   // Fast path: already canonical (what our own producers send) and a real instant.
   if (value.length === 24 && CANONICAL_UTC.test(value)) {
-    const time = Date.parse(value);
-    if (Number.isFinite(time) && new Date(time).toISOString() === value) return value;
+    // Read by place rather than through Date.parse and toISOString: every stats report has one (a fortieth of a big replay).
+    const field = (from: number, to: number) => Number(value.slice(from, to));
+    const year = field(0, 4);
+    const month = field(5, 7);
+    const day = field(8, 10);
+    const inRange = month >= 1 && month <= 12 && day >= 1 && day <= daysInMonth(year, month) && field(11, 13) <= 23 && field(14, 16) <= 59 && field(17, 19) <= 59;
+    return inRange ? value : undefined;
   }
   const m = ISO_DATE_TIME.exec(value);
   if (m === null) return undefined;

@@ -1,4 +1,5 @@
 /** Hostile and malformed bodies: bad timestamps, clocks in the future, bad JSON, and inputs that must never throw. */
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   MAX_BODY_BYTES,
@@ -39,6 +40,22 @@ describe('timestamps', () => {
     expect(accepted(parseMessage({ ...event, time: '2026-03-01T16:10:00+02:00' }))).toMatchObject({
       time: '2026-03-01T14:10:00.000Z',
     });
+  });
+
+  it('takes a canonical UTC time exactly when it is a real instant (as Date reads it back)', () => {
+    const two = (max: number) => fc.integer({ min: 0, max }).map((n) => String(n).padStart(2, '0'));
+    const canonical = fc
+      // Fields just past their ranges as well as within them: month 13, day 32, hour 24, a 60th minute or second.
+      .tuple(fc.integer({ min: 0, max: 9999 }), two(13), two(32), two(24), two(60), two(60), fc.integer({ min: 0, max: 999 }))
+      .map(([y, mo, d, h, mi, s, ms]) => `${String(y).padStart(4, '0')}-${mo}-${d}T${h}:${mi}:${s}.${String(ms).padStart(3, '0')}Z`);
+    fc.assert(
+      fc.property(canonical, (value) => {
+        const time = Date.parse(value);
+        const real = Number.isFinite(time) && new Date(time).toISOString() === value;
+        expect(normalizeIsoDateTime(value)).toBe(real ? value : undefined);
+      }),
+      { numRuns: 2000 },
+    );
   });
 
   it('makes string order equal time order across offsets', () => {

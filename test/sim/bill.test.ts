@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { InMemoryStateStore } from '../../lib/adapters/memory/state-store.js';
-import { BillMeter, itemBytes } from '../../lib/sim/bill.js';
+import { BillMeter, drainBytes, itemBytes } from '../../lib/sim/bill.js';
 import { SERVICE_PRICES } from '../../lib/sim/prices.js';
 
 describe('the autoscaler bill', () => {
@@ -114,6 +114,12 @@ describe('the autoscaler bill', () => {
     const rru = meter.counts.rru;
     await store.getDrain('dr');
     expect(meter.counts.rru - rru).toBe(Math.ceil(itemBytes(await store.getDrain('dr')) / 4096));
+    // Sized from its header and its (cached) moves, to the byte, as one JSON item: with moves, with one, with none,
+    // with its moves key first, and with names beyond ASCII.
+    const read = (await store.getDrain('dr'))!;
+    const { moves: all, ...header } = read;
+    const shapes = [read, { ...header, moves: all.slice(0, 1) }, { ...header, moves: [] }, { moves: all.slice(0, 3), ...header }, { moves: all.slice(0, 2) }, { ...header, reason: 'zu wenig Last für Knoten ü', moves: all.slice(0, 2) }];
+    for (const shape of shapes) expect(drainBytes(shape)).toBe(itemBytes(shape));
   });
 
   it('prorates a metric series by the hours it had points in, each function its own series (the service dimension)', () => {
