@@ -234,7 +234,7 @@ export interface PayoffInput {
   limitAt?: (expected: number) => number;
   /** `keptDaysFor(history, now, confident, config)`, if the caller reads it once for its candidates; read here if not. */
   keptDays?: KeptDays;
-  /** `unneededFor` and `savingHours` of these levels, if the caller reads them once for candidates that leave the same capacity; read here if not. */
+  /** `levelOutlook` of these levels, if the caller reads it once for candidates that leave the same capacity; read here if not. */
   outlook?: LevelOutlook;
 }
 
