@@ -8,6 +8,7 @@
  *   npm run bench -- replay                  the three sizes at their target lengths
  *   npm run bench -- replay --days 1         each size at most 1 simulated day
  *   npm run bench -- replay --sizes 2000,20000
+ *   npm run bench -- replay --profile DIR    each size's V8 CPU profile in DIR, and its 15 costliest functions
  *
  * Each size runs in its own Node process, so its peak memory (max RSS) is its
  * own and one size's garbage does not slow the next. Printed per size: wall
@@ -26,7 +27,10 @@
  * column checks).
  */
 import { fork } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { profileLines, summarizeProfile, type CpuProfile } from '../lib/sim/cpu-profile.js';
 import { runNodescaler } from '../lib/sim/replay.js';
 import { peakDemand, readTrace, type Trace } from '../lib/sim/trace.js';
 
@@ -117,9 +121,14 @@ async function child(peakGears: number, days: number): Promise<void> {
   else console.log(JSON.stringify(measured));
 }
 
-function runCase(peakGears: number, days: number): Promise<Measured> {
+/** The CPU profile `--profile` has a size's process write. */
+const profileName = (peakGears: number, days: number) => `replay-${peakGears}-gears-${days}-days.cpuprofile`;
+
+/** One size in a process of its own; with `profileDir`, the process writes its CPU profile there (`profileName`). */
+function runCase(peakGears: number, days: number, profileDir?: string): Promise<Measured> {
   return new Promise((resolveCase, reject) => {
-    const worker = fork(new URL(import.meta.url).pathname, ['--child', String(peakGears), String(days)], { execArgv: process.execArgv });
+    const profiling = profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=${profileName(peakGears, days)}`];
+    const worker = fork(new URL(import.meta.url).pathname, ['--child', String(peakGears), String(days)], { execArgv: [...process.execArgv, ...profiling] });
     let measured: Measured | undefined;
     worker.on('message', (message) => (measured = message as Measured));
     worker.on('error', reject);
@@ -127,9 +136,21 @@ function runCase(peakGears: number, days: number): Promise<Measured> {
   });
 }
 
+/** The costliest functions of the profile `file`, written by a size's process. */
+function printProfile(file: string): void {
+  if (!existsSync(file)) {
+    console.log(`  no CPU profile at ${file}`);
+    return;
+  }
+  const summary = summarizeProfile(JSON.parse(readFileSync(file, 'utf8')) as CpuProfile, new URL('..', import.meta.url).pathname);
+  console.log(`  profile ${file} (${summary.seconds.toFixed(1)} s sampled); the 15 functions that took most of their own time:`);
+  for (const line of profileLines(summary, 15)) console.log(`  ${line}`);
+}
+
 /** `npm run bench -- replay [--days N] [--sizes A,B]`; exit code 1 when a target is missed. */
 export async function replayBench(args: string[]): Promise<void> {
-  const { values } = parseArgs({ args, options: { days: { type: 'string' }, sizes: { type: 'string' } } });
+  const { values } = parseArgs({ args, options: { days: { type: 'string' }, sizes: { type: 'string' }, profile: { type: 'string' } } });
+  const profileDir = values.profile === undefined ? undefined : resolve(values.profile);
   const maxDays = values.days === undefined ? Infinity : Number(values.days);
   if (!(maxDays > 0)) throw new Error(`--days: expected a number > 0, got ${values.days}`);
   const sizes = values.sizes?.split(',').map(Number);
@@ -141,8 +162,9 @@ export async function replayBench(args: string[]): Promise<void> {
   for (const bench of cases) {
     const days = Math.min(bench.days, maxDays);
     console.log(`- ${bench.peakGears.toLocaleString('en')} peak gears, ${days} simulated days`);
-    const measured = await runCase(bench.peakGears, days);
+    const measured = await runCase(bench.peakGears, days, profileDir);
     console.log(`  done: ${measured.wallSeconds.toFixed(1)} s wall, ${measured.cpuSeconds.toFixed(1)} s CPU, ${Math.round(measured.nodeMinutes).toLocaleString('en')} node-minutes`);
+    if (profileDir !== undefined) printProfile(join(profileDir, profileName(bench.peakGears, days)));
     results.push({ bench, days, measured });
   }
 

@@ -315,7 +315,7 @@ function main(): void {
   if (failed > 0) process.exitCode = 1;
 }
 
-// `npm run bench -- replay [--days N]`: the replay's speed and memory by cluster size (scripts/bench-replay.ts).
+// `npm run bench -- replay [--days N] [--profile DIR]`: the replay's speed and memory by cluster size (scripts/bench-replay.ts).
 if (process.argv[2] === 'replay') {
   import('./bench-replay.js')
     .then(({ replayBench }) => replayBench(process.argv.slice(3)))
