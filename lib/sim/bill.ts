@@ -303,9 +303,9 @@ export function itemBytes(item: unknown): number {
 
 /**
  * The memory store hands out the same frozen record until it is written
- * again, and a node's stats carry its gear list: sizing every listed node
- * afresh on every read was a third of a 20,000-gear replay's CPU. A frozen
- * object cannot change, so its size is measured once.
+ * again: sizing every listed node afresh on every read was a third of a
+ * 20,000-gear replay's CPU. A frozen object cannot change, so its size is
+ * measured once.
  */
 const frozenSizes = new WeakMap<object, number>();
 
@@ -337,7 +337,8 @@ interface NodeItemBytes {
  * listed node afresh on every read was a tenth of a big replay.
  */
 class NodeSizes {
-  private readonly nodeItems = new Map<string, { version: unknown; bytes: number }>();
+  /** By node id: the size of its item at a version (and creation, should an id ever be created again). */
+  private readonly nodeItems = new Map<string, { version: unknown; createdAt: unknown; bytes: number }>();
   /** A stored record is read many times before its next write: sized once. */
   private readonly records = new WeakMap<object, NodeItemBytes>();
 
@@ -346,18 +347,18 @@ class NodeSizes {
     if (!record || typeof record !== 'object') return { node: 0, stats: 0 };
     const known = this.records.get(record);
     if (known) return known;
-    const { stats, ...node } = record as { stats?: unknown; nodeId?: unknown; version?: unknown };
+    const { stats, ...node } = record as { stats?: unknown; nodeId?: unknown; version?: unknown; createdAt?: unknown };
     const sizes = { node: this.nodeItem(node), stats: stats === undefined ? 0 : statsItemBytes(stats) };
     if (Object.isFrozen(record)) this.records.set(record, sizes);
     return sizes;
   }
 
-  private nodeItem(node: { nodeId?: unknown; version?: unknown }): number {
+  private nodeItem(node: { nodeId?: unknown; version?: unknown; createdAt?: unknown }): number {
     if (typeof node.nodeId !== 'string' || node.version === undefined) return itemBytes(node);
     const known = this.nodeItems.get(node.nodeId);
-    if (known?.version === node.version) return known.bytes;
+    if (known?.version === node.version && known.createdAt === node.createdAt) return known.bytes;
     const bytes = itemBytes(node);
-    this.nodeItems.set(node.nodeId, { version: node.version, bytes });
+    this.nodeItems.set(node.nodeId, { version: node.version, createdAt: node.createdAt, bytes });
     return bytes;
   }
 }
