@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { payoffGate } from '../../lib/domain/payoff-gate.js';
+import type { Config } from '../../lib/config/index.js';
+import type { NodeRecord } from '../../lib/domain/model.js';
 import { computeUtilization } from '../../lib/domain/utilization.js';
 import { POOL, config, demandHistory, node } from '../support/builders.js';
 
@@ -8,13 +10,17 @@ const MIN = 60_000;
 /** A pool's history: a sample every 5 minutes back `hours` (25: one day, 50: two), per minute for the last half hour. */
 const history = (now: Date, demandAt: (minutesFromNow: number) => number, hours = 25) => demandHistory(now, demandAt, hours);
 
+/** `nodes`, each reporting at `now`, and their pool's utilization under `cfg`. */
+function reportingPool(nodes: NodeRecord[], now: Date, cfg: Config) {
+  for (const n of nodes) n.stats!.reportedAt = now.toISOString();
+  return { nodes, u: computeUtilization({ pool: POOL, nodes, drains: [], now, statsMaxAge: cfg.statsMaxAge, expectedGearsPerNode: 100 }) };
+}
+
 describe('payoffGate', () => {
   it('judges the fit check on the confident demand, and refuses a candidate that does not pay', () => {
     const now = new Date('2026-01-06T22:30:00Z');
     const cfg = config();
-    const nodes = [node('a', { gears: 60 }), node('b', { gears: 60 }), node('c', { gears: 10 })];
-    for (const n of nodes) n.stats!.reportedAt = now.toISOString();
-    const u = computeUtilization({ pool: POOL, nodes, drains: [], now, statsMaxAge: cfg.statsMaxAge, expectedGearsPerNode: 100 });
+    const { nodes, u } = reportingPool([node('a', { gears: 60 }), node('b', { gears: 60 }), node('c', { gears: 10 })], now, cfg);
     const h = history(now, (m) => (m > -10 ? 130 : 200)); // 200 gears until ten minutes ago
     const gate = payoffGate({ config: cfg, history: h, now, utilization: u });
     expect(gate.utilization.demand).toBe(200);
@@ -37,9 +43,7 @@ describe('payoffGate', () => {
   it('does not drain what the scale-up forecast would buy back: a drain judges at least the scale-up\'s forecast', () => {
     const now = new Date('2026-01-06T22:30:00Z');
     const cfg = config();
-    const nodes = [node('a', { gears: 60 }), node('b', { gears: 60 }), node('c', { gears: 10 })];
-    for (const n of nodes) n.stats!.reportedAt = now.toISOString();
-    const u = computeUtilization({ pool: POOL, nodes, drains: [], now, statsMaxAge: cfg.statsMaxAge, expectedGearsPerNode: 100 });
+    const { nodes, u } = reportingPool([node('a', { gears: 60 }), node('b', { gears: 60 }), node('c', { gears: 10 })], now, cfg);
     const quiet = history(now, () => 130);
     const holds = Math.min(300 * cfg.scaleUp.target, 300 - cfg.scaleUp.headroomGears); // 270 with 300 slots left
     const expecting = (forecastDemand: number) => payoffGate({ config: cfg, history: quiet, now, utilization: u, forecastDemand }).check!(nodes[2]!, 300);
@@ -55,9 +59,7 @@ describe('payoffGate', () => {
   it('keeps above a job the kept days expect only what that level keeps (headroomAt), not the full headroom on top of it', () => {
     const now = new Date('2026-01-06T22:30:00Z');
     const cfg = config({ scaleUp: { headroomGears: 150 } });
-    const nodes = [node('a', { gears: 60 }), node('b', { gears: 60 }), node('c', { gears: 10 })];
-    for (const n of nodes) n.stats!.reportedAt = now.toISOString();
-    const u = computeUtilization({ pool: POOL, nodes, drains: [], now, statsMaxAge: cfg.statsMaxAge, expectedGearsPerNode: 100 });
+    const { nodes, u } = reportingPool([node('a', { gears: 60 }), node('b', { gears: 60 }), node('c', { gears: 10 })], now, cfg);
     // 130 gears, and a job to 250 from 23:30 to midnight on each of the last two days.
     const hourOf = (m: number) => new Date(now.getTime() + m * MIN).getUTCHours();
     const jobs = history(now, (m) => (hourOf(m) === 23 && new Date(now.getTime() + m * MIN).getUTCMinutes() >= 30 ? 250 : 130), 50);
@@ -87,9 +89,7 @@ describe('payoffGate', () => {
     const cfg = config({ scaleDown: { payoff: { moveCost: { disruptive: 0.1 } } } });
     const cheap = node('c', { gears: 10 });
     const dear = node('d', { gears: 100 });
-    const nodes = [node('a', { gears: 60 }), cheap, dear];
-    for (const n of nodes) n.stats!.reportedAt = now.toISOString();
-    const u = computeUtilization({ pool: POOL, nodes, drains: [], now, statsMaxAge: cfg.statsMaxAge, expectedGearsPerNode: 100 });
+    const { u } = reportingPool([node('a', { gears: 60 }), cheap, dear], now, cfg);
     const quiet = history(now, () => 130, 50);
     const fresh = (candidate: typeof cheap, capacity: number) => payoffGate({ config: cfg, history: quiet, now, utilization: u }).check!(candidate, capacity);
     // One gate asked for both nodes at each capacity, in both orders, answers as a gate asked once for each.
