@@ -14,29 +14,38 @@
  *   e.g. wander 3 4 2000 24 30   (held-out w3-4 at 2,000 gears, the log of hours 24-30)
  *   npx tsx scripts/diag-hourly.ts synthetic:NAME DAYS PEAK_GEARS [FROM TO]
  *   e.g. synthetic:step-change 2 2000 35 44   (the suite's step change, as `suite --days 2` replays it)
+ *   npx tsx scripts/diag-hourly.ts suite:TEXT DAYS|all PEAK_GEARS [FROM TO]
+ *   e.g. suite:cpu_usage all 20000 100 110   (the suite's trace whose name contains TEXT, as `suite --peak-gears 20000` replays it)
  */
 import { runBaseline } from '../lib/sim/baselines.js';
 import { baselineSetup } from '../lib/sim/baseline-cache.js';
 import { familyShapes, isHeldoutFamily, type HeldoutFamily } from '../lib/sim/heldout-families.js';
 import { SYNTHETIC_FAMILIES, syntheticTrace, type SyntheticFamily } from '../lib/sim/synthetic.js';
 import { runNodescaler } from '../lib/sim/replay.js';
+import { suiteTraces } from './bench-suite.js';
 import type { SeriesPoint } from '../lib/sim/results.js';
 
 const [family, ...rest] = process.argv.slice(2);
 const synthetic = family?.startsWith('synthetic:') ? (family.slice('synthetic:'.length) as SyntheticFamily) : undefined;
+const suiteName = family?.startsWith('suite:') ? family.slice('suite:'.length) : undefined;
 // A held-out shape: SEED SHAPE PEAK over 7 days; a suite family: DAYS PEAK, replayed with the suite's seed 42, its trace
 // drawn with 42 + the family's index (scripts/bench-suite.ts).
-const [seed, shapeNumber, peak, from, to] = synthetic ? [42, 0, ...rest.slice(1).map(Number)] : rest.map(Number);
-const days = synthetic ? Number(rest[0]) : 7;
-const valid = synthetic ? SYNTHETIC_FAMILIES.includes(synthetic) && days > 0 : isHeldoutFamily(family) && Number.isInteger(seed) && Number.isInteger(shapeNumber) && shapeNumber! >= 1;
+const byDays = synthetic !== undefined || suiteName !== undefined;
+const [seed, shapeNumber, peak, from, to] = byDays ? [42, 0, ...rest.slice(1).map(Number)] : rest.map(Number);
+const days = byDays ? (rest[0] === 'all' ? undefined : Number(rest[0])) : 7;
+const suiteEntry = suiteName === undefined ? undefined : suiteTraces(days, peak!, seed!).find((t) => t.name.includes(suiteName));
+const valid = suiteName !== undefined ? suiteEntry !== undefined && (days === undefined || days > 0) : synthetic ? SYNTHETIC_FAMILIES.includes(synthetic) && days! > 0 : isHeldoutFamily(family) && Number.isInteger(seed) && Number.isInteger(shapeNumber) && shapeNumber! >= 1;
 if (!valid || !(peak! > 0)) {
   console.error('usage: npx tsx scripts/diag-hourly.ts FAMILY SEED SHAPE PEAK_GEARS [FROM TO]   (e.g. wander 3 4 2000 24 30)');
   console.error('       npx tsx scripts/diag-hourly.ts synthetic:NAME DAYS PEAK_GEARS [FROM TO]   (e.g. synthetic:step-change 2 2000 35 44)');
+  console.error('       npx tsx scripts/diag-hourly.ts suite:TEXT DAYS|all PEAK_GEARS [FROM TO]   (e.g. suite:cpu_usage all 20000 100 110)');
   process.exit(2);
 }
-const shape = synthetic
-  ? { name: `synthetic:${synthetic}`, description: `${days} days`, trace: syntheticTrace(synthetic, { days, peakGears: peak!, seed: seed! + SYNTHETIC_FAMILIES.indexOf(synthetic) }) }
-  : familyShapes(family as HeldoutFamily, { seed: seed!, days, peakGears: peak!, count: shapeNumber! })[shapeNumber! - 1]!;
+const shape = suiteEntry
+  ? { name: suiteEntry.name, description: days === undefined ? 'whole' : `${days} days`, trace: suiteEntry.load() }
+  : synthetic
+  ? { name: `synthetic:${synthetic}`, description: `${days} days`, trace: syntheticTrace(synthetic, { days: days!, peakGears: peak!, seed: seed! + SYNTHETIC_FAMILIES.indexOf(synthetic) }) }
+  : familyShapes(family as HeldoutFamily, { seed: seed!, days: days!, peakGears: peak!, count: shapeNumber! })[shapeNumber! - 1]!;
 const replay = { gearsPerNode: 100, bootDelaySeconds: 120, seed: seed! };
 // Every minute a point: the hour's means and the minutes around a wait read the same series.
 const sampleEverySeconds = 60;

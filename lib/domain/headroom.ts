@@ -45,22 +45,43 @@ export interface ObservedHeadroom {
 
 /** The history's bucket maxima and rises, measured once per evaluation for the scale-up's and the scale-down's headroom. */
 export interface MeasuredRises {
-  buckets: ReadonlyMap<number, number>;
-  keys: readonly number[];
+  buckets: BucketSeries;
   /** Every rise, from the highest standing first (ties in history order). */
   byStanding: readonly Rise[];
   /** The median of the elevation window's buckets before the next bucket; undefined without a window or buckets. */
   usualNow: number | undefined;
 }
 
+/**
+ * The highest sample of each BUCKET_MINUTES bucket, as an array: the decision reads the buckets some 20,000 times a
+ * minute (the rises, the usual level, the kept days' spread), which looked up in a map was a tenth of a replay's time.
+ */
+export interface BucketSeries {
+  /** The bucket `values[0]` holds: `PAD_BUCKETS` before the first known one, so a day's look back never leaves the array. */
+  first: number;
+  /** Each bucket's highest sample from `first` on; NaN where no sample fell. */
+  values: Float64Array;
+  /** The known buckets, ascending. */
+  keys: readonly number[];
+}
+
+/** Unknown buckets kept before the first known one: a day and an hour, what the kept days' spread looks back. */
+export const PAD_BUCKETS = (24 * 60 + LEVEL_MINUTES) / BUCKET_MINUTES;
+
+/** Bucket `bucket` of `series`, NaN when unknown (outside the array too). */
+export function bucketAt(series: BucketSeries, bucket: number): number {
+  const index = bucket - series.first;
+  return index >= 0 && index < series.values.length ? series.values[index]! : Number.NaN;
+}
+
 /** The rises of `history`, each with its standing against the median of the `elevationMinutes` before it (none when 0). */
 export function measurePoolRises(history: readonly DemandSample[] | undefined, bootMs: number, elevationMinutes = 0): MeasuredRises {
-  const { buckets, keys } = bucketMaxima(history);
+  const buckets = bucketMaxima(history);
   const baseline = Math.round(elevationMinutes / BUCKET_MINUTES);
-  const usual = baseline > 0 ? new UsualLevel(buckets, keys, baseline) : undefined;
-  const rises = measureRises(buckets, keys, bootMs, usual);
-  const usualNow = usual?.medianBefore((keys.at(-1) ?? 0) + 1);
-  return { buckets, keys, byStanding: rises.sort((a, b) => b.elevation - a.elevation), usualNow };
+  const usual = baseline > 0 ? new UsualLevel(buckets, baseline) : undefined;
+  const rises = measureRises(buckets, bootMs, usual);
+  const usualNow = usual?.medianBefore((buckets.keys.at(-1) ?? 0) + 1);
+  return { buckets, byStanding: rises.sort((a, b) => b.elevation - a.elevation), usualNow };
 }
 
 /**
@@ -78,22 +99,36 @@ export function observedHeadroom(
   const gears = quantileOf(rises, options.quantile);
   const observed = { gears, source: 'observed' as const, samples: rises.length, measured };
   if (measured.usualNow === undefined) return { ...observed, forScaleUp: gears };
-  const demandNow = options.demandNow ?? measured.buckets.get(measured.keys.at(-1)!);
+  const { buckets } = measured;
+  const demandNow = options.demandNow ?? bucketAt(buckets, buckets.keys.at(-1)!);
   const standing = demandNow === undefined ? 1 : demandNow / Math.max(1, measured.usualNow);
   // Only ever less: the standing tells which rises cannot come on top of it, not that bigger ones will.
   const alike = rises.slice(0, risesFromAlike(rises, standing, options.minSamples));
   return { ...observed, forScaleUp: Math.min(gears, quantileOf(alike, options.quantile)) };
 }
 
-/** The highest sample of each BUCKET_MINUTES bucket of the history, and the buckets in order. */
-export function bucketMaxima(history: readonly DemandSample[] | undefined): { buckets: Map<number, number>; keys: number[] } {
-  const buckets = new Map<number, number>();
+/** The highest sample of each BUCKET_MINUTES bucket of the history (at least 0), and the buckets in order. */
+export function bucketMaxima(history: readonly DemandSample[] | undefined): BucketSeries {
+  let lowest = Infinity;
+  let highest = -Infinity;
   for (const [minute, gears] of history ?? []) {
     if (!Number.isFinite(minute) || !Number.isFinite(gears)) continue;
     const bucket = Math.floor(minute / BUCKET_MINUTES);
-    buckets.set(bucket, Math.max(buckets.get(bucket) ?? 0, gears));
+    if (bucket < lowest) lowest = bucket;
+    if (bucket > highest) highest = bucket;
   }
-  return { buckets, keys: [...buckets.keys()].sort((a, b) => a - b) };
+  if (lowest > highest) return { first: 0, values: new Float64Array(0), keys: [] };
+  const first = lowest - PAD_BUCKETS;
+  const values = new Float64Array(highest - first + 1).fill(Number.NaN);
+  for (const [minute, gears] of history ?? []) {
+    if (!Number.isFinite(minute) || !Number.isFinite(gears)) continue;
+    const index = Math.floor(minute / BUCKET_MINUTES) - first;
+    const known = values[index]!;
+    values[index] = Math.max(Number.isNaN(known) ? 0 : known, gears);
+  }
+  const keys: number[] = [];
+  for (let index = PAD_BUCKETS; index < values.length; index++) if (!Number.isNaN(values[index]!)) keys.push(first + index);
+  return { first, values, keys };
 }
 
 /** A rise above the hour before, within one boot delay, and how high demand stood just before it (`UsualLevel`; 0 without one). */
@@ -103,24 +138,30 @@ export interface Rise {
 }
 
 /** Every bucket's rise above the highest bucket of the hour before it, over the buckets a boot delay spans. */
-export function measureRises(buckets: ReadonlyMap<number, number>, keys: readonly number[], bootMs: number, usual?: UsualLevel): Rise[] {
+export function measureRises(buckets: BucketSeries, bootMs: number, usual?: UsualLevel): Rise[] {
   const span = Math.max(1, Math.ceil(bootMs / (BUCKET_MINUTES * 60_000)));
   const back = LEVEL_MINUTES / BUCKET_MINUTES;
+  const { first, values } = buckets;
   const rises: Rise[] = [];
-  for (const key of keys) {
+  for (const key of buckets.keys) {
+    const at = key - first;
     let level = -Infinity;
     let seen = 0;
-    for (let b = key - back; b < key; b++) {
-      const value = buckets.get(b);
-      if (value === undefined) continue;
+    // A known bucket has a whole day and an hour of padding before it: the hour before never leaves the array.
+    for (let b = at - back; b < at; b++) {
+      const value = values[b]!;
+      if (Number.isNaN(value)) continue;
       seen++;
       if (value > level) level = value;
     }
     // An hour with half its buckets missing (the first hour, a gap) says too little about the level.
     if (seen < back / 2) continue;
-    let reached = buckets.get(key)!;
-    for (let b = key + 1; b < key + span; b++) reached = Math.max(reached, buckets.get(b) ?? reached);
-    rises.push({ rise: Math.max(0, reached - level), elevation: usual ? usual.standingBefore(key, buckets.get(key - 1)) : 0 });
+    let reached = values[at]!;
+    for (let b = at + 1; b < at + span && b < values.length; b++) {
+      const value = values[b]!;
+      if (value > reached) reached = value;
+    }
+    rises.push({ rise: Math.max(0, reached - level), elevation: usual ? usual.standingBefore(key, values[at - 1]!) : 0 });
   }
   return rises;
 }
@@ -147,8 +188,7 @@ export class UsualLevel {
   private newest = 0;
 
   constructor(
-    private readonly buckets: ReadonlyMap<number, number>,
-    private readonly keys: readonly number[],
+    private readonly buckets: BucketSeries,
     private readonly baseline: number,
   ) {}
 
@@ -158,12 +198,13 @@ export class UsualLevel {
     return this.window.length === 0 ? undefined : this.window[Math.floor(this.window.length / 2)];
   }
 
-  /** `last` (the demand just before bucket `key`) against the median of [key - baseline, key); keys ascending. */
+  /** `last` (the demand just before bucket `key`, NaN or undefined: unknown) against the median of [key - baseline, key); keys ascending. */
   standingBefore(key: number, last: number | undefined): number {
-    const { keys, window } = this;
-    for (; this.newest < keys.length && keys[this.newest]! < key; this.newest++) insertSorted(window, this.buckets.get(keys[this.newest]!)!);
-    for (; this.oldest < this.newest && keys[this.oldest]! < key - this.baseline; this.oldest++) removeSorted(window, this.buckets.get(keys[this.oldest]!)!);
-    if (last === undefined || window.length === 0) return 1;
+    const { window } = this;
+    const { keys, values, first } = this.buckets;
+    for (; this.newest < keys.length && keys[this.newest]! < key; this.newest++) insertSorted(window, values[keys[this.newest]! - first]!);
+    for (; this.oldest < this.newest && keys[this.oldest]! < key - this.baseline; this.oldest++) removeSorted(window, values[keys[this.oldest]! - first]!);
+    if (last === undefined || Number.isNaN(last) || window.length === 0) return 1;
     return last / Math.max(1, window[Math.floor(window.length / 2)]!);
   }
 }

@@ -24,7 +24,7 @@
  */
 import type { Config } from '../config/index.js';
 import { BUCKET_MINUTES } from './forecast.js';
-import { LEVEL_MINUTES, insertSorted, quantileOfSorted, risesFromAlike, type MeasuredRises } from './headroom.js';
+import { LEVEL_MINUTES, bucketAt, insertSorted, quantileOfSorted, risesFromAlike, type BucketSeries, type MeasuredRises } from './headroom.js';
 
 const DAY_BUCKETS = (24 * 60) / BUCKET_MINUTES;
 const LEVEL_BUCKETS = LEVEL_MINUTES / BUCKET_MINUTES;
@@ -52,10 +52,10 @@ export interface LevelHeadroomOptions {
  * of either spread (the kept days', else the hours before's: a pool's first day and a half).
  */
 export function headroomAtLevel(measured: MeasuredRises, options: LevelHeadroomOptions): HeadroomAtLevel | undefined {
-  const { buckets, keys, byStanding, usualNow: usual } = measured;
+  const { buckets, byStanding, usualNow: usual } = measured;
   if (byStanding.length < options.minSamples || usual === undefined) return undefined;
   const ahead = Math.max(1, Math.round(options.aheadMinutes / BUCKET_MINUTES));
-  const spread = peakForecastSpread(buckets, keys, ahead, options) ?? peakPersistenceSpread(buckets, keys, ahead, options);
+  const spread = peakForecastSpread(buckets, ahead, options) ?? peakPersistenceSpread(buckets, ahead, options);
   if (spread === undefined) return undefined;
   // Asked for many levels per decision: the quantile of each prefix of the rises by standing, once.
   const prefixQuantile: number[] = [];
@@ -79,25 +79,22 @@ export function headroomAtLevel(measured: MeasuredRises, options: LevelHeadroomO
  * past bucket whose next `ahead` buckets are known today and yesterday. Undefined with fewer than `minSamples`.
  */
 export function peakForecastSpread(
-  buckets: ReadonlyMap<number, number>,
-  keys: readonly number[],
+  buckets: BucketSeries,
   ahead: number,
   options: Pick<LevelHeadroomOptions, 'quantile' | 'minSamples'>,
 ): number | undefined {
+  const { keys, first, values } = buckets;
   const last = keys.at(-1);
   if (last === undefined) return undefined;
-  // Read every minute for every kept bucket: the buckets as an array (NaN: unknown), not a map looked up 40,000 times.
-  const base = keys[0]! - DAY_BUCKETS - LEVEL_BUCKETS;
-  const known = new Float64Array(last - base + 1).fill(Number.NaN);
-  for (const [bucket, gears] of buckets) if (bucket >= base && bucket <= last) known[bucket - base] = gears;
   const strayed: number[] = [];
   for (const key of keys) {
     if (key + ahead - 1 > last) break;
-    const next = highestOfBoth(known, key - base, ahead);
+    // The series keeps a day and an hour of unknown buckets before its first known one: yesterday's never leaves the array.
+    const next = highestOfBoth(values, key - first, ahead);
     if (next === undefined) continue;
     // The scale-up's forecast reads today's level against a kept day's the same way (daily-demand.ts `levelRise`, whose
     // samples' highest in a bucket is the bucket).
-    const shift = levelRiseBefore(known, key - base);
+    const shift = levelRiseBefore(values, key - first);
     if (shift === undefined) continue;
     const foreseen = next.yesterday + shift;
     if (foreseen > 0) strayed.push(Math.abs(next.today / foreseen - 1));
@@ -127,13 +124,12 @@ function levelRiseBefore(known: Float64Array, at: number): number | undefined {
  * fewer than `minSamples`.
  */
 export function peakPersistenceSpread(
-  buckets: ReadonlyMap<number, number>,
-  keys: readonly number[],
+  buckets: BucketSeries,
   ahead: number,
   options: Pick<LevelHeadroomOptions, 'quantile' | 'minSamples'>,
 ): number | undefined {
-  const first = keys[0];
-  const last = keys.at(-1);
+  const first = buckets.keys[0];
+  const last = buckets.keys.at(-1);
   if (first === undefined || last === undefined) return undefined;
   const strayed: number[] = [];
   for (let key = first + ahead; key + ahead - 1 <= last; key++) {
@@ -146,12 +142,12 @@ export function peakPersistenceSpread(
 }
 
 /** The highest of the buckets [from, to), when at least half of them are known. */
-function highestOf(buckets: ReadonlyMap<number, number>, from: number, to: number): number | undefined {
+function highestOf(buckets: BucketSeries, from: number, to: number): number | undefined {
   let highest = -Infinity;
   let known = 0;
   for (let b = from; b < to; b++) {
-    const value = buckets.get(b);
-    if (value === undefined) continue;
+    const value = bucketAt(buckets, b);
+    if (Number.isNaN(value)) continue;
     known++;
     highest = Math.max(highest, value);
   }

@@ -3,6 +3,7 @@ import type { Log, LogAttributes } from '../ports/log.js';
 import type { Metrics } from '../ports/metrics.js';
 import type { Queue } from '../ports/queue.js';
 import type { StateStore } from '../ports/state-store.js';
+import { jsonBytes as countJsonBytes } from './json-bytes.js';
 import { SERVICE_PRICES } from './prices.js';
 import { HOURS_PER_MONTH } from './results.js';
 
@@ -315,7 +316,7 @@ function jsonBytes(item: unknown): number {
     const known = frozenSizes.get(item);
     if (known !== undefined) return known;
   }
-  const bytes = Buffer.byteLength(JSON.stringify(item));
+  const bytes = countJsonBytes(item);
   if (frozen) frozenSizes.set(item as object, bytes);
   return bytes;
 }
