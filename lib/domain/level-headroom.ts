@@ -24,7 +24,7 @@
  */
 import type { Config } from '../config/index.js';
 import { BUCKET_MINUTES } from './forecast.js';
-import { LEVEL_MINUTES, bucketAt, insertSorted, quantileOfSorted, risesFromAlike, type BucketSeries, type MeasuredRises } from './headroom.js';
+import { LEVEL_MINUTES, bucketAt, quantileOfSorted, risePrefixQuantiles, risesFromAlike, type BucketSeries, type MeasuredRises } from './headroom.js';
 
 const DAY_BUCKETS = (24 * 60) / BUCKET_MINUTES;
 const LEVEL_BUCKETS = LEVEL_MINUTES / BUCKET_MINUTES;
@@ -58,12 +58,7 @@ export function headroomAtLevel(measured: MeasuredRises, options: LevelHeadroomO
   const spread = peakForecastSpread(buckets, ahead, options) ?? peakPersistenceSpread(buckets, ahead, options);
   if (spread === undefined) return undefined;
   // Asked for many levels per decision: the quantile of each prefix of the rises by standing, once.
-  const prefixQuantile: number[] = [];
-  const sorted: number[] = [];
-  for (const { rise } of byStanding) {
-    insertSorted(sorted, rise);
-    prefixQuantile.push(Math.ceil(quantileOfSorted(sorted, options.quantile)));
-  }
+  const prefixQuantile = risePrefixQuantiles(measured, options.quantile);
   return {
     usual,
     at(level) {
