@@ -28,6 +28,7 @@ import type { Config } from '../config/index.js';
 import type { PoolDecision, PoolEvaluation, PoolEvaluationInput, PoolUtilization } from './decision.js';
 import type { NodeRecord } from './model.js';
 import { nodesPerEvaluation, poolSize } from './budget.js';
+import { quantileOfSorted, type MeasuredRises } from './headroom.js';
 import { poolConfidentDemand } from './payoff.js';
 import { waitingGears, type WaitingGears } from './waiting.js';
 import { heldLevel } from './wanted.js';
@@ -74,6 +75,8 @@ export interface AttritionInput {
   config: { scaleUp: Pick<Config['scaleUp'], 'threshold' | 'target' | 'headroomGears'> };
   /** Most nodes closed in one evaluation (budget.ts `nodesPerEvaluation`); 1 when not given. */
   closePerEvaluation?: number;
+  /** Free slots the open nodes keep after a close when more than headroomGears (`payoff.attritionReserve`). */
+  closeReserve?: number;
 }
 
 /**
@@ -96,6 +99,9 @@ export function planAttrition(input: AttritionInput): AttritionPlan {
   const level = Math.max(u.demand, input.forecastDemand ?? 0, input.confidentDemand ?? 0, waiting > 0 ? (input.waiting?.demand ?? 0) : 0);
   const allSlots = u.capacity + u.provisioningCapacity;
   const closedFree = closedFreeSlots(closed);
+  // A closed node's slots reach a gear only once an evaluation reopens it: the open nodes keep the reserve free for a
+  // jump, on closing and while demand climbs back, not only the headroom a scale-up would buy.
+  const keepFree = Math.max(headroomGears, input.closeReserve ?? 0);
 
   if (closed.length > 0) {
     // Waiting gears take a running open node's slot now, a booting node's only once it joins. The broker refused them
@@ -108,8 +114,8 @@ export function planAttrition(input: AttritionInput): AttritionPlan {
       const runningFree = openRunningFree + closedFree - free;
       return waiting > 0 && (runningFree < waiting || runningFree + u.provisioningCapacity - waiting < headroomGears)
         ? `without it the running open nodes keep ${Math.max(0, runningFree)} free slots (+${u.provisioningCapacity} booting) for ${waiting} waiting gears + headroomGears ${headroomGears}`
-        : openFree < headroomGears
-          ? `without it the pool keeps ${openFree} free slots < headroomGears ${headroomGears}`
+        : openFree < keepFree
+          ? `without it the pool keeps ${openFree} free slots < ${keepFree > headroomGears ? `the attrition reserve ${keepFree}` : `headroomGears ${headroomGears}`}`
           : level >= threshold * openSlots
             ? `without it the pool would be at ${(level / Math.max(openSlots, 1)).toFixed(2)} >= ${threshold.toFixed(2)}`
             : undefined;
@@ -144,9 +150,9 @@ export function planAttrition(input: AttritionInput): AttritionPlan {
     const node = nodes.find((n) => n.nodeId === pending.nodeId);
     if (!node?.stats || node.state !== 'active') break;
     // The open nodes must still hold the level as a scale-up would size them (headroom free, at most `target`), so a
-    // wiggle does not reopen what was just closed.
+    // wiggle does not reopen what was just closed, and keep the reserve free for a jump.
     const after = free + freeOf(node);
-    if (level > heldLevel(allSlots - after, config.scaleUp) || u.freeSlots - after < headroomGears) break;
+    if (level > heldLevel(allSlots - after, config.scaleUp) || u.freeSlots - after < keepFree) break;
     free = after;
     plan.close.push({ nodeId: node.nodeId, reason: `close ${node.nodeId} to new gears (next to drain; ${pending.reason}): departing gears empty it for free` });
   }
@@ -174,7 +180,7 @@ function freeOf(node: NodeRecord): number {
  * reopened whatever the settings (a node closed under other settings must
  * not stay closed).
  */
-export function withAttrition(input: PoolEvaluationInput, evaluation: PoolEvaluation): PoolEvaluation {
+export function withAttrition(input: PoolEvaluationInput, evaluation: PoolEvaluation, measured?: MeasuredRises): PoolEvaluation {
   const { config, now } = input;
   const payoff = config.scaleDown.payoff;
   const closing = config.scaleDown.enabled && payoff.enabled && payoff.attrition;
@@ -192,7 +198,15 @@ export function withAttrition(input: PoolEvaluationInput, evaluation: PoolEvalua
     config,
     ...(evaluation.forecast ? { forecastDemand: evaluation.forecast.demand } : {}),
     closePerEvaluation: nodesPerEvaluation(config, input.poolConfig, poolSize(input.nodes)),
+    ...(measured && payoff.attritionReserve > 0 && measured.byStanding.length > 0
+      ? { closeReserve: allRisesQuantile(measured, payoff.attritionReserve) }
+      : {}),
   });
   if (!closing) plan.close = [];
   return plan.close.length > 0 || plan.reopen.length > 0 ? { ...evaluation, attrition: plan } : evaluation;
+}
+
+/** The `quantile` of every rise measured, rounded up. */
+function allRisesQuantile(measured: MeasuredRises, quantile: number): number {
+  return Math.ceil(quantileOfSorted(Float64Array.from(measured.byStanding, (r) => r.rise).sort(), quantile));
 }

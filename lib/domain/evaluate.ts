@@ -48,7 +48,7 @@ export function decidePool(input: PoolEvaluationInput): PoolEvaluation {
   // the scale-down keeps less above a job the kept days expect (lib/domain/level-headroom.ts), never more than it.
   const { u, gearsPerNode } = poolUtilization(input);
   const { sized, headroom } = sizedByHeadroom(input, u.demand);
-  return withAttrition(sized, decide(sized, u, gearsPerNode, headroom));
+  return withAttrition(sized, decide(sized, u, gearsPerNode, headroom), headroom.measured);
 }
 
 /** The input with scaleUp.headroomGears replaced by the pool's headroom (observed from its history, lib/domain/headroom.ts). */

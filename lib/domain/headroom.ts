@@ -205,7 +205,7 @@ export function risePrefixQuantiles(measured: MeasuredRises, quantile: number): 
 }
 
 /** The `quantile` of ascending `sorted` (not empty): the value with that share of them at or below it. */
-export function quantileOfSorted(sorted: readonly number[], quantile: number): number {
+export function quantileOfSorted(sorted: ArrayLike<number>, quantile: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(quantile * sorted.length) - 1))]!;
 }
 

@@ -7,6 +7,7 @@ import type { NodeRecord } from '../../lib/domain/model.js';
 import { planDrain } from '../../lib/domain/drain-plan.js';
 import { computeUtilization } from '../../lib/domain/utilization.js';
 import { NOW, POOL, config, evaluation, minutesAgo, node, pool, poolConfigOf } from '../support/builders.js';
+import { fiveMinuteHistory } from '../support/decisions.js';
 
 const cfg = config();
 const closed = (id: string, gears: number): NodeRecord => ({ ...node(id, { gears }), attritionSince: minutesAgo(30) });
@@ -54,6 +55,44 @@ describe('planAttrition: close', () => {
     // 0.7 target): it stays open
     const next = [node('a', { gears: 70 }), closed('b', 20), closed('c', 6), node('d', { gears: 4 })];
     expect(planAttrition({ nodes: next, utilization: utilizationOf(next), decision: both, config: noHeadroom }).close).toEqual([]);
+  });
+});
+
+describe('planAttrition: the reserve for a jump', () => {
+  it('keeps the open nodes the reserve free when it is more than the headroom, and the headroom when it is less', () => {
+    // 100 gears on 3 nodes; closing c leaves a and b 105 slots free.
+    const nodes = [node('a', { gears: 60 }), node('b', { gears: 35 }), node('c', { gears: 5 })];
+    const noHeadroom = config({ scaleUp: { headroomGears: 0 } });
+    const close = (closeReserve: number, cfgUsed = noHeadroom) =>
+      planAttrition({ nodes, utilization: utilizationOf(nodes), decision: pending('c'), config: cfgUsed, closeReserve }).close.map((c) => c.nodeId);
+    expect(close(105)).toEqual(['c']);
+    expect(close(106)).toEqual([]);
+    // the headroom still holds under a smaller reserve
+    expect(close(0, config({ scaleUp: { headroomGears: 106 } }))).toEqual([]);
+  });
+
+  it('reopens a closed node once the open nodes keep less than the reserve free, while the headroom still holds', () => {
+    // 150 gears; c closed: a and b keep 50 free of their 200.
+    const nodes = [node('a', { gears: 80 }), node('b', { gears: 70 }), closed('c', 5)];
+    const noHeadroom = config({ scaleUp: { headroomGears: 0 } });
+    const reopen = (closeReserve: number) =>
+      planAttrition({ nodes, utilization: utilizationOf(nodes), decision: { kind: 'no-action', reason: 'low' }, config: noHeadroom, closeReserve }).reopen;
+    expect(reopen(50)).toEqual([]);
+    expect(reopen(51)).toEqual([{ nodeId: 'c', reason: 'reopen c to new gears: without it the pool keeps 50 free slots < the attrition reserve 51' }]);
+  });
+
+  it('reads the reserve from the rises the headroom measured: a pool that once jumped 150 gears in a boot delay keeps 150 open', () => {
+    // Two days at 200 gears with one jump to 350 for an hour, 31 hours ago; now 200 gears on 4 nodes, c and d nearly
+    // empty, bought 15 minutes ago: not paying yet, so the next to drain are closed.
+    const history = fiveMinuteHistory(48, (i) => (i >= 200 && i < 212 ? 350 : 200));
+    const nodes = [node('a', { gears: 100 }), node('b', { gears: 90 }), node('c', { gears: 6 }), node('d', { gears: 4 })];
+    const input = (attritionReserve: number) =>
+      evaluation({ nodes, config: config({ scaleDown: { payoff: { attritionReserve } } }), pool: pool({ lowSince: minutesAgo(60), demandHistory: history, lastDemandScaleUpAt: minutesAgo(15) }) });
+    const closedBy = (attritionReserve: number) => decidePool(input(attritionReserve)).attrition?.close.map((c) => c.nodeId) ?? [];
+    // The headroom alone (the 0.95 quantile of the rises: the jump is one of 575) lets d close: 104 slots stay free.
+    expect(closedBy(0)).toEqual(['d']);
+    // The largest rise is kept free: closing d would leave 104 of the 150.
+    expect(closedBy(1)).toEqual([]);
   });
 });
 

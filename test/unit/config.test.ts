@@ -102,6 +102,7 @@ describe('defaults', () => {
         recentDips: true,
         followLevelRise: true,
         attrition: true,
+        attritionReserve: 1,
       },
       budget: { maxMovesPerGear: 2, windows: [], doNotMoveApps: [] },
     });
