@@ -68,6 +68,9 @@ export interface BucketSeries {
 /** Unknown buckets kept before the first known one: a day and an hour, what the kept days' spread looks back. */
 export const PAD_BUCKETS = (24 * 60 + LEVEL_MINUTES) / BUCKET_MINUTES;
 
+/** The most buckets a series holds: a week, three times what a stored history spans. */
+const MAX_SPAN_BUCKETS = (7 * 24 * 60) / BUCKET_MINUTES;
+
 /** Bucket `bucket` of `series`, NaN when unknown (outside the array too). */
 export function bucketAt(series: BucketSeries, bucket: number): number {
   const index = bucket - series.first;
@@ -120,7 +123,7 @@ export function observedHeadroom(
   if (measured.usualNow === undefined) return { ...observed, forScaleUp: gears };
   const { buckets } = measured;
   const demandNow = options.demandNow ?? bucketAt(buckets, buckets.keys.at(-1)!);
-  const standing = demandNow === undefined ? 1 : demandNow / Math.max(1, measured.usualNow);
+  const standing = demandNow / Math.max(1, measured.usualNow);
   // Only ever less: the standing tells which rises cannot come on top of it, not that bigger ones will.
   return { ...observed, forScaleUp: Math.min(gears, byPrefix[risesFromAlike(rises, standing, options.minSamples) - 1]!) };
 }
@@ -136,11 +139,14 @@ export function bucketMaxima(history: readonly DemandSample[] | undefined): Buck
     if (bucket > highest) highest = bucket;
   }
   if (lowest > highest) return { first: 0, values: new Float64Array(0), keys: [] };
-  const first = lowest - PAD_BUCKETS;
+  // A stored history spans two days and an hour; one sample far from the rest (a clock that jumped) must not size the
+  // array by the gap: what lies more than MAX_SPAN_BUCKETS before the newest is left out.
+  const first = Math.max(lowest, highest - MAX_SPAN_BUCKETS) - PAD_BUCKETS;
   const values = new Float64Array(highest - first + 1).fill(Number.NaN);
   for (const [minute, gears] of history ?? []) {
     if (!Number.isFinite(minute) || !Number.isFinite(gears)) continue;
     const index = Math.floor(minute / BUCKET_MINUTES) - first;
+    if (index < PAD_BUCKETS) continue;
     const known = values[index]!;
     values[index] = Math.max(Number.isNaN(known) ? 0 : known, gears);
   }

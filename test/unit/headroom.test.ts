@@ -24,6 +24,14 @@ describe('observedHeadroom', () => {
     expect(observedHeadroom(spiky, options)).toMatchObject({ gears: 300, source: 'observed' });
   });
 
+  it('measures the same pool when one sample lies ages before the rest (a clock that jumped), without sizing by the gap', () => {
+    const spiky = buckets(12, (i) => (i % 18 === 17 || i % 18 === 0 ? 700 : 400));
+    const jumped: typeof spiky = [[spiky[0]![0] - 1e12, 9_000], ...spiky];
+    const { gears, forScaleUp, samples } = observedHeadroom(spiky, options);
+    expect(observedHeadroom(jumped, options)).toMatchObject({ gears, forScaleUp, samples, source: 'observed' });
+    expect(gears).toBe(300);
+  });
+
   it('counts a rise over as many buckets as a boot delay spans', () => {
     // a ramp of +20 per 5 minutes after a flat hour: a 2m boot sees one bucket's rise, a 12m boot ceil(12 / bucket) buckets'
     const ramp = buckets(12, (i) => 1000 + (i >= 12 ? (i - 11) * 20 : 0));
