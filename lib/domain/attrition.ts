@@ -206,7 +206,15 @@ export function withAttrition(input: PoolEvaluationInput, evaluation: PoolEvalua
   return plan.close.length > 0 || plan.reopen.length > 0 ? { ...evaluation, attrition: plan } : evaluation;
 }
 
-/** The `quantile` of every rise measured, rounded up. */
+/** The `quantile` of every rise measured, rounded up: once per measure (the same measure serves minutes in a row). */
 function allRisesQuantile(measured: MeasuredRises, quantile: number): number {
-  return Math.ceil(quantileOfSorted(Float64Array.from(measured.byStanding, (r) => r.rise).sort(), quantile));
+  const byQuantile = risesQuantiles.get(measured) ?? new Map<number, number>();
+  risesQuantiles.set(measured, byQuantile);
+  const known = byQuantile.get(quantile);
+  if (known !== undefined) return known;
+  const value = Math.ceil(quantileOfSorted(Float64Array.from(measured.byStanding, (r) => r.rise).sort(), quantile));
+  byQuantile.set(quantile, value);
+  return value;
 }
+
+const risesQuantiles = new WeakMap<MeasuredRises, Map<number, number>>();

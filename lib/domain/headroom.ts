@@ -80,6 +80,21 @@ export function bucketAt(series: BucketSeries, bucket: number): number {
 /** The rises of `history`, each with its standing against the median of the `elevationMinutes` before it (none when 0). */
 export function measurePoolRises(history: readonly DemandSample[] | undefined, bootMs: number, elevationMinutes = 0): MeasuredRises {
   const buckets = bucketMaxima(history);
+  const byOptions = measuredBySeries.get(buckets) ?? new Map<string, MeasuredRises>();
+  measuredBySeries.set(buckets, byOptions);
+  const key = `${bootMs}|${elevationMinutes}`;
+  const known = byOptions.get(key);
+  if (known) return known;
+  const measured = measureSeries(buckets, bootMs, elevationMinutes);
+  byOptions.set(key, measured);
+  return measured;
+}
+
+/** What `measurePoolRises` measured from a series (one the same in content is the same object: `bucketMaxima`). */
+const measuredBySeries = new WeakMap<BucketSeries, Map<string, MeasuredRises>>();
+
+/** `measurePoolRises` of a series, worked out afresh. */
+export function measureSeries(buckets: BucketSeries, bootMs: number, elevationMinutes: number): MeasuredRises {
   const baseline = Math.round(elevationMinutes / BUCKET_MINUTES);
   const usual = baseline > 0 ? new UsualLevel(buckets, baseline) : undefined;
   const rises = measureRises(buckets, bootMs, usual);
@@ -128,31 +143,71 @@ export function observedHeadroom(
   return { ...observed, forScaleUp: Math.min(gears, byPrefix[risesFromAlike(rises, standing, options.minSamples) - 1]!) };
 }
 
-/** The highest sample of each BUCKET_MINUTES bucket of the history (at least 0), and the buckets in order. */
+/**
+ * The highest sample of each BUCKET_MINUTES bucket of the history (at least 0), and the buckets in order. A series the
+ * same as one returned lately is that one (`recentSeries`): do not write to it.
+ */
 export function bucketMaxima(history: readonly DemandSample[] | undefined): BucketSeries {
+  const samples = history ?? [];
   let lowest = Infinity;
   let highest = -Infinity;
-  for (const [minute, gears] of history ?? []) {
-    if (!Number.isFinite(minute) || !Number.isFinite(gears)) continue;
+  for (let i = 0; i < samples.length; i++) {
+    const sample = samples[i]!;
+    const minute = sample[0];
+    if (!Number.isFinite(minute) || !Number.isFinite(sample[1])) continue;
     const bucket = Math.floor(minute / BUCKET_MINUTES);
     if (bucket < lowest) lowest = bucket;
     if (bucket > highest) highest = bucket;
   }
-  if (lowest > highest) return { first: 0, values: new Float64Array(0), keys: [] };
+  if (lowest > highest) return EMPTY_SERIES;
   // A stored history spans two days and an hour; one sample far from the rest (a clock that jumped) must not size the
   // array by the gap: what lies more than MAX_SPAN_BUCKETS before the newest is left out.
   const first = Math.max(lowest, highest - MAX_SPAN_BUCKETS) - PAD_BUCKETS;
   const values = new Float64Array(highest - first + 1).fill(Number.NaN);
-  for (const [minute, gears] of history ?? []) {
+  for (let i = 0; i < samples.length; i++) {
+    const sample = samples[i]!;
+    const minute = sample[0];
+    const gears = sample[1];
     if (!Number.isFinite(minute) || !Number.isFinite(gears)) continue;
     const index = Math.floor(minute / BUCKET_MINUTES) - first;
     if (index < PAD_BUCKETS) continue;
     const known = values[index]!;
     values[index] = Math.max(Number.isNaN(known) ? 0 : known, gears);
   }
+  const seen = recentSeries.find((series) => series.first === first && sameValues(series.values, values));
+  if (seen) {
+    recentSeries.splice(recentSeries.indexOf(seen), 1);
+    recentSeries.unshift(seen);
+    return seen;
+  }
   const keys: number[] = [];
   for (let index = PAD_BUCKETS; index < values.length; index++) if (!Number.isNaN(values[index]!)) keys.push(first + index);
-  return { first, values, keys };
+  const series = { first, values, keys };
+  recentSeries.unshift(series);
+  if (recentSeries.length > RECENT_SERIES) recentSeries.pop();
+  return series;
+}
+
+const EMPTY_SERIES: BucketSeries = { first: 0, values: new Float64Array(0), keys: [] };
+
+/**
+ * The series `bucketMaxima` returned lately, the latest first. A warm evaluator measures the same pools every minute,
+ * and in four minutes of five a pool's buckets are what they were (a bucket's highest sample seldom moves after its
+ * first minutes): handing back the same object lets what is measured from it (the rises, their quantiles, the spreads)
+ * be worked out once per change, not every minute. Enough for the pools one evaluator sees.
+ */
+const recentSeries: BucketSeries[] = [];
+const RECENT_SERIES = 32;
+
+/** The same length and values (NaN equal to NaN), compared from the newest bucket: the one most likely to differ. */
+function sameValues(a: Float64Array, b: Float64Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = a.length - 1; i >= 0; i--) {
+    const x = a[i]!;
+    const y = b[i]!;
+    if (x !== y && !(x !== x && y !== y)) return false;
+  }
+  return true;
 }
 
 /** A rise above the hour before, within one boot delay, and how high demand stood just before it (`UsualLevel`; 0 without one). */

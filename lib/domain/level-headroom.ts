@@ -55,7 +55,7 @@ export function headroomAtLevel(measured: MeasuredRises, options: LevelHeadroomO
   const { buckets, byStanding, usualNow: usual } = measured;
   if (byStanding.length < options.minSamples || usual === undefined) return undefined;
   const ahead = Math.max(1, Math.round(options.aheadMinutes / BUCKET_MINUTES));
-  const spread = peakForecastSpread(buckets, ahead, options) ?? peakPersistenceSpread(buckets, ahead, options);
+  const spread = peakSpread(buckets, ahead, options);
   if (spread === undefined) return undefined;
   // Asked for many levels per decision: the quantile of each prefix of the rises by standing, once.
   const prefixQuantile = risePrefixQuantiles(measured, options.quantile);
@@ -67,6 +67,22 @@ export function headroomAtLevel(measured: MeasuredRises, options: LevelHeadroomO
     },
   };
 }
+
+/**
+ * The kept days' spread, else the hours before's. Once per series (`bucketMaxima` hands back the same object while
+ * the buckets stay as they were, four minutes in five): each reads every bucket of two days.
+ */
+function peakSpread(buckets: BucketSeries, ahead: number, options: Pick<LevelHeadroomOptions, 'quantile' | 'minSamples'>): number | undefined {
+  const byOptions = spreadBySeries.get(buckets) ?? new Map<string, number | undefined>();
+  spreadBySeries.set(buckets, byOptions);
+  const key = `${ahead}|${options.quantile}|${options.minSamples}`;
+  if (byOptions.has(key)) return byOptions.get(key);
+  const spread = peakForecastSpread(buckets, ahead, options) ?? peakPersistenceSpread(buckets, ahead, options);
+  byOptions.set(key, spread);
+  return spread;
+}
+
+const spreadBySeries = new WeakMap<BucketSeries, Map<string, number | undefined>>();
 
 /**
  * The `quantile` of how far the highest demand of the next `ahead` buckets strayed, as a share, from yesterday's

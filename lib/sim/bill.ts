@@ -3,7 +3,7 @@ import type { Log, LogAttributes } from '../ports/log.js';
 import type { Metrics } from '../ports/metrics.js';
 import type { Queue } from '../ports/queue.js';
 import type { StateStore } from '../ports/state-store.js';
-import { jsonBytes as countJsonBytes } from './json-bytes.js';
+import { jsonBytes } from './json-bytes.js';
 import { SERVICE_PRICES } from './prices.js';
 import { HOURS_PER_MONTH } from './results.js';
 
@@ -300,25 +300,6 @@ export function itemBytes(item: unknown): number {
   if (typeof item === 'object' && record.node !== undefined && Object.keys(item).length <= 2) return itemBytes(record.node);
   if (typeof item === 'object' && record.record !== undefined && Object.keys(item).length <= 2) return itemBytes(record.record);
   return jsonBytes(item) + 100;
-}
-
-/**
- * The memory store hands out the same frozen record until it is written
- * again: sizing every listed node afresh on every read was a third of a
- * 20,000-gear replay's CPU. A frozen object cannot change, so its size is
- * measured once.
- */
-const frozenSizes = new WeakMap<object, number>();
-
-function jsonBytes(item: unknown): number {
-  const frozen = typeof item === 'object' && item !== null && Object.isFrozen(item);
-  if (frozen) {
-    const known = frozenSizes.get(item);
-    if (known !== undefined) return known;
-  }
-  const bytes = countJsonBytes(item);
-  if (frozen) frozenSizes.set(item as object, bytes);
-  return bytes;
 }
 
 const readUnits = (bytes: number) => Math.max(1, Math.ceil(bytes / 4096));

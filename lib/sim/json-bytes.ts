@@ -8,6 +8,7 @@
  * deep value) is stringified as before.
  */
 export function jsonBytes(value: unknown): number {
+  mutableBelow = false;
   return valueBytes(value, 0) ?? Buffer.byteLength(JSON.stringify(value) ?? '');
 }
 
@@ -26,10 +27,32 @@ function valueBytes(value: unknown, depth: number): number | undefined {
     case 'object':
       if (value === null) return 4;
       if (depth >= MAX_DEPTH) return undefined;
-      return Array.isArray(value) ? arrayBytes(value, depth + 1) : objectBytes(value as Record<string, unknown>, depth + 1);
+      return compositeBytes(value, depth);
     default:
       return undefined;
   }
+}
+
+/**
+ * The store hands out deeply frozen records, and a record rebuilt from one shares its frozen parts (a pool's history
+ * keeps all but its newest samples, a drain all but the moves that changed): a subtree frozen throughout cannot change,
+ * so it is counted once. `mutableBelow` says whether the walk met an object not frozen under the one being counted.
+ */
+const frozenBytes = new WeakMap<object, number>();
+let mutableBelow = false;
+
+function compositeBytes(value: object, depth: number): number | undefined {
+  const frozen = Object.isFrozen(value);
+  if (frozen) {
+    const known = frozenBytes.get(value);
+    if (known !== undefined) return known;
+  }
+  const outer = mutableBelow;
+  mutableBelow = false;
+  const bytes = Array.isArray(value) ? arrayBytes(value, depth + 1) : objectBytes(value as Record<string, unknown>, depth + 1);
+  if (frozen && !mutableBelow && bytes !== undefined) frozenBytes.set(value, bytes);
+  mutableBelow = outer || mutableBelow || !frozen;
+  return bytes;
 }
 
 function arrayBytes(array: readonly unknown[], depth: number): number | undefined {

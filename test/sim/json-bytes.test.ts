@@ -40,6 +40,45 @@ describe('jsonBytes: the bytes JSON.stringify would write, counted without writi
     expect(jsonBytes({ at: new Date(0), n: new Number(3), m: new Map([[1, 2]]) })).toBe(stringified({ at: new Date(0), n: new Number(3), m: new Map([[1, 2]]) }));
   });
 
+  it('counts a subtree frozen throughout once, and never a frozen record over a part that changed', () => {
+    const note = { text: 'short' };
+    const samples = Object.freeze([Object.freeze([28_000_000, 120]), Object.freeze([28_000_010, 95])]);
+    const pool = Object.freeze({ note, samples });
+    expect(jsonBytes(pool)).toBe(stringified(pool));
+    // A frozen record whose child is not frozen can still change: its size is not kept.
+    note.text = 'a good deal longer than it was';
+    expect(jsonBytes(pool)).toBe(stringified(pool));
+    // The next version shares the frozen samples, counted from what was kept.
+    const next = Object.freeze({ samples, version: 2 });
+    expect(jsonBytes(next)).toBe(stringified(next));
+    expect(jsonBytes(Object.freeze([samples, samples]))).toBe(stringified([samples, samples]));
+  });
+
+  it('agrees with JSON.stringify on generated values frozen throughout, counted again as parts of others', () => {
+    const leaf = fc.oneof(fc.integer(), fc.double(), fc.string(), fc.boolean(), fc.constant(null), fc.constant(undefined));
+    const value = fc.letrec((tie) => ({
+      tree: fc.oneof({ depthSize: 'small' }, leaf, tie('array'), tie('record')),
+      array: fc.array(tie('tree')),
+      record: fc.dictionary(fc.string(), tie('tree')),
+    })).tree;
+    const deepFreeze = (v: unknown): unknown => {
+      if (v !== null && typeof v === 'object') {
+        for (const child of Object.values(v)) deepFreeze(child);
+        Object.freeze(v);
+      }
+      return v;
+    };
+    fc.assert(
+      fc.property(value, value, (a, b) => {
+        const frozen = deepFreeze([a, b]) as unknown[];
+        expect(jsonBytes(frozen)).toBe(stringified(frozen));
+        const again = Object.freeze({ first: frozen[0], both: frozen, second: frozen[1] });
+        expect(jsonBytes(again)).toBe(stringified(again));
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
   it('leaves a cycle to JSON.stringify, which names it', () => {
     const looped: Record<string, unknown> = { a: 1 };
     looped.self = looped;

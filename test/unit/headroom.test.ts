@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { decidePool, withPoolHeadroom } from '../../lib/domain/evaluate.js';
 import { BUCKET_MINUTES } from '../../lib/domain/forecast.js';
-import { observedHeadroom, poolHeadroom } from '../../lib/domain/headroom.js';
+import { PAD_BUCKETS, bucketMaxima, measurePoolRises, measureSeries, observedHeadroom, poolHeadroom, type BucketSeries } from '../../lib/domain/headroom.js';
+import type { DemandSample } from '../../lib/domain/model.js';
 import { seededRandom } from '../../lib/sim/random.js';
 import { config, evaluation, nodes, pool } from '../support/builders.js';
 import { fiveMinuteHistory } from '../support/decisions.js';
@@ -119,5 +120,49 @@ describe('decidePool: the observed headroom replaces headroomGears', () => {
     const between = decidePool(evaluation({ config: windowed, nodes: nodes(5, 80), pool: pool({ demandHistory: history }) }));
     expect(between.decision.kind).toBe('scale-up');
     expect(between.decision.reason).toContain('100 free slots < headroomGears 300');
+  });
+});
+
+describe('measurePoolRises: measured once while the buckets stay as they were', () => {
+  /** The bucket series of `history` worked out with a map, as a new object: no measure of it is kept anywhere. */
+  const seriesByMap = (history: readonly DemandSample[], first: number, length: number): BucketSeries => {
+    const highest = new Map<number, number>();
+    for (const [minute, gears] of history) {
+      const bucket = Math.floor(minute / BUCKET_MINUTES);
+      highest.set(bucket, Math.max(highest.get(bucket) ?? 0, gears));
+    }
+    const values = new Float64Array(length).fill(Number.NaN);
+    for (const [bucket, gears] of highest) values[bucket - first] = gears;
+    return { first, values, keys: [...highest.keys()].sort((a, b) => a - b) };
+  };
+
+  it('answers every history as a measure afresh would, and the same object for a history the same in content', () => {
+    const random = seededRandom(11);
+    let history = buckets(30, () => 400 + Math.round(random() * 300));
+    const measures = new Set<object>();
+    const contents = new Set<string>();
+    for (let minute = 0; minute < 240; minute++) {
+      const newest = history.at(-1)![0];
+      // A new minute's sample (now and then a higher one in the same bucket), the oldest dropped now and then.
+      const next: DemandSample = random() < 0.3 ? [newest, history.at(-1)![1] + Math.round(random() * 50)] : [newest + 1, 400 + Math.round(random() * 300)];
+      history = [...history.slice(random() < 0.1 ? 1 : 0, next[0] === newest ? -1 : undefined), next];
+      const measured = measurePoolRises(history, BOOT, 240);
+      measures.add(measured);
+      const series = bucketMaxima(history);
+      expect(series).toBe(measured.buckets);
+      expect(series.first).toBe(Math.floor(history[0]![0] / BUCKET_MINUTES) - PAD_BUCKETS);
+      const fresh = seriesByMap(history, series.first, series.values.length);
+      expect(series.values).toEqual(fresh.values);
+      contents.add(`${series.first}:${Array.from(fresh.values).join()}`);
+      expect(series.keys).toEqual(fresh.keys);
+      expect(measured).toEqual(measureSeries(fresh, BOOT, 240));
+      // A copy of the history, sample by sample, is the same content: the same measure, not measured again.
+      expect(measurePoolRises(history.map(([m, g]) => [m, g] as DemandSample), BOOT, 240)).toBe(measured);
+      // Other settings are measured apart.
+      expect(measurePoolRises(history, BOOT, 0)).toEqual(measureSeries(fresh, BOOT, 0));
+    }
+    // One measure for each series that differed: measured once per change, none handed back stale (above).
+    expect(measures.size).toBe(contents.size);
+    expect(contents.size).toBeGreaterThan(20);
   });
 });
