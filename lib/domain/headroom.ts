@@ -163,7 +163,11 @@ export function bucketMaxima(history: readonly DemandSample[] | undefined): Buck
   // A stored history spans two days and an hour; one sample far from the rest (a clock that jumped) must not size the
   // array by the gap: what lies more than MAX_SPAN_BUCKETS before the newest is left out.
   const first = Math.max(lowest, highest - MAX_SPAN_BUCKETS) - PAD_BUCKETS;
-  const values = new Float64Array(highest - first + 1).fill(Number.NaN);
+  const length = highest - first + 1;
+  // Worked out in a scratch array, copied only when no series lately returned is the same: a new typed array each
+  // minute cost three times the loop that fills it.
+  if (scratch.length < length) scratch = new Float64Array(length);
+  const values = scratch.fill(Number.NaN, 0, length);
   for (let i = 0; i < samples.length; i++) {
     const sample = samples[i]!;
     const minute = sample[0];
@@ -174,15 +178,15 @@ export function bucketMaxima(history: readonly DemandSample[] | undefined): Buck
     const known = values[index]!;
     values[index] = Math.max(Number.isNaN(known) ? 0 : known, gears);
   }
-  const seen = recentSeries.find((series) => series.first === first && sameValues(series.values, values));
-  if (seen) {
-    recentSeries.splice(recentSeries.indexOf(seen), 1);
-    recentSeries.unshift(seen);
-    return seen;
+  const seen = recentSeries.findIndex((series) => series.first === first && sameValues(series.values, values, length));
+  if (seen >= 0) {
+    const series = recentSeries.splice(seen, 1)[0]!;
+    recentSeries.unshift(series);
+    return series;
   }
   const keys: number[] = [];
-  for (let index = PAD_BUCKETS; index < values.length; index++) if (!Number.isNaN(values[index]!)) keys.push(first + index);
-  const series = { first, values, keys };
+  for (let index = PAD_BUCKETS; index < length; index++) if (!Number.isNaN(values[index]!)) keys.push(first + index);
+  const series = { first, values: values.slice(0, length), keys };
   recentSeries.unshift(series);
   if (recentSeries.length > RECENT_SERIES) recentSeries.pop();
   return series;
@@ -198,11 +202,12 @@ const EMPTY_SERIES: BucketSeries = { first: 0, values: new Float64Array(0), keys
  */
 const recentSeries: BucketSeries[] = [];
 const RECENT_SERIES = 32;
+let scratch = new Float64Array(0);
 
-/** The same length and values (NaN equal to NaN), compared from the newest bucket: the one most likely to differ. */
-function sameValues(a: Float64Array, b: Float64Array): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = a.length - 1; i >= 0; i--) {
+/** `a` holds the first `length` values of `b` (NaN equal to NaN) and no more, compared from the newest bucket: the one most likely to differ. */
+function sameValues(a: Float64Array, b: Float64Array, length: number): boolean {
+  if (a.length !== length) return false;
+  for (let i = length - 1; i >= 0; i--) {
     const x = a[i]!;
     const y = b[i]!;
     if (x !== y && !(x !== x && y !== y)) return false;
