@@ -73,9 +73,8 @@ export function buildScaleDownSchema() {
     attrition: z._default(z.boolean(), true),
     /**
      * Closing leaves the open nodes free slots for this quantile of the rises the pool's headroom measured (1: the
-     * largest) that its free slots, every node open, could absorb, if more than the headroom: a closed node's slots
-     * reach a gear only once the next evaluation reopens it, so a jump the headroom does not cover waits beside them
-     * (lib/domain/attrition.ts). 0: the headroom alone.
+     * largest), if more than the headroom: a closed node's slots reach a gear only once the next evaluation reopens it,
+     * so a jump the headroom does not cover waits beside them (lib/domain/attrition.ts). 0: the headroom alone.
      */
     attritionReserve: z._default(fraction, 1),
   });

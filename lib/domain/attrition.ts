@@ -199,36 +199,22 @@ export function withAttrition(input: PoolEvaluationInput, evaluation: PoolEvalua
     ...(evaluation.forecast ? { forecastDemand: evaluation.forecast.demand } : {}),
     closePerEvaluation: nodesPerEvaluation(config, input.poolConfig, poolSize(input.nodes)),
     ...(measured && payoff.attritionReserve > 0 && measured.byStanding.length > 0
-      ? { closeReserve: absorbableRisesQuantile(measured, payoff.attritionReserve, u.freeSlots) }
+      ? { closeReserve: allRisesQuantile(measured, payoff.attritionReserve) }
       : {}),
   });
   if (!closing) plan.close = [];
   return plan.close.length > 0 || plan.reopen.length > 0 ? { ...evaluation, attrition: plan } : evaluation;
 }
 
-/**
- * The `quantile` of the rises the pool's free slots (every node open, booting ones too) could have absorbed, rounded
- * up; 0 when none. A rise beyond them waits for a boot whatever is closed, and closed slots cost it only until the next
- * evaluation reopens them: counting it kept a pool whose flash crowds dwarf its free slots from ever closing a node.
- */
-export function absorbableRisesQuantile(measured: MeasuredRises, quantile: number, freeSlots: number): number {
-  const ascending = ascendingRises.get(measured) ?? Float64Array.from(measured.byStanding, (r) => r.rise).sort();
-  ascendingRises.set(measured, ascending);
-  const absorbable = upperBound(ascending, freeSlots);
-  return absorbable === 0 ? 0 : Math.ceil(quantileOfSorted(ascending.subarray(0, absorbable), quantile));
+/** The `quantile` of every rise measured, rounded up: once per measure (the same measure serves minutes in a row). */
+function allRisesQuantile(measured: MeasuredRises, quantile: number): number {
+  const byQuantile = risesQuantiles.get(measured) ?? new Map<number, number>();
+  risesQuantiles.set(measured, byQuantile);
+  const known = byQuantile.get(quantile);
+  if (known !== undefined) return known;
+  const value = Math.ceil(quantileOfSorted(Float64Array.from(measured.byStanding, (r) => r.rise).sort(), quantile));
+  byQuantile.set(quantile, value);
+  return value;
 }
 
-/** The rises of a measure in ascending order: sorted once per measure (the same measure serves minutes in a row). */
-const ascendingRises = new WeakMap<MeasuredRises, Float64Array>();
-
-/** How many of ascending `sorted` are at most `value`. */
-function upperBound(sorted: Float64Array, value: number): number {
-  let lo = 0;
-  let hi = sorted.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (sorted[mid]! <= value) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
+const risesQuantiles = new WeakMap<MeasuredRises, Map<number, number>>();

@@ -1,11 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { absorbableRisesQuantile, closedFreeSlots, planAttrition } from '../../lib/domain/attrition.js';
+import { closedFreeSlots, planAttrition } from '../../lib/domain/attrition.js';
 import { chooseScaleDownCandidate } from '../../lib/domain/candidates.js';
 import type { PoolDecision } from '../../lib/domain/decision.js';
 import { decidePool } from '../../lib/domain/evaluate.js';
 import type { NodeRecord } from '../../lib/domain/model.js';
 import { planDrain } from '../../lib/domain/drain-plan.js';
-import { measurePoolRises } from '../../lib/domain/headroom.js';
 import { computeUtilization } from '../../lib/domain/utilization.js';
 import { NOW, POOL, config, evaluation, minutesAgo, node, pool, poolConfigOf } from '../support/builders.js';
 import { fiveMinuteHistory } from '../support/decisions.js';
@@ -94,30 +93,6 @@ describe('planAttrition: the reserve for a jump', () => {
     expect(closedBy(0)).toEqual(['d']);
     // The largest rise is kept free: closing d would leave 104 of the 150.
     expect(closedBy(1)).toEqual([]);
-  });
-
-  it('counts no jump beyond every free slot: a flash crowd waits for a boot whatever is closed, so it does not keep the pool from closing', () => {
-    // As above, but the jump, to 2,200 gears, is ten times the 200 slots the pool has free with every node open.
-    const history = fiveMinuteHistory(48, (i) => (i >= 200 && i < 212 ? 2_200 : 200));
-    const nodes = [node('a', { gears: 100 }), node('b', { gears: 90 }), node('c', { gears: 6 }), node('d', { gears: 4 })];
-    const input = (attritionReserve: number) =>
-      evaluation({ nodes, config: config({ scaleDown: { payoff: { attritionReserve } } }), pool: pool({ lowSince: minutesAgo(60), demandHistory: history, lastDemandScaleUpAt: minutesAgo(15) }) });
-    const closedBy = (attritionReserve: number) => decidePool(input(attritionReserve)).attrition?.close.map((c) => c.nodeId) ?? [];
-    expect(closedBy(1)).toEqual(['d']);
-    expect(closedBy(1)).toEqual(closedBy(0));
-  });
-
-  it('reads the quantile among the rises the free slots could absorb', () => {
-    const measured = measurePoolRises(fiveMinuteHistory(24, (i) => (i % 24 === 12 ? 260 : i % 24 === 23 ? 1_400 : 200)), 2 * 60_000);
-    const rises = measured.byStanding.map((r) => r.rise).sort((a, b) => a - b);
-    // Every two hours a jump of 60 gears, and 55 minutes later one to 1,400 (1,140 above the hour before); the rest 0.
-    expect(new Set(rises)).toEqual(new Set([0, 60, 1_140]));
-    expect(absorbableRisesQuantile(measured, 1, 5_000)).toBe(1_140);
-    expect(absorbableRisesQuantile(measured, 1, 1_139)).toBe(60);
-    expect(absorbableRisesQuantile(measured, 1, 59)).toBe(0);
-    // The quantile is of the absorbable rises only: the 0.5 of the zeros and sixties.
-    const belowCrowds = rises.filter((r) => r <= 100);
-    expect(absorbableRisesQuantile(measured, 0.5, 100)).toBe(belowCrowds[Math.ceil(0.5 * belowCrowds.length) - 1]);
   });
 });
 
