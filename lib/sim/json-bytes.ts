@@ -35,8 +35,8 @@ function valueBytes(value: unknown, depth: number): number | undefined {
 
 /**
  * The store hands out deeply frozen records, and a record rebuilt from one shares its frozen parts (a pool's history
- * keeps all but its newest samples, a drain all but the moves that changed): a subtree frozen throughout cannot change,
- * so it is counted once. `mutableBelow` says whether the walk met an object not frozen under the one being counted.
+ * keeps all but its newest samples, a drain all but the moves that changed): a subtree frozen throughout cannot change
+ * (its fields are data; the store's records have no accessors), so it is counted once. `mutableBelow` says whether the walk met an object not frozen under the one being counted.
  */
 const frozenBytes = new WeakMap<object, number>();
 let mutableBelow = false;
