@@ -173,7 +173,7 @@ export function highestBetween(samples: readonly DemandSample[], from: number, t
   const before = samples[i - 1];
   let highest = covering && before && from - before[0] < BUCKET_MINUTES ? before[1] : undefined;
   for (; i < samples.length; i++) {
-    const [minute, gears] = samples[i]!;
+    const { 0: minute, 1: gears } = samples[i]!;
     if (minute > to) break;
     if (highest === undefined || gears > highest) highest = gears;
   }

@@ -34,7 +34,7 @@ const MINUTE_MS = 60_000;
 /** The newest sample at or above `limit`: its minute (the end of a coarse bucket) and gears; undefined if none. */
 export function lastNeed(samples: readonly DemandSample[], limit: number): { minute: number; gears: number } | undefined {
   for (let i = samples.length - 1; i >= 0; i--) {
-    const [minute, gears] = samples[i]!;
+    const { 0: minute, 1: gears } = samples[i]!;
     if (gears < limit) continue;
     // A coarse bucket's maximum may be from any of its minutes: the latest is the safe side.
     const next = samples[i + 1];

@@ -59,7 +59,7 @@ export function confidentDemand(
   let until = nowMinute + 1;
   let total = 0;
   for (let i = (history?.length ?? 0) - 1; i >= 0; i--) {
-    const [minute, gears] = history![i]!;
+    const { 0: minute, 1: gears } = history![i]!;
     if (minute <= from) break;
     const minutes = Math.max(0, until - minute);
     until = Math.min(until, minute);

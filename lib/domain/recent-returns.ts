@@ -62,7 +62,7 @@ export function spellsBelow(samples: readonly DemandSample[], level: number): Sp
   if (samples.length === 0) return spells;
   const firstMinute = samples[0]![0];
   for (let i = 0; i < samples.length; i++) {
-    const [minute, gears] = samples[i]!;
+    const { 0: minute, 1: gears } = samples[i]!;
     if (gears < level) continue;
     if (spells.lastAboveEnd === undefined) {
       if (minute > firstMinute) spells.censored = minute - firstMinute;
