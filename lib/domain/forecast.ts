@@ -75,8 +75,7 @@ export function recordDemand(
   for (let i = 0; i < samples.length; i++) {
     const sample = samples[i];
     if (!isSample(sample)) continue;
-    const minute = sample[0];
-    const gears = sample[1];
+    const { 0: minute, 1: gears } = sample;
     if (minute === current) continue; // replaced by this sample
     // Samples that stay as they were are shared, not rebuilt (the history is recorded every minute and may be frozen):
     // a changed bucket gets a new sample instead of being written to.

@@ -152,9 +152,8 @@ export function bucketMaxima(history: readonly DemandSample[] | undefined): Buck
   let lowest = Infinity;
   let highest = -Infinity;
   for (let i = 0; i < samples.length; i++) {
-    const sample = samples[i]!;
-    const minute = sample[0];
-    if (!Number.isFinite(minute) || !Number.isFinite(sample[1])) continue;
+    const { 0: minute, 1: gears } = samples[i]!;
+    if (!Number.isFinite(minute) || !Number.isFinite(gears)) continue;
     const bucket = Math.floor(minute / BUCKET_MINUTES);
     if (bucket < lowest) lowest = bucket;
     if (bucket > highest) highest = bucket;
@@ -169,9 +168,7 @@ export function bucketMaxima(history: readonly DemandSample[] | undefined): Buck
   if (scratch.length < length) scratch = new Float64Array(length);
   const values = scratch.fill(Number.NaN, 0, length);
   for (let i = 0; i < samples.length; i++) {
-    const sample = samples[i]!;
-    const minute = sample[0];
-    const gears = sample[1];
+    const { 0: minute, 1: gears } = samples[i]!;
     if (!Number.isFinite(minute) || !Number.isFinite(gears)) continue;
     const index = Math.floor(minute / BUCKET_MINUTES) - first;
     if (index < PAD_BUCKETS) continue;
