@@ -6,15 +6,33 @@
 import type { GearMove } from '../../domain/model.js';
 import type { MoveWrite } from '../../ports/state-store.js';
 
-/** A move's content without its version, for comparing what a caller changed. */
-function content(move: GearMove): string {
-  const { version: _version, ...rest } = move;
-  const sorted: Record<string, unknown> = {};
-  for (const key of Object.keys(rest).sort()) {
-    const value = (rest as Record<string, unknown>)[key];
-    if (value !== undefined) sorted[key] = value;
+/**
+ * Whether two moves hold the same content, their versions aside: JSON's
+ * equality (a field set to undefined is a field left out; key order does not
+ * matter, at any depth), compared in place rather than serialized, since a
+ * drain compares every move of its plan at every step.
+ */
+function sameContent(held: GearMove, move: GearMove): boolean {
+  return sameJson(held, move, 'version');
+}
+
+function sameJson(a: unknown, b: unknown, ignoredKey?: string): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a) || Array.isArray(b)) {
+    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
+    return a.every((item, index) => sameJson(item, b[index]));
   }
-  return JSON.stringify(sorted);
+  const left = a as Record<string, unknown>;
+  const right = b as Record<string, unknown>;
+  let fields = 0;
+  for (const key in left) {
+    if (key === ignoredKey || left[key] === undefined) continue;
+    fields += 1;
+    if (!sameJson(left[key], right[key])) return false;
+  }
+  for (const key in right) if (key !== ignoredKey && right[key] !== undefined) fields -= 1;
+  return fields === 0;
 }
 
 /**
@@ -33,7 +51,7 @@ export function moveWrites(before: readonly GearMove[], after: readonly GearMove
     const held = stored.get(uuid);
     const { version: _version, ...fresh } = move;
     if (!held) writes.push({ kind: 'create', move: fresh });
-    else if (held !== move && content(held) !== content(move)) writes.push({ kind: 'update', move: fresh, expectedVersion: storedVersion(held) });
+    else if (!sameContent(held, move)) writes.push({ kind: 'update', move: fresh, expectedVersion: storedVersion(held) });
   }
   for (const held of before) if (!kept.has(held.gear.uuid)) writes.push({ kind: 'delete', uuid: held.gear.uuid, expectedVersion: storedVersion(held) });
   return writes;
