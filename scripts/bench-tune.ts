@@ -3,19 +3,20 @@
  * configuration on every trace of the suite (scripts/bench-suite.ts), a table
  * per variant and a ranking. The baselines are cached in .cache/baselines/.
  *
- *   npm run bench -- tune VARIANTS [--days N] [--peak-gears N] [--gears-per-node N] [--boot-delay S] [--only TEXT] [--seed N] [--heldout N] [--family F] [--cache DIR] [--no-cache] [--no-defaults]
+ *   npm run bench -- tune VARIANTS [--days N] [--peak-gears N] [--gears-per-node N] [--boot-delay S] [--only TEXT] [--seed N] [--heldout N] [--family F] [--sets LIST] [--cache DIR] [--no-cache] [--no-defaults]
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { ValidationError } from '../lib/errors.js';
 import { BaselineCache } from '../lib/sim/baseline-cache.js';
-import { familyShapes, heldoutFamilyList, isHeldoutFamily } from '../lib/sim/heldout-families.js';
-import { formatAgainst, formatRanking, formatVariant, infeasibleNote, parseVariants, tuneSuite, type Variants } from '../lib/sim/tune.js';
+import { familyShapes, heldoutFamilyList, isHeldoutFamily, type HeldoutFamily } from '../lib/sim/heldout-families.js';
+import { formatAgainst, formatRanking, formatVariant, infeasibleNote, parseVariants, tuneSuite, type TuneTrace, type Variants } from '../lib/sim/tune.js';
+import { parseTuneSets, tuneSetName, type TuneSet } from '../lib/sim/tune-sets.js';
 import { suiteTraces } from './bench-suite.js';
 
 const DEFAULT_CACHE = new URL('../.cache/baselines/', import.meta.url).pathname;
 
-const USAGE = `usage: npm run bench -- tune VARIANTS [--days N] [--peak-gears N] [--gears-per-node N] [--boot-delay S] [--only TEXT] [--seed N] [--heldout N] [--family F] [--cache DIR] [--no-cache]
+const USAGE = `usage: npm run bench -- tune VARIANTS [--days N] [--peak-gears N] [--gears-per-node N] [--boot-delay S] [--only TEXT] [--seed N] [--heldout N] [--family F] [--sets LIST] [--cache DIR] [--no-cache]
 
 Replays nodescaler under each variant on every trace of the suite and ranks the
 variants by goal checks met, then node-hours, then moves (both x clairvoyant-4h).
@@ -33,6 +34,10 @@ variants by goal checks met, then node-hours, then moves (both x clairvoyant-4h)
   --heldout N         instead of the suite, N held-out shapes of seed --seed
                       (npm run bench -- heldout; 7 days unless --days)
   --family F          with --heldout: mixed (default), wander or surge, as heldout --family
+  --sets LIST         instead of one set, several in one ranking: suite and FAMILY:SEED
+                      items, e.g. suite,mixed:38,wander:6,surge:4 (each held-out set
+                      --heldout shapes, default 8, replayed with its own seed; every
+                      set --days long, default 7); not with --seed or --family
   --cache DIR         where the baselines' results are kept (default .cache/baselines)
   --no-cache          compute the baselines again and keep nothing`;
 
@@ -52,6 +57,7 @@ export async function runTune(argv: string[]): Promise<void> {
         seed: { type: 'string', default: '42' },
         heldout: { type: 'string' },
         family: { type: 'string', default: 'mixed' },
+        sets: { type: 'string' },
         cache: { type: 'string', default: DEFAULT_CACHE },
         'no-cache': { type: 'boolean', default: false },
         'no-defaults': { type: 'boolean', default: false },
@@ -72,7 +78,14 @@ export async function runTune(argv: string[]): Promise<void> {
   let days: number | undefined;
   let peakGears: number, gearsPerNode: number, bootDelaySeconds: number, seed: number;
   let heldout: number | undefined;
+  let sets: TuneSet[] | undefined;
   try {
+    if (values.sets !== undefined) {
+      for (const flag of ['seed', 'family'] as const) {
+        if (argv.some((arg) => arg === `--${flag}` || arg.startsWith(`--${flag}=`))) throw new ValidationError({ path: `--${flag}`, message: '--sets names each set\'s seed and family', value: values[flag] });
+      }
+      sets = parseTuneSets(values.sets);
+    }
     days = values.days === undefined ? undefined : number('days', 0.01);
     peakGears = number('peak-gears', 1);
     gearsPerNode = number('gears-per-node', 1);
@@ -81,7 +94,7 @@ export async function runTune(argv: string[]): Promise<void> {
     heldout = values.heldout === undefined ? undefined : number('heldout', 1);
     if (heldout !== undefined && !Number.isInteger(heldout)) throw new ValidationError({ path: '--heldout', message: 'expected a whole number of shapes', value: values.heldout });
     // Held-out shapes are as long as `npm run bench -- heldout` makes them, so both share cached baselines.
-    if (heldout !== undefined) days ??= 7;
+    if (heldout !== undefined || sets !== undefined) days ??= 7;
     if (!isHeldoutFamily(values.family)) throw new ValidationError({ path: '--family', message: `expected ${heldoutFamilyList()}`, value: values.family });
     const argument = positionals[0]!;
     const inline = argument.trim().startsWith('{');
@@ -93,17 +106,21 @@ export async function runTune(argv: string[]): Promise<void> {
   const hasDefaults = Object.values(variants).some((overrides) => Object.keys(overrides).length === 0) || 'defaults' in variants;
   if (!hasDefaults && !values['no-defaults']) variants = { defaults: {}, ...variants };
 
-  const all =
-    heldout === undefined
+  const heldoutShapes = (family: HeldoutFamily, shapeSeed: number, withSeed: boolean): TuneTrace[] =>
+    familyShapes(family, { count: heldout ?? 8, seed: shapeSeed, days: days!, peakGears }).map((shape) => ({ name: shape.name, load: () => shape.trace, ...(withSeed ? { seed: shapeSeed } : {}) }));
+  const all: TuneTrace[] = sets
+    ? sets.flatMap((set) => (set.kind === 'suite' ? suiteTraces(days, peakGears, seed) : heldoutShapes(set.family, set.seed, true)))
+    : heldout === undefined
       ? suiteTraces(days, peakGears, seed)
-      : familyShapes(values.family, { count: heldout, seed, days: days!, peakGears }).map((shape) => ({ name: shape.name, load: () => shape.trace }));
+      : heldoutShapes(values.family, seed, false);
   const traces = all.filter((t) => values.only === undefined || t.name.includes(values.only));
-  if (traces.length === 0) return fail(`--only: no ${heldout === undefined ? 'suite trace' : 'held-out shape'} contains ${values.only}`);
+  if (traces.length === 0) return fail(`--only: no ${sets ? 'trace of the sets' : heldout === undefined ? 'suite trace' : 'held-out shape'} contains ${values.only}`);
   const cache = new BaselineCache(values['no-cache'] ? undefined : values.cache);
   const names = Object.keys(variants);
   const started = Date.now();
   let last = '';
-  console.log(`tune: ${names.length} variants x ${traces.length} traces (${days ?? 'all'} days, peak ${peakGears} gears, ${gearsPerNode} gears per node, boot delay ${bootDelaySeconds} s, seed ${seed})`);
+  const setsText = sets ? `sets ${sets.map(tuneSetName).join(', ')}, each replayed with its own seed (the suite ${seed})` : `seed ${seed}`;
+  console.log(`tune: ${names.length} variants x ${traces.length} traces (${days ?? 'all'} days, peak ${peakGears} gears, ${gearsPerNode} gears per node, boot delay ${bootDelaySeconds} s, ${setsText})`);
   try {
     const scores = await tuneSuite({
       traces,
@@ -123,7 +140,7 @@ export async function runTune(argv: string[]): Promise<void> {
       onVariant: (score) => {
         if (process.stdout.isTTY) process.stdout.write('\n');
         console.log(`\nvariant ${score.variant} ${JSON.stringify(variants[score.variant])}: ${score.met}/${score.of} goal checks met${infeasibleNote(score)}`);
-        console.log(formatVariant(score, heldout === undefined ? undefined : 'held-out (mean; moves summed; worst)'));
+        console.log(formatVariant(score, sets ? 'sets (mean; moves summed; worst)' : heldout === undefined ? undefined : 'held-out (mean; moves summed; worst)'));
         console.log('');
       },
     });

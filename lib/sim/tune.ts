@@ -201,6 +201,8 @@ export function formatAgainst(scores: VariantScore[], base = 'defaults'): string
 export interface TuneTrace {
   name: string;
   load: () => Trace;
+  /** The replay's seed for this trace, when its set has its own (a held-out family's seed in `tune --sets`); else `replay.seed`. */
+  seed?: number;
 }
 
 export interface TuneOptions {
@@ -217,28 +219,28 @@ export interface TuneOptions {
 
 /** Every variant on every trace; the baselines of a trace are computed once (or read from the cache). */
 export async function tuneSuite(options: TuneOptions): Promise<VariantScore[]> {
-  const loaded = options.traces.map((entry) => ({ name: entry.name, trace: entry.load() }));
-  if (loaded[0]) checkVariants(options.variants, loaded[0].trace, options.replay);
+  const loaded = options.traces.map((entry) => ({ name: entry.name, trace: entry.load(), replay: entry.seed === undefined ? options.replay : { ...options.replay, seed: entry.seed } }));
+  if (loaded[0]) checkVariants(options.variants, loaded[0].trace, loaded[0].replay);
   // Each trace's baselines on first use (from the cache when their inputs are unchanged), then for every variant.
   const baselines: Array<{ results: PolicyResult[]; cached: boolean; floor: ReactiveFloor | undefined }> = [];
   const baselinesOf = (traceIndex: number) => {
-    const { name, trace } = loaded[traceIndex]!;
+    const { name, trace, replay } = loaded[traceIndex]!;
     if (!baselines[traceIndex]) {
-      const stored = options.cache.get(baselineKeyParts(name, trace, options.replay, options.window), () => runBaselines(trace, options.replay));
+      const stored = options.cache.get(baselineKeyParts(name, trace, replay, options.window), () => runBaselines(trace, replay));
       // The reactive floor depends on the trace and the baselines only: once per trace, as they are.
-      baselines[traceIndex] = { ...stored, floor: floorForResults(trace, options.replay, stored.results) };
+      baselines[traceIndex] = { ...stored, floor: floorForResults(trace, replay, stored.results) };
     }
     return baselines[traceIndex];
   };
   const scores: VariantScore[] = [];
   for (const [variantIndex, [variant, overrides]] of Object.entries(options.variants).entries()) {
     const traces: TraceScore[] = [];
-    for (const [traceIndex, { name, trace }] of loaded.entries()) {
+    for (const [traceIndex, { name, trace, replay }] of loaded.entries()) {
       const { results: reference, cached: baselinesCached, floor } = baselinesOf(traceIndex);
       const outcome = await runNodescaler(trace, {
-        ...options.replay,
+        ...replay,
         store: 'memory',
-        configOverrides: variantConfig(trace, options.replay, overrides),
+        configOverrides: variantConfig(trace, replay, overrides),
         onProgress: (fraction) => options.onProgress?.({ variant, variantIndex, traceIndex, trace: name, fraction, baselinesCached }),
       });
       traces.push(scoreTrace(name, [outcome.result, ...reference], floor));

@@ -134,6 +134,23 @@ describe('tuneSuite', () => {
   });
 });
 
+describe('tuneSuite with a seed per trace', () => {
+  it("replays a trace that carries its set's seed as a run at that seed, baselines and cache key included", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'nodescaler-tune-seed-'));
+    const load = () => syntheticTrace('noisy-flat', { days: 0.25, peakGears: 300, seed: 5 });
+    const window = { days: 0.25, peakGears: 300 };
+    const atSeven = new BaselineCache(dir);
+    const [own] = await tuneSuite({ traces: [{ name: 't', load }], variants: { defaults: {} }, replay: { ...REPLAY, seed: 7 }, window, cache: atSeven });
+    const carried = new BaselineCache(dir);
+    const [fromTrace] = await tuneSuite({ traces: [{ name: 't', load, seed: 7 }], variants: { defaults: {} }, replay: REPLAY, window, cache: carried });
+    expect([carried.hits, carried.misses]).toEqual([1, 0]);
+    expect(fromTrace!.traces).toEqual(own!.traces);
+    const atDefault = new BaselineCache(dir);
+    await tuneSuite({ traces: [{ name: 't', load }], variants: { defaults: {} }, replay: REPLAY, window, cache: atDefault });
+    expect([atDefault.hits, atDefault.misses]).toEqual([0, 1]);
+  });
+});
+
 describe('npm run bench -- tune', () => {
   it('prints a table per variant and the ranking, and refuses bad variants with exit code 2', () => {
     const cache = mkdtempSync(join(tmpdir(), 'nodescaler-tune-cli-'));
@@ -160,5 +177,23 @@ describe('npm run bench -- tune', () => {
     const missing = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/bench.ts', 'tune', 'no-such-file.json'], { cwd: ROOT, encoding: 'utf8' });
     expect(missing.status).toBe(2);
     expect(missing.stderr).toMatch(/VARIANTS: neither inline JSON nor an existing file.*no-such-file\.json/);
+  });
+
+  it('ranks the suite and held-out sets together with --sets, and refuses a bad set or a seed beside it', () => {
+    const cache = mkdtempSync(join(tmpdir(), 'nodescaler-tune-sets-'));
+    const args = ['--import', 'tsx', 'scripts/bench.ts', 'tune', '{"x":{}}', '--no-defaults', '--sets', 'suite,surge:2', '--heldout', '1', '--days', '0.05', '--peak-gears', '300', '--cache', cache];
+    const run = spawnSync(process.execPath, args, { cwd: ROOT, encoding: 'utf8' });
+    expect(run.status, run.stderr).toBe(0);
+    expect(run.stdout).toMatch(/tune: 1 variants x 9 traces \(0\.05 days, .*sets suite, surge:2, each replayed with its own seed \(the suite 42\)\)/);
+    expect(run.stdout).toMatch(/^synthetic:step-change /m);
+    expect(run.stdout).toMatch(/^heldout:u2-1 /m);
+    expect(run.stdout).toMatch(/^sets \(mean; moves summed; worst\) .* \d+\/72, \d+ of \d+ misses infeasible$/m);
+
+    const bad = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/bench.ts', 'tune', '{"x":{}}', '--sets', 'suite,bursts:3', '--no-cache'], { cwd: ROOT, encoding: 'utf8' });
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toMatch(/--sets.*bursts:3/);
+    const seeded = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/bench.ts', 'tune', '{"x":{}}', '--sets', 'surge:2', '--seed', '3', '--no-cache'], { cwd: ROOT, encoding: 'utf8' });
+    expect(seeded.status).toBe(2);
+    expect(seeded.stderr).toMatch(/--seed.*--sets names each set's seed/);
   });
 });
