@@ -32,6 +32,7 @@ import { quantileOfSorted, type MeasuredRises } from './headroom.js';
 import { poolConfidentDemand } from './payoff.js';
 import { waitingGears, type WaitingGears } from './waiting.js';
 import { heldLevel } from './wanted.js';
+import { measuredOnce, type MeasureCache } from './memo.js';
 
 export interface AttritionPlan {
   /**
@@ -208,13 +209,7 @@ export function withAttrition(input: PoolEvaluationInput, evaluation: PoolEvalua
 
 /** The `quantile` of every rise measured, rounded up: once per measure (the same measure serves minutes in a row). */
 function allRisesQuantile(measured: MeasuredRises, quantile: number): number {
-  const byQuantile = risesQuantiles.get(measured) ?? new Map<number, number>();
-  risesQuantiles.set(measured, byQuantile);
-  const known = byQuantile.get(quantile);
-  if (known !== undefined) return known;
-  const value = Math.ceil(quantileOfSorted(Float64Array.from(measured.byStanding, (r) => r.rise).sort(), quantile));
-  byQuantile.set(quantile, value);
-  return value;
+  return measuredOnce(risesQuantiles, measured, quantile, () => Math.ceil(quantileOfSorted(Float64Array.from(measured.byStanding, (r) => r.rise).sort(), quantile)));
 }
 
-const risesQuantiles = new WeakMap<MeasuredRises, Map<number, number>>();
+const risesQuantiles: MeasureCache<MeasuredRises, number> = new WeakMap();

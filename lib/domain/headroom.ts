@@ -22,6 +22,7 @@
 import type { Config } from '../config/index.js';
 import { BUCKET_MINUTES } from './forecast.js';
 import type { DemandSample } from './model.js';
+import { measuredOnce, type MeasureCache } from './memo.js';
 
 /** What "the level the pool already had to hold" looks back over. */
 export const LEVEL_MINUTES = 60;
@@ -80,18 +81,11 @@ export function bucketAt(series: BucketSeries, bucket: number): number {
 /** The rises of `history`, each with its standing against the median of the `elevationMinutes` before it (none when 0). */
 export function measurePoolRises(history: readonly DemandSample[] | undefined, bootMs: number, elevationMinutes = 0): MeasuredRises {
   const buckets = bucketMaxima(history);
-  const byOptions = measuredBySeries.get(buckets) ?? new Map<string, MeasuredRises>();
-  measuredBySeries.set(buckets, byOptions);
-  const key = `${bootMs}|${elevationMinutes}`;
-  const known = byOptions.get(key);
-  if (known) return known;
-  const measured = measureSeries(buckets, bootMs, elevationMinutes);
-  byOptions.set(key, measured);
-  return measured;
+  return measuredOnce(measuredBySeries, buckets, `${bootMs}|${elevationMinutes}`, () => measureSeries(buckets, bootMs, elevationMinutes));
 }
 
 /** What `measurePoolRises` measured from a series (one the same in content is the same object: `bucketMaxima`). */
-const measuredBySeries = new WeakMap<BucketSeries, Map<string, MeasuredRises>>();
+const measuredBySeries: MeasureCache<BucketSeries, MeasuredRises> = new WeakMap();
 
 /** `measurePoolRises` of a series, worked out afresh. */
 export function measureSeries(buckets: BucketSeries, bootMs: number, elevationMinutes: number): MeasuredRises {

@@ -25,6 +25,7 @@
 import type { Config } from '../config/index.js';
 import { BUCKET_MINUTES } from './forecast.js';
 import { LEVEL_MINUTES, bucketAt, quantileOfSorted, risePrefixQuantiles, risesFromAlike, type BucketSeries, type MeasuredRises } from './headroom.js';
+import { measuredOnce, type MeasureCache } from './memo.js';
 
 const DAY_BUCKETS = (24 * 60) / BUCKET_MINUTES;
 const LEVEL_BUCKETS = LEVEL_MINUTES / BUCKET_MINUTES;
@@ -73,16 +74,10 @@ export function headroomAtLevel(measured: MeasuredRises, options: LevelHeadroomO
  * the buckets stay as they were, four minutes in five): each reads every bucket of two days.
  */
 function peakSpread(buckets: BucketSeries, ahead: number, options: Pick<LevelHeadroomOptions, 'quantile' | 'minSamples'>): number | undefined {
-  const byOptions = spreadBySeries.get(buckets) ?? new Map<string, number | undefined>();
-  spreadBySeries.set(buckets, byOptions);
-  const key = `${ahead}|${options.quantile}|${options.minSamples}`;
-  if (byOptions.has(key)) return byOptions.get(key);
-  const spread = peakForecastSpread(buckets, ahead, options) ?? peakPersistenceSpread(buckets, ahead, options);
-  byOptions.set(key, spread);
-  return spread;
+  return measuredOnce(spreadBySeries, buckets, `${ahead}|${options.quantile}|${options.minSamples}`, () => peakForecastSpread(buckets, ahead, options) ?? peakPersistenceSpread(buckets, ahead, options));
 }
 
-const spreadBySeries = new WeakMap<BucketSeries, Map<string, number | undefined>>();
+const spreadBySeries: MeasureCache<BucketSeries, number | undefined> = new WeakMap();
 
 /**
  * The `quantile` of how far the highest demand of the next `ahead` buckets strayed, as a share, from yesterday's
