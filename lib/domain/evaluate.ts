@@ -270,7 +270,7 @@ function decide(input: PoolEvaluationInput, u: PoolUtilization, gearsPerNode: nu
 
   const bought = pool.lastDemandScaleUpAt ? { lastDemandScaleUpAt: pool.lastDemandScaleUpAt } : {};
   const headroomAt = poolHeadroomAtLevel(config, headroom.measured);
-  const paying = payoffGate({ config, history: demandHistory, now, utilization: u, ...(forecast ? { forecastDemand: forecast.demand } : {}), ...bought, ...(headroomAt ? { headroomAt } : {}) });
+  const paying = payoffGate({ config, poolConfig, history: demandHistory, now, utilization: u, ...(forecast ? { forecastDemand: forecast.demand } : {}), ...bought, ...(headroomAt ? { headroomAt } : {}) });
   const count = drainsPerDecision({ config, poolConfig, now, nodes, drains, pool });
   const fitConfig = paying.keepFree === undefined ? config : { ...config, scaleUp: { ...config.scaleUp, headroomGears: paying.keepFree } };
   const choice = chooseScaleDownCandidates({ nodes, drains, poolConfig, config: fitConfig, now, utilization: paying.utilization, refuse: budget.refuse }, paying.check, count);

@@ -3,17 +3,20 @@
  * utilization the candidates' fit check judges, and each candidate's verdict,
  * with what the history says of a drain's levels read once per capacity left.
  */
-import type { Config } from '../config/index.js';
+import type { Config, PoolConfig } from '../config/index.js';
 import type { CandidateCheck } from './candidates.js';
 import type { PoolUtilization } from './decision.js';
 import type { HeadroomAtLevel } from './level-headroom.js';
 import type { DemandSample } from './model.js';
+import { nodeHourPrice } from './node-price.js';
 import { drainPayoff, keptDaysFor, levelOutlook, poolConfidentDemand } from './payoff.js';
 import { type RecentReturns, returnsOf, spellsBelow } from './recent-returns.js';
 import { heldLevelOf, rebuyLevel, sizingSlots } from './wanted.js';
 
 export interface PayoffGateInput {
   config: Pick<Config, 'scaleUp' | 'scaleDown'>;
+  /** The pool's own price and instance types (node-price.ts); the global price or the default when not given. */
+  poolConfig?: Pick<PoolConfig, 'nodeHourPrice' | 'template'>;
   /** The pool's demand history, this evaluation's sample included. */
   history: readonly DemandSample[] | undefined;
   now: Date;
@@ -33,8 +36,10 @@ export interface PayoffGateInput {
  */
 export function payoffGate(input: PayoffGateInput): { utilization: PoolUtilization; check?: CandidateCheck; confident?: number; keepFree?: number } {
   const { config, utilization: u, now, history } = input;
-  const payoff = config.scaleDown.payoff;
-  if (!payoff.enabled) return { utilization: u };
+  const settings = config.scaleDown.payoff;
+  if (!settings.enabled) return { utilization: u };
+  const poolPrice = nodeHourPrice(settings, input.poolConfig);
+  const payoff = { ...settings, nodeHourPrice: poolPrice };
   const recent = poolConfidentDemand(config, history, now, u.demand);
   const confident = Math.max(recent, input.forecastDemand ?? 0);
   const slots = sizingSlots(u);
@@ -94,7 +99,10 @@ export function payoffGate(input: PayoffGateInput): { utilization: PoolUtilizati
     if (input.forecastDemand !== undefined && input.forecastDemand > levels.limit && recent < levels.limit) {
       return { refused: `needed soon: the forecast expects ${Math.round(input.forecastDemand)} gears > the ${Math.round(levels.limit)} the pool holds without it` };
     }
-    const verdict = drainPayoff({ ...levels, stats: node.stats ?? { activeGears: 0 } });
+    // A node launched as another of the pool's instance types saves what that type costs.
+    const price = nodeHourPrice(settings, input.poolConfig, node.instanceType);
+    const priced = price === poolPrice ? levels : { ...levels, config: { ...levels.config, nodeHourPrice: price } };
+    const verdict = drainPayoff({ ...priced, stats: node.stats ?? { activeGears: 0 } });
     if (verdict.pays) return { accepted: verdict.text };
     // Not needed, only not paying yet: the node attrition closes early.
     return verdict.pending ? { refused: verdict.reason, pending: true } : { refused: verdict.reason };

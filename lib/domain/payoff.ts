@@ -33,7 +33,8 @@ import { type RecentReturns, dipHours, recentDipsText, recentReturns, recentRetu
 const MINUTE_MS = 60_000;
 const HOUR_MS = 3_600_000;
 
-export type PayoffConfig = Config['scaleDown']['payoff'];
+/** The pays-off settings with one node-hour's price resolved for the pool and node (node-price.ts `nodeHourPrice`). */
+export type PayoffConfig = Omit<Config['scaleDown']['payoff'], 'nodeHourPrice'> & { nodeHourPrice: number };
 
 /**
  * The demand scale-down relies on: the highest level demand held for more
@@ -297,7 +298,7 @@ export function drainPayoff(input: PayoffInput): PayoffVerdict {
   if (bought) return { pays: false, reason: boughtWaitText(bought, config.oneOffRentFactor), unneeded, cost, pending: true };
   const hoursText = `${hours.toFixed(1)}h unneeded (${source})`;
   if (saving < config.factor * cost.dollars) {
-    return { pays: false, reason: `does not pay: ${hoursText} saves ${money(saving)} < ${config.factor} x ${costText()}`, unneeded, cost, pending: true };
+    return { pays: false, reason: `does not pay: ${hoursText} saves ${money(saving)} at ${perHour(config.nodeHourPrice)} < ${config.factor} x ${costText()}`, unneeded, cost, pending: true };
   }
   // The kept days say the node stays unneeded, but rises that are not daily are not on them: the pool's own dips below
   // the level that buys it back, as old as this one, say how long it is expected to stay unneeded (recent-returns.ts).
@@ -306,9 +307,9 @@ export function drainPayoff(input: PayoffInput): PayoffVerdict {
   const byDips = config.recentDips ? dipHours(returns) : undefined;
   const rentPaid = returns !== undefined && rentOwed(returns.ageMinutes / 60, cost.dollars, rent) === undefined;
   if (byDips !== undefined && !rentPaid && byDips < hours && byDips * config.nodeHourPrice < config.factor * cost.dollars) {
-    return { pays: false, reason: `does not pay by recent dips: ${recentDipsText(returns!, level)} saves ${money(byDips * config.nodeHourPrice)} < ${config.factor} x ${costText()}`, unneeded, cost, pending: false };
+    return { pays: false, reason: `does not pay by recent dips: ${recentDipsText(returns!, level)} saves ${money(byDips * config.nodeHourPrice)} at ${perHour(config.nodeHourPrice)} < ${config.factor} x ${costText()}`, unneeded, cost, pending: false };
   }
-  return { pays: true, text: `pays: ${hoursText} saves ${money(saving)} >= ${config.factor} x ${costText()}`, unneeded, cost };
+  return { pays: true, text: `pays: ${hoursText} saves ${money(saving)} at ${perHour(config.nodeHourPrice)} >= ${config.factor} x ${costText()}`, unneeded, cost };
 }
 
 function costParts(cost: MoveCost): string {
@@ -321,4 +322,9 @@ function costParts(cost: MoveCost): string {
 
 function money(dollars: number): string {
   return `$${dollars.toFixed(2)}`;
+}
+
+/** A node-hour's price as the operator wrote it or the list shows it ($0.192/h, $0.0832/h). */
+function perHour(dollars: number): string {
+  return `$${Number(dollars.toPrecision(4))}/h`;
 }

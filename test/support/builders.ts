@@ -6,6 +6,8 @@
 import { parseConfig, type Config, type ConfigInput, type PoolConfig } from '../../lib/config/index.js';
 import type { PoolEvaluationInput } from '../../lib/domain/decision.js';
 import { epochMinute } from '../../lib/domain/forecast.js';
+import { nodeHourPrice } from '../../lib/domain/node-price.js';
+import type { PayoffConfig } from '../../lib/domain/payoff.js';
 import type { DemandSample, DrainRecord, GearMove, MoveState, NodeRecord, NodeState, PoolRecord } from '../../lib/domain/model.js';
 import type { ReactiveRun } from '../../lib/sim/floor.js';
 import type { PolicyName, PolicyResult } from '../../lib/sim/results.js';
@@ -125,6 +127,12 @@ export function config(overrides: Omit<Partial<ConfigInput>, 'pools'> & { pools?
     scaleDown: { ...RULE_TEST_THRESHOLDS.scaleDown, ...overrides.scaleDown },
     pools,
   } as ConfigInput);
+}
+
+/** The pays-off settings of `config(overrides)` as the evaluator hands them to the check: one node-hour priced (node-price.ts). */
+export function payoffSettings(overrides: Parameters<typeof config>[0] = {}): PayoffConfig {
+  const cfg = config(overrides);
+  return { ...cfg.scaleDown.payoff, nodeHourPrice: nodeHourPrice(cfg.scaleDown.payoff, cfg.pools[0]) };
 }
 
 export function poolConfigOf(cfg: Config, id = POOL): PoolConfig {

@@ -93,7 +93,6 @@ describe('defaults', () => {
         horizon: 14_400_000,
         recentHorizon: 7_200_000,
         lookahead: 86_400_000,
-        nodeHourPrice: 0.192,
         moveCost: { idle: 0, sibling: 0.0045, disruptive: 0.0225 },
         confidenceWindow: 3_600_000,
         confidenceQuantile: 0.95,

@@ -24,7 +24,7 @@ describe('decidePool: scale-down', () => {
       nodeId: 'node-4.example.com',
       prices: [{ nodeId: 'node-4.example.com', gears: 12, limit: 32, next: 'node-3.example.com', nextGears: 32 }],
       reason:
-        "pool d1/small at 0.31 <= 0.50 for 7m; drain node-4.example.com (12 gears, least-disruption); pays: 24.0h unneeded (yesterday's demand) saves $4.61 >= 2 x $0.27 for 12 disruptive moves",
+        "pool d1/small at 0.31 <= 0.50 for 7m; drain node-4.example.com (12 gears, least-disruption); pays: 24.0h unneeded (yesterday's demand) saves $4.61 at $0.192/h >= 2 x $0.27 for 12 disruptive moves",
       rejected: [],
     });
     expect(result.poolPatch.lastScaleUpAt).toBeUndefined();

@@ -3,7 +3,7 @@ import { epochMinute } from '../../lib/domain/forecast.js';
 import type { DemandSample } from '../../lib/domain/model.js';
 import { boughtWait, boughtWaitText, lastNeed, needRecurred, oneOffWait, oneOffWaitText } from '../../lib/domain/one-off-need.js';
 import { drainPayoff } from '../../lib/domain/payoff.js';
-import { config } from '../support/builders.js';
+import { payoffSettings } from '../support/builders.js';
 
 const MIN = 60_000;
 const HOUR = 60 * MIN;
@@ -76,7 +76,7 @@ describe('oneOffWait (rent or buy)', () => {
 });
 
 describe('drainPayoff after a one-off rise', () => {
-  const payoff = config().scaleDown.payoff;
+  const payoff = payoffSettings();
   const stats = { activeGears: 20, idleGears: 5, disruptiveGears: 8 }; // 8 x $0.03 + 7 x $0.006 = $0.282
   it('refuses, as pending (attrition may empty it meanwhile), until the rent is paid', () => {
     const verdict = drainPayoff({ history: history(burstToday), now, confident: 400, limit: 1200, stats, config: payoff });
@@ -121,7 +121,7 @@ describe('boughtWait (rent or buy from the last scale-up)', () => {
 });
 
 describe('drainPayoff right after a scale-up', () => {
-  const payoff = config().scaleDown.payoff;
+  const payoff = payoffSettings();
   const stats = { activeGears: 20, idleGears: 5, disruptiveGears: 8 }; // $0.282 of moves: 1h25m of rent at $0.198
   const level = () => 400; // a level load: the kept days call every node above 400 gears unneeded for the day
   const at = (minutesAgo: number) => new Date(now.getTime() - minutesAgo * MIN).toISOString();

@@ -3,11 +3,11 @@ import { drainPayoff, savingHours, unneededFor } from '../../lib/domain/payoff.j
 import { rebuyLevel } from '../../lib/domain/wanted.js';
 import type { DemandSample } from '../../lib/domain/model.js';
 import { epochMinute } from '../../lib/domain/forecast.js';
-import { config, demandHistory } from '../support/builders.js';
+import { demandHistory, payoffSettings } from '../support/builders.js';
 
 const MIN = 60_000;
 const HOUR = 60 * MIN;
-const payoff = config().scaleDown.payoff;
+const payoff = payoffSettings();
 
 /** Two days and a bit of history: a sample every 5 minutes, per minute for the last half hour. */
 const history = (now: Date, demandAt: (minutesFromNow: number) => number, hours = 50) => demandHistory(now, demandAt, hours);
@@ -41,7 +41,7 @@ describe('savingHours: a drain saves until the scale-up buys the node back', () 
     const stats = { activeGears: 50, idleGears: 10, disruptiveGears: 10 };
     const early = drainPayoff({ history: h, now: noon, confident: 1500, limit, stats, config: payoff });
     expect(early.pays).toBe(true);
-    if (early.pays) expect(early.text).toMatch(/^pays: 9\.5h unneeded \(yesterday's demand\) saves \$1\.82 >= /);
+    if (early.pays) expect(early.text).toMatch(/^pays: 9\.5h unneeded \(yesterday's demand\) saves \$1\.82 at \$0\.192\/h >= /);
 
     const late = new Date('2026-01-07T17:00:00Z'); // an hour and a half before it is needed again
     const verdict = drainPayoff({ history: history(late, trough(late)), now: late, confident: 1500, limit, stats, config: payoff });

@@ -2,11 +2,11 @@ import { describe, expect, it } from 'vitest';
 import { confidentDemand, drainPayoff, keptDaysFor, moveCost, unneededFor } from '../../lib/domain/payoff.js';
 import type { DemandSample } from '../../lib/domain/model.js';
 import { epochMinute } from '../../lib/domain/forecast.js';
-import { config, demandHistory } from '../support/builders.js';
+import { demandHistory, payoffSettings } from '../support/builders.js';
 
 const MIN = 60_000;
 const HOUR = 60 * MIN;
-const payoff = config().scaleDown.payoff;
+const payoff = payoffSettings();
 
 /** A pool's history: a sample every 5 minutes back `hours` (25: one day, 50: two), per minute for the last half hour. */
 const history = (now: Date, demandAt: (minutesFromNow: number) => number, hours = 25) => demandHistory(now, demandAt, hours);
@@ -77,7 +77,7 @@ describe('drainPayoff', () => {
     expect(verdict.unneeded.basis).toBe('yesterday');
     expect(verdict.unneeded.neededAt?.toISOString()).toBe('2026-01-07T06:30:00.000Z');
     expect(verdict.pays).toBe(false);
-    if (!verdict.pays) expect(verdict.reason).toMatch(/^does not pay: 8\.5h unneeded \(yesterday's demand\) saves \$1\.63 < 2 x \$0\.8[56] for 30 disruptive, 40 sibling, 30 idle moves/);
+    if (!verdict.pays) expect(verdict.reason).toMatch(/^does not pay: 8\.5h unneeded \(yesterday's demand\) saves \$1\.63 at \$0\.192\/h < 2 x \$0\.8[56] for 30 disruptive, 40 sibling, 30 idle moves/);
   });
 
   it('the same node is drained when the forecast does not need it for a day (a weekend)', () => {
@@ -100,7 +100,7 @@ describe('drainPayoff', () => {
   it('a node of idle gears and siblings pays over the night', () => {
     const verdict = drainPayoff({ ...base, stats: { activeGears: 100, idleGears: 40, disruptiveGears: 10 } });
     expect(verdict.pays).toBe(true);
-    if (verdict.pays) expect(verdict.text).toBe("pays: 8.5h unneeded (yesterday's demand) saves $1.63 >= 2 x $0.45 for 10 disruptive, 50 sibling, 40 idle moves");
+    if (verdict.pays) expect(verdict.text).toBe("pays: 8.5h unneeded (yesterday's demand) saves $1.63 at $0.192/h >= 2 x $0.45 for 10 disruptive, 50 sibling, 40 idle moves");
   });
 
   it('a node the forecast needs again within the horizon is not drained, however cheap', () => {
@@ -160,7 +160,7 @@ describe('drainPayoff', () => {
     expect(drainPayoff({ ...base, now, history: h, stats: { activeGears: 0 } }).pays).toBe(true);
     const full = drainPayoff({ ...base, now, history: h, stats: { activeGears: 100 } });
     expect(full.pays).toBe(false);
-    if (!full.pays) expect(full.reason).toBe('does not pay: 2.5h unneeded (recent demand) saves $0.48 < 2 x $2.25 for 100 disruptive moves');
+    if (!full.pays) expect(full.reason).toBe('does not pay: 2.5h unneeded (recent demand) saves $0.48 at $0.192/h < 2 x $2.25 for 100 disruptive moves');
   });
 
   it('on recent demand alone, a node waits the recent horizon, however cheap', () => {

@@ -3,7 +3,7 @@ import { epochMinute } from '../../lib/domain/forecast.js';
 import type { DemandSample } from '../../lib/domain/model.js';
 import { drainPayoff } from '../../lib/domain/payoff.js';
 import { dipHours, recentDipsText, recentReturns, recentReturnsText, returnsOf, returnsWithin, spellsBelow } from '../../lib/domain/recent-returns.js';
-import { config } from '../support/builders.js';
+import { payoffSettings } from '../support/builders.js';
 
 const MIN = 60_000;
 const HOUR = 60 * MIN;
@@ -88,7 +88,7 @@ describe('recentReturns', () => {
 });
 
 describe('drainPayoff with recent returns', () => {
-  const payoff = config().scaleDown.payoff;
+  const payoff = payoffSettings();
   const stats = { activeGears: 20, idleGears: 5, disruptiveGears: 8 };
   // bursts every 3 hours since 22 hours ago (not on the kept day before), the last ended 80 minutes ago: the one-off wait
   // (an hour for these moves) is paid, and the kept days' lower does not have them
@@ -187,7 +187,7 @@ describe('typical dips (returnsOf with a lookahead)', () => {
 });
 
 describe('drainPayoff with typical dips', () => {
-  const payoff = { ...config().scaleDown.payoff, recentReturns: false };
+  const payoff = { ...payoffSettings(), recentReturns: false };
   // $0.0225 x 20 + $0.0045 x 10 = $0.495 of moves (printed $0.49): 5.2 hours of rent pay 2 x, 2.6 hours pay 1 x (the rent-or-buy bound)
   const stats = { activeGears: 40, idleGears: 10, disruptiveGears: 20 };
   /**
@@ -203,7 +203,7 @@ describe('drainPayoff with typical dips', () => {
   const input = (h: DemandSample[]) => ({ history: h, now, confident: 1100, limit: 1150, rebuy: 1200, stats, config: payoff });
 
   const cases: Array<{ name: string; h: DemandSample[]; change: Partial<Parameters<typeof drainPayoff>[0]>; pays: boolean; reason?: RegExp }> = [
-    { name: 'the pool\'s dips as old as this one came back within the hour: does not pay', h: rises(100, 30), change: {}, pays: false, reason: /^does not pay by recent dips: the 13 recent spells below 1200 gears that lasted 30m lasted a median 50m more saves \$0\.16 < 2 x \$0\.49 for 20 disruptive/ },
+    { name: 'the pool\'s dips as old as this one came back within the hour: does not pay', h: rises(100, 30), change: {}, pays: false, reason: /^does not pay by recent dips: the 13 recent spells below 1200 gears that lasted 30m lasted a median 50m more saves \$0\.16 at \$0\.192\/h < 2 x \$0\.49 for 20 disruptive/ },
     { name: 'an empty node owes no move', h: rises(100, 30), change: { stats: { activeGears: 0 } }, pays: true },
     { name: 'a node of idle gears owes nothing either', h: rises(100, 30), change: { stats: { activeGears: 40, idleGears: 40 } }, pays: true },
     { name: 'the rule off', h: rises(100, 30), change: { config: { ...payoff, recentDips: false } }, pays: true },

@@ -1,0 +1,70 @@
+/**
+ * What one node-hour costs, for the pays-off check (payoff.ts): a drain's
+ * saving is the hours its node stays unneeded x this price, held against the
+ * cost of its moves. A pool of m5.4xlarge nodes saves four times what a pool of
+ * m5.xlarge nodes saves per node-hour, so one price for every pool drained big
+ * nodes four times too rarely, or small ones too often.
+ *
+ * The on-demand list prices below are also what the replay bills with
+ * (lib/sim/prices.ts): AWS, us-east-1 (N. Virginia), Linux, read on
+ * PRICES_AS_OF from https://aws.amazon.com/ec2/pricing/on-demand/. They move
+ * rarely; when they do, change them here only.
+ */
+
+export const PRICES_AS_OF = '2026-11-01';
+export const PRICE_REGION = 'us-east-1';
+
+/** $ per instance-hour, on-demand, Linux. */
+export const INSTANCE_PRICES: Readonly<Record<string, number>> = {
+  't3.large': 0.0832,
+  't3.xlarge': 0.1664,
+  'm5.large': 0.096,
+  'm5.xlarge': 0.192,
+  'm5.2xlarge': 0.384,
+  'm5.4xlarge': 0.768,
+  'm6i.large': 0.096,
+  'm6i.xlarge': 0.192,
+  'm6i.2xlarge': 0.384,
+  'm6i.4xlarge': 0.768,
+  'm7i.xlarge': 0.2016,
+  'm7i.2xlarge': 0.4032,
+  'c5.xlarge': 0.17,
+  'c5.2xlarge': 0.34,
+  'c6i.xlarge': 0.17,
+  'c6i.2xlarge': 0.34,
+  'r5.xlarge': 0.252,
+  'r5.2xlarge': 0.504,
+  'r6i.xlarge': 0.252,
+  'r6i.2xlarge': 0.504,
+};
+
+/** The price of a node nothing else prices: an m5.xlarge on-demand, the node the defaults were chosen with. */
+export const DEFAULT_NODE_HOUR_PRICE = 0.192;
+
+/** $ per hour of one instance of `instanceType` on demand; undefined when the table does not know it. */
+export function instancePrice(instanceType: string | undefined): number | undefined {
+  return instanceType === undefined ? undefined : INSTANCE_PRICES[instanceType];
+}
+
+export interface PricedPool {
+  /** What the operator pays for one of this pool's nodes (spot, reserved, another region). */
+  nodeHourPrice?: number;
+  template?: { instanceTypes: ReadonlyArray<{ name: string }> };
+}
+
+/**
+ * The price of one node-hour of `pool`, for a node of `instanceType` (the
+ * type it was launched as, when known). What an operator wrote comes first,
+ * the pool's own price before the global one: only they know a spot,
+ * reserved or other region's price. Then the on-demand list price of the
+ * node's type, else of the pool's first instance type, else the default.
+ */
+export function nodeHourPrice(payoff: { nodeHourPrice?: number | undefined }, pool: PricedPool | undefined, instanceType?: string): number {
+  return (
+    pool?.nodeHourPrice ??
+    payoff.nodeHourPrice ??
+    instancePrice(instanceType) ??
+    instancePrice(pool?.template?.instanceTypes[0]?.name) ??
+    DEFAULT_NODE_HOUR_PRICE
+  );
+}
