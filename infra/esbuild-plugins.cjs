@@ -193,7 +193,7 @@ function stageOf(configFile) {
     stdin: {
       contents:
         "export { readConfigFile } from './lib/config/parse.ts';\nexport { adaptersOf } from './lib/config/adapters.ts';\n" +
-        "export { deploymentIssues } from './lib/config/consistency.ts';\nexport { statsAuthWarnings } from './lib/config/stats-auth.ts';\nexport { ValidationError } from './lib/errors.ts';\n",
+        "export { deploymentIssues } from './lib/config/consistency.ts';\nexport { configWarnings } from './lib/config/warnings.ts';\nexport { ValidationError } from './lib/errors.ts';\n",
       resolveDir: serviceDir,
       loader: 'ts',
     },
@@ -218,7 +218,7 @@ function stageOf(configFile) {
   const deployment = packaging.deploymentIssues(config);
   if (deployment.length > 0) throw new packaging.ValidationError(deployment, `configuration ${source}`);
   // Loud, not fatal: a site whose node hosts have no instance profile may run without the sender check.
-  for (const warning of packaging.statsAuthWarnings(config)) console.warn(`\n!!! nodescaler ${source}: WARNING: ${warning}\n`);
+  for (const warning of packaging.configWarnings(config)) console.warn(`\n!!! nodescaler ${source}: WARNING: ${warning}\n`);
   // The bundle carries it as JSON: it must come back the same (no Date, undefined or NaN in it).
   if (!isDeepStrictEqual(JSON.parse(JSON.stringify(config)), config)) throw new Error(`${source}: the parsed configuration does not survive JSON`);
   const adapters = packaging.adaptersOf(config);

@@ -12,6 +12,7 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadCliEnvironmentFromProcess, readConfigFile, type CliEnvironment } from '../config/index.js';
 import { deploymentIssues } from '../config/consistency.js';
+import { configWarnings } from '../config/warnings.js';
 import { formatValue, NodescalerError, NotFoundError, ValidationError, ConflictError } from '../errors.js';
 import { OPTIONS, print, widthOf, type Context, type Io, type OptionName, type Values } from './context.js';
 import { CliError, EXIT, usageError, type ExitCode } from './exit.js';
@@ -190,8 +191,11 @@ function validateConfig(file: string, context: Context): ExitCode {
     const config = readConfigFile(resolve(io.cwd, file));
     const deployment = deploymentIssues(config);
     if (deployment.length > 0) throw new ValidationError(deployment, `configuration ${file}`);
-    const summary = { file, valid: true, handler: config.handler, platform: config.platform.kind, pools: config.pools.map((p) => `${p.district}/${p.profile}`) };
+    const warnings = configWarnings(config);
+    const summary = { file, valid: true, handler: config.handler, platform: config.platform.kind, pools: config.pools.map((p) => `${p.district}/${p.profile}`), warnings };
     print(context, summary, () => [`${s.green('valid')}: ${file} · handler ${config.handler} · platform ${config.platform.kind} · ${plural(config.pools.length, 'pool')}: ${summary.pools.join(', ')}`]);
+    // Valid all the same: a script reading stdout or the exit code sees a valid file.
+    if (!values.json && warnings.length > 0) io.stderr.write(`${warnings.flatMap((warning) => wrap(`${s.yellow('warning')}: ${warning}`, context.width)).join('\n')}\n`);
     return EXIT.ok;
   } catch (error) {
     if (!(error instanceof ValidationError)) throw error;

@@ -43,6 +43,27 @@ describe('nodescaler without state: configuration check and usage', () => {
     }
   });
 
+  it('validate-config passes a valid file that may still mislead, and says how on stderr (in --json, as warnings)', async () => {
+    const scratch = mkdtempSync(join(tmpdir(), 'nodescaler-config-'));
+    try {
+      const spot = join(scratch, 'spot.yml');
+      writeFileSync(
+        spot,
+        ['pools:', '  - district: d1', '    profile: small', '    max: 5', '    template:', '      instanceTypes: [{ name: m5.2xlarge, vcpus: 8, memoryGiB: 32 }]', '      spot: true', ''].join('\n'),
+      );
+      const [text, json] = await Promise.all([runCli(['validate-config', spot]), runCli(['validate-config', spot, '--json'])]);
+      expect(text.code).toBe(0);
+      expect(text.stdout).toMatch(/^valid: .*spot\.yml · handler log/);
+      expect(text.stderr.replace(/\s+/g, ' ')).toContain('warning: pools[0] (d1/small) launches spot instances and names no nodeHourPrice: its drains are credited $0.384/h (m5.2xlarge on demand)');
+      const report = JSON.parse(json.stdout) as { valid: boolean; warnings: string[] };
+      expect(json.code).toBe(0);
+      expect(report.valid).toBe(true);
+      expect(report.warnings).toEqual([expect.stringContaining('Set pools[0].nodeHourPrice to what its nodes cost.')]);
+    } finally {
+      rmSync(scratch, { recursive: true, force: true });
+    }
+  });
+
   it('offers the command or option a typo most likely meant', async () => {
     const [command, swapped, option, notHere] = await Promise.all([
       runCli(['statsu']),

@@ -1,0 +1,31 @@
+/**
+ * What a valid configuration may still get wrong: printed loudly by packaging
+ * (infra/esbuild-plugins.cjs) and by `nodescaler validate-config`, never fatal.
+ */
+import { nodeHourPrice } from '../domain/node-price.js';
+import type { Config } from './schema.js';
+import { statsAuthWarnings } from './stats-auth.js';
+
+export function configWarnings(config: Config): string[] {
+  return [...statsAuthWarnings(config), ...spotPriceWarnings(config)];
+}
+
+/**
+ * A spot pool priced by the on-demand list: the pays-off check credits each
+ * drain with what spot does not cost, so it restarts tenants two or three
+ * times as readily as the move costs say it should. Only the operator knows
+ * what their spot nodes cost.
+ */
+export function spotPriceWarnings(config: Pick<Config, 'scaleDown' | 'pools'>): string[] {
+  if (!config.scaleDown.enabled || !config.scaleDown.payoff.enabled || config.scaleDown.payoff.nodeHourPrice !== undefined) return [];
+  return config.pools.flatMap((pool, index) => {
+    if (!pool.template.spot || pool.nodeHourPrice !== undefined) return [];
+    const price = nodeHourPrice(config.scaleDown.payoff, pool);
+    const type = pool.template.instanceTypes[0]?.name;
+    return [
+      `pools[${index}] (${pool.district}/${pool.profile}) launches spot instances and names no nodeHourPrice: its drains are credited ` +
+        `$${price}/h${type ? ` (${type} on demand)` : ''}, more than spot nodes cost, so scale-down restarts its tenants for savings it does not make. ` +
+        `Set pools[${index}].nodeHourPrice to what its nodes cost.`,
+    ];
+  });
+}

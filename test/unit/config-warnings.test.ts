@@ -1,0 +1,33 @@
+import { describe, expect, it } from 'vitest';
+import { parseConfig, type ConfigInput } from '../../lib/config/index.js';
+import { configWarnings, spotPriceWarnings } from '../../lib/config/warnings.js';
+
+const template = (name: string, spot: boolean) => ({ instanceTypes: [{ name, vcpus: 8, memoryGiB: 32 }], spot });
+const parsed = (pools: object[], rest: object = {}) => parseConfig({ ...rest, pools } as ConfigInput);
+
+describe('configWarnings: what a valid configuration may still get wrong', () => {
+  it('a spot pool priced by the on-demand list is named, with the price its drains are credited and the key to set', () => {
+    const config = parsed([
+      { district: 'd1', profile: 'small', max: 5, naming: { base: 'small' }, template: template('m5.xlarge', false) },
+      { district: 'd1', profile: 'large', max: 5, naming: { base: 'large' }, template: template('m5.2xlarge', true) },
+    ]);
+    expect(spotPriceWarnings(config)).toEqual([
+      'pools[1] (d1/large) launches spot instances and names no nodeHourPrice: its drains are credited $0.384/h (m5.2xlarge on demand), ' +
+        'more than spot nodes cost, so scale-down restarts its tenants for savings it does not make. Set pools[1].nodeHourPrice to what its nodes cost.',
+    ]);
+    expect(configWarnings(config)).toEqual(expect.arrayContaining(spotPriceWarnings(config)));
+  });
+
+  it('says nothing once a price is written, for the pool or for every pool, or when no drain is priced', () => {
+    const spot = { district: 'd1', profile: 'large', max: 5, template: template('m5.2xlarge', true) };
+    expect(spotPriceWarnings(parsed([{ ...spot, nodeHourPrice: 0.12 }]))).toEqual([]);
+    expect(spotPriceWarnings(parsed([spot], { scaleDown: { payoff: { nodeHourPrice: 0.12 } } }))).toEqual([]);
+    expect(spotPriceWarnings(parsed([spot], { scaleDown: { enabled: false } }))).toEqual([]);
+    expect(spotPriceWarnings(parsed([spot], { scaleDown: { payoff: { enabled: false } } }))).toEqual([]);
+  });
+
+  it("keeps the sender check's warnings", () => {
+    const config = parsed([{ district: 'd1', profile: 'small', max: 5 }], { statsAuth: { enabled: false } });
+    expect(configWarnings(config)).toEqual([expect.stringMatching(/^statsAuth\.enabled is false/)]);
+  });
+});
