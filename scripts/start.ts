@@ -145,11 +145,11 @@ async function main(): Promise<void> {
     `${values.config ? `config ${values.config}` : 'simulation defaults'}: ${pools.length} pool(s), limits.maxNodesTotal ${input.limits?.maxNodesTotal ?? 100}; ` +
       pools.map((p) => `${p.id} (${p.gearsPerNode} gears/node, ${p.min}..${p.max} nodes, ${p.instanceType} $${p.pricePerHour}/h, peak ${peakDemand(p.trace)} gears)`).join('; '),
   );
-  console.log(`prices: on-demand ${PRICE_REGION} as of ${PRICES_AS_OF} (lib/sim/prices.ts)`);
+  console.log(`prices: on-demand ${PRICE_REGION} as of ${PRICES_AS_OF} (lib/domain/node-price.ts, lib/sim/prices.ts)`);
   for (const pool of pools) {
     const room = pool.max * pool.gearsPerNode;
     if (peakDemand(pool.trace) > room) console.log(`note: ${pool.id} peaks at ${peakDemand(pool.trace)} gears, more than its max x gearsPerNode = ${room}: gears will wait whatever the policy`);
-    if (pool.pricePerHour === 0) console.log(`note: no price for ${pool.instanceType} in lib/sim/prices.ts: its node cost counts as 0`);
+    if (pool.pricePerHour === 0) console.log(`note: no price for ${pool.instanceType} in lib/domain/node-price.ts and none in the configuration: its node cost counts as 0`);
   }
 
   const results: PolicyResult[] = [];
@@ -227,7 +227,7 @@ async function main(): Promise<void> {
         ['boot delay', `${replay.bootDelaySeconds} s`],
         ['seed', String(replay.seed)],
         ['store', replay.store],
-        ['prices', `on-demand ${PRICE_REGION} as of ${PRICES_AS_OF} (lib/sim/prices.ts)`],
+        ['prices', `on-demand ${PRICE_REGION} as of ${PRICES_AS_OF} (lib/domain/node-price.ts, lib/sim/prices.ts)`],
       ],
       policies: rows.map((row) => ({ ...row, cost: poolsCost(row) })),
       notes: [

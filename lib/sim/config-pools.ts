@@ -49,7 +49,7 @@ export function configPools(options: {
   demands: PoolDemand[];
   window?: (trace: Trace) => Trace;
 }): { input: ConfigInput; pools: SimPool[] } {
-  readConfigFile(options.configFile);
+  const parsed = readConfigFile(options.configFile);
   const raw = parseYaml(readFileSync(options.configFile, 'utf8')) as ConfigInput & { pools: Array<Record<string, unknown>> };
   const ids = raw.pools.map((p) => `${String(p.district)}/${String(p.profile)}`);
   for (const demand of options.demands) {
@@ -81,7 +81,8 @@ export function configPools(options: {
       min: typeof p.min === 'number' ? p.min : 0,
       max: Number(p.max),
       instanceType,
-      pricePerHour: instancePrice(instanceType) ?? 0,
+      // The price the operator wrote (spot, reserved) is the bill's too, as it is the drains' (lib/domain/node-price.ts).
+      pricePerHour: parsed.pools[i]!.nodeHourPrice ?? parsed.scaleDown.payoff.nodeHourPrice ?? instancePrice(instanceType) ?? 0,
       trace,
     };
   });

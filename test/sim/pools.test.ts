@@ -16,7 +16,7 @@ pools:
   - { district: east, profile: small, min: 1, max: 8, gearsPerNode: 50, naming: { base: east-small }, template: { instanceTypes: [{ name: m5.large, vcpus: 2, memoryGiB: 8 }] } }
   - { district: east, profile: large, min: 1, max: 4, gearsPerNode: 20, naming: { base: east-large }, template: { instanceTypes: [{ name: m5.2xlarge, vcpus: 8, memoryGiB: 32 }] } }
   - { district: west, profile: small, min: 1, max: 8, gearsPerNode: 50, naming: { base: west-small } }
-  - { district: west, profile: large, min: 0, max: 4, gearsPerNode: 20, naming: { base: west-large } }
+  - { district: west, profile: large, min: 0, max: 4, gearsPerNode: 20, nodeHourPrice: 0.05, naming: { base: west-large } }
 `;
 
 /** Two columns over 3 hours: web ramps up to its peak and holds, batch runs flat. */
@@ -60,7 +60,8 @@ describe('replaying every pool of a configuration', () => {
     expect(new Set(replay.pools[1]!.trace.steps.map((s) => s.demand))).toEqual(new Set([67]));
     expect(replay.pools[0]!.trace.steps[0]!.demand).toBeLessThan(100);
     expect(replay.pools[1]!.trace.demandColumn).toBe('batch');
-    expect(replay.pools[0]!.pricePerHour).toBe(0.096);
+    // Each pool's node-hour: its instance type's list price, or the price its configuration names (a spot pool's).
+    expect(replay.pools.map((p) => p.pricePerHour)).toEqual([0.096, 0.384, 0.192, 0.05]);
   });
 
   it('runs all four pools through the real handlers, each within its bounds and all within maxNodesTotal', async () => {
