@@ -36,8 +36,9 @@ export function buildScaleDownSchema() {
     moveCost: z.prefault(
       z.strictObject({
         idle: z._default(z.number().check(z.gte(0)), 0),
-        // Chosen on the whole replay suite (8 traces) and held-out shapes of seeds 1 and 2: at these weights a node of
-        // about 90 gears (30 restarts, 25 siblings) pays when it stays unneeded about 8 hours, so nights, weekends and
+        // Chosen on the whole replay suite (8 traces) and held-out shapes of seeds 1 and 2: at these weights an m5.xlarge
+        // ($0.192/h) of about 90 gears (30 restarts, 25 siblings) pays when it stays unneeded about 8 hours (a node of twice
+        // the gears pays as soon only at twice the price: docs/HISTORY.md, session 36), so nights, weekends and
         // shallow daily troughs are drained and short dips are not (0.006 / 0.03, about 11 hours, left 27 %-deep daily
         // troughs and weekday nights undrained; 0.002 / 0.01 moved 1.5-6.6x clairvoyant-4h).
         sibling: z._default(z.number().check(z.gte(0)), 0.0045),
