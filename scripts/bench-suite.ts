@@ -16,7 +16,7 @@ import { pagesLine } from '../lib/sim/alarms.js';
 import { baselineKeyParts, runBaselines, type BaselineCache } from '../lib/sim/baseline-cache.js';
 import { floorForResults, floorLine, type ReactiveFloor } from '../lib/sim/floor.js';
 import { peakDemand } from '../lib/sim/pools.js';
-import { runNodescaler } from '../lib/sim/replay.js';
+import { runNodescaler, simInstanceText } from '../lib/sim/replay.js';
 import type { PolicyResult } from '../lib/sim/results.js';
 import { writeOut } from '../lib/sim/report.js';
 import { formatTable, goalChecks, goalLine, moveCausesLine, waitingLine, withSavings } from '../lib/sim/summary.js';
@@ -105,6 +105,7 @@ export function suiteSettings(run: { days: string; peakGears: number; gearsPerNo
     ['days', run.days],
     ['peak gears', run.peakGears.toLocaleString('en')],
     ['gears per node', String(run.gearsPerNode)],
+    ['node', `${simInstanceText()}: the bill's price and each drain's saving per node-hour`],
     ['boot delay', `${run.bootDelaySeconds} s`],
     ['seed', String(run.seed)],
     ['nodescaler', "today's defaults (lib/sim/replay.ts simulationConfig)"],

@@ -12,6 +12,7 @@ import { BaselineCache } from '../lib/sim/baseline-cache.js';
 import { familyShapes, heldoutFamilyList, isHeldoutFamily, type HeldoutFamily } from '../lib/sim/heldout-families.js';
 import { formatAgainst, formatRanking, formatVariant, infeasibleNote, parseVariants, tuneSuite, type TuneTrace, type Variants } from '../lib/sim/tune.js';
 import { parseTuneSets, tuneSetName, type TuneSet } from '../lib/sim/tune-sets.js';
+import { simInstanceText } from '../lib/sim/replay.js';
 import { suiteTraces } from './bench-suite.js';
 
 const DEFAULT_CACHE = new URL('../.cache/baselines/', import.meta.url).pathname;
@@ -120,7 +121,7 @@ export async function runTune(argv: string[]): Promise<void> {
   const started = Date.now();
   let last = '';
   const setsText = sets ? `sets ${sets.map(tuneSetName).join(', ')}, each replayed with its own seed (the suite ${seed})` : `seed ${seed}`;
-  console.log(`tune: ${names.length} variants x ${traces.length} traces (${days ?? 'all'} days, peak ${peakGears} gears, ${gearsPerNode} gears per node, boot delay ${bootDelaySeconds} s, ${setsText})`);
+  console.log(`tune: ${names.length} variants x ${traces.length} traces (${days ?? 'all'} days, peak ${peakGears} gears, ${gearsPerNode} gears per node on ${simInstanceText()} unless a variant's pools name another, boot delay ${bootDelaySeconds} s, ${setsText})`);
   try {
     const scores = await tuneSuite({
       traces,

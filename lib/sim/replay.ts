@@ -64,6 +64,18 @@ const DISTRICT = 'sim';
 const PROFILE = 'small';
 const LAMBDA_MEMORY_MB = 512;
 
+/**
+ * The default pool's node, whatever `gearsPerNode` is: its price is both the bill's and what each drain is credited per
+ * node-hour (lib/domain/node-price.ts). A node of more slots at this price restarts more tenants per dollar it saves, so
+ * its drains pay later; a `pools` override names another instance type.
+ */
+export const SIM_INSTANCE = { name: 'm5.xlarge', vcpus: 4, memoryGiB: 16 } as const;
+
+/** `m5.xlarge ($0.192/h)`: the default pool's node as settings tables name it. */
+export function simInstanceText(): string {
+  return `${SIM_INSTANCE.name} ($${instancePrice(SIM_INSTANCE.name)}/h)`;
+}
+
 /** The simulation's configuration: one pool, the ec2 handler against the simulated cloud, the product's own defaults otherwise. */
 export function simulationConfig(trace: Trace, options: Pick<ReplayOptions, 'gearsPerNode' | 'bootDelaySeconds' | 'configOverrides'>): ConfigInput {
   const max = Math.ceil((peakDemand(trace) / options.gearsPerNode) * 2) + 2;
@@ -79,7 +91,7 @@ export function simulationConfig(trace: Trace, options: Pick<ReplayOptions, 'gea
         min: 1,
         max,
         gearsPerNode: options.gearsPerNode,
-        template: { imageId: 'ami-sim', instanceTypes: [{ name: 'm5.xlarge', vcpus: 4, memoryGiB: 16 }], subnets: ['subnet-sim'] },
+        template: { imageId: 'ami-sim', instanceTypes: [{ ...SIM_INSTANCE }], subnets: ['subnet-sim'] },
       },
     ],
     ...options.configOverrides,
@@ -91,7 +103,7 @@ export function replayPools(trace: Trace, options: ReplayOptions): { input: Conf
   if (options.config) return options.config;
   const input = simulationConfig(trace, options);
   const pool = input.pools[0]!;
-  return { input, pools: [{ ...singlePool(trace, options.gearsPerNode, { min: pool.min ?? 1, max: pool.max, instanceType: 'm5.xlarge', pricePerHour: instancePrice('m5.xlarge') ?? 0 }) }] };
+  return { input, pools: [{ ...singlePool(trace, options.gearsPerNode, { min: pool.min ?? 1, max: pool.max, instanceType: SIM_INSTANCE.name, pricePerHour: instancePrice(SIM_INSTANCE.name) ?? 0 }) }] };
 }
 
 /** Replays every pool through the four real handlers; the figures, dead letters and invariant violations of the run. */

@@ -33,5 +33,7 @@ describe('npm run bench -- heldout --html', () => {
     expect(page).toMatch(/<tr data-trace="heldout:s3-1"><td>heldout:s3-1<div class="muted">[^<]+<\/div><\/td><td>\d\/8<\/td>/);
     expect(page).toContain('<tr><th>shapes</th><td>1-1 of seed 3 (lib/sim/heldout.ts)</td></tr>');
     expect(page).toContain('<tr><th>boot delay</th><td>300 s</td></tr>');
+    // The node's price is what its drains are credited: a reader of figures at another node size needs it.
+    expect(page).toContain("<tr><th>node</th><td>m5.xlarge ($0.192/h): the bill's price and each drain's saving per node-hour</td></tr>");
   });
 });
