@@ -60,11 +60,17 @@ export interface PricedPool {
  * node's type, else of the pool's first instance type, else the default.
  */
 export function nodeHourPrice(payoff: { nodeHourPrice?: number | undefined }, pool: PricedPool | undefined, instanceType?: string): number {
-  return (
-    pool?.nodeHourPrice ??
-    payoff.nodeHourPrice ??
-    instancePrice(instanceType) ??
-    instancePrice(pool?.template?.instanceTypes[0]?.name) ??
-    DEFAULT_NODE_HOUR_PRICE
-  );
+  return nodeHourPriceOf(payoff, pool, instanceType).dollars;
+}
+
+/** `nodeHourPrice` with where it came from, as `nodescaler status` shows it. */
+export function nodeHourPriceOf(payoff: { nodeHourPrice?: number | undefined }, pool: PricedPool | undefined, instanceType?: string): { dollars: number; source: string } {
+  if (pool?.nodeHourPrice !== undefined) return { dollars: pool.nodeHourPrice, source: "the pool's nodeHourPrice" };
+  if (payoff.nodeHourPrice !== undefined) return { dollars: payoff.nodeHourPrice, source: 'scaleDown.payoff.nodeHourPrice' };
+  const own = instancePrice(instanceType);
+  if (own !== undefined) return { dollars: own, source: `${instanceType} on demand, ${PRICE_REGION}` };
+  const first = pool?.template?.instanceTypes[0]?.name;
+  const listed = instancePrice(first);
+  if (listed !== undefined) return { dollars: listed, source: `${first} on demand, ${PRICE_REGION}` };
+  return { dollars: DEFAULT_NODE_HOUR_PRICE, source: 'the default: an m5.xlarge on demand' };
 }

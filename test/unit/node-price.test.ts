@@ -2,9 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { parseConfig, type Config, type ConfigInput } from '../../lib/config/index.js';
 import { decidePool } from '../../lib/domain/evaluate.js';
 import type { NodeRecord } from '../../lib/domain/model.js';
-import { DEFAULT_NODE_HOUR_PRICE, INSTANCE_PRICES, nodeHourPrice } from '../../lib/domain/node-price.js';
+import { DEFAULT_NODE_HOUR_PRICE, INSTANCE_PRICES, nodeHourPrice, nodeHourPriceOf } from '../../lib/domain/node-price.js';
 import { payoffGate } from '../../lib/domain/payoff-gate.js';
 import { computeUtilization } from '../../lib/domain/utilization.js';
+import { renderStatus, statusView } from '../../lib/cli/status.js';
+import { Style } from '../../lib/cli/render.js';
+import { NO_CONTROLS } from '../../lib/domain/controls.js';
 import { ValidationError } from '../../lib/errors.js';
 import { POOL, config, demandHistory, evaluation, minutesAgo, node, pool } from '../support/builders.js';
 import { quietDay, withGears } from '../support/decisions.js';
@@ -90,5 +93,36 @@ describe('the pays-off check prices each node as its pool and type say', () => {
       decidePool(evaluation({ config: config({}, { template } as object), nodes: withGears([40, 40, 32, 12]), pool: pool({ demandHistory: quietDay, lowSince: minutesAgo(7) }) })).decision;
     expect(decide(typed('m5.4xlarge'))).toMatchObject({ kind: 'scale-down', reason: expect.stringContaining('saves $18.43 at $0.768/h >= 2 x $0.27') });
     expect(decide(typed())).toMatchObject({ kind: 'scale-down', reason: expect.stringContaining('saves $4.61 at $0.192/h') });
+  });
+});
+
+describe('nodescaler status names what each pool\'s drains are credited, and why', () => {
+  const pools = [
+    { district: 'd1', profile: 'small', max: 5, naming: { base: 'small' }, template: typed('m5.2xlarge') },
+    { district: 'd1', profile: 'spot', max: 5, naming: { base: 'spot' }, nodeHourPrice: 0.07, template: { ...typed('m5.2xlarge'), spot: true } },
+    { district: 'd1', profile: 'other', max: 5, naming: { base: 'other' } },
+  ];
+  const view = (overrides: object = {}) => {
+    const cfg = config({ ...overrides, pools } as Parameters<typeof config>[0]);
+    const snapshot = { now: new Date('2026-01-06T12:00:00Z'), config: cfg, allNodes: [], controls: NO_CONTROLS, pools: cfg.pools.map((p) => ({ pool: `${p.district}/${p.profile}`, config: p, nodes: [], drains: [] })) };
+    return statusView(snapshot, 'local state');
+  };
+
+  it('the source of each price: the list, the pool\'s own, the default', () => {
+    expect(nodeHourPriceOf({}, { template: typed('m5.2xlarge') })).toEqual({ dollars: 0.384, source: 'm5.2xlarge on demand, us-east-1' });
+    expect(view().pools.map((p) => p.nodeHourPrice)).toEqual([
+      { dollars: 0.384, source: 'm5.2xlarge on demand, us-east-1' },
+      { dollars: 0.07, source: "the pool's nodeHourPrice" },
+      { dollars: 0.192, source: 'the default: an m5.xlarge on demand' },
+    ]);
+    const text = renderStatus(view(), { style: new Style(false), width: 100 }).join('\n');
+    expect(text).toContain('  drains priced at $0.384 a node-hour (m5.2xlarge on demand, us-east-1)');
+    expect(text).toContain("  drains priced at $0.07 a node-hour (the pool's nodeHourPrice)");
+  });
+
+  it('a global price is named as the setting it is; with scale-down or its pays-off check off, no price', () => {
+    expect(view({ scaleDown: { payoff: { nodeHourPrice: 0.15 } } }).pools[0]!.nodeHourPrice).toEqual({ dollars: 0.15, source: 'scaleDown.payoff.nodeHourPrice' });
+    expect(view({ scaleDown: { enabled: false } }).pools.map((p) => p.nodeHourPrice)).toEqual([null, null, null]);
+    expect(view({ scaleDown: { payoff: { enabled: false } } }).pools[0]!.nodeHourPrice).toBeNull();
   });
 });
