@@ -2,7 +2,7 @@
  * What a valid configuration may still get wrong: printed loudly by packaging
  * (infra/esbuild-plugins.cjs) and by `nodescaler validate-config`, never fatal.
  */
-import { nodeHourPrice } from '../domain/node-price.js';
+import { nodeHourPriceOf } from '../domain/node-price.js';
 import type { Config } from './schema.js';
 import { statsAuthWarnings } from './stats-auth.js';
 
@@ -20,11 +20,10 @@ export function spotPriceWarnings(config: Pick<Config, 'scaleDown' | 'pools'>): 
   if (!config.scaleDown.enabled || !config.scaleDown.payoff.enabled || config.scaleDown.payoff.nodeHourPrice !== undefined) return [];
   return config.pools.flatMap((pool, index) => {
     if (!pool.template.spot || pool.nodeHourPrice !== undefined) return [];
-    const price = nodeHourPrice(config.scaleDown.payoff, pool);
-    const type = pool.template.instanceTypes[0]?.name;
+    const { dollars, source } = nodeHourPriceOf(config.scaleDown.payoff, pool);
     return [
       `pools[${index}] (${pool.district}/${pool.profile}) launches spot instances and names no nodeHourPrice: its drains are credited ` +
-        `$${price}/h${type ? ` (${type} on demand)` : ''}, more than spot nodes cost, so scale-down restarts its tenants for savings it does not make. ` +
+        `$${dollars}/h (${source}), more than spot nodes cost, so scale-down restarts its tenants for savings it does not make. ` +
         `Set pools[${index}].nodeHourPrice to what its nodes cost.`,
     ];
   });

@@ -40,6 +40,13 @@ export function payoffGate(input: PayoffGateInput): { utilization: PoolUtilizati
   if (!settings.enabled) return { utilization: u };
   const poolPrice = nodeHourPrice(settings, input.poolConfig);
   const payoff = { ...settings, nodeHourPrice: poolPrice };
+  const pricesByType = new Map<string, number>();
+  const priceOfType = (type: string | undefined) => {
+    if (type === undefined) return poolPrice;
+    let price = pricesByType.get(type);
+    if (price === undefined) pricesByType.set(type, (price = nodeHourPrice(settings, input.poolConfig, type)));
+    return price;
+  };
   const recent = poolConfidentDemand(config, history, now, u.demand);
   const confident = Math.max(recent, input.forecastDemand ?? 0);
   const slots = sizingSlots(u);
@@ -99,8 +106,8 @@ export function payoffGate(input: PayoffGateInput): { utilization: PoolUtilizati
     if (input.forecastDemand !== undefined && input.forecastDemand > levels.limit && recent < levels.limit) {
       return { refused: `needed soon: the forecast expects ${Math.round(input.forecastDemand)} gears > the ${Math.round(levels.limit)} the pool holds without it` };
     }
-    // A node launched as another of the pool's instance types saves what that type costs.
-    const price = nodeHourPrice(settings, input.poolConfig, node.instanceType);
+    // A node launched as another of the pool's instance types saves what that type costs (read once a type).
+    const price = priceOfType(node.instanceType);
     const priced = price === poolPrice ? levels : { ...levels, config: { ...levels.config, nodeHourPrice: price } };
     const verdict = drainPayoff({ ...priced, stats: node.stats ?? { activeGears: 0 } });
     if (verdict.pays) return { accepted: verdict.text };

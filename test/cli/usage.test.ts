@@ -50,7 +50,7 @@ describe('nodescaler without state: configuration check and usage', () => {
     const [text, json] = await Promise.all([runCli(['validate-config', spot]), runCli(['validate-config', spot, '--json'])]);
     expect(text.code).toBe(0);
     expect(text.stdout).toMatch(/^valid: .*spot\.yml · handler log/);
-    expect(text.stderr.replace(/\s+/g, ' ')).toContain('warning: pools[0] (d1/small) launches spot instances and names no nodeHourPrice: its drains are credited $0.384/h (m5.2xlarge on demand)');
+    expect(text.stderr.replace(/\s+/g, ' ')).toContain('warning: pools[0] (d1/small) launches spot instances and names no nodeHourPrice: its drains are credited $0.384/h (m5.2xlarge on demand, us-east-1)');
     const report = JSON.parse(json.stdout) as { valid: boolean; warnings: string[] };
     expect(json.code).toBe(0);
     expect(report.valid).toBe(true);

@@ -12,7 +12,7 @@ describe('configWarnings: what a valid configuration may still get wrong', () =>
       { district: 'd1', profile: 'large', max: 5, naming: { base: 'large' }, template: template('m5.2xlarge', true) },
     ]);
     expect(spotPriceWarnings(config)).toEqual([
-      'pools[1] (d1/large) launches spot instances and names no nodeHourPrice: its drains are credited $0.384/h (m5.2xlarge on demand), ' +
+      'pools[1] (d1/large) launches spot instances and names no nodeHourPrice: its drains are credited $0.384/h (m5.2xlarge on demand, us-east-1), ' +
         'more than spot nodes cost, so scale-down restarts its tenants for savings it does not make. Set pools[1].nodeHourPrice to what its nodes cost.',
     ]);
     expect(configWarnings(config)).toEqual(expect.arrayContaining(spotPriceWarnings(config)));
