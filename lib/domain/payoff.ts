@@ -326,5 +326,10 @@ function money(dollars: number): string {
 
 /** A node-hour's price as the operator wrote it or the list shows it ($0.192/h, $0.0832/h). */
 function perHour(dollars: number): string {
-  return `$${Number(dollars.toPrecision(4))}/h`;
+  // Every refused candidate's reason names it: formatted once a price, not once a candidate (a replay's 1 s in 40).
+  let text = perHourTexts.get(dollars);
+  if (text === undefined) perHourTexts.set(dollars, (text = `$${Number(dollars.toPrecision(4))}/h`));
+  return text;
 }
+
+const perHourTexts = new Map<number, string>();
