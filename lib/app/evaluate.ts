@@ -24,6 +24,8 @@ import { StatsGate } from './stats-sender.js';
 import type { Cloud } from '../ports/cloud.js';
 import type { InvocationDeadline } from '../ports/deadline.js';
 import { POOLS_AT_ONCE, checksDeadline, inOrderAtMost } from './pool-batch.js';
+import type { SpotPrices } from '../ports/spot-prices.js';
+import { readDueSpotPrices } from './spot-prices.js';
 
 export interface EvaluatorPorts {
   store: StateStore;
@@ -37,6 +39,8 @@ export interface EvaluatorPorts {
   hosts?: Pick<Cloud, 'describeHosts'>;
   /** The invocation's end (the handler sets it): scale-down candidate checks stop before it (lib/app/pool-batch.ts). */
   deadline?: Pick<InvocationDeadline, 'remaining'>;
+  /** The spot market's prices, for spot pools' drains (lib/app/spot-prices.ts); without it they are priced by the list. */
+  spotPrices?: SpotPrices;
 }
 
 export interface StatsItem {
@@ -278,6 +282,9 @@ export class ThresholdEvaluator {
     }
     pool = await resendUnsentDecision(this.ports, pool, now);
     pool = await resendStalledDecision(this.ports, this.config, pool, now);
+    // Stored with this evaluation's other pool fields, and used by its decision already.
+    const spotPrices = await readDueSpotPrices(this.ports, effective.config, effective.poolConfig, pool, now);
+    if (spotPrices) pool = { ...pool, spotPrices };
 
     const nodes = await loadNodes(poolId);
     const drains = await store.listDrains(poolId);
@@ -304,7 +311,7 @@ export class ThresholdEvaluator {
     const { decision, utilization } = evaluation;
     const gears = decision.kind === 'scale-down' ? (nodes.find((n) => n.nodeId === decision.nodeId)?.stats?.activeGears ?? 0) : undefined;
     const gate = gateDecision(decision, poolId, effective.mode, controls.pauses, now, gears);
-    const poolPatch: PoolPatch = { ...evaluation.poolPatch };
+    const poolPatch: PoolPatch = { ...evaluation.poolPatch, ...(spotPrices ? { spotPrices } : {}) };
     let shadow: ShadowDetails | undefined;
     let shadowRepeat: string | undefined;
     // Drains called off for the pool's demand (lib/domain/call-off.ts): an observed pool changes nothing.

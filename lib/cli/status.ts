@@ -10,7 +10,7 @@ import { progressOf, drainKind, type Progress } from '../domain/drain.js';
 import type { DrainKind, DrainRecord, MoveState, NodeRecord, NodeState, PoolId } from '../domain/model.js';
 import { failureBackoff } from '../domain/failure-backoff.js';
 import { isProtected } from '../domain/node-stats.js';
-import { nodeHourPriceOf } from '../domain/node-price.js';
+import { nodeHourPriceOf, usableSpotPrices } from '../domain/node-price.js';
 import { computeUtilization, expectedGearsPerNode, freshStatsTest } from '../domain/utilization.js';
 import { clockTime, plural, ratio, renderTable, when, wrap, type Cell, type Style } from './render.js';
 import type { PoolState, Snapshot } from './snapshot.js';
@@ -89,6 +89,8 @@ export interface PoolView {
   thresholds: { scaleUp: number; scaleDown: number };
   /** What a drain of one of its nodes is credited per node-hour (lib/domain/node-price.ts), and why; null when the pays-off check is off. */
   nodeHourPrice: { dollars: number; source: string } | null;
+  /** A spot pool's last failed price read, when it is newer than its last good one (lib/app/spot-prices.ts). */
+  spotPriceFailure: { at: string; failure: string } | null;
   highSince: string | null;
   lowSince: string | null;
   lease: { holder: string; kind: string; acquiredAt: string; expiresAt: string; sentAt: string | null; expired: boolean } | null;
@@ -146,6 +148,8 @@ function poolView(pool: PoolState, config: Config, now: Date): PoolView {
     hold('scaleDown.delayAfterDelete', 'scale-down', record.lastScaleDownAt ? Date.parse(record.lastScaleDownAt) + config.scaleDown.delayAfterDelete : NaN);
   }
   const lease = record?.lease;
+  const priced = pool.config !== undefined && config.scaleDown.enabled && config.scaleDown.payoff.enabled;
+  const spot = record?.spotPrices;
   return {
     pool: pool.pool,
     configured: pool.config !== undefined,
@@ -160,7 +164,8 @@ function poolView(pool: PoolState, config: Config, now: Date): PoolView {
     freeSlots: u.freeSlots,
     staleNodes: u.staleNodes,
     thresholds: { scaleUp: config.scaleUp.threshold, scaleDown: config.scaleDown.utilizationThreshold },
-    nodeHourPrice: pool.config && config.scaleDown.enabled && config.scaleDown.payoff.enabled ? nodeHourPriceOf(config.scaleDown.payoff, pool.config) : null,
+    nodeHourPrice: priced ? nodeHourPriceOf(config.scaleDown.payoff, pool.config, undefined, usableSpotPrices(record?.spotPrices, now)) : null,
+    spotPriceFailure: priced && spot?.failedAt && !(spot.readAt && spot.readAt >= spot.failedAt) ? { at: spot.failedAt, failure: spot.failure ?? 'unknown' } : null,
     highSince: record?.highSince ?? null,
     lowSince: record?.lowSince ?? null,
     lease: lease
@@ -287,6 +292,7 @@ function renderPool(pool: PoolView, now: Date, options: TextOptions): string[] {
   lines.push(...wrap(`utilization ${utilText} (${slots}; ${band})${since}`, width, '  '));
   if (pool.staleNodes.length > 0) lines.push(...wrap(s.yellow(`stale stats: ${pool.staleNodes.join(', ')}`), width, '  '));
   if (pool.nodeHourPrice) lines.push(...wrap(`drains priced at $${pool.nodeHourPrice.dollars} a node-hour (${pool.nodeHourPrice.source})`, width, '  '));
+  if (pool.spotPriceFailure) lines.push(...wrap(s.yellow(`spot prices not read ${when(pool.spotPriceFailure.at, now)}: ${pool.spotPriceFailure.failure}`), width, '  '));
 
   if (pool.lease && !pool.lease.expired) {
     const sent = pool.lease.sentAt ? `sent ${clockTime(pool.lease.sentAt, now)}` : s.yellow('not confirmed sent (the evaluator sends it again)');

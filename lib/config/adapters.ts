@@ -17,14 +17,23 @@ export interface AdapterChoice {
   platform: Config['platform']['kind'];
   /** The evaluator looks node-stats senders up in EC2 (DescribeInstances): statsAuth on. */
   senderHosts: boolean;
+  /** The evaluator reads spot prices from EC2 (DescribeSpotPriceHistory): handler ec2 with a spot pool. */
+  spotPrices: boolean;
 }
 
-export function adaptersOf(config: Pick<Config, 'handler' | 'dns' | 'notify' | 'platform'> & { statsAuth?: Pick<Config['statsAuth'], 'enabled'> }): AdapterChoice {
+export function adaptersOf(
+  config: Pick<Config, 'handler' | 'dns' | 'notify' | 'platform'> & {
+    statsAuth?: Pick<Config['statsAuth'], 'enabled'>;
+    pools?: ReadonlyArray<{ template: { spot?: boolean } }>;
+  },
+): AdapterChoice {
   return {
     cloud: config.handler,
     dns: config.handler === 'ec2' && config.dns !== undefined,
     notifier: config.notify !== undefined && config.handler !== 'log',
     platform: config.platform.kind,
     senderHosts: config.statsAuth?.enabled ?? false,
+    // The same rule as the evaluator role's SpotPrices statement (infra/launch-scopes.cjs spotPrices).
+    spotPrices: config.handler === 'ec2' && (config.pools ?? []).some((pool) => pool.template.spot === true),
   };
 }

@@ -13,11 +13,13 @@ export function configWarnings(config: Config): string[] {
 /**
  * A spot pool priced by the on-demand list: the pays-off check credits each
  * drain with what spot does not cost, so it restarts tenants two or three
- * times as readily as the move costs say it should. Only the operator knows
- * what their spot nodes cost.
+ * times as readily as the move costs say it should. With handler ec2 the
+ * evaluator reads the spot market (lib/app/spot-prices.ts); launched by
+ * anything else, only the operator knows what the nodes cost.
  */
-export function spotPriceWarnings(config: Pick<Config, 'scaleDown' | 'pools'>): string[] {
+export function spotPriceWarnings(config: Pick<Config, 'scaleDown' | 'pools' | 'handler'>): string[] {
   if (!config.scaleDown.enabled || !config.scaleDown.payoff.enabled || config.scaleDown.payoff.nodeHourPrice !== undefined) return [];
+  if (config.handler === 'ec2') return [];
   return config.pools.flatMap((pool, index) => {
     if (!pool.template.spot || pool.nodeHourPrice !== undefined) return [];
     const { dollars, source } = nodeHourPriceOf(config.scaleDown.payoff, pool);

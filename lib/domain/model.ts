@@ -168,6 +168,27 @@ export interface PoolRecord {
   refused?: { gears: number; windowStart: string; windowEnd: string };
   /** The waiting demand (placed and refused gears) an evaluation last saw, and since when gears have waited, for scaleUp.waitingRise. */
   waitingSeen?: { at: string; gears: number; since: string };
+  /** A spot pool's prices as EC2 last quoted them (lib/domain/node-price.ts), for the pays-off check. */
+  spotPrices?: SpotPriceRecord;
+}
+
+/**
+ * The EC2 spot prices the evaluator last read for a spot pool's instance
+ * types (lib/app/spot-prices.ts), stored on the pool record so that every
+ * evaluator instance and the CLI (`explain`, `status`) price its drains alike.
+ */
+export interface SpotPriceRecord {
+  /** The instance types asked for: EC2 quotes none for a type it does not sell as spot there. */
+  types: string[];
+  /** $ per hour by instance type: the median over the zones EC2 quoted. */
+  byType: Record<string, number>;
+  /** How many zones each type's price was read in. */
+  zones?: Record<string, number>;
+  /** When `byType` was read. */
+  readAt?: string;
+  /** The last read that failed (the prices before it are kept), and why. */
+  failedAt?: string;
+  failure?: string;
 }
 
 /**

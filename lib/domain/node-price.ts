@@ -10,6 +10,7 @@
  * PRICES_AS_OF from https://aws.amazon.com/ec2/pricing/on-demand/. They move
  * rarely; when they do, change them here only.
  */
+import type { SpotPriceRecord } from './model.js';
 
 export const PRICES_AS_OF = '2026-11-01';
 export const PRICE_REGION = 'us-east-1';
@@ -49,27 +50,125 @@ export function instancePrice(instanceType: string | undefined): number | undefi
 export interface PricedPool {
   /** What the operator pays for one of this pool's nodes (spot, reserved, another region). */
   nodeHourPrice?: number;
-  template?: { instanceTypes: ReadonlyArray<{ name: string }> };
+  template?: { instanceTypes: ReadonlyArray<{ name: string }>; spot?: boolean };
+}
+
+/** How often a spot pool's prices are read from EC2: they move a few times a day, and each read is one API call per pool. */
+export const SPOT_PRICE_REFRESH_MS = 60 * 60_000;
+/** After a failed read, the next try: soon enough that an hour's outage costs little, not every minute's evaluation. */
+export const SPOT_PRICE_RETRY_MS = 10 * 60_000;
+/** Spot prices older than this are not used: the list price is a safer guess than yesterday's spot market. */
+export const SPOT_PRICE_MAX_AGE_MS = 24 * 60 * 60_000;
+
+/** A spot read's prices still fit to price drains with. */
+export interface UsableSpotPrices {
+  byType: Readonly<Record<string, number>>;
+  zones?: Readonly<Record<string, number>>;
+  readAt: string;
+}
+
+/** The record's prices when they are recent enough to use; undefined otherwise (the pool is priced as if none were read). */
+export function usableSpotPrices(record: SpotPriceRecord | undefined, now: Date): UsableSpotPrices | undefined {
+  if (!record?.readAt) return undefined;
+  const age = now.getTime() - Date.parse(record.readAt);
+  if (!(age <= SPOT_PRICE_MAX_AGE_MS)) return undefined;
+  return { byType: record.byType, readAt: record.readAt, ...(record.zones ? { zones: record.zones } : {}) };
+}
+
+/**
+ * The instance types whose spot prices the evaluator should read now for
+ * this pool, or none. Only a spot pool whose drains no operator price covers
+ * is read (what an operator wrote comes first), only while the pays-off check
+ * prices drains, and at most once per SPOT_PRICE_REFRESH_MS (SPOT_PRICE_RETRY_MS
+ * after a failure).
+ */
+export function spotPricesDue(
+  scaleDown: { enabled: boolean; payoff: { enabled: boolean; nodeHourPrice?: number | undefined } },
+  pool: PricedPool,
+  record: SpotPriceRecord | undefined,
+  now: Date,
+): string[] {
+  if (!pool.template?.spot || pool.nodeHourPrice !== undefined) return [];
+  if (!scaleDown.enabled || !scaleDown.payoff.enabled || scaleDown.payoff.nodeHourPrice !== undefined) return [];
+  const types = [...new Set(pool.template.instanceTypes.map((type) => type.name))];
+  if (types.length === 0) return [];
+  const since = (at: string | undefined) => (at === undefined ? Infinity : now.getTime() - Date.parse(at));
+  // A record read for other types (the pool's list changed) is read again at once.
+  const covers = record !== undefined && types.every((type) => record.types.includes(type));
+  if (covers && since(record?.readAt) < SPOT_PRICE_REFRESH_MS) return [];
+  if (since(record?.failedAt) < SPOT_PRICE_RETRY_MS && since(record?.failedAt) < since(record?.readAt)) return [];
+  return types;
+}
+
+/** One zone's current spot price of one instance type, as EC2 quotes it. */
+export interface SpotQuote {
+  instanceType: string;
+  zone: string;
+  dollars: number;
+}
+
+/**
+ * Each type's price from its zones' quotes: the median, so one zone's spike
+ * or slump does not price every node. A node's own zone is not recorded, and
+ * a fleet spreads a pool over its zones.
+ */
+export function spotPricesByType(quotes: readonly SpotQuote[]): { byType: Record<string, number>; zones: Record<string, number> } {
+  const byZone = new Map<string, Map<string, number>>();
+  for (const quote of quotes) {
+    if (!(Number.isFinite(quote.dollars) && quote.dollars > 0)) continue;
+    let zones = byZone.get(quote.instanceType);
+    if (!zones) byZone.set(quote.instanceType, (zones = new Map()));
+    zones.set(quote.zone, quote.dollars);
+  }
+  const byType: Record<string, number> = {};
+  const zones: Record<string, number> = {};
+  for (const [type, prices] of [...byZone].sort(([a], [b]) => a.localeCompare(b))) {
+    const sorted = [...prices.values()].sort((a, b) => a - b);
+    const middle = sorted.length >> 1;
+    byType[type] = sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+    zones[type] = sorted.length;
+  }
+  return { byType, zones };
 }
 
 /**
  * The price of one node-hour of `pool`, for a node of `instanceType` (the
  * type it was launched as, when known). What an operator wrote comes first,
- * the pool's own price before the global one: only they know a spot,
- * reserved or other region's price. Then the on-demand list price of the
- * node's type, else of the pool's first instance type, else the default.
+ * the pool's own price before the global one: only they know a reserved or
+ * other region's price. Then, for a spot pool, the spot price EC2 quoted for
+ * the node's type (else the pool's first type); then the on-demand list price
+ * of the node's type, else of the pool's first instance type, else the default.
  */
-export function nodeHourPrice(payoff: { nodeHourPrice?: number | undefined }, pool: PricedPool | undefined, instanceType?: string): number {
-  return nodeHourPriceOf(payoff, pool, instanceType).dollars;
+export function nodeHourPrice(
+  payoff: { nodeHourPrice?: number | undefined },
+  pool: PricedPool | undefined,
+  instanceType?: string,
+  spot?: UsableSpotPrices,
+): number {
+  return nodeHourPriceOf(payoff, pool, instanceType, spot).dollars;
 }
 
 /** `nodeHourPrice` with where it came from, as `nodescaler status` shows it. */
-export function nodeHourPriceOf(payoff: { nodeHourPrice?: number | undefined }, pool: PricedPool | undefined, instanceType?: string): { dollars: number; source: string } {
+export function nodeHourPriceOf(
+  payoff: { nodeHourPrice?: number | undefined },
+  pool: PricedPool | undefined,
+  instanceType?: string,
+  spot?: UsableSpotPrices,
+): { dollars: number; source: string } {
   if (pool?.nodeHourPrice !== undefined) return { dollars: pool.nodeHourPrice, source: "the pool's nodeHourPrice" };
   if (payoff.nodeHourPrice !== undefined) return { dollars: payoff.nodeHourPrice, source: 'scaleDown.payoff.nodeHourPrice' };
+  const first = pool?.template?.instanceTypes[0]?.name;
+  if (pool?.template?.spot && spot) {
+    for (const type of [instanceType, first]) {
+      const dollars = type === undefined ? undefined : spot.byType[type];
+      if (dollars === undefined) continue;
+      const zones = spot.zones?.[type!];
+      const where = zones === undefined ? '' : zones === 1 ? ' in 1 zone' : `, the median of ${zones} zones`;
+      return { dollars, source: `${type} spot${where}, read ${spot.readAt.slice(0, 16)}Z` };
+    }
+  }
   const own = instancePrice(instanceType);
   if (own !== undefined) return { dollars: own, source: `${instanceType} on demand, ${PRICE_REGION}` };
-  const first = pool?.template?.instanceTypes[0]?.name;
   const listed = instancePrice(first);
   if (listed !== undefined) return { dollars: listed, source: `${first} on demand, ${PRICE_REGION}` };
   return { dollars: DEFAULT_NODE_HOUR_PRICE, source: 'the default: an m5.xlarge on demand' };

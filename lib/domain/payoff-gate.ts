@@ -8,7 +8,7 @@ import type { CandidateCheck } from './candidates.js';
 import type { PoolUtilization } from './decision.js';
 import type { HeadroomAtLevel } from './level-headroom.js';
 import type { DemandSample } from './model.js';
-import { nodeHourPrice } from './node-price.js';
+import { nodeHourPrice, type UsableSpotPrices } from './node-price.js';
 import { drainPayoff, keptDaysFor, levelOutlook, poolConfidentDemand } from './payoff.js';
 import { type RecentReturns, returnsOf, spellsBelow } from './recent-returns.js';
 import { heldLevelOf, rebuyLevel, sizingSlots } from './wanted.js';
@@ -17,6 +17,8 @@ export interface PayoffGateInput {
   config: Pick<Config, 'scaleUp' | 'scaleDown'>;
   /** The pool's own price and instance types (node-price.ts); the global price or the default when not given. */
   poolConfig?: Pick<PoolConfig, 'nodeHourPrice' | 'template'>;
+  /** A spot pool's prices as EC2 last quoted them, while recent (node-price.ts usableSpotPrices). */
+  spotPrices?: UsableSpotPrices;
   /** The pool's demand history, this evaluation's sample included. */
   history: readonly DemandSample[] | undefined;
   now: Date;
@@ -38,13 +40,14 @@ export function payoffGate(input: PayoffGateInput): { utilization: PoolUtilizati
   const { config, utilization: u, now, history } = input;
   const settings = config.scaleDown.payoff;
   if (!settings.enabled) return { utilization: u };
-  const poolPrice = nodeHourPrice(settings, input.poolConfig);
+  const { spotPrices } = input;
+  const poolPrice = nodeHourPrice(settings, input.poolConfig, undefined, spotPrices);
   const payoff = { ...settings, nodeHourPrice: poolPrice };
   const pricesByType = new Map<string, number>();
   const priceOfType = (type: string | undefined) => {
     if (type === undefined) return poolPrice;
     let price = pricesByType.get(type);
-    if (price === undefined) pricesByType.set(type, (price = nodeHourPrice(settings, input.poolConfig, type)));
+    if (price === undefined) pricesByType.set(type, (price = nodeHourPrice(settings, input.poolConfig, type, spotPrices)));
     return price;
   };
   const recent = poolConfidentDemand(config, history, now, u.demand);

@@ -215,6 +215,15 @@ describe('infra/esbuild-plugins.cjs with a stage (stage-configuration, stage-ada
     }
   });
 
+  it('gives the evaluator the spot price read (DescribeSpotPriceHistory) only when handler ec2 launches a spot pool', async () => {
+    const spot = FULL.replace('subnets: [subnet-0123456789abcdef0] }', 'subnets: [subnet-0123456789abcdef0], spot: true }');
+    expect(spot).not.toBe(FULL);
+    const { thresholdEvaluator } = await bundleStage('spot', spot, { thresholdEvaluator: FUNCTION_ENTRIES.thresholdEvaluator });
+    expect(thresholdEvaluator!.commands['client-ec2']).toEqual(['DescribeInstancesCommand', 'DescribeSpotPriceHistoryCommand']);
+    const started = load(thresholdEvaluator!.bundle);
+    expect(started.status, started.stderr).toBe(0);
+  });
+
   it('warns loudly at packaging when statsAuth is off (any host could report for any node), and the evaluator then holds no EC2 client', async () => {
     const warn = vi.spyOn(console, 'warn').mockImplementation(() => undefined);
     try {

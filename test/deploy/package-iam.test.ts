@@ -73,8 +73,22 @@ describe('serverless package (offline): least-privilege IAM', () => {
     expect(sendsOf('GearMoverRole')).toEqual(['DecommissionQueue']);
     expect(sendsOf('NodeProvisionerRole')).toEqual([]);
     expect(sendsOf('DecommissionerRole')).toEqual([]);
-    // The evaluator reads EC2 only to learn who sent node-stats (statsAuth): DescribeInstances and nothing else.
-    expect(statementsOf('ThresholdEvaluatorRole').flatMap(actionsOf).filter((a) => a.startsWith('ec2:'))).toEqual(['ec2:DescribeInstances']);
+    // The evaluator reads EC2 only to learn who sent node-stats (statsAuth) and, with a spot pool, what its drains save.
+    expect(statementsOf('ThresholdEvaluatorRole').flatMap(actionsOf).filter((a) => a.startsWith('ec2:'))).toEqual(['ec2:DescribeInstances', 'ec2:DescribeSpotPriceHistory']);
+  });
+
+  it('lets the evaluator read spot prices only for a stage whose handler ec2 launches a spot pool', () => {
+    const result = printed;
+    expect(result.status, result.stderr).toBe(0);
+    const resolved = JSON.parse(result.stdout) as { resources: { Conditions: Record<string, Json>; Resources: Record<string, Resource> } };
+    expect(resolved.resources.Conditions.HasSpotPools).toEqual({ 'Fn::Not': [{ 'Fn::Equals': ['true', ''] }] });
+    const guarded = (resolved.resources.Resources.ThresholdEvaluatorRole!.Properties.Policies[0].PolicyDocument.Statement as Json[]).find(
+      (entry) => entry['Fn::If']?.[1]?.Sid === 'SpotPrices',
+    );
+    expect(guarded['Fn::If'][0]).toBe('HasSpotPools');
+    expect(guarded['Fn::If'][1]).toEqual({ Sid: 'SpotPrices', Effect: 'Allow', Action: 'ec2:DescribeSpotPriceHistory', Resource: '*' });
+    // config/dev.yml (handler log, no spot pool): the statement is left out.
+    expect(template.Conditions?.HasSpotPools).toEqual({ 'Fn::Not': [{ 'Fn::Equals': ['', ''] }] });
   });
 
   it('limits EC2 mutations to resources tagged nodescaler:pool, and iam:PassRole to the node role', () => {

@@ -38,6 +38,10 @@ describe('serverless package (offline): monitoring', () => {
     // Security: node-stats from a sender that may not report for the node (lib/app/stats-sender.ts counts StatsRejected).
     expect(expressionOf('StatsRejectedAlarm')).toBe('SELECT SUM(StatsRejected) FROM SCHEMA("nodescaler", reason, service)');
     expect(resources.StatsRejectedAlarm!.Properties).toMatchObject({ Threshold: 0, ComparisonOperator: 'GreaterThanThreshold', TreatMissingData: 'notBreaching' });
+    // A spot pool's prices unread for an hour: every try of it failed (one each 10 minutes while failing).
+    expect(expressionOf('SpotPricesUnreadAlarm')).toBe('SELECT SUM(SpotPriceReadFailures) FROM SCHEMA("nodescaler", pool, service) GROUP BY pool');
+    expect(resources.SpotPricesUnreadAlarm!.Properties).toMatchObject({ Threshold: 5, ComparisonOperator: 'GreaterThanThreshold', TreatMissingData: 'notBreaching', EvaluationPeriods: 1 });
+    expect(resources.SpotPricesUnreadAlarm!.Properties.Metrics[0].Period).toBe(3600);
     for (const name of ALL_FUNCTIONS) {
       const alarm = alarms().find(([, a]) => a.Properties.MetricName === 'Errors' && a.Properties.Dimensions[0].Value === `nodescaler-${STAGE}-${name}`);
       expect(alarm, name).toBeDefined();

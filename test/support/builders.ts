@@ -8,7 +8,7 @@ import type { PoolEvaluationInput } from '../../lib/domain/decision.js';
 import { epochMinute } from '../../lib/domain/forecast.js';
 import { nodeHourPrice } from '../../lib/domain/node-price.js';
 import type { PayoffConfig } from '../../lib/domain/payoff.js';
-import type { DemandSample, DrainRecord, GearMove, MoveState, NodeRecord, NodeState, PoolRecord } from '../../lib/domain/model.js';
+import type { DemandSample, DrainRecord, GearMove, MoveState, NodeRecord, NodeState, PoolRecord, SpotPriceRecord } from '../../lib/domain/model.js';
 import type { ReactiveRun } from '../../lib/sim/floor.js';
 import type { PolicyName, PolicyResult } from '../../lib/sim/results.js';
 
@@ -70,6 +70,11 @@ export function nodes(count: number, gears: number, max = 100, prefix = 'node', 
 
 export function pool(fields: Partial<PoolRecord> = {}): PoolRecord {
   return { pool: POOL, district: 'd1', profile: 'small', version: 1, ...fields };
+}
+
+/** A spot pool's price record as the evaluator stores it: `byType` read at `readAt` (for the types it names). */
+export function spotPriceRecord(byType: Record<string, number>, readAt: Date | null = NOW, fields: Partial<SpotPriceRecord> = {}): SpotPriceRecord {
+  return { types: Object.keys(byType), byType, ...(readAt ? { readAt: readAt.toISOString() } : {}), ...fields };
 }
 
 /** A pool's demand history: `gears` placed at every minute of the last `minutes`. */

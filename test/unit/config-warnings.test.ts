@@ -26,6 +26,13 @@ describe('configWarnings: what a valid configuration may still get wrong', () =>
     expect(spotPriceWarnings(parsed([spot], { scaleDown: { payoff: { enabled: false } } }))).toEqual([]);
   });
 
+  it('says nothing when handler ec2 launches the spot pool: the evaluator reads its prices from the spot market', () => {
+    const launched = { ...template('m5.2xlarge', true), imageId: 'ami-0123456789abcdef0', subnets: ['subnet-0123456789abcdef0'] };
+    const pools = [{ district: 'd1', profile: 'large', max: 5, template: launched }];
+    expect(spotPriceWarnings(parsed(pools, { handler: 'ec2' }))).toEqual([]);
+    expect(spotPriceWarnings(parsed(pools, { handler: 'spool', spool: { bucket: 'nodescaler-spool' } }))).toHaveLength(1);
+  });
+
   it("keeps the sender check's warnings", () => {
     const config = parsed([{ district: 'd1', profile: 'small', max: 5 }], { statsAuth: { enabled: false } });
     expect(configWarnings(config)).toEqual([expect.stringMatching(/^statsAuth\.enabled is false/)]);

@@ -84,7 +84,7 @@ pools:
   - district: d2
     profile: small
     max: 10
-    template: { launchTemplate: { id: lt-0123456789abcdef0 }, imageId: ami-0123456789abcdef0, instanceTypes: [{ name: m5.xlarge, vcpus: 4, memoryGiB: 16 }], subnets: [subnet-0123456789abcdef0], securityGroups: [sg-0123456789abcdef0] }
+    template: { launchTemplate: { id: lt-0123456789abcdef0 }, imageId: ami-0123456789abcdef0, instanceTypes: [{ name: m5.xlarge, vcpus: 4, memoryGiB: 16 }], subnets: [subnet-0123456789abcdef0], securityGroups: [sg-0123456789abcdef0], spot: true }
 `;
 
 export let template: { Resources: Record<string, Resource>; Conditions?: Record<string, Json> };
