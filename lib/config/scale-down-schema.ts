@@ -28,8 +28,9 @@ export function buildScaleDownSchema() {
     /** How far ahead the saving is counted (at most a day: each kept day of demand covers the coming 24 hours). */
     lookahead: z.prefault(duration({ positive: true }).check(z.refine((ms) => ms <= 86_400_000, 'must be at most 24h')), '24h'),
     /**
-     * What one node-hour costs, in dollars, for every pool without its own `pools[].nodeHourPrice`. Unset: each
-     * node's on-demand list price by its instance type (lib/domain/node-price.ts), else 0.192 (m5.xlarge, us-east-1).
+     * What one node-hour costs, in dollars, for every pool without its own `pools[].nodeHourPrice`. Unset: a spot
+     * pool's spot price as the evaluator last read it, else each node's on-demand list price by its instance type
+     * (lib/domain/node-price.ts), else 0.192 (m5.xlarge, us-east-1).
      */
     nodeHourPrice: z.optional(z.number().check(z.gte(0))),
     /** Cost of one move, in dollars, by what it restarts; gears whose kind the node does not report count as `disruptive`. */
