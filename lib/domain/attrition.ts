@@ -83,8 +83,8 @@ export interface AttritionInput {
 /**
  * What to close and reopen. When the pool, without the closed nodes' free
  * slots, would scale up or cannot hold its confident demand, reopens closed
- * nodes, fullest first (the least emptied), until it could; every one when the
- * pool scales up or drains a node that is not closed. Otherwise closes the
+ * nodes, fullest first (the least emptied), until it could (once the nodes
+ * this decision drains are gone); every one when the pool scales up. Otherwise closes the
  * first candidate the pays-off check found fitting but not yet paying that is
  * still open, if the open nodes would still hold the level a scale-up sizes
  * to (wanted.ts): after a burst every node it bought is closed within minutes,
@@ -109,10 +109,15 @@ export function planAttrition(input: AttritionInput): AttritionPlan {
     // because no open node had room: an open node's free slots count only from stats reported since (the evaluation
     // a refusal triggers may hold stats older than it).
     const openRunningFree = waiting > 0 ? freeSlotsReportedSince(nodes, input.waiting?.refusedAt) : 0;
+    // Nodes this decision drains that are open: their slots leave the pool and their gears take open nodes' slots.
+    const drainedIds = decision.kind === 'scale-down' ? [decision.nodeId, ...(decision.alsoNodeIds ?? [])] : [];
+    const leavingSlots = nodes
+      .filter((n) => drainedIds.includes(n.nodeId) && !isClosedForAttrition(n) && n.stats)
+      .reduce((sum, n) => sum + n.stats!.maxActiveGears, 0);
     const short = (free: number) => {
-      const openSlots = allSlots - free;
-      const openFree = u.freeSlots - free;
-      const runningFree = openRunningFree + closedFree - free;
+      const openSlots = allSlots - free - leavingSlots;
+      const openFree = u.freeSlots - free - leavingSlots;
+      const runningFree = openRunningFree + closedFree - free - leavingSlots;
       return waiting > 0 && (runningFree < waiting || runningFree + u.provisioningCapacity - waiting < headroomGears)
         ? `without it the running open nodes keep ${Math.max(0, runningFree)} free slots (+${u.provisioningCapacity} booting) for ${waiting} waiting gears + headroomGears ${headroomGears}`
         : openFree < keepFree
@@ -121,18 +126,17 @@ export function planAttrition(input: AttritionInput): AttritionPlan {
             ? `without it the pool would be at ${(level / Math.max(openSlots, 1)).toFixed(2)} >= ${threshold.toFixed(2)}`
             : undefined;
     };
-    const all =
-      decision.kind === 'scale-up'
-        ? 'the pool scales up'
-        : decision.kind === 'scale-down' && !closed.some((n) => n.nodeId === decision.nodeId)
-          ? `another node (${decision.nodeId}) is drained instead`
-          : undefined;
+    // A drain of another node reopens only what the pool needs once that node is gone (`short`): its gears go to open
+    // nodes (candidates.ts counts no closed node's slots as room), and a closed node reopened for no need takes new
+    // gears, and the drained node's, which its own drain later moves again.
+    const all = decision.kind === 'scale-up' ? 'the pool scales up' : undefined;
     let stillClosed = closedFree;
     // A closed node the decision drains as a further node stays closed: its drain deactivates it anyway.
     const drained = new Set(decision.kind === 'scale-down' ? (decision.alsoNodeIds ?? []) : []);
     for (const node of [...closed].sort((a, b) => (b.stats?.activeGears ?? 0) - (a.stats?.activeGears ?? 0))) {
       if (drained.has(node.nodeId)) continue;
-      const why = all ?? short(stillClosed);
+      const lacking = short(stillClosed);
+      const why = all ?? (lacking && leavingSlots > 0 ? `${lacking} once ${decision.kind === 'scale-down' ? decision.nodeId : ''} is drained` : lacking);
       if (why === undefined) break;
       plan.reopen.push({ nodeId: node.nodeId, reason: `reopen ${node.nodeId} to new gears: ${why}` });
       stillClosed -= freeOf(node);

@@ -142,18 +142,31 @@ describe('planAttrition: reopen', () => {
     expect(plan.close).toEqual([]);
   });
 
-  it('reopens when the pool scales up, or drains another node', () => {
-    const nodes = [node('a', { gears: 40 }), closed('b', 10), node('c', { gears: 5 })];
-    const u = utilizationOf(nodes);
-    const up = planAttrition({ nodes, utilization: u, decision: { kind: 'scale-up', count: 1, reason: '', wanted: 1, clampedBy: [], forecastNodes: 0 }, config: cfg });
-    expect(up.reopen[0]!.reason).toBe('reopen b to new gears: the pool scales up');
-    const other = planAttrition({ nodes, utilization: u, decision: { kind: 'scale-down', nodeId: 'c', reason: '', rejected: [] }, config: cfg });
-    expect(other.reopen[0]!.reason).toBe('reopen b to new gears: another node (c) is drained instead');
-    const itself = planAttrition({ nodes, utilization: u, decision: { kind: 'scale-down', nodeId: 'b', reason: '', rejected: [] }, config: cfg });
+  it('reopens every closed node when the pool scales up', () => {
+    const nodes = [node('a', { gears: 40 }), closed('b', 10), node('c', { gears: 5 }), closed('d', 20)];
+    const up = planAttrition({ nodes, utilization: utilizationOf(nodes), decision: { kind: 'scale-up', count: 1, reason: '', wanted: 1, clampedBy: [], forecastNodes: 0 }, config: cfg });
+    expect(up.reopen.map((r) => r.reason)).toEqual(['reopen d to new gears: the pool scales up', 'reopen b to new gears: the pool scales up']);
+  });
+
+  it('keeps closed nodes closed while another node drains, if the open nodes hold the pool without it', () => {
+    // a and e open (40 + 10 gears), c open (5), b and d closed. Draining c: its 5 gears go to a or e, and the open
+    // nodes keep 145 free slots: b and d keep emptying. Reopened, they would take new gears, and c's.
+    const nodes = [node('a', { gears: 40 }), node('e', { gears: 10 }), closed('b', 10), node('c', { gears: 5 }), closed('d', 20)];
+    const other = planAttrition({ nodes, utilization: utilizationOf(nodes), decision: { kind: 'scale-down', nodeId: 'c', reason: '', rejected: [] }, config: cfg });
+    expect(other).toEqual({ close: [], reopen: [] });
+    const itself = planAttrition({ nodes, utilization: utilizationOf(nodes), decision: { kind: 'scale-down', nodeId: 'b', reason: '', rejected: [] }, config: cfg });
     expect(itself.reopen).toEqual([]);
-    // Drained with another node by one decision (alsoNodeIds), it stays closed; the other closed nodes reopen.
-    const more = [...nodes, closed('d', 20)];
-    const together = planAttrition({ nodes: more, utilization: utilizationOf(more), decision: { kind: 'scale-down', nodeId: 'c', alsoNodeIds: ['b'], reason: '', rejected: [] }, config: cfg });
+  });
+
+  it('reopens, fullest first, what the open nodes lack once the drained nodes are gone', () => {
+    // Open: a (80 gears) and c (5, drained); closed: b (10) and d (20). Without c the open nodes keep 20 free slots,
+    // less than headroomGears 30: d (the fullest) reopens, and its 80 free slots are enough.
+    const nodes = [node('a', { gears: 80 }), closed('b', 10), node('c', { gears: 5 }), closed('d', 20)];
+    const tight = config({ scaleUp: { headroomGears: 30 } });
+    const plan = planAttrition({ nodes, utilization: utilizationOf(nodes), decision: { kind: 'scale-down', nodeId: 'c', reason: '', rejected: [] }, config: tight });
+    expect(plan.reopen).toEqual([{ nodeId: 'd', reason: 'reopen d to new gears: without it the pool keeps 15 free slots < headroomGears 30 once c is drained' }]);
+    // Drained with c by one decision (alsoNodeIds), b stays closed: its drain closes it anyway.
+    const together = planAttrition({ nodes, utilization: utilizationOf(nodes), decision: { kind: 'scale-down', nodeId: 'c', alsoNodeIds: ['b'], reason: '', rejected: [] }, config: tight });
     expect(together.reopen.map((r) => r.nodeId)).toEqual(['d']);
   });
 });
