@@ -34,13 +34,13 @@ export async function readDueSpotPrices(
   const types = spotPricesDue(config.scaleDown, poolConfig, pool.spotPrices, now);
   if (types.length === 0) return undefined;
   try {
-    const { byType, zones } = spotPricesByType(await ports.spotPrices.currentSpotPrices(types));
+    const { byType, zones, byZone } = spotPricesByType(await ports.spotPrices.currentSpotPrices(types));
     const unquoted = types.filter((type) => byType[type] === undefined);
     if (unquoted.length > 0) {
       ports.log.warn('EC2 quotes no spot price for these instance types: their drains are priced by the on-demand list', { pool: pool.pool, unquoted });
     }
     ports.log.info('spot prices read', { pool: pool.pool, byType, zones });
-    return { types, byType, zones, readAt: now.toISOString() };
+    return { types, byType, zones, byZone, readAt: now.toISOString() };
   } catch (error) {
     const failure = describeError(error).slice(0, 512);
     ports.log.warn('spot prices not read: drains keep the last prices read (a day at most), then the on-demand list', {

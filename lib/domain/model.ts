@@ -71,6 +71,8 @@ export interface NodeRecord {
   cloudName?: string;
   instanceId?: string;
   instanceType?: string;
+  /** The availability zone the host runs in, when the cloud said (a spot node is priced at its zone's price). */
+  zone?: string;
   volumeId?: string;
   privateIp?: string;
   /** The scale-up decision that created the node. */
@@ -184,6 +186,8 @@ export interface SpotPriceRecord {
   byType: Record<string, number>;
   /** How many zones each type's price was read in. */
   zones?: Record<string, number>;
+  /** Each type's price in each zone EC2 quoted, for a node whose zone is known. */
+  byZone?: Record<string, Record<string, number>>;
   /** When `byType` was read. */
   readAt?: string;
   /** The last read that failed (the prices before it are kept), and why. */

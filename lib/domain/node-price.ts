@@ -64,6 +64,7 @@ export const SPOT_PRICE_MAX_AGE_MS = 24 * 60 * 60_000;
 export interface UsableSpotPrices {
   byType: Readonly<Record<string, number>>;
   zones?: Readonly<Record<string, number>>;
+  byZone?: Readonly<Record<string, Readonly<Record<string, number>>>>;
   readAt: string;
 }
 
@@ -72,7 +73,7 @@ export function usableSpotPrices(record: SpotPriceRecord | undefined, now: Date)
   if (!record?.readAt) return undefined;
   const age = now.getTime() - Date.parse(record.readAt);
   if (!(age <= SPOT_PRICE_MAX_AGE_MS)) return undefined;
-  return { byType: record.byType, readAt: record.readAt, ...(record.zones ? { zones: record.zones } : {}) };
+  return { byType: record.byType, readAt: record.readAt, ...(record.zones ? { zones: record.zones } : {}), ...(record.byZone ? { byZone: record.byZone } : {}) };
 }
 
 /**
@@ -108,11 +109,16 @@ export interface SpotQuote {
 }
 
 /**
- * Each type's price from its zones' quotes: the median, so one zone's spike
- * or slump does not price every node. A node's own zone is not recorded, and
- * a fleet spreads a pool over its zones.
+ * Each type's price in each zone, and its median over the zones: a node whose
+ * zone is known is priced at its zone's; one whose zone is not (adopted, or
+ * launched before zones were recorded), at the median, so one zone's spike or
+ * slump does not price it.
  */
-export function spotPricesByType(quotes: readonly SpotQuote[]): { byType: Record<string, number>; zones: Record<string, number> } {
+export function spotPricesByType(quotes: readonly SpotQuote[]): {
+  byType: Record<string, number>;
+  zones: Record<string, number>;
+  byZone: Record<string, Record<string, number>>;
+} {
   const byZone = new Map<string, Map<string, number>>();
   for (const quote of quotes) {
     if (!(Number.isFinite(quote.dollars) && quote.dollars > 0)) continue;
@@ -122,13 +128,15 @@ export function spotPricesByType(quotes: readonly SpotQuote[]): { byType: Record
   }
   const byType: Record<string, number> = {};
   const zones: Record<string, number> = {};
+  const zonal: Record<string, Record<string, number>> = {};
   for (const [type, prices] of [...byZone].sort(([a], [b]) => a.localeCompare(b))) {
     const sorted = [...prices.values()].sort((a, b) => a - b);
     const middle = sorted.length >> 1;
     byType[type] = sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
     zones[type] = sorted.length;
+    zonal[type] = Object.fromEntries([...prices].sort(([a], [b]) => a.localeCompare(b)));
   }
-  return { byType, zones };
+  return { byType, zones, byZone: zonal };
 }
 
 /**
@@ -136,7 +144,8 @@ export function spotPricesByType(quotes: readonly SpotQuote[]): { byType: Record
  * type it was launched as, when known). What an operator wrote comes first,
  * the pool's own price before the global one: only they know a reserved or
  * other region's price. Then, for a spot pool, the spot price EC2 quoted for
- * the node's type (else the pool's first type); then the on-demand list price
+ * the node's type in its zone (else the type's median over zones, else the
+ * pool's first type's); then the on-demand list price
  * of the node's type, else of the pool's first instance type, else the default.
  */
 export function nodeHourPrice(
@@ -144,8 +153,9 @@ export function nodeHourPrice(
   pool: PricedPool | undefined,
   instanceType?: string,
   spot?: UsableSpotPrices,
+  zone?: string,
 ): number {
-  return nodeHourPriceOf(payoff, pool, instanceType, spot).dollars;
+  return nodeHourPriceOf(payoff, pool, instanceType, spot, zone).dollars;
 }
 
 /** `nodeHourPrice` with where it came from, as `nodescaler status` shows it. */
@@ -154,11 +164,14 @@ export function nodeHourPriceOf(
   pool: PricedPool | undefined,
   instanceType?: string,
   spot?: UsableSpotPrices,
+  zone?: string,
 ): { dollars: number; source: string } {
   if (pool?.nodeHourPrice !== undefined) return { dollars: pool.nodeHourPrice, source: "the pool's nodeHourPrice" };
   if (payoff.nodeHourPrice !== undefined) return { dollars: payoff.nodeHourPrice, source: 'scaleDown.payoff.nodeHourPrice' };
   const first = pool?.template?.instanceTypes[0]?.name;
   if (pool?.template?.spot && spot) {
+    const zonal = instanceType === undefined || zone === undefined ? undefined : spot.byZone?.[instanceType]?.[zone];
+    if (zonal !== undefined) return { dollars: zonal, source: `${instanceType} spot in ${zone}, read ${spot.readAt.slice(0, 16)}Z` };
     for (const type of [instanceType, first]) {
       const dollars = type === undefined ? undefined : spot.byType[type];
       if (dollars === undefined) continue;

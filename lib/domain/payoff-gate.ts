@@ -44,10 +44,12 @@ export function payoffGate(input: PayoffGateInput): { utilization: PoolUtilizati
   const poolPrice = nodeHourPrice(settings, input.poolConfig, undefined, spotPrices);
   const payoff = { ...settings, nodeHourPrice: poolPrice };
   const pricesByType = new Map<string, number>();
-  const priceOfType = (type: string | undefined) => {
+  const priceOf = (type: string | undefined, zone: string | undefined) => {
     if (type === undefined) return poolPrice;
-    let price = pricesByType.get(type);
-    if (price === undefined) pricesByType.set(type, (price = nodeHourPrice(settings, input.poolConfig, type, spotPrices)));
+    // A spot node's zone has its own price; any other node's zone does not change it.
+    const key = zone === undefined || spotPrices?.byZone === undefined ? type : `${type}@${zone}`;
+    let price = pricesByType.get(key);
+    if (price === undefined) pricesByType.set(key, (price = nodeHourPrice(settings, input.poolConfig, type, spotPrices, zone)));
     return price;
   };
   const recent = poolConfidentDemand(config, history, now, u.demand);
@@ -109,8 +111,8 @@ export function payoffGate(input: PayoffGateInput): { utilization: PoolUtilizati
     if (input.forecastDemand !== undefined && input.forecastDemand > levels.limit && recent < levels.limit) {
       return { refused: `needed soon: the forecast expects ${Math.round(input.forecastDemand)} gears > the ${Math.round(levels.limit)} the pool holds without it` };
     }
-    // A node launched as another of the pool's instance types saves what that type costs (read once a type).
-    const price = priceOfType(node.instanceType);
+    // A node launched as another of the pool's instance types, or in another zone, saves what it costs (read once a type and zone).
+    const price = priceOf(node.instanceType, node.zone);
     const priced = price === poolPrice ? levels : { ...levels, config: { ...levels.config, nodeHourPrice: price } };
     const verdict = drainPayoff({ ...priced, stats: node.stats ?? { activeGears: 0 } });
     if (verdict.pays) return { accepted: verdict.text };

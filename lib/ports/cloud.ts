@@ -28,6 +28,8 @@ export interface HostInfo {
   instanceId?: string;
   instanceType?: string;
   subnetId?: string;
+  /** The availability zone it runs in: a spot node is priced at its zone's spot price (lib/domain/node-price.ts). */
+  zone?: string;
   privateIp?: string;
   volumeId?: string;
   state: 'pending' | 'running' | 'stopping' | 'stopped' | 'shutting-down' | 'terminated' | 'requested';

@@ -82,6 +82,7 @@ describe('thresholdEvaluator handler with a spot pool (dynalite, EC2 mocked at t
       types: ['m5.xlarge'],
       byType: { 'm5.xlarge': 0.0743 },
       zones: { 'm5.xlarge': 3 },
+      byZone: { 'm5.xlarge': { 'us-east-1a': 0.0701, 'us-east-1b': 0.0743, 'us-east-1c': 0.081 } },
       readAt: '2026-11-29T12:00:00.000Z',
     });
     expect((await store.getPool('d1/steady'))?.spotPrices).toBeUndefined();

@@ -56,7 +56,13 @@ describe('a spot pool priced by the spot market, through the evaluator and the s
     const { outcomes } = await world.report();
 
     expect(market.requests).toEqual([['m5.4xlarge']]);
-    expect((await world.store.getPool(POOL))?.spotPrices).toEqual({ types: ['m5.4xlarge'], byType: { 'm5.4xlarge': 0.005 }, zones: { 'm5.4xlarge': 3 }, readAt: NOW.toISOString() });
+    expect((await world.store.getPool(POOL))?.spotPrices).toEqual({
+      types: ['m5.4xlarge'],
+      byType: { 'm5.4xlarge': 0.005 },
+      zones: { 'm5.4xlarge': 3 },
+      byZone: { 'm5.4xlarge': { 'us-east-1a': 0.004, 'us-east-1b': 0.005, 'us-east-1c': 0.009 } },
+      readAt: NOW.toISOString(),
+    });
     expect(outcomes).toEqual([expect.objectContaining({ kind: 'no-action', reason: expect.stringContaining('at $0.005/h <') })]);
   });
 
@@ -91,6 +97,12 @@ describe('a spot pool priced by the spot market, through the evaluator and the s
     market.quote('m5.4xlarge', { 'us-east-1a': 0.006 });
     await world.report();
     expect(market.requests).toHaveLength(3);
-    expect((await world.store.getPool(POOL))?.spotPrices).toEqual({ types: ['m5.4xlarge'], byType: { 'm5.4xlarge': 0.006 }, zones: { 'm5.4xlarge': 1 }, readAt: world.clock.now().toISOString() });
+    expect((await world.store.getPool(POOL))?.spotPrices).toEqual({
+      types: ['m5.4xlarge'],
+      byType: { 'm5.4xlarge': 0.006 },
+      zones: { 'm5.4xlarge': 1 },
+      byZone: { 'm5.4xlarge': { 'us-east-1a': 0.006 } },
+      readAt: world.clock.now().toISOString(),
+    });
   });
 });

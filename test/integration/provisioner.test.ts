@@ -22,6 +22,7 @@ describe('NodeProvisioner (dynalite; EC2 and Route 53 mocked at the SDK)', () =>
 
   describe('scale-up', () => {
     it('allocates names, records nodes provisioning and launches one host per node with the exact RunInstances input', async () => {
+      fake.zones.set('subnet-bbb', 'us-east-1b');
       const message = await decide(2);
       const outcome = await provisioner().scaleUp(message);
 
@@ -50,9 +51,10 @@ describe('NodeProvisioner (dynalite; EC2 and Route 53 mocked at the SDK)', () =>
       expect(fake.runs()).toEqual([`m5.xlarge@subnet-aaa#${message.decisionId}#0`, `m5.xlarge@subnet-bbb#${message.decisionId}#1`]);
 
       const nodes = await nodesOf();
-      expect(nodes.map((n) => [n.nodeId, n.cloudName, n.state, n.decisionId, n.instanceId, n.instanceType, n.privateIp])).toEqual([
-        ['d1-small-1.example.com', 'd1-small_1', 'provisioning', message.decisionId, 'i-00000000000000001', 'm5.xlarge', '10.0.0.1'],
-        ['d1-small-2.example.com', 'd1-small_2', 'provisioning', message.decisionId, 'i-00000000000000002', 'm5.xlarge', '10.0.0.2'],
+      // The zone EC2 placed each in: a spot node is priced at its zone's spot price.
+      expect(nodes.map((n) => [n.nodeId, n.cloudName, n.state, n.decisionId, n.instanceId, n.instanceType, n.zone, n.privateIp])).toEqual([
+        ['d1-small-1.example.com', 'd1-small_1', 'provisioning', message.decisionId, 'i-00000000000000001', 'm5.xlarge', 'us-east-1a', '10.0.0.1'],
+        ['d1-small-2.example.com', 'd1-small_2', 'provisioning', message.decisionId, 'i-00000000000000002', 'm5.xlarge', 'us-east-1b', '10.0.0.2'],
       ]);
       expect(nodes[0]!.steps).toEqual({
         launchAttempt: '0',

@@ -46,6 +46,8 @@ export class FakeEc2 {
   readonly deletedVolumes = new Set<string>();
   /** Extra instances DescribeInstances shows (e.g. orphans). */
   readonly extra: Instance[] = [];
+  /** The zone of each subnet (default us-east-1a). */
+  readonly zones = new Map<string, string>();
   /** Whether RunInstances reports the private address (EC2 does; a test may hide it). */
   reportIp = true;
 
@@ -64,6 +66,7 @@ export class FakeEc2 {
     this.runErrors.length = 0;
     this.deleteErrors.length = 0;
     this.deletedVolumes.clear();
+    this.zones.clear();
     this.extra.length = 0;
     this.reportIp = true;
     this.install();
@@ -145,6 +148,8 @@ export class FakeEc2 {
         InstanceId: `i-${String(n).padStart(17, '0')}`,
         InstanceType: input.InstanceType as Instance['InstanceType'],
         SubnetId: input.SubnetId,
+        // EC2 places an instance in its subnet's zone.
+        Placement: { AvailabilityZone: this.zones.get(input.SubnetId ?? '') ?? 'us-east-1a' },
         PrivateIpAddress: `10.0.0.${n}`,
         LaunchTime: this.clock.now(),
         ClientToken: token,

@@ -36,6 +36,16 @@ describe('a spot pool is priced by the spot market', () => {
     expect(nodeHourPriceOf({}, pool, 'm5.4xlarge', read).dollars).toBe(0.07);
   });
 
+  it("a node whose zone is known is priced at its zone's spot price; an unquoted zone, at the type's median", () => {
+    const zonal = { ...read, byZone: { 'm5.xlarge': { 'us-east-1a': 0.061, 'us-east-1b': 0.07, 'us-east-1c': 0.094 } } };
+    const pool = spotPool('m5.xlarge');
+    expect(nodeHourPriceOf({}, pool, 'm5.xlarge', zonal, 'us-east-1c')).toEqual({ dollars: 0.094, source: 'm5.xlarge spot in us-east-1c, read 2025-03-10T09:40Z' });
+    expect(nodeHourPriceOf({}, pool, 'm5.xlarge', zonal, 'us-east-1f').dollars).toBe(0.07);
+    expect(nodeHourPriceOf({}, pool, 'm5.xlarge', zonal).dollars).toBe(0.07);
+    // An on-demand pool's node is priced by the list, whatever its zone.
+    expect(nodeHourPriceOf({}, { template: typed('m5.xlarge') }, 'm5.xlarge', zonal, 'us-east-1c').dollars).toBe(0.192);
+  });
+
   it('what the operator wrote still comes first; an on-demand pool, or a spot pool nothing was read for, is priced by the list', () => {
     expect(nodeHourPriceOf({}, { ...spotPool('m5.xlarge'), nodeHourPrice: 0.05 }, 'm5.xlarge', read).dollars).toBe(0.05);
     expect(nodeHourPriceOf({ nodeHourPrice: 0.06 }, spotPool('m5.xlarge'), 'm5.xlarge', read).dollars).toBe(0.06);
@@ -58,6 +68,7 @@ describe('a spot pool is priced by the spot market', () => {
     expect(byType['m5.xlarge']).toBe(0.07);
     expect(byType['m5.2xlarge']).toBeCloseTo(0.15, 10);
     expect(zones).toEqual({ 'm5.2xlarge': 2, 'm5.xlarge': 3 });
+    expect(spotPricesByType(quotes).byZone).toEqual({ 'm5.2xlarge': { a: 0.1, b: 0.2 }, 'm5.xlarge': { a: 0.09, b: 0.05, c: 0.07 } });
     expect(byType['c5.xlarge']).toBeUndefined();
   });
 
@@ -107,7 +118,13 @@ describe("the evaluator's read (lib/app/spot-prices.ts)", () => {
     const market = new ScriptedSpotMarket().quote('m5.xlarge', { 'us-east-1a': 0.06, 'us-east-1b': 0.08, 'us-east-1c': 0.07 });
     const ports = { spotPrices: market, log: new MemoryLog(), metrics: new InMemoryMetrics() };
     const record = await readDueSpotPrices(ports, cfg, poolConfig, pool(), NOW);
-    expect(record).toEqual({ types: ['m5.xlarge'], byType: { 'm5.xlarge': 0.07 }, zones: { 'm5.xlarge': 3 }, readAt: NOW.toISOString() });
+    expect(record).toEqual({
+      types: ['m5.xlarge'],
+      byType: { 'm5.xlarge': 0.07 },
+      zones: { 'm5.xlarge': 3 },
+      byZone: { 'm5.xlarge': { 'us-east-1a': 0.06, 'us-east-1b': 0.08, 'us-east-1c': 0.07 } },
+      readAt: NOW.toISOString(),
+    });
     expect(await readDueSpotPrices(ports, cfg, poolConfig, pool({ spotPrices: record! }), later(60_000))).toBeUndefined();
     expect(await readDueSpotPrices({ log: ports.log, metrics: ports.metrics }, cfg, poolConfig, pool(), NOW)).toBeUndefined();
     expect(market.requests).toEqual([['m5.xlarge']]);
@@ -144,6 +161,27 @@ describe('decisions and status name the spot price', () => {
     expect(decide(spotPriceRecord({ 'm5.4xlarge': 0.005 }))).toMatchObject({ kind: 'no-action', reason: expect.stringContaining('at $0.005/h <') });
     // Read a day and more ago: the list price again.
     expect(decide(spotPriceRecord({ 'm5.4xlarge': 0.005 }, later(-SPOT_PRICE_MAX_AGE_MS - 60_000)))).toMatchObject({ kind: 'scale-down', reason: expect.stringContaining('at $0.768/h') });
+  });
+
+  it("a node is priced at its own zone's spot price when its zone is known", () => {
+    const nodes = withGears([40, 40, 32, 12]).map((n) => ({ ...n, instanceType: 'm5.4xlarge' }));
+    const inZone = (zone?: string) =>
+      decidePool(
+        evaluation({
+          config: config({}, spotPool('m5.4xlarge') as object),
+          nodes: nodes.map((n) => (n.nodeId === 'node-4.example.com' && zone ? { ...n, zone } : n)),
+          pool: pool({ demandHistory: quietDay, lowSince: minutesAgo(7), spotPrices: spotPriceRecord({ 'm5.4xlarge': 0.23 }, NOW, { byZone: { 'm5.4xlarge': { 'us-east-1a': 0.005, 'us-east-1b': 0.23, 'us-east-1c': 0.31 } } }) }),
+        }),
+      ).decision;
+    // The emptiest node, in us-east-1a, costs $0.005 an hour there: its day's saving does not pay its 12 restarts, and
+    // the next candidate, whose zone is not known, is priced at the median and drains instead.
+    const cheapZone = inZone('us-east-1a');
+    expect(cheapZone).toMatchObject({ kind: 'scale-down', nodeId: 'node-3.example.com', reason: expect.stringContaining('at $0.23/h >=') });
+    expect((cheapZone as { rejected?: unknown[] }).rejected).toEqual([
+      { nodeId: 'node-4.example.com', reason: "does not pay: 24.0h unneeded (yesterday's demand) saves $0.12 at $0.005/h < 2 x $0.27 for 12 disruptive moves", pending: true },
+    ]);
+    // Its zone unknown, it is priced at the median: it drains.
+    expect(inZone()).toMatchObject({ kind: 'scale-down', nodeId: 'node-4.example.com', reason: expect.stringContaining('at $0.23/h >=') });
   });
 
   it('status shows the spot price and its source, and a failed read newer than the last good one', () => {

@@ -214,6 +214,7 @@ export function hostInfo(instance: Instance, device: string | undefined): HostIn
   const info: HostInfo = { instanceId: instance.InstanceId!, state: (instance.State?.Name ?? 'pending') as HostInfo['state'] };
   if (instance.InstanceType !== undefined) info.instanceType = instance.InstanceType;
   if (instance.SubnetId !== undefined) info.subnetId = instance.SubnetId;
+  if (instance.Placement?.AvailabilityZone !== undefined) info.zone = instance.Placement.AvailabilityZone;
   if (instance.PrivateIpAddress !== undefined) info.privateIp = instance.PrivateIpAddress;
   if (instance.LaunchTime !== undefined) info.launchedAt = new Date(instance.LaunchTime).toISOString();
   const volumeId = device === undefined ? undefined : instance.BlockDeviceMappings?.find((mapping) => mapping.DeviceName === device)?.Ebs?.VolumeId;

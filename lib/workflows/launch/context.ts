@@ -80,6 +80,7 @@ export function hostFields(host: HostInfo): Partial<NodeRecord> {
   const fields: Partial<NodeRecord> = {};
   if (host.instanceId !== undefined) fields.instanceId = host.instanceId;
   if (host.instanceType !== undefined) fields.instanceType = host.instanceType;
+  if (host.zone !== undefined) fields.zone = host.zone;
   if (host.privateIp !== undefined) fields.privateIp = host.privateIp;
   if (host.volumeId !== undefined) fields.volumeId = host.volumeId;
   return fields;

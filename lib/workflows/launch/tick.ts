@@ -85,6 +85,7 @@ export async function checkProvisioning(ctx: LaunchContext, node: NodeRecord, ho
     if (host.privateIp !== undefined && node.privateIp === undefined) patch.privateIp = host.privateIp;
     if (host.volumeId !== undefined && node.volumeId === undefined) patch.volumeId = host.volumeId;
     if (host.instanceType !== undefined && node.instanceType === undefined) patch.instanceType = host.instanceType;
+    if (host.zone !== undefined && node.zone === undefined) patch.zone = host.zone;
     if (Object.keys(patch).length > 0) {
       try {
         current = await store.updateNode(node.nodeId, node.version, patch);
