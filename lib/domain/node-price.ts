@@ -8,7 +8,10 @@
  * The on-demand list prices below are also what the replay bills with
  * (lib/sim/prices.ts): AWS, us-east-1 (N. Virginia), Linux, read on
  * PRICES_AS_OF from https://aws.amazon.com/ec2/pricing/on-demand/. They move
- * rarely; when they do, change them here only.
+ * rarely; when they do, change them here only. A spot pool's nodes cost what
+ * the spot market says, hour by hour and zone by zone: the evaluator reads it
+ * (lib/app/spot-prices.ts) and stores it on the pool record, and the rules
+ * here decide when to read and which price a node gets.
  */
 import type { SpotPriceRecord } from './model.js';
 
