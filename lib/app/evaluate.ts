@@ -25,7 +25,7 @@ import type { Cloud } from '../ports/cloud.js';
 import type { InvocationDeadline } from '../ports/deadline.js';
 import { POOLS_AT_ONCE, checksDeadline, inOrderAtMost } from './pool-batch.js';
 import type { SpotPrices } from '../ports/spot-prices.js';
-import { readDueSpotPrices } from './spot-prices.js';
+import { onceABatch, readDueSpotPrices } from './spot-prices.js';
 
 export interface EvaluatorPorts {
   store: StateStore;
@@ -240,13 +240,15 @@ export class ThresholdEvaluator {
         throw error;
       });
     const outOfTime = checksDeadline(this.ports.clock, this.ports.deadline);
+    // Spot pools of one profile in several districts share their instance types: one read of them per batch.
+    const spotPrices = this.ports.spotPrices && onceABatch(this.ports.spotPrices);
     // Several pools at once, outcomes in the pools' order: a pool checking candidates on the broker holds up no other.
     // Nothing a pool's evaluation shares with another depends on their order: the controls and every pool's nodes are read
     // once per batch before any decision of it is carried out, and a decision creates no node (the provisioner does,
     // re-checking the global limits when it claims the names on the capacity record: lib/workflows/launch/claim.ts).
     return inOrderAtMost(pools, POOLS_AT_ONCE, async (pool) => {
       try {
-        return await this.evaluatePool(pool, { loadNodes, loadAllNodes, outOfTime }, controls, trigger, urgent.has(pool));
+        return await this.evaluatePool(pool, { loadNodes, loadAllNodes, outOfTime, spotPrices }, controls, trigger, urgent.has(pool));
       } catch (error) {
         // Without its nodes no pool can be evaluated: the whole evaluation fails, to be retried.
         if (loadError !== undefined) throw loadError;
@@ -267,7 +269,7 @@ export class ThresholdEvaluator {
 
   private async evaluatePool(
     poolId: PoolId,
-    { loadNodes, loadAllNodes, outOfTime }: BatchReads,
+    { loadNodes, loadAllNodes, outOfTime, spotPrices: batchSpotPrices }: BatchReads,
     controls: Controls,
     trigger: 'stats' | 'tick',
     urgent = false,
@@ -283,7 +285,7 @@ export class ThresholdEvaluator {
     pool = await resendUnsentDecision(this.ports, pool, now);
     pool = await resendStalledDecision(this.ports, this.config, pool, now);
     // Stored with this evaluation's other pool fields, and used by its decision already.
-    const spotPrices = await readDueSpotPrices(this.ports, effective.config, effective.poolConfig, pool, now);
+    const spotPrices = await readDueSpotPrices({ ...this.ports, spotPrices: batchSpotPrices }, effective.config, effective.poolConfig, pool, now);
     if (spotPrices) pool = { ...pool, spotPrices };
 
     const nodes = await loadNodes(poolId);
@@ -411,6 +413,8 @@ interface BatchReads {
   loadAllNodes: () => Promise<readonly NodeRecord[]>;
   /** True once the batch's candidate checks must stop (lib/app/pool-batch.ts checksDeadline); absent: no deadline. */
   outOfTime: (() => boolean) | undefined;
+  /** The spot market, each set of instance types read at most once a batch (`onceABatch`). */
+  spotPrices: SpotPrices | undefined;
 }
 
 /** DynamoDB stores no Infinity: a pool with demand and no capacity logs `null`. */

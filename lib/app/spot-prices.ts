@@ -9,7 +9,7 @@
  */
 import type { Config, PoolConfig } from '../config/index.js';
 import type { PoolRecord, SpotPriceRecord } from '../domain/model.js';
-import { spotPricesByType, spotPricesDue } from '../domain/node-price.js';
+import { spotPricesByType, spotPricesDue, type SpotQuote } from '../domain/node-price.js';
 import { describeError, NodescalerError } from '../errors.js';
 import type { Log } from '../ports/log.js';
 import type { Metrics } from '../ports/metrics.js';
@@ -53,4 +53,21 @@ export async function readDueSpotPrices(
     const kept = pool.spotPrices ?? { types: [], byType: {} };
     return { ...kept, failedAt: now.toISOString(), failure };
   }
+}
+
+/**
+ * The market read at most once for each set of instance types while this
+ * wrapper lives (one evaluator batch): pools that share their types, and come
+ * due together on their first evaluation, make one request, not one each.
+ */
+export function onceABatch(market: SpotPrices): SpotPrices {
+  const reads = new Map<string, Promise<SpotQuote[]>>();
+  return {
+    currentSpotPrices(instanceTypes) {
+      const key = [...instanceTypes].sort().join(',');
+      let read = reads.get(key);
+      if (!read) reads.set(key, (read = market.currentSpotPrices(instanceTypes)));
+      return read;
+    },
+  };
 }

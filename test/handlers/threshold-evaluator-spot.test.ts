@@ -87,4 +87,20 @@ describe('thresholdEvaluator handler with a spot pool (dynalite, EC2 mocked at t
     });
     expect((await store.getPool('d1/steady'))?.spotPrices).toBeUndefined();
   });
+
+  it('reads the types two spot pools share once for both in one tick', async () => {
+    ec2.reset();
+    ec2.on(DescribeSpotPriceHistoryCommand).resolves({
+      SpotPriceHistory: [{ InstanceType: 'm5.xlarge', AvailabilityZone: 'us-east-1a', SpotPrice: '0.072000', ProductDescription: 'Linux/UNIX', Timestamp: new Date('2026-11-29T11:00:00Z') }],
+    });
+    const handler = handlerFor([
+      { district: 'd2', profile: 'spot', max: 5, naming: { base: 'd2-spot' }, template: template(true) },
+      { district: 'd3', profile: 'spot', max: 5, naming: { base: 'd3-spot' }, template: template(true) },
+    ]);
+
+    expect(await handler(tick, lambdaContext())).toEqual({ pools: 2 });
+
+    expect(ec2.commandCalls(DescribeSpotPriceHistoryCommand)).toHaveLength(1);
+    for (const pool of ['d2/spot', 'd3/spot']) expect((await store.getPool(pool))?.spotPrices?.byType, pool).toEqual({ 'm5.xlarge': 0.072 });
+  });
 });
