@@ -1,8 +1,7 @@
 /**
  * A spot pool's drains are priced by what its nodes cost on the spot market
- * (lib/domain/node-price.ts), not by the on-demand list: credited two or
- * three times their saving, scale-down restarted tenants for money it did
- * not save. The evaluator reads the pool's types from EC2 at most hourly and
+ * (lib/domain/node-price.ts), not by the on-demand list: credited several
+ * times their saving, scale-down restarted tenants for money it did not save. The evaluator reads the pool's types from EC2 at most hourly and
  * stores the prices on the pool record, so every evaluator instance and the
  * CLI price the pool's drains alike. A failed read never fails the
  * evaluation: the pool keeps its last prices (for a day), then the list price.

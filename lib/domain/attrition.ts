@@ -111,9 +111,9 @@ export function planAttrition(input: AttritionInput): AttritionPlan {
     const openRunningFree = waiting > 0 ? freeSlotsReportedSince(nodes, input.waiting?.refusedAt) : 0;
     // Nodes this decision drains that are open: their slots leave the pool and their gears take open nodes' slots.
     const drainedIds = decision.kind === 'scale-down' ? [decision.nodeId, ...(decision.alsoNodeIds ?? [])] : [];
-    const leavingSlots = nodes
-      .filter((n) => drainedIds.includes(n.nodeId) && !isClosedForAttrition(n) && n.stats)
-      .reduce((sum, n) => sum + n.stats!.maxActiveGears, 0);
+    const leaving = nodes.filter((n) => drainedIds.includes(n.nodeId) && !isClosedForAttrition(n) && n.stats);
+    const leavingSlots = leaving.reduce((sum, n) => sum + n.stats!.maxActiveGears, 0);
+    const leavingText = leaving.length === 1 ? `once ${leaving[0]!.nodeId} is drained` : `once ${leaving.map((n) => n.nodeId).join(', ')} are drained`;
     const short = (free: number) => {
       const openSlots = allSlots - free - leavingSlots;
       const openFree = u.freeSlots - free - leavingSlots;
@@ -136,7 +136,7 @@ export function planAttrition(input: AttritionInput): AttritionPlan {
     for (const node of [...closed].sort((a, b) => (b.stats?.activeGears ?? 0) - (a.stats?.activeGears ?? 0))) {
       if (drained.has(node.nodeId)) continue;
       const lacking = short(stillClosed);
-      const why = all ?? (lacking && leavingSlots > 0 ? `${lacking} once ${decision.kind === 'scale-down' ? decision.nodeId : ''} is drained` : lacking);
+      const why = all ?? (lacking && leaving.length > 0 ? `${lacking} ${leavingText}` : lacking);
       if (why === undefined) break;
       plan.reopen.push({ nodeId: node.nodeId, reason: `reopen ${node.nodeId} to new gears: ${why}` });
       stillClosed -= freeOf(node);

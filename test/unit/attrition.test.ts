@@ -168,6 +168,10 @@ describe('planAttrition: reopen', () => {
     // Drained with c by one decision (alsoNodeIds), b stays closed: its drain closes it anyway.
     const together = planAttrition({ nodes, utilization: utilizationOf(nodes), decision: { kind: 'scale-down', nodeId: 'c', alsoNodeIds: ['b'], reason: '', rejected: [] }, config: tight });
     expect(together.reopen.map((r) => r.nodeId)).toEqual(['d']);
+    // Two open nodes drained by one decision: both leave, and the reason names both.
+    const two = [...nodes, node('e', { gears: 5 })];
+    const both = planAttrition({ nodes: two, utilization: utilizationOf(two), decision: { kind: 'scale-down', nodeId: 'c', alsoNodeIds: ['e'], reason: '', rejected: [] }, config: tight });
+    expect(both.reopen).toEqual([{ nodeId: 'd', reason: 'reopen d to new gears: without it the pool keeps 10 free slots < headroomGears 30 once c, e are drained' }]);
   });
 });
 
