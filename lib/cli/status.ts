@@ -164,7 +164,7 @@ function poolView(pool: PoolState, config: Config, now: Date): PoolView {
     freeSlots: u.freeSlots,
     staleNodes: u.staleNodes,
     thresholds: { scaleUp: config.scaleUp.threshold, scaleDown: config.scaleDown.utilizationThreshold },
-    nodeHourPrice: priced ? nodeHourPriceOf(config.scaleDown.payoff, pool.config, undefined, usableSpotPrices(record?.spotPrices, now)) : null,
+    nodeHourPrice: priced ? nodeHourPriceOf(config.scaleDown.payoff, pool.config, {}, usableSpotPrices(record?.spotPrices, now)) : null,
     spotPriceFailure: priced && spot?.failedAt && !(spot.readAt && spot.readAt >= spot.failedAt) ? { at: spot.failedAt, failure: spot.failure ?? 'unknown' } : null,
     highSince: record?.highSince ?? null,
     lowSince: record?.lowSince ?? null,

@@ -144,30 +144,29 @@ export function spotPricesByType(quotes: readonly SpotQuote[]): {
 
 /**
  * The price of one node-hour of `pool`, for a node of `instanceType` (the
- * type it was launched as, when known). What an operator wrote comes first,
+ * type it was launched as) in `zone`, when known. What an operator wrote comes first,
  * the pool's own price before the global one: only they know a reserved or
  * other region's price. Then, for a spot pool, the spot price EC2 quoted for
  * the node's type in its zone (else the type's median over zones, else the
  * pool's first type's); then the on-demand list price
  * of the node's type, else of the pool's first instance type, else the default.
  */
-export function nodeHourPrice(
-  payoff: { nodeHourPrice?: number | undefined },
-  pool: PricedPool | undefined,
-  instanceType?: string,
-  spot?: UsableSpotPrices,
-  zone?: string,
-): number {
-  return nodeHourPriceOf(payoff, pool, instanceType, spot, zone).dollars;
+export function nodeHourPrice(payoff: { nodeHourPrice?: number | undefined }, pool: PricedPool | undefined, node: PricedNode = {}, spot?: UsableSpotPrices): number {
+  return nodeHourPriceOf(payoff, pool, node, spot).dollars;
+}
+
+/** What of a node its price depends on: the type it was launched as and the zone it runs in, when known. */
+export interface PricedNode {
+  instanceType?: string | undefined;
+  zone?: string | undefined;
 }
 
 /** `nodeHourPrice` with where it came from, as `nodescaler status` shows it. */
 export function nodeHourPriceOf(
   payoff: { nodeHourPrice?: number | undefined },
   pool: PricedPool | undefined,
-  instanceType?: string,
+  { instanceType, zone }: PricedNode = {},
   spot?: UsableSpotPrices,
-  zone?: string,
 ): { dollars: number; source: string } {
   if (pool?.nodeHourPrice !== undefined) return { dollars: pool.nodeHourPrice, source: "the pool's nodeHourPrice" };
   if (payoff.nodeHourPrice !== undefined) return { dollars: payoff.nodeHourPrice, source: 'scaleDown.payoff.nodeHourPrice' };

@@ -41,7 +41,7 @@ export function payoffGate(input: PayoffGateInput): { utilization: PoolUtilizati
   const settings = config.scaleDown.payoff;
   if (!settings.enabled) return { utilization: u };
   const { spotPrices } = input;
-  const poolPrice = nodeHourPrice(settings, input.poolConfig, undefined, spotPrices);
+  const poolPrice = nodeHourPrice(settings, input.poolConfig, {}, spotPrices);
   const payoff = { ...settings, nodeHourPrice: poolPrice };
   const pricesByType = new Map<string, number>();
   const priceOf = (type: string | undefined, zone: string | undefined) => {
@@ -49,7 +49,7 @@ export function payoffGate(input: PayoffGateInput): { utilization: PoolUtilizati
     // A spot node's zone has its own price; any other node's zone does not change it.
     const key = zone === undefined || spotPrices?.byZone === undefined ? type : `${type}@${zone}`;
     let price = pricesByType.get(key);
-    if (price === undefined) pricesByType.set(key, (price = nodeHourPrice(settings, input.poolConfig, type, spotPrices, zone)));
+    if (price === undefined) pricesByType.set(key, (price = nodeHourPrice(settings, input.poolConfig, { instanceType: type, zone }, spotPrices)));
     return price;
   };
   const recent = poolConfidentDemand(config, history, now, u.demand);

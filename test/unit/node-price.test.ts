@@ -23,16 +23,16 @@ describe('nodeHourPrice: what one node-hour of a pool costs the pays-off check',
   it("the list price of the node's own instance type, else of the pool's first one", () => {
     const pool = { template: typed('m5.2xlarge', 'm5a.2xlarge') };
     expect(nodeHourPrice({}, pool)).toBe(INSTANCE_PRICES['m5.2xlarge']);
-    expect(nodeHourPrice({}, pool, 'm5.4xlarge')).toBe(0.768);
+    expect(nodeHourPrice({}, pool, { instanceType: 'm5.4xlarge' })).toBe(0.768);
     // A type the list does not know (the pool's second choice here) is priced as the pool's first.
-    expect(nodeHourPrice({}, pool, 'm5a.2xlarge')).toBe(0.384);
-    expect(nodeHourPrice({}, { template: typed('x9.huge') }, 'x9.huge')).toBe(DEFAULT_NODE_HOUR_PRICE);
+    expect(nodeHourPrice({}, pool, { instanceType: 'm5a.2xlarge' })).toBe(0.384);
+    expect(nodeHourPrice({}, { template: typed('x9.huge') }, { instanceType: 'x9.huge' })).toBe(DEFAULT_NODE_HOUR_PRICE);
   });
 
   it("what the operator wrote comes before any list price: the pool's own, then the global one; 0 included", () => {
     const pool = { template: typed('m5.2xlarge') };
-    expect(nodeHourPrice({ nodeHourPrice: 0.15 }, pool, 'm5.4xlarge')).toBe(0.15);
-    expect(nodeHourPrice({ nodeHourPrice: 0.15 }, { ...pool, nodeHourPrice: 0.07 }, 'm5.4xlarge')).toBe(0.07);
+    expect(nodeHourPrice({ nodeHourPrice: 0.15 }, pool, { instanceType: 'm5.4xlarge' })).toBe(0.15);
+    expect(nodeHourPrice({ nodeHourPrice: 0.15 }, { ...pool, nodeHourPrice: 0.07 }, { instanceType: 'm5.4xlarge' })).toBe(0.07);
     expect(nodeHourPrice({ nodeHourPrice: 0.15 }, { ...pool, nodeHourPrice: 0 })).toBe(0);
   });
 

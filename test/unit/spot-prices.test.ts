@@ -30,28 +30,28 @@ describe('a spot pool is priced by the spot market', () => {
 
   it("the node's type's spot price, else the pool's first type's; naming the zones and the time it was read", () => {
     const pool = spotPool('m5.xlarge', 'm5.2xlarge');
-    expect(nodeHourPriceOf({}, pool, 'm5.2xlarge', read)).toEqual({ dollars: 0.15, source: 'm5.2xlarge spot in 1 zone, read 2025-03-10T09:40Z' });
-    expect(nodeHourPriceOf({}, pool, undefined, read)).toEqual({ dollars: 0.07, source: 'm5.xlarge spot, the median of 3 zones, read 2025-03-10T09:40Z' });
+    expect(nodeHourPriceOf({}, pool, { instanceType: 'm5.2xlarge' }, read)).toEqual({ dollars: 0.15, source: 'm5.2xlarge spot in 1 zone, read 2025-03-10T09:40Z' });
+    expect(nodeHourPriceOf({}, pool, {}, read)).toEqual({ dollars: 0.07, source: 'm5.xlarge spot, the median of 3 zones, read 2025-03-10T09:40Z' });
     // A type EC2 did not quote is priced as the pool's first type's spot price, not as an on-demand node.
-    expect(nodeHourPriceOf({}, pool, 'm5.4xlarge', read).dollars).toBe(0.07);
+    expect(nodeHourPriceOf({}, pool, { instanceType: 'm5.4xlarge' }, read).dollars).toBe(0.07);
   });
 
   it("a node whose zone is known is priced at its zone's spot price; an unquoted zone, at the type's median", () => {
     const zonal = { ...read, byZone: { 'm5.xlarge': { 'us-east-1a': 0.061, 'us-east-1b': 0.07, 'us-east-1c': 0.094 } } };
     const pool = spotPool('m5.xlarge');
-    expect(nodeHourPriceOf({}, pool, 'm5.xlarge', zonal, 'us-east-1c')).toEqual({ dollars: 0.094, source: 'm5.xlarge spot in us-east-1c, read 2025-03-10T09:40Z' });
-    expect(nodeHourPriceOf({}, pool, 'm5.xlarge', zonal, 'us-east-1f').dollars).toBe(0.07);
-    expect(nodeHourPriceOf({}, pool, 'm5.xlarge', zonal).dollars).toBe(0.07);
+    expect(nodeHourPriceOf({}, pool, { instanceType: 'm5.xlarge', zone: 'us-east-1c' }, zonal)).toEqual({ dollars: 0.094, source: 'm5.xlarge spot in us-east-1c, read 2025-03-10T09:40Z' });
+    expect(nodeHourPriceOf({}, pool, { instanceType: 'm5.xlarge', zone: 'us-east-1f' }, zonal).dollars).toBe(0.07);
+    expect(nodeHourPriceOf({}, pool, { instanceType: 'm5.xlarge' }, zonal).dollars).toBe(0.07);
     // An on-demand pool's node is priced by the list, whatever its zone.
-    expect(nodeHourPriceOf({}, { template: typed('m5.xlarge') }, 'm5.xlarge', zonal, 'us-east-1c').dollars).toBe(0.192);
+    expect(nodeHourPriceOf({}, { template: typed('m5.xlarge') }, { instanceType: 'm5.xlarge', zone: 'us-east-1c' }, zonal).dollars).toBe(0.192);
   });
 
   it('what the operator wrote still comes first; an on-demand pool, or a spot pool nothing was read for, is priced by the list', () => {
-    expect(nodeHourPriceOf({}, { ...spotPool('m5.xlarge'), nodeHourPrice: 0.05 }, 'm5.xlarge', read).dollars).toBe(0.05);
-    expect(nodeHourPriceOf({ nodeHourPrice: 0.06 }, spotPool('m5.xlarge'), 'm5.xlarge', read).dollars).toBe(0.06);
-    expect(nodeHourPriceOf({}, { template: typed('m5.xlarge') }, 'm5.xlarge', read)).toEqual({ dollars: 0.192, source: 'm5.xlarge on demand, us-east-1' });
-    expect(nodeHourPriceOf({}, spotPool('m5.xlarge'), 'm5.xlarge', undefined).dollars).toBe(0.192);
-    expect(nodeHourPriceOf({}, spotPool('r5.xlarge'), 'r5.xlarge', read).dollars).toBe(0.252);
+    expect(nodeHourPriceOf({}, { ...spotPool('m5.xlarge'), nodeHourPrice: 0.05 }, { instanceType: 'm5.xlarge' }, read).dollars).toBe(0.05);
+    expect(nodeHourPriceOf({ nodeHourPrice: 0.06 }, spotPool('m5.xlarge'), { instanceType: 'm5.xlarge' }, read).dollars).toBe(0.06);
+    expect(nodeHourPriceOf({}, { template: typed('m5.xlarge') }, { instanceType: 'm5.xlarge' }, read)).toEqual({ dollars: 0.192, source: 'm5.xlarge on demand, us-east-1' });
+    expect(nodeHourPriceOf({}, spotPool('m5.xlarge'), { instanceType: 'm5.xlarge' }, undefined).dollars).toBe(0.192);
+    expect(nodeHourPriceOf({}, spotPool('r5.xlarge'), { instanceType: 'r5.xlarge' }, read).dollars).toBe(0.252);
   });
 
   it("each type's price is the median of its zones; what is not a positive price is left out", () => {
