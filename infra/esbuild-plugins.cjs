@@ -22,6 +22,11 @@
 //   constants hold (`{ "xmlName": _PEA }`: the same object), and esbuild then
 //   drops the shapes of operations a function never calls (EC2 client: 540 KiB
 //   of schemas down to 30 KiB for RunInstances, DescribeInstances, TerminateInstances).
+//   The same file registers every modelled error class of the service, which
+//   keeps them all (SSM: 141 classes, about 55 KiB in each function that runs
+//   broker commands). For the clients in ERRORS_BY_NAME those registrations
+//   are dropped: the SDK then throws the service's base exception with the
+//   error's name, fault and message, which is all our adapters read.
 //
 // zod-locale-where-used
 //   lib/zod.ts registers zod's English messages when it is imported: a side
@@ -108,6 +113,14 @@ const lambdaCredentials = {
   },
 };
 
+/**
+ * The clients whose modelled errors our adapters tell apart by name alone
+ * (lib/adapters/aws-errors.ts, the broker adapter's errorName): their error
+ * classes need not be registered. DynamoDB (a failed condition's `Item`), SQS
+ * (query-compatible codes) and the others keep theirs.
+ */
+const ERRORS_BY_NAME = /[\\/]@aws-sdk[\\/]client-(?:ssm|pricing)[\\/]/;
+
 const sdkSchemasTreeShakable = {
   name: 'sdk-schemas-tree-shakable',
   setup(build) {
@@ -116,6 +129,7 @@ const sdkSchemasTreeShakable = {
       const strings = new Map();
       for (const match of text.matchAll(/^const (_[A-Za-z0-9_]+) = ("[^"\\\n]*");$/gm)) strings.set(match[1], match[2]);
       text = text.replace(/([{,]\s*)\[(_[A-Za-z0-9_]+)\]:/g, (all, before, name) => (strings.has(name) ? `${before}${strings.get(name)}:` : all));
+      if (ERRORS_BY_NAME.test(args.path)) text = text.replace(/^n0_registry\.registerError\((\w+)\$, \1\);$/gm, '');
       return { contents: text, loader: 'js', resolveDir: path.dirname(args.path) };
     });
   },
@@ -167,6 +181,7 @@ const ADAPTER_MODULES = [
   { file: 'lib/adapters/ec2/cloud.ts', what: 'handler ec2', needed: (a) => a.cloud === 'ec2', functions: ['ec2CloudFor', 'ec2HostsFor'] },
   { file: 'lib/adapters/ec2/sender-hosts.ts', what: 'statsAuth (node-stats senders looked up in EC2)', needed: (a) => a.senderHosts, functions: ['ec2SenderHostsFor'] },
   { file: 'lib/adapters/ec2/spot-prices.ts', what: 'handler ec2 with a spot pool (spot prices read from EC2)', needed: (a) => a.spotPrices, functions: ['ec2SpotPricesFor'] },
+  { file: 'lib/adapters/pricing/on-demand-prices.ts', what: 'handler ec2 (on-demand prices read from the AWS Price List)', needed: (a) => a.onDemandPrices, functions: ['awsOnDemandPricesFor'] },
   { file: 'lib/adapters/s3/spool-cloud.ts', what: 'handler spool', needed: (a) => a.cloud === 'spool', functions: ['s3SpoolCloudFor'] },
   { file: 'lib/adapters/sns/notify-cloud.ts', what: 'handler notify', needed: (a) => a.cloud === 'notify', functions: ['snsNotifyCloudFor'] },
   // No client, but the user data and the stats agent it writes into every request (about 9 KiB).

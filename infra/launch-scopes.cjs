@@ -1,6 +1,7 @@
 // What ec2:RunInstances may use, from the stage's configuration file
 // (serverless.yml custom.scopes.launch), and whether the evaluator reads spot
-// prices (`spotPrices`: a spot pool launched by handler ec2): the images, subnets, security groups
+// prices (`spotPrices`: a spot pool launched by handler ec2) and on-demand
+// prices (`onDemandPrices`: handler ec2): the images, subnets, security groups
 // and launch templates its pools name, as IAM resource ARNs, so the
 // provisioner's role cannot launch from any other image or into any other
 // subnet. The file is read raw here (the packaging validates it with
@@ -35,7 +36,9 @@ function launchScopes(config) {
   const launches = config?.handler === 'ec2' && images.length + launchTemplates.length + (byName ? 1 : 0) > 0 && subnets.length > 0;
   // The evaluator reads spot prices (ec2:DescribeSpotPriceHistory) by the same rule as lib/config/adapters.ts spotPrices.
   const spotPrices = config?.handler === 'ec2' && templates.some((t) => t.spot === true);
-  return { enabled: launches ? 'true' : '', spotPrices: spotPrices ? 'true' : '', inputs: launches ? inputs : [arn(false, 'image', 'none')] };
+  // The evaluator reads on-demand prices (pricing:GetProducts) by the same rule as lib/config/adapters.ts onDemandPrices.
+  const onDemandPrices = config?.handler === 'ec2';
+  return { enabled: launches ? 'true' : '', spotPrices: spotPrices ? 'true' : '', onDemandPrices: onDemandPrices ? 'true' : '', inputs: launches ? inputs : [arn(false, 'image', 'none')] };
 }
 
 /** serverless.yml: `${file(infra/launch-scopes.cjs):launch}`, resolved with the stage's configuration file. */

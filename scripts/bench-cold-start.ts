@@ -55,7 +55,7 @@ const RUNS = 41;
 
 /** With the bench configuration: the state table and the queue it sends to, the broker (SSM), the hosts (EC2) and their records (Route 53). */
 const FUNCTIONS = [
-  { name: 'thresholdEvaluator', entry: 'functions/threshold-evaluator.ts', budgetKiB: 500, clients: ['client-dynamodb', 'client-ec2', 'client-sqs', 'client-ssm', 'lib-dynamodb'] },
+  { name: 'thresholdEvaluator', entry: 'functions/threshold-evaluator.ts', budgetKiB: 500, clients: ['client-dynamodb', 'client-ec2', 'client-pricing', 'client-sqs', 'client-ssm', 'lib-dynamodb'] },
   { name: 'nodeProvisioner', entry: 'functions/node-provisioner.ts', budgetKiB: 1024, clients: ['client-dynamodb', 'client-ec2', 'client-route-53', 'client-ssm', 'lib-dynamodb'] },
   { name: 'gearMover', entry: 'functions/gear-mover.ts', budgetKiB: 1024, clients: ['client-dynamodb', 'client-sqs', 'client-ssm', 'lib-dynamodb'] },
   {

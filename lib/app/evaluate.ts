@@ -24,8 +24,8 @@ import { StatsGate } from './stats-sender.js';
 import type { Cloud } from '../ports/cloud.js';
 import type { InvocationDeadline } from '../ports/deadline.js';
 import { POOLS_AT_ONCE, checksDeadline, inOrderAtMost } from './pool-batch.js';
-import type { SpotPrices } from '../ports/spot-prices.js';
-import { onceABatch, readDueSpotPrices } from './spot-prices.js';
+import type { OnDemandPrices, SpotPrices } from '../ports/market-prices.js';
+import { type MarketPricePorts, onceABatch, readDueMarketPrices } from './market-prices.js';
 
 export interface EvaluatorPorts {
   store: StateStore;
@@ -39,8 +39,10 @@ export interface EvaluatorPorts {
   hosts?: Pick<Cloud, 'describeHosts'>;
   /** The invocation's end (the handler sets it): scale-down candidate checks stop before it (lib/app/pool-batch.ts). */
   deadline?: Pick<InvocationDeadline, 'remaining'>;
-  /** The spot market's prices, for spot pools' drains (lib/app/spot-prices.ts); without it they are priced by the list. */
+  /** The spot market's prices, for spot pools' drains (lib/app/market-prices.ts); without it they are priced on demand. */
   spotPrices?: SpotPrices;
+  /** The region's on-demand prices, for every pool's drains (lib/app/market-prices.ts); without it the built-in list. */
+  onDemandPrices?: OnDemandPrices;
 }
 
 export interface StatsItem {
@@ -240,15 +242,15 @@ export class ThresholdEvaluator {
         throw error;
       });
     const outOfTime = checksDeadline(this.ports.clock, this.ports.deadline);
-    // Spot pools of one profile in several districts share their instance types: one read of them per batch.
-    const spotPrices = this.ports.spotPrices && onceABatch(this.ports.spotPrices);
+    // Pools of one profile in several districts share their instance types: one read of them per batch.
+    const markets = onceABatch(this.ports);
     // Several pools at once, outcomes in the pools' order: a pool checking candidates on the broker holds up no other.
     // Nothing a pool's evaluation shares with another depends on their order: the controls and every pool's nodes are read
     // once per batch before any decision of it is carried out, and a decision creates no node (the provisioner does,
     // re-checking the global limits when it claims the names on the capacity record: lib/workflows/launch/claim.ts).
     return inOrderAtMost(pools, POOLS_AT_ONCE, async (pool) => {
       try {
-        return await this.evaluatePool(pool, { loadNodes, loadAllNodes, outOfTime, spotPrices }, controls, trigger, urgent.has(pool));
+        return await this.evaluatePool(pool, { loadNodes, loadAllNodes, outOfTime, markets }, controls, trigger, urgent.has(pool));
       } catch (error) {
         // Without its nodes no pool can be evaluated: the whole evaluation fails, to be retried.
         if (loadError !== undefined) throw loadError;
@@ -269,7 +271,7 @@ export class ThresholdEvaluator {
 
   private async evaluatePool(
     poolId: PoolId,
-    { loadNodes, loadAllNodes, outOfTime, spotPrices: batchSpotPrices }: BatchReads,
+    { loadNodes, loadAllNodes, outOfTime, markets }: BatchReads,
     controls: Controls,
     trigger: 'stats' | 'tick',
     urgent = false,
@@ -285,8 +287,8 @@ export class ThresholdEvaluator {
     pool = await resendUnsentDecision(this.ports, pool, now);
     pool = await resendStalledDecision(this.ports, this.config, pool, now);
     // Stored with this evaluation's other pool fields, and used by its decision already.
-    const spotPrices = await readDueSpotPrices({ ...this.ports, spotPrices: batchSpotPrices }, effective.config, effective.poolConfig, pool, now);
-    if (spotPrices) pool = { ...pool, spotPrices };
+    const prices = await readDueMarketPrices({ log, metrics, ...markets }, effective.config, effective.poolConfig, pool, now);
+    pool = { ...pool, ...prices };
 
     const nodes = await loadNodes(poolId);
     const drains = await store.listDrains(poolId);
@@ -313,7 +315,7 @@ export class ThresholdEvaluator {
     const { decision, utilization } = evaluation;
     const gears = decision.kind === 'scale-down' ? (nodes.find((n) => n.nodeId === decision.nodeId)?.stats?.activeGears ?? 0) : undefined;
     const gate = gateDecision(decision, poolId, effective.mode, controls.pauses, now, gears);
-    const poolPatch: PoolPatch = { ...evaluation.poolPatch, ...(spotPrices ? { spotPrices } : {}) };
+    const poolPatch: PoolPatch = { ...evaluation.poolPatch, ...prices };
     let shadow: ShadowDetails | undefined;
     let shadowRepeat: string | undefined;
     // Drains called off for the pool's demand (lib/domain/call-off.ts): an observed pool changes nothing.
@@ -413,8 +415,8 @@ interface BatchReads {
   loadAllNodes: () => Promise<readonly NodeRecord[]>;
   /** True once the batch's candidate checks must stop (lib/app/pool-batch.ts checksDeadline); absent: no deadline. */
   outOfTime: (() => boolean) | undefined;
-  /** The spot market, each set of instance types read at most once a batch (`onceABatch`). */
-  spotPrices: SpotPrices | undefined;
+  /** The markets, each set of instance types read at most once a batch (`onceABatch`). */
+  markets: Pick<MarketPricePorts, 'spotPrices' | 'onDemandPrices'>;
 }
 
 /** DynamoDB stores no Infinity: a pool with demand and no capacity logs `null`. */

@@ -7,10 +7,11 @@
 import { controlsView, renderControls, type ControlsView } from './controls-view.js';
 import type { Config } from '../config/index.js';
 import { progressOf, drainKind, type Progress } from '../domain/drain.js';
-import type { DrainKind, DrainRecord, MoveState, NodeRecord, NodeState, PoolId } from '../domain/model.js';
+import type { DrainKind, DrainRecord, MoveState, NodeRecord, NodeState, PoolId, PoolRecord } from '../domain/model.js';
 import { failureBackoff } from '../domain/failure-backoff.js';
 import { isProtected } from '../domain/node-stats.js';
-import { nodeHourPriceOf, usableSpotPrices } from '../domain/node-price.js';
+import { usableMarketPrices } from '../domain/market-prices.js';
+import { nodeHourPriceOf } from '../domain/node-price.js';
 import { computeUtilization, expectedGearsPerNode, freshStatsTest } from '../domain/utilization.js';
 import { clockTime, plural, ratio, renderTable, when, wrap, type Cell, type Style } from './render.js';
 import type { PoolState, Snapshot } from './snapshot.js';
@@ -89,8 +90,8 @@ export interface PoolView {
   thresholds: { scaleUp: number; scaleDown: number };
   /** What a drain of one of its nodes is credited per node-hour (lib/domain/node-price.ts), and why; null when the pays-off check is off. */
   nodeHourPrice: { dollars: number; source: string } | null;
-  /** A spot pool's last failed price read, when it is newer than its last good one (lib/app/spot-prices.ts). */
-  spotPriceFailure: { at: string; failure: string } | null;
+  /** Each market whose last price read failed, when that is newer than its last good one (lib/app/market-prices.ts). */
+  priceReadFailures: Array<{ market: 'spot' | 'on-demand'; at: string; failure: string }>;
   highSince: string | null;
   lowSince: string | null;
   lease: { holder: string; kind: string; acquiredAt: string; expiresAt: string; sentAt: string | null; expired: boolean } | null;
@@ -149,7 +150,6 @@ function poolView(pool: PoolState, config: Config, now: Date): PoolView {
   }
   const lease = record?.lease;
   const priced = pool.config !== undefined && config.scaleDown.enabled && config.scaleDown.payoff.enabled;
-  const spot = record?.spotPrices;
   return {
     pool: pool.pool,
     configured: pool.config !== undefined,
@@ -164,8 +164,8 @@ function poolView(pool: PoolState, config: Config, now: Date): PoolView {
     freeSlots: u.freeSlots,
     staleNodes: u.staleNodes,
     thresholds: { scaleUp: config.scaleUp.threshold, scaleDown: config.scaleDown.utilizationThreshold },
-    nodeHourPrice: priced ? nodeHourPriceOf(config.scaleDown.payoff, pool.config, {}, usableSpotPrices(record?.spotPrices, now)) : null,
-    spotPriceFailure: priced && spot?.failedAt && !(spot.readAt && spot.readAt >= spot.failedAt) ? { at: spot.failedAt, failure: spot.failure ?? 'unknown' } : null,
+    nodeHourPrice: priced ? nodeHourPriceOf(config.scaleDown.payoff, pool.config, {}, usableMarketPrices(record ?? {}, now)) : null,
+    priceReadFailures: priced ? priceReadFailures(record) : [],
     highSince: record?.highSince ?? null,
     lowSince: record?.lowSince ?? null,
     lease: lease
@@ -292,7 +292,7 @@ function renderPool(pool: PoolView, now: Date, options: TextOptions): string[] {
   lines.push(...wrap(`utilization ${utilText} (${slots}; ${band})${since}`, width, '  '));
   if (pool.staleNodes.length > 0) lines.push(...wrap(s.yellow(`stale stats: ${pool.staleNodes.join(', ')}`), width, '  '));
   if (pool.nodeHourPrice) lines.push(...wrap(`drains priced at $${pool.nodeHourPrice.dollars} a node-hour (${pool.nodeHourPrice.source})`, width, '  '));
-  if (pool.spotPriceFailure) lines.push(...wrap(s.yellow(`spot prices not read ${when(pool.spotPriceFailure.at, now)}: ${pool.spotPriceFailure.failure}`), width, '  '));
+  for (const failed of pool.priceReadFailures) lines.push(...wrap(s.yellow(`${failed.market} prices not read ${when(failed.at, now)}: ${failed.failure}`), width, '  '));
 
   if (pool.lease && !pool.lease.expired) {
     const sent = pool.lease.sentAt ? `sent ${clockTime(pool.lease.sentAt, now)}` : s.yellow('not confirmed sent (the evaluator sends it again)');
@@ -381,4 +381,15 @@ function renderDrain(drain: DrainView, now: Date, options: TextOptions): string[
     if (hidden > 0) lines.push(s.dim(`    … ${hidden} more (${p.moved} moved); --all lists every gear, --json has them too`));
   }
   return lines;
+}
+
+/** A market's last read that failed after its last good one: its prices are getting old. */
+function priceReadFailures(record: Pick<PoolRecord, 'spotPrices' | 'onDemandPrices'> | undefined): PoolView['priceReadFailures'] {
+  const markets = [
+    ['spot', record?.spotPrices],
+    ['on-demand', record?.onDemandPrices],
+  ] as const;
+  return markets.flatMap(([market, read]) =>
+    read?.failedAt && !(read.readAt && read.readAt >= read.failedAt) ? [{ market, at: read.failedAt, failure: read.failure ?? 'unknown' }] : [],
+  );
 }

@@ -19,6 +19,8 @@ export interface AdapterChoice {
   senderHosts: boolean;
   /** The evaluator reads spot prices from EC2 (DescribeSpotPriceHistory): handler ec2 with a spot pool. */
   spotPrices: boolean;
+  /** The evaluator reads on-demand prices from the AWS Price List (GetProducts): handler ec2. */
+  onDemandPrices: boolean;
 }
 
 export function adaptersOf(
@@ -35,5 +37,7 @@ export function adaptersOf(
     senderHosts: config.statsAuth?.enabled ?? false,
     // The same rule as the evaluator role's SpotPrices statement (infra/launch-scopes.cjs spotPrices).
     spotPrices: config.handler === 'ec2' && (config.pools ?? []).some((pool) => pool.template.spot === true),
+    // The same rule as the evaluator role's OnDemandPrices statement (infra/launch-scopes.cjs onDemandPrices).
+    onDemandPrices: config.handler === 'ec2',
   };
 }

@@ -127,7 +127,7 @@ export function buildPoolSchema() {
     mode: z.optional(z.enum(MODES)),
     /** Scheduled capacity: `min` raised for `for` from each time `cron` (UTC) matches, ahead of known peaks. */
     schedules: z._default(z.array(scheduleSchema), []),
-    /** What one of this pool's node-hours costs, in dollars, for the pays-off check; unset: scaleDown.payoff.nodeHourPrice, then a spot pool's spot price. */
+    /** What one of this pool's node-hours costs, in dollars, for the pays-off check; unset: scaleDown.payoff.nodeHourPrice, then the market's (node-price.ts). */
     nodeHourPrice: z.optional(z.number().check(z.gte(0))),
     /** This pool's disruption budget: each key given replaces scaleDown.budget's. */
     budget: z.optional(poolBudgetSchema()),

@@ -29,8 +29,8 @@ export function buildScaleDownSchema() {
     lookahead: z.prefault(duration({ positive: true }).check(z.refine((ms) => ms <= 86_400_000, 'must be at most 24h')), '24h'),
     /**
      * What one node-hour costs, in dollars, for every pool without its own `pools[].nodeHourPrice`. Unset: a spot
-     * pool's spot price as the evaluator last read it, else each node's on-demand list price by its instance type
-     * (lib/domain/node-price.ts), else 0.192 (m5.xlarge, us-east-1).
+     * pool's spot price as the evaluator last read it, else each node's on-demand price by its instance type, as
+     * last read for the region or as the built-in list has it (lib/domain/node-price.ts), else 0.192 (m5.xlarge, us-east-1).
      */
     nodeHourPrice: z.optional(z.number().check(z.gte(0))),
     /** Cost of one move, in dollars, by what it restarts; gears whose kind the node does not report count as `disruptive`. */

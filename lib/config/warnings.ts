@@ -14,7 +14,7 @@ export function configWarnings(config: Config): string[] {
  * A spot pool priced by the on-demand list: the pays-off check credits each
  * drain with what spot does not cost, so it restarts tenants two or three
  * times as readily as the move costs say it should. With handler ec2 the
- * evaluator reads the spot market (lib/app/spot-prices.ts); launched by
+ * evaluator reads the spot market (lib/app/market-prices.ts); launched by
  * anything else, only the operator knows what the nodes cost.
  */
 export function spotPriceWarnings(config: Pick<Config, 'scaleDown' | 'pools' | 'handler'>): string[] {

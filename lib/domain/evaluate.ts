@@ -28,7 +28,7 @@ import { failureBackoff } from './failure-backoff.js';
 import { forecastDemand, recordDemand, type Forecast } from './forecast.js';
 import { withAttrition } from './attrition.js';
 import { payoffGate } from './payoff-gate.js';
-import { usableSpotPrices } from './node-price.js';
+import { usableMarketPrices } from './market-prices.js';
 import { outranPatch, outranRamp, outranText } from './scale-up.js';
 import { poolHeadroom, type ObservedHeadroom } from './headroom.js';
 import { poolHeadroomAtLevel } from './level-headroom.js';
@@ -271,8 +271,7 @@ function decide(input: PoolEvaluationInput, u: PoolUtilization, gearsPerNode: nu
 
   const bought = pool.lastDemandScaleUpAt ? { lastDemandScaleUpAt: pool.lastDemandScaleUpAt } : {};
   const headroomAt = poolHeadroomAtLevel(config, headroom.measured);
-  const spotPrices = usableSpotPrices(pool.spotPrices, now);
-  const paying = payoffGate({ config, poolConfig, ...(spotPrices ? { spotPrices } : {}), history: demandHistory, now, utilization: u, ...(forecast ? { forecastDemand: forecast.demand } : {}), ...bought, ...(headroomAt ? { headroomAt } : {}) });
+  const paying = payoffGate({ config, poolConfig, marketPrices: usableMarketPrices(pool, now), history: demandHistory, now, utilization: u, ...(forecast ? { forecastDemand: forecast.demand } : {}), ...bought, ...(headroomAt ? { headroomAt } : {}) });
   const count = drainsPerDecision({ config, poolConfig, now, nodes, drains, pool });
   const fitConfig = paying.keepFree === undefined ? config : { ...config, scaleUp: { ...config.scaleUp, headroomGears: paying.keepFree } };
   const choice = chooseScaleDownCandidates({ nodes, drains, poolConfig, config: fitConfig, now, utilization: paying.utilization, refuse: budget.refuse }, paying.check, count);

@@ -170,13 +170,15 @@ export interface PoolRecord {
   refused?: { gears: number; windowStart: string; windowEnd: string };
   /** The waiting demand (placed and refused gears) an evaluation last saw, and since when gears have waited, for scaleUp.waitingRise. */
   waitingSeen?: { at: string; gears: number; since: string };
-  /** A spot pool's prices as EC2 last quoted them (lib/domain/node-price.ts), for the pays-off check. */
+  /** A spot pool's prices as EC2 last quoted them (lib/domain/market-prices.ts), for the pays-off check. */
   spotPrices?: SpotPriceRecord;
+  /** The pool's on-demand prices in the stage's region as the AWS Price List last gave them (lib/domain/market-prices.ts). */
+  onDemandPrices?: OnDemandPriceRecord;
 }
 
 /**
  * The EC2 spot prices the evaluator last read for a spot pool's instance
- * types (lib/app/spot-prices.ts), stored on the pool record so that every
+ * types (lib/app/market-prices.ts), stored on the pool record so that every
  * evaluator instance and the CLI (`explain`, `status`) price its drains alike.
  */
 export interface SpotPriceRecord {
@@ -188,6 +190,25 @@ export interface SpotPriceRecord {
   zones?: Record<string, number>;
   /** Each type's price in each zone EC2 quoted, for a node whose zone is known. */
   byZone?: Record<string, Record<string, number>>;
+  /** When `byType` was read. */
+  readAt?: string;
+  /** The last read that failed (the prices before it are kept), and why. */
+  failedAt?: string;
+  failure?: string;
+}
+
+/**
+ * The on-demand prices the evaluator last read for a pool's instance types in
+ * the stage's region (lib/app/market-prices.ts), stored on the pool record as
+ * spot prices are.
+ */
+export interface OnDemandPriceRecord {
+  /** The instance types asked for: the Price List has none for a type the region does not sell. */
+  types: string[];
+  /** $ per hour by instance type (Linux, shared tenancy). */
+  byType: Record<string, number>;
+  /** The region they are for; set by a read that succeeded. */
+  region?: string;
   /** When `byType` was read. */
   readAt?: string;
   /** The last read that failed (the prices before it are kept), and why. */

@@ -8,7 +8,8 @@ import type { CandidateCheck } from './candidates.js';
 import type { PoolUtilization } from './decision.js';
 import type { HeadroomAtLevel } from './level-headroom.js';
 import type { DemandSample } from './model.js';
-import { nodeHourPrice, type UsableSpotPrices } from './node-price.js';
+import type { MarketPrices } from './market-prices.js';
+import { nodeHourPrice } from './node-price.js';
 import { drainPayoff, keptDaysFor, levelOutlook, poolConfidentDemand } from './payoff.js';
 import { type RecentReturns, returnsOf, spellsBelow } from './recent-returns.js';
 import { heldLevelOf, rebuyLevel, sizingSlots } from './wanted.js';
@@ -17,8 +18,8 @@ export interface PayoffGateInput {
   config: Pick<Config, 'scaleUp' | 'scaleDown'>;
   /** The pool's own price and instance types (node-price.ts); the global price or the default when not given. */
   poolConfig?: Pick<PoolConfig, 'nodeHourPrice' | 'template'>;
-  /** A spot pool's prices as EC2 last quoted them, while recent (node-price.ts usableSpotPrices). */
-  spotPrices?: UsableSpotPrices;
+  /** What the markets last quoted the pool's types at, while recent (market-prices.ts usableMarketPrices). */
+  marketPrices?: MarketPrices;
   /** The pool's demand history, this evaluation's sample included. */
   history: readonly DemandSample[] | undefined;
   now: Date;
@@ -40,16 +41,16 @@ export function payoffGate(input: PayoffGateInput): { utilization: PoolUtilizati
   const { config, utilization: u, now, history } = input;
   const settings = config.scaleDown.payoff;
   if (!settings.enabled) return { utilization: u };
-  const { spotPrices } = input;
-  const poolPrice = nodeHourPrice(settings, input.poolConfig, {}, spotPrices);
+  const { marketPrices = {} } = input;
+  const poolPrice = nodeHourPrice(settings, input.poolConfig, {}, marketPrices);
   const payoff = { ...settings, nodeHourPrice: poolPrice };
   const pricesByType = new Map<string, number>();
   const priceOf = (type: string | undefined, zone: string | undefined) => {
     if (type === undefined) return poolPrice;
     // A spot node's zone has its own price; any other node's zone does not change it.
-    const key = zone === undefined || spotPrices?.byZone === undefined ? type : `${type}@${zone}`;
+    const key = zone === undefined || marketPrices.spot?.byZone === undefined ? type : `${type}@${zone}`;
     let price = pricesByType.get(key);
-    if (price === undefined) pricesByType.set(key, (price = nodeHourPrice(settings, input.poolConfig, { instanceType: type, zone }, spotPrices)));
+    if (price === undefined) pricesByType.set(key, (price = nodeHourPrice(settings, input.poolConfig, { instanceType: type, zone }, marketPrices)));
     return price;
   };
   const recent = poolConfidentDemand(config, history, now, u.demand);

@@ -7,6 +7,6 @@ export type * from './notifier.js';
 export type * from './metrics.js';
 export type * from './clock.js';
 export type * from './identity.js';
-export type * from './spot-prices.js';
+export type * from './market-prices.js';
 export { systemClock } from './clock.js';
 export type * from './log.js';

@@ -14,21 +14,35 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 
-/** Requests of several protocols (EC2 query, Route 53 REST-XML, SSM and DynamoDB JSON), captured instead of sent. */
+/**
+ * Requests of several protocols (EC2 query, Route 53 REST-XML, SSM, Pricing
+ * and DynamoDB JSON), captured instead of sent; and the errors SSM and the
+ * Price List answer with, as our adapters read them (name, fault, message).
+ */
 const PROGRAM = `
 import { Readable } from 'node:stream';
 import { EC2Client, RunInstancesCommand, DescribeInstancesCommand, TerminateInstancesCommand } from '@aws-sdk/client-ec2';
 import { Route53Client, ChangeResourceRecordSetsCommand } from '@aws-sdk/client-route-53';
-import { SSMClient, SendCommandCommand } from '@aws-sdk/client-ssm';
+import { SSMClient, SendCommandCommand, GetCommandInvocationCommand } from '@aws-sdk/client-ssm';
+import { PricingClient, GetProductsCommand, DescribeServicesCommand } from '@aws-sdk/client-pricing';
 import { DynamoDBClient, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import * as z from 'zod/mini';
 import en from 'zod/v4/locales/en.js';
 z.config(en());
 const requests = [];
+const ANSWERS = {
+  'AmazonSSM.GetCommandInvocation': [400, { __type: 'InvocationDoesNotExist', message: 'no invocation yet' }],
+  'AWSPriceListService.GetProducts': [400, { __type: 'ThrottlingException', Message: 'Rate exceeded' }],
+  'AWSPriceListService.DescribeServices': [500, { __type: 'InternalErrorException', Message: 'try again' }],
+};
 const requestHandler = { handle: async (request) => {
-  requests.push([request.method, request.path, request.headers['x-amz-target'] ?? '', typeof request.body === 'string' ? request.body : ''].join(' '));
-  return { response: { statusCode: 400, headers: {}, body: Readable.from([Buffer.from('{}')]) } };
+  const target = request.headers['x-amz-target'] ?? '';
+  requests.push([request.method, request.path, target, typeof request.body === 'string' ? request.body : ''].join(' '));
+  const [statusCode, body] = ANSWERS[target] ?? [400, {}];
+  return { response: { statusCode, headers: { 'content-type': 'application/x-amz-json-1.1' }, body: Readable.from([Buffer.from(JSON.stringify(body))]) } };
 } };
+const errors = [];
+const caught = (error) => errors.push([error.name, error.$fault, error.message, error.$metadata?.httpStatusCode]);
 const options = { region: 'us-east-1', requestHandler, maxAttempts: 1 };
 const ec2 = new EC2Client(options);
 const tags = [{ Key: 'nodescaler:pool', Value: 'd1/small' }, { Key: 'Name', Value: 'd1-small_1' }];
@@ -43,13 +57,16 @@ const sends = [
   () => new Route53Client(options).send(new ChangeResourceRecordSetsCommand({ HostedZoneId: 'Z1', ChangeBatch: { Changes: [{ Action: 'UPSERT',
     ResourceRecordSet: { Name: 'd1-small-1.example.com', Type: 'A', TTL: 300, ResourceRecords: [{ Value: '10.0.0.1' }] } }] } })),
   () => new SSMClient(options).send(new SendCommandCommand({ InstanceIds: ['i-broker'], DocumentName: 'AWS-RunShellScript', Parameters: { commands: ['oo-admin-move --gear_uuid x'] } })),
+  () => new SSMClient(options).send(new GetCommandInvocationCommand({ CommandId: 'c-1', InstanceId: 'i-broker' })).catch(caught),
+  () => new PricingClient(options).send(new GetProductsCommand({ ServiceCode: 'AmazonEC2', Filters: [{ Type: 'TERM_MATCH', Field: 'instanceType', Value: 'm5.xlarge' }] })).catch(caught),
+  () => new PricingClient(options).send(new DescribeServicesCommand({ ServiceCode: 'AmazonEC2' })).catch(caught),
   () => new DynamoDBClient(options).send(new UpdateItemCommand({ TableName: 't', Key: { pk: { S: 'NODE#a' }, sk: { S: 'NODE' } },
     UpdateExpression: 'SET #s = :s', ConditionExpression: '#v = :v', ExpressionAttributeNames: { '#s': 'state', '#v': 'version' },
     ExpressionAttributeValues: { ':s': { S: 'draining' }, ':v': { N: '3' } }, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' })),
 ];
 for (const send of sends) await send().catch(() => {});
 const invalid = z.strictObject({ min: z.int().check(z.gte(0)), name: z.string() }).safeParse({ min: -1, nmae: 'x' });
-console.log(JSON.stringify({ requests, zod: invalid.error.issues.map((issue) => issue.message) }));
+console.log(JSON.stringify({ requests, errors, zod: invalid.error.issues.map((issue) => issue.message) }));
 `;
 
 let dir: string;
@@ -69,7 +86,7 @@ const run = async (withPlugins: boolean) => {
   const env = { PATH: process.env.PATH, AWS_ACCESS_KEY_ID: 'AKIDEXAMPLE', AWS_SECRET_ACCESS_KEY: 'secret', AWS_REGION: 'us-east-1' };
   const result = spawnSync(process.execPath, ['--no-warnings', outfile], { env, encoding: 'utf8' });
   if (result.status !== 0) throw new Error(result.stderr);
-  return { bytes: Object.values(built.metafile.outputs)[0]!.bytes, output: JSON.parse(result.stdout) as { requests: string[]; zod: string[] } };
+  return { bytes: Object.values(built.metafile.outputs)[0]!.bytes, output: JSON.parse(result.stdout) as { requests: string[]; errors: unknown[][]; zod: string[] } };
 };
 
 beforeAll(() => {
@@ -79,10 +96,16 @@ beforeAll(() => {
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('infra/esbuild-plugins.cjs', () => {
-  it('leaves every request and every validation message as it was, and makes the bundle much smaller', async () => {
+  it('leaves every request, every error our adapters read and every validation message as it was, and makes the bundle much smaller', async () => {
     const [withPlugins, without] = await Promise.all([run(true), run(false)]);
-    expect(without.output.requests).toHaveLength(6);
+    expect(without.output.requests).toHaveLength(9);
     expect(withPlugins.output).toEqual(without.output);
+    // SSM's and the Price List's error classes are left out (ERRORS_BY_NAME): the errors keep their names, faults and messages.
+    expect(withPlugins.output.errors).toEqual([
+      ['InvocationDoesNotExist', 'client', 'no invocation yet', 400],
+      ['ThrottlingException', 'client', 'Rate exceeded', 400],
+      ['InternalErrorException', 'server', 'try again', 500],
+    ]);
     expect(withPlugins.output.requests[0]).toContain('BlockDeviceMapping.1.Ebs.VolumeSize=50');
     expect(withPlugins.output.zod.join(' ')).toMatch(/Too small|Unrecognized key/i);
     // EC2 schemas of unused operations, the non-Lambda credential chain: gone.
@@ -179,11 +202,11 @@ describe('infra/esbuild-plugins.cjs with a stage (stage-configuration, stage-ada
     expect(error?.message).toContain('handler ec2 launches and terminates real hosts');
   });
 
-  it('gives each function the clients of the adapters the configuration uses: EC2 in the evaluator only to look up node-stats senders, S3 only with handler spool', async () => {
+  it('gives each function the clients of the adapters the configuration uses: EC2 in the evaluator only to look up node-stats senders, the Price List only with handler ec2, S3 only with handler spool', async () => {
     const full = await bundleStage('full', FULL);
     expect(Object.fromEntries(Object.entries(full).map(([name, built]) => [name, built.clients]))).toEqual({
-      // statsAuth (on by default): the sending instance's tags, DescribeInstances only.
-      thresholdEvaluator: ['client-dynamodb', 'client-ec2', 'client-sqs', 'client-ssm', 'lib-dynamodb'],
+      // statsAuth (on by default): the sending instance's tags, DescribeInstances only; handler ec2: the region's on-demand prices.
+      thresholdEvaluator: ['client-dynamodb', 'client-ec2', 'client-pricing', 'client-sqs', 'client-ssm', 'lib-dynamodb'],
       // handler ec2: the spool's S3 client stays out; notify.topicArn brings the SNS notifier; the broker platform, SSM.
       nodeProvisioner: ['client-dynamodb', 'client-ec2', 'client-route-53', 'client-sns', 'client-ssm', 'lib-dynamodb'],
       gearMover: ['client-dynamodb', 'client-sqs', 'client-ssm', 'lib-dynamodb'],
@@ -201,6 +224,7 @@ describe('infra/esbuild-plugins.cjs with a stage (stage-configuration, stage-ada
     expect(full.nodeProvisioner!.commands['client-ec2']).toContain('RunInstancesCommand');
     expect(full.thresholdEvaluator!.commands['client-sqs']).toEqual(['SendMessageBatchCommand']);
     expect(full.thresholdEvaluator!.commands['client-ec2']).toEqual(['DescribeInstancesCommand']);
+    expect(full.thresholdEvaluator!.commands['client-pricing']).toEqual(['GetProductsCommand']);
     expect(text(full.decommissioner!.bare).includes('TerminateInstances')).toBe(true);
     expect(text(full.decommissioner!.bareClients).includes('TerminateInstances')).toBe(false);
     const bareStarted = load(full.decommissioner!.bare);
@@ -231,6 +255,8 @@ describe('infra/esbuild-plugins.cjs with a stage (stage-configuration, stage-ada
       const printed = warn.mock.calls.map((call) => String(call[0])).join('\n');
       expect(printed).toMatch(/!!! nodescaler .*stats-auth-off\.yml: WARNING: statsAuth\.enabled is false: node-stats are NOT bound to their sender/);
       expect(thresholdEvaluator!.clients).not.toContain('client-ec2');
+      // Hosts launched by another handler: no price list read, so no Pricing client either.
+      expect(thresholdEvaluator!.clients).not.toContain('client-pricing');
     } finally {
       warn.mockRestore();
     }

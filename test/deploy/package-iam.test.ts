@@ -91,6 +91,22 @@ describe('serverless package (offline): least-privilege IAM', () => {
     expect(template.Conditions?.HasSpotPools).toEqual({ 'Fn::Not': [{ 'Fn::Equals': ['', ''] }] });
   });
 
+  it('lets the evaluator read the Price List (pricing:GetProducts, which has no resource ARNs) only for a stage whose handler is ec2', () => {
+    const resolved = JSON.parse(printed.stdout) as { resources: { Conditions: Record<string, Json>; Resources: Record<string, Resource> } };
+    expect(resolved.resources.Conditions.HasOnDemandPrices).toEqual({ 'Fn::Not': [{ 'Fn::Equals': ['true', ''] }] });
+    const guarded = (resolved.resources.Resources.ThresholdEvaluatorRole!.Properties.Policies[0].PolicyDocument.Statement as Json[]).find(
+      (entry) => entry['Fn::If']?.[1]?.Sid === 'OnDemandPrices',
+    );
+    expect(guarded['Fn::If'][0]).toBe('HasOnDemandPrices');
+    expect(guarded['Fn::If'][1]).toEqual({ Sid: 'OnDemandPrices', Effect: 'Allow', Action: 'pricing:GetProducts', Resource: '*' });
+    // Only the evaluator reads prices.
+    for (const role of ['NodeProvisionerRole', 'GearMoverRole', 'DecommissionerRole']) {
+      expect(statementsOf(role).flatMap(actionsOf).filter((action) => action.startsWith('pricing:')), role).toEqual([]);
+    }
+    // config/dev.yml (handler log): the statement is left out.
+    expect(template.Conditions?.HasOnDemandPrices).toEqual({ 'Fn::Not': [{ 'Fn::Equals': ['', ''] }] });
+  });
+
   it('limits EC2 mutations to resources tagged nodescaler:pool, and iam:PassRole to the node role', () => {
     const ec2Writes = allPolicyStatements().filter(({ statement }) => actionsOf(statement).some((a) => a.startsWith('ec2:') && !READ_ONLY.test(a)));
     expect(ec2Writes.length).toBeGreaterThanOrEqual(3);

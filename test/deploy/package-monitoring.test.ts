@@ -42,6 +42,10 @@ describe('serverless package (offline): monitoring', () => {
     expect(expressionOf('SpotPricesUnreadAlarm')).toBe('SELECT SUM(SpotPriceReadFailures) FROM SCHEMA("nodescaler", pool, service) GROUP BY pool');
     expect(resources.SpotPricesUnreadAlarm!.Properties).toMatchObject({ Threshold: 5, ComparisonOperator: 'GreaterThanThreshold', TreatMissingData: 'notBreaching', EvaluationPeriods: 1 });
     expect(resources.SpotPricesUnreadAlarm!.Properties.Metrics[0].Period).toBe(3600);
+    // A pool's on-demand prices unread for an hour, likewise.
+    expect(expressionOf('OnDemandPricesUnreadAlarm')).toBe('SELECT SUM(OnDemandPriceReadFailures) FROM SCHEMA("nodescaler", pool, service) GROUP BY pool');
+    expect(resources.OnDemandPricesUnreadAlarm!.Properties).toMatchObject({ Threshold: 5, ComparisonOperator: 'GreaterThanThreshold', TreatMissingData: 'notBreaching', EvaluationPeriods: 1 });
+    expect(resources.OnDemandPricesUnreadAlarm!.Properties.Metrics[0].Period).toBe(3600);
     for (const name of ALL_FUNCTIONS) {
       const alarm = alarms().find(([, a]) => a.Properties.MetricName === 'Errors' && a.Properties.Dimensions[0].Value === `nodescaler-${STAGE}-${name}`);
       expect(alarm, name).toBeDefined();

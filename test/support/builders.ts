@@ -8,7 +8,7 @@ import type { PoolEvaluationInput } from '../../lib/domain/decision.js';
 import { epochMinute } from '../../lib/domain/forecast.js';
 import { nodeHourPrice } from '../../lib/domain/node-price.js';
 import type { PayoffConfig } from '../../lib/domain/payoff.js';
-import type { DemandSample, DrainRecord, GearMove, MoveState, NodeRecord, NodeState, PoolRecord, SpotPriceRecord } from '../../lib/domain/model.js';
+import type { DemandSample, DrainRecord, GearMove, MoveState, NodeRecord, NodeState, OnDemandPriceRecord, PoolRecord, SpotPriceRecord } from '../../lib/domain/model.js';
 import type { ReactiveRun } from '../../lib/sim/floor.js';
 import type { PolicyName, PolicyResult } from '../../lib/sim/results.js';
 
@@ -75,6 +75,11 @@ export function pool(fields: Partial<PoolRecord> = {}): PoolRecord {
 /** A spot pool's price record as the evaluator stores it: `byType` read at `readAt` (for the types it names). */
 export function spotPriceRecord(byType: Record<string, number>, readAt: Date | null = NOW, fields: Partial<SpotPriceRecord> = {}): SpotPriceRecord {
   return { types: Object.keys(byType), byType, ...(readAt ? { readAt: readAt.toISOString() } : {}), ...fields };
+}
+
+/** The on-demand prices read for a pool in `region` (default eu-west-1, not the built-in list's us-east-1) at `readAt`. */
+export function onDemandPriceRecord(byType: Record<string, number>, region = 'eu-west-1', readAt: Date | null = NOW, fields: Partial<OnDemandPriceRecord> = {}): OnDemandPriceRecord {
+  return { types: Object.keys(byType), byType, ...(readAt ? { region, readAt: readAt.toISOString() } : {}), ...fields };
 }
 
 /** A pool's demand history: `gears` placed at every minute of the last `minutes`. */

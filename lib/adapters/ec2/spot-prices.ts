@@ -1,9 +1,9 @@
 import { DescribeSpotPriceHistoryCommand, EC2Client, type SpotPrice, type _InstanceType } from '@aws-sdk/client-ec2';
 import type { Settings } from '../../config/index.js';
-import type { SpotQuote } from '../../domain/node-price.js';
+import type { SpotQuote } from '../../domain/market-prices.js';
 import { TransientError, ValidationError } from '../../errors.js';
 import type { Clock } from '../../ports/clock.js';
-import type { SpotPrices } from '../../ports/spot-prices.js';
+import type { SpotPrices } from '../../ports/market-prices.js';
 import { awsErrorInfo, RETRIED_BY_CALLER } from '../aws-errors.js';
 
 /** Both names EC2 has sold Linux spot capacity under; an account sees one or the other. */

@@ -1,10 +1,12 @@
 /**
- * The deployed evaluator's wiring for a spot pool: a stage whose handler ec2
- * launches a spot pool builds the EC2 spot price reader, and the one-minute
- * tick reads the pool's types (EC2 mocked at the SDK, the exact request
- * checked) and stores their prices on the pool record (dynalite).
+ * The deployed evaluator's price readers: a stage whose handler ec2 launches
+ * a spot pool builds the EC2 spot price reader, every handler ec2 stage the
+ * Price List reader, and the one-minute tick reads the pools' types (EC2 and
+ * the Price List mocked at the SDK, the exact requests checked) and stores
+ * their prices on the pool records (dynalite).
  */
 import { DescribeSpotPriceHistoryCommand, EC2Client } from '@aws-sdk/client-ec2';
+import { GetProductsCommand, PricingClient } from '@aws-sdk/client-pricing';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { Context, ScheduledEvent } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
@@ -14,6 +16,7 @@ import { startLocalDynamo, type LocalDynamo } from '../../lib/adapters/local/dyn
 import { loadSettings } from '../../lib/config/index.js';
 import { thresholdEvaluatorHandler } from '../../lib/handlers/threshold-evaluator.js';
 import { awsThresholdEvaluator } from '../../lib/wiring/aws/threshold-evaluator.js';
+import { priceListProduct } from '../support/markets.js';
 import { lambdaContext } from '../support/sqs-events.js';
 
 type Handler = (event: ScheduledEvent, context: Context) => Promise<{ pools: number }>;
@@ -21,11 +24,12 @@ type Handler = (event: ScheduledEvent, context: Context) => Promise<{ pools: num
 const template = (spot: boolean) => ({ imageId: 'ami-0123456789abcdef0', instanceTypes: [{ name: 'm5.xlarge', vcpus: 4, memoryGiB: 16 }], subnets: ['subnet-0123456789abcdef0'], spot });
 const tick = { id: 'tick-1', 'detail-type': 'Scheduled Event', source: 'aws.events', account: '123456789012', time: '2026-11-29T12:00:00Z', region: 'us-east-1', resources: [], detail: {}, version: '0' } as ScheduledEvent;
 
-describe('thresholdEvaluator handler with a spot pool (dynalite, EC2 mocked at the SDK)', () => {
+describe('thresholdEvaluator handler reading prices (dynalite, EC2 and the Price List mocked at the SDK)', () => {
   let local: LocalDynamo;
   let store: DynamoDbStateStore;
   const ec2 = mockClient(EC2Client);
   const sqs = mockClient(SQSClient);
+  const pricing = mockClient(PricingClient);
 
   beforeAll(async () => {
     local = await startLocalDynamo({ tableName: 'evaluator-spot-state' });
@@ -33,6 +37,8 @@ describe('thresholdEvaluator handler with a spot pool (dynalite, EC2 mocked at t
     vi.stubEnv('POWERTOOLS_METRICS_DISABLED', 'true');
     vi.stubEnv('AWS_ACCESS_KEY_ID', 'local');
     vi.stubEnv('AWS_SECRET_ACCESS_KEY', 'local');
+    // No price listed unless a test lists one: the pools are priced by the built-in list.
+    pricing.on(GetProductsCommand).resolves({ PriceList: [] });
     vi.useFakeTimers({ toFake: ['Date'] });
     vi.setSystemTime(new Date('2026-11-29T12:00:00Z'));
   });
@@ -42,6 +48,7 @@ describe('thresholdEvaluator handler with a spot pool (dynalite, EC2 mocked at t
     vi.unstubAllEnvs();
     ec2.restore();
     sqs.restore();
+    pricing.restore();
     await local.close();
   });
 
@@ -86,6 +93,38 @@ describe('thresholdEvaluator handler with a spot pool (dynalite, EC2 mocked at t
       readAt: '2026-11-29T12:00:00.000Z',
     });
     expect((await store.getPool('d1/steady'))?.spotPrices).toBeUndefined();
+  });
+
+  it("reads the region's on-demand price of the types every pool names, once for the pools that share them, and stores it on each", async () => {
+    pricing.reset();
+    pricing.on(GetProductsCommand).resolves({ PriceList: [priceListProduct('m5.xlarge', '0.1920000000', { region: 'us-east-1' })] });
+    const handler = handlerFor([
+      { district: 'd4', profile: 'steady', max: 5, naming: { base: 'd4-steady' }, template: template(false) },
+      { district: 'd5', profile: 'steady', max: 5, naming: { base: 'd5-steady' }, template: template(false) },
+    ]);
+
+    expect(await handler(tick, lambdaContext())).toEqual({ pools: 2 });
+
+    expect(pricing.commandCalls(GetProductsCommand).map((call) => call.args[0].input)).toEqual([
+      {
+        ServiceCode: 'AmazonEC2',
+        FormatVersion: 'aws_v1',
+        Filters: [
+          { Type: 'TERM_MATCH', Field: 'regionCode', Value: 'us-east-1' },
+          { Type: 'TERM_MATCH', Field: 'instanceType', Value: 'm5.xlarge' },
+          { Type: 'TERM_MATCH', Field: 'operatingSystem', Value: 'Linux' },
+          { Type: 'TERM_MATCH', Field: 'preInstalledSw', Value: 'NA' },
+          { Type: 'TERM_MATCH', Field: 'tenancy', Value: 'Shared' },
+          { Type: 'TERM_MATCH', Field: 'capacitystatus', Value: 'Used' },
+          { Type: 'TERM_MATCH', Field: 'marketoption', Value: 'OnDemand' },
+          { Type: 'TERM_MATCH', Field: 'productFamily', Value: 'Compute Instance' },
+        ],
+        MaxResults: 100,
+      },
+    ]);
+    for (const pool of ['d4/steady', 'd5/steady']) {
+      expect((await store.getPool(pool))?.onDemandPrices, pool).toEqual({ types: ['m5.xlarge'], byType: { 'm5.xlarge': 0.192 }, region: 'us-east-1', readAt: '2026-11-29T12:00:00.000Z' });
+    }
   });
 
   it('reads the types two spot pools share once for both in one tick', async () => {

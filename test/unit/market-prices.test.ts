@@ -1,24 +1,24 @@
 import { describe, expect, it } from 'vitest';
-import { readDueSpotPrices } from '../../lib/app/spot-prices.js';
+import { readDueSpotPrices } from '../../lib/app/market-prices.js';
 import { MemoryLog } from '../../lib/adapters/memory/log.js';
 import { InMemoryMetrics } from '../../lib/adapters/memory/metrics.js';
 import { renderStatus, statusView } from '../../lib/cli/status.js';
 import { Style } from '../../lib/cli/render.js';
 import { NO_CONTROLS } from '../../lib/domain/controls.js';
 import { decidePool } from '../../lib/domain/evaluate.js';
+import { nodeHourPriceOf } from '../../lib/domain/node-price.js';
 import {
-  nodeHourPriceOf,
   SPOT_PRICE_MAX_AGE_MS,
   SPOT_PRICE_REFRESH_MS,
   SPOT_PRICE_RETRY_MS,
   spotPricesByType,
   spotPricesDue,
   usableSpotPrices,
-} from '../../lib/domain/node-price.js';
+} from '../../lib/domain/market-prices.js';
 import { TransientError } from '../../lib/errors.js';
 import { NOW, config, evaluation, minutesAgo, pool, spotPriceRecord } from '../support/builders.js';
 import { quietDay, withGears } from '../support/decisions.js';
-import { ScriptedSpotMarket } from '../support/spot-market.js';
+import { ScriptedSpotMarket } from '../support/markets.js';
 
 const typed = (...names: string[]) => ({ instanceTypes: names.map((name) => ({ name, vcpus: 4, memoryGiB: 16 })) });
 const spotPool = (...names: string[]) => ({ template: { ...typed(...names), spot: true } });
@@ -30,28 +30,28 @@ describe('a spot pool is priced by the spot market', () => {
 
   it("the node's type's spot price, else the pool's first type's; naming the zones and the time it was read", () => {
     const pool = spotPool('m5.xlarge', 'm5.2xlarge');
-    expect(nodeHourPriceOf({}, pool, { instanceType: 'm5.2xlarge' }, read)).toEqual({ dollars: 0.15, source: 'm5.2xlarge spot in 1 zone, read 2025-03-10T09:40Z' });
-    expect(nodeHourPriceOf({}, pool, {}, read)).toEqual({ dollars: 0.07, source: 'm5.xlarge spot, the median of 3 zones, read 2025-03-10T09:40Z' });
+    expect(nodeHourPriceOf({}, pool, { instanceType: 'm5.2xlarge' }, { spot: read })).toEqual({ dollars: 0.15, source: 'm5.2xlarge spot in 1 zone, read 2025-03-10T09:40Z' });
+    expect(nodeHourPriceOf({}, pool, {}, { spot: read })).toEqual({ dollars: 0.07, source: 'm5.xlarge spot, the median of 3 zones, read 2025-03-10T09:40Z' });
     // A type EC2 did not quote is priced as the pool's first type's spot price, not as an on-demand node.
-    expect(nodeHourPriceOf({}, pool, { instanceType: 'm5.4xlarge' }, read).dollars).toBe(0.07);
+    expect(nodeHourPriceOf({}, pool, { instanceType: 'm5.4xlarge' }, { spot: read }).dollars).toBe(0.07);
   });
 
   it("a node whose zone is known is priced at its zone's spot price; an unquoted zone, at the type's median", () => {
     const zonal = { ...read, byZone: { 'm5.xlarge': { 'us-east-1a': 0.061, 'us-east-1b': 0.07, 'us-east-1c': 0.094 } } };
     const pool = spotPool('m5.xlarge');
-    expect(nodeHourPriceOf({}, pool, { instanceType: 'm5.xlarge', zone: 'us-east-1c' }, zonal)).toEqual({ dollars: 0.094, source: 'm5.xlarge spot in us-east-1c, read 2025-03-10T09:40Z' });
-    expect(nodeHourPriceOf({}, pool, { instanceType: 'm5.xlarge', zone: 'us-east-1f' }, zonal).dollars).toBe(0.07);
-    expect(nodeHourPriceOf({}, pool, { instanceType: 'm5.xlarge' }, zonal).dollars).toBe(0.07);
+    expect(nodeHourPriceOf({}, pool, { instanceType: 'm5.xlarge', zone: 'us-east-1c' }, { spot: zonal })).toEqual({ dollars: 0.094, source: 'm5.xlarge spot in us-east-1c, read 2025-03-10T09:40Z' });
+    expect(nodeHourPriceOf({}, pool, { instanceType: 'm5.xlarge', zone: 'us-east-1f' }, { spot: zonal }).dollars).toBe(0.07);
+    expect(nodeHourPriceOf({}, pool, { instanceType: 'm5.xlarge' }, { spot: zonal }).dollars).toBe(0.07);
     // An on-demand pool's node is priced by the list, whatever its zone.
-    expect(nodeHourPriceOf({}, { template: typed('m5.xlarge') }, { instanceType: 'm5.xlarge', zone: 'us-east-1c' }, zonal).dollars).toBe(0.192);
+    expect(nodeHourPriceOf({}, { template: typed('m5.xlarge') }, { instanceType: 'm5.xlarge', zone: 'us-east-1c' }, { spot: zonal }).dollars).toBe(0.192);
   });
 
   it('what the operator wrote still comes first; an on-demand pool, or a spot pool nothing was read for, is priced by the list', () => {
-    expect(nodeHourPriceOf({}, { ...spotPool('m5.xlarge'), nodeHourPrice: 0.05 }, { instanceType: 'm5.xlarge' }, read).dollars).toBe(0.05);
-    expect(nodeHourPriceOf({ nodeHourPrice: 0.06 }, spotPool('m5.xlarge'), { instanceType: 'm5.xlarge' }, read).dollars).toBe(0.06);
-    expect(nodeHourPriceOf({}, { template: typed('m5.xlarge') }, { instanceType: 'm5.xlarge' }, read)).toEqual({ dollars: 0.192, source: 'm5.xlarge on demand, us-east-1' });
-    expect(nodeHourPriceOf({}, spotPool('m5.xlarge'), { instanceType: 'm5.xlarge' }, undefined).dollars).toBe(0.192);
-    expect(nodeHourPriceOf({}, spotPool('r5.xlarge'), { instanceType: 'r5.xlarge' }, read).dollars).toBe(0.252);
+    expect(nodeHourPriceOf({}, { ...spotPool('m5.xlarge'), nodeHourPrice: 0.05 }, { instanceType: 'm5.xlarge' }, { spot: read }).dollars).toBe(0.05);
+    expect(nodeHourPriceOf({ nodeHourPrice: 0.06 }, spotPool('m5.xlarge'), { instanceType: 'm5.xlarge' }, { spot: read }).dollars).toBe(0.06);
+    expect(nodeHourPriceOf({}, { template: typed('m5.xlarge') }, { instanceType: 'm5.xlarge' }, { spot: read })).toEqual({ dollars: 0.192, source: 'm5.xlarge on demand, us-east-1' });
+    expect(nodeHourPriceOf({}, spotPool('m5.xlarge'), { instanceType: 'm5.xlarge' }, {}).dollars).toBe(0.192);
+    expect(nodeHourPriceOf({}, spotPool('r5.xlarge'), { instanceType: 'r5.xlarge' }, { spot: read }).dollars).toBe(0.252);
   });
 
   it("each type's price is the median of its zones; what is not a positive price is left out", () => {
@@ -110,7 +110,7 @@ describe('when a spot pool\'s prices are read', () => {
   });
 });
 
-describe("the evaluator's read (lib/app/spot-prices.ts)", () => {
+describe("the evaluator's spot read (lib/app/market-prices.ts)", () => {
   const cfg = config({}, { template: { ...typed('m5.xlarge'), spot: true } } as object);
   const poolConfig = cfg.pools[0]!;
 
@@ -189,9 +189,9 @@ describe('decisions and status name the spot price', () => {
     const view = (spotPrices: ReturnType<typeof spotPriceRecord>) =>
       statusView({ now: NOW, config: cfg, allNodes: [], controls: NO_CONTROLS, pools: [{ pool: 'd1/small', config: cfg.pools[0]!, record: pool({ spotPrices }), nodes: [], drains: [] }] }, 'local state');
     const ok = view(spotPriceRecord({ 'm5.xlarge': 0.0712 }, later(-20 * 60_000), { zones: { 'm5.xlarge': 6 } }));
-    expect(ok.pools[0]).toMatchObject({ nodeHourPrice: { dollars: 0.0712, source: 'm5.xlarge spot, the median of 6 zones, read 2025-03-10T09:40Z' }, spotPriceFailure: null });
+    expect(ok.pools[0]).toMatchObject({ nodeHourPrice: { dollars: 0.0712, source: 'm5.xlarge spot, the median of 6 zones, read 2025-03-10T09:40Z' }, priceReadFailures: [] });
     const failed = view(spotPriceRecord({ 'm5.xlarge': 0.0712 }, later(-90 * 60_000), { failedAt: later(-5 * 60_000).toISOString(), failure: 'TransientError: throttled' }));
-    expect(failed.pools[0]!.spotPriceFailure).toEqual({ at: later(-5 * 60_000).toISOString(), failure: 'TransientError: throttled' });
+    expect(failed.pools[0]!.priceReadFailures).toEqual([{ market: 'spot', at: later(-5 * 60_000).toISOString(), failure: 'TransientError: throttled' }]);
     const text = renderStatus(failed, { style: new Style(false), width: 120 }).join('\n');
     expect(text).toContain('drains priced at $0.0712 a node-hour (m5.xlarge spot, read 2025-03-10T08:30Z)');
     expect(text).toMatch(/spot prices not read .*: TransientError: throttled/);
