@@ -18,6 +18,7 @@ import type { Cloud } from '../ports/cloud.js';
 import type { Clock } from '../ports/clock.js';
 import type { Dns } from '../ports/dns.js';
 import type { Log } from '../ports/log.js';
+import type { OnDemandPrices, SpotPrices } from '../ports/market-prices.js';
 import type { Metrics } from '../ports/metrics.js';
 import type { Notifier } from '../ports/notifier.js';
 import type { Platform } from '../ports/platform.js';
@@ -38,12 +39,15 @@ export interface SimPorts {
   notifier?: Notifier;
   /** How backoff waits (no virtual time, in the reliability suite); default a real timer. */
   sleep?: Sleep;
+  /** The markets the evaluator prices drains by; none in the replay (the built-in list), scripted in the reliability suite. */
+  spotPrices?: SpotPrices;
+  onDemandPrices?: OnDemandPrices;
 }
 
 export function simThresholdEvaluator(ports: SimPorts, config: Config) {
-  const { store, queue, clock, metrics, log, platform, cloud } = ports;
+  const { store, queue, clock, metrics, log, platform, cloud, spotPrices, onDemandPrices } = ports;
   // The simulated cloud answers for node-stats senders as EC2 does (statsAuth).
-  const evaluatorPorts: EvaluatorPorts = { store, queue, clock, metrics, log, platform, hosts: cloud };
+  const evaluatorPorts: EvaluatorPorts = { store, queue, clock, metrics, log, platform, hosts: cloud, ...(spotPrices ? { spotPrices } : {}), ...(onDemandPrices ? { onDemandPrices } : {}) };
   return thresholdEvaluatorHandler({ ports: evaluatorPorts, config });
 }
 

@@ -30,10 +30,13 @@ interface Totals {
   waitingRiseSighted: number;
   /** Scale-ups in scenarios with `doubleWhenFull` on (whether a pool doubled is not counted). */
   scaleUpsWithDoubleWhenFull: number;
+  /** Requests of the markets drains were priced by, and the drains of those scenarios. */
+  marketReads: number;
+  drainsPricedByMarkets: number;
 }
 
 function newTotals(): Totals {
-  return { scenarios: 0, violations: 0, minutes: 0, invocations: 0, faultsInjected: 0, crashes: 0, messages: 0, deadLetters: 0, scaleUps: 0, drains: 0, calledOff: 0, gearMoves: 0, hostileMessages: 0, waitingRiseSighted: 0, scaleUpsWithDoubleWhenFull: 0 };
+  return { scenarios: 0, violations: 0, minutes: 0, invocations: 0, faultsInjected: 0, crashes: 0, messages: 0, deadLetters: 0, scaleUps: 0, drains: 0, calledOff: 0, gearMoves: 0, hostileMessages: 0, waitingRiseSighted: 0, scaleUpsWithDoubleWhenFull: 0, marketReads: 0, drainsPricedByMarkets: 0 };
 }
 
 function add(totals: Totals, outcome: ScenarioOutcome, scenario: Scenario): void {
@@ -52,6 +55,8 @@ function add(totals: Totals, outcome: ScenarioOutcome, scenario: Scenario): void
   totals.calledOff += outcome.calledOff;
   totals.gearMoves += outcome.gearMoves;
   totals.hostileMessages += outcome.hostileMessages;
+  totals.marketReads += outcome.marketReads;
+  if (outcome.marketReads > 0) totals.drainsPricedByMarkets += outcome.drains;
 }
 
 async function check(name: string, store: Scenario['store'], platform: 'simulated' | 'broker', numRuns: number): Promise<Totals> {
@@ -108,6 +113,9 @@ describe('invariants under generated workloads and faults', () => {
     // default run's fixed scenarios; a soak run draws new ones, which need not contain one.
     if (soak === undefined) expect(totals.calledOff).toBeGreaterThan(0);
     expect(totals.hostileMessages).toBeGreaterThan(0);
+    // Drains priced by the markets, read under the same faults.
+    expect(totals.marketReads).toBeGreaterThan(0);
+    expect(totals.drainsPricedByMarkets).toBeGreaterThan(0);
   }, timeout);
 
   it(`hold over ${scaled(BROKER_SCENARIO_RUNS)} scenarios on the memory store and the broker adapter over the broker emulator`, async () => {

@@ -142,3 +142,4 @@ export const STORE_READS: PortShape = { reads: ['getNode', 'listNodes', 'getPool
 export const CLOUD_READS: PortShape = { reads: ['describeHosts', 'listManagedHosts'] };
 export const PLATFORM_READS: PortShape = { reads: ['listGears', 'moveStatus', 'readNodeFacts', 'nodeLoad', 'hasNode'] };
 export const QUEUE_READS: PortShape = { reads: [] };
+export const MARKET_READS: PortShape = { reads: ['currentSpotPrices', 'onDemandPrices'] };

@@ -40,6 +40,12 @@ export interface Scenario {
   hostileRate?: number;
   /** The scale-up's options that are off by default: buying for the waiting demand's pace, doubling a full pool. */
   scaleUpOptions?: { waitingRise: boolean; doubleWhenFull: boolean };
+  /**
+   * Drains priced by markets the evaluator reads (spot and on-demand, failing as every port does under faults) at
+   * `dollars` a node-hour, with the pays-off check weighing moves (factor 2): from a price that refuses every drain to
+   * one that pays any. Only with `attrition` (the pays-off check on).
+   */
+  market?: { spot: boolean; dollars: number };
 }
 
 /**
@@ -70,6 +76,8 @@ export interface ScenarioOutcome {
   hostileMessages: number;
   /** The pool stored a sighting of waiting gears for `waitingRise` (only with it on): the option took part. */
   waitingSighted: boolean;
+  /** Requests the evaluator made of the markets (`market`). */
+  marketReads: number;
 }
 
 
@@ -101,7 +109,7 @@ export function scenarioConfig(scenario: Scenario): ConfigInput {
       budget: budgetConfig(scenario.budget),
       moveRetryDelay: '30s',
       drainTimeout: '20m',
-      payoff: scenario.attrition ? { horizon: '5m', confidenceWindow: '5m', factor: 0 } : { enabled: false },
+      payoff: scenario.attrition ? { horizon: '5m', confidenceWindow: '5m', factor: scenario.market ? 2 : 0 } : { enabled: false },
     },
     cloudRetry: { attempts: 3, baseDelay: '100ms', maxDelay: '1s' },
     // Node agents send as their instance (SIM_NODE_ROLE:<instance id>); hostile hosts cannot pose as another.
@@ -114,7 +122,7 @@ export function scenarioConfig(scenario: Scenario): ConfigInput {
         min: POOL_MIN,
         max: POOL_MAX,
         gearsPerNode: GEARS_PER_NODE,
-        template: { imageId: 'ami-sim', instanceTypes: [{ name: 'm5.xlarge', vcpus: VCPUS, memoryGiB: 16 }], subnets: ['subnet-sim'] },
+        template: { imageId: 'ami-sim', instanceTypes: [{ name: 'm5.xlarge', vcpus: VCPUS, memoryGiB: 16 }], subnets: ['subnet-sim'], spot: scenario.market?.spot ?? false },
       },
     ],
   } as ConfigInput;

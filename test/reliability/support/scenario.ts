@@ -28,7 +28,8 @@ import {
   DISTRICT, GEARS_PER_NODE, POOL, PROFILE, SETTLE_MINUTES, SIM_NODE_ROLE,
   callerInApp, noMetrics, quietLog, scenarioConfig, type Mutants, type Scenario, type ScenarioOutcome,
 } from './scenario-config.js';
-import { CLOUD_READS, FaultInjector, NO_FAULTS, PLATFORM_READS, QUEUE_READS, STORE_READS } from './faults.js';
+import { CLOUD_READS, FaultInjector, MARKET_READS, NO_FAULTS, PLATFORM_READS, QUEUE_READS, STORE_READS } from './faults.js';
+import { ScriptedPriceList, ScriptedSpotMarket } from '../../support/markets.js';
 
 export type { Mutants, Scenario, ScenarioOutcome } from './scenario-config.js';
 
@@ -75,6 +76,8 @@ class ScenarioRun {
   private readonly hostStates = new Map<string, string>();
   private eventSequence = 0;
   private minutes = 0;
+  /** The markets `scenario.market` prices drains by: every zone and the list quote its price. */
+  private readonly markets: { spot: ScriptedSpotMarket; list: ScriptedPriceList } | undefined;
 
   constructor(
     private readonly scenario: Scenario,
@@ -104,6 +107,11 @@ class ScenarioRun {
     });
     this.hostile = new HostileHosts(this.sqs, seededRandom(scenario.seed + 3), { district: DISTRICT, profile: PROFILE });
     this.instances = [new LocalRuntime(clock, this.sqs), new LocalRuntime(clock, this.sqs)];
+    const dollars = scenario.market?.dollars;
+    this.markets =
+      dollars === undefined
+        ? undefined
+        : { spot: new ScriptedSpotMarket().quote('m5.xlarge', { 'us-east-1a': dollars, 'us-east-1b': dollars * 1.3 }), list: new ScriptedPriceList('us-east-1').quote('m5.xlarge', dollars) };
     const { sqs, cloud, world, hostile, requested } = this;
     this.invariants = new ScenarioInvariants({ scenario, clock, store, sqs, cloud, world, hostile, requested }, this.violations);
   }
@@ -129,6 +137,9 @@ class ScenarioRun {
       metrics: noMetrics,
       // Backoff inside an invocation takes no virtual time.
       sleep: async () => undefined,
+      ...(this.markets
+        ? { spotPrices: this.injector.wrap(this.markets.spot, 'market', MARKET_READS), onDemandPrices: this.injector.wrap(this.markets.list, 'market', MARKET_READS) }
+        : {}),
     };
     for (const instance of this.instances) await instance.load(config, ports);
 
@@ -157,6 +168,7 @@ class ScenarioRun {
       fewestServing: this.invariants.fewestServing,
       hostileMessages: this.hostile.total(),
       waitingSighted: pool?.waitingSeen !== undefined,
+      marketReads: (this.markets?.spot.requests.length ?? 0) + (this.markets?.list.requests.length ?? 0),
     };
   }
 
