@@ -27,7 +27,8 @@
 # (.env/OPENSHIFT_GEAR_DNS equals OPENSHIFT_APP_DNS, or either is unreadable):
 # moving one restarts the tenant; the others are siblings behind a scaled
 # app's haproxy. The gear list (every gear, idle and stopped too, up to 500:
-# the evaluator keeps no longer list) carries doNotMove for a gear whose
+# the evaluator keeps no longer list) marks each disruptive gear (its move
+# is a tenant's restart, counted as TenantRestarts) and carries doNotMove for a gear whose
 # directory holds a .nodescaler-do-not-move file owned by this agent's user
 # (root; the gear's user cannot write its home's top level).
 #
@@ -131,6 +132,7 @@ for gear in "$GEAR_BASE_DIR"/*; do
     [ -r "$state_file" ] || fail "cannot read $state_file"
     state=$(tr -d '[:space:]' <"$state_file") || fail "cannot read $state_file"
   fi
+  head=0
   case $state in
     stopped | idle) ;;
     *)
@@ -154,6 +156,7 @@ for gear in "$GEAR_BASE_DIR"/*; do
   flag=
   marker=$gear/.nodescaler-do-not-move
   [ -f "$marker" ] && [ ! -L "$marker" ] && [ -O "$marker" ] && flag=',"doNotMove":true'
+  [ "$head" = 1 ] && flag="$flag,\"disruptive\":true"
   gear_list="$gear_list${gear_list:+,}{\"uuid\":\"$name\",\"app\":\"$line\",\"size\":\"$NODESCALER_PROFILE\"$flag}"
 done
 figures="\"activeGears\":$active,\"maxActiveGears\":$max_active,\"disruptiveGears\":$disruptive"

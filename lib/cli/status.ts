@@ -71,6 +71,8 @@ export interface DrainView {
   completedAt: string | null;
   unplaced: number | null;
   progress: Progress;
+  /** Moved gears the node's agent marked disruptive: each move restarted its tenant (TenantRestarts). */
+  tenantRestarts: number;
   moves: MoveView[];
 }
 
@@ -218,6 +220,7 @@ function drainView(drain: DrainRecord): DrainView {
     completedAt: drain.completedAt ?? null,
     unplaced: drain.unplaced ?? null,
     progress: progressOf(drain.moves),
+    tenantRestarts: drain.moves.filter((move) => move.state === 'moved' && move.gear.disruptive).length,
     moves: drain.moves.map((move) => ({
       uuid: move.gear.uuid,
       app: move.gear.app,
@@ -343,7 +346,8 @@ function renderDrain(drain: DrainView, now: Date, options: TextOptions): string[
   const { style: s, width } = options;
   const p = drain.progress;
   const lines: string[] = [];
-  const counts = [`${p.moved} of ${p.total} gears moved`, p.moving ? `${p.moving} moving` : '', p.planned ? `${p.planned} planned` : '', p.failed ? s.red(`${p.failed} failed`) : '']
+  const moved = `${p.moved} of ${p.total} gears moved${drain.tenantRestarts ? ` (${drain.tenantRestarts} restarted a tenant)` : ''}`;
+  const counts = [moved, p.moving ? `${p.moving} moving` : '', p.planned ? `${p.planned} planned` : '', p.failed ? s.red(`${p.failed} failed`) : '']
     .filter(Boolean)
     .join(', ');
   const phase = drain.stopping

@@ -35,6 +35,8 @@ export interface GearInfo {
   size: string;
   /** The tenant asked not to be moved (as Karpenter's karpenter.sh/do-not-disrupt): scale-down leaves its node alone. */
   doNotMove?: boolean;
+  /** Moving it restarts its tenant (an active single-gear application's gear or a head gear), as its node's agent saw it; absent: not known. */
+  disruptive?: boolean;
 }
 
 export interface NodeStats {

@@ -1,4 +1,4 @@
-import type { NodeRecord, NodeStats, PoolRecord } from './model.js';
+import type { GearInfo, NodeRecord, NodeStats, PoolRecord } from './model.js';
 
 /**
  * A gear list is kept with the node only while it is small: the platform is
@@ -51,4 +51,18 @@ export function poolBootMs(pool: Pick<PoolRecord, 'observedBootMs'>, configuredM
 /** Whether a node is protected from scale-down and termination, by its flag or by the pool's list. */
 export function isProtected(node: Pick<NodeRecord, 'nodeId' | 'protected'>, protectedNodes: readonly string[]): boolean {
   return node.protected || protectedNodes.includes(node.nodeId);
+}
+
+/**
+ * The gears a platform lists on a node, with what the node's agent said of
+ * each in its last stats (do-not-move, a tenant's restart): the broker knows
+ * neither. A flag the agent did not send stays as the platform listed it.
+ */
+export function withAgentFlags(listed: readonly GearInfo[], node: Pick<NodeRecord, 'stats'>): GearInfo[] {
+  const reported = new Map((node.stats?.gears ?? []).map((gear) => [gear.uuid, gear]));
+  return listed.map((gear) => {
+    const own = reported.get(gear.uuid);
+    if (!own || (!own.doNotMove && !own.disruptive)) return gear;
+    return { ...gear, ...(own.doNotMove ? { doNotMove: true } : {}), ...(own.disruptive ? { disruptive: true } : {}) };
+  });
 }

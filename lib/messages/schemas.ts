@@ -48,6 +48,12 @@ function header<T extends MessageType>(type: T) {
   };
 }
 
+const flag = () =>
+  optional<boolean>((input, path, issues) => {
+    if (typeof input !== 'boolean') issues.push({ path, message: `expected true or false, received ${JSON.stringify(input)?.slice(0, 40)}` });
+    return input as boolean;
+  });
+
 export const gearSchema = once(() =>
   object(
     {
@@ -55,10 +61,9 @@ export const gearSchema = once(() =>
       app: boundedText(128),
       size: boundedText(64),
       /** The tenant asked not to be moved (like karpenter.sh/do-not-disrupt): scale-down leaves its node alone. */
-      doNotMove: optional<boolean>((input, path, issues) => {
-        if (typeof input !== 'boolean') issues.push({ path, message: `expected true or false, received ${JSON.stringify(input)?.slice(0, 40)}` });
-        return input as boolean;
-      }),
+      doNotMove: flag(),
+      /** Moving it restarts its tenant (an active head gear, or an unscaled app's): counted as TenantRestarts when moved. */
+      disruptive: flag(),
     },
     'an object {uuid, app, size}',
   ),

@@ -42,6 +42,8 @@ export interface WorldOptions {
   moveDurationMs?: number;
   /** False: the nodes do not report while the mover waits (their stats lag the platform until `report()`). Default true. */
   reportWhileWaiting?: boolean;
+  /** What the node agents say of a gear beyond what the platform lists (its move restarts a tenant, do-not-move). */
+  agentFlags?: (gear: GearInfo) => Pick<GearInfo, 'disruptive' | 'doNotMove'>;
 }
 
 export class World {
@@ -55,6 +57,7 @@ export class World {
   gears = 0;
   checks = 0;
   private readonly reportWhileWaiting: boolean;
+  private readonly agentFlags: WorldOptions['agentFlags'];
 
   constructor(
     readonly store: StateStore,
@@ -62,6 +65,7 @@ export class World {
   ) {
     this.sim = new SimulatedPlatform(this.clock, { moveDurationMs: options.moveDurationMs ?? 30_000, moveFailureRate: 0 });
     this.reportWhileWaiting = options.reportWhileWaiting ?? true;
+    this.agentFlags = options.agentFlags;
     this.config = buildConfig(
       { ...options.config, scaleDown: { delayAfterAdd: '0s', ...(options.config?.scaleDown ?? {}) } },
       { max: 50 },
@@ -156,7 +160,9 @@ export class World {
 
   statsOf(nodeId: string) {
     const facts = this.sim.nodeFacts(nodeId);
-    return { activeGears: facts.activeGears, maxActiveGears: facts.maxActiveGears, gears: facts.gears, reportedAt: this.clock.now().toISOString() };
+    const { agentFlags } = this;
+    const gears = agentFlags ? facts.gears.map((gear) => ({ ...gear, ...agentFlags(gear) })) : facts.gears;
+    return { activeGears: facts.activeGears, maxActiveGears: facts.maxActiveGears, gears, reportedAt: this.clock.now().toISOString() };
   }
 
   scaleDown(nodeId: string, decidedAt = this.clock.now()): ScaleDownMessage {

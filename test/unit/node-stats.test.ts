@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { observedBootMs, poolBootMs } from '../../lib/domain/node-stats.js';
+import { observedBootMs, poolBootMs, withAgentFlags } from '../../lib/domain/node-stats.js';
 import { node } from '../support/builders.js';
 
 const joined = (nodeId: string, createdAt: string, joinedAt: string) => ({ ...node(nodeId), origin: 'provisioned' as const, createdAt, joinedAt });
@@ -18,5 +18,19 @@ describe('the pool\'s boot delay', () => {
   it('is the observed one once known, the configured one before', () => {
     expect(poolBootMs({ observedBootMs: 180_000 }, 120_000)).toBe(180_000);
     expect(poolBootMs({}, 120_000)).toBe(120_000);
+  });
+});
+
+describe("the platform's gear list with the agent's flags", () => {
+  const gear = (uuid: string, flags = {}) => ({ uuid, app: `app-${uuid}`, size: 'small', ...flags });
+
+  it("adds what the node's agent said of a gear (do-not-move, a tenant's restart); a gear it did not list, or did not flag, stays as listed", () => {
+    const reported = { stats: { activeGears: 3, maxActiveGears: 10, reportedAt: '2025-03-10T10:00:00.000Z', gears: [gear('a', { disruptive: true }), gear('b', { doNotMove: true }), gear('c')] } };
+    const listed = [gear('a'), gear('b'), gear('c'), gear('d')];
+    expect(withAgentFlags(listed, reported)).toEqual([gear('a', { disruptive: true }), gear('b', { doNotMove: true }), gear('c'), gear('d')]);
+    // No stats, or stats without a gear list: the platform's list as it is.
+    expect(withAgentFlags(listed, {})).toEqual(listed);
+    // A flag the platform itself lists is kept.
+    expect(withAgentFlags([gear('e', { doNotMove: true })], reported)).toEqual([gear('e', { doNotMove: true })]);
   });
 });

@@ -41,10 +41,11 @@ describe('nodescaler-agent.sh: gear kinds, gear list, do-not-move', () => {
     expect(stderr).toBe('');
     expect(message).toMatchObject({ activeGears: 4, maxActiveGears: 100, disruptiveGears: 2 });
     expect(message.idleGears).toBeUndefined();
-    // Idle and stopped gears are listed too: a drain moves them, and the budget checks them.
+    // Idle and stopped gears are listed too: a drain moves them, and the budget checks them. The active head gear and
+    // the unscaled app's gear are marked: moving one restarts its tenant (TenantRestarts); a stopped one restarts nothing.
     expect(message.gears).toEqual([
-      { uuid: gearId(1), app: 'blog', size: 'small' },
-      { uuid: gearId(2), app: 'shop', size: 'small' },
+      { uuid: gearId(1), app: 'blog', size: 'small', disruptive: true },
+      { uuid: gearId(2), app: 'shop', size: 'small', disruptive: true },
       { uuid: gearId(3), app: 'shop', size: 'small' },
       { uuid: gearId(4), app: 'shop', size: 'small' },
       { uuid: gearId(5), app: 'shop', size: 'small' },
@@ -53,6 +54,20 @@ describe('nodescaler-agent.sh: gear kinds, gear list, do-not-move', () => {
     // The pays-off check now charges the node by kind, not every gear as disruptive.
     const weights = config().scaleDown.payoff.moveCost;
     expect(moveCost(statsToStore(message), weights)).toMatchObject({ idle: 0, sibling: 2, disruptive: 2 });
+  });
+
+  it('marks no stopped or idle gear disruptive, whatever gear came before it', async () => {
+    agent.node.appGear(1, 'blog', 'unscaled', 'started');
+    agent.node.appGear(2, 'wiki', 'unscaled', 'stopped');
+    agent.node.appGear(3, 'shop', 'head', 'started');
+    agent.node.appGear(4, 'shop', 'head', 'idle');
+    const { message } = await report();
+    expect(message.gears!.map((gear) => [gear.app, gear.disruptive ?? false])).toEqual([
+      ['blog', true],
+      ['wiki', false],
+      ['shop', true],
+      ['shop', false],
+    ]);
   });
 
   it('counts a gear whose DNS facts are missing, empty or unreadable as disruptive (never a guessed sibling)', async () => {
@@ -64,6 +79,7 @@ describe('nodescaler-agent.sh: gear kinds, gear list, do-not-move', () => {
     agent.node.appGear(5, 'a5', 'secondary', 'started');
     const { message } = await report();
     expect(message).toMatchObject({ activeGears: 5, disruptiveGears: 4 });
+    expect(message.gears!.map((gear) => gear.disruptive ?? false)).toEqual([true, true, true, true, false]);
   });
 
   it("marks a gear doNotMove when its directory holds the operator's marker file, and the budget then refuses its node", async () => {

@@ -13,6 +13,7 @@
 import { GEAR_MOVE_WINDOW_MS, gearsRefused, poolBudget } from '../../domain/budget.js';
 import { describeGears, drainKind, isUrgent } from '../../domain/drain.js';
 import type { DrainRecord, GearInfo, GearMove, NodeRecord } from '../../domain/model.js';
+import { withAgentFlags } from '../../domain/node-stats.js';
 import type { GearMoveRecord } from '../../ports/state-store.js';
 import { poolConfigOf, type DrainContext } from './context.js';
 
@@ -20,8 +21,7 @@ import { poolConfigOf, type DrainContext } from './context.js';
 export async function budgetRefusal(ctx: DrainContext, drain: DrainRecord, node: NodeRecord, listed: readonly GearInfo[]): Promise<string | undefined> {
   if (drain.plannedAt || drainKind(drain) !== 'scale-down' || isUrgent(drain) || listed.length === 0) return undefined;
   // The platform may not know a gear's do-not-move flag; the node's agent reported it with its stats.
-  const flagged = new Set((node.stats?.gears ?? []).filter((gear) => gear.doNotMove).map((gear) => gear.uuid));
-  const onNode = listed.map((gear) => (flagged.has(gear.uuid) ? { ...gear, doNotMove: true } : gear));
+  const onNode = withAgentFlags(listed, node);
   const budget = poolBudget(ctx.config, poolConfigOf(ctx, drain.pool));
   const history = await ctx.ports.store.getGearMoves(onNode.map((gear) => gear.uuid));
   const refused = gearsRefused(budget, onNode, history, ctx.ports.clock.now());

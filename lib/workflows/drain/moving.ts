@@ -29,6 +29,7 @@ import {
 import { describeIncoming, movesOnto } from '../../domain/decommission.js';
 import { planDrain } from '../../domain/drain-plan.js';
 import type { DrainRecord, GearMove, NodeRecord } from '../../domain/model.js';
+import { withAgentFlags } from '../../domain/node-stats.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../errors.js';
 import { MAX_REPLANS, ORPHAN_GRACE_MS, confirmUnchanged, save, stripUndefined, updateMove, type DrainContext, type StepResult } from './context.js';
 import { budgetRefusal, recordMoves } from './budget-guard.js';
@@ -58,7 +59,8 @@ export async function progress(ctx: DrainContext, drain: DrainRecord, node: Node
 export async function planOrFinish(ctx: DrainContext, drain: DrainRecord, node: NodeRecord): Promise<StepResult> {
   const { platform, store, clock, log } = ctx.ports;
   const now = clock.now();
-  const onNode = await platform.listGears(node.nodeId);
+  // What the agent said of each gear rides on its move: a disruptive gear's move is counted as a tenant's restart.
+  const onNode = withAgentFlags(await platform.listGears(node.nodeId), node);
   const rec = reconcile(drain.moves, onNode);
   for (const move of rec.dropped) log.info('gear left the node before its move; dropped from the plan', { drainId: drain.drainId, uuid: move.gear.uuid, app: move.gear.app });
   for (const move of rec.returned) log.warn('gear still on the node after its move; planned again', { drainId: drain.drainId, uuid: move.gear.uuid, target: move.target });
@@ -218,7 +220,8 @@ export async function pollMoves(ctx: DrainContext, drain: DrainRecord, node: Nod
     changed = true;
     if (next.state === 'moved') {
       metrics.record('GearMoves', 1, 'Count', { pool: drain.pool });
-      log.info('gear moved', { drainId: drain.drainId, uuid: move.gear.uuid, app: move.gear.app, from: node.nodeId, to: move.target, attempts: move.attempts });
+      if (move.gear.disruptive) metrics.record('TenantRestarts', 1, 'Count', { pool: drain.pool });
+      log.info('gear moved', { drainId: drain.drainId, uuid: move.gear.uuid, app: move.gear.app, from: node.nodeId, to: move.target, attempts: move.attempts, ...(move.gear.disruptive ? { tenantRestarted: true } : {}) });
     } else {
       metrics.record('GearMoveFailures', 1, 'Count', { pool: drain.pool });
       log.warn(next.state === 'failed' ? 'gear move failed for good' : 'gear move failed; retried', {
