@@ -16,7 +16,7 @@ import { startLocalDynamo, type LocalDynamo } from '../../lib/adapters/local/dyn
 import { loadSettings } from '../../lib/config/index.js';
 import { thresholdEvaluatorHandler } from '../../lib/handlers/threshold-evaluator.js';
 import { awsThresholdEvaluator } from '../../lib/wiring/aws/threshold-evaluator.js';
-import { priceListProduct } from '../support/markets.js';
+import { priceListProduct, priceListRequest } from '../support/markets.js';
 import { lambdaContext } from '../support/sqs-events.js';
 
 type Handler = (event: ScheduledEvent, context: Context) => Promise<{ pools: number }>;
@@ -105,23 +105,7 @@ describe('thresholdEvaluator handler reading prices (dynalite, EC2 and the Price
 
     expect(await handler(tick, lambdaContext())).toEqual({ pools: 2 });
 
-    expect(pricing.commandCalls(GetProductsCommand).map((call) => call.args[0].input)).toEqual([
-      {
-        ServiceCode: 'AmazonEC2',
-        FormatVersion: 'aws_v1',
-        Filters: [
-          { Type: 'TERM_MATCH', Field: 'regionCode', Value: 'us-east-1' },
-          { Type: 'TERM_MATCH', Field: 'instanceType', Value: 'm5.xlarge' },
-          { Type: 'TERM_MATCH', Field: 'operatingSystem', Value: 'Linux' },
-          { Type: 'TERM_MATCH', Field: 'preInstalledSw', Value: 'NA' },
-          { Type: 'TERM_MATCH', Field: 'tenancy', Value: 'Shared' },
-          { Type: 'TERM_MATCH', Field: 'capacitystatus', Value: 'Used' },
-          { Type: 'TERM_MATCH', Field: 'marketoption', Value: 'OnDemand' },
-          { Type: 'TERM_MATCH', Field: 'productFamily', Value: 'Compute Instance' },
-        ],
-        MaxResults: 100,
-      },
-    ]);
+    expect(pricing.commandCalls(GetProductsCommand).map((call) => call.args[0].input)).toEqual([priceListRequest('us-east-1', 'm5.xlarge')]);
     for (const pool of ['d4/steady', 'd5/steady']) {
       expect((await store.getPool(pool))?.onDemandPrices, pool).toEqual({ types: ['m5.xlarge'], byType: { 'm5.xlarge': 0.192 }, region: 'us-east-1', readAt: '2026-11-29T12:00:00.000Z' });
     }

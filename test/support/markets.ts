@@ -88,3 +88,23 @@ export function priceListProduct(instanceType: string, usd: string, { unit = 'Hr
     version: '20261101000000',
   });
 }
+
+/** The GetProducts request the Price List adapter sends for one instance type in `region` (lib/adapters/pricing/on-demand-prices.ts). */
+export function priceListRequest(region: string, instanceType: string, nextToken?: string) {
+  return {
+    ServiceCode: 'AmazonEC2',
+    FormatVersion: 'aws_v1',
+    Filters: [
+      { Type: 'TERM_MATCH', Field: 'regionCode', Value: region },
+      { Type: 'TERM_MATCH', Field: 'instanceType', Value: instanceType },
+      { Type: 'TERM_MATCH', Field: 'operatingSystem', Value: 'Linux' },
+      { Type: 'TERM_MATCH', Field: 'preInstalledSw', Value: 'NA' },
+      { Type: 'TERM_MATCH', Field: 'tenancy', Value: 'Shared' },
+      { Type: 'TERM_MATCH', Field: 'capacitystatus', Value: 'Used' },
+      { Type: 'TERM_MATCH', Field: 'marketoption', Value: 'OnDemand' },
+      { Type: 'TERM_MATCH', Field: 'productFamily', Value: 'Compute Instance' },
+    ],
+    MaxResults: 100,
+    ...(nextToken ? { NextToken: nextToken } : {}),
+  };
+}

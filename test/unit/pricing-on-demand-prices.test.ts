@@ -4,7 +4,7 @@ import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { AwsOnDemandPrices, awsOnDemandPricesFor, priceListRegionFor } from '../../lib/adapters/pricing/on-demand-prices.js';
 import { loadSettings } from '../../lib/config/index.js';
 import { TransientError, ValidationError } from '../../lib/errors.js';
-import { priceListProduct as product } from '../support/markets.js';
+import { priceListProduct as product, priceListRequest } from '../support/markets.js';
 
 const pricingError = (name: string, status: number, message = `${name} (simulated)`) =>
   new PricingServiceException({ name, $fault: status >= 500 ? 'server' : 'client', message, $metadata: { httpStatusCode: status, requestId: 'req-test' } });
@@ -15,22 +15,7 @@ describe("AwsOnDemandPrices (a pool's on-demand prices in its region, for its dr
   beforeEach(() => pricing.reset());
   afterAll(() => pricing.restore());
 
-  const asked = (instanceType: string, nextToken?: string) => ({
-    ServiceCode: 'AmazonEC2',
-    FormatVersion: 'aws_v1',
-    Filters: [
-      { Type: 'TERM_MATCH', Field: 'regionCode', Value: 'eu-west-1' },
-      { Type: 'TERM_MATCH', Field: 'instanceType', Value: instanceType },
-      { Type: 'TERM_MATCH', Field: 'operatingSystem', Value: 'Linux' },
-      { Type: 'TERM_MATCH', Field: 'preInstalledSw', Value: 'NA' },
-      { Type: 'TERM_MATCH', Field: 'tenancy', Value: 'Shared' },
-      { Type: 'TERM_MATCH', Field: 'capacitystatus', Value: 'Used' },
-      { Type: 'TERM_MATCH', Field: 'marketoption', Value: 'OnDemand' },
-      { Type: 'TERM_MATCH', Field: 'productFamily', Value: 'Compute Instance' },
-    ],
-    MaxResults: 100,
-    ...(nextToken ? { NextToken: nextToken } : {}),
-  });
+  const asked = (instanceType: string, nextToken?: string) => priceListRequest('eu-west-1', instanceType, nextToken);
 
   it("asks for each type's Linux on-demand product in the stage's region, page by page, and reads its hourly USD price", async () => {
     pricing
