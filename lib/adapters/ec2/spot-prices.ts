@@ -4,7 +4,7 @@ import type { SpotQuote } from '../../domain/market-prices.js';
 import { TransientError, ValidationError } from '../../errors.js';
 import type { Clock } from '../../ports/clock.js';
 import type { SpotPrices } from '../../ports/market-prices.js';
-import { awsErrorInfo, RETRIED_BY_CALLER } from '../aws-errors.js';
+import { awsErrorInfo, priceReadClientConfig } from '../aws-errors.js';
 
 /** Both names EC2 has sold Linux spot capacity under; an account sees one or the other. */
 const LINUX = ['Linux/UNIX', 'Linux/UNIX (Amazon VPC)'];
@@ -73,5 +73,5 @@ function quoteOf(record: SpotPrice): SpotQuote | undefined {
 
 /** The evaluator's spot price reader for a stage (only built for a stage with spot pools: lib/config/adapters.ts). */
 export function ec2SpotPricesFor(settings: Settings, clock: Clock): Ec2SpotPrices {
-  return new Ec2SpotPrices(new EC2Client({ region: settings.deployment.region, ...RETRIED_BY_CALLER }), clock);
+  return new Ec2SpotPrices(new EC2Client(priceReadClientConfig(settings.deployment.region)), clock);
 }

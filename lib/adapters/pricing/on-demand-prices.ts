@@ -3,7 +3,7 @@ import type { Settings } from '../../config/index.js';
 import type { OnDemandQuote } from '../../domain/market-prices.js';
 import { TransientError, ValidationError } from '../../errors.js';
 import type { OnDemandPrices } from '../../ports/market-prices.js';
-import { awsErrorInfo, RETRIED_BY_CALLER } from '../aws-errors.js';
+import { awsErrorInfo, priceReadClientConfig } from '../aws-errors.js';
 
 /** One type's products in a region: a handful with these filters; more pages than this is a loop, not a price list. */
 const MOST_PAGES = 5;
@@ -103,5 +103,5 @@ function quotesOf(document: unknown, instanceType: string): OnDemandQuote[] {
 export function awsOnDemandPricesFor(settings: Settings): AwsOnDemandPrices | undefined {
   const { region } = settings.deployment;
   const endpoint = priceListRegionFor(region);
-  return endpoint === undefined ? undefined : new AwsOnDemandPrices(new PricingClient({ region: endpoint, ...RETRIED_BY_CALLER }), region);
+  return endpoint === undefined ? undefined : new AwsOnDemandPrices(new PricingClient(priceReadClientConfig(endpoint)), region);
 }
