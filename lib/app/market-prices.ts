@@ -111,6 +111,9 @@ async function readOrKeep<R extends { readAt?: string; failedAt?: string; failur
  * The markets read at most once for each set of instance types while this
  * wrapper lives (one evaluator batch): pools that share their types, and come
  * due together on their first evaluation, make one request, not one each.
+ * Once a market's read fails, its other reads of the batch fail at once with
+ * the same error: an endpoint that timed out for one pool would make every
+ * pool wait its seconds again.
  */
 export function onceABatch({ spotPrices, onDemandPrices }: Pick<MarketPricePorts, 'spotPrices' | 'onDemandPrices'>): Pick<MarketPricePorts, 'spotPrices' | 'onDemandPrices'> {
   return {
@@ -121,10 +124,15 @@ export function onceABatch({ spotPrices, onDemandPrices }: Pick<MarketPricePorts
 
 function memoByTypes<T>(read: (instanceTypes: readonly string[]) => Promise<T>): (instanceTypes: readonly string[]) => Promise<T> {
   const reads = new Map<string, Promise<T>>();
+  let failed: { error: unknown } | undefined;
   return (instanceTypes) => {
     const key = [...instanceTypes].sort().join(',');
     let done = reads.get(key);
-    if (!done) reads.set(key, (done = read(instanceTypes)));
+    if (!done) {
+      done = failed ? Promise.reject(failed.error) : read(instanceTypes);
+      done.catch((error: unknown) => (failed ??= { error }));
+      reads.set(key, done);
+    }
     return done;
   };
 }

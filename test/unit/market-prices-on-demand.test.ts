@@ -136,6 +136,20 @@ describe("the evaluator's on-demand read (lib/app/market-prices.ts)", () => {
     expect(market.requests).toEqual([['m5.xlarge']]);
     expect(list.requests).toEqual([['m5.xlarge']]);
   });
+
+  it("after a market's read fails, its other reads of the batch fail at once, with no request; a new batch asks again", async () => {
+    const list = new ScriptedPriceList().quote('m5.xlarge', 0.214).quote('c5.xlarge', 0.194).failNext(new TransientError('GetProducts failed: TimeoutError: no answer'));
+    const ports = () => ({ ...onceABatch({ onDemandPrices: list }), log: new MemoryLog(), metrics: new InMemoryMetrics() });
+    const batch = ports();
+    const first = await readDueOnDemandPrices(batch, cfg, poolConfig, pool(), NOW);
+    const other = config({}, { template: typed('c5.xlarge') } as object);
+    const second = await readDueOnDemandPrices(batch, other, other.pools[0]!, pool({ pool: 'd2/small' }), NOW);
+    expect([first?.failure, second?.failure]).toEqual([expect.stringContaining('TimeoutError'), expect.stringContaining('TimeoutError')]);
+    expect(list.requests).toEqual([['m5.xlarge', 'm9.unknown']]);
+    expect(batch.metrics.sum('OnDemandPriceReadFailures')).toBe(2);
+    const next = await readDueOnDemandPrices(ports(), other, other.pools[0]!, pool({ pool: 'd2/small' }), NOW);
+    expect(next?.byType).toEqual({ 'c5.xlarge': 0.194 });
+  });
 });
 
 describe('decisions and status name the on-demand price read', () => {
