@@ -26,14 +26,12 @@ export interface MarketPricePorts {
   metrics: Metrics;
 }
 
-type PricedRecord = Pick<PoolRecord, 'pool' | 'spotPrices' | 'onDemandPrices'>;
-
 /** The pool's new price records, each only when its read was due (read, or failed): nothing else to store. */
 export async function readDueMarketPrices(
   ports: MarketPricePorts,
   config: Pick<Config, 'scaleDown'>,
   poolConfig: PoolConfig,
-  pool: PricedRecord,
+  pool: Pick<PoolRecord, 'pool' | 'spotPrices' | 'onDemandPrices'>,
   now: Date,
 ): Promise<{ spotPrices?: SpotPriceRecord; onDemandPrices?: OnDemandPriceRecord }> {
   const [spotPrices, onDemandPrices] = await Promise.all([
