@@ -102,9 +102,10 @@ export function nodeHourPriceOf(
   }
   for (const type of types) {
     const read = onDemand?.byType[type];
-    if (read !== undefined) return { dollars: read, source: `${type} on demand, ${onDemand!.region}, read ${onDemand!.readAt.slice(0, 16)}Z` };
+    if (onDemand && read !== undefined) return { dollars: read, source: `${type} on demand, ${onDemand.region}, read ${onDemand.readAt.slice(0, 16)}Z` };
     const listed = instancePrice(type);
-    if (listed !== undefined) return { dollars: listed, source: `${type} on demand, ${PRICE_REGION}${onDemand && onDemand.region !== PRICE_REGION ? " (built-in list)" : ''}` };
+    const builtIn = onDemand && onDemand.region !== PRICE_REGION ? ' (built-in list)' : '';
+    if (listed !== undefined) return { dollars: listed, source: `${type} on demand, ${PRICE_REGION}${builtIn}` };
   }
   return { dollars: DEFAULT_NODE_HOUR_PRICE, source: 'the default: an m5.xlarge on demand' };
 }
