@@ -6,6 +6,7 @@ import { decidePool } from '../domain/evaluate.js';
 import { advancePendingDrains } from './replace-drain.js';
 import { poolIdOf, type NodeRecord, type PoolId, type PoolRecord } from '../domain/model.js';
 import { isProtected, observedBootMs, statsToStore } from '../domain/node-stats.js';
+import type { AdoptedHost } from '../domain/stats-sender.js';
 import { ConflictError, NodescalerError, NotFoundError, describeError } from '../errors.js';
 import type { GearsRefusedMessage, NodeStatsMessage } from '../messages/index.js';
 import type { Clock } from '../ports/clock.js';
@@ -100,7 +101,8 @@ export class ThresholdEvaluator {
         }
         const admission = await this.gate.admit(item.message, item.senderId);
         if (!admission.admit) continue;
-        const pool = await this.ingest(item.message, admission.instanceId);
+        const { admit, ...host } = admission;
+        const pool = await this.ingest(item.message, host);
         if (pool) touched.add(pool);
       } catch (error) {
         failures.push({ id: item.id, error });
@@ -115,8 +117,8 @@ export class ThresholdEvaluator {
     return this.evaluate([...this.pools.keys()], 'tick');
   }
 
-  /** Stores one node's stats (never over newer ones), adopting unknown nodes and activating joining ones. */
-  async ingest(message: NodeStatsMessage, instanceId?: string): Promise<PoolId | undefined> {
+  /** Stores one node's stats (never over newer ones), adopting unknown nodes (with their `host`) and activating joining ones. */
+  async ingest(message: NodeStatsMessage, host: AdoptedHost = {}): Promise<PoolId | undefined> {
     const { store, clock, log } = this.ports;
     const now = clock.now();
     const stats = statsToStore(message);
@@ -126,7 +128,7 @@ export class ThresholdEvaluator {
       write = await store.putNodeStats(message.nodeId, stats);
     } catch (error) {
       if (!(error instanceof NotFoundError)) throw error;
-      const adopted = await this.adopt(message, now, instanceId);
+      const adopted = await this.adopt(message, now, host);
       if (adopted) return this.pools.has(pool) ? pool : undefined;
       write = await store.putNodeStats(message.nodeId, stats);
     }
@@ -146,7 +148,7 @@ export class ThresholdEvaluator {
     return this.pools.has(node.pool) ? node.pool : undefined;
   }
 
-  private async adopt(message: NodeStatsMessage, now: Date, instanceId: string | undefined): Promise<boolean> {
+  private async adopt(message: NodeStatsMessage, now: Date, { instanceId, instanceType, zone }: AdoptedHost): Promise<boolean> {
     const pool = poolIdOf(message.district, message.profile);
     const poolConfig = this.pools.get(pool);
     try {
@@ -160,6 +162,9 @@ export class ThresholdEvaluator {
           createdAt: now.toISOString(),
           origin: 'adopted',
           ...(instanceId === undefined ? {} : { instanceId }),
+          // Priced by its own type and zone (node-price.ts), as a node nodescaler launched is.
+          ...(instanceType === undefined ? {} : { instanceType }),
+          ...(zone === undefined ? {} : { zone }),
           protected: isProtected({ nodeId: message.nodeId, protected: false }, poolConfig?.protectedNodes ?? []),
           stats: statsToStore(message),
           reason: 'adopted: reported stats without having been provisioned by nodescaler',

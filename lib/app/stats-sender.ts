@@ -11,7 +11,7 @@
 import type { Config } from '../config/index.js';
 import { staleStatsIssue } from '../domain/ingest.js';
 import { poolIdOf } from '../domain/model.js';
-import { classifySender, judgeSender, type SenderHost } from '../domain/stats-sender.js';
+import { classifySender, judgeSender, type AdoptedHost, type SenderHost } from '../domain/stats-sender.js';
 import { ValidationError } from '../errors.js';
 import type { NodeStatsMessage } from '../messages/index.js';
 import type { Cloud } from '../ports/cloud.js';
@@ -30,7 +30,7 @@ export interface StatsGatePorts {
 }
 
 export type Admission =
-  | { admit: true; /** The sender's instance, recorded on a node this message adopts. */ instanceId?: string }
+  | ({ admit: true } & /** The sender's host, recorded on a node this message adopts. */ AdoptedHost)
   /** Dropped without a retry: stale stats only get staler. */
   | { admit: false; reason: string };
 
@@ -69,7 +69,10 @@ export class StatsGate {
     const node = await this.ports.store.getNode(message.nodeId);
     let verdict = judgeSender({ sender, nodeId: message.nodeId, pool, node });
     if (verdict.ok === 'lookup') verdict = judgeSender({ sender, nodeId: message.nodeId, pool, node, host: await this.host(verdict.instanceId, now.getTime()) });
-    if (verdict.ok === true) return verdict.instanceId === undefined ? { admit: true } : { admit: true, instanceId: verdict.instanceId };
+    if (verdict.ok === true) {
+      const { ok, ...adopted } = verdict;
+      return { admit: ok, ...adopted };
+    }
     if (verdict.ok === 'lookup') throw new Error('unreachable: a sender judged twice still wants a lookup');
     log.error('security: node-stats rejected: the sender may not report for this node', {
       nodeId: message.nodeId,
@@ -89,7 +92,9 @@ export class StatsGate {
     let host: SenderHost | null = null;
     if (hosts) {
       const info = (await hosts.describeHosts([instanceId])).get(instanceId);
-      if (info && info.state !== 'terminated') host = { instanceId, tags: info.tags ?? {} };
+      if (info && info.state !== 'terminated') {
+        host = { instanceId, tags: info.tags ?? {}, ...(info.instanceType ? { instanceType: info.instanceType } : {}), ...(info.zone ? { zone: info.zone } : {}) };
+      }
     }
     if (this.seen.size >= SENDER_CACHE_SIZE) this.seen.clear();
     this.seen.set(instanceId, { host, at: nowMs });

@@ -59,10 +59,20 @@ export function classifySender(senderId: string | undefined, rules: StatsAuthRul
 export interface SenderHost {
   instanceId: string;
   tags: Readonly<Record<string, string>>;
+  /** What a node adopted from it is priced by (node-price.ts): the type it runs as, the zone it runs in. */
+  instanceType?: string;
+  zone?: string;
+}
+
+/** What a node adopted from a message records of its host: the instance its stats must come from, and what prices it. */
+export interface AdoptedHost {
+  instanceId?: string;
+  instanceType?: string;
+  zone?: string;
 }
 
 export type SenderVerdict =
-  | { ok: true; /** The instance to record on a node adopted from this message. */ instanceId?: string }
+  | ({ ok: true } & /** Set when the message may adopt its node: the host to record on it. */ AdoptedHost)
   | { ok: false; reason: string }
   /** The instance must be looked up first (first sight): call again with its host. */
   | { ok: 'lookup'; instanceId: string };
@@ -91,5 +101,5 @@ export function judgeSender(input: { sender: StatsSender; nodeId: string; pool: 
     const has = taggedPool === undefined ? 'has no' : `has ${POOL_TAG}=${taggedPool}, not the`;
     return { ok: false, reason: `instance ${from} ${has} tag ${POOL_TAG}=${recordedPool}: ${node ? 'it cannot report for that pool' : 'a node is adopted only from a host tagged for its pool'}` };
   }
-  return { ok: true, instanceId: from };
+  return { ok: true, instanceId: from, ...(host.instanceType ? { instanceType: host.instanceType } : {}), ...(host.zone ? { zone: host.zone } : {}) };
 }

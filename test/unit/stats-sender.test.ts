@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { StatsGate } from '../../lib/app/stats-sender.js';
+import { ThresholdEvaluator } from '../../lib/app/evaluate.js';
 import { SimulatedCloud } from '../../lib/adapters/local/simulated-cloud.js';
 import { MemoryLog } from '../../lib/adapters/memory/log.js';
 import { InMemoryMetrics } from '../../lib/adapters/memory/metrics.js';
@@ -10,6 +11,7 @@ import { classifySender, judgeSender, LOCAL_SENDER } from '../../lib/domain/stat
 import { ValidationError } from '../../lib/errors.js';
 import type { NodeStatsMessage } from '../../lib/messages/index.js';
 import { node } from '../support/builders.js';
+import { RecordingQueue } from '../support/recording-queue.js';
 
 const NODE_ROLE = 'AROANODEROLE00000001';
 const BROKER_ROLE = 'AROABROKERROLE000001';
@@ -113,11 +115,25 @@ describe('StatsGate (lib/app/stats-sender.ts)', () => {
     const { cloud, launch, gate } = await setup();
     const fresh = await launch('fresh.example.com');
     const stranger = await launch('stranger.example.com', 'd2/small');
-    await expect(gate.admit(stats('fresh.example.com'), `${NODE_ROLE}:${fresh.instanceId}`)).resolves.toEqual({ admit: true, instanceId: fresh.instanceId });
-    await expect(gate.admit(stats('fresh.example.com'), `${NODE_ROLE}:${fresh.instanceId}`)).resolves.toEqual({ admit: true, instanceId: fresh.instanceId });
+    // With the type it runs as: a node adopted from it is priced by its own type.
+    const adopted = { admit: true, instanceId: fresh.instanceId, instanceType: fresh.instanceType };
+    await expect(gate.admit(stats('fresh.example.com'), `${NODE_ROLE}:${fresh.instanceId}`)).resolves.toEqual(adopted);
+    await expect(gate.admit(stats('fresh.example.com'), `${NODE_ROLE}:${fresh.instanceId}`)).resolves.toEqual(adopted);
     await expect(gate.admit(stats('stranger.example.com'), `${NODE_ROLE}:${stranger.instanceId}`)).rejects.toThrow(/has nodescaler:pool=d2\/small, not the tag nodescaler:pool=d1\/small/);
     await expect(gate.admit(stats('ghost.example.com'), `${NODE_ROLE}:i-00000000000000bad`)).rejects.toThrow('instance i-00000000000000bad is unknown to the cloud');
     expect(cloud.calls.filter((c) => c.op === 'describeHosts').map((c) => c.arg)).toEqual([[fresh.instanceId], [stranger.instanceId], ['i-00000000000000bad']]);
+  });
+
+  it('the evaluator adopts a node with its host\'s instance, instance type and zone, so its drains are priced as a launched node\'s', async () => {
+    const store = new InMemoryStateStore();
+    const hosts = {
+      describeHosts: async (ids: readonly string[]) =>
+        new Map(ids.map((id) => [id, { instanceId: id, state: 'running' as const, instanceType: 'm5.4xlarge', zone: 'us-east-1c', tags: { 'nodescaler:pool': 'd1/small' } }])),
+    };
+    const evaluator = new ThresholdEvaluator({ store, queue: new RecordingQueue({ fifo: ['scale', 'drain'] }), clock: { now: () => now }, log: new MemoryLog(), metrics: new InMemoryMetrics(), hosts }, config);
+    const { failures } = await evaluator.handleBatch([{ id: 'm1', senderId: `${NODE_ROLE}:i-0000000000000000e`, message: stats('adopted.example.com') }]);
+    expect(failures).toEqual([]);
+    expect(await store.getNode('adopted.example.com')).toMatchObject({ origin: 'adopted', instanceId: 'i-0000000000000000e', instanceType: 'm5.4xlarge', zone: 'us-east-1c' });
   });
 
   it('admits the broker-side reporter for every node, and drops stale stats (any sender) with a warning naming reportedAt', async () => {
