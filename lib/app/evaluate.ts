@@ -8,7 +8,7 @@ import { poolIdOf, type NodeRecord, type PoolId, type PoolRecord } from '../doma
 import { isProtected, observedBootMs, statsToStore } from '../domain/node-stats.js';
 import type { AdoptedHost } from '../domain/stats-sender.js';
 import { ConflictError, NodescalerError, NotFoundError, describeError } from '../errors.js';
-import type { GearsRefusedMessage, NodeStatsMessage } from '../messages/index.js';
+import type { DistrictCapacityMessage, GearsRefusedMessage, NodeStatsMessage } from '../messages/index.js';
 import type { Clock } from '../ports/clock.js';
 import type { Log } from '../ports/log.js';
 import type { Metrics } from '../ports/metrics.js';
@@ -18,6 +18,7 @@ import type { PoolPatch, StateStore } from '../ports/state-store.js';
 import { applyAttrition } from './attrition.js';
 import { applyCallOffs } from './call-off.js';
 import { recordRefusedGears } from './refused-gears.js';
+import { recordDistrictCapacity } from './district-capacity.js';
 import { decideWithMoveHistory } from './move-history.js';
 import { BlockedGears } from './blocked-gears.js';
 import { leaseAndSend, resendStalledDecision, resendUnsentDecision } from './outbox.js';
@@ -49,8 +50,8 @@ export interface EvaluatorPorts {
 export interface StatsItem {
   /** The SQS messageId, so a failure maps back to its record. */
   id: string;
-  /** A node's stats, or the broker's count of refused gear creations (lib/app/refused-gears.ts). */
-  message: NodeStatsMessage | GearsRefusedMessage;
+  /** A node's stats, the broker's count of refused gear creations (lib/app/refused-gears.ts), or a district's UIDs (lib/app/district-capacity.ts). */
+  message: NodeStatsMessage | GearsRefusedMessage | DistrictCapacityMessage;
   /** Who sent it, as SQS stamped it (the record's `attributes.SenderId`). */
   senderId?: string;
 }
@@ -97,6 +98,11 @@ export class ThresholdEvaluator {
             touched.add(pool);
             if (item.message.refused > 0) urgent.add(pool);
           }
+          continue;
+        }
+        if (item.message.type === 'district-capacity') {
+          const pool = await recordDistrictCapacity(this.ports, this.config, item.message, item.senderId);
+          if (pool) touched.add(pool);
           continue;
         }
         const admission = await this.gate.admit(item.message, item.senderId);

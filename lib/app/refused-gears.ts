@@ -13,13 +13,13 @@
  */
 import type { Config } from '../config/index.js';
 import { poolIdOf, type PoolId } from '../domain/model.js';
-import { classifySender } from '../domain/stats-sender.js';
-import { ConflictError, ValidationError } from '../errors.js';
+import { ValidationError } from '../errors.js';
 import type { GearsRefusedMessage } from '../messages/index.js';
 import type { Clock } from '../ports/clock.js';
 import type { Log } from '../ports/log.js';
 import type { Metrics } from '../ports/metrics.js';
 import type { StateStore } from '../ports/state-store.js';
+import { requireReporter, writeUnlessNewer } from './broker-reports.js';
 
 export interface RefusedGearsPorts {
   store: Pick<StateStore, 'getPool' | 'ensurePool' | 'updatePool'>;
@@ -27,8 +27,6 @@ export interface RefusedGearsPorts {
   log: Log;
   metrics: Metrics;
 }
-
-const WRITE_ATTEMPTS = 3;
 
 /**
  * The pools a report is for: its district's, or (no district: a new
@@ -51,15 +49,7 @@ export async function recordRefusedGears(ports: RefusedGearsPorts, config: Pick<
   const { store, clock, log, metrics } = ports;
   const now = clock.now();
   const where = message.district === undefined ? `profile ${message.profile}` : `pool ${poolIdOf(message.district, message.profile)}`;
-  if (senderId !== undefined) {
-    const sender = classifySender(senderId, config.statsAuth);
-    if (sender.kind !== 'reporter') {
-      const why = sender.kind === 'unknown' ? sender.why : 'a node host may report only its own stats; refused gears come from the broker host (statsAuth.reporterIds)';
-      log.error('security: gears-refused rejected: the sender is not the broker-side reporter', { senderId, pool: where, refused: message.refused, reason: why });
-      metrics.record('StatsRejected', 1, 'Count', { reason: 'sender' });
-      throw new ValidationError({ path: 'SenderId', message: why, value: senderId }, `gears-refused for ${where} rejected`);
-    }
-  }
+  requireReporter(ports, config, { type: 'gears-refused', where, what: 'refused gears', details: { refused: message.refused } }, senderId);
   const ageMs = now.getTime() - Date.parse(message.windowEnd);
   if (ageMs > config.statsMaxAge) {
     log.warn('gears-refused dropped: too old to count', { pool: where, field: 'windowEnd', value: message.windowEnd, ageMs });
@@ -74,27 +64,12 @@ export async function recordRefusedGears(ports: RefusedGearsPorts, config: Pick<
   }
   const touched: PoolId[] = [];
   for (const { pool, gears } of shares) {
-    if (await writeReport(store, pool, { gears, windowStart: message.windowStart, windowEnd: message.windowEnd })) touched.push(pool);
+    const report = { gears, windowStart: message.windowStart, windowEnd: message.windowEnd };
+    if (await writeUnlessNewer(store, pool, message.windowEnd, (held) => held.refused?.windowEnd, { refused: report })) touched.push(pool);
   }
   if (message.refused > 0) {
     log.info('gear creations refused by the broker', { pool: where, refused: message.refused, windowStart: message.windowStart, windowEnd: message.windowEnd });
     metrics.record('GearsRefused', message.refused, 'Count', { pool: where });
   }
   return touched;
-}
-
-/** Stores the report unless the pool holds a newer one; true when stored. */
-async function writeReport(store: RefusedGearsPorts['store'], poolId: PoolId, report: { gears: number; windowStart: string; windowEnd: string }): Promise<boolean> {
-  for (let attempt = 1; ; attempt++) {
-    const pool = (await store.getPool(poolId)) ?? (await store.ensurePool(poolId));
-    const held = pool.refused?.windowEnd;
-    if (held !== undefined && Date.parse(held) >= Date.parse(report.windowEnd)) return false;
-    try {
-      await store.updatePool(poolId, pool.version, { refused: report });
-      return true;
-    } catch (error) {
-      // Evaluated or reported concurrently: read again and retry.
-      if (!(error instanceof ConflictError) || attempt >= WRITE_ATTEMPTS) throw error;
-    }
-  }
 }

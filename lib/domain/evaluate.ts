@@ -101,13 +101,18 @@ function decide(input: PoolEvaluationInput, u: PoolUtilization, gearsPerNode: nu
 
   const at = `pool ${poolId} at ${ratio(u.utilization)}`;
   const staleNote = staleText(u.staleNodes);
+  // Gear creations the broker refused (lib/domain/waiting.ts): demand that waits now, whatever the nodes report.
+  const waiting = waitingGears(pool, demandHistory, now, u.demand, nodes);
+  // Refused for want of UIDs, which no node cures: every decision says so, whatever else it decides.
+  const uidsNote = waiting?.noUidsLeft ? waiting.text : undefined;
   const result = (decision: PoolDecision, forecast?: PoolEvaluation['forecast']): PoolEvaluation => {
     const evaluation: PoolEvaluation = { utilization: u, decision, poolPatch };
     if (forecast) evaluation.forecast = forecast;
     return evaluation;
   };
   const noAction = (reason: string, rejected?: RejectedCandidate[], withStale = true): PoolDecision => {
-    const text = withStale && staleNote ? `${reason}; ${staleNote}` : reason;
+    const notes = [reason, withStale ? staleNote : undefined, uidsNote].filter((part) => part);
+    const text = notes.join('; ');
     return rejected ? { kind: 'no-action', reason: text, rejected } : { kind: 'no-action', reason: text };
   };
 
@@ -144,8 +149,6 @@ function decide(input: PoolEvaluationInput, u: PoolUtilization, gearsPerNode: nu
   // The forecast triggers only when it expects growth; otherwise it would bypass the sustain window.
   const forecastTrigger = forecast !== undefined && forecast.demand > u.demand && forecastUtilization >= scaleUp.threshold;
 
-  // Gear creations the broker refused (lib/domain/waiting.ts): demand that waits now, whatever the nodes report.
-  const waiting = waitingGears(pool, demandHistory, now, u.demand, nodes);
   const bootMs = poolBootMs(pool, forecastConfig.bootDelay);
   const { nodes: waitingNodes, rise } = waiting ? waitingNeed(waiting, pool.waitingSeen, { now, bootMs, slots: total, gearsPerNode, scaleUp }) : { nodes: 0, rise: 0 };
   // The next evaluation's pace is measured from what this one saw.
@@ -215,7 +218,7 @@ function decide(input: PoolEvaluationInput, u: PoolUtilization, gearsPerNode: nu
     const clampText =
       clamp.clampedBy.length > 0 ? `; clamped by ${clamp.clampedBy.map((c) => `${c.limit}=${c.value}`).join(', ')} (wanted ${toBuy})` : '';
     const outran = outranText(ramp, freeSlots, bootMs, pool.outran);
-    const reason = `${why}; +${plural(clamp.count, 'node')} to ${ratio(after)}${forecastText}${clampText}${callText}${outran}${staleNote ? `; ${staleNote}` : ''}`;
+    const reason = `${why}; +${plural(clamp.count, 'node')} to ${ratio(after)}${forecastText}${clampText}${callText}${outran}${staleNote ? `; ${staleNote}` : ''}${uidsNote ? `; ${uidsNote}` : ''}`;
     poolPatch.lastScaleUpAt = nowIso;
     poolPatch.lastDemandScaleUpAt = nowIso;
     poolPatch.outran = outranPatch(ramp, now, clamp.count);
@@ -281,7 +284,7 @@ function decide(input: PoolEvaluationInput, u: PoolUtilization, gearsPerNode: nu
     const list = shown.length === 0 ? 'no active node' : `${shown.join('; ')}${more > 0 ? `; and ${more} more` : ''}`;
     return result(noAction(`${lowText}; no node can be drained (${list})`, choice.rejected), forecastInfo);
   }
-  const reason = scaleDownReason(lowText, { ...choice, nodeId: choice.nodeId }, staleNote);
+  const reason = scaleDownReason(lowText, { ...choice, nodeId: choice.nodeId }, [staleNote, uidsNote].filter((part) => part).join('; '));
   // Each drain counts against maxDrainsPerHour; without it one time a decision keeps the pool record small.
   const counted = poolBudget(config, poolConfig).maxDrainsPerHour !== undefined ? 1 + choice.more.length : 1;
   poolPatch.scaleDownsAt = withScaleDown(pool.scaleDownsAt, now, counted);

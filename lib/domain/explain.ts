@@ -20,6 +20,7 @@ import { formatDuration } from './duration.js';
 import { failureBackoff } from './failure-backoff.js';
 import { decidePool, withPoolHeadroom } from './evaluate.js';
 import type { NodeState } from './model.js';
+import { districtCapacityText, districtCureText, freshDistrictCapacity } from './district-capacity.js';
 import { expectedGearsPerNode } from './utilization.js';
 import { waitingNeed, waitingGears } from './waiting.js';
 import { poolBootMs } from './node-stats.js';
@@ -143,7 +144,8 @@ export function explainPool(given: PoolEvaluationInput): PoolExplanation {
     const bootMs = poolBootMs(pool, scaleUp.forecast.bootDelay);
     const need = waitingNeed(waiting, pool.waitingSeen, { now, bootMs, slots: total, gearsPerNode: expectedGearsPerNode(poolConfig, nodes), scaleUp });
     const riseText = need.rise > 0 ? ` (with ${need.rise} more gears to come while they boot, the pace they kept arriving at)` : '';
-    triggers.push({ holds: need.nodes > 0, text: need.nodes > 0 ? `${waiting.text}: +${need.nodes} node(s)${riseText}` : `${waiting.text}: covered by the nodes running and booting` });
+    const notNeeded = waiting.noUidsLeft ? waiting.text : `${waiting.text}: covered by the nodes running and booting`;
+    triggers.push({ holds: need.nodes > 0, text: need.nodes > 0 ? `${waiting.text}: +${need.nodes} node(s)${riseText}` : notNeeded });
   }
   const holding = triggers.filter((t) => t.holds);
   up.push({
@@ -157,6 +159,12 @@ export function explainPool(given: PoolEvaluationInput): PoolExplanation {
       ? { name: 'capacity', ok: false, detail: 'the cloud had no capacity for any offering of the pool', until: pool.exhaustedUntil! }
       : { name: 'capacity', ok: true, detail: 'not exhausted' },
   );
+  const uids = freshDistrictCapacity(pool, now);
+  if (uids) {
+    const district = poolConfig.district;
+    const detail = districtCapacityText(district, uids, now);
+    up.push({ name: 'district UIDs', ok: uids.availableCapacity > 0, detail: uids.availableCapacity > 0 ? detail : `${detail}: refused gears buy no node; ${districtCureText(district)}` });
+  }
   const backoff = failureBackoff(pool, scaleDown.delayAfterFailure, 'scale-up');
   up.push(
     backoff && backoff.untilMs > nowMs

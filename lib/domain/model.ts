@@ -170,6 +170,8 @@ export interface PoolRecord {
   outran?: { at: string; rounds: number; count: number };
   /** The broker's latest count of this pool's refused gear creations (gears-refused, lib/domain/waiting.ts). */
   refused?: { gears: number; windowStart: string; windowEnd: string };
+  /** The district's UIDs as the broker-side reporter last read them (district-capacity, lib/domain/district-capacity.ts). */
+  districtCapacity?: { maxCapacity: number; availableCapacity: number; readAt: string };
   /** The waiting demand (placed and refused gears) an evaluation last saw, and since when gears have waited, for scaleUp.waitingRise. */
   waitingSeen?: { at: string; gears: number; since: string };
   /** A spot pool's prices as EC2 last quoted them (lib/domain/market-prices.ts), for the pays-off check. */

@@ -22,9 +22,15 @@
  * partly before it (a node that reported a minute ago still shows the slots
  * the spike has since filled): sized on those, the scale-up came one node
  * short and the last gears waited for a second decision a minute later.
+ *
+ * Unless the district has no UIDs left (lib/domain/district-capacity.ts): the
+ * broker refuses a gear that way too, with nodes half empty, and a node bought
+ * for it would stay empty, and the next refusals buy the next. With a fresh
+ * read of the district, only as many refusals as it has UIDs left count.
  * Pure functions of data.
  */
-import type { DemandSample, NodeRecord, PoolRecord } from './model.js';
+import { splitPoolId, type DemandSample, type NodeRecord, type PoolRecord } from './model.js';
+import { districtCapacityText, districtCureText, freshDistrictCapacity, refusalsNodesCanPlace } from './district-capacity.js';
 import { formatDuration } from './duration.js';
 import { nodesToHold, type WantedConfig } from './wanted.js';
 
@@ -42,8 +48,10 @@ export interface WaitingGears {
   /** How many of the refused gears are still not placed (demand above today's placed gears, at most the refused ones). */
   unplaced: number;
   windowMs: number;
-  /** e.g. `37 gear creations refused in the last 1m (broker)`. */
+  /** e.g. `37 gear creations refused in the last 1m (broker), 12 not placed yet`. */
   text: string;
+  /** Set when the district's UIDs, not its nodes, refused them all: no node would place them. */
+  noUidsLeft?: boolean;
 }
 
 /**
@@ -54,7 +62,7 @@ export interface WaitingGears {
  * refused (`slotsFullAt`); without them only the history counts.
  */
 export function waitingGears(
-  pool: Pick<PoolRecord, 'refused'>,
+  pool: Pick<PoolRecord, 'refused' | 'districtCapacity'> & { pool?: string },
   history: readonly DemandSample[] | undefined,
   now: Date,
   demand: number,
@@ -68,11 +76,24 @@ export function waitingGears(
   const nowMs = now.getTime();
   const windowMs = end - start;
   if (nowMs - end > windowMs + REFUSED_GRACE_MS) return undefined;
+  const refusedText = `${report.gears} gear creation${report.gears === 1 ? '' : 's'} refused in the last ${formatDuration(Math.round(windowMs / 1000) * 1000)} (broker)`;
+  const capacity = freshDistrictCapacity(pool, now);
+  const placeable = refusalsNodesCanPlace(report.gears, capacity);
+  if (placeable === 0 && capacity !== undefined) {
+    const district = districtOf(pool.pool);
+    const why = `${districtCapacityText(district, capacity, now)}: no node would place them; ${districtCureText(district)}`;
+    return { refused: report.gears, demand, unplaced: 0, windowMs, text: `${refusedText}, ${why}`, noUidsLeft: true };
+  }
+  // Only a refusal for want of a slot says the open nodes were full.
   const placedThen = Math.max(placedAt(history, end) ?? demand, nodes ? slotsFullAt(nodes, end) : 0);
-  const total = placedThen + report.gears;
-  const unplaced = Math.min(report.gears, Math.max(0, total - demand));
-  const text = `${report.gears} gear creation${report.gears === 1 ? '' : 's'} refused in the last ${formatDuration(Math.round(windowMs / 1000) * 1000)} (broker), ${unplaced} not placed yet`;
-  return { refused: report.gears, demand: Math.max(total, demand), unplaced, windowMs, text };
+  const total = placedThen + placeable;
+  const unplaced = Math.min(placeable, Math.max(0, total - demand));
+  const uidsText = placeable < report.gears && capacity !== undefined ? ` (${districtCapacityText(districtOf(pool.pool), capacity, now)})` : '';
+  return { refused: report.gears, demand: Math.max(total, demand), unplaced, windowMs, text: `${refusedText}, ${unplaced} not placed yet${uidsText}` };
+}
+
+function districtOf(poolId: string | undefined): string {
+  return poolId ? splitPoolId(poolId).district : 'of the pool';
 }
 
 /**

@@ -6,11 +6,11 @@ import { functionEvent } from './event-shape.js';
 import { startInvocation, withObservability, type HandlerDeps } from './deps.js';
 
 
-const CONTRACT = { name: 'thresholdEvaluator', messages: ['node-stats', 'gears-refused'] };
+const CONTRACT = { name: 'thresholdEvaluator', messages: ['node-stats', 'gears-refused', 'district-capacity'] };
 /** Stats queue batches (partial batch response) and the one-minute tick. */
 export function thresholdEvaluatorHandler(deps: HandlerDeps<EvaluatorPorts>) {
   const evaluator = new ThresholdEvaluator(deps.ports, deps.config);
-  const parseStats = messageParser(['node-stats', 'gears-refused'], deps.ports.clock);
+  const parseStats = messageParser(['node-stats', 'gears-refused', 'district-capacity'], deps.ports.clock);
   return withObservability(
     middy(async (raw: SQSEvent | ScheduledEvent, context?: Context) => {
       startInvocation(deps, context);

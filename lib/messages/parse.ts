@@ -112,8 +112,9 @@ function parseUnchecked(input: unknown, options: ParseOptions): ParseResult {
   const issues: ValidationIssue[] = [];
   const result = validate(schema() as Validator<Message>, body);
   if (!result.ok) issues.push(...issuesWithValues(result.issues, body));
-  if ((type === 'node-stats' || type === 'gears-refused') && options.now !== undefined) {
-    const field = type === 'node-stats' ? 'reportedAt' : 'windowEnd';
+  const timeField = type === 'node-stats' ? 'reportedAt' : type === 'gears-refused' ? 'windowEnd' : type === 'district-capacity' ? 'readAt' : undefined;
+  if (timeField !== undefined && options.now !== undefined) {
+    const field = timeField;
     const ahead = futureIssue(field, body[field], options.now);
     if (ahead !== undefined) issues.push(ahead);
   }

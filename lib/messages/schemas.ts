@@ -38,7 +38,7 @@ import {
 /** The schema version every message kind is written with today. */
 export const MESSAGE_VERSION = 1;
 
-export const MESSAGE_TYPES = ['node-stats', 'scale-up', 'scale-down', 'drain-complete', 'gears-refused'] as const;
+export const MESSAGE_TYPES = ['node-stats', 'scale-up', 'scale-down', 'drain-complete', 'gears-refused', 'district-capacity'] as const;
 export type MessageType = (typeof MESSAGE_TYPES)[number];
 
 function header<T extends MessageType>(type: T) {
@@ -240,13 +240,46 @@ export const gearsRefusedMessageSchema = once(() => {
   return validator;
 });
 
+/** Most UIDs one district may claim: origin-server's default is 6,000 (a gear's ports come from its UID), `add-capacity` grows it. */
+export const MAX_DISTRICT_UIDS = 1_000_000;
+
+/**
+ * A district's UIDs as the broker holds them (origin-server's District:
+ * `max_capacity`, and `available_capacity` of them not reserved), read by the
+ * broker-side reporter every few minutes from `oo-admin-ctl-district`. Every
+ * gear of the district, stopped or idle too, holds one from its creation to
+ * its deletion (a move within the district keeps it), and the broker places
+ * no new gear in a district with none left: it refuses it with the same "No
+ * nodes available" as when every node is full, which no node can cure.
+ */
+export const districtCapacityMessageSchema = once(() => {
+  const fields = object({
+    ...header('district-capacity'),
+    district: nameSchema(),
+    profile: nameSchema(),
+    maxCapacity: integerIn(1, MAX_DISTRICT_UIDS),
+    availableCapacity: integerIn(0, MAX_DISTRICT_UIDS),
+    readAt: isoDateTimeSchema(),
+  });
+  const validator: Validator<Output<typeof fields>> = (input, path, issues) => {
+    const message = fields(input, path, issues);
+    if (typeof message !== 'object' || message === null) return message;
+    if (typeof message.availableCapacity === 'number' && typeof message.maxCapacity === 'number' && message.availableCapacity > message.maxCapacity) {
+      issues.push({ path: [...path, 'availableCapacity'], message: `must be at most maxCapacity ${message.maxCapacity}` });
+    }
+    return message;
+  };
+  return validator;
+});
+
 export type NodeStatsMessage = Output<ReturnType<typeof nodeStatsMessageSchema>>;
 export type GearsRefusedMessage = Output<ReturnType<typeof gearsRefusedMessageSchema>>;
+export type DistrictCapacityMessage = Output<ReturnType<typeof districtCapacityMessageSchema>>;
 export type ScaleUpMessage = Output<ReturnType<typeof scaleUpMessageSchema>>;
 export type ScaleDownMessage = Output<ReturnType<typeof scaleDownMessageSchema>>;
 export type DrainCompleteMessage = Output<ReturnType<typeof drainCompleteMessageSchema>>;
 /** The messages the functions send each other through SQS. */
-export type Message = NodeStatsMessage | ScaleUpMessage | ScaleDownMessage | DrainCompleteMessage | GearsRefusedMessage;
+export type Message = NodeStatsMessage | ScaleUpMessage | ScaleDownMessage | DrainCompleteMessage | GearsRefusedMessage | DistrictCapacityMessage;
 
 /** Every schema by type and version (built on first call); a new version is a new entry, the old one stays readable. */
 export const MESSAGE_SCHEMAS: {
@@ -257,6 +290,7 @@ export const MESSAGE_SCHEMAS: {
   'scale-down': new Map([[1, scaleDownMessageSchema]]),
   'drain-complete': new Map([[1, drainCompleteMessageSchema]]),
   'gears-refused': new Map([[1, gearsRefusedMessageSchema]]),
+  'district-capacity': new Map([[1, districtCapacityMessageSchema]]),
 };
 
 // ---------------------------------------------------------------------------

@@ -4,7 +4,9 @@
  * waiting gear plus headroom in one decision (every open slot counted as
  * taken, whatever older reports say), with the reason in the decision log; the reports that keep coming while those nodes boot buy
  * nothing more; and a report from anyone but the broker's reporter, for a
- * pool nobody configured, or too old, changes nothing.
+ * pool nobody configured, or too old, changes nothing. The same reporter's
+ * district-capacity is kept on the pool, and refusals the district's UIDs
+ * caused, not its nodes, buy nothing.
  */
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { MemoryLog } from '../../lib/adapters/memory/log.js';
@@ -15,7 +17,7 @@ import { ThresholdEvaluator, type StatsItem } from '../../lib/app/evaluate.js';
 import { NodeProvisioner } from '../../lib/app/provision.js';
 import { parseConfig } from '../../lib/config/index.js';
 import { ValidationError } from '../../lib/errors.js';
-import type { GearsRefusedMessage, ScaleUpMessage } from '../../lib/messages/index.js';
+import type { DistrictCapacityMessage, GearsRefusedMessage, ScaleUpMessage } from '../../lib/messages/index.js';
 import type { StateStore } from '../../lib/ports/state-store.js';
 import { dynaliteHarness } from '../support/dynalite.js';
 import { RecordingQueue } from '../support/recording-queue.js';
@@ -66,6 +68,12 @@ describe('gears-refused through the threshold evaluator (dynalite)', () => {
       windowEnd: clock.now().toISOString(),
       ...over,
     },
+  });
+
+  const districtCapacity = (availableCapacity: number, over: Partial<DistrictCapacityMessage> = {}, senderId = `${BROKER_ROLE}:i-0b0b0b0b0b0b0b0b0`): StatsItem => ({
+    id: 'c1',
+    senderId,
+    message: { type: 'district-capacity', v: 1, district: 'd1', profile: 'small', maxCapacity: 6000, availableCapacity, readAt: new Date(clock.nowMs() - 60_000).toISOString(), ...over },
   });
 
   beforeEach(async () => {
@@ -182,5 +190,44 @@ describe('gears-refused through the threshold evaluator (dynalite)', () => {
     expect(older.outcomes).toEqual([]);
     expect((await store.getPool('d1/small'))?.refused?.gears).toBe(0);
     expect(queue.sent('scale')).toHaveLength(0);
+  });
+
+  it('keeps the district read on the pool; refusals for want of UIDs then buy no node, and the decision log says why', async () => {
+    const { failures } = await evaluator.handleBatch([districtCapacity(0)]);
+    expect(failures).toEqual([]);
+    expect((await store.getPool('d1/small'))?.districtCapacity).toEqual({ maxCapacity: 6000, availableCapacity: 0, readAt: '2026-11-24T09:59:00.000Z' });
+    expect(metrics.sum('DistrictUidsLeft')).toBe(0);
+    expect(log.lines.some((l) => l.level === 'warn' && l.message.startsWith('district d1 has 0 of 6000 UIDs left: the broker refuses every new gear there'))).toBe(true);
+
+    clock.advance(10_000);
+    const { outcomes } = await evaluator.handleBatch([refused(400)]);
+    expect(outcomes).toEqual([expect.objectContaining({ pool: 'd1/small', kind: 'no-action' })]);
+    expect(queue.sent('scale')).toHaveLength(0);
+    const [logged] = await store.listDecisions('d1/small', 1);
+    expect(logged!.reason).toContain('400 gear creations refused in the last 1m (broker), district d1 has 0 of 6000 UIDs left (read 1m10s ago): no node would place them');
+
+    // The operator adds UIDs: the next read evaluates the pool, and the refusals still waiting buy their nodes.
+    clock.advance(60_000);
+    const after = await evaluator.handleBatch([districtCapacity(2000)]);
+    expect(after.outcomes).toEqual([expect.objectContaining({ pool: 'd1/small', kind: 'scale-up' })]);
+    expect((queue.sent('scale').at(-1) as ScaleUpMessage).count).toBe(5);
+  });
+
+  it('refuses a district read sent by a node host (dead-lettered, pool unchanged); drops one for an unmanaged district, a stale one and an older one', async () => {
+    const before = await store.getPool('d1/small');
+    const forged = await evaluator.handleBatch([districtCapacity(0, {}, `${NODE_ROLE}:i-0123456789abcdef0`)]);
+    expect((forged.failures[0]!.error as ValidationError).field).toBe('SenderId');
+    expect(log.lines.some((l) => l.level === 'error' && l.message.startsWith('security: district-capacity rejected'))).toBe(true);
+    expect(await store.getPool('d1/small')).toEqual(before);
+
+    expect(await evaluator.handleBatch([districtCapacity(0, { district: 'd9' })])).toEqual({ failures: [], outcomes: [] });
+    expect(await store.getPool('d9/small')).toBeUndefined();
+    expect(await evaluator.handleBatch([districtCapacity(0, { readAt: '2026-11-24T09:40:00Z' })])).toEqual({ failures: [], outcomes: [] });
+    expect(metrics.sum('StatsDropped')).toBe(2);
+    expect((await store.getPool('d1/small'))?.districtCapacity).toBeUndefined();
+
+    await evaluator.handleBatch([districtCapacity(100)]);
+    await evaluator.handleBatch([districtCapacity(0, { readAt: '2026-11-24T09:58:00Z' })]);
+    expect((await store.getPool('d1/small'))?.districtCapacity?.availableCapacity).toBe(100);
   });
 });

@@ -68,6 +68,15 @@ describe('sample bodies in events/messages', () => {
       windowStart: '2026-03-01T11:59:00.000Z',
       windowEnd: '2026-03-01T12:00:00.000Z',
     },
+    'district-capacity.json': {
+      type: 'district-capacity',
+      v: 1,
+      district: 'd1',
+      profile: 'small',
+      maxCapacity: 6000,
+      availableCapacity: 0,
+      readAt: '2026-03-01T11:58:00.000Z',
+    },
     'ec2-state-change.json': {
       type: 'ec2-state-change',
       eventId: '7bf73129-1428-4cd3-a780-95db273d1602',
@@ -140,7 +149,7 @@ describe('type and version dispatch', () => {
     const error = rejected(parseMessage(body));
     expect(error.field).toBe('type');
     expect(error.issues).toHaveLength(1);
-    expect(error.message).toContain('type: required; known types: node-stats, scale-up, scale-down, drain-complete, gears-refused');
+    expect(error.message).toContain('type: required; known types: node-stats, scale-up, scale-down, drain-complete, gears-refused, district-capacity');
   });
 
   it.each(['scale-sideways', 'Node-Stats', '', 'constructor', '__proto__', 'toString'])(
@@ -150,7 +159,7 @@ describe('type and version dispatch', () => {
       expect(error.field).toBe('type');
       expect(error.issues).toHaveLength(1);
       expect(error.message).toBe(
-        'invalid message: type: unknown message type; known types: node-stats, scale-up, scale-down, drain-complete, gears-refused ' +
+        'invalid message: type: unknown message type; known types: node-stats, scale-up, scale-down, drain-complete, gears-refused, district-capacity ' +
           `(an EC2 event needs source and detail-type instead) (got ${JSON.stringify(type)})`,
       );
     },
