@@ -43,6 +43,17 @@
 # (refused: 0, so the evaluator knows the gears stopped waiting). A missing
 # fact sends NO message: one log line, exit 1, the offset kept (the next run
 # counts these lines again). Sending is tried 3 times (2 s, then 4 s apart).
+#
+# District UIDs: the broker refuses a gear with the same "No nodes available"
+# when its district has no UID left (origin-server's District keeps
+# max_capacity UIDs, 6000 by default; every gear holds one, stopped or idle
+# too), and no node added cures that. So every NODESCALER_DISTRICT_EVERY
+# seconds (300; 0: never) the run ends by reading `oo-admin-ctl-district -c
+# list` (a Rails start, some seconds, after the refusals are sent) and
+# sends one district-capacity message per district: its name, gear size,
+# max_capacity and available_capacity. The evaluator counts no more refusals
+# than a district has UIDs left. A failed read logs one line and is tried
+# again next run; it never holds back the refusals.
 set -u
 
 log() {
@@ -67,6 +78,83 @@ ENV_FILE=${NODESCALER_REPORTER_ENV:-/etc/nodescaler/broker-reporter.env}
 : "${NODESCALER_STATE_FILE:=/var/lib/nodescaler/broker-reporter.last}"
 [ -n "${NODESCALER_STATS_QUEUE_URL:-}" ] || fail "NODESCALER_STATS_QUEUE_URL is not set"
 [ -n "${AWS_REGION:-}" ] || fail "AWS_REGION is not set"
+: "${NODESCALER_DISTRICT_EVERY:=300}"
+case $NODESCALER_DISTRICT_EVERY in '' | *[!0-9]*) fail "NODESCALER_DISTRICT_EVERY '$NODESCALER_DISTRICT_EVERY' is not a number of seconds" ;; esac
+
+iso() { date -u -d "@$1" +%Y-%m-%dT%H:%M:%SZ 2>/dev/null || date -u -r "$1" +%Y-%m-%dT%H:%M:%SZ; }
+
+# One message to the stats queue, tried 3 times; the last error in $error.
+AWS_MAX_ATTEMPTS=1
+export AWS_MAX_ATTEMPTS AWS_REGION
+send_body() {
+  attempt=1
+  delay=$NODESCALER_RETRY_DELAY
+  while :; do
+    if error=$(timeout 4 aws sqs send-message --region "$AWS_REGION" \
+      --queue-url "$NODESCALER_STATS_QUEUE_URL" --message-body "$1" \
+      --cli-connect-timeout 2 --cli-read-timeout 2 2>&1 >/dev/null); then
+      return 0
+    fi
+    [ "$attempt" -lt 3 ] || return 1
+    sleep "$delay"
+    delay=$((delay * 2))
+    attempt=$((attempt + 1))
+  done
+}
+
+# The districts' UIDs, when due (see the header). Never fails the run.
+report_districts() {
+  [ "$NODESCALER_DISTRICT_EVERY" -gt 0 ] || return 0
+  stamp_file=$NODESCALER_STATE_FILE.districts
+  last_read=0
+  [ -r "$stamp_file" ] && read -r last_read <"$stamp_file" 2>/dev/null
+  case $last_read in '' | *[!0-9]*) last_read=0 ;; esac
+  read_now=$(date -u +%s) || return 0
+  [ "$read_now" -ge "$last_read" ] && [ $((read_now - last_read)) -lt "$NODESCALER_DISTRICT_EVERY" ] && return 0
+  if ! listing=$(timeout 120 oo-admin-ctl-district -c list 2>&1); then
+    log "oo-admin-ctl-district -c list failed: $(printf '%s' "$listing" | tr '\n' ' ' | cut -c1-200); no district read sent"
+    return 0
+  fi
+  read_at=$(iso "$read_now") || return 0
+  # One JSON body per district dump: its top-level keys sit at the start of a
+  # line (pretty_inspect), its servers' hashes deeper; only plain names and
+  # numbers are sent, anything else is counted and left out.
+  bodies=$(printf '%s\n' "$listing" | awk -v at="$read_at" '
+    function take(line) { sub(/^[^>]*>/, "", line); sub(/,$/, "", line); gsub(/"/, "", line); return line }
+    function flush() {
+      if (seen) {
+        if (name ~ /^[A-Za-z0-9._-]+$/ && size ~ /^[A-Za-z0-9._-]+$/ && max ~ /^[0-9]+$/ && avail ~ /^[0-9]+$/ && length(max) <= 7 && length(avail) <= 7)
+          printf "{\"type\":\"district-capacity\",\"v\":1,\"district\":\"%s\",\"profile\":\"%s\",\"maxCapacity\":%s,\"availableCapacity\":%s,\"readAt\":\"%s\"}\n", name, size, max, avail, at
+        else print "skipped"
+      }
+      seen = 0; name = ""; size = ""; max = ""; avail = ""
+    }
+    /^\{"_id"=>/ { flush(); seen = 1 }
+    /^ ?"name"=>/ { name = take($0) }
+    /^ ?"gear_size"=>/ { size = take($0) }
+    /^ ?"max_capacity"=>/ { max = take($0) }
+    /^ ?"available_capacity"=>/ { avail = take($0) }
+    END { flush() }')
+  skipped=0
+  sent=0
+  for body in $bodies; do
+    if [ "$body" = skipped ]; then
+      skipped=$((skipped + 1))
+      continue
+    fi
+    send_body "$body" || { log "aws sqs send-message failed for a district read (last: $(printf '%s' "$error" | tr '\n' ' ' | cut -c1-200))"; return 0; }
+    sent=$((sent + 1))
+  done
+  [ "$skipped" -eq 0 ] || log "$skipped district(s) in the listing without a plain name, gear size, max_capacity and available_capacity: left out"
+  [ "$sent" -gt 0 ] || [ "$skipped" -gt 0 ] || log "oo-admin-ctl-district -c list listed no district"
+  printf '%s\n' "$read_now" >"$stamp_file.tmp" 2>/dev/null && mv -f "$stamp_file.tmp" "$stamp_file" 2>/dev/null ||
+    log "cannot write $stamp_file"
+  return 0
+}
+finish() {
+  report_districts
+  exit 0
+}
 
 # A value of broker.conf (KEY="value"; the last assignment wins).
 conf() {
@@ -114,7 +202,7 @@ case "${last_inode:-x}${last_offset:-x}${last_at:-x}${last_sent:-x}" in
   *[!0-9]*)
     # First run (or a damaged state file): start at the end; what was refused before is history.
     save 0
-    exit 0
+    finish
     ;;
 esac
 offset=$last_offset
@@ -141,30 +229,16 @@ case $refused in '' | *[!0-9]*) fail "cannot count the refusals in $log_file" ;;
 
 if [ "$refused" -eq 0 ] && [ "$last_sent" -eq 0 ]; then
   save 0
-  exit 0
+  finish
 fi
 start=$last_at
 # The message covers at most an hour (a reporter that was down counts its backlog as the last hour's).
 [ "$start" -lt "$now" ] && [ $((now - start)) -le 3600 ] || start=$((now - 60))
-iso() { date -u -d "@$1" +%Y-%m-%dT%H:%M:%SZ 2>/dev/null || date -u -r "$1" +%Y-%m-%dT%H:%M:%SZ; }
 window_start=$(iso "$start") || fail "no time"
 window_end=$(iso "$now") || fail "no time"
 body=$(printf '{"type":"gears-refused","v":1,%s"profile":"%s","refused":%s,"windowStart":"%s","windowEnd":"%s"}' \
   "$district_field" "$profile" "$refused" "$window_start" "$window_end")
 
-AWS_MAX_ATTEMPTS=1
-export AWS_MAX_ATTEMPTS AWS_REGION
-attempt=1
-delay=$NODESCALER_RETRY_DELAY
-while :; do
-  if error=$(timeout 4 aws sqs send-message --region "$AWS_REGION" \
-    --queue-url "$NODESCALER_STATS_QUEUE_URL" --message-body "$body" \
-    --cli-connect-timeout 2 --cli-read-timeout 2 2>&1 >/dev/null); then
-    save "$refused"
-    exit 0
-  fi
-  [ "$attempt" -lt 3 ] || fail "aws sqs send-message failed $attempt times (last: $(printf '%s' "$error" | tr '\n' ' ' | cut -c1-200))"
-  sleep "$delay"
-  delay=$((delay * 2))
-  attempt=$((attempt + 1))
-done
+send_body "$body" || fail "aws sqs send-message failed 3 times (last: $(printf '%s' "$error" | tr '\n' ' ' | cut -c1-200))"
+save "$refused"
+finish

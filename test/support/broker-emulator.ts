@@ -32,8 +32,13 @@ interface District {
   name: string;
   uuid: string;
   gearSize: string;
+  /** UIDs (max_capacity): every gear of the district holds one, stopped or idle too; a move within it keeps its own. */
+  maxCapacity: number;
   servers: Server[];
 }
+/** origin-server's default district size (DISTRICTS_MAX_CAPACITY in broker.conf); UIDs start at 1000. */
+export const DEFAULT_DISTRICT_UIDS = 6000;
+const FIRST_UID = 1000;
 interface NodeHost {
   name: string;
   profile: string;
@@ -92,8 +97,29 @@ export class BrokerEmulator {
   // -------------------------------------------------------------------------
   // The world (what an operator would have set up).
 
-  createDistrict(name: string, gearSize: string): void {
-    this.districts.set(name, { name, uuid: `${(this.districts.size + 1).toString(16).padStart(4, '0')}c0ffee${name.length}`, gearSize, servers: [] });
+  createDistrict(name: string, gearSize: string, maxCapacity = DEFAULT_DISTRICT_UIDS): void {
+    this.districts.set(name, { name, uuid: `${(this.districts.size + 1).toString(16).padStart(4, '0')}c0ffee${name.length}`, gearSize, maxCapacity, servers: [] });
+  }
+
+  /** `oo-admin-ctl-district -c add-capacity -n <district> -s <uids>`, as set-up: more UIDs for the district. */
+  addDistrictCapacity(name: string, uids: number): void {
+    const district = this.districts.get(name);
+    if (!district) throw new Error(`emulator set-up: no district ${name}`);
+    district.maxCapacity += uids;
+  }
+
+  /** UIDs of the district no gear holds (available_capacity): the broker places no new gear in it at 0. */
+  availableCapacity(name: string): number {
+    this.settle();
+    const district = this.districts.get(name);
+    return district ? this.uidsLeft(district) : 0;
+  }
+
+  private uidsLeft(district: District): number {
+    const members = new Set(district.servers.map((s) => s.name));
+    let held = 0;
+    for (const gear of this.gears.values()) if (members.has(gear.node)) held++;
+    return district.maxCapacity - held;
   }
 
   /** A node host running its MCollective agent, in no district until add-node. */
@@ -217,6 +243,13 @@ export class BrokerEmulator {
     return { stdout, exitCode };
   }
 
+  /** `oo-admin-ctl-district -c list` (no district named): every district's dump, or the hint when there is none. */
+  listDistricts(): { stdout: string; exitCode: number } {
+    if (this.districts.size === 0) return { stdout: "No districts created yet.  Use 'oo-admin-ctl-district -c create' to create one.\n", exitCode: 0 };
+    const dumps = [...this.districts.values()].map((district) => `\n\n${this.dump(district)}`).join('');
+    return { stdout: `${dumps}\n`, exitCode: 0 };
+  }
+
   private addNode(district: District, host: NodeHost): void {
     const node = host.name;
     if ([...this.districts.values()].some((d) => d.servers.some((s) => s.name === node))) {
@@ -250,6 +283,7 @@ export class BrokerEmulator {
 
   /** `district.attributes.pretty_inspect`, as append_district prints it. */
   private dump(district: District): string {
+    const available = this.uidsLeft(district);
     const servers = district.servers.map(
       (s, i) => `${i === 0 ? '  [' : '   '}{"_id"=>BSON::ObjectId('5f${i.toString(16).padStart(22, '0')}'), "name"=>"${s.name}", "active"=>${s.active}, "unresponsive"=>${s.unresponsive}}`,
     );
@@ -258,7 +292,10 @@ export class BrokerEmulator {
       ` "name"=>"${district.name}",`,
       ` "uuid"=>"${district.uuid}",`,
       ` "gear_size"=>"${district.gearSize}",`,
-      ` "available_uids"=>"<6000 uids hidden>",`,
+      ` "available_uids"=>"<${available} uids hidden>",`,
+      ` "available_capacity"=>${available},`,
+      ` "max_uid"=>${FIRST_UID + district.maxCapacity - 1},`,
+      ` "max_capacity"=>${district.maxCapacity},`,
       ` "servers"=>`,
       servers.length ? `${servers.join(',\n')}],` : '  [],',
       ` "active_servers_size"=>${district.servers.filter((s) => s.active).length}}`,

@@ -3,8 +3,10 @@
  * applications and scale them up; the broker places each new gear on the
  * least-loaded active node of a district of its gear size that has room
  * (origin-server's rpc_find_all_available: only nodes under 100 % of
- * active capacity), or refuses it with NodeUnavailableException ("No nodes
- * available for the specified gear size", exit code 140). Either way it
+ * active capacity, and only in a district with a UID left:
+ * `district.available_capacity > 0`), or refuses it with
+ * NodeUnavailableException ("No nodes available for the specified gear
+ * size", exit code 140), the same words for either cause. Either way it
  * writes the request's line to the user action log exactly as
  * OpenShift::UserActionLog.action does, through Ruby's Logger (its default
  * format, the description cut to its first line): the file the broker
@@ -63,7 +65,7 @@ export class BrokerUserActions {
   private findAvailable(gearSize: string): string | undefined {
     let best: { name: string; load: number } | undefined;
     for (const district of this.districts) {
-      if (district.gearSize !== gearSize) continue;
+      if (district.gearSize !== gearSize || this.broker.availableCapacity(district.name) <= 0) continue;
       for (const server of this.broker.servers(district.name)) {
         const host = this.broker.host(server.name);
         if (!server.active || host === undefined) continue;

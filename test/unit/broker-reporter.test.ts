@@ -4,6 +4,8 @@
  * gears and writes origin-server's user action log (test/support/
  * broker-user-actions.ts), a stub `aws` first on PATH records what the
  * reporter sends, and that body must parse with the project's own schema.
+ * A stub `oo-admin-ctl-district` prints the emulator's `-c list` output for
+ * the district reads.
  */
 import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
@@ -34,6 +36,8 @@ describe('nodescaler-broker-reporter.sh (sh, stub aws, the broker emulator writi
       NODESCALER_RETRY_DELAY: '0',
       NODESCALER_SYSLOG: '0',
       NODESCALER_STATE_FILE: join(dir, 'state/reporter.last'),
+      // The refusal tests below read no district; the district tests turn it on.
+      NODESCALER_DISTRICT_EVERY: '0',
       ...over,
     };
     writeFileSync(join(dir, 'reporter.env'), Object.entries(values).filter(([, v]) => v !== undefined).map(([k, v]) => `${k}='${v}'`).join('\n') + '\n');
@@ -56,6 +60,15 @@ describe('nodescaler-broker-reporter.sh (sh, stub aws, the broker emulator writi
     if (parsed.message.type !== 'gears-refused') throw new Error(`sent ${parsed.message.type}`);
     return parsed.message;
   };
+  /** Every body sent, parsed with the project's schema. */
+  const allSent = () =>
+    (existsSync(join(dir, 'stub/bodies')) ? readFileSync(join(dir, 'stub/bodies'), 'utf8').trim().split('\n') : []).map((line) => {
+      const parsed = parseMessage(line, { now: new Date() });
+      if (!parsed.ok) throw parsed.error;
+      return parsed.message;
+    });
+  /** What `oo-admin-ctl-district -c list` prints on the broker now. */
+  const listing = (text = broker.listDistricts().stdout) => writeFileSync(join(dir, 'stub/districts.txt'), text);
   const tenant = (n: number, over: Partial<BrokerRequest> = {}): BrokerRequest => ({ login: `user${n}@example.com`, domain: `ns${n}`, app: `app${n}`, gearSize: 'small', ...over });
 
   beforeEach(() => {
@@ -68,11 +81,16 @@ describe('nodescaler-broker-reporter.sh (sh, stub aws, the broker emulator writi
         '#!/bin/sh',
         'n=$(cat "$STUB_DIR/calls" 2>/dev/null || echo 0); n=$((n + 1)); echo "$n" > "$STUB_DIR/calls"',
         'if [ "$n" -le "${STUB_FAILS:-0}" ]; then echo "Could not connect to the endpoint URL" >&2; exit 255; fi',
-        'while [ $# -gt 0 ]; do if [ "$1" = --message-body ]; then printf "%s" "$2" > "$STUB_DIR/body.json"; fi; shift; done',
+        'while [ $# -gt 0 ]; do if [ "$1" = --message-body ]; then printf "%s" "$2" > "$STUB_DIR/body.json"; printf "%s\\n" "$2" >> "$STUB_DIR/bodies"; fi; shift; done',
         'echo \'{"MessageId": "m-1"}\'',
       ].join('\n'),
     );
     chmodSync(join(dir, 'bin/aws'), 0o755);
+    writeFileSync(
+      join(dir, 'bin/oo-admin-ctl-district'),
+      ['#!/bin/sh', '[ "$*" = "-c list" ] || { echo "unexpected arguments: $*"; exit 255; }', 'cat "$STUB_DIR/districts.txt"', 'exit "${STUB_DISTRICT_EXIT:-0}"'].join('\n'),
+    );
+    chmodSync(join(dir, 'bin/oo-admin-ctl-district'), 0o755);
     logFile = join(dir, 'user_action.log');
     writeFileSync(join(dir, 'broker.conf'), `USER_ACTION_LOG_FILE="${logFile}"\nVALID_GEAR_SIZES="small"\nDEFAULT_GEAR_SIZE="small"\n`);
     writeEnv();
@@ -166,5 +184,79 @@ describe('nodescaler-broker-reporter.sh (sh, stub aws, the broker emulator writi
     expect(failed.stderr).toContain('aws sqs send-message failed 3 times');
     expect(await run()).toMatchObject({ code: 0 });
     expect(sent()).toMatchObject({ refused: 3 });
+  });
+
+  describe('district UIDs', () => {
+    beforeEach(() => {
+      // d1 holds 4 UIDs for its 6 slots; d2 (gear size medium) has its default 6,000 and no gear.
+      broker = new BrokerEmulator({ clock, brokerInstanceId: 'i-0b0b0b0b0b0b0b0b0', documentName: 'nodescaler-prod-broker-admin' });
+      broker.createDistrict('d1', 'small', 4);
+      broker.createDistrict('d2', 'medium');
+      for (const node of ['node-1.example.com', 'node-2.example.com']) {
+        broker.addNodeHost(node, 'small', 3);
+        broker.joinDistrict('d1', node);
+      }
+      broker.addNodeHost('node-3.example.com', 'medium', 3);
+      broker.joinDistrict('d2', 'node-3.example.com');
+      actions = new BrokerUserActions(broker, [{ name: 'd1', gearSize: 'small' }, { name: 'd2', gearSize: 'medium' }], logFile, clock);
+      writeEnv({ NODESCALER_DISTRICT_EVERY: '300' });
+    });
+
+    it('refuses a gear once its district has no UID left, with the words of a full pool, though its nodes have room', () => {
+      for (let n = 1; n <= 4; n++) expect(actions.create(tenant(n))).toBeDefined();
+      expect(broker.availableCapacity('d1')).toBe(0);
+      expect(actions.create(tenant(5))).toBeUndefined();
+      expect(broker.gearsOn('node-1.example.com').length + broker.gearsOn('node-2.example.com').length).toBe(4); // of 6 slots
+      expect(readFileSync(logFile, 'utf8')).toContain('LOGIN=user5@example.com DOMAIN=ns5 Unable to complete the requested operation due to: No nodes available for the specified gear size');
+      broker.addDistrictCapacity('d1', 2);
+      expect(actions.create(tenant(5))).toBeDefined();
+    });
+
+    it('sends each district\'s UIDs after the refusals, from the list the broker prints, then not again until due', async () => {
+      listing();
+      await run(); // the offset; the districts are read on this run too
+      for (let n = 1; n <= 6; n++) actions.create(tenant(n)); // 4 placed, 2 refused for want of UIDs
+      listing();
+      writeFileSync(join(dir, 'state/reporter.last.districts'), '0\n'); // due again
+      const result = await run();
+      expect(result).toMatchObject({ code: 0, stderr: '' });
+      const messages = allSent();
+      expect(messages.map((m) => m.type)).toEqual(['district-capacity', 'district-capacity', 'gears-refused', 'district-capacity', 'district-capacity']);
+      expect(messages.at(2)).toMatchObject({ district: 'd1', profile: 'small', refused: 2 });
+      expect(messages.slice(3)).toEqual([
+        expect.objectContaining({ type: 'district-capacity', v: 1, district: 'd1', profile: 'small', maxCapacity: 4, availableCapacity: 0 }),
+        expect.objectContaining({ type: 'district-capacity', v: 1, district: 'd2', profile: 'medium', maxCapacity: 6000, availableCapacity: 6000 }),
+      ]);
+
+      // Within NODESCALER_DISTRICT_EVERY of that read: the refusals' zero only.
+      expect(await run()).toMatchObject({ code: 0, stderr: '' });
+      expect(allSent().slice(5).map((m) => m.type)).toEqual(['gears-refused']);
+    });
+
+    it('never reads the districts with NODESCALER_DISTRICT_EVERY 0, and refuses a value that is not seconds', async () => {
+      writeEnv({ NODESCALER_DISTRICT_EVERY: '0' });
+      listing();
+      await run();
+      await run();
+      expect(calls()).toBe(0);
+      writeEnv({ NODESCALER_DISTRICT_EVERY: '5m' });
+      const result = await run();
+      expect(result.code).toBe(1);
+      expect(result.stderr).toContain("NODESCALER_DISTRICT_EVERY '5m' is not a number of seconds");
+    });
+
+    it('logs a failed listing in one line and tries again next run; leaves out a district whose dump is not plain', async () => {
+      listing('/opt/rh/ruby193/root/usr/share/gems/gems/mongoid-3.1.6/lib/mongoid/sessions.rb:12: Could not connect to a primary node\n');
+      const failed = await run({ STUB_DISTRICT_EXIT: '1' });
+      expect(failed.code).toBe(0);
+      expect(failed.stderr).toContain('oo-admin-ctl-district -c list failed: /opt/rh/ruby193');
+      expect(calls()).toBe(0);
+
+      const forged = broker.listDistricts().stdout.replace('"name"=>"d2"', '"name"=>"d2\\",\\"availableCapacity\\":6000"');
+      listing(forged);
+      const partial = await run();
+      expect(partial.stderr).toContain('1 district(s) in the listing without a plain name');
+      expect(allSent()).toEqual([expect.objectContaining({ type: 'district-capacity', district: 'd1', availableCapacity: 4 })]);
+    });
   });
 });
