@@ -57,6 +57,7 @@ export async function recordDistrictCapacity(
   if (!(await writeUnlessNewer(store, pool, message.readAt, (held) => held.districtCapacity?.readAt, { districtCapacity: capacity }))) return undefined;
   metrics.record('DistrictUidsLeft', message.availableCapacity, 'Count', { pool });
   if (districtRunningOut(capacity)) {
+    metrics.record('DistrictUidsLow', 1, 'Count', { pool });
     const refusing = message.availableCapacity === 0 ? 'the broker refuses every new gear there, and no node added cures it' : 'the broker refuses new gears there once they are gone, and no node added cures it';
     log.warn(`district ${message.district} has ${message.availableCapacity} of ${message.maxCapacity} UIDs left: ${refusing}; ${districtCureText(message.district)}`, { pool, ...capacity });
   }

@@ -8,6 +8,7 @@ import { controlsView, renderControls, type ControlsView } from './controls-view
 import type { Config } from '../config/index.js';
 import { progressOf, drainKind, type Progress } from '../domain/drain.js';
 import type { DrainKind, DrainRecord, MoveState, NodeRecord, NodeState, PoolId, PoolRecord } from '../domain/model.js';
+import { districtRunningOut } from '../domain/district-capacity.js';
 import { failureBackoff } from '../domain/failure-backoff.js';
 import { isProtected } from '../domain/node-stats.js';
 import { usableMarketPrices } from '../domain/market-prices.js';
@@ -94,6 +95,8 @@ export interface PoolView {
   nodeHourPrice: { dollars: number; source: string } | null;
   /** Each market whose last price read failed, when that is newer than its last good one (lib/app/market-prices.ts). */
   priceReadFailures: Array<{ market: 'spot' | 'on-demand'; at: string; failure: string }>;
+  /** The district's UIDs as the broker reporter last read them (district-capacity), `low` under a tenth left; null when never read. */
+  districtUids: { maxCapacity: number; availableCapacity: number; readAt: string; low: boolean } | null;
   highSince: string | null;
   lowSince: string | null;
   lease: { holder: string; kind: string; acquiredAt: string; expiresAt: string; sentAt: string | null; expired: boolean } | null;
@@ -168,6 +171,7 @@ function poolView(pool: PoolState, config: Config, now: Date): PoolView {
     thresholds: { scaleUp: config.scaleUp.threshold, scaleDown: config.scaleDown.utilizationThreshold },
     nodeHourPrice: priced ? nodeHourPriceOf(config.scaleDown.payoff, pool.config, {}, usableMarketPrices(record ?? {}, now)) : null,
     priceReadFailures: priced ? priceReadFailures(record) : [],
+    districtUids: record?.districtCapacity ? { ...record.districtCapacity, low: districtRunningOut(record.districtCapacity) } : null,
     highSince: record?.highSince ?? null,
     lowSince: record?.lowSince ?? null,
     lease: lease
@@ -296,6 +300,11 @@ function renderPool(pool: PoolView, now: Date, options: TextOptions): string[] {
   if (pool.staleNodes.length > 0) lines.push(...wrap(s.yellow(`stale stats: ${pool.staleNodes.join(', ')}`), width, '  '));
   if (pool.nodeHourPrice) lines.push(...wrap(`drains priced at $${pool.nodeHourPrice.dollars} a node-hour (${pool.nodeHourPrice.source})`, width, '  '));
   for (const failed of pool.priceReadFailures) lines.push(...wrap(s.yellow(`${failed.market} prices not read ${when(failed.at, now)}: ${failed.failure}`), width, '  '));
+  const uids = pool.districtUids;
+  if (uids) {
+    const text = `district UIDs: ${uids.availableCapacity} of ${uids.maxCapacity} left (read ${when(uids.readAt, now)})`;
+    lines.push(...wrap(uids.low ? s.yellow(`${text}: new gears are refused once none is left, whatever nodes the pool has`) : text, width, '  '));
+  }
 
   if (pool.lease && !pool.lease.expired) {
     const sent = pool.lease.sentAt ? `sent ${clockTime(pool.lease.sentAt, now)}` : s.yellow('not confirmed sent (the evaluator sends it again)');

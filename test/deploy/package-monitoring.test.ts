@@ -46,6 +46,9 @@ describe('serverless package (offline): monitoring', () => {
     expect(expressionOf('OnDemandPricesUnreadAlarm')).toBe('SELECT SUM(OnDemandPriceReadFailures) FROM SCHEMA("nodescaler", pool, service) GROUP BY pool');
     expect(resources.OnDemandPricesUnreadAlarm!.Properties).toMatchObject({ Threshold: 5, ComparisonOperator: 'GreaterThanThreshold', TreatMissingData: 'notBreaching', EvaluationPeriods: 1 });
     expect(resources.OnDemandPricesUnreadAlarm!.Properties.Metrics[0].Period).toBe(3600);
+    expect(expressionOf('DistrictUidsLowAlarm')).toBe('SELECT SUM(DistrictUidsLow) FROM SCHEMA("nodescaler", pool, service) GROUP BY pool');
+    expect(resources.DistrictUidsLowAlarm!.Properties).toMatchObject({ Threshold: 0, ComparisonOperator: 'GreaterThanThreshold', TreatMissingData: 'notBreaching', EvaluationPeriods: 1 });
+    expect(resources.DistrictUidsLowAlarm!.Properties.Metrics[0].Period).toBe(900);
     for (const name of ALL_FUNCTIONS) {
       const alarm = alarms().find(([, a]) => a.Properties.MetricName === 'Errors' && a.Properties.Dimensions[0].Value === `nodescaler-${STAGE}-${name}`);
       expect(alarm, name).toBeDefined();

@@ -197,6 +197,7 @@ describe('gears-refused through the threshold evaluator (dynalite)', () => {
     expect(failures).toEqual([]);
     expect((await store.getPool('d1/small'))?.districtCapacity).toEqual({ maxCapacity: 6000, availableCapacity: 0, readAt: '2026-11-24T09:59:00.000Z' });
     expect(metrics.sum('DistrictUidsLeft')).toBe(0);
+    expect(metrics.sum('DistrictUidsLow')).toBe(1); // DistrictUidsLowAlarm
     expect(log.lines.some((l) => l.level === 'warn' && l.message.startsWith('district d1 has 0 of 6000 UIDs left: the broker refuses every new gear there'))).toBe(true);
 
     clock.advance(10_000);
@@ -227,6 +228,7 @@ describe('gears-refused through the threshold evaluator (dynalite)', () => {
     expect((await store.getPool('d1/small'))?.districtCapacity).toBeUndefined();
 
     await evaluator.handleBatch([districtCapacity(100)]);
+    expect(metrics.sum('DistrictUidsLow')).toBe(1); // 100 of 6,000 is under a tenth
     await evaluator.handleBatch([districtCapacity(0, { readAt: '2026-11-24T09:58:00Z' })]);
     expect((await store.getPool('d1/small'))?.districtCapacity?.availableCapacity).toBe(100);
   });

@@ -11,6 +11,9 @@ import {
   freshDistrictCapacity,
   refusalsNodesCanPlace,
 } from '../../lib/domain/district-capacity.js';
+import { renderStatus, statusView } from '../../lib/cli/status.js';
+import { Style } from '../../lib/cli/render.js';
+import { NO_CONTROLS } from '../../lib/domain/controls.js';
 import { decidePool } from '../../lib/domain/evaluate.js';
 import { explainPool } from '../../lib/domain/explain.js';
 import { waitingGears } from '../../lib/domain/waiting.js';
@@ -98,5 +101,25 @@ describe('decidePool with a district out of UIDs', () => {
     expect(scaleUp.find((c) => c.name === 'trigger')).toMatchObject({ ok: false });
     expect(explainPool(refusing(uids(300))).scaleUp.find((c) => c.name === 'district UIDs')).toMatchObject({ ok: true });
     expect(explainPool(refusing()).scaleUp.find((c) => c.name === 'district UIDs')).toBeUndefined();
+  });
+});
+
+describe('nodescaler status shows the district UIDs', () => {
+  const view = (districtCapacity?: ReturnType<typeof uids>) => {
+    const cfg = product();
+    return statusView(
+      { now: NOW, config: cfg, allNodes: [], controls: NO_CONTROLS, pools: [{ pool: 'd1/small', config: cfg.pools[0]!, record: pool(districtCapacity ? { districtCapacity } : {}), nodes: [], drains: [] }] },
+      'local state',
+    );
+  };
+  const text = (districtCapacity?: ReturnType<typeof uids>) => renderStatus(view(districtCapacity), { style: new Style(false), width: 140 }).join('\n');
+
+  it('as read, and warns under a tenth left that nodes will not help', () => {
+    expect(view(uids(2400)).pools[0]!.districtUids).toEqual({ ...uids(2400), low: false });
+    expect(text(uids(2400))).toMatch(/district UIDs: 2400 of 6000 left \(read [^)]+\)/);
+    expect(text(uids(2400))).not.toContain('new gears are refused');
+    expect(text(uids(12))).toMatch(/district UIDs: 12 of 6000 left \(read .*\): new gears are refused once none is left, whatever nodes the pool has/);
+    expect(view().pools[0]!.districtUids).toBeNull();
+    expect(text()).not.toContain('district UIDs');
   });
 });

@@ -5,13 +5,17 @@
  * stamps SenderId). Every kind must change nothing: no node it names but does
  * not run is ever adopted, and no figure it claims is ever stored. Each
  * hostile message claims `maxActiveGears` HOSTILE_CAPACITY, which no real
- * node of the scenarios has, so a stored one is found in one scan.
+ * node of the scenarios has, so a stored one is found in one scan; a forged
+ * district read (`district-full`: no UID left, which would stop every scale-up
+ * the broker's refusals ask for) claims HOSTILE_UIDS.
  */
 import type { LocalSqs } from '../../../lib/adapters/local/local-sqs.js';
-import type { NodeRecord } from '../../../lib/domain/model.js';
+import type { NodeRecord, PoolRecord } from '../../../lib/domain/model.js';
 
 export const HOSTILE_CAPACITY = 6_000;
-export const HOSTILE_KINDS = ['spoofed-node', 'ghost-node', 'past-date', 'future-date', 'unconfigured-pool', 'huge-gear-list'] as const;
+/** The UIDs a forged district read claims: no district of the scenarios has that many. */
+export const HOSTILE_UIDS = 6_543;
+export const HOSTILE_KINDS = ['spoofed-node', 'ghost-node', 'past-date', 'future-date', 'unconfigured-pool', 'huge-gear-list', 'district-full'] as const;
 export type HostileKind = (typeof HOSTILE_KINDS)[number];
 
 export class HostileHosts {
@@ -55,6 +59,8 @@ export class HostileHosts {
             activeGears: 1_500,
             gears: Array.from({ length: 1_500 }, (_, i) => ({ uuid: `${i.toString(16).padStart(32, '0')}`, app: `app-${i}`, size: this.pool.profile })),
           };
+        case 'district-full': // only the broker's reporter may say so
+          return { type: 'district-capacity', v: 1, district: this.pool.district, profile: this.pool.profile, maxCapacity: HOSTILE_UIDS, availableCapacity: 0, readAt: at(0) };
       }
     })();
     const text = JSON.stringify(body);
@@ -65,8 +71,9 @@ export class HostileHosts {
   }
 
   /** What a hostile message managed to change: a node it invented, or a figure it claimed. */
-  effects(nodes: readonly NodeRecord[], realNodes: ReadonlySet<string>): string[] {
+  effects(nodes: readonly NodeRecord[], realNodes: ReadonlySet<string>, pool?: PoolRecord): string[] {
     const found: string[] = [];
+    if (pool?.districtCapacity?.maxCapacity === HOSTILE_UIDS) found.push(`hostile district read stored for ${pool.pool} (${JSON.stringify(pool.districtCapacity)})`);
     for (const node of nodes) {
       if (!realNodes.has(node.nodeId) && node.origin === 'adopted') found.push(`node ${node.nodeId} adopted from a hostile report`);
       if (node.stats?.maxActiveGears === HOSTILE_CAPACITY) found.push(`hostile stats stored for ${node.nodeId} (${node.stats.activeGears} of ${node.stats.maxActiveGears}, reported ${node.stats.reportedAt})`);

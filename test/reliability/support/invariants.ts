@@ -92,7 +92,7 @@ export class ScenarioInvariants {
     // Nothing a hostile host sent took effect: no node invented, no figure it claimed stored.
     const real = new Set(this.cloud.hosts().map((host) => host.hostName));
     const elsewhere = await this.store.listNodes('elsewhere/xlarge');
-    for (const effect of this.hostile.effects([...nodes, ...elsewhere], real)) this.violations.push(`${at}: ${effect}`);
+    for (const effect of this.hostile.effects([...nodes, ...elsewhere], real, await this.store.getPool(POOL))) this.violations.push(`${at}: ${effect}`);
     for (const node of nodes) {
       const reportedAt = node.stats?.reportedAt;
       if (reportedAt === undefined) continue;
