@@ -232,4 +232,38 @@ describe('gears-refused through the threshold evaluator (dynalite)', () => {
     await evaluator.handleBatch([districtCapacity(0, { readAt: '2026-11-24T09:58:00Z' })]);
     expect((await store.getPool('d1/small'))?.districtCapacity?.availableCapacity).toBe(100);
   });
+
+  describe('refusals that go on for half an hour while the district has no UID left', () => {
+    /** Each minute: the ten nodes at 95 of 100, the nodes bought since at 0 (no UID for a gear), 50 refusals; the scale-ups provisioned. */
+    const halfHour = async (read: boolean) => {
+      for (let minute = 0; minute < 30; minute++) {
+        clock.advance(60_000);
+        const bought = (await store.listNodes('d1/small')).filter((n) => !nodeIds.includes(n.nodeId) && (n.state === 'active' || n.state === 'provisioning'));
+        // A bought node reports once it booted (2 minutes): no gear reaches it.
+        const booted = bought.filter((n) => clock.nowMs() - Date.parse(n.createdAt) >= 120_000);
+        const items: StatsItem[] = [
+          ...stats(95),
+          ...booted.map((n, i): StatsItem => ({ id: `b${i}`, message: { type: 'node-stats', v: 1, nodeId: n.nodeId, district: 'd1', profile: 'small', activeGears: 0, maxActiveGears: 100, reportedAt: clock.now().toISOString() } })),
+          refused(50),
+        ];
+        if (read && minute % 5 === 0) items.push(districtCapacity(0, { readAt: clock.now().toISOString() }));
+        const before = queue.sent('scale').length;
+        await evaluator.handleBatch(items);
+        for (const decision of queue.sent('scale').slice(before)) await provisioner.scaleUp(decision as ScaleUpMessage);
+      }
+      return (await store.listNodes('d1/small')).filter((n) => !nodeIds.includes(n.nodeId)).length;
+    };
+
+    it('without the district read, buy node after node that stays empty (the hazard: 18 in the half hour)', async () => {
+      expect(await halfHour(false)).toBeGreaterThanOrEqual(10);
+    });
+
+    it('with the reporter reading the district every 5 minutes, buy none, and every decision says why', async () => {
+      expect(await halfHour(true)).toBe(0);
+      expect(queue.sent('scale')).toHaveLength(0);
+      const logged = await store.listDecisions('d1/small', 10);
+      expect(logged.length).toBeGreaterThan(0);
+      for (const entry of logged) expect(entry.reason).toContain('UIDs left');
+    });
+  });
 });
