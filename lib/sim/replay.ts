@@ -39,6 +39,10 @@ export interface ReplayOptions {
   capacityCap?: number;
   /** The broker reporter sends gears-refused from the waiting gears (default true); false: a site without it. */
   brokerReporter?: boolean;
+  /** Each pool's district holds this many UIDs, one per gear (lib/sim/world.ts); the reporter reads them. Default: no limit. */
+  districtUids?: number;
+  /** With districtUids: the reporter reads them (default true); false: an older reporter that only counts refusals. */
+  districtReads?: boolean;
   /** Seconds between the series' points (default: about 2,000 points over the trace); 60 shows each minute. */
   sampleEverySeconds?: number;
   onProgress?: (fraction: number) => void;
@@ -146,6 +150,7 @@ export async function runNodescaler(trace: Trace, options: ReplayOptions): Promi
       heartbeatSeconds: 240,
       random: seededRandom(options.seed + 1000 * i),
       gearPrefix: pools.length === 1 ? 'g' : `g${i}-`,
+      ...(options.districtUids !== undefined ? { districtUids: options.districtUids, districtReads: options.districtReads !== false } : {}),
     });
     const recorder = new ResultRecorder('nodescaler', pool.gearsPerNode, sampleEvery, new MoveLedger(), pool.pricePerHour);
     return { pool, poolConfig, world, recorder, hint: 0, churn: new Churn(pool.trace.churnPerHour) };

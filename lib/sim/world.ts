@@ -6,6 +6,8 @@ import { AppModel } from './disruption.js';
 
 /** How often the broker-side reporter runs (its systemd timer, infra/agent/nodescaler-broker-reporter.timer). */
 export const REPORTER_PERIOD_SECONDS = 15;
+/** How often it reads the districts' UIDs (NODESCALER_DISTRICT_EVERY's default, 300 s). */
+export const DISTRICT_READ_MINUTES = 5;
 
 /** The view of the simulated cloud the world needs: every host it ever created. */
 export interface CloudView {
@@ -30,6 +32,14 @@ export interface WorldOptions {
    * them (statsAuth). Unset: they send as the trusted local sender (replays).
    */
   nodeRoleId?: string;
+  /**
+   * The district's UIDs (origin-server's max_capacity): every gear of the district holds one, and the broker places no
+   * gear beyond them, refusing it as it refuses one no node has room for. Unset: no limit (the replay's default: at
+   * 20,000 gears one district would need the UIDs of four).
+   */
+  districtUids?: number;
+  /** The reporter reads the UIDs (default true); false: a broker reporter older than session 39, which only counts refusals. */
+  districtReads?: boolean;
   random: () => number;
 }
 
@@ -66,6 +76,8 @@ export class SimWorld {
   /** The broker-side reporter: gears refused in the minute that ended at `at`, sent one run later; and the last count sent. */
   private readonly refusedWindows: Array<{ at: number; gears: number }> = [];
   private refusedSent = 0;
+  /** The reporter's district reads sent (`district-capacity`). */
+  districtReads = 0;
   readonly violations: string[] = [];
 
   constructor(
@@ -206,11 +218,18 @@ export class SimWorld {
    * for a quiet window except the first after a refusal. A report waits for
    * the reporter's next run: the period rounded to whole simulated minutes
    * (15 s rounds to none, as node agents' reports, sent every 60 s, reach the
-   * evaluator in the minute they are made). Call once per simulated minute,
-   * after `applyDemand`.
+   * evaluator in the minute they are made). With `districtUids`, every
+   * DISTRICT_READ_MINUTES it also sends the district's UIDs left, as read
+   * then. Call once per simulated minute, after `applyDemand`.
    */
   reportRefused(): void {
     const nowMs = this.clock.now().getTime();
+    const uids = this.options.districtUids;
+    if (uids !== undefined && this.options.districtReads !== false && Math.floor(nowMs / 60_000) % DISTRICT_READ_MINUTES === 0) {
+      this.districtReads += 1;
+      const read = { district: this.options.district, profile: this.options.profile, maxCapacity: uids, availableCapacity: Math.max(0, uids - this.placed.length) };
+      this.sqs.sendRaw('stats', JSON.stringify({ type: 'district-capacity', v: 1, ...read, readAt: new Date(nowMs).toISOString() }));
+    }
     this.refusedWindows.push({ at: nowMs, gears: this.waiting });
     const delay = Math.round(REPORTER_PERIOD_SECONDS / 60);
     while (this.refusedWindows.length > delay) {
@@ -269,6 +288,7 @@ export class SimWorld {
 
   private placeWaiting(): void {
     while (this.waiting > 0) {
+      if (this.options.districtUids !== undefined && this.placed.length >= this.options.districtUids) return;
       const { id, app } = this.apps.peek();
       const gear = { uuid: `${this.options.gearPrefix ?? 'g'}${id.toString(36)}`, app: `app-${app}`, size: this.options.profile };
       if (this.platform.placeGear(this.options.district, this.options.profile, gear) === undefined) return;

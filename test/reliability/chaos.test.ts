@@ -33,10 +33,12 @@ interface Totals {
   /** Requests of the markets drains were priced by, and the drains of those scenarios. */
   marketReads: number;
   drainsPricedByMarkets: number;
+  /** District reads the broker reporter sent, in scenarios whose district's UIDs run out. */
+  districtReads: number;
 }
 
 function newTotals(): Totals {
-  return { scenarios: 0, violations: 0, minutes: 0, invocations: 0, faultsInjected: 0, crashes: 0, messages: 0, deadLetters: 0, scaleUps: 0, drains: 0, calledOff: 0, gearMoves: 0, hostileMessages: 0, waitingRiseSighted: 0, scaleUpsWithDoubleWhenFull: 0, marketReads: 0, drainsPricedByMarkets: 0 };
+  return { scenarios: 0, violations: 0, minutes: 0, invocations: 0, faultsInjected: 0, crashes: 0, messages: 0, deadLetters: 0, scaleUps: 0, drains: 0, calledOff: 0, gearMoves: 0, hostileMessages: 0, waitingRiseSighted: 0, scaleUpsWithDoubleWhenFull: 0, marketReads: 0, drainsPricedByMarkets: 0, districtReads: 0 };
 }
 
 function add(totals: Totals, outcome: ScenarioOutcome, scenario: Scenario): void {
@@ -57,6 +59,7 @@ function add(totals: Totals, outcome: ScenarioOutcome, scenario: Scenario): void
   totals.hostileMessages += outcome.hostileMessages;
   totals.marketReads += outcome.marketReads;
   if (outcome.marketReads > 0) totals.drainsPricedByMarkets += outcome.drains;
+  totals.districtReads += outcome.districtReads;
 }
 
 async function check(name: string, store: Scenario['store'], platform: 'simulated' | 'broker', numRuns: number): Promise<Totals> {
@@ -116,6 +119,8 @@ describe('invariants under generated workloads and faults', () => {
     // Drains priced by the markets, read under the same faults.
     expect(totals.marketReads).toBeGreaterThan(0);
     expect(totals.drainsPricedByMarkets).toBeGreaterThan(0);
+    // Districts whose UIDs run out: the broker refuses beyond them and the reporter reads them, under the same faults.
+    expect(totals.districtReads).toBeGreaterThan(0);
   }, timeout);
 
   it(`hold over ${scaled(BROKER_SCENARIO_RUNS)} scenarios on the memory store and the broker adapter over the broker emulator`, async () => {

@@ -49,6 +49,25 @@ describe('replay through the real handlers', () => {
     expect(result.ratioToOracle).toBeLessThan(1.6);
   });
 
+  it("buys no node for gears its district's UIDs refuse: with the reporter's district reads the pool holds what the UIDs fill, without them it buys to its max", async () => {
+    // 200 gears rising to 800 within the hour, then flat; the district holds 500 UIDs: 300 gears are always refused.
+    const rows = ['timestamp,gears'];
+    for (let minute = 0; minute < 300; minute += 5) rows.push(`${minute * 60},${minute < 60 ? 200 + 10 * minute : 800}`);
+    const trace = parseTrace(rows.join('\n'), 'uids', { stepSeconds: 300, peakGears: 800 });
+    const run = (districtReads: boolean) => runNodescaler(trace, { gearsPerNode: 100, bootDelaySeconds: 120, seed: 7, store: 'memory', districtUids: 500, districtReads });
+    const [read, unread] = [await run(true), await run(false)];
+    for (const outcome of [read, unread]) {
+      expect(outcome.violations).toEqual([]);
+      expect(outcome.deadLetters).toEqual([]);
+      expect(outcome.result.series.at(-1)).toMatchObject({ unplaced: 300 });
+    }
+    const maxNodes = (outcome: typeof read) => Math.max(...outcome.result.series.map((p) => p.nodes));
+    // 500 gears and the headroom: 6 nodes of 100. An older reporter's refusals alone bought 18 (measured), three times the node-hours.
+    expect(maxNodes(read)).toBeLessThanOrEqual(6);
+    expect(maxNodes(unread)).toBeGreaterThanOrEqual(12);
+    expect(unread.result.nodeHours).toBeGreaterThan(2 * read.result.nodeHours);
+  });
+
   it('keeps every gear when 10 % of the moves fail', async () => {
     const outcome = await runNodescaler(syntheticTrace(), { ...base, store: 'memory', moveFailureRate: 0.1 });
     expect(outcome.violations).toEqual([]);

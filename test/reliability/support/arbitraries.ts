@@ -23,6 +23,7 @@ export const scenarioArbitrary = (store: Scenario['store'], size: 'full' | 'shor
     attrition: fc.boolean(),
     hostileRate: rate(0.2),
     capacityCap: fc.option(fc.integer({ min: 2, max: 8 }), { nil: undefined }),
+    districtUids: fc.option(fc.integer({ min: 5, max: 60 }), { nil: undefined }),
     maxNodesTotal: fc.integer({ min: 3, max: 8 }),
     maxCores: fc.option(fc.integer({ min: 8, max: 32 }), { nil: undefined }),
     store: fc.constant(store),

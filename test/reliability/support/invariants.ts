@@ -161,6 +161,10 @@ export class ScenarioInvariants {
 
     const reachable = Math.min(POOL_MAX, this.scenario.maxNodesTotal, this.scenario.capacityCap ?? Infinity, Math.floor((this.scenario.maxCores ?? Infinity) / VCPUS)) * GEARS_PER_NODE * 0.8;
     const sample = this.world.sample(demand);
-    if (demand <= reachable && sample.unplaced > 0) this.violations.push(`${at}: ${sample.unplaced} of ${demand} gears still unplaced after settling (capacity ${sample.capacity})`);
+    // Gears beyond the district's UIDs stay refused whatever the pool holds: the platform's limit, not a stranded gear.
+    const beyondUids = Math.max(0, demand - (this.scenario.districtUids ?? Infinity));
+    if (demand <= reachable && sample.unplaced > beyondUids) {
+      this.violations.push(`${at}: ${sample.unplaced - beyondUids} of ${demand} gears still unplaced after settling (capacity ${sample.capacity}${beyondUids > 0 ? `; ${beyondUids} more beyond the district's ${this.scenario.districtUids} UIDs` : ''})`);
+    }
   }
 }

@@ -29,6 +29,8 @@ export interface Scenario {
   attrition?: boolean;
   /** Most hosts the cloud will run (capacity runs out), if any. */
   capacityCap?: number;
+  /** The district's UIDs, one per gear, if limited: the broker refuses gears beyond them, the reporter reads them every 5 minutes (lib/sim/world.ts). */
+  districtUids?: number;
   maxNodesTotal: number;
   /** Global core limit (each host has 4 vCPUs), if any. */
   maxCores?: number;
@@ -78,6 +80,8 @@ export interface ScenarioOutcome {
   waitingSighted: boolean;
   /** Requests the evaluator made of the markets (`market`). */
   marketReads: number;
+  /** District reads the broker reporter sent (`districtUids`). */
+  districtReads: number;
 }
 
 

@@ -104,6 +104,7 @@ class ScenarioRun {
       heartbeatSeconds: 240,
       nodeRoleId: SIM_NODE_ROLE,
       random,
+      ...(scenario.districtUids === undefined ? {} : { districtUids: scenario.districtUids }),
     });
     this.hostile = new HostileHosts(this.sqs, seededRandom(scenario.seed + 3), { district: DISTRICT, profile: PROFILE });
     this.instances = [new LocalRuntime(clock, this.sqs), new LocalRuntime(clock, this.sqs)];
@@ -169,6 +170,7 @@ class ScenarioRun {
       hostileMessages: this.hostile.total(),
       waitingSighted: pool?.waitingSeen !== undefined,
       marketReads: (this.markets?.spot.requests.length ?? 0) + (this.markets?.list.requests.length ?? 0),
+      districtReads: this.world.districtReads,
     };
   }
 
