@@ -5,18 +5,11 @@
  * the future, is refused.
  */
 import { describe, expect, it } from 'vitest';
-import { ValidationError } from '../../lib/errors.js';
-import { MAX_DISTRICT_UIDS, parseMessage, type ParseResult } from '../../lib/messages/index.js';
+import { MAX_DISTRICT_UIDS, parseMessage } from '../../lib/messages/index.js';
+import { rejected } from '../support/messages.js';
 
 const NOW = new Date('2026-03-01T12:00:30Z');
 const good = (): Record<string, unknown> => ({ type: 'district-capacity', v: 1, district: 'd1', profile: 'small', maxCapacity: 6000, availableCapacity: 120, readAt: '2026-03-01T12:00:00Z' });
-
-function rejected(result: ParseResult): ValidationError {
-  if (result.ok) throw new Error(`expected a rejection, got ${JSON.stringify(result.message)}`);
-  expect(result.error).toBeInstanceOf(ValidationError);
-  expect(result.error.retryable).toBe(false);
-  return result.error;
-}
 
 describe('district-capacity message', () => {
   it('parses, normalizing the read time', () => {

@@ -3,8 +3,8 @@
  * validated like every other message, each bad field named with its value.
  */
 import { describe, expect, it } from 'vitest';
-import { ValidationError } from '../../lib/errors.js';
-import { MAX_REFUSED_GEARS, parseMessage, serializeMessage, type GearsRefusedMessage, type ParseResult } from '../../lib/messages/index.js';
+import { MAX_REFUSED_GEARS, parseMessage, serializeMessage, type GearsRefusedMessage } from '../../lib/messages/index.js';
+import { rejected } from '../support/messages.js';
 
 const NOW = new Date('2026-03-01T12:00:30Z');
 const good = (): Record<string, unknown> => ({
@@ -16,13 +16,6 @@ const good = (): Record<string, unknown> => ({
   windowStart: '2026-03-01T11:59:00Z',
   windowEnd: '2026-03-01T12:00:00Z',
 });
-
-function rejected(result: ParseResult): ValidationError {
-  if (result.ok) throw new Error(`expected a rejection, got ${JSON.stringify(result.message)}`);
-  expect(result.error).toBeInstanceOf(ValidationError);
-  expect(result.error.retryable).toBe(false);
-  return result.error;
-}
 
 describe('gears-refused message', () => {
   it('parses, normalizing the window, with or without a district', () => {
