@@ -53,7 +53,7 @@
 # sends one district-capacity message per district: its name, gear size,
 # max_capacity and available_capacity. The evaluator counts no more refusals
 # than a district has UIDs left. A failed read logs one line and is tried
-# again next run; it never holds back the refusals.
+# again NODESCALER_DISTRICT_EVERY later; it never holds back the refusals.
 set -u
 
 log() {
@@ -111,6 +111,9 @@ report_districts() {
   case $last_read in '' | *[!0-9]*) last_read=0 ;; esac
   read_now=$(date -u +%s) || return 0
   [ "$read_now" -ge "$last_read" ] && [ $((read_now - last_read)) -lt "$NODESCALER_DISTRICT_EVERY" ] && return 0
+  # An attempt counts, failed or not: a broker whose database is down is not asked every 15 s.
+  printf '%s\n' "$read_now" >"$stamp_file.tmp" 2>/dev/null && mv -f "$stamp_file.tmp" "$stamp_file" 2>/dev/null ||
+    log "cannot write $stamp_file"
   if ! listing=$(timeout 120 oo-admin-ctl-district -c list 2>&1); then
     log "oo-admin-ctl-district -c list failed: $(printf '%s' "$listing" | tr '\n' ' ' | cut -c1-200); no district read sent"
     return 0
@@ -147,8 +150,6 @@ report_districts() {
   done
   [ "$skipped" -eq 0 ] || log "$skipped district(s) in the listing without a plain name, gear size, max_capacity and available_capacity: left out"
   [ "$sent" -gt 0 ] || [ "$skipped" -gt 0 ] || log "oo-admin-ctl-district -c list listed no district"
-  printf '%s\n' "$read_now" >"$stamp_file.tmp" 2>/dev/null && mv -f "$stamp_file.tmp" "$stamp_file" 2>/dev/null ||
-    log "cannot write $stamp_file"
   return 0
 }
 finish() {

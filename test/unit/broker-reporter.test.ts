@@ -245,7 +245,7 @@ describe('nodescaler-broker-reporter.sh (sh, stub aws, the broker emulator writi
       expect(result.stderr).toContain("NODESCALER_DISTRICT_EVERY '5m' is not a number of seconds");
     });
 
-    it('logs a failed listing in one line and tries again next run; leaves out a district whose dump is not plain', async () => {
+    it('logs a failed listing in one line and tries again when due; leaves out a district whose dump is not plain', async () => {
       listing('/opt/rh/ruby193/root/usr/share/gems/gems/mongoid-3.1.6/lib/mongoid/sessions.rb:12: Could not connect to a primary node\n');
       const failed = await run({ STUB_DISTRICT_EXIT: '1' });
       expect(failed.code).toBe(0);
@@ -254,6 +254,10 @@ describe('nodescaler-broker-reporter.sh (sh, stub aws, the broker emulator writi
 
       const forged = broker.listDistricts().stdout.replace('"name"=>"d2"', '"name"=>"d2\\",\\"availableCapacity\\":6000"');
       listing(forged);
+      // Not asked again within NODESCALER_DISTRICT_EVERY of the failed attempt (a broker whose database is down).
+      expect(await run()).toMatchObject({ code: 0, stderr: '' });
+      expect(calls()).toBe(0);
+      writeFileSync(join(dir, 'state/reporter.last.districts'), '0\n'); // due again
       const partial = await run();
       expect(partial.stderr).toContain('1 district(s) in the listing without a plain name');
       expect(allSent()).toEqual([expect.objectContaining({ type: 'district-capacity', district: 'd1', availableCapacity: 4 })]);
