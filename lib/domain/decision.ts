@@ -32,7 +32,9 @@ export type ClampReason =
   | { limit: 'maxNodesTotal'; value: number }
   | { limit: 'maxCores'; value: number }
   | { limit: 'maxMemoryGiB'; value: number }
-  | { limit: 'maxNodesPerDecision'; value: number };
+  | { limit: 'maxNodesPerDecision'; value: number }
+  /** The district's UIDs (lib/domain/district-capacity.ts): nodes beyond the gears they allow would never fill. */
+  | { limit: 'district.maxCapacity'; value: number };
 
 export interface RejectedCandidate {
   nodeId: string;

@@ -50,3 +50,12 @@ export function districtCapacityText(district: string, capacity: DistrictCapacit
 export function districtCureText(district: string): string {
   return `add UIDs (oo-admin-ctl-district -c add-capacity -n ${district} -s N) or a district for the profile`;
 }
+
+/**
+ * Nodes the pool may still add before its slots exceed the gears the district can ever hold: every gear, active or
+ * not, holds one of `maxCapacity` UIDs, so no more than that many are ever active. Never below what `min` asks for.
+ * `nodes`: the pool's nodes active or provisioning, and those called back from drains.
+ */
+export function districtNodeRoom(capacity: DistrictCapacity, gearsPerNode: number, nodes: number, minDeficit: number): number {
+  return Math.max(minDeficit, Math.ceil(capacity.maxCapacity / Math.max(1, gearsPerNode)) - nodes);
+}

@@ -33,6 +33,7 @@ import { outranPatch, outranRamp, outranText } from './scale-up.js';
 import { poolHeadroom, type ObservedHeadroom } from './headroom.js';
 import { poolHeadroomAtLevel } from './level-headroom.js';
 import { waitingGears, waitingNeed, waitingSighting } from './waiting.js';
+import { districtNodeRoom, freshDistrictCapacity } from './district-capacity.js';
 import { poolBootMs } from './node-stats.js';
 import { nodesToHold, sizingSlots } from './wanted.js';
 import { clampScaleUp } from './scale-up-limits.js';
@@ -206,7 +207,9 @@ function decide(input: PoolEvaluationInput, u: PoolUtilization, gearsPerNode: nu
       return withCallOff(result(noAction(`${why}; wants +${plural(toBuy, 'node')}, blocked: failure backoff until ${clock(backoffUntil, nowMs)}${callText}`), forecastInfo));
     }
 
-    const clamp = clampScaleUp(toBuy, input, draining + size, { doubling: ramp.minNodes > 0, waitingNodes: Math.min(toBuy, waitingNodes) });
+    const uids = freshDistrictCapacity(pool, now);
+    const district = uids ? { room: districtNodeRoom(uids, gearsPerNode, size + calling.nodesBack, minDeficit), maxCapacity: uids.maxCapacity } : undefined;
+    const clamp = clampScaleUp(toBuy, input, draining + size, { doubling: ramp.minNodes > 0, waitingNodes: Math.min(toBuy, waitingNodes), ...(district ? { district } : {}) });
     if (clamp.count === 0) {
       return withCallOff(result(noAction(`${why}; wants +${plural(toBuy, 'node')}, cannot add any: at limit ${clamp.zeroBy}${callText}`), forecastInfo));
     }

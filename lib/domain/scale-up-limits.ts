@@ -22,7 +22,8 @@ export interface Clamp {
 
 /**
  * Clamps `wanted` new nodes by maxNodesPerDecision, pool.max, maxNodesTotal,
- * maxCores and maxMemoryGiB, in that order. `poolNodes`: the pool's nodes that
+ * maxCores and maxMemoryGiB, in that order (and, from the evaluator, the
+ * district's UIDs). `poolNodes`: the pool's nodes that
  * count against pool.max (provisioning, active, draining); `allNodes`: every
  * pool's nodes (the non-terminal ones count against the global limits). Every
  * way of adding nodes goes through this one clamp, so no path exceeds a limit.
@@ -32,13 +33,15 @@ export interface ClampOptions {
   doubling?: boolean;
   /** Nodes counted gears wait for (refused creations): as pending pods in cluster-autoscaler, an unset per-decision cap lets them all in. */
   waitingNodes?: number;
+  /** Room under the district's UIDs (district-capacity.ts `districtNodeRoom`), from the evaluator's fresh read. */
+  district?: { room: number; maxCapacity: number };
 }
 
 export function clampScaleUp(
   wanted: number,
   input: Pick<PoolEvaluationInput, 'config' | 'poolConfig' | 'allNodes'>,
   poolNodes: number,
-  { doubling = false, waitingNodes = 0 }: ClampOptions = {},
+  { doubling = false, waitingNodes = 0, district }: ClampOptions = {},
 ): Clamp {
   const { config, poolConfig, allNodes } = input;
   const limits = config.limits;
@@ -60,6 +63,7 @@ export function clampScaleUp(
   apply(limits.maxNodesTotal - totalNodes, { limit: 'maxNodesTotal', value: limits.maxNodesTotal }, `${plural(totalNodes, 'node')} in all pools`);
 
   for (const room of resourceRooms(config, poolConfig, allNodes)) apply(room.nodes, room.reason, room.detail);
+  if (district) apply(district.room, { limit: 'district.maxCapacity', value: district.maxCapacity }, 'UIDs, one per gear: no more nodes would fill');
   return clamp;
 }
 

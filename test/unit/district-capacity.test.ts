@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import {
   DISTRICT_CAPACITY_FRESH_MS,
   districtCapacityText,
+  districtNodeRoom,
   districtRunningOut,
   freshDistrictCapacity,
   refusalsNodesCanPlace,
@@ -121,5 +122,32 @@ describe('nodescaler status shows the district UIDs', () => {
     expect(text(uids(12))).toMatch(/district UIDs: 12 of 6000 left \(read .*\): new gears are refused once none is left, whatever nodes the pool has/);
     expect(view().pools[0]!.districtUids).toBeNull();
     expect(text()).not.toContain('district UIDs');
+  });
+});
+
+describe('a scale-up never buys past the gears the district can hold', () => {
+  it('districtNodeRoom: the nodes its UIDs can fill, less those the pool has, never below what min asks', () => {
+    expect(districtNodeRoom(uids(0, 2, 6000), 100, 58, 0)).toBe(2);
+    expect(districtNodeRoom(uids(0, 2, 6050), 100, 58, 0)).toBe(3);
+    expect(districtNodeRoom(uids(0, 2, 6000), 100, 64, 0)).toBe(0);
+    expect(districtNodeRoom(uids(0, 2, 6000), 100, 64, 3)).toBe(3);
+  });
+
+  it('clamps a full pool near its UIDs to the nodes they can fill, and names the limit', () => {
+    // 58 full nodes of 100: 5,800 active gears of a district of 6,000 UIDs; the headroom alone would buy 2 and more.
+    const full = evaluation({ config: product(), nodes: nodes(58, 100), pool: pool({ highSince: minutesAgo(10), demandHistory: flatDemand(5800), districtCapacity: uids(200, 2, 6000) }) });
+    const result = decidePool(full);
+    if (result.decision.kind !== 'scale-up') throw new Error(`expected scale-up: ${result.decision.reason}`);
+    expect(result.decision.count).toBe(2);
+    expect(result.decision.clampedBy).toEqual([{ limit: 'district.maxCapacity', value: 6000 }]);
+    expect(result.decision.reason).toContain('clamped by district.maxCapacity=6000');
+    // At 60 nodes nothing more is bought, and the decision says which limit.
+    const atRoom = decidePool(evaluation({ config: product(), nodes: nodes(60, 100), pool: pool({ highSince: minutesAgo(10), demandHistory: flatDemand(6000), districtCapacity: uids(0, 2, 6000) }) }));
+    expect(atRoom.decision.kind).toBe('no-action');
+    expect(atRoom.decision.reason).toContain('cannot add any: at limit district.maxCapacity=6000');
+    // Without a read, as before.
+    const unread = decidePool(evaluation({ config: product(), nodes: nodes(58, 100), pool: pool({ highSince: minutesAgo(10), demandHistory: flatDemand(5800) }) }));
+    expect(unread.decision).toMatchObject({ kind: 'scale-up', clampedBy: [] });
+    expect((unread.decision as { count: number }).count).toBeGreaterThan(2);
   });
 });
