@@ -123,7 +123,7 @@ report_districts() {
   # line (pretty_inspect), its servers' hashes deeper; only plain names and
   # numbers are sent, anything else is counted and left out.
   bodies=$(printf '%s\n' "$listing" | awk -v at="$read_at" '
-    function take(line) { sub(/^[^>]*>/, "", line); sub(/,$/, "", line); gsub(/"/, "", line); return line }
+    function take(line) { sub(/^[^>]*>/, "", line); sub(/[,}]+$/, "", line); gsub(/"/, "", line); return line }
     function flush() {
       if (seen) {
         if (name ~ /^[A-Za-z0-9._-]+$/ && size ~ /^[A-Za-z0-9._-]+$/ && max ~ /^[0-9]+$/ && avail ~ /^[0-9]+$/ && length(max) <= 7 && length(avail) <= 7)

@@ -261,6 +261,13 @@ describe('nodescaler-broker-reporter.sh (sh, stub aws, the broker emulator writi
       const partial = await run();
       expect(partial.stderr).toContain('1 district(s) in the listing without a plain name');
       expect(allSent()).toEqual([expect.objectContaining({ type: 'district-capacity', district: 'd1', availableCapacity: 4 })]);
+
+      // A dump whose last key is one the reporter reads (Mongo keeps a document's keys in the order they were written).
+      const lastKey = '\n\n{"_id"=>BSON::ObjectId(\'5f0000000000000000000042\'),\n "name"=>"d3",\n "gear_size"=>"small",\n "available_uids"=>"<17 uids hidden>",\n "available_capacity"=>17,\n "max_capacity"=>50}\n';
+      listing(lastKey);
+      writeFileSync(join(dir, 'state/reporter.last.districts'), '0\n');
+      expect(await run()).toMatchObject({ code: 0, stderr: '' });
+      expect(allSent().at(-1)).toMatchObject({ type: 'district-capacity', district: 'd3', profile: 'small', maxCapacity: 50, availableCapacity: 17 });
     });
   });
 });
