@@ -17,28 +17,15 @@ import { GetCommandInvocationCommand, InvalidParameters, InvocationDoesNotExist,
 import type { GearInfo } from '../../lib/domain/model.js';
 import type { Clock } from '../../lib/ports/clock.js';
 import { brokerDocument, frameDistrictOutput, frameMoveOutput } from './broker-document-frames.js';
+import { DEFAULT_DISTRICT_UIDS, districtDump, type District } from './broker-district-dump.js';
+
+export { DEFAULT_DISTRICT_UIDS };
 
 export { brokerDocument, frameDistrictOutput, frameMoveOutput };
 
 export const SSM_OUTPUT_LIMIT = 24_000;
 const metadata = { httpStatusCode: 400, attempts: 1, totalRetryDelay: 0 };
 
-interface Server {
-  name: string;
-  active: boolean;
-  unresponsive: boolean;
-}
-interface District {
-  name: string;
-  uuid: string;
-  gearSize: string;
-  /** UIDs (max_capacity): every gear of the district holds one, stopped or idle too; a move within it keeps its own. */
-  maxCapacity: number;
-  servers: Server[];
-}
-/** origin-server's default district size (DISTRICTS_MAX_CAPACITY in broker.conf); UIDs start at 1000. */
-export const DEFAULT_DISTRICT_UIDS = 6000;
-const FIRST_UID = 1000;
 interface NodeHost {
   name: string;
   profile: string;
@@ -238,7 +225,7 @@ export class BrokerEmulator {
       errors += `Error for node '${node}': ${(error as Error).message}\n`;
       exitCode = 1;
     }
-    result += `\n\n${this.dump(district)}`;
+    result += `\n\n${districtDump(district, this.uidsLeft(district))}`;
     const stdout = `${result}\n` + (errors ? `ERROR OUTPUT:\n${errors}\n` : '');
     return { stdout, exitCode };
   }
@@ -246,7 +233,7 @@ export class BrokerEmulator {
   /** `oo-admin-ctl-district -c list` (no district named): every district's dump, or the hint when there is none. */
   listDistricts(): { stdout: string; exitCode: number } {
     if (this.districts.size === 0) return { stdout: "No districts created yet.  Use 'oo-admin-ctl-district -c create' to create one.\n", exitCode: 0 };
-    const dumps = [...this.districts.values()].map((district) => `\n\n${this.dump(district)}`).join('');
+    const dumps = [...this.districts.values()].map((district) => `\n\n${districtDump(district, this.uidsLeft(district))}`).join('');
     return { stdout: `${dumps}\n`, exitCode: 0 };
   }
 
@@ -279,27 +266,6 @@ export class BrokerEmulator {
     if (active && server.active) throw new Error(`Node with server identity: ${node} is already active`);
     if (active && server.unresponsive) throw new Error(`Node with server identity: ${node} is unresponsive`);
     server.active = active;
-  }
-
-  /** `district.attributes.pretty_inspect`, as append_district prints it. */
-  private dump(district: District): string {
-    const available = this.uidsLeft(district);
-    const servers = district.servers.map(
-      (s, i) => `${i === 0 ? '  [' : '   '}{"_id"=>BSON::ObjectId('5f${i.toString(16).padStart(22, '0')}'), "name"=>"${s.name}", "active"=>${s.active}, "unresponsive"=>${s.unresponsive}}`,
-    );
-    return [
-      `{"_id"=>BSON::ObjectId('${district.uuid.padEnd(24, '0')}'),`,
-      ` "name"=>"${district.name}",`,
-      ` "uuid"=>"${district.uuid}",`,
-      ` "gear_size"=>"${district.gearSize}",`,
-      ` "available_uids"=>"<${available} uids hidden>",`,
-      ` "available_capacity"=>${available},`,
-      ` "max_uid"=>${FIRST_UID + district.maxCapacity - 1},`,
-      ` "max_capacity"=>${district.maxCapacity},`,
-      ` "servers"=>`,
-      servers.length ? `${servers.join(',\n')}],` : '  [],',
-      ` "active_servers_size"=>${district.servers.filter((s) => s.active).length}}`,
-    ].join('\n');
   }
 
   /** `oo-admin-move --gear_uuid <uuid> -i <target> --json`, decided at its start (the target's gear is created first). */
