@@ -106,14 +106,16 @@ function decide(input: PoolEvaluationInput, u: PoolUtilization, gearsPerNode: nu
   const waiting = waitingGears(pool, demandHistory, now, u.demand, nodes);
   // Refused for want of UIDs, which no node cures: every decision says so, whatever else it decides.
   const uidsNote = waiting?.noUidsLeft ? waiting.text : undefined;
+  /** What every decision of the pool ends with: stale stats (unless `withStale` is false) and refusals no node cures. */
+  const notesAfter = (withStale = true) => [withStale ? staleNote : '', uidsNote ?? ''].filter((part) => part).join('; ');
   const result = (decision: PoolDecision, forecast?: PoolEvaluation['forecast']): PoolEvaluation => {
     const evaluation: PoolEvaluation = { utilization: u, decision, poolPatch };
     if (forecast) evaluation.forecast = forecast;
     return evaluation;
   };
   const noAction = (reason: string, rejected?: RejectedCandidate[], withStale = true): PoolDecision => {
-    const notes = [reason, withStale ? staleNote : undefined, uidsNote].filter((part) => part);
-    const text = notes.join('; ');
+    const notes = notesAfter(withStale);
+    const text = notes ? `${reason}; ${notes}` : reason;
     return rejected ? { kind: 'no-action', reason: text, rejected } : { kind: 'no-action', reason: text };
   };
 
@@ -221,7 +223,8 @@ function decide(input: PoolEvaluationInput, u: PoolUtilization, gearsPerNode: nu
     const clampText =
       clamp.clampedBy.length > 0 ? `; clamped by ${clamp.clampedBy.map((c) => `${c.limit}=${c.value}`).join(', ')} (wanted ${toBuy})` : '';
     const outran = outranText(ramp, freeSlots, bootMs, pool.outran);
-    const reason = `${why}; +${plural(clamp.count, 'node')} to ${ratio(after)}${forecastText}${clampText}${callText}${outran}${staleNote ? `; ${staleNote}` : ''}${uidsNote ? `; ${uidsNote}` : ''}`;
+    const notes = notesAfter();
+    const reason = `${why}; +${plural(clamp.count, 'node')} to ${ratio(after)}${forecastText}${clampText}${callText}${outran}${notes ? `; ${notes}` : ''}`;
     poolPatch.lastScaleUpAt = nowIso;
     poolPatch.lastDemandScaleUpAt = nowIso;
     poolPatch.outran = outranPatch(ramp, now, clamp.count);
@@ -287,7 +290,7 @@ function decide(input: PoolEvaluationInput, u: PoolUtilization, gearsPerNode: nu
     const list = shown.length === 0 ? 'no active node' : `${shown.join('; ')}${more > 0 ? `; and ${more} more` : ''}`;
     return result(noAction(`${lowText}; no node can be drained (${list})`, choice.rejected), forecastInfo);
   }
-  const reason = scaleDownReason(lowText, { ...choice, nodeId: choice.nodeId }, [staleNote, uidsNote].filter((part) => part).join('; '));
+  const reason = scaleDownReason(lowText, { ...choice, nodeId: choice.nodeId }, notesAfter());
   // Each drain counts against maxDrainsPerHour; without it one time a decision keeps the pool record small.
   const counted = poolBudget(config, poolConfig).maxDrainsPerHour !== undefined ? 1 + choice.more.length : 1;
   poolPatch.scaleDownsAt = withScaleDown(pool.scaleDownsAt, now, counted);
@@ -305,11 +308,12 @@ function decide(input: PoolEvaluationInput, u: PoolUtilization, gearsPerNode: nu
 export function scaleDownReason(
   lowText: string,
   choice: { nodeId: string; activeGears?: number; strategy: string; accepted?: string; more: ReadonlyArray<{ nodeId: string; activeGears: number }> },
-  staleNote = '',
+  /** What ends every decision of the pool (stale stats, refusals no node cures). */
+  notes = '',
 ): string {
   const paysText = choice.accepted ? `; ${choice.accepted}` : '';
   const alsoText = choice.more.length > 0 ? `; and ${choice.more.map((m) => `${m.nodeId} (${plural(m.activeGears, 'gear')})`).join(', ')}` : '';
-  return `${lowText}; drain ${choice.nodeId} (${plural(choice.activeGears ?? 0, 'gear')}, ${choice.strategy})${paysText}${alsoText}${staleNote ? `; ${staleNote}` : ''}`;
+  return `${lowText}; drain ${choice.nodeId} (${plural(choice.activeGears ?? 0, 'gear')}, ${choice.strategy})${paysText}${alsoText}${notes ? `; ${notes}` : ''}`;
 }
 
 // ---------------------------------------------------------------------------

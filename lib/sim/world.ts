@@ -77,7 +77,7 @@ export class SimWorld {
   private readonly refusedWindows: Array<{ at: number; gears: number }> = [];
   private refusedSent = 0;
   /** The reporter's district reads sent (`district-capacity`). */
-  districtReads = 0;
+  districtReadsSent = 0;
   readonly violations: string[] = [];
 
   constructor(
@@ -226,7 +226,7 @@ export class SimWorld {
     const nowMs = this.clock.now().getTime();
     const uids = this.options.districtUids;
     if (uids !== undefined && this.options.districtReads !== false && Math.floor(nowMs / 60_000) % DISTRICT_READ_MINUTES === 0) {
-      this.districtReads += 1;
+      this.districtReadsSent += 1;
       const read = { district: this.options.district, profile: this.options.profile, maxCapacity: uids, availableCapacity: Math.max(0, uids - this.placed.length) };
       this.sqs.sendRaw('stats', JSON.stringify({ type: 'district-capacity', v: 1, ...read, readAt: new Date(nowMs).toISOString() }));
     }

@@ -58,7 +58,7 @@ describe("a district's UIDs", () => {
       { type: 'district-capacity', v: 1, district: 'd', profile: 'p', maxCapacity: 150, availableCapacity: 0, readAt: '2026-01-05T00:00:00.000Z' },
       { type: 'district-capacity', v: 1, district: 'd', profile: 'p', maxCapacity: 150, availableCapacity: 0, readAt: '2026-01-05T00:05:00.000Z' },
     ]);
-    expect(sim.districtReads).toBe(2);
+    expect(sim.districtReadsSent).toBe(2);
     expect(bodies.some((b) => (b as { type: string; refused?: number }).type === 'gears-refused' && (b as { refused: number }).refused === 30)).toBe(true);
     // Gears leave: their UIDs free, and the waiting ones take them.
     sim.applyDemand(100);
@@ -73,7 +73,7 @@ describe("a district's UIDs", () => {
       sim.reportRefused();
       clock.advance(60_000);
     }
-    expect(sim.districtReads).toBe(0);
+    expect(sim.districtReadsSent).toBe(0);
     expect(sqs.receive('stats').map((m) => JSON.parse(m.body).type)).not.toContain('district-capacity');
   });
 });

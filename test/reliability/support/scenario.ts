@@ -170,7 +170,7 @@ class ScenarioRun {
       hostileMessages: this.hostile.total(),
       waitingSighted: pool?.waitingSeen !== undefined,
       marketReads: (this.markets?.spot.requests.length ?? 0) + (this.markets?.list.requests.length ?? 0),
-      districtReads: this.world.districtReads,
+      districtReads: this.world.districtReadsSent,
     };
   }
 
