@@ -69,28 +69,3 @@ export function awsErrorInfo(error: unknown): AwsErrorInfo {
   if (status !== undefined) info.status = status;
   return info;
 }
-
-/**
- * Options for an SDK client whose calls the use cases wrap in their own
- * retry (`retryTransient`, `cloudRetry` in the configuration): with the SDK's
- * default 3 attempts inside our 4, one RunInstances could be sent 12 times
- * in one invocation. One retry layer, ours; its waits run on the injected
- * sleep, so the simulator and tests see them.
- */
-export const RETRIED_BY_CALLER = { maxAttempts: 1 } as const;
-
-/**
- * Options for a client that reads prices for the evaluator: a read is worth a
- * few seconds of its minute, never the minute. The SDK waits on a socket
- * without end by default (EC2: 15 minutes), so an unreachable endpoint (the
- * Price List is in another region, past a VPC's routes) would hang every
- * evaluation until Lambda stopped it, and no failure would ever be stored.
- * Past these the read fails with a TimeoutError (transient) and the pool
- * keeps its last prices. One attempt, as everywhere (`RETRIED_BY_CALLER`).
- */
-export function priceReadClientConfig(region: string) {
-  return { region, ...RETRIED_BY_CALLER, requestHandler: PRICE_READ_HTTP };
-}
-
-/** The HTTP limits of a price read (`priceReadClientConfig`). */
-export const PRICE_READ_HTTP = { connectionTimeout: 3_000, requestTimeout: 5_000, throwOnRequestTimeout: true } as const;

@@ -7,10 +7,9 @@
  * state's queue file; deployed, the OpenShift broker through SSM and the
  * stage's SQS stats queue.
  */
-import { SSMClient } from '@aws-sdk/client-ssm';
 import { join } from 'node:path';
 import { PersistedPlatform } from '../adapters/local/persisted-platform.js';
-import { brokerDocumentName, OpenShiftBrokerPlatform } from '../adapters/platform/openshift-broker.js';
+import { brokerDocumentName, brokerSsmClients, OpenShiftBrokerPlatform } from '../adapters/platform/openshift-broker.js';
 import { reportStats, type ReportStatsResult } from '../app/report-stats.js';
 import type { Config } from '../config/index.js';
 import type { Clock } from '../ports/clock.js';
@@ -34,7 +33,9 @@ async function platformOf(target: OpenTarget, config: Config, clock: Clock): Pro
   if (config.platform.kind !== 'openshift-broker') {
     throw usageError(`report-stats on a deployed stage needs platform.kind openshift-broker (the configuration says ${config.platform.kind})`);
   }
-  return new OpenShiftBrokerPlatform(new SSMClient({ region: spec.region }), {
+  const clients = brokerSsmClients(spec.region);
+  return new OpenShiftBrokerPlatform(clients.client, {
+    senderClient: clients.senderClient,
     brokerInstanceId: config.platform.brokerInstanceId!,
     documentName: brokerDocumentName(spec.stage),
     commandTimeoutMs: config.platform.commandTimeout,

@@ -8,6 +8,7 @@ import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { GetQueueUrlCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { awsClientConfig } from '../adapters/aws-clients.js';
 import { DynamoDbStateStore } from '../adapters/dynamodb/state-store.js';
 import { LocalStateBusyError, startLocalDynamo } from '../adapters/local/dynalite.js';
 import { FileQueue } from '../adapters/local/file-queue.js';
@@ -155,10 +156,10 @@ export interface OpenTarget {
 /** Opens the state of a target. Local: the state directory must exist (it is `npm run invoke`'s). */
 export async function openTarget(spec: TargetSpec, clock: Clock, root: string): Promise<OpenTarget> {
   if (spec.kind === 'local') return openLocal(spec, clock, root);
-  const client = new DynamoDBClient({ region: spec.region, ...(spec.dynamodbEndpoint ? { endpoint: spec.dynamodbEndpoint } : {}) });
+  const client = new DynamoDBClient(awsClientConfig(spec.region, spec.dynamodbEndpoint ? { endpoint: spec.dynamodbEndpoint } : {}));
   const store = new DynamoDbStateStore(DynamoDbStateStore.documentClient(client), spec.tableName);
-  const sqs = new SQSClient({ region: spec.region });
-  const sts = new STSClient({ region: spec.region });
+  const sqs = new SQSClient(awsClientConfig(spec.region));
+  const sts = new STSClient(awsClientConfig(spec.region));
   const queue = new NamedSqsQueue(sqs, spec.stage, spec.drainQueueUrl);
   return {
     spec,

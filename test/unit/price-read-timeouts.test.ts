@@ -10,7 +10,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { EC2Client } from '@aws-sdk/client-ec2';
 import { PricingClient } from '@aws-sdk/client-pricing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PRICE_READ_HTTP, priceReadClientConfig } from '../../lib/adapters/aws-errors.js';
+import { PRICE_READ_HTTP, priceReadClientConfig } from '../../lib/adapters/aws-clients.js';
 import { Ec2SpotPrices, ec2SpotPricesFor } from '../../lib/adapters/ec2/spot-prices.js';
 import { VirtualClock } from '../../lib/adapters/local/virtual-clock.js';
 import { AwsOnDemandPrices, awsOnDemandPricesFor } from '../../lib/adapters/pricing/on-demand-prices.js';

@@ -13,7 +13,8 @@ import { findPoolConfig } from '../../config/index.js';
 import { CAPACITY_ERROR_SCOPES, NODE_TAG, nodeUserData, type StatsAgentSettings } from '../../domain/provisioning.js';
 import { CapacityUnavailableError, ConflictError, NodescalerError, NotFoundError, TransientError, ValidationError } from '../../errors.js';
 import type { Cloud, HostInfo, HostSpec, Offering, ReleasingCloud } from '../../ports/cloud.js';
-import { awsErrorInfo, RETRIED_BY_CALLER } from '../aws-errors.js';
+import { awsClientConfig } from '../aws-clients.js';
+import { awsErrorInfo } from '../aws-errors.js';
 
 /** The tags nodescaler writes on every instance and volume it launches. */
 export const TAGS = {
@@ -247,7 +248,7 @@ export function translateEc2Error(error: unknown, operation: string, offering?: 
  */
 export function ec2CloudFor(settings: Settings): Ec2Cloud {
   const { config, deployment } = settings;
-  return new Ec2Cloud(new EC2Client({ region: deployment.region, ...RETRIED_BY_CALLER }), config, {
+  return new Ec2Cloud(new EC2Client(awsClientConfig(deployment.region, { retry: 'caller' })), config, {
     stage: deployment.stage,
     ...(deployment.queues.stats !== undefined && { statsAgent: { queueUrl: deployment.queues.stats, region: deployment.region } }),
   });
@@ -256,5 +257,5 @@ export function ec2CloudFor(settings: Settings): Ec2Cloud {
 /** `Ec2Hosts` for a stage, for a function that releases hosts but never launches one (the decommissioner). */
 export function ec2HostsFor(settings: Settings): Ec2Hosts {
   const { config, deployment } = settings;
-  return new Ec2Hosts(new EC2Client({ region: deployment.region, ...RETRIED_BY_CALLER }), config, { stage: deployment.stage });
+  return new Ec2Hosts(new EC2Client(awsClientConfig(deployment.region, { retry: 'caller' })), config, { stage: deployment.stage });
 }

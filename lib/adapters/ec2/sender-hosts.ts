@@ -2,7 +2,8 @@ import { DescribeInstancesCommand, EC2Client, type Instance } from '@aws-sdk/cli
 import type { Settings } from '../../config/index.js';
 import { TransientError, ValidationError } from '../../errors.js';
 import type { Cloud, HostInfo } from '../../ports/cloud.js';
-import { awsErrorInfo, RETRIED_BY_CALLER } from '../aws-errors.js';
+import { awsClientConfig } from '../aws-clients.js';
+import { awsErrorInfo } from '../aws-errors.js';
 
 /**
  * The one cloud read the threshold evaluator makes: who is the instance that
@@ -45,5 +46,5 @@ function senderHost(instance: Instance): HostInfo {
 
 /** The evaluator's sender lookup for a stage (only built with statsAuth on: lib/config/adapters.ts). */
 export function ec2SenderHostsFor(settings: Settings): Ec2SenderHosts {
-  return new Ec2SenderHosts(new EC2Client({ region: settings.deployment.region, ...RETRIED_BY_CALLER }));
+  return new Ec2SenderHosts(new EC2Client(awsClientConfig(settings.deployment.region, { retry: 'caller' })));
 }

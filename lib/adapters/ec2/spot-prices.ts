@@ -4,7 +4,8 @@ import type { SpotQuote } from '../../domain/market-prices.js';
 import { TransientError, ValidationError } from '../../errors.js';
 import type { Clock } from '../../ports/clock.js';
 import type { SpotPrices } from '../../ports/market-prices.js';
-import { awsErrorInfo, priceReadClientConfig } from '../aws-errors.js';
+import { priceReadClientConfig } from '../aws-clients.js';
+import { awsErrorInfo } from '../aws-errors.js';
 
 /** Both names EC2 has sold Linux spot capacity under; an account sees one or the other. */
 const LINUX = ['Linux/UNIX', 'Linux/UNIX (Amazon VPC)'];

@@ -7,6 +7,7 @@ import { systemClock, type Clock } from '../../ports/clock.js';
 import type { InvocationDeadline } from '../../ports/deadline.js';
 import type { MoveHandle, MoveOptions, MoveStatus, Platform } from '../../ports/platform.js';
 import { NodeInOtherDistrictError, NodeNotEmptyError, NodeNotInDistrictError, NodeStillActiveError } from '../../ports/platform-errors.js';
+import { awsClientConfig } from '../aws-clients.js';
 import {
   classifyDistrictOutput,
   exitCodeOf,
@@ -61,6 +62,12 @@ export interface OpenShiftBrokerOptions {
   commandTimeoutMs: number;
   /** The broker's installation directory (its Rails environment). */
   brokerDir: string;
+  /**
+   * The client SendCommand goes through, when it is not `client`: one the SDK
+   * retries only when throttled (`brokerSsmClients`), since a move sent again
+   * after a timeout would run twice. Reads keep `client`'s retries.
+   */
+  senderClient?: SSMClient;
   /** How long a command whose result is awaited (district changes, gear listing) may take. Default 2 minutes. */
   syncTimeoutMs?: number;
   /** How often an awaited command is looked at. Default 1 s. */
@@ -319,7 +326,7 @@ export class OpenShiftBrokerPlatform implements Platform {
     if (parameters.gear !== undefined) values.gear = [parameters.gear];
     if (parameters.offset !== undefined) values.offset = [String(parameters.offset)];
     try {
-      const output = await this.client.send(
+      const output = await (this.options.senderClient ?? this.client).send(
         new SendCommandCommand({
           InstanceIds: [this.options.brokerInstanceId],
           DocumentName: this.options.documentName,
@@ -429,7 +436,9 @@ export function openShiftBrokerPlatformFor(settings: Settings, clock: Clock, dea
   if (platform.brokerInstanceId === undefined) {
     throw new ValidationError({ path: 'platform.brokerInstanceId', message: 'platform openshift-broker needs brokerInstanceId' }, 'configuration');
   }
-  return new OpenShiftBrokerPlatform(new SSMClient({ region: settings.deployment.region }), {
+  const clients = brokerSsmClients(settings.deployment.region);
+  return new OpenShiftBrokerPlatform(clients.client, {
+    senderClient: clients.senderClient,
     brokerInstanceId: platform.brokerInstanceId,
     documentName: brokerDocumentName(settings.deployment.stage),
     commandTimeoutMs: platform.commandTimeout,
@@ -437,4 +446,14 @@ export function openShiftBrokerPlatformFor(settings: Settings, clock: Clock, dea
     clock,
     ...(deadline ? { deadline } : {}),
   });
+}
+
+/**
+ * The broker adapter's two SSM clients: reads (GetCommandInvocation,
+ * ListCommands) with the SDK's retries, and SendCommand retried only when
+ * AWS throttled it (a command AWS may have taken is never sent twice by the
+ * SDK; a move is looked up by its key before it is sent again).
+ */
+export function brokerSsmClients(region: string): { client: SSMClient; senderClient: SSMClient } {
+  return { client: new SSMClient(awsClientConfig(region)), senderClient: new SSMClient(awsClientConfig(region, { retry: 'throttling-only' })) };
 }

@@ -3,7 +3,8 @@ import type { Settings } from '../../config/index.js';
 import type { OnDemandQuote } from '../../domain/market-prices.js';
 import { TransientError, ValidationError } from '../../errors.js';
 import type { OnDemandPrices } from '../../ports/market-prices.js';
-import { awsErrorInfo, priceReadClientConfig } from '../aws-errors.js';
+import { priceReadClientConfig } from '../aws-clients.js';
+import { awsErrorInfo } from '../aws-errors.js';
 
 /** One type's products in a region: a handful with these filters; more pages than this is a loop, not a price list. */
 const MOST_PAGES = 5;

@@ -8,7 +8,8 @@ import {
 import type { Settings } from '../../config/index.js';
 import { NodescalerError, TransientError, ValidationError } from '../../errors.js';
 import type { Dns } from '../../ports/dns.js';
-import { awsErrorInfo, RETRIED_BY_CALLER } from '../aws-errors.js';
+import { awsClientConfig } from '../aws-clients.js';
+import { awsErrorInfo } from '../aws-errors.js';
 
 export interface Route53Options {
   hostedZoneId: string;
@@ -108,5 +109,5 @@ export function translateRoute53Error(error: unknown, operation: string): Nodesc
 /** Route 53 records in the stage's `dns.hostedZoneId`, if it has one (the client is built here: see ec2CloudFor in lib/adapters/ec2/cloud.ts). */
 export function route53DnsFor(settings: Settings): Route53Dns | undefined {
   const { config, deployment } = settings;
-  return config.dns ? new Route53Dns(new Route53Client({ region: deployment.region, ...RETRIED_BY_CALLER }), config.dns) : undefined;
+  return config.dns ? new Route53Dns(new Route53Client(awsClientConfig(deployment.region, { retry: 'caller' })), config.dns) : undefined;
 }

@@ -2,7 +2,8 @@ import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import type { Config, Settings } from '../../config/index.js';
 import { NodescalerError, TransientError, ValidationError } from '../../errors.js';
 import type { HostInfo, HostSpec, ReleaseSpec } from '../../ports/cloud.js';
-import { awsErrorInfo, RETRIED_BY_CALLER } from '../aws-errors.js';
+import { awsClientConfig } from '../aws-clients.js';
+import { awsErrorInfo } from '../aws-errors.js';
 import { RequestOnlyCloud, addNodeRequest, removeNodeRequest, type AddNodeRequest, type RemoveNodeRequest } from '../cloud/host-request.js';
 
 export interface SpoolOptions {
@@ -77,5 +78,5 @@ export function translateS3Error(error: unknown, operation: string): NodescalerE
 export function s3SpoolCloudFor(settings: Settings): S3SpoolCloud {
   const { config, deployment } = settings;
   if (!config.spool) throw new ValidationError({ path: 'spool.bucket', message: 'handler spool needs spool.bucket' }, 'configuration');
-  return new S3SpoolCloud(new S3Client({ region: deployment.region, ...RETRIED_BY_CALLER }), config.spool, config);
+  return new S3SpoolCloud(new S3Client(awsClientConfig(deployment.region, { retry: 'caller' })), config.spool, config);
 }

@@ -2,6 +2,7 @@ import { SNSClient } from '@aws-sdk/client-sns';
 import type { Settings } from '../../config/index.js';
 import type { Notifier } from '../../ports/notifier.js';
 import { publish } from './publish.js';
+import { awsClientConfig } from '../aws-clients.js';
 
 /** `Notifier` on an SNS topic (`notify.topicArn`): operator notices such as capacity exhaustion. */
 export class SnsNotifier implements Notifier {
@@ -24,5 +25,5 @@ export class SnsNotifier implements Notifier {
 /** Operator notices on the stage's `notify.topicArn`, if it has one (the client is built here: see ec2CloudFor). */
 export function snsNotifierFor(settings: Settings): SnsNotifier | undefined {
   const { config, deployment } = settings;
-  return config.notify ? new SnsNotifier(new SNSClient({ region: deployment.region }), config.notify.topicArn) : undefined;
+  return config.notify ? new SnsNotifier(new SNSClient(awsClientConfig(deployment.region)), config.notify.topicArn) : undefined;
 }

@@ -4,7 +4,7 @@ import { ValidationError } from '../../errors.js';
 import type { HostInfo, HostSpec, ReleaseSpec } from '../../ports/cloud.js';
 import { RequestOnlyCloud, addNodeRequest, removeNodeRequest, requestSubject, requestText } from '../cloud/host-request.js';
 import { publish } from './publish.js';
-import { RETRIED_BY_CALLER } from '../aws-errors.js';
+import { awsClientConfig } from '../aws-clients.js';
 
 /**
  * Handler `notify`: publishes a readable message to an SNS topic (an
@@ -39,5 +39,5 @@ export class SnsNotifyCloud extends RequestOnlyCloud {
 export function snsNotifyCloudFor(settings: Settings): SnsNotifyCloud {
   const { config, deployment } = settings;
   if (!config.notify) throw new ValidationError({ path: 'notify.topicArn', message: 'handler notify needs notify.topicArn' }, 'configuration');
-  return new SnsNotifyCloud(new SNSClient({ region: deployment.region, ...RETRIED_BY_CALLER }), config.notify.topicArn, config);
+  return new SnsNotifyCloud(new SNSClient(awsClientConfig(deployment.region, { retry: 'caller' })), config.notify.topicArn, config);
 }
