@@ -1,4 +1,4 @@
-import type { Config, PoolConfig } from '../config/index.js';
+import { findPoolConfig, type Config, type PoolConfig } from '../config/index.js';
 import { effectiveConfig, gateDecision, pauseFor, shadowKey, shadowSentence, type Controls, type ShadowDetails } from '../domain/controls.js';
 import type { PoolEvaluation } from '../domain/decision.js';
 import { decisionMessage } from '../domain/decision-message.js';
@@ -6,8 +6,9 @@ import { decidePool } from '../domain/evaluate.js';
 import { advancePendingDrains } from './replace-drain.js';
 import { poolIdOf, type NodeRecord, type PoolId, type PoolRecord } from '../domain/model.js';
 import { isProtected, observedBootMs, statsToStore } from '../domain/node-stats.js';
+import { nodePlacement } from '../domain/placement.js';
 import type { AdoptedHost } from '../domain/stats-sender.js';
-import { ConflictError, NodescalerError, NotFoundError, describeError } from '../errors.js';
+import { ConflictError, NodescalerError, NotFoundError, ValidationError, describeError } from '../errors.js';
 import type { DistrictCapacityMessage, GearsRefusedMessage, NodeStatsMessage } from '../messages/index.js';
 import type { Clock } from '../ports/clock.js';
 import type { Log } from '../ports/log.js';
@@ -202,7 +203,9 @@ export class ThresholdEvaluator {
     const { platform, store, log, metrics } = this.ports;
     if (platform) {
       try {
-        await platform.addNode(node.district, node.nodeId);
+        const where = nodePlacement(findPoolConfig(this.config, node.pool)?.openshiftRegion, node.zone);
+        if (!where.ok) throw new ValidationError({ path: 'openshiftRegion.zone', message: where.reason, value: node.zone }, 'configuration');
+        await platform.addNode(node.district, node.nodeId, where.placement);
       } catch (error) {
         const why = describeError(error);
         log.error('node not added to its district; it stays provisioning and add-node is tried again on its next stats', {

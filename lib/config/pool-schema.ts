@@ -112,6 +112,14 @@ export function buildPoolSchema() {
     ),
   });
 
+  /** A region's or zone's name: what origin-server accepts (REGION_NAME_REGEX) and the broker document lets through. */
+  const regionPart = z.string().check(z.regex(/^(?=.*[A-Za-z0-9])[A-Za-z0-9._-]{1,64}$/, 'must be 1 to 64 letters, digits, ".", "_" or "-" (the names oo-admin-ctl-region accepts)'));
+  const openshiftRegionSchema = z.strictObject({
+    name: regionPart,
+    zone: z.optional(regionPart),
+    zones: z.optional(z.record(z.string().check(z.minLength(1, 'must not be empty')), regionPart)),
+  });
+
   const poolSchema = z.strictObject({
     district: poolIdPart,
     profile: poolIdPart,
@@ -131,6 +139,8 @@ export function buildPoolSchema() {
     nodeHourPrice: z.optional(z.number().check(z.gte(0))),
     /** This pool's disruption budget: each key given replaces scaleDown.budget's. */
     budget: z.optional(poolBudgetSchema()),
+    /** The broker region (and zone per availability zone) every node the pool adds is placed in (lib/domain/placement.ts). */
+    openshiftRegion: z.optional(openshiftRegionSchema),
   });
 
   return poolSchema;

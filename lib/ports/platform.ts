@@ -1,4 +1,5 @@
 import type { GearInfo } from '../domain/model.js';
+import type { NodePlacement } from '../domain/placement.js';
 
 export interface MoveHandle {
   /** Platform command id, stored with the move so a later step can read its result. */
@@ -35,8 +36,13 @@ export interface Platform {
   deactivateNode(district: string, nodeId: string): Promise<void>;
   /** Re-opens a node to new gears (`activate-node`). */
   activateNode(district: string, nodeId: string): Promise<void>;
-  /** Adds a node to its district (`add-node`); idempotent. */
-  addNode(district: string, nodeId: string): Promise<void>;
+  /**
+   * Adds a node to its district (`add-node`), in `placement`'s region and zone
+   * when given; idempotent. A node already in the district but in no region
+   * is placed (`set-region`). `ValidationError` when the region or zone does
+   * not exist, or the node is already in another region (configuration to fix).
+   */
+  addNode(district: string, nodeId: string, placement?: NodePlacement): Promise<void>;
   /** Removes an empty node from its district (`remove-node`); idempotent. */
   removeNode(district: string, nodeId: string): Promise<void>;
   /**

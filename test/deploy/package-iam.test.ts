@@ -153,7 +153,7 @@ describe('serverless package (offline): least-privilege IAM', () => {
       expect(parameter.allowedPattern ?? parameter.allowedValues, name).toBeDefined();
       if (parameter.allowedPattern) expect(parameter.allowedPattern, name).toMatch(/^\^.*\$$/);
     }
-    expect(parameters.action.allowedValues).toEqual(['add-node', 'remove-node', 'deactivate-node', 'activate-node', 'move', 'list-gears', 'node-facts', 'node-district', 'gear-location']);
+    expect(parameters.action.allowedValues).toEqual(['add-node', 'set-region', 'remove-node', 'deactivate-node', 'activate-node', 'move', 'list-gears', 'node-facts', 'node-district', 'gear-location']);
     expect(mainSteps).toHaveLength(1);
     const script = (mainSteps[0].inputs.runCommand as string[]).join('\n');
     const shellPart = script.slice(0, script.indexOf("<<'RUBY'"));

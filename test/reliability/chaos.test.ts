@@ -35,10 +35,12 @@ interface Totals {
   drainsPricedByMarkets: number;
   /** District reads the broker reporter sent, in scenarios whose district's UIDs run out. */
   districtReads: number;
+  /** Nodes nodescaler added in the pool's zone, on brokers that require zones. */
+  joinedInZone: number;
 }
 
 function newTotals(): Totals {
-  return { scenarios: 0, violations: 0, minutes: 0, invocations: 0, faultsInjected: 0, crashes: 0, messages: 0, deadLetters: 0, scaleUps: 0, drains: 0, calledOff: 0, gearMoves: 0, hostileMessages: 0, waitingRiseSighted: 0, scaleUpsWithDoubleWhenFull: 0, marketReads: 0, drainsPricedByMarkets: 0, districtReads: 0 };
+  return { scenarios: 0, violations: 0, minutes: 0, invocations: 0, faultsInjected: 0, crashes: 0, messages: 0, deadLetters: 0, scaleUps: 0, drains: 0, calledOff: 0, gearMoves: 0, hostileMessages: 0, waitingRiseSighted: 0, scaleUpsWithDoubleWhenFull: 0, marketReads: 0, drainsPricedByMarkets: 0, districtReads: 0, joinedInZone: 0 };
 }
 
 function add(totals: Totals, outcome: ScenarioOutcome, scenario: Scenario): void {
@@ -60,6 +62,7 @@ function add(totals: Totals, outcome: ScenarioOutcome, scenario: Scenario): void
   totals.marketReads += outcome.marketReads;
   if (outcome.marketReads > 0) totals.drainsPricedByMarkets += outcome.drains;
   totals.districtReads += outcome.districtReads;
+  totals.joinedInZone += outcome.joinedInZone;
 }
 
 async function check(name: string, store: Scenario['store'], platform: 'simulated' | 'broker', numRuns: number): Promise<Totals> {
@@ -130,6 +133,8 @@ describe('invariants under generated workloads and faults', () => {
     expect(totals.gearMoves).toBeGreaterThan(0);
     if (soak === undefined) expect(totals.calledOff).toBeGreaterThan(0);
     expect(totals.hostileMessages).toBeGreaterThan(0);
+    // Brokers that require zones: the nodes nodescaler added joined in the pool's region and zone, under the same faults.
+    expect(totals.joinedInZone).toBeGreaterThan(0);
   }, timeout);
 
   it(`hold over ${scaled(1)} shorter scenarios on dynalite and the simulated platform`, async () => {

@@ -92,4 +92,17 @@ describe('the reliability checks catch a broken system', () => {
     const outcome = await runScenario(calm, { platform: dropping });
     expect(outcome.violations.join('\n')).toMatch(/gear \S+ lost/);
   });
+
+  it('reports gears left unplaced when a broker that requires zones gets nodes added in none (the pool names no region)', async () => {
+    // Ends at 45 gears: more than the two nodes an operator had put in a zone hold.
+    const zoned: Scenario = { ...calm, demand: calm.demand.slice(0, 2), platform: 'broker', zones: true };
+    const placed = await runScenario(zoned);
+    expect(placed.violations).toEqual([]);
+    expect(placed.joinedInZone).toBeGreaterThan(0);
+    const outcome = await runScenario(zoned, {
+      config: (config) => ({ ...config, pools: config.pools!.map(({ openshiftRegion: _, ...pool }) => pool) }),
+    });
+    expect(outcome.joinedInZone).toBe(0);
+    expect(outcome.violations.join('\n')).toMatch(/gears still unplaced after settling/);
+  });
 });

@@ -10,6 +10,9 @@ export interface Server {
   name: string;
   active: boolean;
   unresponsive: boolean;
+  /** Its region and zone (oo-admin-ctl-district add-node -r -z, or set-region), if placed. */
+  region?: string;
+  zone?: string;
 }
 export interface District {
   name: string;
@@ -26,7 +29,10 @@ const FIRST_UID = 1000;
 /** The district's dump, `available` of its UIDs held by no gear. */
 export function districtDump(district: District, available: number): string {
   const servers = district.servers.map(
-    (s, i) => `${i === 0 ? '  [' : '   '}{"_id"=>BSON::ObjectId('5f${i.toString(16).padStart(22, '0')}'), "name"=>"${s.name}", "active"=>${s.active}, "unresponsive"=>${s.unresponsive}}`,
+    (s, i) =>
+      `${i === 0 ? '  [' : '   '}{"_id"=>BSON::ObjectId('5f${i.toString(16).padStart(22, '0')}'), "name"=>"${s.name}", "active"=>${s.active}, "unresponsive"=>${s.unresponsive}` +
+      (s.region !== undefined ? `, "region_name"=>"${s.region}", "region_id"=>BSON::ObjectId('6a${i.toString(16).padStart(22, '0')}'), "zone_name"=>"${s.zone}", "zone_id"=>BSON::ObjectId('6b${i.toString(16).padStart(22, '0')}')` : '') +
+      '}',
   );
   return [
     `{"_id"=>BSON::ObjectId('${district.uuid.padEnd(24, '0')}'),`,

@@ -64,6 +64,8 @@ export interface BrokerEmulatorOptions {
 
 export class BrokerEmulator {
   private readonly districts = new Map<string, District>();
+  /** Regions (oo-admin-ctl-region -c create) and their zones (add-zone). */
+  private readonly regions = new Map<string, Set<string>>();
   private readonly hosts = new Map<string, NodeHost>();
   private readonly gears = new Map<string, Gear>();
   private readonly commands = new Map<string, Command>();
@@ -86,6 +88,11 @@ export class BrokerEmulator {
 
   createDistrict(name: string, gearSize: string, maxCapacity = DEFAULT_DISTRICT_UIDS): void {
     this.districts.set(name, { name, uuid: `${(this.districts.size + 1).toString(16).padStart(4, '0')}c0ffee${name.length}`, gearSize, maxCapacity, servers: [] });
+  }
+
+  /** `oo-admin-ctl-region -c create -r <region>` and `-c add-zone` for each zone, as set-up. */
+  createRegion(name: string, zones: readonly string[]): void {
+    this.regions.set(name, new Set(zones));
   }
 
   /** `oo-admin-ctl-district -c add-capacity -n <district> -s <uids>`, as set-up: more UIDs for the district. */
@@ -114,9 +121,9 @@ export class BrokerEmulator {
     this.hosts.set(name, { name, profile, maxGears, reachable: true, incoming: 0 });
   }
 
-  /** Set-up shortcut: the node as an operator's add-node left it (active). */
-  joinDistrict(district: string, node: string): void {
-    const result = this.ctlDistrict('add-node', district, node);
+  /** Set-up shortcut: the node as an operator's add-node left it (active), in a region and zone when given. */
+  joinDistrict(district: string, node: string, placement?: { region: string; zone: string }): void {
+    const result = this.ctlDistrict('add-node', district, node, placement);
     if (result.exitCode !== 0) throw new Error(`emulator set-up: ${result.stdout}`);
   }
 
@@ -143,10 +150,10 @@ export class BrokerEmulator {
     return host && { profile: host.profile, maxGears: host.maxGears, incoming: host.incoming };
   }
 
-  /** The nodes of a district, with whether each is active. */
-  servers(district: string): Array<{ name: string; active: boolean }> {
+  /** The nodes of a district, with whether each is active and its zone, if it has one. */
+  servers(district: string): Array<{ name: string; active: boolean; region?: string; zone?: string }> {
     this.settle();
-    return (this.districts.get(district)?.servers ?? []).map((s) => ({ name: s.name, active: s.active }));
+    return (this.districts.get(district)?.servers ?? []).map((s) => ({ name: s.name, active: s.active, ...(s.region !== undefined ? { region: s.region, zone: s.zone } : {}) }));
   }
 
   /** Moves that completed (the gear is on its target). */
@@ -178,15 +185,15 @@ export class BrokerEmulator {
     return [...this.gears.values()].filter((g) => g.node === node).map(({ uuid, app, size }) => ({ uuid, app, size }));
   }
 
-  membership(node: string): { district: string; active: boolean } | undefined {
+  membership(node: string): { district: string; active: boolean; region?: string; zone?: string } | undefined {
     this.settle();
     return this.memberOf(node);
   }
 
-  private memberOf(node: string): { district: string; active: boolean } | undefined {
+  private memberOf(node: string): { district: string; active: boolean; region?: string; zone?: string } | undefined {
     for (const d of this.districts.values()) {
       const server = d.servers.find((s) => s.name === node);
-      if (server) return { district: d.name, active: server.active };
+      if (server) return { district: d.name, active: server.active, ...(server.region !== undefined ? { region: server.region, zone: server.zone! } : {}) };
     }
     return undefined;
   }
@@ -194,8 +201,8 @@ export class BrokerEmulator {
   // -------------------------------------------------------------------------
   // The tools, as origin-server prints them (everything on stdout).
 
-  /** `oo-admin-ctl-district -c <command> -n <district> -i <node>`: its raw stdout and exit code. */
-  ctlDistrict(command: string, name: string, node: string): { stdout: string; exitCode: number } {
+  /** `oo-admin-ctl-district -c <command> -n <district> -i <node> [-r <region> -z <zone>]`: its raw stdout and exit code. */
+  ctlDistrict(command: string, name: string, node: string, placement?: { region: string; zone: string }): { stdout: string; exitCode: number } {
     const district = this.districts.get(name);
     if (!district) {
       return command === 'add-node'
@@ -212,9 +219,12 @@ export class BrokerEmulator {
           errors += 'Cannot connect to node.\n';
           exitCode = 1;
         } else {
-          this.addNode(district, host);
+          this.addNode(district, host, placement);
           result += `Success for node '${node}'!\n`;
         }
+      } else if (command === 'set-region') {
+        this.setRegion(district, node, placement!);
+        result += `Success for node '${node}'!\n`;
       } else {
         if (command === 'remove-node') this.removeNode(district, node);
         else if (command === 'deactivate-node') this.setActive(district, node, false);
@@ -237,8 +247,25 @@ export class BrokerEmulator {
     return { stdout: `${dumps}\n`, exitCode: 0 };
   }
 
-  private addNode(district: District, host: NodeHost): void {
+  /** district.rb's checks of a region and zone, in its words. */
+  private checkPlacement(placement: { region: string; zone: string }): void {
+    const zones = this.regions.get(placement.region);
+    if (!zones) throw new Error(`Region object not found, you can create new region '${placement.region}' using oo-admin-ctl-region.`);
+    if (!zones.has(placement.zone)) throw new Error(`Zone object not found, you can add zone '${placement.zone}' to region '${placement.region}' using oo-admin-ctl-region.`);
+  }
+
+  private setRegion(district: District, node: string, placement: { region: string; zone: string }): void {
+    const server = district.servers.find((s) => s.name === node);
+    if (!server) throw new Error(`Node with server identity: ${node} not found in district '${district.name}'.`);
+    if (server.region !== undefined) throw new Error(`Node with server identity: ${node} has region: ${server.region}, zone: ${server.zone}, unset current region/zone and retry the operation.`);
+    this.checkPlacement(placement);
+    server.region = placement.region;
+    server.zone = placement.zone;
+  }
+
+  private addNode(district: District, host: NodeHost, placement?: { region: string; zone: string }): void {
     const node = host.name;
+    if (placement) this.checkPlacement(placement);
     if ([...this.districts.values()].some((d) => d.servers.some((s) => s.name === node))) {
       throw new Error(`Node with server identity: ${node} already belongs to another district`);
     }
@@ -246,7 +273,7 @@ export class BrokerEmulator {
     if (host.profile !== district.gearSize) {
       throw new Error(`Node with server identity: ${node} is of node profile '${host.profile}' and needs to be '${district.gearSize}' to add to district '${district.name}'`);
     }
-    district.servers.push({ name: node, active: true, unresponsive: false });
+    district.servers.push({ name: node, active: true, unresponsive: false, ...(placement ? { region: placement.region, zone: placement.zone } : {}) });
   }
 
   private removeNode(district: District, node: string): void {
@@ -292,7 +319,12 @@ export class BrokerEmulator {
     }
     if (!host) return fail(`Node execution failure (invalid  node).  If the problem persists please contact Red Hat support.`);
     if (gear.node === target) return fail(`Error moving gear. Old and new servers are the same: ${target}`);
-    if (!this.memberOf(target)) return fail('Error moving gear. Move gear only allowed from non-districted/districted node to districted node.');
+    const to = this.memberOf(target);
+    if (!to) return fail('Error moving gear. Move gear only allowed from non-districted/districted node to districted node.');
+    const from = this.memberOf(gear.node);
+    if (from && from.region !== to.region) {
+      return fail(`Error moving gear. Old and new servers must belong to the same region, source region: ${from.region ?? ''} destination region: ${to.region ?? ''}`);
+    }
     if (move.full) return fail(`Gear creation failed.  The server ${target} that was chosen to run your gear has already exceeded its capacity.  Try your request again.`);
     if (move.fault === 'rsync') return fail(`Error moving app '${app}', platform 'linux', gear '${uuid}' from ${gear.node} to ${target}`);
     const source = gear.node;
@@ -312,10 +344,12 @@ export class BrokerEmulator {
     const action = p.action!;
     switch (action) {
       case 'add-node':
+      case 'set-region':
       case 'remove-node':
       case 'deactivate-node':
       case 'activate-node': {
-        return frameDistrictOutput(this.ctlDistrict(action, p.district!, p.node!));
+        const placement = p.region !== undefined && p.region !== '-' ? { region: p.region, zone: p.zone! } : undefined;
+        return frameDistrictOutput(this.ctlDistrict(action, p.district!, p.node!, placement));
       }
       case 'move': {
         return frameMoveOutput(this.finishAdminMove(command.pendingMove!));
@@ -333,7 +367,7 @@ export class BrokerEmulator {
       }
       case 'node-district': {
         const m = this.memberOf(p.node!);
-        return { stdout: m ? `DISTRICT\t${m.district}\t${m.active ? 'active' : 'inactive'}\n` : 'NONE\n', exitCode: 0 };
+        return { stdout: m ? `DISTRICT\t${m.district}\t${m.active ? 'active' : 'inactive'}\t${m.region ?? '-'}\t${m.zone ?? '-'}\n` : 'NONE\n', exitCode: 0 };
       }
       case 'gear-location': {
         const at = this.gears.get(p.gear!)?.node;

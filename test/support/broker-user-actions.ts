@@ -6,7 +6,9 @@
  * active capacity, and only in a district with a UID left:
  * `district.available_capacity > 0`), or refuses it with
  * NodeUnavailableException ("No nodes available for the specified gear
- * size", exit code 140), the same words for either cause. Either way it
+ * size", exit code 140), the same words for either cause; when the broker
+ * requires zones, a node in no zone is skipped and the words end "gear
+ * size/zone combination". Either way it
  * writes the request's line to the user action log exactly as
  * OpenShift::UserActionLog.action does, through Ruby's Logger (its default
  * format, the description cut to its first line): the file the broker
@@ -35,6 +37,8 @@ export class BrokerUserActions {
     private readonly districts: ReadonlyArray<{ name: string; gearSize: string }>,
     private readonly logFile: string,
     private readonly clock: Clock,
+    /** The broker requires a zone for app creation (REGIONS_REQUIRE_ZONE_FOR_APP_CREATE): a node in no zone takes no new gear. */
+    private readonly requireZones = false,
   ) {
     if (!existsSync(logFile)) writeFileSync(logFile, `# Logfile created on ${clock.now().toISOString()} by logger.rb/v1.5.0\n`);
   }
@@ -46,8 +50,9 @@ export class BrokerUserActions {
     const action = request.scaleUp ? 'SCALE_UP' : 'ADD_APPLICATION';
     const args = `${request.scaleUp ? ` APP_UUID=${appUuid(request)}` : ''} DOMAIN=${request.domain}`;
     if (node === undefined) {
+      const what = this.requireZones ? 'gear size/zone combination' : 'gear size';
       this.write('FAILURE', 'internal_server_error', action, request, args,
-        'Unable to complete the requested operation due to: No nodes available for the specified gear size.  Please try again and contact support if the issue persists. ');
+        `Unable to complete the requested operation due to: No nodes available for the specified ${what}.  Please try again and contact support if the issue persists. `);
       return undefined;
     }
     this.gears += 1;
@@ -68,7 +73,7 @@ export class BrokerUserActions {
       if (district.gearSize !== gearSize || this.broker.availableCapacity(district.name) <= 0) continue;
       for (const server of this.broker.servers(district.name)) {
         const host = this.broker.host(server.name);
-        if (!server.active || host === undefined) continue;
+        if (!server.active || host === undefined || (this.requireZones && server.zone === undefined)) continue;
         const used = this.broker.gearsOn(server.name).length + host.incoming;
         if (used >= host.maxGears) continue;
         const load = used / host.maxGears;

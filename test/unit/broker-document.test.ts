@@ -61,6 +61,16 @@ describe('infra/broker-document.yml', () => {
   });
 
   it.each([
+    ['add-node', '-c add-node -n d1 -i n3.example.com -r east -z east-b'],
+    ['set-region', '-c set-region -n d1 -i n3.example.com -r east -z east-b'],
+  ])('runs %s with the region and zone as separate words; without them, none', (action, words) => {
+    runDocument({ action, node: 'n3.example.com', district: 'd1', region: 'east', zone: 'east-b' }, { stdout: '', exitCode: 0 });
+    expect(spawnSync('cat', [join(dir, 'oo-admin-ctl-district.args')], { encoding: 'utf8' }).stdout.trim()).toBe(words);
+    runDocument({ action: 'add-node', node: 'n3.example.com', district: 'd1' }, { stdout: '', exitCode: 0 });
+    expect(spawnSync('cat', [join(dir, 'oo-admin-ctl-district.args')], { encoding: 'utf8' }).stdout.trim()).toBe('-c add-node -n d1 -i n3.example.com');
+  });
+
+  it.each([
     ['a report', { stdout: 'Rails warning\n{"g1":{"result":false,"message":"Error moving gear."}}\n', exitCode: 1 }],
     ['a success', { stdout: '{"g1":{"result":true,"destination":"n2.example.com"}}\n', exitCode: 0 }],
     ['no report (a crash)', { stdout: Array.from({ length: 12 }, (_, i) => `backtrace line ${i}`).join('\n') + '\n', exitCode: 1 }],

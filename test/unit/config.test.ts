@@ -144,6 +144,20 @@ describe('defaults', () => {
   });
 });
 
+describe('openshiftRegion', () => {
+  it('takes a region with zones by availability zone', () => {
+    const config = parseConfig({ pools: [{ district: 'd1', profile: 'small', max: 5, openshiftRegion: { name: 'east', zone: 'east-a', zones: { 'us-east-1b': 'east-b' } } }] });
+    expect(config.pools[0]!.openshiftRegion).toEqual({ name: 'east', zone: 'east-a', zones: { 'us-east-1b': 'east-b' } });
+  });
+
+  it('refuses names oo-admin-ctl-region would refuse, naming the field and the value', () => {
+    expect(issuesOf({ pools: [{ district: 'd1', profile: 'small', max: 5, openshiftRegion: { name: 'east west', zones: { 'us-east-1b': '--' } } }] })).toEqual([
+      { path: 'pools.0.openshiftRegion.name', message: expect.stringContaining('oo-admin-ctl-region'), value: 'east west' },
+      { path: 'pools.0.openshiftRegion.zones.us-east-1b', message: expect.stringContaining('oo-admin-ctl-region'), value: '--' },
+    ]);
+  });
+});
+
 describe('numbers', () => {
   it('refuse a negative trend confidence, naming the field and the value', () => {
     expect(issuesOf(minimal({ scaleUp: { forecast: { trendConfidence: -1 } } }))).toEqual([

@@ -5,7 +5,7 @@
  */
 import { SSMClient } from '@aws-sdk/client-ssm';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { OpenShiftBrokerPlatform, SAFE_BROKER_DIR, SAFE_DISTRICT, SAFE_NODE, SAFE_UUID } from '../../lib/adapters/platform/openshift-broker.js';
+import { OpenShiftBrokerPlatform, SAFE_BROKER_DIR, SAFE_DISTRICT, SAFE_REGION, SAFE_NODE, SAFE_UUID } from '../../lib/adapters/platform/openshift-broker.js';
 import { ValidationError, isRetryable } from '../../lib/errors.js';
 import { NodeInOtherDistrictError, NodeNotInDistrictError } from '../../lib/ports/platform-errors.js';
 import { BrokerEmulator, SSM_OUTPUT_LIMIT, brokerDocument } from '../support/broker-emulator.js';
@@ -118,6 +118,16 @@ describe('moves: the JSON report and the exit code', () => {
     expect(broker.whereIs('g1')).toBe('n1.example.com');
   });
 
+  it("a target in another region: origin-server's refusal, the gear stays (a pool names its region so its new nodes are in the same one)", async () => {
+    broker.createRegion('east', ['east-a']);
+    broker.addNodeHost('n4.example.com', 'small', 10);
+    broker.joinDistrict('d1', 'n4.example.com', { region: 'east', zone: 'east-a' });
+    const status = await settle(await platform.startMove({ uuid: 'g1', app: 'shop-acme', size: 'small' }, 'n1.example.com', 'n4.example.com'));
+    expect(status).toMatchObject({ state: 'failed', error: 'Error moving gear. Old and new servers must belong to the same region, source region:  destination region: east' });
+    expect(status).not.toHaveProperty('targetFull');
+    expect(broker.whereIs('g1')).toBe('n1.example.com');
+  });
+
   it('a crash with no report: the gear\'s location (found through the command as sent) decides, here failed', async () => {
     broker.failNextMove('g1', 'crash');
     const status = await settle(await platform.startMove({ uuid: 'g1', app: 'shop-acme', size: 'small' }, 'n1.example.com', 'n2.example.com'));
@@ -146,7 +156,9 @@ describe('the SSM document and the adapter agree', () => {
     expect(parameters.district!.allowedPattern).toBe(SAFE_DISTRICT.source);
     expect(parameters.gear!.allowedPattern).toBe(SAFE_UUID.source);
     expect(new RegExp(parameters.brokerDir!.allowedPattern!).source).toBe(SAFE_BROKER_DIR.source);
-    expect(parameters.action!.allowedValues).toEqual(['add-node', 'remove-node', 'deactivate-node', 'activate-node', 'move', 'list-gears', 'node-facts', 'node-district', 'gear-location']);
+    expect(parameters.region!.allowedPattern).toBe(SAFE_REGION.source);
+    expect(parameters.zone!.allowedPattern).toBe(SAFE_REGION.source);
+    expect(parameters.action!.allowedValues).toEqual(['add-node', 'set-region', 'remove-node', 'deactivate-node', 'activate-node', 'move', 'list-gears', 'node-facts', 'node-district', 'gear-location']);
   });
 
   it('SSM refuses a value outside its pattern (the emulator as SSM does), and the adapter refuses it before sending', async () => {

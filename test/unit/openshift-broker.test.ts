@@ -96,7 +96,34 @@ describe('OpenShiftBrokerPlatform: district commands', () => {
   it('refuses unsafe arguments before sending anything', async () => {
     expect(await rejection(platform().deactivateNode('d1', "n1; rm -rf /'"))).toBeInstanceOf(ValidationError);
     expect(await rejection(platform().deactivateNode('d1 $(reboot)', 'n1'))).toBeInstanceOf(ValidationError);
+    const zone = await rejection(platform().addNode('d1', 'n1.example.com', { region: 'east', zone: 'a b' }));
+    expect(zone).toBeInstanceOf(ValidationError);
+    expect((zone as ValidationError).message).toContain('openshiftRegion.zone');
     expect(sendInputs()).toHaveLength(0);
+  });
+
+  it('adds a node in its region and zone with the exact SendCommand parameters', async () => {
+    ssm.on(GetCommandInvocationCommand).resolves(invocation('Success'));
+    await platform().addNode('d1', 'n1.example.com', { region: 'east', zone: 'east-b' });
+    expect(sendInputs()[0]?.Parameters).toStrictEqual({
+      action: ['add-node'],
+      node: ['n1.example.com'],
+      brokerDir: ['/var/www/openshift/broker'],
+      executionTimeout: ['120'],
+      district: ['d1'],
+      region: ['east'],
+      zone: ['east-b'],
+    });
+  });
+
+  it("names openshiftRegion when the broker lacks the region or zone (district.rb's words), as configuration to fix", async () => {
+    const error = (message: string) => `ERROR OUTPUT:\nError for node 'n1.example.com': ${message}\nEXIT\t1\n`;
+    ssm.on(GetCommandInvocationCommand).resolves(invocation('Failed', error("Region object not found, you can create new region 'east' using oo-admin-ctl-region.")));
+    const refused = await rejection(platform().addNode('d1', 'n1.example.com', { region: 'east', zone: 'east-b' }));
+    expect(refused).toBeInstanceOf(ValidationError);
+    expect((refused as ValidationError).message).toContain('openshiftRegion');
+    expect((refused as ValidationError).message).toContain("Region object not found, you can create new region 'east'");
+    expect((refused as ValidationError).message).toContain('east/east-b');
   });
 
 });

@@ -18,6 +18,8 @@ export type DistrictAnswer =
   | { kind: 'holds-gears'; detail: string }
   | { kind: 'district-not-found'; detail: string }
   | { kind: 'refused'; detail: string }
+  | { kind: 'region-refused'; detail: string }
+  | { kind: 'has-region'; detail: string }
   | { kind: 'unreachable'; detail: string }
   | { kind: 'unknown'; detail: string };
 
@@ -33,6 +35,8 @@ export function classifyDistrictOutput(exitCode: number | undefined, output: str
   if (/still using it|still has apps on it/.test(text)) return { kind: 'holds-gears', detail };
   if (/District '[^']*' not found/.test(text) || /Invalid district name/.test(text)) return { kind: 'district-not-found', detail };
   if (/already has gears on it|is of node profile|Cannot add a node with platform/.test(text)) return { kind: 'refused', detail };
+  if (/has region: .*unset current region/.test(text)) return { kind: 'has-region', detail };
+  if (/(?:Region|Zone) object not found|Invalid (?:region|zone) name|(?:Zone|Region) name is required/.test(text)) return { kind: 'region-refused', detail };
   if (/Cannot connect to node|might be unresponsive|is unresponsive/.test(text)) return { kind: 'unreachable', detail };
   return { kind: 'unknown', detail };
 }
@@ -108,13 +112,27 @@ export function parseNodeFacts(nodeId: string, stdout: string): { activeGears: n
 }
 
 /** The `node-district` query: the district holding the node, or undefined for `NONE`. */
-export function parseNodeDistrict(stdout: string): { district: string; active: boolean } | undefined {
+export function parseNodeDistrict(stdout: string): NodeDistrict | undefined {
   for (const line of stdout.split('\n')) {
     const fields = line.trim().split('\t');
     if (fields[0] === 'NONE') return undefined;
-    if (fields[0] === 'DISTRICT' && fields[1]) return { district: fields[1], active: fields[2] === 'active' };
+    if (fields[0] === 'DISTRICT' && fields[1]) {
+      const answer: NodeDistrict = { district: fields[1], active: fields[2] === 'active' };
+      // A region and zone follow since the document placed nodes; '-' (or nothing, from an older document): none.
+      if (fields[3] && fields[3] !== '-') answer.region = fields[3];
+      if (fields[4] && fields[4] !== '-') answer.zone = fields[4];
+      return answer;
+    }
   }
   throw new TransientError(`node-district query printed no answer: ${JSON.stringify(firstLine(stdout))}`);
+}
+
+/** A node's district as the `node-district` query prints it: `DISTRICT<TAB>name<TAB>active|inactive<TAB>region<TAB>zone`. */
+export interface NodeDistrict {
+  district: string;
+  active: boolean;
+  region?: string;
+  zone?: string;
 }
 
 /** The `gear-location` query: the node holding the gear, or undefined for `NONE`. */

@@ -1,6 +1,7 @@
 import { GetCommandInvocationCommand, ListCommandsCommand, SendCommandCommand, SSMClient } from '@aws-sdk/client-ssm';
 import type { Settings } from '../../config/index.js';
 import type { GearInfo } from '../../domain/model.js';
+import type { NodePlacement } from '../../domain/placement.js';
 import { fnv1a64 } from '../../domain/drain.js';
 import { NodescalerError, NotFoundError, TransientError, ValidationError } from '../../errors.js';
 import { systemClock, type Clock } from '../../ports/clock.js';
@@ -8,6 +9,7 @@ import type { InvocationDeadline } from '../../ports/deadline.js';
 import type { MoveHandle, MoveOptions, MoveStatus, Platform } from '../../ports/platform.js';
 import { NodeInOtherDistrictError, NodeNotEmptyError, NodeNotInDistrictError, NodeStillActiveError } from '../../ports/platform-errors.js';
 import { awsClientConfig } from '../aws-clients.js';
+import { checkDistrict, checkGear, checkNode, checkPlacement, regionConflict, SAFE_BROKER_DIR, SAFE_NODE, SAFE_UUID } from './broker-arguments.js';
 import {
   classifyDistrictOutput,
   exitCodeOf,
@@ -17,6 +19,7 @@ import {
   parseGearLocation,
   parseMoveReport,
   parseNodeDistrict,
+  type NodeDistrict,
   parseNodeFacts,
 } from './broker-output.js';
 
@@ -35,14 +38,11 @@ export const LISTING_RESUME_MS = 5 * 60_000;
 /** How far back a move started before a crash is looked for (ListCommands `InvokedAfter`). */
 export const MOVE_LOOKBACK_MS = 24 * 3_600_000;
 
-/** The document's parameters, as its allowedPattern says (infra/broker-document.yml; a test holds them equal). */
-export const SAFE_NODE = /^[a-z0-9._-]{1,253}$/;
-export const SAFE_DISTRICT = /^[A-Za-z0-9._-]{1,64}$/;
-export const SAFE_UUID = /^[A-Za-z0-9_-]{1,64}$/;
-export const SAFE_BROKER_DIR = /^\/[A-Za-z0-9._/-]{1,200}$/;
+export { SAFE_BROKER_DIR, SAFE_DISTRICT, SAFE_NODE, SAFE_REGION, SAFE_UUID } from './broker-arguments.js';
 
 export type BrokerAction =
   | 'add-node'
+  | 'set-region'
   | 'remove-node'
   | 'deactivate-node'
   | 'activate-node'
@@ -51,7 +51,7 @@ export type BrokerAction =
   | 'node-facts'
   | 'node-district'
   | 'gear-location';
-type DistrictCommand = 'deactivate-node' | 'activate-node' | 'add-node' | 'remove-node';
+type DistrictCommand = 'deactivate-node' | 'activate-node' | 'add-node' | 'set-region' | 'remove-node';
 
 export interface OpenShiftBrokerOptions {
   /** The broker host (an SSM managed instance). */
@@ -79,7 +79,7 @@ export interface OpenShiftBrokerOptions {
 }
 
 type Invocation = { status: string; stdout: string; stderr: string; details: string };
-type Parameters = { node: string; district?: string; gear?: string; offset?: number };
+type Parameters = { node: string; district?: string; gear?: string; offset?: number; region?: string; zone?: string };
 
 const RUNNING = new Set(['Pending', 'InProgress', 'Delayed', 'Cancelling']);
 
@@ -97,7 +97,11 @@ const RUNNING = new Set(['Pending', 'InProgress', 'Delayed', 'Cancelling']);
  *   node still active deactivates it first, as the tool requires; add-node
  *   answers "already belongs to another district" for this district too, so
  *   the adapter asks which district holds the node: this one is success,
- *   another is `NodeInOtherDistrictError`.
+ *   another is `NodeInOtherDistrictError`. With a placement, add-node runs
+ *   with `-r REGION -z ZONE`; a node already in the district in no region is
+ *   placed with `set-region`, one in another region is refused
+ *   (`ValidationError` on `openshiftRegion`), as is a region or zone the
+ *   broker lacks.
  * - Gears of a node, a node's figures, a node's district, a gear's node:
  *   read-only queries of the document, awaited.
  * - Moves: `oo-admin-move --json`, not awaited: the SSM command id is the
@@ -184,15 +188,19 @@ export class OpenShiftBrokerPlatform implements Platform {
     await this.district('activate-node', district, nodeId);
   }
 
-  async addNode(district: string, nodeId: string): Promise<void> {
+  async addNode(district: string, nodeId: string, placement?: NodePlacement): Promise<void> {
+    if (placement) checkPlacement(placement);
     try {
-      await this.district('add-node', district, nodeId);
+      await this.district('add-node', district, nodeId, placement);
     } catch (error) {
       if (!(error instanceof NodeInOtherDistrictError)) throw error;
       // The tool says "another district" for this one too: only the holder tells a repeat from a conflict.
       const holder = await this.nodeDistrict(nodeId);
-      if (holder?.district === district) return;
-      throw new NodeInOtherDistrictError(district, nodeId, holder?.district);
+      if (holder?.district !== district) throw new NodeInOtherDistrictError(district, nodeId, holder?.district);
+      if (placement === undefined) return;
+      // Added before the pool named its region (or by hand): placed now, or the node takes no gear where zones are required.
+      if (holder.region === undefined) await this.district('set-region', district, nodeId, placement);
+      else if (holder.region !== placement.region) throw regionConflict(nodeId, holder.region, placement);
     }
   }
 
@@ -237,10 +245,10 @@ export class OpenShiftBrokerPlatform implements Platform {
 
   // -------------------------------------------------------------------------
 
-  private async district(command: DistrictCommand, district: string, nodeId: string): Promise<void> {
+  private async district(command: DistrictCommand, district: string, nodeId: string, placement?: NodePlacement): Promise<void> {
     checkNode(nodeId);
     checkDistrict(district);
-    const result = await this.runAwaited(command, { node: nodeId, district }, `nodescaler ${command} ${nodeId}`);
+    const result = await this.runAwaited(command, { node: nodeId, district, ...placement }, `nodescaler ${command} ${nodeId}`);
     const exit = result.status === 'Success' ? 0 : exitCodeOf(result.stdout);
     const answer = classifyDistrictOutput(exit ?? (result.status === 'Failed' ? 1 : undefined), `${result.stdout}\n${result.stderr}`);
     switch (answer.kind) {
@@ -258,13 +266,17 @@ export class OpenShiftBrokerPlatform implements Platform {
       case 'district-not-found':
       case 'refused':
         throw new ValidationError({ path: 'district', message: `the broker refused ${command} of ${nodeId}: ${answer.detail}`, value: district });
+      case 'region-refused':
+        throw new ValidationError({ path: 'openshiftRegion', message: `the broker refused ${command} of ${nodeId}: ${answer.detail}`, value: placement ? `${placement.region}/${placement.zone}` : undefined });
+      case 'has-region':
+        throw new ValidationError({ path: 'openshiftRegion', message: `the broker refused ${command} of ${nodeId}: ${answer.detail}`, value: placement?.region });
       case 'unreachable':
       case 'unknown':
         throw this.commandFailure(`${command} ${nodeId}`, result);
     }
   }
 
-  private async nodeDistrict(nodeId: string): Promise<{ district: string; active: boolean } | undefined> {
+  private async nodeDistrict(nodeId: string): Promise<NodeDistrict | undefined> {
     const result = await this.runAwaited('node-district', { node: nodeId }, `nodescaler node-district ${nodeId}`);
     if (result.status !== 'Success') throw this.commandFailure(`district of ${nodeId}`, result);
     return parseNodeDistrict(result.stdout);
@@ -325,6 +337,8 @@ export class OpenShiftBrokerPlatform implements Platform {
     if (parameters.district !== undefined) values.district = [parameters.district];
     if (parameters.gear !== undefined) values.gear = [parameters.gear];
     if (parameters.offset !== undefined) values.offset = [String(parameters.offset)];
+    if (parameters.region !== undefined) values.region = [parameters.region];
+    if (parameters.zone !== undefined) values.zone = [parameters.zone];
     try {
       const output = await (this.options.senderClient ?? this.client).send(
         new SendCommandCommand({
@@ -395,19 +409,6 @@ export class OpenShiftBrokerPlatform implements Platform {
   }
 }
 
-function checkNode(nodeId: string): void {
-  if (!SAFE_NODE.test(nodeId)) throw new ValidationError({ path: 'nodeId', message: 'must be a host name: a-z, 0-9, ".", "_" and "-"', value: nodeId });
-}
-
-function checkDistrict(district: string): void {
-  if (!SAFE_DISTRICT.test(district)) throw new ValidationError({ path: 'district', message: 'must be letters, digits, ".", "_" or "-"', value: district });
-}
-
-function checkGear(uuid: string): void {
-  if (!SAFE_UUID.test(uuid)) throw new ValidationError({ path: 'gear.uuid', message: 'must be letters, digits, "_" or "-"', value: uuid });
-}
-
-/** The Comment of a move command (at most 100 characters): the gear and a hash of the idempotency key. */
 export function moveComment(uuid: string, idempotencyKey?: string): string {
   return `nodescaler move ${uuid.slice(0, 64)}${idempotencyKey === undefined ? '' : ` ${fnv1a64(idempotencyKey)}`}`;
 }

@@ -29,6 +29,8 @@ export const scenarioArbitrary = (store: Scenario['store'], size: 'full' | 'shor
     store: fc.constant(store),
     budget: fc.option(budgetArbitrary, { nil: undefined }),
     platform: fc.constant(platform),
+    // Drawn on the broker only, so the simulated platform's scenarios are the ones they were.
+    zones: platform === 'broker' ? fc.boolean() : fc.constant(undefined),
     scaleUpOptions: fc.record({ waitingRise: fc.boolean(), doubleWhenFull: fc.boolean() }),
     market: fc.option(fc.record({ spot: fc.boolean(), dollars: fc.constantFrom(0.0001, 0.05, 0.192, 3, 1e6) }), { nil: undefined }),
   });

@@ -24,12 +24,16 @@ export class EmulatedWorld implements WorldPlatform {
   private readonly joinedAtStart = new Set<string>();
   /** The district each host was set up for (its agent's NODESCALER_DISTRICT), whether or not it has joined it yet. */
   private readonly districtOf = new Map<string, string>();
+  /** The zone each node was last seen in. */
+  private readonly zoneOf = new Map<string, string>();
 
   constructor(
     private readonly clock: Clock & { advance(ms: number): void },
     districts: ReadonlyArray<{ name: string; profile: string }>,
     moveFailureRate: number,
     random: () => number,
+    /** The broker requires zones for app creation; the operator's nodes are in the region's first zone. */
+    private readonly region?: { name: string; zones: readonly string[] },
   ) {
     this.broker = new BrokerEmulator({
       clock,
@@ -40,6 +44,7 @@ export class EmulatedWorld implements WorldPlatform {
       drawMoveFault: () => (random() < moveFailureRate ? MOVE_FAULTS[Math.floor(random() * MOVE_FAULTS.length)] : undefined),
     });
     for (const district of districts) this.broker.createDistrict(district.name, district.profile);
+    if (region) this.broker.createRegion(region.name, region.zones);
   }
 
   /** The platform the handlers get: the broker adapter, whose waits pass on the world's clock (the Lambda waits, the world goes on). */
@@ -65,15 +70,15 @@ export class EmulatedWorld implements WorldPlatform {
     if (this.broker.host(nodeId)) return;
     this.broker.addNodeHost(nodeId, profile, maxGears);
     this.districtOf.set(nodeId, district);
-    if (options.joined || this.joinedAtStart.has(nodeId)) this.broker.joinDistrict(district, nodeId);
+    if (options.joined || this.joinedAtStart.has(nodeId)) this.broker.joinDistrict(district, nodeId, this.region && { region: this.region.name, zone: this.region.zones[0]! });
   }
 
-  /** As the broker places a new gear: the least-loaded active node of the district with room (ties by name). */
+  /** As the broker places a new gear: the least-loaded active node of the district with room (ties by name), in a zone if zones are required. */
   placeGear(district: string, _profile: string, gear: GearInfo): string | undefined {
     const load = this.loads();
     let best: { name: string; used: number } | undefined;
     for (const server of this.broker.servers(district)) {
-      if (!server.active) continue;
+      if (!server.active || (this.region && server.zone === undefined)) continue;
       const host = this.broker.host(server.name);
       if (!host) continue;
       const used = (load.get(server.name) ?? 0) + host.incoming;
@@ -85,6 +90,11 @@ export class EmulatedWorld implements WorldPlatform {
     return best.name;
   }
 
+  /** Nodes seen (at their stats) in `zone`, released since or not: the pool's zone, where only nodescaler's add-node puts them. */
+  joinedInZone(zone: string): number {
+    return [...this.zoneOf.values()].filter((seen) => seen === zone).length;
+  }
+
   removeGear(uuid: string): boolean {
     return this.broker.removeGear(uuid);
   }
@@ -93,6 +103,7 @@ export class EmulatedWorld implements WorldPlatform {
     const host = this.broker.host(nodeId);
     if (!host) throw new Error(`emulated world: no node host ${nodeId}`);
     const member = this.broker.membership(nodeId);
+    if (member?.zone !== undefined) this.zoneOf.set(nodeId, member.zone);
     return {
       district: this.districtOf.get(nodeId) ?? member?.district ?? '',
       profile: host.profile,

@@ -38,6 +38,11 @@ export interface Scenario {
   budget?: ScenarioBudget;
   /** The platform the handlers drive: the simulated one, or the broker adapter over the broker emulator. Default simulated. */
   platform?: 'simulated' | 'broker';
+  /**
+   * On the broker: it requires zones for app creation (a node in no zone takes no new gear), the nodes there before
+   * nodescaler are in region east, and the pool names it (`openshiftRegion`), so each node it adds must join in a zone.
+   */
+  zones?: boolean;
   /** Chance per minute (under faults) that a compromised node host sends one valid-but-hostile node-stats message (hostile.ts). */
   hostileRate?: number;
   /** The scale-up's options that are off by default: buying for the waiting demand's pace, doubling a full pool. */
@@ -82,6 +87,8 @@ export interface ScenarioOutcome {
   marketReads: number;
   /** District reads the broker reporter sent (`districtUids`). */
   districtReads: number;
+  /** Nodes nodescaler added that joined in the pool's zone (`zones` scenarios on the broker). */
+  joinedInZone: number;
 }
 
 
@@ -97,6 +104,9 @@ export const VCPUS = 4;
 export const POISON_AFTER_MS = 2 * 360_000;
 /** The role id of the simulated node hosts' instance profile: their agents send as `<it>:<instance id>`. */
 export const SIM_NODE_ROLE = 'AROASIMNODEROLE00001';
+
+/** The broker region of `zones` scenarios: the nodes there before nodescaler are in its first zone, the pool's new ones in its second. */
+export const REGION = { name: 'east', zones: ['east-a', 'east-b'] } as const;
 
 /** Small and quick: short delays so that a one-hour scenario sees scale-ups, drains and releases. */
 export function scenarioConfig(scenario: Scenario): ConfigInput {
@@ -127,6 +137,7 @@ export function scenarioConfig(scenario: Scenario): ConfigInput {
         max: POOL_MAX,
         gearsPerNode: GEARS_PER_NODE,
         template: { imageId: 'ami-sim', instanceTypes: [{ name: 'm5.xlarge', vcpus: VCPUS, memoryGiB: 16 }], subnets: ['subnet-sim'], spot: scenario.market?.spot ?? false },
+        ...(scenario.zones ? { openshiftRegion: { name: REGION.name, zone: REGION.zones[1] } } : {}),
       },
     ],
   } as ConfigInput;

@@ -25,7 +25,7 @@ import { EmulatedWorld } from './emulated-platform.js';
 import { HostileHosts } from './hostile.js';
 import { ScenarioInvariants } from './invariants.js';
 import {
-  DISTRICT, GEARS_PER_NODE, POOL, PROFILE, SETTLE_MINUTES, SIM_NODE_ROLE,
+  DISTRICT, GEARS_PER_NODE, POOL, PROFILE, REGION, SETTLE_MINUTES, SIM_NODE_ROLE,
   callerInApp, noMetrics, quietLog, scenarioConfig, type Mutants, type Scenario, type ScenarioOutcome,
 } from './scenario-config.js';
 import { CLOUD_READS, FaultInjector, MARKET_READS, NO_FAULTS, PLATFORM_READS, QUEUE_READS, STORE_READS } from './faults.js';
@@ -90,7 +90,7 @@ class ScenarioRun {
     this.sqs = new LocalSqs(clock, LOCAL_QUEUES);
     this.sqs.keepLedger();
     if (scenario.platform === 'broker') {
-      this.emulated = new EmulatedWorld(clock, [{ name: DISTRICT, profile: PROFILE }], scenario.moveFailureRate, seededRandom(scenario.seed + 2));
+      this.emulated = new EmulatedWorld(clock, [{ name: DISTRICT, profile: PROFILE }], scenario.moveFailureRate, seededRandom(scenario.seed + 2), scenario.zones ? REGION : undefined);
       this.worldPlatform = this.emulated;
     } else {
       this.platform = new SimulatedPlatform(clock, { moveDurationMs: 30_000, moveFailureRate: scenario.moveFailureRate, random: seededRandom(scenario.seed + 2) });
@@ -171,6 +171,7 @@ class ScenarioRun {
       waitingSighted: pool?.waitingSeen !== undefined,
       marketReads: (this.markets?.spot.requests.length ?? 0) + (this.markets?.list.requests.length ?? 0),
       districtReads: this.world.districtReadsSent,
+      joinedInZone: this.emulated?.joinedInZone(REGION.zones[1]) ?? 0,
     };
   }
 
