@@ -16,7 +16,14 @@
  *      of it (as far as stats and pending moves tell); `preferred` falls back
  *      to the node with room that holds the fewest, `required` leaves the gear
  *      unplaced.
- *   4. Largest gears first (by size name), then the applications with the
+ *   4. Its own availability zone: among the nodes that hold no gear of the
+ *      application, one in the source node's zone first, another zone only
+ *      when none there has room. A move across zones would gather a scaled
+ *      application's gears, spread over zones for its availability (the
+ *      broker's zones, Karpenter's topology spread), into fewer of them, and
+ *      copy the gear's data across zones (paid per gigabyte). Nodes of
+ *      unknown zone count as the source's when its zone is unknown.
+ *   5. Largest gears first (by size name), then the applications with the
  *      most gears (the most constrained), then by uuid; each gear goes to the
  *      target with the least room left that still takes it (packing), ties by
  *      node id. Spreading would fill the emptiest nodes, which are the next
@@ -113,6 +120,9 @@ export function planDrain(input: PlanInput): DrainPlan {
   }
   eligible.sort((a, b) => (a.node.nodeId < b.node.nodeId ? -1 : a.node.nodeId > b.node.nodeId ? 1 : 0));
   const targets = eligible.map((entry) => entry.node.nodeId);
+  const sourceZone = input.nodes.find((node) => node.nodeId === input.sourceNodeId)?.zone;
+  /** 0 for a target in the source's zone (or both unknown), 1 for another. */
+  const zoneTier = Uint8Array.from(eligible, (entry) => (entry.node.zone === sourceZone ? 0 : 1));
   const free = new Int32Array(eligible.length);
   eligible.forEach((entry, i) => {
     free[i] = entry.free;
@@ -139,15 +149,17 @@ export function planDrain(input: PlanInput): DrainPlan {
   for (const gear of orderGears(gears)) {
     const avoid = input.avoid?.get(gear.uuid);
     const holders = appTargets.get(gear.app)!;
-    // Pass 1: the node with the least room left that holds no gear of the app (the first minimum: lowest node id).
+    // Pass 1: of the nodes that hold no gear of the app, the source's zone first, then the least room left (the first minimum: lowest node id).
     let chosen = -1;
-    let chosenRoom = Infinity;
+    let chosenRank = Infinity;
     for (let i = 0; i < free.length; i++) {
       const room = free[i]!;
-      if (room <= 0 || room >= chosenRoom) continue;
+      if (room <= 0) continue;
+      const rank = zoneTier[i]! * 2 ** 31 + room;
+      if (rank >= chosenRank) continue;
       if ((holders.size > 0 && holders.has(i)) || avoid?.has(targets[i]!)) continue;
       chosen = i;
-      chosenRoom = room;
+      chosenRank = rank;
     }
     let sharesApp = false;
     if (chosen < 0 && holders.size > 0) {

@@ -35,6 +35,8 @@ export interface NodeOptions {
   protected?: boolean;
   pool?: string;
   instanceType?: string;
+  /** The availability zone its host runs in. */
+  zone?: string;
 }
 
 export function node(nodeId: string, options: NodeOptions = {}): NodeRecord {
@@ -53,6 +55,7 @@ export function node(nodeId: string, options: NodeOptions = {}): NodeRecord {
     protected: options.protected ?? false,
   };
   if (options.instanceType !== undefined) record.instanceType = options.instanceType;
+  if (options.zone !== undefined) record.zone = options.zone;
   if (options.gears !== null && (options.gears !== undefined || options.state === undefined || options.state === 'active' || options.state === 'draining')) {
     record.stats = {
       activeGears: options.gears ?? 0,

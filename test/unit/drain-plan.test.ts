@@ -134,6 +134,27 @@ describe('planDrain: anti-affinity', () => {
   });
 });
 
+describe('planDrain: availability zones', () => {
+  it("keeps a gear in its node's zone: a node there first, though one in another zone has less room", () => {
+    const nodes = [node('src', { gears: 2, zone: 'us-east-1a' }), node('a', { gears: 70, zone: 'us-east-1b' }), node('b', { gears: 10, zone: 'us-east-1a' })];
+    expect(targets(planDrain(input({ gears: [gear('g1'), gear('g2')], nodes })))).toEqual({ g1: 'b', g2: 'b' });
+  });
+
+  it('goes to another zone only when its own has no room, and never before anti-affinity', () => {
+    const full = [node('src', { gears: 2, max: 10, zone: 'us-east-1a' }), node('a', { gears: 8, max: 10, zone: 'us-east-1a' }), node('b', { gears: 2, max: 10, zone: 'us-east-1b' })];
+    expect(targets(planDrain(input({ gears: [gear('g1')], nodes: full })))).toEqual({ g1: 'b' });
+    const sibling = node('a', { gears: 2, max: 10, zone: 'us-east-1a' });
+    sibling.stats!.gears = [gear('x1', 'shop')];
+    const nodes = [node('src', { gears: 1, max: 10, zone: 'us-east-1a' }), sibling, node('b', { gears: 5, max: 10, zone: 'us-east-1b' })];
+    expect(targets(planDrain(input({ gears: [gear('g1', 'shop')], nodes })))).toEqual({ g1: 'b' });
+  });
+
+  it('packs as before where zones are not known', () => {
+    const nodes = [node('src', { gears: 2 }), node('a', { gears: 70 }), node('b', { gears: 10 })];
+    expect(targets(planDrain(input({ gears: [gear('g1')], nodes })))).toEqual({ g1: 'a' });
+  });
+});
+
 describe('planDrain: order and impossible plans', () => {
   it('places the largest gears first, then the applications with the most gears', () => {
     const order = orderGears([gear('s1', 'solo'), gear('m1', 'mid', 'medium'), gear('p1', 'pair'), gear('p2', 'pair'), gear('l1', 'big', 'large')]);
@@ -164,25 +185,27 @@ describe('planDrain: order and impossible plans', () => {
 
 describe('planDrain: properties (fast-check)', () => {
   const arbitraryWorld = fc.record({
-    targets: fc.array(fc.record({ gears: fc.integer({ min: 0, max: 60 }), max: fc.integer({ min: 1, max: 60 }), state: fc.constantFrom('active', 'active', 'draining', 'provisioning') as fc.Arbitrary<NodeRecord['state']>, apps: fc.array(fc.integer({ min: 0, max: 7 }), { maxLength: 5 }) }), { maxLength: 12 }),
+    targets: fc.array(fc.record({ gears: fc.integer({ min: 0, max: 60 }), max: fc.integer({ min: 1, max: 60 }), state: fc.constantFrom('active', 'active', 'draining', 'provisioning') as fc.Arbitrary<NodeRecord['state']>, apps: fc.array(fc.integer({ min: 0, max: 7 }), { maxLength: 5 }), zone: fc.constantFrom('us-east-1a', 'us-east-1b', undefined) }), { maxLength: 12 }),
+    sourceZone: fc.constantFrom('us-east-1a', undefined),
     gears: fc.array(fc.record({ app: fc.integer({ min: 0, max: 7 }), size: fc.constantFrom('small', 'medium', 'large') }), { maxLength: 40 }),
     reserved: fc.array(fc.integer({ min: 0, max: 11 }), { maxLength: 20 }),
     fill: fc.constantFrom(0.5, 0.8, 1),
     antiAffinity: fc.constantFrom('preferred', 'required') as fc.Arbitrary<'preferred' | 'required'>,
   });
 
-  it('never overfills a target, places each gear at most once, accounts for every gear, and keeps required anti-affinity', () => {
+  it('never overfills a target, places each gear at most once, accounts for every gear, and keeps required anti-affinity, zones or not', () => {
     fc.assert(
       fc.property(arbitraryWorld, (world) => {
         const nodes = world.targets.map((t, i) => {
-          const n = node(`n${String(i).padStart(2, '0')}`, { gears: Math.min(t.gears, 2 * t.max), max: t.max, state: t.state });
+          const n = node(`n${String(i).padStart(2, '0')}`, { gears: Math.min(t.gears, 2 * t.max), max: t.max, state: t.state, ...(t.zone ? { zone: t.zone } : {}) });
           if (n.stats) n.stats.gears = t.apps.map((a, g) => gear(`x${i}-${g}`, `app${a}`));
           return n;
         });
         const reserved = new Map<string, number>();
         for (const r of world.reserved) reserved.set(`n${String(r).padStart(2, '0')}`, (reserved.get(`n${String(r).padStart(2, '0')}`) ?? 0) + 1);
         const gears = world.gears.map((g, i) => gear(`g${i}`, `app${g.app}`, g.size));
-        const plan = planDrain(input({ gears, nodes, reserved, fillFraction: world.fill, antiAffinity: world.antiAffinity }));
+        const source = node('src', { gears: gears.length, ...(world.sourceZone ? { zone: world.sourceZone } : {}) });
+        const plan = planDrain(input({ gears, nodes: [source, ...nodes], reserved, fillFraction: world.fill, antiAffinity: world.antiAffinity }));
 
         expect(plan.placements.length + plan.unplaced.length).toBe(gears.length);
         expect(new Set([...plan.placements, ...plan.unplaced].map((p) => p.gear.uuid)).size).toBe(gears.length);
