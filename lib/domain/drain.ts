@@ -117,16 +117,24 @@ export function progressOf(moves: readonly GearMove[]): Progress {
  */
 export function movesToStart(moves: readonly GearMove[], now: Date, maxConcurrent: number): GearMove[] {
   let inFlight = 0;
-  for (const move of moves) if (move.state === 'moving') inFlight++;
+  // One move per application at a time: the broker runs each move in the application's lock, and a second one
+  // waits on it 50 s, then fails (LockUnavailableException) while the first copies its gear for minutes.
+  const appsMoving = new Set<string>();
+  for (const move of moves) {
+    if (move.state !== 'moving') continue;
+    inFlight++;
+    appsMoving.add(move.gear.app);
+  }
   const room = maxConcurrent - inFlight;
   if (room <= 0) return [];
   const nowIso = now.toISOString();
   const ready: GearMove[] = [];
   for (const move of moves) {
     if (ready.length >= room) break;
-    if (move.state !== 'planned' || move.retarget) continue;
+    if (move.state !== 'planned' || move.retarget || appsMoving.has(move.gear.app)) continue;
     if (move.nextAttemptAt !== undefined && move.nextAttemptAt > nowIso) continue;
     ready.push(move);
+    appsMoving.add(move.gear.app);
   }
   return ready;
 }
@@ -143,7 +151,13 @@ export type MoveOutcome =
   | { kind: 'succeeded' }
   | { kind: 'failed'; error: string }
   /** The target had no room: the gear is still on its source and goes elsewhere; no attempt is spent. */
-  | { kind: 'target-full'; error: string };
+  | { kind: 'target-full'; error: string }
+  /**
+   * Another operation held the application (a tenant's deploy, another move of its gears): nothing was done to the
+   * gear and the same move is tried again after the retry delay; no attempt is spent. `drainTimeout` still bounds
+   * a lock that is never released (no gear moved for that long).
+   */
+  | { kind: 'busy'; error: string };
 
 /** What a finished attempt does to its move. */
 export function settleAttempt(move: GearMove, outcome: MoveOutcome, now: Date, policy: MoveRetryPolicy): GearMove {
@@ -162,6 +176,12 @@ export function settleAttempt(move: GearMove, outcome: MoveOutcome, now: Date, p
     next.retarget = true;
     // Not the gear's fault: give the attempt back.
     next.attempts = Math.max(0, move.attempts - 1);
+    return next;
+  }
+  if (outcome.kind === 'busy') {
+    next.state = 'planned';
+    next.attempts = Math.max(0, move.attempts - 1);
+    next.nextAttemptAt = new Date(now.getTime() + retryDelay(1, policy)).toISOString();
     return next;
   }
   if (move.attempts >= policy.attempts) {

@@ -6,8 +6,12 @@ export interface MoveHandle {
   commandId: string;
 }
 
-/** `targetFull`: the move failed because the target had no room; the gear is still on its source and may go elsewhere. */
-export type MoveStatus = { state: 'running' } | { state: 'succeeded' } | { state: 'failed'; error: string; targetFull?: boolean };
+/**
+ * `targetFull`: the move failed because the target had no room; the gear is still on its source and may go elsewhere.
+ * `busy`: another operation held the gear's application (the broker's application lock): nothing was done to the
+ * gear, and the same move may go through later.
+ */
+export type MoveStatus = { state: 'running' } | { state: 'succeeded' } | { state: 'failed'; error: string; targetFull?: boolean; busy?: boolean };
 
 export interface MoveOptions {
   /**

@@ -170,7 +170,8 @@ describe('gear mover on dynalite with the simulated platform', () => {
   it('aborts a drain that moves no gear for drainTimeout, letting the moves in flight settle first', async () => {
     // Moves that take 40 minutes: none ends within the 30-minute timeout.
     const w = await world({ moveDurationMs: 40 * 60_000, config: { scaleDown: { drainTimeout: '30m' }, platform: { commandTimeout: '25m' } } });
-    await w.node('src.example.com', { gears: apps(1, 6) });
+    // Six single-gear applications: three moves in flight at once (one per application).
+    await w.node('src.example.com', { gears: apps(6, 1) });
     await w.node('t1.example.com', { gears: [] });
     const mover = w.mover();
     await mover.handleScaleDown(await w.decideScaleDown('src.example.com'));

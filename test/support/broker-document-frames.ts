@@ -32,11 +32,16 @@ export function frameDistrictOutput(raw: { stdout: string; exitCode: number }): 
   return { stdout: `${kept.map((l) => `${l}\n`).join('')}EXIT\t${raw.exitCode}\n`, exitCode: raw.exitCode };
 }
 
-/** What the document's script prints for a move: the last JSON line (or the last 5 lines), then the exit code. */
+/**
+ * What the document's script prints for a move: the last JSON line, or with none, the first line of an uncaught
+ * Ruby exception (`file:line:in 'method': message (Class)`, which a backtrace's tail leaves out) and the last 4
+ * lines; then the exit code.
+ */
 export function frameMoveOutput(raw: { stdout: string; exitCode: number }): { stdout: string; exitCode: number } {
   const lines = raw.stdout.replace(/\n$/, '').split('\n');
   const report = lines.filter((l) => l.startsWith('{')).pop();
-  const shown = report !== undefined ? report.slice(0, 20_000) : lines.slice(-5).map((l) => l.slice(0, 300)).join('\n');
+  const raised = lines.find((l) => /\([A-Z][A-Za-z:]*\)$/.test(l));
+  const shown = report !== undefined ? report.slice(0, 20_000) : [...(raised !== undefined ? [raised] : []), ...lines.slice(-4)].map((l) => l.slice(0, 300)).join('\n');
   return { stdout: `${shown}\nEXIT\t${raw.exitCode}\n`, exitCode: raw.exitCode };
 }
 

@@ -24,6 +24,18 @@ export { DEFAULT_DISTRICT_UIDS };
 export { brokerDocument, frameDistrictOutput, frameMoveOutput };
 
 export const SSM_OUTPUT_LIMIT = 24_000;
+/** How long a move waits for its application's lock before it gives up (Lock.run_in_app_lock: 10 tries, 5 s apart). */
+export const APP_LOCK_WAIT_MS = 50_000;
+/** oo-admin-move rescues NodeException and UserException only: LockUnavailableException ends it with Ruby's backtrace and no report. */
+export const LOCK_UNAVAILABLE_OUTPUT = [
+  "/var/www/openshift/broker/../../controller/app/models/lock.rb:66:in `run_in_app_lock': Unable to perform action on app object. Another operation is already running. (OpenShift::LockUnavailableException)",
+  "\tfrom /opt/rh/ruby193/root/usr/share/gems/gems/openshift-origin-msg-broker-mcollective-1.35.4/lib/openshift/mcollective_application_container_proxy.rb:2019:in `move_gear_secure'",
+  "\tfrom /opt/rh/ruby193/root/usr/share/gems/gems/openshift-origin-controller-1.38.4/app/models/gear.rb:394:in `move'",
+  '\tfrom /usr/sbin/oo-admin-move:147:in `block in <main>\'',
+  '\tfrom /usr/sbin/oo-admin-move:96:in `each\'',
+  '\tfrom /usr/sbin/oo-admin-move:96:in `<main>\'',
+  '',
+].join('\n');
 const metadata = { httpStatusCode: 400, attempts: 1, totalRetryDelay: 0 };
 
 interface NodeHost {
@@ -46,8 +58,8 @@ interface Command {
   runsAt: number;
   /** Set once it ran. */
   result?: { stdout: string; exitCode: number };
-  /** A move's effect, applied when it runs. */
-  pendingMove?: { uuid: string; target: string; fault?: MoveFault; full: boolean };
+  /** A move's effect, applied when it runs; `locked`: it never got the application's lock (LockUnavailableException). */
+  pendingMove?: { uuid: string; target: string; fault?: MoveFault; full: boolean; locked?: boolean };
 }
 
 export interface BrokerEmulatorOptions {
@@ -70,6 +82,8 @@ export class BrokerEmulator {
   private readonly gears = new Map<string, Gear>();
   private readonly commands = new Map<string, Command>();
   private readonly moveFaults = new Map<string, MoveFault>();
+  /** Applications a tenant's operation holds locked, until when (ms). */
+  private readonly tenantLocks = new Map<string, number>();
   private readonly document = brokerDocument();
   private sequence = 0;
   private completedMoves = 0;
@@ -164,6 +178,11 @@ export class BrokerEmulator {
 
   unreachable(node: string): void {
     this.hosts.get(node)!.reachable = false;
+  }
+
+  /** A tenant's operation (a deploy, a scale event) holds the application's lock until `untilMs`. */
+  holdAppLock(app: string, untilMs: number): void {
+    this.tenantLocks.set(app, untilMs);
   }
 
   /** The next move of this gear fails in this way. */
@@ -295,8 +314,21 @@ export class BrokerEmulator {
     server.active = active;
   }
 
+  /** When the lock of the gear's application is free: after the moves of its gears not yet run, and any tenant's hold. */
+  private appLockFreeAt(uuid: string, now: number): number {
+    const app = this.gears.get(uuid)?.app;
+    if (app === undefined) return now;
+    let freeAt = this.tenantLocks.get(app) ?? now;
+    for (const command of this.commands.values()) {
+      const move = command.pendingMove;
+      if (move && !move.locked && command.result === undefined && this.gears.get(move.uuid)?.app === app) freeAt = Math.max(freeAt, command.runsAt);
+    }
+    return freeAt;
+  }
+
   /** `oo-admin-move --gear_uuid <uuid> -i <target> --json`, decided at its start (the target's gear is created first). */
-  private startAdminMove(uuid: string, target: string): Command['pendingMove'] {
+  private startAdminMove(uuid: string, target: string, locked: boolean): Command['pendingMove'] {
+    if (locked) return { uuid, target, full: false, locked: true };
     const host = this.hosts.get(target);
     const fault = this.moveFaults.get(uuid) ?? this.options.drawMoveFault?.();
     this.moveFaults.delete(uuid);
@@ -309,6 +341,7 @@ export class BrokerEmulator {
     const { uuid, target } = move;
     const gear = this.gears.get(uuid);
     if (!gear) return { stdout: `${JSON.stringify({ [uuid]: { result: false, message: `ERROR: Gear not found: ${uuid}` } })}\n`, exitCode: 1 };
+    if (move.locked) return { stdout: LOCK_UNAVAILABLE_OUTPUT, exitCode: 1 };
     const host = this.hosts.get(target);
     if (host && !move.full) host.incoming--;
     const [app, domain] = gear.app.includes('-') ? [gear.app.slice(0, gear.app.lastIndexOf('-')), gear.app.slice(gear.app.lastIndexOf('-') + 1)] : [gear.app, 'ns'];
@@ -423,7 +456,14 @@ export class BrokerEmulator {
     const isMove = parameters.action === 'move';
     const record: Command = { id, parameters, comment: input.Comment ?? '', sentAt: now, runsAt: now + (isMove ? this.moveDuration : this.latency) };
     this.settle();
-    if (isMove) record.pendingMove = this.startAdminMove(parameters.gear!, parameters.node!);
+    if (isMove) {
+      // origin-server runs a move in the application's lock (Lock.run_in_app_lock: 10 tries, 5 s apart): it starts when
+      // the lock frees within those 50 s, else it fails then.
+      const freeAt = this.appLockFreeAt(parameters.gear!, now);
+      const locked = freeAt - now > APP_LOCK_WAIT_MS;
+      record.runsAt = locked ? now + APP_LOCK_WAIT_MS : Math.max(now, freeAt) + this.moveDuration;
+      record.pendingMove = this.startAdminMove(parameters.gear!, parameters.node!, locked);
+    }
     this.commands.set(id, record);
     return { Command: { CommandId: id, DocumentName: input.DocumentName, Comment: input.Comment, Parameters: input.Parameters, Status: 'Pending' } };
   }

@@ -17,10 +17,16 @@ export interface AdvancingClock {
 
 export function brokerOnEmulator(
   clock: AdvancingClock,
-  options: Partial<OpenShiftBrokerOptions> & { commandLatencyMs?: number } = {},
+  options: Partial<OpenShiftBrokerOptions> & { commandLatencyMs?: number; moveDurationMs?: number } = {},
 ): { broker: BrokerEmulator; platform: OpenShiftBrokerPlatform } {
-  const { commandLatencyMs, ...adapter } = options;
-  const broker = new BrokerEmulator({ clock, brokerInstanceId: BROKER, documentName: DOCUMENT, ...(commandLatencyMs !== undefined ? { commandLatencyMs } : {}) });
+  const { commandLatencyMs, moveDurationMs, ...adapter } = options;
+  const broker = new BrokerEmulator({
+    clock,
+    brokerInstanceId: BROKER,
+    documentName: DOCUMENT,
+    ...(commandLatencyMs !== undefined ? { commandLatencyMs } : {}),
+    ...(moveDurationMs !== undefined ? { moveDurationMs } : {}),
+  });
   const platform = new OpenShiftBrokerPlatform(broker.client(), {
     brokerInstanceId: BROKER,
     documentName: DOCUMENT,

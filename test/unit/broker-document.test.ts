@@ -8,7 +8,7 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { BrokerEmulator, brokerDocument, frameDistrictOutput, frameMoveOutput } from '../support/broker-emulator.js';
+import { BrokerEmulator, brokerDocument, frameDistrictOutput, frameMoveOutput, LOCK_UNAVAILABLE_OUTPUT } from '../support/broker-emulator.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'broker-document-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -74,7 +74,14 @@ describe('infra/broker-document.yml', () => {
     ['a report', { stdout: 'Rails warning\n{"g1":{"result":false,"message":"Error moving gear."}}\n', exitCode: 1 }],
     ['a success', { stdout: '{"g1":{"result":true,"destination":"n2.example.com"}}\n', exitCode: 0 }],
     ['no report (a crash)', { stdout: Array.from({ length: 12 }, (_, i) => `backtrace line ${i}`).join('\n') + '\n', exitCode: 1 }],
+    ['no report (an exception it does not rescue: the line that names it, then the tail)', { stdout: LOCK_UNAVAILABLE_OUTPUT, exitCode: 1 }],
   ])('move with %s: the script prints what the emulator frames', (_, raw) => {
     expect(runDocument({ action: 'move', node: 'n2.example.com', gear: 'g1' }, raw)).toEqual(frameMoveOutput(raw));
+  });
+
+  it("move ended by an exception: the exception's line comes first, so the adapter reads why", () => {
+    const printed = runDocument({ action: 'move', node: 'n2.example.com', gear: 'g1' }, { stdout: LOCK_UNAVAILABLE_OUTPUT, exitCode: 1 }).stdout;
+    expect(printed.split('\n')[0]).toMatch(/Another operation is already running\. \(OpenShift::LockUnavailableException\)$/);
+    expect(printed.endsWith('EXIT\t1\n')).toBe(true);
   });
 });

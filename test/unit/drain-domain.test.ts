@@ -87,17 +87,38 @@ describe('move transitions', () => {
   });
 
   it('starts at most maxConcurrent moves, skipping backoff and moves waiting for a target', () => {
+    const ownApp = (uuid: string, fields: Partial<GearMove> = {}) => planned(uuid, 't', { gear: { uuid, app: `app-${uuid}`, size: 'small' }, ...fields });
     const moves = [
-      { ...planned('m1'), state: 'moving' as const },
-      planned('p1', 't', { nextAttemptAt: at(10).toISOString() }),
-      planned('p2', 't', { retarget: true }),
-      planned('p3'),
-      planned('p4'),
-      planned('p5'),
+      { ...ownApp('m1'), state: 'moving' as const },
+      ownApp('p1', { nextAttemptAt: at(10).toISOString() }),
+      ownApp('p2', { retarget: true }),
+      ownApp('p3'),
+      ownApp('p4'),
+      ownApp('p5'),
     ];
     expect(movesToStart(moves, NOW, 3).map((m) => m.gear.uuid)).toEqual(['p3', 'p4']);
     expect(movesToStart(moves, at(10), 3).map((m) => m.gear.uuid)).toEqual(['p1', 'p3']);
     expect(movesToStart(moves, NOW, 1)).toEqual([]);
+  });
+
+  it("starts one move per application at a time: the broker runs each in the application's lock, and a second would fail waiting on it", () => {
+    const gear = (uuid: string, app: string) => ({ uuid, app, size: 'small' });
+    const moves = [
+      { ...planned('m1', 't', { gear: gear('m1', 'shop') }), state: 'moving' as const },
+      planned('s2', 't', { gear: gear('s2', 'shop') }),
+      planned('b1', 't', { gear: gear('b1', 'blog') }),
+      planned('b2', 't', { gear: gear('b2', 'blog') }),
+      planned('w1', 't', { gear: gear('w1', 'wiki') }),
+    ];
+    expect(movesToStart(moves, NOW, 3).map((m) => m.gear.uuid)).toEqual(['b1', 'w1']);
+    // Once the shop's move has landed, its next gear may go.
+    expect(movesToStart([{ ...moves[0]!, state: 'moved' as const }, ...moves.slice(1)], NOW, 3).map((m) => m.gear.uuid)).toEqual(['s2', 'b1', 'w1']);
+  });
+
+  it("a move the application's lock kept back is tried again after the retry delay, without spending an attempt", () => {
+    const next = settleAttempt({ ...planned('g1'), state: 'moving', attempts: 3 }, { kind: 'busy', error: 'Unable to perform action on app object. Another operation is already running.' }, NOW, policy);
+    expect(next).toMatchObject({ state: 'planned', attempts: 2, nextAttemptAt: at(30).toISOString(), lastError: expect.stringContaining('Another operation') });
+    expect(next.retarget).toBeUndefined();
   });
 
   it('treats a moving attempt without a handle as orphaned only after the grace time', () => {

@@ -142,7 +142,8 @@ describe('GearMover: starting a drain', () => {
 describe('GearMover: stopping and finishing', () => {
   it('cancels a drain by hand: the moves in flight settle, then the node re-opens', async () => {
     const w = await world();
-    await w.node('src.example.com', { gears: apps(1, 6) });
+    // Six single-gear applications: three moves in flight at once (one per application).
+    await w.node('src.example.com', { gears: apps(6, 1) });
     await w.node('t1.example.com');
     const mover = w.mover();
     await mover.handleScaleDown(await w.decideScaleDown('src.example.com'));

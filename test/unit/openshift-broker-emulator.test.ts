@@ -128,6 +128,25 @@ describe('moves: the JSON report and the exit code', () => {
     expect(broker.whereIs('g1')).toBe('n1.example.com');
   });
 
+  it("waits on the application's lock: a move starts once the lock frees within 50 s, and otherwise fails as busy with no report (origin-server's LockUnavailableException, which oo-admin-move does not rescue)", async () => {
+    broker.placeGear('n1.example.com', { uuid: 'g2', app: 'shop-acme', size: 'small' });
+    // Two moves of the shop's gears at once: the second waits for the first (30 s) and goes through.
+    const first = await platform.startMove({ uuid: 'g1', app: 'shop-acme', size: 'small' }, 'n1.example.com', 'n2.example.com');
+    const second = await platform.startMove({ uuid: 'g2', app: 'shop-acme', size: 'small' }, 'n1.example.com', 'n2.example.com');
+    expect(await settle(first)).toEqual({ state: 'succeeded' });
+    expect(await settle(second)).toEqual({ state: 'succeeded' });
+    expect(broker.whereIs('g2')).toBe('n2.example.com');
+
+    // A tenant's deploy holds the lock for longer than the move waits.
+    broker.holdAppLock('shop-acme', now + 120_000);
+    const started = now;
+    const status = await settle(await platform.startMove({ uuid: 'g2', app: 'shop-acme', size: 'small' }, 'n2.example.com', 'n1.example.com'));
+    expect(status).toMatchObject({ state: 'failed', busy: true });
+    expect((status as { error: string }).error).toContain('Unable to perform action on app object. Another operation is already running. (OpenShift::LockUnavailableException)');
+    expect(now - started).toBeGreaterThanOrEqual(50_000);
+    expect(broker.whereIs('g2')).toBe('n2.example.com');
+  });
+
   it('a crash with no report: the gear\'s location (found through the command as sent) decides, here failed', async () => {
     broker.failNextMove('g1', 'crash');
     const status = await settle(await platform.startMove({ uuid: 'g1', app: 'shop-acme', size: 'small' }, 'n1.example.com', 'n2.example.com'));

@@ -92,8 +92,16 @@ export function parseMoveReport(stdout: string): MoveReport | undefined {
 }
 
 /** A failed move as the drain sees it. */
+/**
+ * origin-server's `Lock.run_in_app_lock`, which every move runs in: after 10 tries 5 s apart it raises
+ * LockUnavailableException (171), which oo-admin-move does not rescue, so it ends with no report.
+ */
+export const APP_BUSY = /Another operation is already running|LockUnavailableException/;
+
 export function failedMove(error: string): MoveStatus {
-  return TARGET_FULL.test(error) ? { state: 'failed', error, targetFull: true } : { state: 'failed', error };
+  if (TARGET_FULL.test(error)) return { state: 'failed', error, targetFull: true };
+  if (APP_BUSY.test(error)) return { state: 'failed', error, busy: true };
+  return { state: 'failed', error };
 }
 
 /** The output of the `node-facts` query: undefined for `UNKNOWN`; a missing or non-integer figure is a TransientError. */

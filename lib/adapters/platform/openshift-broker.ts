@@ -233,7 +233,8 @@ export class OpenShiftBrokerPlatform implements Platform {
     if (invocation === undefined || RUNNING.has(invocation.status)) return { state: 'running' };
     const report = parseMoveReport(invocation.stdout);
     if (invocation.status === 'Success' && report?.result === true) return { state: 'succeeded' };
-    const error = report?.message ?? `oo-admin-move ${invocation.status}: ${firstLine(invocation.stderr) || firstLine(invocation.stdout) || invocation.details || 'no output'}`;
+    // No report: the tool's own output (the document's 2>&1) says why; SSM's stderr only says that it failed.
+    const error = report?.message ?? `oo-admin-move ${invocation.status}: ${firstLine(invocation.stdout.replace(/(?:^|\n)EXIT\t\d+\s*$/, '')) || firstLine(invocation.stderr) || invocation.details || 'no output'}`;
     // Exit 1 also after a move that completed (its old copy not removed): where the gear is now decides.
     const sent = await this.sentMove(handle.commandId, report);
     if (sent !== undefined) {

@@ -214,7 +214,9 @@ export async function pollMoves(ctx: DrainContext, drain: DrainRecord, node: Nod
         ? { kind: 'succeeded' }
         : status.targetFull
           ? { kind: 'target-full', error: status.error }
-          : { kind: 'failed', error: status.error };
+          : status.busy
+            ? { kind: 'busy', error: status.error }
+            : { kind: 'failed', error: status.error };
     const next = settleAttempt(move, outcome, now, ctx.retry);
     moves.push(next);
     changed = true;
