@@ -20,6 +20,7 @@ import { sqsQueueFor } from '../../lib/adapters/sqs/from-settings.js';
 import { VirtualClock } from '../../lib/adapters/local/virtual-clock.js';
 import { parseConfig, parseDeployment, type Settings } from '../../lib/config/index.js';
 import { TransientError } from '../../lib/errors.js';
+import { listenLocally } from '../support/local-endpoint.js';
 
 const credentials = { accessKeyId: 'x', secretAccessKey: 'y' };
 const settings: Settings = {
@@ -76,6 +77,7 @@ describe('every SDK client waits within AWS_CALL_HTTP', () => {
 describe('ThrottlingOnlyRetry: a SendCommand AWS may have taken is not sent again', () => {
   let server: Server;
   let endpoint: string;
+  let close: () => Promise<void>;
   let answers: Array<'throttled' | 'server-error' | 'silence'> = [];
   let requests = 0;
   const held: ServerResponse[] = [];
@@ -96,13 +98,11 @@ describe('ThrottlingOnlyRetry: a SendCommand AWS may have taken is not sent agai
         response.end(JSON.stringify(body));
       });
     });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const address = server.address();
-    endpoint = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+    ({ endpoint, close } = await listenLocally(server));
   });
   afterAll(async () => {
     for (const response of held) response.destroy();
-    await new Promise((resolve) => server.close(resolve));
+    await close();
   });
   beforeEach(() => {
     answers = [];

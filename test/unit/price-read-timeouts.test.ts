@@ -16,6 +16,7 @@ import { VirtualClock } from '../../lib/adapters/local/virtual-clock.js';
 import { AwsOnDemandPrices, awsOnDemandPricesFor } from '../../lib/adapters/pricing/on-demand-prices.js';
 import { loadSettings } from '../../lib/config/index.js';
 import { TransientError } from '../../lib/errors.js';
+import { listenLocally } from '../support/local-endpoint.js';
 
 const credentials = { accessKeyId: 'x', secretAccessKey: 'y' };
 const settings = loadSettings({ AWS_REGION: 'eu-west-1', NODESCALER_CONFIG: JSON.stringify({ handler: 'log', pools: [{ district: 'd1', profile: 'small', max: 3, naming: { base: 'n' } }] }) });
@@ -30,18 +31,17 @@ async function limitsOf(reader: unknown) {
 describe('price reads are bounded in time', () => {
   let silent: Server;
   let endpoint: string;
+  let close: () => Promise<void>;
   const sockets: Socket[] = [];
 
   beforeAll(async () => {
     // Accepts every connection and never answers.
     silent = createServer((socket) => sockets.push(socket));
-    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
-    const address = silent.address();
-    endpoint = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+    ({ endpoint, close } = await listenLocally(silent));
   });
   afterAll(async () => {
     for (const socket of sockets) socket.destroy();
-    await new Promise((resolve) => silent.close(resolve));
+    await close();
   });
 
   it("builds both readers' clients with the price read's limits, one attempt each", async () => {
