@@ -26,10 +26,12 @@ export const RETRIED_BY_CALLER = { maxAttempts: 1 } as const;
  * nothing said why. Past these the call fails with a TimeoutError, which
  * every adapter turns into a TransientError and the one retry layer retries.
  * Even the SDK's 3 attempts (DynamoDB, SQS, SSM) fit the shortest function
- * timeout with room to record the failure: 3 x (3 + 10) s < 60 s. A write
- * that timed out may still have been applied; each one is made safe to send
- * again already (a launch's client token, a conditional write read back, a
- * move's stored phase), as after a crash.
+ * timeout with room to record the failure: 3 x (3 + 10) s < 60 s. A call
+ * that timed out may still have been carried out, as one the function's own
+ * timeout cut short always could: a launch carries its client token, a write
+ * is conditional on the record's version and re-read on a conflict, and a
+ * broker command is sent by the SDK once (`ThrottlingOnlyRetry`) and looked
+ * up by its key before it is sent again.
  */
 export const AWS_CALL_HTTP = { connectionTimeout: 3_000, requestTimeout: 10_000, throwOnRequestTimeout: true } as const;
 

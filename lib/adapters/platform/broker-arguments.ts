@@ -1,7 +1,8 @@
 /**
  * What the broker adapter checks before it sends anything: each argument of
  * the SSM document against the pattern the document itself enforces, so a
- * bad value fails here, named, instead of as SSM's InvalidParameters.
+ * bad value fails here, named, instead of as SSM's InvalidParameters; and the
+ * configuration error of a node the broker already holds in another region.
  */
 import type { NodePlacement } from '../../domain/placement.js';
 import { ValidationError } from '../../errors.js';
