@@ -8,7 +8,7 @@
 import type { Metrics } from '../ports/metrics.js';
 
 /** The metrics with an alarm of threshold 0 per pool (infra/monitoring.yml). */
-export const PAGING_METRICS = ['DrainsAborted', 'CapacityExhausted', 'GearsLost'] as const;
+export const PAGING_METRICS = ['DrainsAborted', 'CapacityExhausted', 'GearsLost', 'ProvisionTimeouts'] as const;
 const PERIOD_MS = 300_000;
 
 export class AlarmWatch {
@@ -49,7 +49,7 @@ function runs(sorted: readonly number[]): number {
   return count;
 }
 
-/** `pages: DrainsAborted 0, CapacityExhausted 2, GearsLost 0 (alarms from OK to ALARM)`. */
+/** `pages: DrainsAborted 0, CapacityExhausted 2, GearsLost 0, ProvisionTimeouts 0 (alarms from OK to ALARM)`. */
 export function pagesLine(pages: Record<string, number> | undefined): string {
   if (!pages) return 'pages: not counted';
   return `pages: ${Object.entries(pages).map(([name, count]) => `${name} ${count}`).join(', ')} (alarms from OK to ALARM)`;

@@ -20,8 +20,8 @@ describe('pages a replay would have sent', () => {
     // Not paging: other metrics, and a point of 0.
     metrics.record('DrainsOutgrown', 1, 'Count', { pool: 'a' });
     metrics.record('GearsLost', 0, 'Count', { pool: 'a' });
-    expect(watch.pages()).toEqual({ DrainsAborted: 3, CapacityExhausted: 0, GearsLost: 0 });
+    expect(watch.pages()).toEqual({ DrainsAborted: 3, CapacityExhausted: 0, GearsLost: 0, ProvisionTimeouts: 0 });
     expect(passed).toHaveLength(7);
-    expect(pagesLine(watch.pages())).toBe('pages: DrainsAborted 3, CapacityExhausted 0, GearsLost 0 (alarms from OK to ALARM)');
+    expect(pagesLine(watch.pages())).toBe('pages: DrainsAborted 3, CapacityExhausted 0, GearsLost 0, ProvisionTimeouts 0 (alarms from OK to ALARM)');
   });
 });
