@@ -21,7 +21,11 @@
 # from its start) and counts the distinct refused requests: a client that
 # retries within one window counts once (ACTION and APP_UUID, or ACTION,
 # LOGIN and DOMAIN for an application not created yet). One request is
-# counted as one gear: a lower bound, as the nodes' own figures are.
+# counted as one gear: a lower bound, as the nodes' own figures are. A
+# broker that requires zones for app creation words it "... for the
+# specified gear size/zone combination"; the message then says
+# "zonesRequired":true, since a node added in no zone takes no gear there
+# (the evaluator buys none for them unless the pool names its region).
 #
 # The log line names neither the gear size nor the district. The profile is
 # NODESCALER_PROFILE, else the broker's only gear size (VALID_GEAR_SIZES with
@@ -211,8 +215,9 @@ if [ "$inode" != "$last_inode" ] || [ "$size" -lt "$last_offset" ]; then
   offset=0 # rotated or truncated: the new file from its start
 fi
 
-# Distinct refused requests among the lines appended since the offset.
-refused=$(tail -c +"$((offset + 1))" "$log_file" | head -c "$((size - offset))" | awk '
+# Distinct refused requests among the lines appended since the offset, and how many of them asked for a
+# node in a zone ("gear size/zone combination": the broker requires zones for app creation).
+counts=$(tail -c +"$((offset + 1))" "$log_file" | head -c "$((size - offset))" | awk '
   /RESULT=FAILURE/ && /No nodes available/ {
     action = ""; app = ""; login = ""; domain = ""
     for (i = 1; i <= NF; i++) {
@@ -222,10 +227,12 @@ refused=$(tail -c +"$((offset + 1))" "$log_file" | head -c "$((size - offset))" 
       else if ($i ~ /^DOMAIN=/) domain = substr($i, 8)
     }
     key = (app != "") ? action " " app : action " " login " " domain
-    if (!(key in seen)) { seen[key] = 1; n++ }
+    if (!(key in seen)) { seen[key] = 1; n++; if (/zone combination/) z++ }
   }
-  END { print n + 0 }') || fail "cannot read $log_file"
-case $refused in '' | *[!0-9]*) fail "cannot count the refusals in $log_file" ;; esac
+  END { print n + 0, z + 0 }') || fail "cannot read $log_file"
+refused=${counts%% *}
+zoned=${counts##* }
+case $refused$zoned in '' | *[!0-9]*) fail "cannot count the refusals in $log_file" ;; esac
 [ "${#refused}" -le 6 ] && [ "$refused" -le 100000 ] || refused=100000 # the message's limit
 
 if [ "$refused" -eq 0 ] && [ "$last_sent" -eq 0 ]; then
@@ -237,8 +244,11 @@ start=$last_at
 [ "$start" -lt "$now" ] && [ $((now - start)) -le 3600 ] || start=$((now - 60))
 window_start=$(iso "$start") || fail "no time"
 window_end=$(iso "$now") || fail "no time"
-body=$(printf '{"type":"gears-refused","v":1,%s"profile":"%s","refused":%s,"windowStart":"%s","windowEnd":"%s"}' \
-  "$district_field" "$profile" "$refused" "$window_start" "$window_end")
+# Only when some refusal asked for a zone, so an evaluator older than the field reads every other report.
+zones_field=''
+[ "$zoned" -gt 0 ] && zones_field=',"zonesRequired":true'
+body=$(printf '{"type":"gears-refused","v":1,%s"profile":"%s","refused":%s,"windowStart":"%s","windowEnd":"%s"%s}' \
+  "$district_field" "$profile" "$refused" "$window_start" "$window_end" "$zones_field")
 
 send_body "$body" || fail "aws sqs send-message failed 3 times (last: $(printf '%s' "$error" | tr '\n' ' ' | cut -c1-200))"
 save "$refused"

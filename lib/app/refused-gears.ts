@@ -11,7 +11,7 @@
  * A report too old to matter is dropped; one older than the pool's latest
  * never overwrites it.
  */
-import type { Config } from '../config/index.js';
+import { findPoolConfig, type Config } from '../config/index.js';
 import { poolIdOf, type PoolId } from '../domain/model.js';
 import { ValidationError } from '../errors.js';
 import type { GearsRefusedMessage } from '../messages/index.js';
@@ -64,12 +64,27 @@ export async function recordRefusedGears(ports: RefusedGearsPorts, config: Pick<
   }
   const touched: PoolId[] = [];
   for (const { pool, gears } of shares) {
-    const report = { gears, windowStart: message.windowStart, windowEnd: message.windowEnd };
+    const report = { gears, windowStart: message.windowStart, windowEnd: message.windowEnd, ...(message.zonesRequired ? { zonesRequired: true } : {}) };
     if (await writeUnlessNewer(store, pool, message.windowEnd, (held) => held.refused?.windowEnd, { refused: report })) touched.push(pool);
   }
   if (message.refused > 0) {
     log.info('gear creations refused by the broker', { pool: where, refused: message.refused, windowStart: message.windowStart, windowEnd: message.windowEnd });
     metrics.record('GearsRefused', message.refused, 'Count', { pool: where });
   }
+  if (message.zonesRequired) warnOfUnzonedPools(ports, config.pools, shares);
   return touched;
+}
+
+/**
+ * The broker requires zones for new gears, and a pool names no region to place
+ * its nodes in: every node it adds would take none of them, so the evaluator
+ * buys none for them (lib/domain/waiting.ts). Said loudly, since the gears wait
+ * until an operator names the region (ZonesUnnamedAlarm).
+ */
+function warnOfUnzonedPools(ports: Pick<RefusedGearsPorts, 'log' | 'metrics'>, pools: Pick<Config, 'pools'>['pools'], shares: ReadonlyArray<{ pool: PoolId; gears: number }>): void {
+  for (const { pool, gears } of shares) {
+    if (gears <= 0 || findPoolConfig({ pools }, pool)?.openshiftRegion !== undefined) continue;
+    ports.log.warn('the broker requires zones for new gears and the pool names no openshiftRegion: its nodes join in no zone, and none is bought for these', { pool, refused: gears, field: 'openshiftRegion' });
+    ports.metrics.record('RefusedForZones', gears, 'Count', { pool });
+  }
 }

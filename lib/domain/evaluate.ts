@@ -103,11 +103,11 @@ function decide(input: PoolEvaluationInput, u: PoolUtilization, gearsPerNode: nu
   const at = `pool ${poolId} at ${ratio(u.utilization)}`;
   const staleNote = staleText(u.staleNodes);
   // Gear creations the broker refused (lib/domain/waiting.ts): demand that waits now, whatever the nodes report.
-  const waiting = waitingGears(pool, demandHistory, now, u.demand, nodes);
-  // Refused for want of UIDs, which no node cures: every decision says so, whatever else it decides.
-  const uidsNote = waiting?.noUidsLeft ? waiting.text : undefined;
+  const waiting = waitingGears(pool, demandHistory, now, u.demand, nodes, { nodesJoinInZones: poolConfig.openshiftRegion !== undefined });
+  // Refused for a cause no node cures (no UIDs left, zones the pool's nodes join in none): every decision says so, whatever else it decides.
+  const uncuredNote = waiting?.uncured ? waiting.text : undefined;
   /** What every decision of the pool ends with: stale stats (unless `withStale` is false) and refusals no node cures. */
-  const notesAfter = (withStale = true) => [withStale ? staleNote : '', uidsNote ?? ''].filter((part) => part).join('; ');
+  const notesAfter = (withStale = true) => [withStale ? staleNote : '', uncuredNote ?? ''].filter((part) => part).join('; ');
   const result = (decision: PoolDecision, forecast?: PoolEvaluation['forecast']): PoolEvaluation => {
     const evaluation: PoolEvaluation = { utilization: u, decision, poolPatch };
     if (forecast) evaluation.forecast = forecast;

@@ -139,12 +139,12 @@ export function explainPool(given: PoolEvaluationInput): PoolExplanation {
   if (forecast) {
     triggers.push({ holds: forecastTrigger, text: `forecast ${ratio(forecastUtilization)} in ${held(forecast.lookaheadMs)} (${forecast.basis})` });
   }
-  const waiting = waitingGears(pool, evaluation.poolPatch.demandHistory, now, u.demand, nodes);
+  const waiting = waitingGears(pool, evaluation.poolPatch.demandHistory, now, u.demand, nodes, { nodesJoinInZones: poolConfig.openshiftRegion !== undefined });
   if (waiting) {
     const bootMs = poolBootMs(pool, scaleUp.forecast.bootDelay);
     const need = waitingNeed(waiting, pool.waitingSeen, { now, bootMs, slots: total, gearsPerNode: expectedGearsPerNode(poolConfig, nodes), scaleUp });
     const riseText = need.rise > 0 ? ` (with ${need.rise} more gears to come while they boot, the pace they kept arriving at)` : '';
-    const notNeeded = waiting.noUidsLeft ? waiting.text : `${waiting.text}: covered by the nodes running and booting`;
+    const notNeeded = waiting.uncured ? waiting.text : `${waiting.text}: covered by the nodes running and booting`;
     triggers.push({ holds: need.nodes > 0, text: need.nodes > 0 ? `${waiting.text}: +${need.nodes} node(s)${riseText}` : notNeeded });
   }
   const holding = triggers.filter((t) => t.holds);

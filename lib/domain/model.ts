@@ -169,7 +169,7 @@ export interface PoolRecord {
   /** The last scale-up decided while the pool had no free slot (lib/domain/scale-up.ts): when, its round and its nodes. */
   outran?: { at: string; rounds: number; count: number };
   /** The broker's latest count of this pool's refused gear creations (gears-refused, lib/domain/waiting.ts). */
-  refused?: { gears: number; windowStart: string; windowEnd: string };
+  refused?: { gears: number; windowStart: string; windowEnd: string; zonesRequired?: boolean };
   /** The district's UIDs as the broker-side reporter last read them (district-capacity, lib/domain/district-capacity.ts). */
   districtCapacity?: { maxCapacity: number; availableCapacity: number; readAt: string };
   /** The waiting demand (placed and refused gears) an evaluation last saw, and since when gears have waited, for scaleUp.waitingRise. */

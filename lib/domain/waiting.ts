@@ -27,6 +27,11 @@
  * broker refuses a gear that way too, with nodes half empty, and a node bought
  * for it would stay empty, and the next refusals buy the next. With a fresh
  * read of the district, only as many refusals as it has UIDs left count.
+ *
+ * Nor when the broker requires zones for app creation (its refusals ask for a
+ * "gear size/zone combination", `zonesRequired`) and the pool names no
+ * region to place its nodes in (`openshiftRegion`, lib/domain/placement.ts):
+ * a node it adds joins in no zone and would take none of them.
  * Pure functions of data.
  */
 import { splitPoolId, type DemandSample, type NodeRecord, type PoolRecord } from './model.js';
@@ -50,8 +55,16 @@ export interface WaitingGears {
   windowMs: number;
   /** e.g. `37 gear creations refused in the last 1m (broker), 12 not placed yet`. */
   text: string;
-  /** Set when the district's UIDs, not its nodes, refused them all: no node would place them. */
-  noUidsLeft?: boolean;
+  /**
+   * Set when no node the pool can add would place them: the district has no UIDs left, or the broker requires zones
+   * and the pool's nodes join in none. `text` says which, with the cure.
+   */
+  uncured?: boolean;
+}
+
+/** What the pool's configuration says of where its nodes join: in a zone (it names `openshiftRegion`) or not. */
+export interface WaitingOptions {
+  nodesJoinInZones?: boolean;
 }
 
 /**
@@ -67,6 +80,7 @@ export function waitingGears(
   now: Date,
   demand: number,
   nodes?: readonly NodeRecord[],
+  options: WaitingOptions = {},
 ): WaitingGears | undefined {
   const report = pool.refused;
   if (report === undefined || report.gears <= 0) return undefined;
@@ -77,12 +91,16 @@ export function waitingGears(
   const windowMs = end - start;
   if (nowMs - end > windowMs + REFUSED_GRACE_MS) return undefined;
   const refusedText = `${report.gears} gear creation${report.gears === 1 ? '' : 's'} refused in the last ${formatDuration(Math.round(windowMs / 1000) * 1000)} (broker)`;
+  if (report.zonesRequired && options.nodesJoinInZones === false) {
+    const why = `the broker requires zones for new gears (its refusals ask for a "gear size/zone combination") and pool ${pool.pool ?? ''} names no openshiftRegion: a node it adds joins in no zone and would place none; name the region and zones its nodes join (pools[].openshiftRegion)`;
+    return { refused: report.gears, demand, unplaced: 0, windowMs, text: `${refusedText}, ${why}`, uncured: true };
+  }
   const capacity = freshDistrictCapacity(pool, now);
   const placeable = refusalsNodesCanPlace(report.gears, capacity);
   if (placeable === 0 && capacity !== undefined) {
     const district = districtOf(pool.pool);
     const why = `${districtCapacityText(district, capacity, now)}: no node would place them; ${districtCureText(district)}`;
-    return { refused: report.gears, demand, unplaced: 0, windowMs, text: `${refusedText}, ${why}`, noUidsLeft: true };
+    return { refused: report.gears, demand, unplaced: 0, windowMs, text: `${refusedText}, ${why}`, uncured: true };
   }
   // Only a refusal for want of a slot says the open nodes were full.
   const placedThen = Math.max(placedAt(history, end) ?? demand, nodes ? slotsFullAt(nodes, end) : 0);

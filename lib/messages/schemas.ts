@@ -213,7 +213,9 @@ export const MAX_REFUSED_GEARS = 100_000;
  * code 140, one RESULT=FAILURE line in the broker's user_action.log) in one
  * window: the gears no node reports, OpenShift v2's pending pods. `district`
  * is absent when the broker named none (a new application: every district of
- * the profile was full).
+ * the profile was full). `zonesRequired`: the refusals asked for a node in a
+ * zone ("gear size/zone combination": the broker requires zones for app
+ * creation), which a node added in no zone never is.
  */
 export const gearsRefusedMessageSchema = once(() => {
   const fields = object({
@@ -223,6 +225,7 @@ export const gearsRefusedMessageSchema = once(() => {
     refused: integerIn(0, MAX_REFUSED_GEARS),
     windowStart: isoDateTimeSchema(),
     windowEnd: isoDateTimeSchema(),
+    zonesRequired: flag(),
   });
   const validator: Validator<Output<typeof fields>> = (input, path, issues) => {
     const message = fields(input, path, issues);

@@ -51,6 +51,9 @@ describe('serverless package (offline): monitoring', () => {
     expect(resources.DistrictUidsLowAlarm!.Properties.Metrics[0].Period).toBe(900);
     // A launched node released for never joining its district: one of the bench's pages (PAGING_METRICS) too.
     expect(expressionOf('NodesNotJoiningAlarm')).toBe('SELECT SUM(ProvisionTimeouts) FROM SCHEMA("nodescaler", pool, service) GROUP BY pool');
+    // The broker requires zones and a pool names no region: no node bought would place the refused gears.
+    expect(expressionOf('ZonesUnnamedAlarm')).toBe('SELECT SUM(RefusedForZones) FROM SCHEMA("nodescaler", pool, service) GROUP BY pool');
+    expect(resources.ZonesUnnamedAlarm!.Properties).toMatchObject({ Threshold: 0, ComparisonOperator: 'GreaterThanThreshold', TreatMissingData: 'notBreaching', EvaluationPeriods: 1 });
     for (const name of ALL_FUNCTIONS) {
       const alarm = alarms().find(([, a]) => a.Properties.MetricName === 'Errors' && a.Properties.Dimensions[0].Value === `nodescaler-${STAGE}-${name}`);
       expect(alarm, name).toBeDefined();

@@ -214,6 +214,26 @@ describe('gears-refused through the threshold evaluator (dynalite)', () => {
     expect((queue.sent('scale').at(-1) as ScaleUpMessage).count).toBe(5);
   });
 
+  it('refusals asking for a node in a zone buy none for a pool that names no region (its nodes would join in none), and page; with openshiftRegion they buy as any', async () => {
+    clock.advance(10_000);
+    const { outcomes } = await evaluator.handleBatch([refused(400, { zonesRequired: true })]);
+    expect(outcomes).toEqual([expect.objectContaining({ pool: 'd1/small', kind: 'no-action' })]);
+    expect(queue.sent('scale')).toHaveLength(0);
+    expect((await store.getPool('d1/small'))?.refused).toMatchObject({ gears: 400, zonesRequired: true });
+    const [logged] = await store.listDecisions('d1/small', 1);
+    expect(logged!.reason).toContain('the broker requires zones for new gears (its refusals ask for a "gear size/zone combination") and pool d1/small names no openshiftRegion');
+    expect(metrics.sum('RefusedForZones')).toBe(400); // ZonesUnnamedAlarm
+    expect(log.lines.some((l) => l.level === 'warn' && l.message.startsWith('the broker requires zones for new gears and the pool names no openshiftRegion'))).toBe(true);
+
+    const zoned = parseConfig({ ...input, pools: input.pools.map((pool) => (pool.district === 'd1' ? { ...pool, openshiftRegion: { name: 'east' } } : pool)) });
+    const placing = new ThresholdEvaluator({ store, clock, metrics, log, queue }, zoned);
+    clock.advance(20_000);
+    const after = await placing.handleBatch([refused(400, { zonesRequired: true })]);
+    expect(after.outcomes).toEqual([expect.objectContaining({ pool: 'd1/small', kind: 'scale-up' })]);
+    expect((queue.sent('scale').at(-1) as ScaleUpMessage).count).toBe(5);
+    expect(metrics.sum('RefusedForZones')).toBe(400);
+  });
+
   it('refuses a district read sent by a node host (dead-lettered, pool unchanged); drops one for an unmanaged district, a stale one and an older one', async () => {
     const before = await store.getPool('d1/small');
     const forged = await evaluator.handleBatch([districtCapacity(0, {}, `${NODE_ROLE}:i-0123456789abcdef0`)]);

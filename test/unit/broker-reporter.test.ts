@@ -140,6 +140,19 @@ describe('nodescaler-broker-reporter.sh (sh, stub aws, the broker emulator writi
     expect(calls()).toBe(2);
   });
 
+  it('says zonesRequired when the broker asked for a node in a zone ("gear size/zone combination"), and only then', async () => {
+    const zoned = new BrokerUserActions(broker, [{ name: 'd1', gearSize: 'small' }], logFile, clock, true);
+    await run();
+    expect(zoned.create(tenant(1))).toBeUndefined(); // the district's nodes are in no zone
+    expect(readFileSync(logFile, 'utf8')).toContain('No nodes available for the specified gear size/zone combination.');
+    await run();
+    expect(sent()).toMatchObject({ type: 'gears-refused', refused: 1, zonesRequired: true });
+    for (let n = 2; n <= 8; n++) actions.create(tenant(n)); // 6 placed, 1 refused, in words without a zone
+    await run();
+    expect(sent()).toMatchObject({ refused: 1 });
+    expect(sent()).not.toHaveProperty('zonesRequired');
+  });
+
   it('reads a rotated log from its start', async () => {
     await run();
     renameSync(logFile, `${logFile}.1`);

@@ -50,7 +50,7 @@ describe('freshDistrictCapacity and refusalsNodesCanPlace', () => {
 describe('waitingGears with the district read', () => {
   it('calls no refused gear waiting for a node when the district has no UIDs left, and says why and what cures it', () => {
     const waiting = waitingGears({ pool: 'd1/small', refused: refusedReport(400), districtCapacity: uids(0) }, flatDemand(950), NOW, 950, nodes(10, 95))!;
-    expect(waiting).toMatchObject({ refused: 400, demand: 950, unplaced: 0, noUidsLeft: true });
+    expect(waiting).toMatchObject({ refused: 400, demand: 950, unplaced: 0, uncured: true });
     expect(waiting.text).toBe(
       '400 gear creations refused in the last 1m (broker), district d1 has 0 of 6000 UIDs left (read 2m ago): no node would place them; add UIDs (oo-admin-ctl-district -c add-capacity -n d1 -s N) or a district for the profile',
     );
@@ -59,7 +59,7 @@ describe('waitingGears with the district read', () => {
   it('counts only as many refusals as the district has UIDs left', () => {
     const waiting = waitingGears({ pool: 'd1/small', refused: refusedReport(400), districtCapacity: uids(150) }, flatDemand(1000), NOW, 1000)!;
     expect(waiting).toMatchObject({ refused: 400, demand: 1150, unplaced: 150 });
-    expect(waiting.noUidsLeft).toBeUndefined();
+    expect(waiting.uncured).toBeUndefined();
     expect(waiting.text).toBe('400 gear creations refused in the last 1m (broker), 150 not placed yet (district d1 has 150 of 6000 UIDs left (read 2m ago))');
   });
 

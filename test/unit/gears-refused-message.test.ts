@@ -36,11 +36,16 @@ describe('gears-refused message', () => {
     ['district', 'd1/../d2'],
     ['windowEnd', 'yesterday'],
     ['windowStart', 1_700_000_000],
+    ['zonesRequired', 'yes'],
   ])('names %s when it is %j', (field, value) => {
     const error = rejected(parseMessage({ ...good(), [field]: value }, { now: NOW }));
     expect(error.field).toBe(field);
     expect(error.message).toContain(field);
     expect(error.message).toContain(JSON.stringify(value).slice(0, 10));
+  });
+
+  it('takes zonesRequired, the broker asking for a node in a zone, when given', () => {
+    expect(parseMessage({ ...good(), zonesRequired: true }, { now: NOW })).toMatchObject({ ok: true, message: { zonesRequired: true } });
   });
 
   it('requires every field but district', () => {

@@ -39,6 +39,17 @@ describe('waitingGears', () => {
     expect(waitingGears({ refused: refusedReport(1) }, [[epochMinute(NOW), 70]], NOW, 70)).toMatchObject({ demand: 71, unplaced: 1 });
     expect(waitingGears({ refused: refusedReport(1) }, undefined, NOW, 70)!.text).toBe('1 gear creation refused in the last 1m (broker), 1 not placed yet');
   });
+
+  it('counts no refusal that asked for a zone when the pool\'s nodes join in none, with the cure; counts them as any when they do, or when not said', () => {
+    const zoned = { pool: 'd1/small', refused: { ...refusedReport(40)!, zonesRequired: true } };
+    const none = waitingGears(zoned, flatDemand(500), NOW, 500, undefined, { nodesJoinInZones: false })!;
+    expect(none).toMatchObject({ refused: 40, unplaced: 0, uncured: true });
+    expect(none.text).toContain('pool d1/small names no openshiftRegion: a node it adds joins in no zone and would place none; name the region and zones its nodes join (pools[].openshiftRegion)');
+    expect(waitingGears(zoned, flatDemand(500), NOW, 500, undefined, { nodesJoinInZones: true })).toMatchObject({ unplaced: 40, demand: 540 });
+    // Attrition reopens closed nodes for them whatever the pool's region: those an operator added may be in a zone.
+    expect(waitingGears(zoned, flatDemand(500), NOW, 500)).toMatchObject({ unplaced: 40 });
+    expect(waitingGears({ ...zoned, refused: refusedReport(40) }, flatDemand(500), NOW, 500, undefined, { nodesJoinInZones: false })).toMatchObject({ unplaced: 40 });
+  });
 });
 
 describe('slotsFullAt: a refusal means every open slot was taken', () => {
