@@ -9,7 +9,8 @@
  */
 import { join } from 'node:path';
 import { PersistedPlatform } from '../adapters/local/persisted-platform.js';
-import { brokerDocumentName, brokerSsmClients, OpenShiftBrokerPlatform } from '../adapters/platform/openshift-broker.js';
+import { brokerSsmClients } from '../adapters/platform/broker-ssm.js';
+import { brokerDocumentName, OpenShiftBrokerPlatform } from '../adapters/platform/openshift-broker.js';
 import { reportStats, type ReportStatsResult } from '../app/report-stats.js';
 import type { Config } from '../config/index.js';
 import type { Clock } from '../ports/clock.js';

@@ -8,7 +8,7 @@ import { systemClock, type Clock } from '../../ports/clock.js';
 import type { InvocationDeadline } from '../../ports/deadline.js';
 import type { MoveHandle, MoveOptions, MoveStatus, Platform } from '../../ports/platform.js';
 import { NodeInOtherDistrictError, NodeNotEmptyError, NodeNotInDistrictError, NodeStillActiveError } from '../../ports/platform-errors.js';
-import { awsClientConfig } from '../aws-clients.js';
+import { brokerSsmClients, errorName, translateSsmError } from './broker-ssm.js';
 import { checkDistrict, checkGear, checkNode, checkPlacement, regionConflict, SAFE_BROKER_DIR, SAFE_NODE, SAFE_UUID } from './broker-arguments.js';
 import {
   classifyDistrictOutput,
@@ -414,24 +414,6 @@ export function moveComment(uuid: string, idempotencyKey?: string): string {
   return `nodescaler move ${uuid.slice(0, 64)}${idempotencyKey === undefined ? '' : ` ${fnv1a64(idempotencyKey)}`}`;
 }
 
-function errorName(error: unknown): string {
-  return typeof error === 'object' && error !== null && typeof (error as { name?: unknown }).name === 'string' ? (error as { name: string }).name : '';
-}
-
-const CONFIGURATION = new Set(['AccessDeniedException', 'InvalidDocument', 'InvalidParameters', 'InvalidDocumentVersion', 'UnsupportedPlatformType', 'InvalidRole']);
-
-/** An SSM SDK error as one of ours; ours pass through. */
-export function translateSsmError(error: unknown, call: string): NodescalerError {
-  if (error instanceof NodescalerError) return error;
-  const name = errorName(error) || 'Error';
-  const message = error instanceof Error && error.message ? `${name}: ${error.message}` : name;
-  if (CONFIGURATION.has(name)) return new ValidationError({ path: 'platform', message: `SSM ${call} refused (${message})` });
-  if (name === 'InvalidInstanceId') {
-    return new TransientError(`SSM ${call}: the broker host is not reachable by SSM (stopped, or its agent is offline): ${message}`, { cause: error });
-  }
-  return new TransientError(`SSM ${call} failed: ${message}`, { cause: error });
-}
-
 /** The stage's broker (`platform.brokerInstanceId`) through SSM Run Command (the client is built here: see ec2CloudFor in lib/adapters/ec2/cloud.ts). */
 export function openShiftBrokerPlatformFor(settings: Settings, clock: Clock, deadline?: InvocationDeadline): OpenShiftBrokerPlatform {
   const { platform } = settings.config;
@@ -448,14 +430,4 @@ export function openShiftBrokerPlatformFor(settings: Settings, clock: Clock, dea
     clock,
     ...(deadline ? { deadline } : {}),
   });
-}
-
-/**
- * The broker adapter's two SSM clients: reads (GetCommandInvocation,
- * ListCommands) with the SDK's retries, and SendCommand retried only when
- * AWS throttled it (a command AWS may have taken is never sent twice by the
- * SDK; a move is looked up by its key before it is sent again).
- */
-export function brokerSsmClients(region: string): { client: SSMClient; senderClient: SSMClient } {
-  return { client: new SSMClient(awsClientConfig(region)), senderClient: new SSMClient(awsClientConfig(region, { retry: 'throttling-only' })) };
 }
