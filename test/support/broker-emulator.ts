@@ -15,6 +15,7 @@
  */
 import { GetCommandInvocationCommand, InvalidParameters, InvocationDoesNotExist, ListCommandsCommand, SendCommandCommand, type SSMClient } from '@aws-sdk/client-ssm';
 import type { GearInfo } from '../../lib/domain/model.js';
+import type { NodePlacement } from '../../lib/domain/placement.js';
 import type { Clock } from '../../lib/ports/clock.js';
 import { brokerDocument, frameDistrictOutput, frameMoveOutput } from './broker-document-frames.js';
 import { DEFAULT_DISTRICT_UIDS, districtDump, type District } from './broker-district-dump.js';
@@ -136,7 +137,7 @@ export class BrokerEmulator {
   }
 
   /** Set-up shortcut: the node as an operator's add-node left it (active), in a region and zone when given. */
-  joinDistrict(district: string, node: string, placement?: { region: string; zone: string }): void {
+  joinDistrict(district: string, node: string, placement?: NodePlacement): void {
     const result = this.ctlDistrict('add-node', district, node, placement);
     if (result.exitCode !== 0) throw new Error(`emulator set-up: ${result.stdout}`);
   }
@@ -221,7 +222,7 @@ export class BrokerEmulator {
   // The tools, as origin-server prints them (everything on stdout).
 
   /** `oo-admin-ctl-district -c <command> -n <district> -i <node> [-r <region> -z <zone>]`: its raw stdout and exit code. */
-  ctlDistrict(command: string, name: string, node: string, placement?: { region: string; zone: string }): { stdout: string; exitCode: number } {
+  ctlDistrict(command: string, name: string, node: string, placement?: NodePlacement): { stdout: string; exitCode: number } {
     const district = this.districts.get(name);
     if (!district) {
       return command === 'add-node'
@@ -242,7 +243,8 @@ export class BrokerEmulator {
           result += `Success for node '${node}'!\n`;
         }
       } else if (command === 'set-region') {
-        this.setRegion(district, node, placement!);
+        if (!placement) return { stdout: `--region is required with command: ${command}\n`, exitCode: 1 };
+        this.setRegion(district, node, placement);
         result += `Success for node '${node}'!\n`;
       } else {
         if (command === 'remove-node') this.removeNode(district, node);
@@ -267,13 +269,13 @@ export class BrokerEmulator {
   }
 
   /** district.rb's checks of a region and zone, in its words. */
-  private checkPlacement(placement: { region: string; zone: string }): void {
+  private checkPlacement(placement: NodePlacement): void {
     const zones = this.regions.get(placement.region);
     if (!zones) throw new Error(`Region object not found, you can create new region '${placement.region}' using oo-admin-ctl-region.`);
     if (!zones.has(placement.zone)) throw new Error(`Zone object not found, you can add zone '${placement.zone}' to region '${placement.region}' using oo-admin-ctl-region.`);
   }
 
-  private setRegion(district: District, node: string, placement: { region: string; zone: string }): void {
+  private setRegion(district: District, node: string, placement: NodePlacement): void {
     const server = district.servers.find((s) => s.name === node);
     if (!server) throw new Error(`Node with server identity: ${node} not found in district '${district.name}'.`);
     if (server.region !== undefined) throw new Error(`Node with server identity: ${node} has region: ${server.region}, zone: ${server.zone}, unset current region/zone and retry the operation.`);
@@ -282,7 +284,7 @@ export class BrokerEmulator {
     server.zone = placement.zone;
   }
 
-  private addNode(district: District, host: NodeHost, placement?: { region: string; zone: string }): void {
+  private addNode(district: District, host: NodeHost, placement?: NodePlacement): void {
     const node = host.name;
     if (placement) this.checkPlacement(placement);
     if ([...this.districts.values()].some((d) => d.servers.some((s) => s.name === node))) {
