@@ -37,10 +37,12 @@ interface Totals {
   districtReads: number;
   /** Nodes nodescaler added in the pool's zone, on brokers that require zones. */
   joinedInZone: number;
+  /** Moves that gave up on their application's lock (a tenant's operation holding it). */
+  movesLockedOut: number;
 }
 
 function newTotals(): Totals {
-  return { scenarios: 0, violations: 0, minutes: 0, invocations: 0, faultsInjected: 0, crashes: 0, messages: 0, deadLetters: 0, scaleUps: 0, drains: 0, calledOff: 0, gearMoves: 0, hostileMessages: 0, waitingRiseSighted: 0, scaleUpsWithDoubleWhenFull: 0, marketReads: 0, drainsPricedByMarkets: 0, districtReads: 0, joinedInZone: 0 };
+  return { scenarios: 0, violations: 0, minutes: 0, invocations: 0, faultsInjected: 0, crashes: 0, messages: 0, deadLetters: 0, scaleUps: 0, drains: 0, calledOff: 0, gearMoves: 0, hostileMessages: 0, waitingRiseSighted: 0, scaleUpsWithDoubleWhenFull: 0, marketReads: 0, drainsPricedByMarkets: 0, districtReads: 0, joinedInZone: 0, movesLockedOut: 0 };
 }
 
 function add(totals: Totals, outcome: ScenarioOutcome, scenario: Scenario): void {
@@ -63,6 +65,7 @@ function add(totals: Totals, outcome: ScenarioOutcome, scenario: Scenario): void
   if (outcome.marketReads > 0) totals.drainsPricedByMarkets += outcome.drains;
   totals.districtReads += outcome.districtReads;
   totals.joinedInZone += outcome.joinedInZone;
+  totals.movesLockedOut += outcome.movesLockedOut;
 }
 
 async function check(name: string, store: Scenario['store'], platform: 'simulated' | 'broker', numRuns: number): Promise<Totals> {
@@ -135,6 +138,8 @@ describe('invariants under generated workloads and faults', () => {
     expect(totals.hostileMessages).toBeGreaterThan(0);
     // Brokers that require zones: the nodes nodescaler added joined in the pool's region and zone, under the same faults.
     expect(totals.joinedInZone).toBeGreaterThan(0);
+    // Moves the application's lock kept back, retried without spending an attempt, under the same faults.
+    expect(totals.movesLockedOut).toBeGreaterThan(0);
   }, timeout);
 
   it(`hold over ${scaled(1)} shorter scenarios on dynalite and the simulated platform`, async () => {

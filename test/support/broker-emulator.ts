@@ -50,7 +50,8 @@ interface NodeHost {
 interface Gear extends GearInfo {
   node: string;
 }
-export type MoveFault = 'rsync' | 'destroy-old' | 'crash';
+/** How a move fails: rsync fails (gear left where it was), the old copy is not removed (moved, exit 1), the tool crashes, or another operation (a tenant's) holds the application's lock past the move's 50 s of tries. */
+export type MoveFault = 'rsync' | 'destroy-old' | 'crash' | 'locked';
 interface Command {
   id: string;
   parameters: Record<string, string>;
@@ -88,6 +89,7 @@ export class BrokerEmulator {
   private readonly document = brokerDocument();
   private sequence = 0;
   private completedMoves = 0;
+  private lockedMoves = 0;
   private readonly latency: number;
   private readonly moveDuration: number;
   /** Every SendCommand input, in order, for assertions on the exact requests. */
@@ -169,6 +171,11 @@ export class BrokerEmulator {
   servers(district: string): Array<{ name: string; active: boolean; region?: string; zone?: string }> {
     this.settle();
     return (this.districts.get(district)?.servers ?? []).map((s) => ({ name: s.name, active: s.active, ...(s.region !== undefined ? { region: s.region, zone: s.zone } : {}) }));
+  }
+
+  /** Moves that gave up on their application's lock (LockUnavailableException). */
+  movesLockedOut(): number {
+    return this.lockedMoves;
   }
 
   /** Moves that completed (the gear is on its target). */
@@ -330,10 +337,13 @@ export class BrokerEmulator {
 
   /** `oo-admin-move --gear_uuid <uuid> -i <target> --json`, decided at its start (the target's gear is created first). */
   private startAdminMove(uuid: string, target: string, locked: boolean): Command['pendingMove'] {
-    if (locked) return { uuid, target, full: false, locked: true };
+    const fault = locked ? undefined : (this.moveFaults.get(uuid) ?? this.options.drawMoveFault?.());
+    if (!locked) this.moveFaults.delete(uuid);
+    if (locked || fault === 'locked') {
+      this.lockedMoves++;
+      return { uuid, target, full: false, locked: true };
+    }
     const host = this.hosts.get(target);
-    const fault = this.moveFaults.get(uuid) ?? this.options.drawMoveFault?.();
-    this.moveFaults.delete(uuid);
     const full = host !== undefined && this.gearsAt(target).length + host.incoming >= host.maxGears;
     if (host && !full && this.gears.has(uuid)) host.incoming++;
     return { uuid, target, full, ...(fault ? { fault } : {}) };
@@ -462,9 +472,8 @@ export class BrokerEmulator {
       // origin-server runs a move in the application's lock (Lock.run_in_app_lock: 10 tries, 5 s apart): it starts when
       // the lock frees within those 50 s, else it fails then.
       const freeAt = this.appLockFreeAt(parameters.gear!, now);
-      const locked = freeAt - now > APP_LOCK_WAIT_MS;
-      record.runsAt = locked ? now + APP_LOCK_WAIT_MS : Math.max(now, freeAt) + this.moveDuration;
-      record.pendingMove = this.startAdminMove(parameters.gear!, parameters.node!, locked);
+      record.pendingMove = this.startAdminMove(parameters.gear!, parameters.node!, freeAt - now > APP_LOCK_WAIT_MS);
+      record.runsAt = record.pendingMove!.locked ? now + APP_LOCK_WAIT_MS : Math.max(now, freeAt) + this.moveDuration;
     }
     this.commands.set(id, record);
     return { Command: { CommandId: id, DocumentName: input.DocumentName, Comment: input.Comment, Parameters: input.Parameters, Status: 'Pending' } };

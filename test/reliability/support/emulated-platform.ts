@@ -13,8 +13,12 @@ import type { Clock } from '../../../lib/ports/clock.js';
 import type { WorldPlatform } from '../../../lib/sim/world.js';
 import { BrokerEmulator, type MoveFault } from '../../support/broker-emulator.js';
 
-/** How the emulator's moves fail, when one does: rsync fails (gear left where it was), the old copy is not removed (moved, exit 1), the tool crashes. */
-const MOVE_FAULTS: readonly MoveFault[] = ['rsync', 'destroy-old', 'crash'];
+/**
+ * How the emulator's moves fail, when one does: rsync fails (gear left where it was), the old copy is not removed
+ * (moved, exit 1), the tool crashes, or a tenant's operation holds the application's lock (no report, retried
+ * without spending an attempt).
+ */
+const MOVE_FAULTS: readonly MoveFault[] = ['rsync', 'destroy-old', 'crash', 'locked'];
 
 const BROKER = 'i-0b10c0ffee0123456';
 const DOCUMENT = 'nodescaler-reliability-broker-admin';
@@ -138,6 +142,11 @@ export class EmulatedWorld implements WorldPlatform {
 
   succeededMoves(): number {
     return this.broker.succeededMoves();
+  }
+
+  /** Moves that gave up on their application's lock. */
+  movesLockedOut(): number {
+    return this.broker.movesLockedOut();
   }
 
   private loads(): Map<string, number> {

@@ -89,6 +89,8 @@ export interface ScenarioOutcome {
   districtReads: number;
   /** Nodes nodescaler added that joined in the pool's zone (`zones` scenarios on the broker). */
   joinedInZone: number;
+  /** Moves that gave up on their application's lock, on the broker emulator. */
+  movesLockedOut: number;
 }
 
 

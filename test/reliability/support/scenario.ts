@@ -172,6 +172,7 @@ class ScenarioRun {
       marketReads: (this.markets?.spot.requests.length ?? 0) + (this.markets?.list.requests.length ?? 0),
       districtReads: this.world.districtReadsSent,
       joinedInZone: this.emulated?.joinedInZone(REGION.zones[1]) ?? 0,
+      movesLockedOut: this.emulated?.movesLockedOut() ?? 0,
     };
   }
 
