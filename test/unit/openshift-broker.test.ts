@@ -99,6 +99,8 @@ describe('OpenShiftBrokerPlatform: district commands', () => {
     const zone = await rejection(platform().addNode('d1', 'n1.example.com', { region: 'east', zone: 'a b' }));
     expect(zone).toBeInstanceOf(ValidationError);
     expect((zone as ValidationError).message).toContain('openshiftRegion.zone');
+    // '-' is the document's "none": never a region's name.
+    expect(await rejection(platform().addNode('d1', 'n1.example.com', { region: '-', zone: 'a' }))).toBeInstanceOf(ValidationError);
     expect(sendInputs()).toHaveLength(0);
   });
 

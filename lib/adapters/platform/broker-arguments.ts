@@ -25,7 +25,10 @@ export function checkDistrict(district: string): void {
 
 export function checkPlacement(placement: NodePlacement): void {
   for (const key of ['region', 'zone'] as const) {
-    if (!SAFE_REGION.test(placement[key])) throw new ValidationError({ path: `openshiftRegion.${key}`, message: 'must be letters, digits, ".", "_" or "-"', value: placement[key] });
+    // A letter or digit too, as origin-server's names have: the document's '-' means none.
+    if (!SAFE_REGION.test(placement[key]) || !/[A-Za-z0-9]/.test(placement[key])) {
+      throw new ValidationError({ path: `openshiftRegion.${key}`, message: 'must be letters, digits, ".", "_" or "-", with a letter or digit', value: placement[key] });
+    }
   }
 }
 
