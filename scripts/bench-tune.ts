@@ -3,7 +3,7 @@
  * configuration on every trace of the suite (scripts/bench-suite.ts), a table
  * per variant and a ranking. The baselines are cached in .cache/baselines/.
  *
- *   npm run bench -- tune VARIANTS [--days N] [--peak-gears N] [--gears-per-node N] [--boot-delay S] [--only TEXT] [--seed N] [--heldout N] [--family F] [--sets LIST] [--cache DIR] [--no-cache] [--no-defaults]
+ *   npm run bench -- tune VARIANTS [--days N] [--peak-gears N] [--gears-per-node N] [--boot-delay S] [--zones N] [--only TEXT] [--seed N] [--heldout N] [--family F] [--sets LIST] [--cache DIR] [--no-cache] [--no-defaults]
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -17,7 +17,7 @@ import { suiteTraces } from './bench-suite.js';
 
 const DEFAULT_CACHE = new URL('../.cache/baselines/', import.meta.url).pathname;
 
-const USAGE = `usage: npm run bench -- tune VARIANTS [--days N] [--peak-gears N] [--gears-per-node N] [--boot-delay S] [--only TEXT] [--seed N] [--heldout N] [--family F] [--sets LIST] [--cache DIR] [--no-cache]
+const USAGE = `usage: npm run bench -- tune VARIANTS [--days N] [--peak-gears N] [--gears-per-node N] [--boot-delay S] [--zones N] [--only TEXT] [--seed N] [--heldout N] [--family F] [--sets LIST] [--cache DIR] [--no-cache]
 
 Replays nodescaler under each variant on every trace of the suite and ranks the
 variants by goal checks met, then node-hours, then moves (both x clairvoyant-4h).
@@ -30,6 +30,8 @@ variants by goal checks met, then node-hours, then moves (both x clairvoyant-4h)
   --peak-gears N      each replayed window is scaled to this peak (default 2000)
   --gears-per-node N  default 100
   --boot-delay S      seconds from a host's launch to its first gear, for every policy (default 120)
+  --zones N           nodescaler's nodes over N availability zones (its subnets in turn; default 1: no zone), so drains
+                      meet nodes of several zones; the baselines do not place nodes in zones
   --only TEXT         only traces whose name contains TEXT
   --seed N            default 42
   --heldout N         instead of the suite, N held-out shapes of seed --seed
@@ -54,6 +56,7 @@ export async function runTune(argv: string[]): Promise<void> {
         'peak-gears': { type: 'string', default: '2000' },
         'gears-per-node': { type: 'string', default: '100' },
         'boot-delay': { type: 'string', default: '120' },
+        zones: { type: 'string', default: '1' },
         only: { type: 'string' },
         seed: { type: 'string', default: '42' },
         heldout: { type: 'string' },
@@ -70,14 +73,14 @@ export async function runTune(argv: string[]): Promise<void> {
   }
   if (values.help) return console.log(USAGE);
   if (positionals.length !== 1) return fail(`expected one VARIANTS argument (a JSON file or inline JSON), got ${positionals.length}`);
-  const number = (name: 'days' | 'peak-gears' | 'gears-per-node' | 'boot-delay' | 'seed' | 'heldout', min: number) => {
+  const number = (name: 'days' | 'peak-gears' | 'gears-per-node' | 'boot-delay' | 'seed' | 'heldout' | 'zones', min: number) => {
     const value = Number(values[name]);
     if (!Number.isFinite(value) || value < min) throw new ValidationError({ path: `--${name}`, message: `expected a number >= ${min}`, value: values[name] });
     return value;
   };
   let variants: Variants;
   let days: number | undefined;
-  let peakGears: number, gearsPerNode: number, bootDelaySeconds: number, seed: number;
+  let peakGears: number, gearsPerNode: number, bootDelaySeconds: number, seed: number, zones: number;
   let heldout: number | undefined;
   let sets: TuneSet[] | undefined;
   try {
@@ -92,6 +95,8 @@ export async function runTune(argv: string[]): Promise<void> {
     gearsPerNode = number('gears-per-node', 1);
     bootDelaySeconds = number('boot-delay', 1);
     seed = number('seed', 0);
+    zones = number('zones', 1);
+    if (!Number.isInteger(zones) || zones > 6) throw new ValidationError({ path: '--zones', message: 'expected a whole number of zones from 1 to 6', value: values.zones });
     heldout = values.heldout === undefined ? undefined : number('heldout', 1);
     if (heldout !== undefined && !Number.isInteger(heldout)) throw new ValidationError({ path: '--heldout', message: 'expected a whole number of shapes', value: values.heldout });
     // Held-out shapes are as long as `npm run bench -- heldout` makes them, so both share cached baselines.
@@ -121,12 +126,12 @@ export async function runTune(argv: string[]): Promise<void> {
   const started = Date.now();
   let last = '';
   const setsText = sets ? `sets ${sets.map(tuneSetName).join(', ')}, each replayed with its own seed (the suite ${seed})` : `seed ${seed}`;
-  console.log(`tune: ${names.length} variants x ${traces.length} traces (${days ?? 'all'} days, peak ${peakGears} gears, ${gearsPerNode} gears per node on ${simInstanceText()} unless a variant's pools name another, boot delay ${bootDelaySeconds} s, ${setsText})`);
+  console.log(`tune: ${names.length} variants x ${traces.length} traces (${days ?? 'all'} days, peak ${peakGears} gears, ${gearsPerNode} gears per node on ${simInstanceText()} unless a variant's pools name another, boot delay ${bootDelaySeconds} s${zones > 1 ? `, nodes over ${zones} zones` : ''}, ${setsText})`);
   try {
     const scores = await tuneSuite({
       traces,
       variants,
-      replay: { gearsPerNode, bootDelaySeconds, seed },
+      replay: { gearsPerNode, bootDelaySeconds, seed, ...(zones > 1 ? { zones } : {}) },
       window: { days, peakGears },
       cache,
       onProgress: ({ variant, variantIndex, traceIndex, trace, fraction, baselinesCached }) => {

@@ -43,6 +43,11 @@ export interface ReplayOptions {
   districtUids?: number;
   /** With districtUids: the reporter reads them (default true); false: an older reporter that only counts refusals. */
   districtReads?: boolean;
+  /**
+   * Availability zones the pool's subnets spread its nodes over (the provisioner rotates its subnets), so drains meet
+   * nodes of several zones. Default: none (one subnet, no zone).
+   */
+  zones?: number;
   /** Seconds between the series' points (default: about 2,000 points over the trace); 60 shows each minute. */
   sampleEverySeconds?: number;
   onProgress?: (fraction: number) => void;
@@ -81,7 +86,7 @@ export function simInstanceText(): string {
 }
 
 /** The simulation's configuration: one pool, the ec2 handler against the simulated cloud, the product's own defaults otherwise. */
-export function simulationConfig(trace: Trace, options: Pick<ReplayOptions, 'gearsPerNode' | 'bootDelaySeconds' | 'configOverrides'>): ConfigInput {
+export function simulationConfig(trace: Trace, options: Pick<ReplayOptions, 'gearsPerNode' | 'bootDelaySeconds' | 'configOverrides' | 'zones'>): ConfigInput {
   const max = Math.ceil((peakDemand(trace) / options.gearsPerNode) * 2) + 2;
   return {
     handler: 'ec2',
@@ -95,11 +100,23 @@ export function simulationConfig(trace: Trace, options: Pick<ReplayOptions, 'gea
         min: 1,
         max,
         gearsPerNode: options.gearsPerNode,
-        template: { imageId: 'ami-sim', instanceTypes: [{ ...SIM_INSTANCE }], subnets: ['subnet-sim'] },
+        template: { imageId: 'ami-sim', instanceTypes: [{ ...SIM_INSTANCE }], subnets: simSubnets(options.zones) },
       },
     ],
     ...options.configOverrides,
   } as ConfigInput;
+}
+
+const ZONE_SUBNET = 'subnet-sim-';
+
+/** One subnet with no zone, or one per simulated zone (`subnet-sim-sim-1a`, ...). */
+function simSubnets(zones: number | undefined): string[] {
+  if (zones === undefined || zones <= 1) return ['subnet-sim'];
+  return Array.from({ length: zones }, (_, i) => `${ZONE_SUBNET}sim-1${String.fromCharCode(97 + i)}`);
+}
+
+function simZoneOf(subnetId: string): string | undefined {
+  return subnetId.startsWith(ZONE_SUBNET) ? subnetId.slice(ZONE_SUBNET.length) : undefined;
 }
 
 /** The pools a replay runs: the configuration file's, or the one default pool fed the whole trace. */
@@ -130,7 +147,7 @@ export async function runNodescaler(trace: Trace, options: ReplayOptions): Promi
   const store = meter.store(rawStore);
   const sqs = meter.sqs(new LocalSqs(clock, LOCAL_QUEUES));
   const platform = new SimulatedPlatform(clock, { moveDurationMs: (options.moveSeconds ?? 30) * 1000, moveFailureRate: options.moveFailureRate ?? 0, random: seededRandom(options.seed + 1) });
-  const cloud = new SimulatedCloud(clock, { bootDelayMs, ...(options.capacityCap !== undefined ? { maxHosts: options.capacityCap } : {}) });
+  const cloud = new SimulatedCloud(clock, { bootDelayMs, zoneOfSubnet: simZoneOf, ...(options.capacityCap !== undefined ? { maxHosts: options.capacityCap } : {}) });
   const sampleEvery = options.sampleEverySeconds ?? sampleInterval(trace.durationSeconds);
   const events: Array<ScaleEvent & { pool: string }> = [];
   meter.platform(platform);

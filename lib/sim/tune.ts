@@ -2,7 +2,7 @@ import type { ConfigInput } from '../config/index.js';
 import { parseConfig } from '../config/index.js';
 import { ValidationError } from '../errors.js';
 import { baselineKeyParts, runBaselines, type BaselineCache, type BaselineReplay } from './baseline-cache.js';
-import { runNodescaler, simulationConfig } from './replay.js';
+import { runNodescaler, simulationConfig, type ReplayOptions } from './replay.js';
 import { floorForResults, type ReactiveFloor } from './floor.js';
 import type { PolicyResult } from './results.js';
 import { formatTable, goalChecks } from './summary.js';
@@ -208,7 +208,8 @@ export interface TuneTrace {
 export interface TuneOptions {
   traces: TuneTrace[];
   variants: Variants;
-  replay: BaselineReplay;
+  /** With `zones`, nodescaler's replays spread its nodes over that many availability zones (the baselines do not). */
+  replay: BaselineReplay & Pick<ReplayOptions, 'zones'>;
   window: { days: number | undefined; peakGears: number };
   cache: BaselineCache;
   /** Progress of one nodescaler replay (0..1), and whether the trace's baselines came from the cache. */

@@ -68,6 +68,15 @@ describe('replay through the real handlers', () => {
     expect(unread.result.nodeHours).toBeGreaterThan(2 * read.result.nodeHours);
   });
 
+  it('spreads the nodes over the zones of their subnets with `zones`, drains among them, and breaks nothing', async () => {
+    const outcome = await runNodescaler(syntheticTrace(), { ...base, store: 'memory', zones: 3 });
+    expect(outcome.violations).toEqual([]);
+    expect(outcome.result.gearMoves).toBeGreaterThan(0);
+    // The nodes the pool launched (the replay's first node is seeded, with no subnet): one per subnet in turn.
+    const launched = (await outcome.store.listNodes('sim/small')).filter((node) => node.nodeId !== 'node-1.sim.local');
+    expect(new Set(launched.map((node) => node.zone))).toEqual(new Set(['sim-1a', 'sim-1b', 'sim-1c']));
+  });
+
   it('keeps every gear when 10 % of the moves fail', async () => {
     const outcome = await runNodescaler(syntheticTrace(), { ...base, store: 'memory', moveFailureRate: 0.1 });
     expect(outcome.violations).toEqual([]);

@@ -13,6 +13,8 @@ export interface SimulatedCloudOptions {
   volumeDetachMs?: number;
   /** Source of the fake ids; default: a counter (ids in launch order). */
   random?: () => number;
+  /** The availability zone of a host launched into `subnetId`, if the simulation has zones. Default: none. */
+  zoneOfSubnet?: (subnetId: string) => string | undefined;
 }
 
 export type SimulatedHost = HostInfo & { instanceId: string; hostName: string; cloudName: string; pool: string; idempotencyToken: string };
@@ -188,7 +190,11 @@ export class SimulatedCloud implements Cloud {
       launchedAt: record.launchedAtIso,
       tags: record.tags,
     };
-    if (record.subnetId !== undefined) info.subnetId = record.subnetId;
+    if (record.subnetId !== undefined) {
+      info.subnetId = record.subnetId;
+      const zone = this.options.zoneOfSubnet?.(record.subnetId);
+      if (zone !== undefined) info.zone = zone;
+    }
     if (state !== 'terminated' && volume && !volume.deleted) info.volumeId = record.volumeId;
     return info;
   }
