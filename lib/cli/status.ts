@@ -5,10 +5,11 @@
  * and the drains in progress with each gear's move.
  */
 import { controlsView, renderControls, type ControlsView } from './controls-view.js';
-import type { Config } from '../config/index.js';
+import type { Config, PoolConfig } from '../config/index.js';
 import { progressOf, drainKind, type Progress } from '../domain/drain.js';
 import type { DrainKind, DrainRecord, MoveState, NodeRecord, NodeState, PoolId, PoolRecord } from '../domain/model.js';
 import { districtRunningOut } from '../domain/district-capacity.js';
+import { driftOf } from '../domain/drift.js';
 import { failureBackoff } from '../domain/failure-backoff.js';
 import { isProtected } from '../domain/node-stats.js';
 import { usableMarketPrices } from '../domain/market-prices.js';
@@ -41,6 +42,10 @@ export interface NodeView {
   protected: boolean;
   origin: NodeRecord['origin'];
   instanceId: string | null;
+  /** The availability zone its host runs in, when the cloud said. */
+  zone: string | null;
+  /** Why it is drifted from the pool's template (lib/domain/drift.ts); null when it is not, what it runs is not known, or its host is gone. */
+  drift: string | null;
   drainId: string | null;
   stateChangedAt: string;
   reason: string | null;
@@ -90,6 +95,8 @@ export interface PoolView {
   provisioningCapacity: number;
   freeSlots: number;
   staleNodes: string[];
+  /** Nodes holding a host (not terminated) launched from a template the pool no longer names. */
+  driftedNodes: string[];
   thresholds: { scaleUp: number; scaleDown: number };
   /** What a drain of one of its nodes is credited per node-hour (lib/domain/node-price.ts), and why; null when the pays-off check is off. */
   nodeHourPrice: { dollars: number; source: string } | null;
@@ -154,6 +161,7 @@ function poolView(pool: PoolState, config: Config, now: Date): PoolView {
     hold('scaleDown.delayAfterDelete', 'scale-down', record.lastScaleDownAt ? Date.parse(record.lastScaleDownAt) + config.scaleDown.delayAfterDelete : NaN);
   }
   const lease = record?.lease;
+  const nodeList = pool.nodes.map((node) => nodeView(node, pool.config, fresh));
   const priced = pool.config !== undefined && config.scaleDown.enabled && config.scaleDown.payoff.enabled;
   return {
     pool: pool.pool,
@@ -168,6 +176,7 @@ function poolView(pool: PoolState, config: Config, now: Date): PoolView {
     provisioningCapacity: u.provisioningCapacity,
     freeSlots: u.freeSlots,
     staleNodes: u.staleNodes,
+    driftedNodes: nodeList.filter((node) => node.drift !== null).map((node) => node.nodeId),
     thresholds: { scaleUp: config.scaleUp.threshold, scaleDown: config.scaleDown.utilizationThreshold },
     nodeHourPrice: priced ? nodeHourPriceOf(config.scaleDown.payoff, pool.config, {}, usableMarketPrices(record ?? {}, now)) : null,
     priceReadFailures: priced ? priceReadFailures(record) : [],
@@ -184,12 +193,12 @@ function poolView(pool: PoolState, config: Config, now: Date): PoolView {
     lastDrainFailureAt: record?.lastDrainFailureAt ?? null,
     lastEvaluatedAt: record?.lastEvaluatedAt ?? null,
     exhaustedUntil: record?.exhaustedUntil ?? null,
-    nodeList: pool.nodes.map((node) => nodeView(node, pool.config?.protectedNodes ?? [], fresh)),
+    nodeList,
     drains: pool.drains.map(drainView),
   };
 }
 
-function nodeView(node: NodeRecord, protectedNodes: readonly string[], fresh: (node: NodeRecord) => boolean): NodeView {
+function nodeView(node: NodeRecord, poolConfig: PoolConfig | undefined, fresh: (node: NodeRecord) => boolean): NodeView {
   const stats = node.stats;
   return {
     nodeId: node.nodeId,
@@ -199,9 +208,12 @@ function nodeView(node: NodeRecord, protectedNodes: readonly string[], fresh: (n
     utilization: stats && stats.maxActiveGears > 0 ? round(stats.activeGears / stats.maxActiveGears) : null,
     reportedAt: stats?.reportedAt ?? null,
     stale: (node.state === 'active' || node.state === 'draining') && !fresh(node),
-    protected: isProtected(node, protectedNodes),
+    protected: isProtected(node, poolConfig?.protectedNodes ?? []),
     origin: node.origin,
     instanceId: node.instanceId ?? null,
+    zone: node.zone ?? null,
+    // A terminated node's host is gone: nothing left to renew.
+    drift: (poolConfig && NON_TERMINAL.has(node.state) && driftOf(node, poolConfig.template)) || null,
     drainId: node.drainId ?? null,
     stateChangedAt: node.stateChangedAt,
     reason: node.reason ?? null,
@@ -298,6 +310,10 @@ function renderPool(pool: PoolView, now: Date, options: TextOptions): string[] {
   const since = pool.highSince ? `, high since ${when(pool.highSince, now)}` : pool.lowSince ? `, low since ${when(pool.lowSince, now)}` : '';
   lines.push(...wrap(`utilization ${utilText} (${slots}; ${band})${since}`, width, '  '));
   if (pool.staleNodes.length > 0) lines.push(...wrap(s.yellow(`stale stats: ${pool.staleNodes.join(', ')}`), width, '  '));
+  if (pool.driftedNodes.length > 0) {
+    const drifted = `drifted from the pool's template: ${pool.driftedNodes.join(', ')}`;
+    lines.push(...wrap(`${drifted} (drained first among equal candidates; nodescaler drain NODE --replace renews one now)`, width, '  '));
+  }
   if (pool.nodeHourPrice) lines.push(...wrap(`drains priced at $${pool.nodeHourPrice.dollars} a node-hour (${pool.nodeHourPrice.source})`, width, '  '));
   for (const failed of pool.priceReadFailures) lines.push(...wrap(s.yellow(`${failed.market} prices not read ${when(failed.at, now)}: ${failed.failure}`), width, '  '));
   const uids = pool.districtUids;
@@ -319,11 +335,14 @@ function renderPool(pool: PoolView, now: Date, options: TextOptions): string[] {
   }
 
   if (pool.nodeList.length > 0) {
+    // Zones only where the cloud names them (EC2); the local handlers' nodes have none.
+    const zoned = pool.nodeList.some((node) => node.zone !== null);
     const rows: Cell[][] = pool.nodeList.map((node) => {
-      const flags = [node.protected ? 'protected' : '', node.stale ? 'stale' : '', node.origin === 'adopted' ? 'adopted' : ''].filter(Boolean).join(',');
+      const flags = [node.protected ? 'protected' : '', node.stale ? 'stale' : '', node.origin === 'adopted' ? 'adopted' : '', node.drift ? 'drifted' : ''].filter(Boolean).join(',');
       return [
         node.nodeId,
         { text: node.state, paint: (t) => s.paintState(node.state, t) },
+        ...(zoned ? [node.zone ?? '-'] : []),
         node.activeGears === null ? '-' : `${node.activeGears}/${node.maxActiveGears}`,
         node.utilization === null ? '-' : ratio(node.utilization),
         node.reportedAt === null ? '-' : clockTime(node.reportedAt, now),
@@ -335,6 +354,7 @@ function renderPool(pool: PoolView, now: Date, options: TextOptions): string[] {
       [
         { header: 'NODE', keep: true },
         { header: 'STATE' },
+        ...(zoned ? [{ header: 'ZONE' }] : []),
         { header: 'GEARS', align: 'right' },
         { header: 'UTIL', align: 'right' },
         { header: 'STATS' },

@@ -6,11 +6,13 @@
  * scale-UP threshold, and the pool without it must stay below that threshold
  * (and keep its headroom), so a scale-down never triggers the next scale-up.
  * The default order, `least-disruption`, is by the moves that restart a tenant,
- * then by gears; a node closed for attrition offers no room. A candidate that
+ * then drifted nodes first (drift.ts: a drain now spares the node's own
+ * replacement later), then by gears; a node closed for attrition offers no room. A candidate that
  * fits then goes through the caller's check (the pays-off check, payoff.ts).
  */
 import type { CandidateStrategy, Config, PoolConfig } from '../config/index.js';
 import { isClosedForAttrition } from './attrition.js';
+import { driftOf } from './drift.js';
 import type { PoolUtilization, RejectedCandidate } from './decision.js';
 import { drainPrice, type DrainPrice, type PricedNode } from './drain-price.js';
 import type { DrainRecord, NodeRecord } from './model.js';
@@ -21,7 +23,8 @@ export interface CandidateInput {
   nodes: readonly NodeRecord[];
   /** Drains of the pool; the pending moves of active ones reserve slots on their targets. */
   drains: readonly DrainRecord[];
-  poolConfig: Pick<PoolConfig, 'protectedNodes'>;
+  /** `template`, when given, marks drifted nodes (drift.ts). */
+  poolConfig: Pick<PoolConfig, 'protectedNodes'> & Partial<Pick<PoolConfig, 'template'>>;
   config: { scaleUp: Pick<Config['scaleUp'], 'threshold' | 'headroomGears'>; scaleDown: Pick<Config['scaleDown'], 'candidateStrategy'>; statsMaxAge: number };
   now: Date;
   /** The pool's utilization now (computeUtilization). */
@@ -43,6 +46,8 @@ export interface CandidateChoice {
   strategy: CandidateStrategy;
   /** What the check said of the chosen node. */
   accepted?: string;
+  /** Why the chosen node is drifted (drift.ts), when it is. */
+  drift?: string;
   /** The chosen node's price: the gears it held and the most it may hold when its drain starts (drain-price.ts). */
   price?: DrainPrice;
   /** Every node considered and refused, with the reason, in the order they were considered. */
@@ -59,18 +64,25 @@ interface Eligible {
   max: number;
   ratio: number;
   created: number;
+  /** Why it is drifted, or undefined. */
+  drift: string | undefined;
 }
 
 const COMPARATORS: Record<CandidateStrategy, (a: Eligible, b: Eligible) => number> = {
-  'least-disruption': (a, b) => a.disruptive - b.disruptive || a.gears - b.gears || a.ratio - b.ratio || byId(a, b),
-  'least-gears': (a, b) => a.gears - b.gears || a.ratio - b.ratio || byId(a, b),
-  'least-utilized': (a, b) => a.ratio - b.ratio || a.gears - b.gears || byId(a, b),
-  oldest: (a, b) => a.created - b.created || byId(a, b),
-  newest: (a, b) => b.created - a.created || byId(a, b),
+  'least-disruption': (a, b) => a.disruptive - b.disruptive || driftedFirst(a, b) || a.gears - b.gears || a.ratio - b.ratio || byId(a, b),
+  'least-gears': (a, b) => a.gears - b.gears || a.ratio - b.ratio || driftedFirst(a, b) || byId(a, b),
+  'least-utilized': (a, b) => a.ratio - b.ratio || a.gears - b.gears || driftedFirst(a, b) || byId(a, b),
+  oldest: (a, b) => a.created - b.created || driftedFirst(a, b) || byId(a, b),
+  newest: (a, b) => b.created - a.created || driftedFirst(a, b) || byId(a, b),
 };
 
+function driftedFirst(a: Eligible, b: Eligible): number {
+  return (a.drift === undefined ? 1 : 0) - (b.drift === undefined ? 1 : 0);
+}
+
 function pricedNode(candidate: Eligible): PricedNode {
-  return { nodeId: candidate.node.nodeId, gears: candidate.gears, disruptive: candidate.disruptive, max: candidate.max };
+  const priced: PricedNode = { nodeId: candidate.node.nodeId, gears: candidate.gears, disruptive: candidate.disruptive, max: candidate.max };
+  return candidate.drift === undefined ? priced : { ...priced, drifted: true };
 }
 
 function byId(a: Eligible, b: Eligible): number {
@@ -138,6 +150,7 @@ class CandidateQueue {
     const isFresh = freshStatsTest(input.now.getTime(), config.statsMaxAge);
     const byAge = strategy === 'oldest' || strategy === 'newest';
     const protectedByConfig = new Set(input.poolConfig.protectedNodes);
+    const template = input.poolConfig.template;
     const reserved = reservedSlotsByNode(input.drains, input.nodes);
     const receiving = receivingNodes(input.drains);
     const rejected = this.scanned;
@@ -177,6 +190,7 @@ class CandidateQueue {
           max: stats.maxActiveGears,
           ratio: stats.maxActiveGears > 0 ? stats.activeGears / stats.maxActiveGears : Infinity,
           created: Number.isFinite(created) ? created : 0,
+          drift: template ? driftOf(node, template) : undefined,
         });
       }
     }
@@ -203,7 +217,14 @@ class CandidateQueue {
         totalFree: left.totalFree - Math.max(0, candidate.free),
         committed: left.committed + candidate.gears,
       };
-      const choice = { nodeId: candidate.node.nodeId, activeGears: candidate.gears, strategy, rejected, ...(accepted !== undefined ? { accepted } : {}) };
+      const choice = {
+        nodeId: candidate.node.nodeId,
+        activeGears: candidate.gears,
+        strategy,
+        rejected,
+        ...(accepted !== undefined ? { accepted } : {}),
+        ...(candidate.drift !== undefined ? { drift: candidate.drift } : {}),
+      };
       return { ...choice, ...(price ? { price } : {}), ranked, left: after };
     };
     for (let i = 0; i < this.passed.length; i++) {

@@ -307,13 +307,14 @@ function decide(input: PoolEvaluationInput, u: PoolUtilization, gearsPerNode: nu
  */
 export function scaleDownReason(
   lowText: string,
-  choice: { nodeId: string; activeGears?: number; strategy: string; accepted?: string; more: ReadonlyArray<{ nodeId: string; activeGears: number }> },
+  choice: { nodeId: string; activeGears?: number; strategy: string; accepted?: string; drift?: string; more: ReadonlyArray<{ nodeId: string; activeGears: number }> },
   /** What ends every decision of the pool (stale stats, refusals no node cures). */
   notes = '',
 ): string {
   const paysText = choice.accepted ? `; ${choice.accepted}` : '';
   const alsoText = choice.more.length > 0 ? `; and ${choice.more.map((m) => `${m.nodeId} (${plural(m.activeGears, 'gear')})`).join(', ')}` : '';
-  return `${lowText}; drain ${choice.nodeId} (${plural(choice.activeGears ?? 0, 'gear')}, ${choice.strategy})${paysText}${alsoText}${notes ? `; ${notes}` : ''}`;
+  const driftText = choice.drift ? `, ${choice.drift}` : '';
+  return `${lowText}; drain ${choice.nodeId} (${plural(choice.activeGears ?? 0, 'gear')}, ${choice.strategy}${driftText})${paysText}${alsoText}${notes ? `; ${notes}` : ''}`;
 }
 
 // ---------------------------------------------------------------------------

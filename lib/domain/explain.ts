@@ -107,7 +107,7 @@ export function explainPool(given: PoolEvaluationInput): PoolExplanation {
   const candidates = chooseScaleDownCandidate({ nodes, drains, poolConfig, config, now, utilization: u, refuse: budget.refuse });
   down.push(
     candidates.nodeId !== undefined
-      ? { name: 'candidate', ok: true, detail: `${candidates.nodeId} (${candidates.activeGears ?? 0} gears, ${candidates.strategy})` }
+      ? { name: 'candidate', ok: true, detail: `${candidates.nodeId} (${candidates.activeGears ?? 0} gears, ${candidates.strategy}${candidates.drift ? `, ${candidates.drift}` : ''})` }
       : {
           name: 'candidate',
           ok: false,

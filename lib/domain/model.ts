@@ -53,6 +53,14 @@ export interface NodeStats {
   reportedAt: string;
 }
 
+/** What a provisioned node's host was launched from (lib/domain/drift.ts). */
+export interface LaunchedFrom {
+  /** The AMI id, or the launch template and its version (`lt-0abc@3`, `web@$Latest`); `default` with neither. */
+  image: string;
+  /** A digest of the other launch settings (instance profile, security groups, key, volume, user data, tags, spot). */
+  settings: string;
+}
+
 export interface NodeRecord {
   nodeId: string;
   pool: PoolId;
@@ -77,6 +85,8 @@ export interface NodeRecord {
   zone?: string;
   volumeId?: string;
   privateIp?: string;
+  /** The template its host was launched from, written with the host (drift.ts); absent on adopted nodes and older records. */
+  launchedFrom?: LaunchedFrom;
   /** The scale-up decision that created the node. */
   decisionId?: string;
   stats?: NodeStats;

@@ -6,6 +6,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { VirtualClock } from '../../lib/adapters/local/virtual-clock.js';
 import type { InMemoryMetrics } from '../../lib/adapters/memory/metrics.js';
+import { driftOf, launchedFromTemplate } from '../../lib/domain/drift.js';
 import type { StateStore } from '../../lib/ports/state-store.js';
 import { Crash, crashingStore } from '../support/crash.js';
 import type { FakeEc2 } from '../support/fake-ec2.js';
@@ -84,6 +85,16 @@ describe('NodeProvisioner (dynalite; EC2 and Route 53 mocked at the SDK)', () =>
       const [logged] = await store.listDecisions(POOL, 1);
       expect(logged).toMatchObject({ kind: 'scale-up', decisionId: message.decisionId });
       expect(logged?.reason).toContain('2 of 2 hosts requested through handler ec2');
+    });
+
+    it('records what each host was launched from, so a template changed later marks the node drifted', async () => {
+      const message = await decide(1);
+      await provisioner().scaleUp(message);
+      const [launched] = await nodesOf();
+      const template = bed.config.pools[0]!.template;
+      expect(launched!.launchedFrom).toEqual({ image: 'ami-0abc', settings: launchedFromTemplate(template).settings });
+      expect(driftOf(launched!, template)).toBeUndefined();
+      expect(driftOf(launched!, { ...template, imageId: 'ami-0def' })).toBe('drifted: image ami-0abc -> ami-0def');
     });
 
     it('turns a duplicate scale-up into nothing: one RunInstances per node, one set of names', async () => {

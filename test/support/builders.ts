@@ -37,6 +37,8 @@ export interface NodeOptions {
   instanceType?: string;
   /** The availability zone its host runs in. */
   zone?: string;
+  /** What its host was launched from (drift.ts). */
+  launchedFrom?: NodeRecord['launchedFrom'];
 }
 
 export function node(nodeId: string, options: NodeOptions = {}): NodeRecord {
@@ -56,6 +58,7 @@ export function node(nodeId: string, options: NodeOptions = {}): NodeRecord {
   };
   if (options.instanceType !== undefined) record.instanceType = options.instanceType;
   if (options.zone !== undefined) record.zone = options.zone;
+  if (options.launchedFrom !== undefined) record.launchedFrom = options.launchedFrom;
   if (options.gears !== null && (options.gears !== undefined || options.state === undefined || options.state === 'active' || options.state === 'draining')) {
     record.stats = {
       activeGears: options.gears ?? 0,

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Config } from '../../lib/config/index.js';
 import { chooseScaleDownCandidate } from '../../lib/domain/candidates.js';
+import { launchedFromTemplate } from '../../lib/domain/drift.js';
 import type { DrainRecord, NodeRecord } from '../../lib/domain/model.js';
 import { computeUtilization, expectedGearsPerNode } from '../../lib/domain/utilization.js';
 import { NOW, POOL, config, drain, move, node, poolConfigOf } from '../support/builders.js';
@@ -20,6 +21,10 @@ function choose(nodes: NodeRecord[], options: { drains?: DrainRecord[]; cfg?: Co
   const extra = options.extraDemand ?? 0;
   const utilization = { ...measured, demand: measured.demand + extra, freeSlots: measured.freeSlots - extra };
   return chooseScaleDownCandidate({ nodes, drains, poolConfig, config: cfg, now: NOW, utilization });
+}
+
+function utilizationOf(nodes: NodeRecord[], cfg: Config) {
+  return computeUtilization({ pool: POOL, nodes, drains: [], now: NOW, statsMaxAge: cfg.statsMaxAge, expectedGearsPerNode: expectedGearsPerNode(poolConfigOf(cfg), nodes) });
 }
 
 const strategy = (candidateStrategy: 'least-disruption' | 'least-gears' | 'least-utilized' | 'oldest' | 'newest') => config({ scaleDown: { candidateStrategy } });
@@ -45,6 +50,30 @@ describe('chooseScaleDownCandidate', () => {
     expect(choose(nodes, { cfg: strategy('least-gears') }).nodeId).toBe('b');
     // idle gears are not disruptive even when only idleGears is reported
     expect(choose([withKinds('x', 30, 28), withKinds('y', 10, 0, 5)]).nodeId).toBe('x');
+  });
+
+  it('a drifted node comes first among nodes level on disruptive moves, never before one that restarts fewer tenants', () => {
+    const oldImage = { image: 'ami-0aaaaaaaaaaaaaaaa', settings: 'x' };
+    const cfg = config({}, { template: { imageId: 'ami-0bbbbbbbbbbbbbbbb' } } as never);
+    const current = { image: 'ami-0bbbbbbbbbbbbbbbb', settings: launchedFromTemplate(poolConfigOf(cfg).template).settings };
+    const quiet = (id: string, gears: number, disruptiveGears: number, launchedFrom = current) => {
+      const n = node(id, { gears, launchedFrom });
+      n.stats!.idleGears = gears - disruptiveGears;
+      n.stats!.disruptiveGears = disruptiveGears;
+      return n;
+    };
+    // b and c restart 2 tenants each; c is drifted, so it goes before b despite 10 more gears (idle ones).
+    const nodes = [quiet('a', 5, 4), quiet('b', 20, 2), quiet('c', 30, 2, oldImage)];
+    const choice = choose(nodes, { cfg });
+    expect(choice.nodeId).toBe('c');
+    expect(choice.drift).toBe('drifted: image ami-0aaaaaaaaaaaaaaaa -> ami-0bbbbbbbbbbbbbbbb');
+    // Level with b on disruptive moves and drifted, it stays first until a new (disruptive) gear lands on it.
+    expect(choice.price).toEqual({ gears: 30, limit: 30, next: 'b', nextGears: 20 });
+    // One disruptive move fewer outranks drift: a restart is what a drain costs a tenant.
+    const fewer = [quiet('b', 20, 1), quiet('c', 30, 2, oldImage)];
+    expect(choose(fewer, { cfg }).nodeId).toBe('b');
+    // With no template given (nothing known of it) the order is the gear count's.
+    expect(chooseScaleDownCandidate({ nodes, drains: [], poolConfig: { protectedNodes: [] }, config: cfg, now: NOW, utilization: utilizationOf(nodes, cfg) }).nodeId).toBe('b');
   });
 
   it('a candidate the check refuses is skipped with its reason, the next one is checked', () => {

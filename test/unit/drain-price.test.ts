@@ -13,6 +13,16 @@ describe('drainPrice', () => {
     expect(drainPrice('least-disruption', node('a', 10, 2), node('b', 11, 5))).toEqual({ gears: 10, limit: 12, next: 'b', nextGears: 11 });
   });
 
+  it('least-disruption: level on disruptive moves, a drifted node stays ahead of one that is not whatever their gear counts', () => {
+    const drifted = (n: PricedNode): PricedNode => ({ ...n, drifted: true });
+    // 1 disruptive move ahead and drifted: one new gear levels it with b, where drift still puts it first.
+    expect(drainPrice('least-disruption', drifted(node('a', 30, 2)), node('b', 20, 3))).toEqual({ gears: 30, limit: 31, next: 'b', nextGears: 20 });
+    // Not drifted behind a drifted next: level would put it behind, so one fewer than the margin.
+    expect(drainPrice('least-disruption', node('a', 10, 2), drifted(node('b', 30, 4)))).toEqual({ gears: 10, limit: 11, next: 'b', nextGears: 30 });
+    // Both drifted: the gear count decides, as for two current nodes.
+    expect(drainPrice('least-disruption', drifted(node('a', 10, 2)), drifted(node('b', 11, 5)))).toEqual({ gears: 10, limit: 12, next: 'b', nextGears: 11 });
+  });
+
   it('least-gears and least-utilized keep the node ahead by gears and by share of its slots', () => {
     expect(drainPrice('least-gears', node('a', 10), node('b', 25))).toEqual({ gears: 10, limit: 25, next: 'b', nextGears: 25 });
     // b is 30 of 50 slots (0.6): a, of 100 slots, stays ahead up to 60 gears.

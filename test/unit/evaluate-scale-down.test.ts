@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { launchedFromTemplate } from '../../lib/domain/drift.js';
 import { decidePool } from '../../lib/domain/evaluate.js';
+import { explainPool } from '../../lib/domain/explain.js';
 import { epochMinute } from '../../lib/domain/forecast.js';
 import type { DemandSample } from '../../lib/domain/model.js';
 import { NOW, config, drain, evaluation, minutesAgo, move, node, pool } from '../support/builders.js';
@@ -28,6 +30,28 @@ describe('decidePool: scale-down', () => {
       rejected: [],
     });
     expect(result.poolPatch.lastScaleUpAt).toBeUndefined();
+  });
+
+  it('drains a drifted node first among nodes that restart as many tenants, and says why', () => {
+    const cfg = config({}, { template: { imageId: 'ami-0bbbbbbbbbbbbbbbb' } } as never);
+    // node-3 (32 gears) was launched from the image the pool named before; node-4 (12 gears) from today's.
+    const current = launchedFromTemplate(cfg.pools[0]!.template);
+    const nodes = low.map((n) => {
+      const idle = { ...n, launchedFrom: n.nodeId === 'node-3.example.com' ? { ...current, image: 'ami-0aaaaaaaaaaaaaaaa' } : current };
+      return { ...idle, stats: { ...idle.stats!, idleGears: idle.stats!.activeGears, disruptiveGears: 0 } };
+    });
+    const input = evaluation({ config: cfg, nodes, pool: pool({ demandHistory: quietDay, lowSince: minutesAgo(7) }) });
+    const result = decidePool(input);
+    expect(result.decision).toMatchObject({ kind: 'scale-down', nodeId: 'node-3.example.com' });
+    expect(explainPool(input).scaleDown.find((check) => check.name === 'candidate')).toEqual({
+      name: 'candidate',
+      ok: true,
+      detail: 'node-3.example.com (32 gears, least-disruption, drifted: image ami-0aaaaaaaaaaaaaaaa -> ami-0bbbbbbbbbbbbbbbb)',
+    });
+    expect(result.decision.reason).toContain('drain node-3.example.com (32 gears, least-disruption, drifted: image ami-0aaaaaaaaaaaaaaaa -> ami-0bbbbbbbbbbbbbbbb); pays:');
+    // The same pool launched from one image: the fewest gears, node-4, as before.
+    const same = nodes.map((n) => ({ ...n, launchedFrom: current }));
+    expect(decidePool(evaluation({ config: cfg, nodes: same, pool: pool({ demandHistory: quietDay, lowSince: minutesAgo(7) }) })).decision).toMatchObject({ kind: 'scale-down', nodeId: 'node-4.example.com' });
   });
 
   it('does not drain a node the forecast needs again within the horizon, and says so (pays-off check)', () => {

@@ -14,6 +14,7 @@
  *        └──────────── next offering ───────────────┘ (none left: exhausted, the node fails)
  */
 import type { PoolConfig } from '../../config/index.js';
+import { launchedFromTemplate } from '../../domain/drift.js';
 import type { LaunchPhase, NodeRecord, PoolRecord } from '../../domain/model.js';
 import {
   PROVISION_STEPS,
@@ -159,6 +160,8 @@ class HostLaunch implements Workflow<LaunchView, LaunchWrite, Attempt> {
           { [PROVISION_STEPS.hostRequested]: clock.now().toISOString() },
           {
             ...hostFields(host),
+            // What the host was created from, so a later template marks it drifted (lib/domain/drift.ts).
+            launchedFrom: launchedFromTemplate(this.poolConfig.template),
             launchPhase: 'requested',
             reason: host.instanceId
               ? `host ${host.instanceId} (${host.instanceType ?? offering.instanceType ?? 'default type'}) requested; waiting for the node to report`

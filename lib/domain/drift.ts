@@ -1,0 +1,60 @@
+/**
+ * Drift (as Karpenter's): a node launched from a template the pool no longer
+ * names. The launch records what the host was launched from (`launchedFrom`);
+ * once the pool's template says otherwise (a new image after a patch, another
+ * instance profile, instance types narrowed) the node is drifted. Scale-down
+ * drains a drifted node first among candidates whose drains restart as many
+ * tenants (candidates.ts), so a pool renews itself through drains it makes
+ * anyway; `status` shows drifted nodes, and `drain NODE --replace` renews one
+ * at once. Nodes without a record (adopted, or launched before it was kept)
+ * are never called drifted: what they run is not known.
+ */
+import { createHash } from 'node:crypto';
+import type { NodeTemplate } from '../config/index.js';
+import type { LaunchedFrom, NodeRecord } from './model.js';
+
+/** The part of the template that says what the host runs; subnets and instance types say where and on what. */
+type LaunchSettings = Pick<NodeTemplate, 'launchTemplate' | 'imageId' | 'securityGroups' | 'instanceProfile' | 'keyName' | 'userData' | 'volume' | 'tags' | 'spot'>;
+
+export function launchedFromTemplate(template: LaunchSettings): LaunchedFrom {
+  const { launchTemplate, imageId } = template;
+  // An AMI given beside a launch template overrides the template's (the ec2 adapter's RunInstances), so both count.
+  const templateRef = launchTemplate ? `${launchTemplate.id ?? launchTemplate.name}@${launchTemplate.version}` : undefined;
+  const image = [templateRef, imageId].filter((part) => part !== undefined).join('+') || 'default';
+  const settings = {
+    securityGroups: [...template.securityGroups].sort(),
+    instanceProfile: template.instanceProfile ?? null,
+    keyName: template.keyName ?? null,
+    userData: template.userData ?? null,
+    volume: template.volume ?? null,
+    tags: Object.fromEntries(Object.entries(template.tags).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))),
+    spot: template.spot,
+  };
+  return { image, settings: createHash('sha256').update(canonical(settings)).digest('hex').slice(0, 16) };
+}
+
+/** Why the node is drifted from the pool's template, or undefined when it is not (or what it runs is not known). */
+export function driftOf(node: Pick<NodeRecord, 'launchedFrom' | 'instanceType'>, template: LaunchSettings & Pick<NodeTemplate, 'instanceTypes'>): string | undefined {
+  const launched = node.launchedFrom;
+  if (!launched) return undefined;
+  const now = launchedFromTemplate(template);
+  if (launched.image !== now.image) return `drifted: image ${launched.image} -> ${now.image}`;
+  if (launched.settings !== now.settings) return 'drifted: launch settings changed (instance profile, security groups, key, volume, user data, tags or spot)';
+  const types = template.instanceTypes.map((type) => type.name);
+  if (node.instanceType !== undefined && types.length > 0 && !types.includes(node.instanceType)) {
+    return `drifted: instance type ${node.instanceType} not in instanceTypes (${types.join(', ')})`;
+  }
+  return undefined;
+}
+
+/** JSON with object keys in a fixed order, so equal settings give equal digests whatever order the file wrote them in. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}

@@ -1,0 +1,46 @@
+/** `nodescaler status` as it renders the state it reads (lib/cli/status.ts): zones and drifted nodes. */
+import { describe, expect, it } from 'vitest';
+import { Style } from '../../lib/cli/render.js';
+import { renderStatus, statusView } from '../../lib/cli/status.js';
+import { NO_CONTROLS } from '../../lib/domain/controls.js';
+import { launchedFromTemplate } from '../../lib/domain/drift.js';
+import type { NodeRecord } from '../../lib/domain/model.js';
+import { NOW, POOL, config, node, pool } from '../support/builders.js';
+
+const cfg = config({}, { template: { imageId: 'ami-0bbbbbbbbbbbbbbbb' } } as never);
+const current = launchedFromTemplate(cfg.pools[0]!.template);
+
+function status(nodes: NodeRecord[]) {
+  const view = statusView({ now: NOW, config: cfg, allNodes: nodes, controls: NO_CONTROLS, pools: [{ pool: POOL, config: cfg.pools[0]!, record: pool(), nodes, drains: [] }] }, 'local state');
+  return { view, text: renderStatus(view, { style: new Style(false), width: 160 }).join('\n') };
+}
+
+describe('nodescaler status', () => {
+  it('lists drifted nodes, flags each with why (--json), and says how they are renewed', () => {
+    const { view, text } = status([
+      node('a', { gears: 40, launchedFrom: current, zone: 'us-east-1a' }),
+      node('b', { gears: 30, launchedFrom: { ...current, image: 'ami-0aaaaaaaaaaaaaaaa' }, zone: 'us-east-1b' }),
+      node('c', { state: 'terminated', launchedFrom: { ...current, image: 'ami-0aaaaaaaaaaaaaaaa' } }),
+      { ...node('d', { gears: 10 }), origin: 'adopted' },
+    ]);
+    const [poolView] = view.pools;
+    expect(poolView!.driftedNodes).toEqual(['b']);
+    expect(poolView!.nodeList.map((n) => [n.nodeId, n.zone, n.drift])).toEqual([
+      ['a', 'us-east-1a', null],
+      ['b', 'us-east-1b', 'drifted: image ami-0aaaaaaaaaaaaaaaa -> ami-0bbbbbbbbbbbbbbbb'],
+      ['c', null, null],
+      ['d', null, null],
+    ]);
+    expect(text).toContain("drifted from the pool's template: b (drained first among equal candidates; nodescaler drain NODE --replace renews one now)");
+    expect(text).toMatch(/NODE\s+STATE\s+ZONE\s+GEARS/);
+    expect(text).toMatch(/\n\s+b\s+active\s+us-east-1b\s+30\/100\s+0\.30\s+\S+\s+drifted\s/);
+    expect(text).toMatch(/\n\s+d\s+active\s+-\s+10\/100\s+0\.10\s+\S+\s+adopted$/m);
+  });
+
+  it('shows no zone column where no host has a zone, and no drift line when every node runs the template', () => {
+    const { text } = status([node('a', { gears: 40, launchedFrom: current }), node('b', { gears: 30 })]);
+    expect(text).toMatch(/NODE\s+STATE\s+GEARS/);
+    expect(text).not.toContain('ZONE');
+    expect(text).not.toContain('drifted');
+  });
+});

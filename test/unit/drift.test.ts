@@ -1,0 +1,76 @@
+import { describe, expect, it } from 'vitest';
+import { driftOf, launchedFromTemplate } from '../../lib/domain/drift.js';
+import { config, node, poolConfigOf } from '../support/builders.js';
+
+const template = (fields: Record<string, unknown> = {}) =>
+  poolConfigOf(
+    config(
+      {},
+      {
+        template: {
+          imageId: 'ami-0aaaaaaaaaaaaaaaa',
+          instanceTypes: [{ name: 'm5.xlarge', vcpus: 4, memoryGiB: 16 }],
+          securityGroups: ['sg-01', 'sg-02'],
+          instanceProfile: 'node-host',
+          tags: { team: 'paas', env: 'prod' },
+          ...fields,
+        },
+      } as never,
+    ),
+  ).template;
+
+describe('launchedFromTemplate', () => {
+  it('names the image and digests the other settings, whatever order the file lists them in', () => {
+    const launched = launchedFromTemplate(template());
+    expect(launched.image).toBe('ami-0aaaaaaaaaaaaaaaa');
+    expect(launched.settings).toMatch(/^[0-9a-f]{16}$/);
+    expect(launchedFromTemplate(template({ securityGroups: ['sg-02', 'sg-01'], tags: { env: 'prod', team: 'paas' } }))).toEqual(launched);
+  });
+
+  it('names a launch template with its version, and an AMI given beside it too', () => {
+    expect(launchedFromTemplate(template({ imageId: undefined, launchTemplate: { id: 'lt-0123456789abcdef0', version: 3 } })).image).toBe('lt-0123456789abcdef0@3');
+    expect(launchedFromTemplate(template({ launchTemplate: { name: 'node-host' } })).image).toBe('node-host@$Latest+ami-0aaaaaaaaaaaaaaaa');
+    expect(launchedFromTemplate(template({ imageId: undefined })).image).toBe('default');
+  });
+});
+
+describe('driftOf', () => {
+  const launchedFrom = launchedFromTemplate(template());
+
+  it('a node launched from the template the pool names is not drifted', () => {
+    expect(driftOf(node('a', { launchedFrom, instanceType: 'm5.xlarge' }), template())).toBeUndefined();
+  });
+
+  it('a new image drifts every node launched from the old one, naming both', () => {
+    expect(driftOf(node('a', { launchedFrom }), template({ imageId: 'ami-0bbbbbbbbbbbbbbbb' }))).toBe('drifted: image ami-0aaaaaaaaaaaaaaaa -> ami-0bbbbbbbbbbbbbbbb');
+    expect(driftOf(node('a', { launchedFrom }), template({ imageId: undefined, launchTemplate: { id: 'lt-0123456789abcdef0', version: 4 } }))).toBe(
+      'drifted: image ami-0aaaaaaaaaaaaaaaa -> lt-0123456789abcdef0@4',
+    );
+  });
+
+  it('another instance profile, security group, volume, user data, tag or spot drifts it', () => {
+    for (const change of [
+      { instanceProfile: 'node-host-v2' },
+      { securityGroups: ['sg-01'] },
+      { volume: { sizeGiB: 100 } },
+      { userData: 'echo patched' },
+      { tags: { team: 'paas', env: 'prod', patch: '2026-11' } },
+      { spot: true },
+      { keyName: 'ops' },
+    ]) {
+      expect(driftOf(node('a', { launchedFrom }), template(change)), JSON.stringify(change)).toMatch(/^drifted: launch settings changed/);
+    }
+  });
+
+  it('where a host runs (subnets) or other types added are no drift; a type the pool dropped is', () => {
+    const onM5 = node('a', { launchedFrom, instanceType: 'm5.xlarge' });
+    expect(driftOf(onM5, template({ subnets: ['subnet-0aaaaaaaaaaaaaaaa'] }))).toBeUndefined();
+    expect(driftOf(onM5, template({ instanceTypes: [{ name: 'm5.xlarge', vcpus: 4, memoryGiB: 16 }, { name: 'm6i.xlarge', vcpus: 4, memoryGiB: 16 }] }))).toBeUndefined();
+    expect(driftOf(onM5, template({ instanceTypes: [{ name: 'm6i.xlarge', vcpus: 4, memoryGiB: 16 }] }))).toBe('drifted: instance type m5.xlarge not in instanceTypes (m6i.xlarge)');
+  });
+
+  it('a node without a launch record (adopted, or launched before records were kept) is never called drifted', () => {
+    const adopted = { ...node('a', { instanceType: 'm4.large' }), origin: 'adopted' as const };
+    expect(driftOf(adopted, template({ imageId: 'ami-0bbbbbbbbbbbbbbbb' }))).toBeUndefined();
+  });
+});
