@@ -3,7 +3,7 @@ import { effectiveConfig, gateDecision, pauseFor, shadowKey, shadowSentence, typ
 import type { PoolEvaluation } from '../domain/decision.js';
 import { decisionMessage } from '../domain/decision-message.js';
 import { decidePool } from '../domain/evaluate.js';
-import { advancePendingDrains } from './replace-drain.js';
+import { advancePendingDrains, recordRenewalDrain } from './replace-drain.js';
 import { poolIdOf, type NodeRecord, type PoolId, type PoolRecord } from '../domain/model.js';
 import { isProtected, observedBootMs, statsToStore } from '../domain/node-stats.js';
 import { nodePlacement } from '../domain/placement.js';
@@ -321,6 +321,7 @@ export class ThresholdEvaluator {
       pool: booted === undefined ? pool : { ...pool, observedBootMs: booted },
       nodes,
       drains,
+      renewing: controls.pendingDrains.filter((pending) => pending.pool === poolId).length,
     };
     // Decided on the pool's own nodes first: only a scale-up is limited by the other pools' nodes (fewer nodes counted
     // only loosen those limits, so any other decision stands), and a scale-up is decided again with all of them.
@@ -342,6 +343,7 @@ export class ThresholdEvaluator {
     }
     if (notCarriedOut) {
       delete poolPatch.scaleDownsAt;
+      delete poolPatch.lastRenewal;
       if ('shadow' in gate) {
         const key = shadowKey(decision);
         if (pool.shadow?.key === key && now.getTime() - Date.parse(pool.shadow.at) < this.config.leaseTtl) shadowRepeat = pool.shadow.at;
@@ -380,7 +382,10 @@ export class ThresholdEvaluator {
         ? { pool: poolId, kind: 'shadow', reason: gate.reason }
         : { pool: poolId, kind: 'no-action', reason: shadowRepeat ? `${gate.reason} (as recorded at ${shadowRepeat})` : gate.reason };
     }
-    if (message) {
+    // A renewal's drain waits for its replacement, recorded before the scale-up is sent (lib/domain/renewal.ts).
+    const renewal = message && decision.kind === 'scale-up' && decision.renews !== undefined ? await recordRenewalDrain(store, { nodeId: decision.renews, pool: poolId, replacementDecisionId: message.decisionId, reason: decision.reason, at: now.toISOString() }) : undefined;
+    if (renewal?.recorded === false) outcome = { pool: poolId, kind: 'no-action', reason: `${decision.reason}; not carried out: ${renewal.why}` };
+    if (message && renewal?.recorded !== false) {
       try {
         const leased = await leaseAndSend(this.ports, poolId, message, this.config.leaseTtl, now);
         pool = leased.pool;
@@ -390,6 +395,7 @@ export class ThresholdEvaluator {
         if (!(error instanceof ConflictError)) throw error;
         const holder = (error.current as PoolRecord | undefined)?.lease?.holder ?? 'another action';
         outcome = { pool: poolId, kind: 'no-action', reason: `${decision.reason}; not carried out: lease taken by ${holder}` };
+        if (renewal?.recorded) await store.deletePendingDrain(renewal.nodeId);
       }
     }
 
@@ -404,6 +410,7 @@ export class ThresholdEvaluator {
       nodesByState: utilization.nodesByState,
       staleNodes: utilization.staleNodes,
       ...(decision.kind === 'scale-up' ? { count: decision.count, wanted: decision.wanted, clampedBy: decision.clampedBy, forecastNodes: decision.forecastNodes } : {}),
+      ...(decision.kind === 'scale-up' && decision.renews ? { renews: decision.renews } : {}),
       ...(decision.kind === 'scale-down' ? { nodeId: decision.nodeId } : {}),
       ...('rejected' in decision && decision.rejected?.length ? { rejected: decision.rejected.slice(0, 20) } : {}),
       ...(decision.kind === 'no-action' && decision.budget ? { budget: decision.budget } : {}),

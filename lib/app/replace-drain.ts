@@ -7,6 +7,7 @@
  */
 import type { Config } from '../config/index.js';
 import { pendingDrainStep, type PendingDrain } from '../domain/controls.js';
+import { ConflictError } from '../errors.js';
 import type { ScaleDownMessage } from '../messages/index.js';
 import type { Clock } from '../ports/clock.js';
 import type { Log } from '../ports/log.js';
@@ -19,6 +20,9 @@ import type { StateStore } from '../ports/state-store.js';
  * Not imported, so the evaluator's bundle does not take in the gear mover.
  */
 export const MANUAL_PREFIX = 'manual:';
+
+/** Who asks for a renewal's drain (lib/domain/renewal.ts), in the pending drain and the decision log. */
+export const RENEWAL_BY = 'nodescaler (scaleDown.renewDrifted)';
 
 export async function advancePendingDrains(
   ports: { store: StateStore; queue: Queue; clock: Clock; log: Log },
@@ -36,7 +40,8 @@ export async function advancePendingDrains(
       if (next.step === 'start') {
         // Sent before the pending item is removed, under an id of its own: a repeat is one drain (FIFO dedup, the gear mover's drainId).
         const decisionId = `${MANUAL_PREFIX}after:${pending.replacementDecisionId}`;
-        const reason = `manual drain (nodescaler drain --replace by ${pending.by}): ${pending.reason}; ${next.reason}`.slice(0, 1024);
+        const asked = pending.by === RENEWAL_BY ? pending.by : `nodescaler drain --replace by ${pending.by}`;
+        const reason = `manual drain (${asked}): ${pending.reason}; ${next.reason}`.slice(0, 1024);
         const message: ScaleDownMessage = { type: 'scale-down', v: 1, decisionId, pool: pending.pool, nodeId: pending.nodeId, reason, decidedAt: now.toISOString() };
         const sent = await queue.send('drain', [{ body: message, groupId: pending.pool, deduplicationId: decisionId }]);
         if (sent.failed.length > 0) continue; // next evaluation
@@ -58,5 +63,20 @@ export async function advancePendingDrains(
     } catch (error) {
       log.error('pending drain not advanced; tried again on the next evaluation', { nodeId: pending.nodeId, error: error instanceof Error ? error.message : String(error) });
     }
+  }
+}
+
+/**
+ * The evaluator's renewal of a drifted node (lib/domain/renewal.ts): its drain, pending until the replacement joins,
+ * recorded before the replacement's scale-up is sent. Not recorded (`recorded: false`) when the node waits for a
+ * replacement already: the scale-up is then not sent either.
+ */
+export async function recordRenewalDrain(store: StateStore, pending: Omit<PendingDrain, 'by'>): Promise<{ nodeId: string; recorded: boolean; why?: string }> {
+  try {
+    await store.createPendingDrain({ ...pending, by: RENEWAL_BY });
+    return { nodeId: pending.nodeId, recorded: true };
+  } catch (error) {
+    if (!(error instanceof ConflictError)) throw error;
+    return { nodeId: pending.nodeId, recorded: false, why: `${pending.nodeId} already waits for a replacement` };
   }
 }

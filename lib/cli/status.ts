@@ -9,7 +9,7 @@ import type { Config, PoolConfig } from '../config/index.js';
 import { progressOf, drainKind, type Progress } from '../domain/drain.js';
 import type { DrainKind, DrainRecord, MoveState, NodeRecord, NodeState, PoolId, PoolRecord } from '../domain/model.js';
 import { districtRunningOut } from '../domain/district-capacity.js';
-import { driftOf } from '../domain/drift.js';
+import { driftTest } from '../domain/drift.js';
 import { failureBackoff } from '../domain/failure-backoff.js';
 import { isProtected } from '../domain/node-stats.js';
 import { usableMarketPrices } from '../domain/market-prices.js';
@@ -97,6 +97,8 @@ export interface PoolView {
   staleNodes: string[];
   /** Nodes holding a host (not terminated) launched from a template the pool no longer names. */
   driftedNodes: string[];
+  /** scaleDown.renewDrifted: the evaluator renews them itself (lib/domain/renewal.ts). */
+  renewsDrifted: boolean;
   thresholds: { scaleUp: number; scaleDown: number };
   /** What a drain of one of its nodes is credited per node-hour (lib/domain/node-price.ts), and why; null when the pays-off check is off. */
   nodeHourPrice: { dollars: number; source: string } | null;
@@ -161,7 +163,8 @@ function poolView(pool: PoolState, config: Config, now: Date): PoolView {
     hold('scaleDown.delayAfterDelete', 'scale-down', record.lastScaleDownAt ? Date.parse(record.lastScaleDownAt) + config.scaleDown.delayAfterDelete : NaN);
   }
   const lease = record?.lease;
-  const nodeList = pool.nodes.map((node) => nodeView(node, pool.config, fresh));
+  const drifted = pool.config ? driftTest(pool.config.template) : () => undefined;
+  const nodeList = pool.nodes.map((node) => nodeView(node, pool.config, fresh, drifted));
   const priced = pool.config !== undefined && config.scaleDown.enabled && config.scaleDown.payoff.enabled;
   return {
     pool: pool.pool,
@@ -177,6 +180,7 @@ function poolView(pool: PoolState, config: Config, now: Date): PoolView {
     freeSlots: u.freeSlots,
     staleNodes: u.staleNodes,
     driftedNodes: nodeList.filter((node) => node.drift !== null).map((node) => node.nodeId),
+    renewsDrifted: config.scaleDown.enabled && config.scaleDown.renewDrifted,
     thresholds: { scaleUp: config.scaleUp.threshold, scaleDown: config.scaleDown.utilizationThreshold },
     nodeHourPrice: priced ? nodeHourPriceOf(config.scaleDown.payoff, pool.config, {}, usableMarketPrices(record ?? {}, now)) : null,
     priceReadFailures: priced ? priceReadFailures(record) : [],
@@ -198,7 +202,7 @@ function poolView(pool: PoolState, config: Config, now: Date): PoolView {
   };
 }
 
-function nodeView(node: NodeRecord, poolConfig: PoolConfig | undefined, fresh: (node: NodeRecord) => boolean): NodeView {
+function nodeView(node: NodeRecord, poolConfig: PoolConfig | undefined, fresh: (node: NodeRecord) => boolean, drifted: (node: NodeRecord) => string | undefined): NodeView {
   const stats = node.stats;
   return {
     nodeId: node.nodeId,
@@ -213,7 +217,7 @@ function nodeView(node: NodeRecord, poolConfig: PoolConfig | undefined, fresh: (
     instanceId: node.instanceId ?? null,
     zone: node.zone ?? null,
     // A terminated node's host is gone: nothing left to renew.
-    drift: (poolConfig && NON_TERMINAL.has(node.state) && driftOf(node, poolConfig.template)) || null,
+    drift: (NON_TERMINAL.has(node.state) && drifted(node)) || null,
     drainId: node.drainId ?? null,
     stateChangedAt: node.stateChangedAt,
     reason: node.reason ?? null,
@@ -312,7 +316,8 @@ function renderPool(pool: PoolView, now: Date, options: TextOptions): string[] {
   if (pool.staleNodes.length > 0) lines.push(...wrap(s.yellow(`stale stats: ${pool.staleNodes.join(', ')}`), width, '  '));
   if (pool.driftedNodes.length > 0) {
     const drifted = `drifted from the pool's template: ${pool.driftedNodes.join(', ')}`;
-    lines.push(...wrap(`${drifted} (drained first among equal candidates; nodescaler drain NODE --replace renews one now)`, width, '  '));
+    const how = pool.renewsDrifted ? 'renewed one at a time, a replacement first (scaleDown.renewDrifted)' : 'drained first among equal candidates; nodescaler drain NODE --replace renews one now';
+    lines.push(...wrap(`${drifted} (${how})`, width, '  '));
   }
   if (pool.nodeHourPrice) lines.push(...wrap(`drains priced at $${pool.nodeHourPrice.dollars} a node-hour (${pool.nodeHourPrice.source})`, width, '  '));
   for (const failed of pool.priceReadFailures) lines.push(...wrap(s.yellow(`${failed.market} prices not read ${when(failed.at, now)}: ${failed.failure}`), width, '  '));

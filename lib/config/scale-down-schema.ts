@@ -109,6 +109,11 @@ export function buildScaleDownSchema() {
     /** Request a replacement node (through the pool lease, as the evaluator does) when an interrupted node's gears do not fit elsewhere. */
     replaceInterrupted: z._default(z.boolean(), true),
     candidateStrategy: z._default(z.enum(CANDIDATE_STRATEGIES), 'least-disruption'),
+    /**
+     * Renew nodes drifted from their pool's template (lib/domain/renewal.ts): a replacement first, then the drifted
+     * node's drain, one at a time a pool, within the budget's windows. Off: every renewal restarts the node's tenants.
+     */
+    renewDrifted: z._default(z.boolean(), false),
     payoff: z.prefault(payoffSchema, {}),
     /** The disruption budget (lib/config/budget-schema.ts); a pool's `budget` overrides it key by key. */
     budget: z.prefault(budgetSchema(), {}),

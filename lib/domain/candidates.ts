@@ -12,7 +12,7 @@
  */
 import type { CandidateStrategy, Config, PoolConfig } from '../config/index.js';
 import { isClosedForAttrition } from './attrition.js';
-import { driftOf } from './drift.js';
+import { driftTest } from './drift.js';
 import type { PoolUtilization, RejectedCandidate } from './decision.js';
 import { drainPrice, type DrainPrice, type PricedNode } from './drain-price.js';
 import type { DrainRecord, NodeRecord } from './model.js';
@@ -151,6 +151,7 @@ class CandidateQueue {
     const byAge = strategy === 'oldest' || strategy === 'newest';
     const protectedByConfig = new Set(input.poolConfig.protectedNodes);
     const template = input.poolConfig.template;
+    const drifted = template ? driftTest(template) : undefined;
     const reserved = reservedSlotsByNode(input.drains, input.nodes);
     const receiving = receivingNodes(input.drains);
     const rejected = this.scanned;
@@ -190,7 +191,7 @@ class CandidateQueue {
           max: stats.maxActiveGears,
           ratio: stats.maxActiveGears > 0 ? stats.activeGears / stats.maxActiveGears : Infinity,
           created: Number.isFinite(created) ? created : 0,
-          drift: template ? driftOf(node, template) : undefined,
+          drift: drifted?.(node),
         });
       }
     }

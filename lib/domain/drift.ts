@@ -34,17 +34,27 @@ export function launchedFromTemplate(template: LaunchSettings): LaunchedFrom {
 }
 
 /** Why the node is drifted from the pool's template, or undefined when it is not (or what it runs is not known). */
-export function driftOf(node: Pick<NodeRecord, 'launchedFrom' | 'instanceType'>, template: LaunchSettings & Pick<NodeTemplate, 'instanceTypes'>): string | undefined {
-  const launched = node.launchedFrom;
-  if (!launched) return undefined;
-  const now = launchedFromTemplate(template);
-  if (launched.image !== now.image) return `drifted: image ${launched.image} -> ${now.image}`;
-  if (launched.settings !== now.settings) return 'drifted: launch settings changed (instance profile, security groups, key, volume, user data, tags or spot)';
+export function driftOf(node: Pick<NodeRecord, 'launchedFrom' | 'instanceType'>, template: DriftTemplate): string | undefined {
+  return driftTest(template)(node);
+}
+
+type DriftTemplate = LaunchSettings & Pick<NodeTemplate, 'instanceTypes'>;
+
+/** `driftOf` for many nodes of one template: the template's digest is taken once. */
+export function driftTest(template: DriftTemplate): (node: Pick<NodeRecord, 'launchedFrom' | 'instanceType'>) => string | undefined {
+  let now: LaunchedFrom | undefined;
   const types = template.instanceTypes.map((type) => type.name);
-  if (node.instanceType !== undefined && types.length > 0 && !types.includes(node.instanceType)) {
-    return `drifted: instance type ${node.instanceType} not in instanceTypes (${types.join(', ')})`;
-  }
-  return undefined;
+  return (node) => {
+    const launched = node.launchedFrom;
+    if (!launched) return undefined;
+    now ??= launchedFromTemplate(template);
+    if (launched.image !== now.image) return `drifted: image ${launched.image} -> ${now.image}`;
+    if (launched.settings !== now.settings) return 'drifted: launch settings changed (instance profile, security groups, key, volume, user data, tags or spot)';
+    if (node.instanceType !== undefined && types.length > 0 && !types.includes(node.instanceType)) {
+      return `drifted: instance type ${node.instanceType} not in instanceTypes (${types.join(', ')})`;
+    }
+    return undefined;
+  };
 }
 
 /** JSON with object keys in a fixed order, so equal settings give equal digests whatever order the file wrote them in. */

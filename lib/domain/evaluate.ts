@@ -17,6 +17,8 @@
  *      rules, and whose drain pays (payoff.ts);
  *   then attrition (attrition.ts): the next nodes to drain closed early, or
  *   closed nodes reopened;
+ *   then, in place of nothing, the renewal of a drifted node (renewal.ts,
+ *   `scaleDown.renewDrifted`): a scale-up of one node that replaces it;
  *   5. otherwise nothing, saying which condition is not met.
  */
 import { drainsPerDecision, poolBudget, scaleDownBudget, withScaleDown } from './budget.js';
@@ -27,6 +29,7 @@ import { formatDuration } from './duration.js';
 import { failureBackoff } from './failure-backoff.js';
 import { forecastDemand, recordDemand, type Forecast } from './forecast.js';
 import { withAttrition } from './attrition.js';
+import { withRenewal } from './renewal.js';
 import { payoffGate } from './payoff-gate.js';
 import { usableMarketPrices } from './market-prices.js';
 import { outranPatch, outranRamp, outranText } from './scale-up.js';
@@ -50,7 +53,7 @@ export function decidePool(input: PoolEvaluationInput): PoolEvaluation {
   // the scale-down keeps less above a job the kept days expect (lib/domain/level-headroom.ts), never more than it.
   const { u, gearsPerNode } = poolUtilization(input);
   const { sized, headroom } = sizedByHeadroom(input, u.demand);
-  return withAttrition(sized, decide(sized, u, gearsPerNode, headroom), headroom.measured);
+  return withRenewal(sized, withAttrition(sized, decide(sized, u, gearsPerNode, headroom), headroom.measured));
 }
 
 /** The input with scaleUp.headroomGears replaced by the pool's headroom (observed from its history, lib/domain/headroom.ts). */

@@ -24,6 +24,7 @@ import { districtCapacityText, districtCureText, freshDistrictCapacity } from '.
 import { expectedGearsPerNode } from './utilization.js';
 import { waitingNeed, waitingGears } from './waiting.js';
 import { poolBootMs } from './node-stats.js';
+import { renewalOf, renewalReason } from './renewal.js';
 
 export interface Check {
   /** The setting or condition, e.g. `scaleDown.delayAfterAdd`, `pool.min`, `lease`. */
@@ -114,6 +115,12 @@ export function explainPool(given: PoolEvaluationInput): PoolExplanation {
           detail: candidates.rejected.length === 0 ? 'no active node to drain' : `every active node refused (${candidates.rejected.length})`,
         },
   );
+
+  // Renewing drifted nodes (renewal.ts): shown only when it is on and a node is drifted.
+  const renewal = renewalOf(input, evaluation);
+  if (renewal) {
+    down.push('renew' in renewal ? { name: 'scaleDown.renewDrifted', ok: true, detail: renewalReason(renewal.renew) } : { name: 'scaleDown.renewDrifted', ok: false, detail: renewal.held });
+  }
 
   // Scale-up.
   const up: Check[] = [];

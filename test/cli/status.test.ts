@@ -37,6 +37,14 @@ describe('nodescaler status', () => {
     expect(text).toMatch(/\n\s+d\s+active\s+-\s+10\/100\s+0\.10\s+\S+\s+adopted$/m);
   });
 
+  it('says when the evaluator renews drifted nodes itself (scaleDown.renewDrifted)', () => {
+    const renewing = config({ scaleDown: { renewDrifted: true } }, { template: { imageId: 'ami-0bbbbbbbbbbbbbbbb' } } as never);
+    const nodes = [node('b', { gears: 30, launchedFrom: { ...current, image: 'ami-0aaaaaaaaaaaaaaaa' } })];
+    const view = statusView({ now: NOW, config: renewing, allNodes: nodes, controls: NO_CONTROLS, pools: [{ pool: POOL, config: renewing.pools[0]!, record: pool(), nodes, drains: [] }] }, 'local state');
+    expect(view.pools[0]!.renewsDrifted).toBe(true);
+    expect(renderStatus(view, { style: new Style(false), width: 160 }).join('\n')).toContain("drifted from the pool's template: b (renewed one at a time, a replacement first (scaleDown.renewDrifted))");
+  });
+
   it('shows no zone column where no host has a zone, and no drift line when every node runs the template', () => {
     const { text } = status([node('a', { gears: 40, launchedFrom: current }), node('b', { gears: 30 })]);
     expect(text).toMatch(/NODE\s+STATE\s+GEARS/);

@@ -39,10 +39,13 @@ interface Totals {
   joinedInZone: number;
   /** Moves that gave up on their application's lock (a tenant's operation holding it). */
   movesLockedOut: number;
+  /** Drifted nodes renewed: the replacements asked for, and the drains started once they joined. */
+  renewals: number;
+  renewalDrains: number;
 }
 
 function newTotals(): Totals {
-  return { scenarios: 0, violations: 0, minutes: 0, invocations: 0, faultsInjected: 0, crashes: 0, messages: 0, deadLetters: 0, scaleUps: 0, drains: 0, calledOff: 0, gearMoves: 0, hostileMessages: 0, waitingRiseSighted: 0, scaleUpsWithDoubleWhenFull: 0, marketReads: 0, drainsPricedByMarkets: 0, districtReads: 0, joinedInZone: 0, movesLockedOut: 0 };
+  return { scenarios: 0, violations: 0, minutes: 0, invocations: 0, faultsInjected: 0, crashes: 0, messages: 0, deadLetters: 0, scaleUps: 0, drains: 0, calledOff: 0, gearMoves: 0, hostileMessages: 0, waitingRiseSighted: 0, scaleUpsWithDoubleWhenFull: 0, marketReads: 0, drainsPricedByMarkets: 0, districtReads: 0, joinedInZone: 0, movesLockedOut: 0, renewals: 0, renewalDrains: 0 };
 }
 
 function add(totals: Totals, outcome: ScenarioOutcome, scenario: Scenario): void {
@@ -66,6 +69,8 @@ function add(totals: Totals, outcome: ScenarioOutcome, scenario: Scenario): void
   totals.districtReads += outcome.districtReads;
   totals.joinedInZone += outcome.joinedInZone;
   totals.movesLockedOut += outcome.movesLockedOut;
+  totals.renewals += outcome.renewals;
+  totals.renewalDrains += outcome.renewalDrains;
 }
 
 async function check(name: string, store: Scenario['store'], platform: 'simulated' | 'broker', numRuns: number): Promise<Totals> {
@@ -127,6 +132,9 @@ describe('invariants under generated workloads and faults', () => {
     expect(totals.drainsPricedByMarkets).toBeGreaterThan(0);
     // Districts whose UIDs run out: the broker refuses beyond them and the reporter reads them, under the same faults.
     expect(totals.districtReads).toBeGreaterThan(0);
+    // Drifted nodes renewed (a replacement, then the drain once it joined), under the same faults.
+    expect(totals.renewals).toBeGreaterThan(0);
+    expect(totals.renewalDrains).toBeGreaterThan(0);
   }, timeout);
 
   it(`hold over ${scaled(BROKER_SCENARIO_RUNS)} scenarios on the memory store and the broker adapter over the broker emulator`, async () => {

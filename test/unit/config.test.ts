@@ -87,6 +87,7 @@ describe('defaults', () => {
       movePollInterval: 5_000,
       replaceInterrupted: true,
       candidateStrategy: 'least-disruption',
+      renewDrifted: false,
       payoff: {
         enabled: true,
         factor: 2,

@@ -53,6 +53,12 @@ export interface Scenario {
    * one that pays any. Only with `attrition` (the pays-off check on).
    */
   market?: { spot: boolean; dollars: number };
+  /**
+   * The nodes there before nodescaler were launched from an image the pool's template no longer names (drifted,
+   * lib/domain/drift.ts), and `scaleDown.renewDrifted` is on: renewals (a replacement, then the drain) run under the
+   * same faults.
+   */
+  drifted?: boolean;
 }
 
 /**
@@ -91,6 +97,9 @@ export interface ScenarioOutcome {
   joinedInZone: number;
   /** Moves that gave up on their application's lock, on the broker emulator. */
   movesLockedOut: number;
+  /** Scale-ups that renew a drifted node, and the drains started once their replacement joined (`drifted`). */
+  renewals: number;
+  renewalDrains: number;
 }
 
 
@@ -106,6 +115,9 @@ export const VCPUS = 4;
 export const POISON_AFTER_MS = 2 * 360_000;
 /** The role id of the simulated node hosts' instance profile: their agents send as `<it>:<instance id>`. */
 export const SIM_NODE_ROLE = 'AROASIMNODEROLE00001';
+
+/** The image the nodes there before nodescaler were launched from in `drifted` scenarios; the pool's template names ami-sim. */
+export const OLD_IMAGE = 'ami-sim-old';
 
 /** The broker region of `zones` scenarios: the nodes there before nodescaler are in its first zone, the pool's new ones in its second. */
 export const REGION = { name: 'east', zones: ['east-a', 'east-b'] } as const;
@@ -126,6 +138,7 @@ export function scenarioConfig(scenario: Scenario): ConfigInput {
       moveRetryDelay: '30s',
       drainTimeout: '20m',
       payoff: scenario.attrition ? { horizon: '5m', confidenceWindow: '5m', factor: scenario.market ? 2 : 0 } : { enabled: false },
+      renewDrifted: scenario.drifted ?? false,
     },
     cloudRetry: { attempts: 3, baseDelay: '100ms', maxDelay: '1s' },
     // Node agents send as their instance (SIM_NODE_ROLE:<instance id>); hostile hosts cannot pose as another.

@@ -13,7 +13,9 @@ import { SimulatedCloud } from '../../../lib/adapters/local/simulated-cloud.js';
 import { SimulatedPlatform } from '../../../lib/adapters/local/simulated-platform.js';
 import { VirtualClock } from '../../../lib/adapters/local/virtual-clock.js';
 import { InMemoryStateStore } from '../../../lib/adapters/memory/state-store.js';
+import { RENEWAL_BY } from '../../../lib/app/replace-drain.js';
 import { parseConfig } from '../../../lib/config/index.js';
+import { launchedFromTemplate } from '../../../lib/domain/drift.js';
 import type { Platform } from '../../../lib/ports/platform.js';
 import type { OutgoingMessage, Queue, QueueName } from '../../../lib/ports/queue.js';
 import type { StateStore } from '../../../lib/ports/state-store.js';
@@ -25,7 +27,7 @@ import { EmulatedWorld } from './emulated-platform.js';
 import { HostileHosts } from './hostile.js';
 import { ScenarioInvariants } from './invariants.js';
 import {
-  DISTRICT, GEARS_PER_NODE, POOL, PROFILE, REGION, SETTLE_MINUTES, SIM_NODE_ROLE,
+  DISTRICT, GEARS_PER_NODE, OLD_IMAGE, POOL, PROFILE, REGION, SETTLE_MINUTES, SIM_NODE_ROLE,
   callerInApp, noMetrics, quietLog, scenarioConfig, type Mutants, type Scenario, type ScenarioOutcome,
 } from './scenario-config.js';
 import { CLOUD_READS, FaultInjector, MARKET_READS, NO_FAULTS, PLATFORM_READS, QUEUE_READS, STORE_READS } from './faults.js';
@@ -70,6 +72,8 @@ class ScenarioRun {
   private readonly instances: [LocalRuntime, LocalRuntime];
   /** Hosts each scale-up decision asked for. */
   private readonly requested = new Map<string, number>();
+  private readonly renewals = new Set<string>();
+  private readonly renewalDrains = new Set<string>();
   private concurrency = 0;
   private faultsOn = false;
   private faultsOffAt = Infinity;
@@ -124,6 +128,10 @@ class ScenarioRun {
     const startAt = this.clock.nowMs();
     this.clock.set(startAt);
     await seedInitialNodes({ cloud: this.cloud, store: this.store, config: parsed, pool: parsed.pools[0]!, count: 2, now: this.clock.now() });
+    if (this.scenario.drifted) {
+      const launchedFrom = { ...launchedFromTemplate(parsed.pools[0]!.template), image: OLD_IMAGE };
+      for (const node of await this.store.listNodes(POOL)) await this.store.updateNode(node.nodeId, node.version, { launchedFrom });
+    }
     // On the broker, an operator had added them to their district (the simulated platform joins every booted host).
     for (const host of this.cloud.hosts()) this.emulated?.preJoin(host.hostName);
     this.clock.advance(120_000);
@@ -173,6 +181,8 @@ class ScenarioRun {
       districtReads: this.world.districtReadsSent,
       joinedInZone: this.emulated?.joinedInZone(REGION.zones[1]) ?? 0,
       movesLockedOut: this.emulated?.movesLockedOut() ?? 0,
+      renewals: this.renewals.size,
+      renewalDrains: this.renewalDrains.size,
     };
   }
 
@@ -302,6 +312,9 @@ class ScenarioRun {
         for (const message of accepted) {
           const body = message.body as { type?: string; decisionId?: string; count?: number };
           if (body.type === 'scale-up' && body.decisionId && typeof body.count === 'number') run.requested.set(body.decisionId, Math.max(run.requested.get(body.decisionId) ?? 0, body.count));
+          const reason = (body as { reason?: unknown }).reason;
+          if (body.type === 'scale-up' && body.decisionId && typeof reason === 'string' && reason.startsWith('renew ')) run.renewals.add(body.decisionId);
+          if (body.type === 'scale-down' && body.decisionId && typeof reason === 'string' && reason.includes(RENEWAL_BY)) run.renewalDrains.add(body.decisionId);
         }
         const result = await run.sqs.send(queue, accepted);
         const original = messages.map((_, i) => i).filter((i) => !failedIndexes.has(i));

@@ -1,0 +1,138 @@
+/**
+ * Renewing drifted nodes (`scaleDown.renewDrifted`, off by default; drift.ts
+ * says which are drifted). Scale-down already drains drifted nodes first
+ * among equal candidates; a pool that never shrinks would keep them for
+ * ever. With renewal on, a pool whose decision is to do nothing renews one
+ * drifted node: a replacement first, through the pool's lease as a
+ * scale-up of one node, and the drifted node's drain once the replacement
+ * has joined (the path of `nodescaler drain NODE --replace`), so the pool
+ * never runs short while it renews. Karpenter replaces drifted nodes the
+ * same way, within its disruption budgets.
+ *
+ * Each renewal restarts the tenants of the node's gears, so it is paced: one
+ * at a time a pool (nothing provisioning, draining or waiting for a
+ * replacement), after `delayAfterAdd` and any failure backoff, within the
+ * disruption budget (windows, maxDraining, maxDrainsPerHour; the node's
+ * gears pass its gear rules), never while the pool is low enough to shrink
+ * (its scale-downs drain drifted nodes first, with no replacement), and only
+ * with room for one more node under every limit. The drifted node that
+ * restarts the fewest tenants goes first. A node whose renewal was asked for
+ * and that is still active (its drain refused, or not started) is not asked
+ * again until that renewal could have ended: each ask buys a node.
+ *
+ * Pure functions of data.
+ */
+import { poolSize, scaleDownBudget, scaleDownBudgetChecks } from './budget.js';
+import { disruptiveMoves } from './candidates.js';
+import type { PoolEvaluation, PoolEvaluationInput } from './decision.js';
+import { driftTest } from './drift.js';
+import { failureBackoff } from './failure-backoff.js';
+import { isClosedForAttrition } from './attrition.js';
+import type { NodeRecord } from './model.js';
+import { isProtected } from './node-stats.js';
+import { clampScaleUp } from './scale-up-limits.js';
+import { freshStatsTest, receivingNodes } from './utilization.js';
+
+export interface Renewal {
+  nodeId: string;
+  gears: number;
+  /** Its gears whose move restarts a tenant (unknown kinds count). */
+  disruptive: number;
+  /** Why it is drifted (drift.ts). */
+  drift: string;
+}
+
+/** A renewal to start now, or why the pool's drifted nodes wait; undefined when renewal is off or no node is drifted. */
+export type RenewalVerdict = { renew: Renewal } | { held: string };
+
+export function renewalOf(input: PoolEvaluationInput, evaluation: Pick<PoolEvaluation, 'utilization'>): RenewalVerdict | undefined {
+  const { config, poolConfig, pool, nodes, drains, now } = input;
+  if (!config.scaleDown.enabled || !config.scaleDown.renewDrifted) return undefined;
+  const drifted = driftTest(poolConfig.template);
+  const candidates = nodes.filter((node) => node.state === 'active' && drifted(node) !== undefined);
+  if (candidates.length === 0) return undefined;
+  const nowMs = now.getTime();
+  const waits = (why: string) => ({ held: `renewal of ${candidates.length} drifted node(s) waits: ${why}` });
+  const at = (ms: number) => new Date(ms).toISOString();
+
+  if (pool.lease && Date.parse(pool.lease.expiresAt) > nowMs) return waits(`${pool.lease.kind} ${pool.lease.holder} in flight`);
+  const provisioning = nodes.filter((node) => node.state === 'provisioning').length;
+  const draining = nodes.filter((node) => node.state === 'draining' || node.state === 'drained').length;
+  const active = drains.filter((drain) => drain.state === 'active').length;
+  if (provisioning + draining + active + (input.renewing ?? 0) > 0) return waits('one renewal at a time: a node provisioning, draining or waiting for its replacement');
+  const { utilization } = evaluation.utilization;
+  if (utilization <= config.scaleDown.utilizationThreshold && poolSize(nodes) > poolConfig.min) return waits('the pool is low: its scale-downs drain drifted nodes first');
+  if (pool.exhaustedUntil && Date.parse(pool.exhaustedUntil) > nowMs) return waits(`capacity exhausted until ${pool.exhaustedUntil}`);
+  const backoff = failureBackoff(pool, config.scaleDown.delayAfterFailure, 'scale-down');
+  if (backoff && backoff.untilMs > nowMs) return waits(`scaleDown.delayAfterFailure until ${at(backoff.untilMs)}`);
+  if (pool.lastScaleUpAt) {
+    const until = Date.parse(pool.lastScaleUpAt) + config.scaleDown.delayAfterAdd;
+    if (until > nowMs) return waits(`scaleDown.delayAfterAdd until ${at(until)}`);
+  }
+  const blocked = scaleDownBudgetChecks({ config, poolConfig, now, nodes, drains, pool }).find((check) => !check.ok);
+  if (blocked) return waits(`${blocked.name}: ${blocked.detail}${blocked.until ? ` (until ${blocked.until})` : ''}`);
+  const room = clampScaleUp(1, input, poolSize(nodes));
+  if (room.count < 1) return waits(`no room for a replacement (${room.zeroBy ?? 'a limit'})`);
+
+  const fresh = freshStatsTest(nowMs, config.statsMaxAge);
+  const receiving = receivingNodes(drains);
+  const budgetRefusal = scaleDownBudget(input).refuse;
+  // A node whose renewal was asked for and is still drifted and active had its drain refused or not started yet: a
+  // second replacement for it would be a node more each time. It is asked again once the first could have ended.
+  const again = pool.lastRenewal ? Date.parse(pool.lastRenewal.at) + config.scaleUp.maxNodeProvisionTime + config.leaseTtl + config.scaleDown.drainTimeout : NaN;
+  const refuse = (node: NodeRecord) =>
+    node.nodeId === pool.lastRenewal?.nodeId && again > nowMs ? `its renewal was asked for at ${pool.lastRenewal.at}; asked again from ${at(again)}` : budgetRefusal(node);
+  let chosen: Renewal | undefined;
+  let firstRefusal: string | undefined;
+  for (const node of candidates) {
+    const refusal = renewalRefusal(node, { fresh, receiving, refuse, protectedNodes: poolConfig.protectedNodes });
+    if (refusal) {
+      firstRefusal ??= `${node.nodeId}: ${refusal}`;
+      continue;
+    }
+    const stats = node.stats!;
+    const renewal = { nodeId: node.nodeId, gears: stats.activeGears, disruptive: disruptiveMoves(stats), drift: drifted(node)! };
+    if (!chosen || before(renewal, chosen)) chosen = renewal;
+  }
+  return chosen ? { renew: chosen } : waits(`no drifted node may be drained now (${firstRefusal})`);
+}
+
+/** The reason a scale-up of one node for this renewal gives. */
+export function renewalReason(renewal: Renewal): string {
+  return `renew ${renewal.nodeId} (${renewal.gears} gears, ${renewal.disruptive} restart a tenant; ${renewal.drift}): a replacement first, its drain once the replacement joined (scaleDown.renewDrifted)`;
+}
+
+function renewalRefusal(
+  node: NodeRecord,
+  rules: { fresh: (node: NodeRecord) => boolean; receiving: ReadonlyMap<string, string>; refuse: (node: NodeRecord) => string | undefined; protectedNodes: readonly string[] },
+): string | undefined {
+  if (isProtected(node, rules.protectedNodes)) return 'protected';
+  if (!rules.fresh(node) || !node.stats) return 'no fresh stats';
+  if (isClosedForAttrition(node)) return 'closed for attrition (its scale-down drains it)';
+  if (rules.receiving.has(node.nodeId)) return `receiving gears of drain ${rules.receiving.get(node.nodeId)!}`;
+  return rules.refuse(node);
+}
+
+function before(a: Renewal, b: Renewal): boolean {
+  return a.disruptive !== b.disruptive ? a.disruptive < b.disruptive : a.gears !== b.gears ? a.gears < b.gears : a.nodeId < b.nodeId;
+}
+
+/**
+ * The evaluation with a renewal in place of doing nothing, or with why the drifted nodes wait added to its reason.
+ * Only a pool that neither scales nor moves nodes in or out of attrition this evaluation renews.
+ */
+export function withRenewal(input: PoolEvaluationInput, evaluation: PoolEvaluation): PoolEvaluation {
+  const { decision } = evaluation;
+  if (decision.kind !== 'no-action' || (evaluation.callOff?.length ?? 0) > 0) return evaluation;
+  if (evaluation.attrition && evaluation.attrition.close.length + evaluation.attrition.reopen.length > 0) return evaluation;
+  const verdict = renewalOf(input, evaluation);
+  if (!verdict) return evaluation;
+  if ('held' in verdict) return { ...evaluation, decision: { ...decision, reason: `${decision.reason}; ${verdict.held}` } };
+  const renewal = verdict.renew;
+  return {
+    ...evaluation,
+    decision: { kind: 'scale-up', count: 1, wanted: 1, clampedBy: [], forecastNodes: 0, renews: renewal.nodeId, reason: renewalReason(renewal) },
+    // As for the evaluator's scale-ups: delayAfterAdd keeps the new, empty node from being the next scale-down.
+    poolPatch: { ...evaluation.poolPatch, lastScaleUpAt: input.now.toISOString(), lastRenewal: { nodeId: renewal.nodeId, at: input.now.toISOString() } },
+  };
+}

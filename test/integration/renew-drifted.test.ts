@@ -1,0 +1,89 @@
+/**
+ * Renewing a drifted node end to end on the real state table protocol (dynalite): the evaluator asks for a
+ * replacement (one node, through the pool lease) and records the drifted node's drain as pending; the provisioner
+ * launches the replacement from today's template; once it has joined, the evaluator sends the drain. Never two at once.
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import { SimulatedCloud } from '../../lib/adapters/local/simulated-cloud.js';
+import { VirtualClock } from '../../lib/adapters/local/virtual-clock.js';
+import { MemoryLog } from '../../lib/adapters/memory/log.js';
+import { InMemoryMetrics } from '../../lib/adapters/memory/metrics.js';
+import { ThresholdEvaluator } from '../../lib/app/evaluate.js';
+import { NodeProvisioner } from '../../lib/app/provision.js';
+import { RENEWAL_BY } from '../../lib/app/replace-drain.js';
+import { parseConfig } from '../../lib/config/index.js';
+import { driftOf, launchedFromTemplate } from '../../lib/domain/drift.js';
+import type { ScaleDownMessage, ScaleUpMessage } from '../../lib/messages/index.js';
+import { dynaliteHarness } from '../support/dynalite.js';
+import { RecordingQueue } from '../support/recording-queue.js';
+
+const harness = dynaliteHarness();
+afterAll(() => harness.close());
+
+const POOL = 'd1/small';
+const MIN = 60_000;
+
+describe('scaleDown.renewDrifted on the state table', () => {
+  it('replacement first, the drifted node drained once it joined, one renewal at a time', async () => {
+    const store = await harness.create();
+    const clock = new VirtualClock('2026-11-21T10:00:00Z');
+    const template = { imageId: 'ami-0new', instanceTypes: [{ name: 'sim.large', vcpus: 2, memoryGiB: 8 }], subnets: ['subnet-1'] };
+    const config = parseConfig({
+      handler: 'ec2',
+      scaleUp: { threshold: 0.8, target: 0.7, headroomGears: 0, forecast: { enabled: false } },
+      scaleDown: { utilizationThreshold: 0.5, renewDrifted: true, payoff: { enabled: false } },
+      pools: [{ district: 'd1', profile: 'small', max: 10, gearsPerNode: 100, naming: { base: 'd1-small', domain: 'example.com' }, template }],
+    });
+    const current = launchedFromTemplate(config.pools[0]!.template);
+    const ids = [1, 2, 3].map((n) => `d1-small-${n}.example.com`);
+    for (const [i, nodeId] of ids.entries()) {
+      const launchedFrom = i === 0 ? { ...current, image: 'ami-0old' } : current;
+      await store.createNode({ nodeId, pool: POOL, district: 'd1', profile: 'small', state: 'active', createdAt: clock.now().toISOString(), origin: 'provisioned', protected: false, launchedFrom }, clock.now());
+      await store.allocateNameNumber('d1-small');
+    }
+    const queue = new RecordingQueue({ fifo: ['scale', 'drain'] });
+    const evaluator = new ThresholdEvaluator({ store, queue, clock, metrics: new InMemoryMetrics(), log: new MemoryLog() }, config);
+    const report = (nodeIds: string[]) =>
+      evaluator.handleBatch(
+        nodeIds.map((nodeId) => ({ id: nodeId, message: { type: 'node-stats' as const, v: 1 as const, nodeId, district: 'd1', profile: 'small', activeGears: 60, maxActiveGears: 100, idleGears: 0, disruptiveGears: 60, reportedAt: clock.now().toISOString() } })),
+      );
+
+    // 180 gears on 300 slots: neither high nor low. The drifted node is renewed.
+    const first = await report(ids);
+    expect(first.outcomes).toMatchObject([{ pool: POOL, kind: 'scale-up', sent: true }]);
+    const [replacement] = queue.sent('scale') as ScaleUpMessage[];
+    expect(replacement).toMatchObject({ type: 'scale-up', pool: POOL, count: 1, reason: expect.stringContaining('renew d1-small-1.example.com (60 gears, 60 restart a tenant; drifted: image ami-0old -> ami-0new)') });
+    expect((await store.listControls()).pendingDrains).toEqual([
+      { nodeId: ids[0], pool: POOL, replacementDecisionId: replacement!.decisionId, reason: replacement!.reason, by: RENEWAL_BY, at: clock.now().toISOString() },
+    ]);
+    expect((await store.getPool(POOL))?.lease).toMatchObject({ holder: replacement!.decisionId, kind: 'scale-up' });
+
+    // The replacement, launched from today's template.
+    const provisioner = new NodeProvisioner({ store, cloud: new SimulatedCloud(clock, { bootDelayMs: 2 * MIN }), clock, metrics: new InMemoryMetrics(), log: new MemoryLog(), sleep: async (ms) => void clock.advance(ms) }, config);
+    expect((await provisioner.handleBatch([{ id: 's1', message: replacement! }])).failures).toEqual([]);
+    const added = (await store.listNodes(POOL)).find((node) => !ids.includes(node.nodeId))!;
+    expect(added).toMatchObject({ state: 'provisioning', launchedFrom: current });
+    expect(driftOf(added, config.pools[0]!.template)).toBeUndefined();
+
+    // While it boots, nothing else is renewed (the lease is released: the pending drain holds the next renewal).
+    clock.advance(MIN);
+    const booting = await report(ids);
+    expect(booting.outcomes[0]).toMatchObject({ kind: 'no-action', reason: expect.stringContaining('renewal of 1 drifted node(s) waits') });
+    expect(queue.sent('scale')).toHaveLength(1);
+    expect(queue.sent('drain')).toHaveLength(0);
+
+    // It joins; the next evaluation sends the drifted node's drain, once.
+    clock.advance(MIN);
+    await evaluator.handleBatch([{ id: 'new', message: { type: 'node-stats', v: 1, nodeId: added.nodeId, district: 'd1', profile: 'small', activeGears: 0, maxActiveGears: 100, reportedAt: clock.now().toISOString() } }]);
+    expect((await store.getNode(added.nodeId))?.state).toBe('active');
+    clock.advance(MIN);
+    await report([...ids, added.nodeId].slice(0, 3));
+    clock.advance(MIN);
+    await report(ids);
+    const drains = queue.sent('drain') as ScaleDownMessage[];
+    expect(drains).toEqual([
+      expect.objectContaining({ type: 'scale-down', pool: POOL, nodeId: ids[0], decisionId: `manual:after:${replacement!.decisionId}`, reason: expect.stringContaining(`manual drain (${RENEWAL_BY}): renew d1-small-1.example.com`) }),
+    ]);
+    expect((await store.listControls()).pendingDrains).toEqual([]);
+  });
+});

@@ -1,0 +1,132 @@
+import { describe, expect, it } from 'vitest';
+import { gateDecision } from '../../lib/domain/controls.js';
+import type { PoolEvaluationInput } from '../../lib/domain/decision.js';
+import { launchedFromTemplate } from '../../lib/domain/drift.js';
+import { decidePool } from '../../lib/domain/evaluate.js';
+import { explainPool } from '../../lib/domain/explain.js';
+import type { NodeRecord } from '../../lib/domain/model.js';
+import { NOW, POOL, config, drain, evaluation, minutesAgo, move, node, pool } from '../support/builders.js';
+import { noForecast } from '../support/decisions.js';
+
+const IMAGE = 'ami-0bbbbbbbbbbbbbbbb';
+const OLD = 'ami-0aaaaaaaaaaaaaaaa';
+const settings = (overrides: Parameters<typeof config>[0] = {}, poolFields: Record<string, unknown> = {}) =>
+  config({ ...noForecast, ...overrides, scaleDown: { renewDrifted: true, ...overrides.scaleDown } }, { template: { imageId: IMAGE }, max: 10, ...poolFields } as never);
+const current = launchedFromTemplate(settings().pools[0]!.template);
+
+/** An active node of 100 slots with `gears`, `disruptive` of them restarting a tenant, launched from `image`. */
+function host(id: string, gears: number, image = IMAGE, disruptive = gears): NodeRecord {
+  const n = node(id, { gears, launchedFrom: { ...current, image } });
+  n.stats = { ...n.stats!, idleGears: gears - disruptive, disruptiveGears: disruptive };
+  return n;
+}
+
+/** 4 nodes at 0.60: neither high nor low (rule thresholds 0.80 / 0.50), so the pool does nothing. */
+const steady = () => [host('n-1', 60), host('n-2', 60, OLD, 10), host('n-3', 60, OLD, 5), host('n-4', 60)];
+
+function decide(fields: Partial<PoolEvaluationInput> & { cfg?: ReturnType<typeof settings>; otherNodes?: NodeRecord[] } = {}) {
+  const { cfg, renewing, ...rest } = fields;
+  const input = { ...evaluation({ config: cfg ?? settings(), nodes: steady(), ...rest }), ...(renewing === undefined ? {} : { renewing }) };
+  return { input, result: decidePool(input) };
+}
+
+describe('renewal of drifted nodes (scaleDown.renewDrifted)', () => {
+  it('a steady pool renews the drifted node that restarts the fewest tenants: one node first, its drain once it joined', () => {
+    const { result } = decide();
+    expect(result.decision).toEqual({
+      kind: 'scale-up',
+      count: 1,
+      wanted: 1,
+      clampedBy: [],
+      forecastNodes: 0,
+      renews: 'n-3',
+      reason: `renew n-3 (60 gears, 5 restart a tenant; drifted: image ${OLD} -> ${IMAGE}): a replacement first, its drain once the replacement joined (scaleDown.renewDrifted)`,
+    });
+    // delayAfterAdd then keeps the replacement, empty, from being the next scale-down.
+    expect(result.poolPatch.lastScaleUpAt).toBe(NOW.toISOString());
+  });
+
+  it('is off by default, and does nothing where no node is drifted', () => {
+    const off = decidePool(evaluation({ config: config(noForecast, { template: { imageId: IMAGE } } as never), nodes: steady() }));
+    expect(off.decision.kind).toBe('no-action');
+    expect(off.decision.reason).not.toContain('renew');
+    const current = decidePool(evaluation({ config: settings(), nodes: [host('n-1', 60), host('n-2', 60)] }));
+    expect(current.decision.kind).toBe('no-action');
+    expect(current.decision.reason).not.toContain('renew');
+  });
+
+  it('one renewal at a time a pool: waits while a node provisions, drains or waits for its replacement', () => {
+    const held = (fields: Partial<PoolEvaluationInput>) => {
+      const { result } = decide(fields);
+      expect(result.decision.kind).toBe('no-action');
+      return result.decision.reason;
+    };
+    const waiting = 'renewal of 2 drifted node(s) waits: one renewal at a time: a node provisioning, draining or waiting for its replacement';
+    expect(held({ renewing: 1 })).toContain(waiting);
+    expect(held({ nodes: [...steady(), node('n-5', { state: 'provisioning' })] })).toContain('renewal of 2 drifted node(s) waits');
+    expect(held({ nodes: [...steady(), node('n-5', { state: 'draining', gears: 10 })], drains: [drain('n-5', [move('n-1')])] })).toContain(waiting);
+  });
+
+  it('waits out delayAfterAdd, a failed action, exhausted capacity and an action in flight', () => {
+    const reason = (record: Parameters<typeof pool>[0]) => decide({ pool: pool(record) }).result.decision.reason;
+    expect(reason({ lastScaleUpAt: minutesAgo(2) })).toMatch(/renewal of 2 drifted node\(s\) waits: scaleDown.delayAfterAdd until /);
+    expect(reason({ lastDrainFailureAt: minutesAgo(0.1) })).toMatch(/waits: scaleDown.delayAfterFailure until /);
+    expect(reason({ exhaustedUntil: new Date(NOW.getTime() + 60_000).toISOString() })).toContain('waits: capacity exhausted until');
+    const lease = { holder: 'up:1', kind: 'scale-up' as const, acquiredAt: minutesAgo(1), expiresAt: new Date(NOW.getTime() + 60_000).toISOString() };
+    expect(decide({ pool: pool({ lease }) }).result.decision.kind).toBe('no-action');
+  });
+
+  it('leaves a pool low enough to shrink to its scale-downs, which drain drifted nodes first', () => {
+    const low = [host('n-1', 20), host('n-2', 20, OLD), host('n-3', 20), host('n-4', 20)];
+    const { result } = decide({ nodes: low, pool: pool({ lowSince: minutesAgo(1) }) });
+    expect(result.decision.kind).toBe('no-action');
+    expect(result.decision.reason).toContain('renewal of 1 drifted node(s) waits: the pool is low: its scale-downs drain drifted nodes first');
+    // At min it cannot shrink: renewal is its only way to a new image.
+    const atMin = decide({ cfg: settings({}, { min: 4 }), nodes: low, pool: pool({ lowSince: minutesAgo(1) }) });
+    expect(atMin.result.decision).toMatchObject({ kind: 'scale-up', renews: 'n-2' });
+  });
+
+  it('within the disruption budget: its windows, and the gears the budget will not move', () => {
+    const closed = decide({ cfg: settings({ scaleDown: { budget: { windows: [{ cron: '0 2 * * *', for: '2h' }] } } }) });
+    expect(closed.result.decision.kind).toBe('no-action');
+    expect(closed.result.decision.reason).toMatch(/waits: scaleDown.budget.windows: outside every scale-down window \("0 2 \* \* \*"\) \(until .*T02:00:00.000Z\)/);
+    const kept = steady().map((n) => (n.nodeId === 'n-3' ? { ...n, protected: true } : n));
+    const doNotMove = kept.map((n) => (n.nodeId === 'n-2' ? { ...n, stats: { ...n.stats!, gears: [{ uuid: 'g1', app: 'billing', size: 'small', doNotMove: true }] } } : n));
+    const refused = decide({ nodes: doNotMove });
+    expect(refused.result.decision.kind).toBe('no-action');
+    expect(refused.result.decision.reason).toContain('waits: no drifted node may be drained now (n-2: gear g1 (billing) is marked do-not-move)');
+    expect(decide({ nodes: kept }).result.decision).toMatchObject({ kind: 'scale-up', renews: 'n-2' });
+  });
+
+  it('does not ask again for a node whose renewal was asked for and which is still active: each ask buys a node', () => {
+    const { result } = decide();
+    const asked = result.poolPatch.lastRenewal;
+    expect(asked).toEqual({ nodeId: 'n-3', at: NOW.toISOString() });
+    // Its drain never started (refused, say): after delayAfterAdd the next drifted node is renewed, not n-3 again.
+    const earlier = { nodeId: 'n-3', at: minutesAgo(15) };
+    expect(decide({ pool: pool({ lastRenewal: earlier, lastScaleUpAt: minutesAgo(15) }) }).result.decision).toMatchObject({ kind: 'scale-up', renews: 'n-2' });
+    const alone = decide({ nodes: steady().filter((n) => n.nodeId !== 'n-2'), pool: pool({ lastRenewal: earlier, lastScaleUpAt: minutesAgo(15) }) });
+    expect(alone.result.decision.reason).toContain('waits: no drifted node may be drained now (n-3: its renewal was asked for at 2025-03-10T09:45:00.000Z; asked again from 2025-03-10T10:45:00.000Z)');
+    // Once that renewal could have ended (provision time, lease, drainTimeout), n-3 is asked for again.
+    const long = { nodeId: 'n-3', at: minutesAgo(66) };
+    expect(decide({ nodes: steady().filter((n) => n.nodeId !== 'n-2'), pool: pool({ lastRenewal: long, lastScaleUpAt: minutesAgo(66) }) }).result.decision).toMatchObject({ kind: 'scale-up', renews: 'n-3' });
+  });
+
+  it('only with room for the replacement under every limit', () => {
+    const full = decide({ cfg: settings({}, { max: 4 }) });
+    expect(full.result.decision.kind).toBe('no-action');
+    expect(full.result.decision.reason).toContain('waits: no room for a replacement (pool.max=4');
+    const total = decide({ cfg: settings({ limits: { maxNodesTotal: 5 } }), otherNodes: [node('other-1', { pool: 'd2/small', gears: 10 })] });
+    expect(total.result.decision.reason).toContain('waits: no room for a replacement (maxNodesTotal=5');
+  });
+
+  it('a pause of scale-up or of scale-down holds it; explain shows it beside the scale-down conditions', () => {
+    const { input, result } = decide();
+    const pause = (actions: 'scale-up' | 'scale-down') => [{ pool: POOL, actions, by: 'alice', reason: 'incident', at: minutesAgo(1) }];
+    expect(gateDecision(result.decision, POOL, 'active', pause('scale-down'), NOW)).toMatchObject({ act: false });
+    expect(gateDecision(result.decision, POOL, 'active', pause('scale-up'), NOW)).toMatchObject({ act: false });
+    expect(gateDecision(result.decision, POOL, 'active', [], NOW)).toEqual({ act: true });
+    expect(gateDecision(result.decision, POOL, 'shadow', [], NOW)).toMatchObject({ act: false, shadow: true, reason: expect.stringContaining('shadow mode: would add 1 node, then drain n-3 (renewal)') });
+    expect(explainPool(input).scaleDown.find((check) => check.name === 'scaleDown.renewDrifted')).toMatchObject({ ok: true, detail: expect.stringContaining('renew n-3') });
+  });
+});
