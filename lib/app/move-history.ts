@@ -10,7 +10,8 @@
  * whose gears were not read is refused, so no decision drains unchecked gears.
  * Gears read at their limit, and listed nodes a gear refused, are remembered
  * (lib/app/blocked-gears.ts) and taken as known in later evaluations. A listing
- * the broker cannot give now ends the reads: no drain this time. So does the
+ * the broker cannot give now ends the reads: no drain this time. A renewal
+ * (lib/domain/renewal.ts) has its drifted node's gears read the same way. So does the
  * evaluation's deadline (`outOfTime`, lib/app/pool-batch.ts): the pool decides
  * with what it read, unread candidates refused, and its reason says so. The gear
  * mover checks the gears again before its first move
@@ -83,16 +84,15 @@ export async function decideWithMoveHistory(
   for (;;) {
     const final = nodesRead >= reads;
     const evaluation = decide({ ...input, nodes, moveHistory: history, moveHistoryFinal: final, knownRefusals });
-    const decision = evaluation.decision;
-    if (decision.kind !== 'scale-down' || final) return evaluation;
+    const drained = drainedBy(evaluation.decision);
+    if (drained.length === 0 || final) return evaluation;
     if (!remembered) {
       remembered = true;
       if (recall(blocked!, nodes, budget, input.now, fromBlocked, knownRefusals)) continue;
     }
-    // Every node the decision drains (it may drain several at once, budget.ts drainsPerDecision).
     let learnt = false;
     const unread: string[] = [];
-    for (const nodeId of [decision.nodeId, ...(decision.alsoNodeIds ?? [])]) {
+    for (const nodeId of drained) {
       const candidate = nodes.find((node) => node.nodeId === nodeId);
       let gears = candidate?.stats?.gears;
       const listing = candidate?.stats !== undefined && gears === undefined;
@@ -129,6 +129,12 @@ export async function decideWithMoveHistory(
     }
     if (blocked) rememberListedRefusals(blocked, input.nodes, nodes, budget, history, input.now);
   }
+}
+
+/** The nodes a decision drains: a scale-down's (it may drain several at once, budget.ts drainsPerDecision), or the node a renewal replaces (renewal.ts). */
+function drainedBy(decision: PoolEvaluation['decision']): string[] {
+  if (decision.kind === 'scale-down') return [decision.nodeId, ...(decision.alsoNodeIds ?? [])];
+  return decision.kind === 'scale-up' && decision.renews !== undefined ? [decision.renews] : [];
 }
 
 /** Remembers each node listed in this evaluation (its stats listed no gears) that one of its gears refuses. */

@@ -4,6 +4,7 @@ import { BlockedGears, NODE_RELIST_MS } from '../../lib/app/blocked-gears.js';
 import { CANDIDATE_READ_SHARE, CHECKS_CUT_SHORT, MIN_CANDIDATE_READS, candidateReads, decideWithMoveHistory, type GearSources } from '../../lib/app/move-history.js';
 import { TransientError, ValidationError } from '../../lib/errors.js';
 import { GEAR_MOVE_WINDOW_MS } from '../../lib/domain/budget.js';
+import { launchedFromTemplate } from '../../lib/domain/drift.js';
 import type { GearInfo, NodeRecord } from '../../lib/domain/model.js';
 import { NOW, config as ruleConfig, evaluation, minutesAgo, node, pool } from '../support/builders.js';
 
@@ -220,5 +221,24 @@ describe('decideWithMoveHistory with remembered gears, on nodes whose stats list
       throw new ValidationError({ path: 'nodeId', message: 'not a node name', value: 'n-001' });
     };
     await expect(pool6.run(NOW, { listGears: broken })).rejects.toThrow(ValidationError);
+  });
+});
+
+describe('decideWithMoveHistory: a renewal reads its drifted node\'s gears as a drain does', () => {
+  it('renews past a drifted node holding a gear at maxMovesPerGear, and not at all when every drifted node holds one', async () => {
+    const renewing = ruleConfig({ scaleUp: { forecast: { enabled: false } }, scaleDown: { payoff: { enabled: false }, renewDrifted: true } }, { max: 10, template: { imageId: 'ami-0new' } } as never);
+    const launchedFrom = { ...launchedFromTemplate(renewing.pools[0]!.template), image: 'ami-0old' };
+    // Four nodes at 0.60, neither high nor low: n-001 and n-002 drifted, n-001 first (fewer gears restarted: idle ones).
+    const nodes = listed(4).map((n, k) => ({ ...n, stats: { ...n.stats!, activeGears: 60, idleGears: k === 0 ? 60 : 0 }, ...(k < 2 ? { launchedFrom } : {}) }));
+    const store = new InMemoryStateStore();
+    await store.recordGearMoves([1, 2].map((d) => ({ uuid: 'g-1-0', at: daysAgo(d), key: `d${d}#1` })), GEAR_MOVE_WINDOW_MS);
+    const read: string[][] = [];
+    const sources = { store: { getGearMoves: (uuids: readonly string[]) => (read.push([...uuids]), store.getGearMoves(uuids)) } };
+    const result = await decideWithMoveHistory(sources, evaluation({ config: renewing, nodes }));
+    expect(result.decision).toMatchObject({ kind: 'scale-up', renews: 'n-002' });
+    expect(read).toEqual([['g-1-0', 'g-1-1', 'g-1-2', 'g-1-3'], ['g-2-0', 'g-2-1', 'g-2-2', 'g-2-3']]);
+    await store.recordGearMoves([1, 2].map((d) => ({ uuid: 'g-2-3', at: daysAgo(d), key: `d${d}#2` })), GEAR_MOVE_WINDOW_MS);
+    const none = await decideWithMoveHistory({ store }, evaluation({ config: renewing, nodes }));
+    expect(none.decision).toMatchObject({ kind: 'no-action', reason: expect.stringContaining('renewal of 2 drifted node(s) waits: no drifted node may be drained now (n-001: gear g-1-0 (app-1-0) moved 2 times in 7 d') });
   });
 });
