@@ -326,7 +326,11 @@ export class ThresholdEvaluator {
     // Decided on the pool's own nodes first: only a scale-up is limited by the other pools' nodes (fewer nodes counted
     // only loosen those limits, so any other decision stands), and a scale-up is decided again with all of them.
     let evaluation = await decideWithMoveHistory(gearSources, { ...input, allNodes: nodes });
-    if (evaluation.decision.kind === 'scale-up') evaluation = decidePool({ ...input, allNodes: await loadAllNodes() });
+    if (evaluation.decision.kind === 'scale-up') {
+      const allNodes = await loadAllNodes();
+      // A renewal drains its node: decided again with its gears' moves read, as the first time.
+      evaluation = evaluation.decision.renews === undefined ? decidePool({ ...input, allNodes }) : await decideWithMoveHistory(gearSources, { ...input, allNodes });
+    }
     const { decision, utilization } = evaluation;
     const gears = decision.kind === 'scale-down' ? (nodes.find((n) => n.nodeId === decision.nodeId)?.stats?.activeGears ?? 0) : undefined;
     const gate = gateDecision(decision, poolId, effective.mode, controls.pauses, now, gears);

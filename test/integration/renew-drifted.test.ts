@@ -86,4 +86,36 @@ describe('scaleDown.renewDrifted on the state table', () => {
     ]);
     expect((await store.listControls()).pendingDrains).toEqual([]);
   });
+
+  it('renews past a drifted node whose gear moved its maxMovesPerGear this week, with every pool\'s nodes counted', async () => {
+    const store = await harness.create();
+    const clock = new VirtualClock('2026-11-21T10:00:00Z');
+    const template = { imageId: 'ami-0new', instanceTypes: [{ name: 'sim.large', vcpus: 2, memoryGiB: 8 }], subnets: ['subnet-1'] };
+    const config = parseConfig({
+      handler: 'ec2',
+      scaleUp: { threshold: 0.8, target: 0.7, headroomGears: 0, forecast: { enabled: false } },
+      scaleDown: { utilizationThreshold: 0.5, renewDrifted: true, payoff: { enabled: false } },
+      pools: [{ district: 'd1', profile: 'small', max: 10, gearsPerNode: 100, naming: { base: 'd1-small', domain: 'example.com' }, template }],
+    });
+    const old = { ...launchedFromTemplate(config.pools[0]!.template), image: 'ami-0old' };
+    const ids = [1, 2, 3].map((n) => `d1-small-${n}.example.com`);
+    for (const nodeId of ids) {
+      await store.createNode({ nodeId, pool: POOL, district: 'd1', profile: 'small', state: 'active', createdAt: clock.now().toISOString(), origin: 'provisioned', protected: false, launchedFrom: old }, clock.now());
+    }
+    // Node 1's gear moved twice in the last 7 days (maxMovesPerGear 2): renewing node 1 would move it a third time.
+    await store.recordGearMoves([1, 2].map((days) => ({ uuid: 'g-1', at: new Date(clock.now().getTime() - days * 86_400_000).toISOString(), key: `old-${days}` })), 7 * 86_400_000);
+    const queue = new RecordingQueue({ fifo: ['scale', 'drain'] });
+    const evaluator = new ThresholdEvaluator({ store, queue, clock, metrics: new InMemoryMetrics(), log: new MemoryLog() }, config);
+    // Node 1 restarts the fewest tenants (its gears idle), so it is the first renewal candidate.
+    const gears = (n: number) => Array.from({ length: 60 }, (_, i) => ({ uuid: i === 0 ? `g-${n}` : `g-${n}-${i}`, app: `app-${n}-${i}`, size: 'small' }));
+    const { outcomes } = await evaluator.handleBatch(
+      ids.map((nodeId, i) => ({
+        id: nodeId,
+        message: { type: 'node-stats' as const, v: 1 as const, nodeId, district: 'd1', profile: 'small', activeGears: 60, maxActiveGears: 100, idleGears: i === 0 ? 60 : 0, gears: gears(i + 1), reportedAt: clock.now().toISOString() },
+      })),
+    );
+    expect(outcomes).toMatchObject([{ pool: POOL, kind: 'scale-up' }]);
+    expect(queue.sent('scale')).toEqual([expect.objectContaining({ reason: expect.stringContaining('renew d1-small-2.example.com') })]);
+    expect((await store.listControls()).pendingDrains.map((pending) => pending.nodeId)).toEqual([ids[1]]);
+  });
 });
