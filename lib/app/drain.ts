@@ -6,7 +6,7 @@
  * stored phase (lib/workflows/drain, phases.ts has the diagram).
  */
 import type { Config } from '../config/index.js';
-import { pausedReason } from '../domain/controls.js';
+import { isRenewalDrain, pausedReason } from '../domain/controls.js';
 import { decisionMaxAgeMs, staleDecisionReason } from '../domain/decision-message.js';
 import { alsoDrainIdFor, drainIdFor } from '../domain/drain.js';
 import { priceOf, type DrainPrice } from '../domain/drain-price.js';
@@ -110,7 +110,9 @@ export class GearMover {
     const leaseless = manual ? undefined : await this.withoutLease(message);
     const stale = leaseless ? undefined : staleDecisionReason(message, clock.now(), decisionMaxAgeMs(this.ctx.config));
     if (stale) this.ports.metrics.record('StaleDecisions', 1, 'Count', { pool: message.pool });
-    const paused = manual || stale || leaseless ? undefined : pausedReason((await store.listControls()).pauses, message.pool, 'scale-down', clock.now());
+    // A renewal's drain is nodescaler's own (lib/domain/renewal.ts): a pause of scale-down holds it as the evaluator's.
+    const operators = manual && !isRenewalDrain(message);
+    const paused = operators || stale || leaseless ? undefined : pausedReason((await store.listControls()).pauses, message.pool, 'scale-down', clock.now());
     const refused = leaseless ?? stale ?? paused;
     if (refused) {
       if (refused === paused || refused === stale) await releaseLease(this.ctx, message.pool, message.decisionId);

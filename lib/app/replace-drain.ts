@@ -6,7 +6,7 @@
  * lib/domain/controls.ts's pendingDrainStep.
  */
 import type { Config } from '../config/index.js';
-import { pendingDrainStep, type PendingDrain } from '../domain/controls.js';
+import { RENEWAL_DRAIN_PREFIX, pendingDrainStep, type PendingDrain } from '../domain/controls.js';
 import { ConflictError } from '../errors.js';
 import type { ScaleDownMessage } from '../messages/index.js';
 import type { Clock } from '../ports/clock.js';
@@ -39,8 +39,9 @@ export async function advancePendingDrains(
       if (next.step === 'wait') continue;
       if (next.step === 'start') {
         // Sent before the pending item is removed, under an id of its own: a repeat is one drain (FIFO dedup, the gear mover's drainId).
-        const decisionId = `${MANUAL_PREFIX}after:${pending.replacementDecisionId}`;
-        const asked = pending.by === RENEWAL_BY ? pending.by : `nodescaler drain --replace by ${pending.by}`;
+        const renewal = pending.by === RENEWAL_BY;
+        const decisionId = renewal ? `${RENEWAL_DRAIN_PREFIX}${pending.replacementDecisionId}` : `${MANUAL_PREFIX}after:${pending.replacementDecisionId}`;
+        const asked = renewal ? pending.by : `nodescaler drain --replace by ${pending.by}`;
         const reason = `manual drain (${asked}): ${pending.reason}; ${next.reason}`.slice(0, 1024);
         const message: ScaleDownMessage = { type: 'scale-down', v: 1, decisionId, pool: pending.pool, nodeId: pending.nodeId, reason, decidedAt: now.toISOString() };
         const sent = await queue.send('drain', [{ body: message, groupId: pending.pool, deduplicationId: decisionId }]);

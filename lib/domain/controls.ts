@@ -68,6 +68,17 @@ export interface PendingDrain {
   at: string;
 }
 
+/**
+ * The decisionId prefix of a renewal's drain (lib/domain/renewal.ts): an operator's kind of drain (`manual:`, no
+ * lease), which the gear mover still holds to the disruption budget and to a pause of scale-down, as it does the
+ * evaluator's scale-downs: nodescaler, not an operator, decided it.
+ */
+export const RENEWAL_DRAIN_PREFIX = 'manual:renew:';
+
+export function isRenewalDrain(drain: { decisionId: string }): boolean {
+  return drain.decisionId.startsWith(RENEWAL_DRAIN_PREFIX);
+}
+
 export interface Controls {
   pauses: PauseRecord[];
   overrides: OverrideRecord[];

@@ -8,6 +8,7 @@
 import type { DrainKind, DrainRecord, GearInfo, GearMove, NodeRecord, PoolId } from './model.js';
 import type { Placement } from './drain-plan.js';
 import type { Config, PoolConfig } from '../config/index.js';
+import { isRenewalDrain } from './controls.js';
 import { formatDuration } from './duration.js';
 import { clampScaleUp } from './scale-up-limits.js';
 import { forEachSlotHolder } from './utilization.js';
@@ -64,6 +65,11 @@ export function moveKey(drainId: string, uuid: string, attempt: number): string 
 
 export function isUrgent(drain: Pick<DrainRecord, 'urgentSince'>): boolean {
   return drain.urgentSince !== undefined;
+}
+
+/** Held to the disruption budget's gear rules (do-not-move, maxMovesPerGear): nodescaler's own drains, the evaluator's scale-downs and its renewals, unless urgent. */
+export function isBudgeted(drain: Pick<DrainRecord, 'kind' | 'decisionId' | 'urgentSince'>): boolean {
+  return !isUrgent(drain) && (drainKind(drain) === 'scale-down' || isRenewalDrain(drain));
 }
 
 export function drainKind(drain: Pick<DrainRecord, 'kind'>): DrainKind {

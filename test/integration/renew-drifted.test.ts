@@ -82,7 +82,7 @@ describe('scaleDown.renewDrifted on the state table', () => {
     await report(ids);
     const drains = queue.sent('drain') as ScaleDownMessage[];
     expect(drains).toEqual([
-      expect.objectContaining({ type: 'scale-down', pool: POOL, nodeId: ids[0], decisionId: `manual:after:${replacement!.decisionId}`, reason: expect.stringContaining(`manual drain (${RENEWAL_BY}): renew d1-small-1.example.com`) }),
+      expect.objectContaining({ type: 'scale-down', pool: POOL, nodeId: ids[0], decisionId: `manual:renew:${replacement!.decisionId}`, reason: expect.stringContaining(`manual drain (${RENEWAL_BY}): renew d1-small-1.example.com`) }),
     ]);
     expect((await store.listControls()).pendingDrains).toEqual([]);
   });

@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { InMemoryStateStore } from '../../lib/adapters/memory/state-store.js';
 import { GEAR_MOVE_WINDOW_MS } from '../../lib/domain/budget.js';
 import { MANUAL_DECISION_PREFIX } from '../../lib/app/drain.js';
+import { RENEWAL_DRAIN_PREFIX } from '../../lib/domain/controls.js';
 import { POOL, World, apps } from '../support/gear-mover-world.js';
 
 async function world(options: ConstructorParameters<typeof World>[1] = {}): Promise<World> {
@@ -55,6 +56,27 @@ describe('gear mover: disruption budget', () => {
     expect((await w.store.listDrains(POOL, 'completed')).map((d) => d.nodeId)).toEqual(['src.example.com']);
     expect(w.sim.nodeFacts('t1.example.com').activeGears).toBe(1);
     expect((await w.store.getGearMoves(['g0x0'])).get('g0x0')).toHaveLength(1);
+  });
+
+  it('a renewal\u2019s drain (nodescaler\u2019s own, of the operator\u2019s kind) is held to the budget and to a pause of scale-down', async () => {
+    const w = await world({ config: { scaleDown: { budget: { doNotMoveApps: ['app-0'] } } } });
+    await w.node('src.example.com', { gears: apps(1, 1) });
+    await w.node('t1.example.com');
+    const mover = w.mover();
+    await mover.handleScaleDown({ ...w.scaleDown('src.example.com'), decisionId: `${RENEWAL_DRAIN_PREFIX}up:d1_small:1` });
+    await w.tickUntilIdle(() => mover);
+    const [aborted] = await w.store.listDrains(POOL, 'aborted');
+    expect(aborted).toMatchObject({ kind: 'manual', abortReason: 'disruption budget: gear g0x0 belongs to app-0 (scaleDown.budget.doNotMoveApps)', moves: [] });
+    expect(w.sim.nodeFacts('src.example.com').activeGears).toBe(1);
+
+    const paused = await world();
+    await paused.node('src.example.com', { gears: apps(1, 1) });
+    await paused.node('t1.example.com');
+    await paused.store.putPause({ pool: POOL, actions: 'scale-down', by: 'alice', reason: 'incident 42', at: paused.clock.now().toISOString() });
+    const held = await paused.mover().handleScaleDown({ ...paused.scaleDown('src.example.com'), decisionId: `${RENEWAL_DRAIN_PREFIX}up:d1_small:2` });
+    expect(held).toMatchObject({ created: false, refused: expect.stringContaining('incident 42') });
+    // An operator's own drain is not held back by the pause.
+    expect(await paused.mover().handleScaleDown({ ...paused.scaleDown('src.example.com'), decisionId: `${MANUAL_DECISION_PREFIX}op-2` })).toMatchObject({ created: true });
   });
 
   it('records each completed move once in its gear\u2019s history', async () => {

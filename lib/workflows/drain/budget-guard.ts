@@ -7,11 +7,12 @@
  * for gears that reached the node between that check and its close (a new
  * gear of a do-not-move application, a gear another drain's move brought to
  * its limit); and every completed move is recorded in the gear's move
- * history. An operator's, an urgent or a handed-back drain moves
+ * history. A renewal's drain (lib/domain/renewal.ts) is checked as a
+ * scale-down's. An operator's, an urgent or a handed-back drain moves
  * what it must, and is not checked.
  */
 import { GEAR_MOVE_WINDOW_MS, gearsRefused, poolBudget } from '../../domain/budget.js';
-import { describeGears, drainKind, isUrgent } from '../../domain/drain.js';
+import { describeGears, isBudgeted } from '../../domain/drain.js';
 import type { DrainRecord, GearInfo, GearMove, NodeRecord } from '../../domain/model.js';
 import { withAgentFlags } from '../../domain/node-stats.js';
 import type { GearMoveRecord } from '../../ports/state-store.js';
@@ -19,7 +20,7 @@ import { poolConfigOf, type DrainContext } from './context.js';
 
 /** Why this drain must not move these gears (checked before the close and before the first plan), or undefined. */
 export async function budgetRefusal(ctx: DrainContext, drain: DrainRecord, node: NodeRecord, listed: readonly GearInfo[]): Promise<string | undefined> {
-  if (drain.plannedAt || drainKind(drain) !== 'scale-down' || isUrgent(drain) || listed.length === 0) return undefined;
+  if (drain.plannedAt || !isBudgeted(drain) || listed.length === 0) return undefined;
   // The platform may not know a gear's do-not-move flag; the node's agent reported it with its stats.
   const onNode = withAgentFlags(listed, node);
   const budget = poolBudget(ctx.config, poolConfigOf(ctx, drain.pool));

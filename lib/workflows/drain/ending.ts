@@ -10,7 +10,7 @@
  * unless the platform listed the node empty.
  */
 import { drainingLimit, poolSize } from '../../domain/budget.js';
-import { protectedNodesNow } from '../../domain/controls.js';
+import { isRenewalDrain, protectedNodesNow } from '../../domain/controls.js';
 import { describeIncoming, movesOnto } from '../../domain/decommission.js';
 import { drainKind, isUrgent, progressOf } from '../../domain/drain.js';
 import { drainStop } from '../../domain/drain-stop.js';
@@ -50,7 +50,7 @@ export async function begin(ctx: DrainContext, drain: DrainRecord, node: NodeRec
   // The budget is checked on the gears the platform lists before the node is closed: a refusal then costs no
   // deactivate-node and no re-open. The check before the first plan (moving.ts) stays for gears that reach the node
   // between here and its close.
-  if (!urgent && drainKind(drain) === 'scale-down') {
+  if (!urgent && (drainKind(drain) === 'scale-down' || isRenewalDrain(drain))) {
     const listed = await ctx.ports.platform.listGears(node.nodeId);
     const refusal = (await repriceRefusal(ctx, drain, listed.length)) ?? (await budgetRefusal(ctx, drain, node, listed));
     if (refusal) return finishAbort(ctx, drain, node, refusal, { failure: false });
