@@ -18,7 +18,8 @@
  * with room for one more node under every limit. The drifted node that
  * restarts the fewest tenants goes first. A node whose renewal was asked for
  * and that is still active (its drain refused, or not started) is not asked
- * again until that renewal could have ended: each ask buys a node.
+ * again until that renewal could have ended, and twice as late after each
+ * further ask (at most a day): each ask buys a node.
  *
  * Pure functions of data.
  */
@@ -78,10 +79,12 @@ export function renewalOf(input: PoolEvaluationInput, evaluation: Pick<PoolEvalu
   const receiving = receivingNodes(drains);
   const budgetRefusal = scaleDownBudget(input).refuse;
   // A node whose renewal was asked for and is still drifted and active had its drain refused or not started yet: a
-  // second replacement for it would be a node more each time. It is asked again once the first could have ended.
-  const again = pool.lastRenewal ? Date.parse(pool.lastRenewal.at) + config.scaleUp.maxNodeProvisionTime + config.leaseTtl + config.scaleDown.drainTimeout : NaN;
+  // second replacement for it would be a node more each time. It is asked again once the first could have ended, and
+  // after each further ask twice as late (a drain the gear mover keeps refusing buys a node a day at most).
+  const last = pool.lastRenewal;
+  const again = last ? Date.parse(last.at) + renewalRetryMs(config, last.asks ?? 1) : NaN;
   const refuse = (node: NodeRecord) =>
-    node.nodeId === pool.lastRenewal?.nodeId && again > nowMs ? `its renewal was asked for at ${pool.lastRenewal.at}; asked again from ${at(again)}` : budgetRefusal(node);
+    node.nodeId === last?.nodeId && again > nowMs ? `its renewal was asked for at ${last.at}${(last.asks ?? 1) > 1 ? ` (${last.asks} times)` : ''}; asked again from ${at(again)}` : budgetRefusal(node);
   let chosen: Renewal | undefined;
   let firstRefusal: string | undefined;
   for (const node of candidates) {
@@ -95,6 +98,15 @@ export function renewalOf(input: PoolEvaluationInput, evaluation: Pick<PoolEvalu
     if (!chosen || before(renewal, chosen)) chosen = renewal;
   }
   return chosen ? { renew: chosen } : waits(`no drifted node may be drained now (${firstRefusal})`);
+}
+
+/** Longest wait before a node whose renewals did not take is asked for again. */
+export const RENEWAL_RETRY_MAX_MS = 86_400_000;
+
+/** How long after its `asks`-th renewal a node still drifted and active is asked for again: the time that renewal could take, doubled each further ask. */
+export function renewalRetryMs(config: Pick<PoolEvaluationInput['config'], 'scaleUp' | 'scaleDown' | 'leaseTtl'>, asks: number): number {
+  const once = config.scaleUp.maxNodeProvisionTime + config.leaseTtl + config.scaleDown.drainTimeout;
+  return Math.min(RENEWAL_RETRY_MAX_MS, once * 2 ** Math.min(10, Math.max(0, asks - 1)));
 }
 
 /** The reason a scale-up of one node for this renewal gives. */
@@ -129,10 +141,12 @@ export function withRenewal(input: PoolEvaluationInput, evaluation: PoolEvaluati
   if (!verdict) return evaluation;
   if ('held' in verdict) return { ...evaluation, decision: { ...decision, reason: `${decision.reason}; ${verdict.held}` } };
   const renewal = verdict.renew;
+  const last = input.pool.lastRenewal;
+  const asks = last?.nodeId === renewal.nodeId ? (last.asks ?? 1) + 1 : 1;
   return {
     ...evaluation,
     decision: { kind: 'scale-up', count: 1, wanted: 1, clampedBy: [], forecastNodes: 0, renews: renewal.nodeId, reason: renewalReason(renewal) },
     // As for the evaluator's scale-ups: delayAfterAdd keeps the new, empty node from being the next scale-down.
-    poolPatch: { ...evaluation.poolPatch, lastScaleUpAt: input.now.toISOString(), lastRenewal: { nodeId: renewal.nodeId, at: input.now.toISOString() } },
+    poolPatch: { ...evaluation.poolPatch, lastScaleUpAt: input.now.toISOString(), lastRenewal: { nodeId: renewal.nodeId, at: input.now.toISOString(), asks } },
   };
 }

@@ -5,6 +5,7 @@ import { launchedFromTemplate } from '../../lib/domain/drift.js';
 import { decidePool } from '../../lib/domain/evaluate.js';
 import { explainPool } from '../../lib/domain/explain.js';
 import type { NodeRecord } from '../../lib/domain/model.js';
+import { renewalRetryMs } from '../../lib/domain/renewal.js';
 import { NOW, POOL, config, drain, evaluation, minutesAgo, move, node, pool } from '../support/builders.js';
 import { noForecast } from '../support/decisions.js';
 
@@ -101,7 +102,7 @@ describe('renewal of drifted nodes (scaleDown.renewDrifted)', () => {
   it('does not ask again for a node whose renewal was asked for and which is still active: each ask buys a node', () => {
     const { result } = decide();
     const asked = result.poolPatch.lastRenewal;
-    expect(asked).toEqual({ nodeId: 'n-3', at: NOW.toISOString() });
+    expect(asked).toEqual({ nodeId: 'n-3', at: NOW.toISOString(), asks: 1 });
     // Its drain never started (refused, say): after delayAfterAdd the next drifted node is renewed, not n-3 again.
     const earlier = { nodeId: 'n-3', at: minutesAgo(15) };
     expect(decide({ pool: pool({ lastRenewal: earlier, lastScaleUpAt: minutesAgo(15) }) }).result.decision).toMatchObject({ kind: 'scale-up', renews: 'n-2' });
@@ -109,7 +110,16 @@ describe('renewal of drifted nodes (scaleDown.renewDrifted)', () => {
     expect(alone.result.decision.reason).toContain('waits: no drifted node may be drained now (n-3: its renewal was asked for at 2025-03-10T09:45:00.000Z; asked again from 2025-03-10T10:45:00.000Z)');
     // Once that renewal could have ended (provision time, lease, drainTimeout), n-3 is asked for again.
     const long = { nodeId: 'n-3', at: minutesAgo(66) };
-    expect(decide({ nodes: steady().filter((n) => n.nodeId !== 'n-2'), pool: pool({ lastRenewal: long, lastScaleUpAt: minutesAgo(66) }) }).result.decision).toMatchObject({ kind: 'scale-up', renews: 'n-3' });
+    const again = decide({ nodes: steady().filter((n) => n.nodeId !== 'n-2'), pool: pool({ lastRenewal: long, lastScaleUpAt: minutesAgo(66) }) });
+    expect(again.result.decision).toMatchObject({ kind: 'scale-up', renews: 'n-3' });
+    expect(again.result.poolPatch.lastRenewal).toEqual({ nodeId: 'n-3', at: NOW.toISOString(), asks: 2 });
+    // Asked twice already: twice as late (2 h), and at most a day however often.
+    const twice = { nodeId: 'n-3', at: minutesAgo(66), asks: 2 };
+    expect(decide({ nodes: steady().filter((n) => n.nodeId !== 'n-2'), pool: pool({ lastRenewal: twice, lastScaleUpAt: minutesAgo(66) }) }).result.decision.reason).toContain(
+      '(n-3: its renewal was asked for at 2025-03-10T08:54:00.000Z (2 times); asked again from 2025-03-10T10:54:00.000Z)',
+    );
+    const cfg = settings();
+    expect([1, 2, 3, 6, 40].map((asks) => renewalRetryMs(cfg, asks) / 60_000)).toEqual([60, 120, 240, 1440, 1440]);
   });
 
   it('only with room for the replacement under every limit', () => {
