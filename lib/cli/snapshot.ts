@@ -75,6 +75,7 @@ export function evaluationInput(snapshot: Snapshot, pool: PoolState): PoolEvalua
     nodes: pool.nodes,
     allNodes: snapshot.allNodes,
     drains: pool.drains,
+    renewing: snapshot.controls.pendingDrains.filter((pending) => pending.pool === pool.pool).length,
   };
 }
 
