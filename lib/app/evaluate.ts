@@ -1,4 +1,4 @@
-import { findPoolConfig, type Config, type PoolConfig } from '../config/index.js';
+import type { Config, PoolConfig } from '../config/index.js';
 import { effectiveConfig, gateDecision, pauseFor, shadowKey, shadowSentence, type Controls, type ShadowDetails } from '../domain/controls.js';
 import type { PoolEvaluation } from '../domain/decision.js';
 import { decisionMessage } from '../domain/decision-message.js';
@@ -6,9 +6,8 @@ import { decidePool } from '../domain/evaluate.js';
 import { advancePendingDrains, recordRenewalDrain } from './replace-drain.js';
 import { poolIdOf, type NodeRecord, type PoolId, type PoolRecord } from '../domain/model.js';
 import { isProtected, observedBootMs, statsToStore } from '../domain/node-stats.js';
-import { nodePlacement } from '../domain/placement.js';
 import type { AdoptedHost } from '../domain/stats-sender.js';
-import { ConflictError, NodescalerError, NotFoundError, ValidationError, describeError } from '../errors.js';
+import { ConflictError, NotFoundError, describeError } from '../errors.js';
 import type { DistrictCapacityMessage, GearsRefusedMessage, NodeStatsMessage } from '../messages/index.js';
 import type { Clock } from '../ports/clock.js';
 import type { Log } from '../ports/log.js';
@@ -17,6 +16,7 @@ import type { Platform } from '../ports/platform.js';
 import type { Queue } from '../ports/queue.js';
 import type { PoolPatch, StateStore } from '../ports/state-store.js';
 import { applyAttrition } from './attrition.js';
+import { joinDistrict } from './join.js';
 import { applyCallOffs } from './call-off.js';
 import { recordRefusedGears } from './refused-gears.js';
 import { recordDistrictCapacity } from './district-capacity.js';
@@ -151,7 +151,7 @@ export class ThresholdEvaluator {
         reported: pool,
       });
     }
-    if (node.state === 'provisioning') await this.join(node, now);
+    if (node.state === 'provisioning') await joinDistrict(this.ports, this.config, node, now);
     return this.pools.has(node.pool) ? node.pool : undefined;
   }
 
@@ -188,51 +188,6 @@ export class ThresholdEvaluator {
     this.ports.log.info('node adopted', { nodeId: message.nodeId, pool, configured: poolConfig !== undefined });
     this.ports.metrics.record('NodesAdopted', 1, 'Count', { pool });
     return true;
-  }
-
-  /**
-   * provisioning -> active once the node is in its district. add-node runs
-   * first (a crash in between adds it again on its next stats: add-node is
-   * idempotent); when it fails the node stays `provisioning`, so its next
-   * stats try again, and a node that never gets in is failed and released at
-   * maxNodeProvisionTime (the provisioner's tick), as a node that never
-   * registers is in Karpenter. Marked active anyway, it took no gears and
-   * nothing tried again.
-   */
-  private async join(node: NodeRecord, now: Date): Promise<void> {
-    const { platform, store, log, metrics } = this.ports;
-    if (platform) {
-      try {
-        const where = nodePlacement(findPoolConfig(this.config, node.pool)?.openshiftRegion, node.zone);
-        if (!where.ok) throw new ValidationError({ path: 'openshiftRegion.zone', message: where.reason, value: node.zone }, 'configuration');
-        await platform.addNode(node.district, node.nodeId, where.placement);
-      } catch (error) {
-        const why = describeError(error);
-        log.error('node not added to its district; it stays provisioning and add-node is tried again on its next stats', {
-          nodeId: node.nodeId,
-          district: node.district,
-          error: why,
-          retryable: error instanceof NodescalerError ? error.retryable : true,
-        });
-        metrics.record('JoinFailures', 1, 'Count', { pool: node.pool });
-        try {
-          await store.updateNode(node.nodeId, node.version, { reason: `joining: add-node to district ${node.district} failed: ${why}`.slice(0, 1024) });
-        } catch (conflict) {
-          if (!(conflict instanceof ConflictError)) throw conflict;
-        }
-        return;
-      }
-    }
-    try {
-      await store.transitionNode(
-        node.nodeId,
-        { from: 'provisioning', to: 'active', patch: { joinedAt: now.toISOString(), reason: 'joined: first stats reported' } },
-        now,
-      );
-      log.info('node joined', { nodeId: node.nodeId, pool: node.pool, decisionId: node.decisionId });
-    } catch (error) {
-      if (!(error instanceof ConflictError)) throw error; // another invocation activated it first
-    }
   }
 
   private async evaluate(pools: readonly PoolId[], trigger: 'stats' | 'tick', urgent: ReadonlySet<PoolId> = new Set()): Promise<PoolOutcome[]> {

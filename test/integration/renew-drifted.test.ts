@@ -23,26 +23,35 @@ afterAll(() => harness.close());
 const POOL = 'd1/small';
 const MIN = 60_000;
 
+/**
+ * A pool of three active nodes of 100 slots on the state table, renewal on (thresholds 0.80 / 0.50), each node
+ * launched from the template's image or, where `drifted(i)`, from an older one; the evaluator over a recording queue.
+ */
+async function renewingPool(drifted: (index: number) => boolean) {
+  const store = await harness.create();
+  const clock = new VirtualClock('2026-11-21T10:00:00Z');
+  const template = { imageId: 'ami-0new', instanceTypes: [{ name: 'sim.large', vcpus: 2, memoryGiB: 8 }], subnets: ['subnet-1'] };
+  const config = parseConfig({
+    handler: 'ec2',
+    scaleUp: { threshold: 0.8, target: 0.7, headroomGears: 0, forecast: { enabled: false } },
+    scaleDown: { utilizationThreshold: 0.5, renewDrifted: true, payoff: { enabled: false } },
+    pools: [{ district: 'd1', profile: 'small', max: 10, gearsPerNode: 100, naming: { base: 'd1-small', domain: 'example.com' }, template }],
+  });
+  const current = launchedFromTemplate(config.pools[0]!.template);
+  const ids = [1, 2, 3].map((n) => `d1-small-${n}.example.com`);
+  for (const [i, nodeId] of ids.entries()) {
+    const launchedFrom = drifted(i) ? { ...current, image: 'ami-0old' } : current;
+    await store.createNode({ nodeId, pool: POOL, district: 'd1', profile: 'small', state: 'active', createdAt: clock.now().toISOString(), origin: 'provisioned', protected: false, launchedFrom }, clock.now());
+    await store.allocateNameNumber('d1-small');
+  }
+  const queue = new RecordingQueue({ fifo: ['scale', 'drain'] });
+  const evaluator = new ThresholdEvaluator({ store, queue, clock, metrics: new InMemoryMetrics(), log: new MemoryLog() }, config);
+  return { store, clock, config, current, ids, queue, evaluator };
+}
+
 describe('scaleDown.renewDrifted on the state table', () => {
   it('replacement first, the drifted node drained once it joined, one renewal at a time', async () => {
-    const store = await harness.create();
-    const clock = new VirtualClock('2026-11-21T10:00:00Z');
-    const template = { imageId: 'ami-0new', instanceTypes: [{ name: 'sim.large', vcpus: 2, memoryGiB: 8 }], subnets: ['subnet-1'] };
-    const config = parseConfig({
-      handler: 'ec2',
-      scaleUp: { threshold: 0.8, target: 0.7, headroomGears: 0, forecast: { enabled: false } },
-      scaleDown: { utilizationThreshold: 0.5, renewDrifted: true, payoff: { enabled: false } },
-      pools: [{ district: 'd1', profile: 'small', max: 10, gearsPerNode: 100, naming: { base: 'd1-small', domain: 'example.com' }, template }],
-    });
-    const current = launchedFromTemplate(config.pools[0]!.template);
-    const ids = [1, 2, 3].map((n) => `d1-small-${n}.example.com`);
-    for (const [i, nodeId] of ids.entries()) {
-      const launchedFrom = i === 0 ? { ...current, image: 'ami-0old' } : current;
-      await store.createNode({ nodeId, pool: POOL, district: 'd1', profile: 'small', state: 'active', createdAt: clock.now().toISOString(), origin: 'provisioned', protected: false, launchedFrom }, clock.now());
-      await store.allocateNameNumber('d1-small');
-    }
-    const queue = new RecordingQueue({ fifo: ['scale', 'drain'] });
-    const evaluator = new ThresholdEvaluator({ store, queue, clock, metrics: new InMemoryMetrics(), log: new MemoryLog() }, config);
+    const { store, clock, config, current, ids, queue, evaluator } = await renewingPool((i) => i === 0);
     const report = (nodeIds: string[]) =>
       evaluator.handleBatch(
         nodeIds.map((nodeId) => ({ id: nodeId, message: { type: 'node-stats' as const, v: 1 as const, nodeId, district: 'd1', profile: 'small', activeGears: 60, maxActiveGears: 100, idleGears: 0, disruptiveGears: 60, reportedAt: clock.now().toISOString() } })),
@@ -88,24 +97,9 @@ describe('scaleDown.renewDrifted on the state table', () => {
   });
 
   it('renews past a drifted node whose gear moved its maxMovesPerGear this week, with every pool\'s nodes counted', async () => {
-    const store = await harness.create();
-    const clock = new VirtualClock('2026-11-21T10:00:00Z');
-    const template = { imageId: 'ami-0new', instanceTypes: [{ name: 'sim.large', vcpus: 2, memoryGiB: 8 }], subnets: ['subnet-1'] };
-    const config = parseConfig({
-      handler: 'ec2',
-      scaleUp: { threshold: 0.8, target: 0.7, headroomGears: 0, forecast: { enabled: false } },
-      scaleDown: { utilizationThreshold: 0.5, renewDrifted: true, payoff: { enabled: false } },
-      pools: [{ district: 'd1', profile: 'small', max: 10, gearsPerNode: 100, naming: { base: 'd1-small', domain: 'example.com' }, template }],
-    });
-    const old = { ...launchedFromTemplate(config.pools[0]!.template), image: 'ami-0old' };
-    const ids = [1, 2, 3].map((n) => `d1-small-${n}.example.com`);
-    for (const nodeId of ids) {
-      await store.createNode({ nodeId, pool: POOL, district: 'd1', profile: 'small', state: 'active', createdAt: clock.now().toISOString(), origin: 'provisioned', protected: false, launchedFrom: old }, clock.now());
-    }
+    const { store, clock, ids, queue, evaluator } = await renewingPool(() => true);
     // Node 1's gear moved twice in the last 7 days (maxMovesPerGear 2): renewing node 1 would move it a third time.
     await store.recordGearMoves([1, 2].map((days) => ({ uuid: 'g-1', at: new Date(clock.now().getTime() - days * 86_400_000).toISOString(), key: `old-${days}` })), 7 * 86_400_000);
-    const queue = new RecordingQueue({ fifo: ['scale', 'drain'] });
-    const evaluator = new ThresholdEvaluator({ store, queue, clock, metrics: new InMemoryMetrics(), log: new MemoryLog() }, config);
     // Node 1 restarts the fewest tenants (its gears idle), so it is the first renewal candidate.
     const gears = (n: number) => Array.from({ length: 60 }, (_, i) => ({ uuid: i === 0 ? `g-${n}` : `g-${n}-${i}`, app: `app-${n}-${i}`, size: 'small' }));
     const { outcomes } = await evaluator.handleBatch(
