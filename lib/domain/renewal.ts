@@ -23,7 +23,7 @@
  *
  * Pure functions of data.
  */
-import { poolSize, scaleDownBudget, scaleDownBudgetChecks } from './budget.js';
+import { poolBudget, poolSize, scaleDownBudget, scaleDownBudgetChecks, withScaleDown } from './budget.js';
 import { disruptiveMoves } from './candidates.js';
 import type { PoolEvaluation, PoolEvaluationInput } from './decision.js';
 import { driftTest } from './drift.js';
@@ -141,12 +141,15 @@ export function withRenewal(input: PoolEvaluationInput, evaluation: PoolEvaluati
   if (!verdict) return evaluation;
   if ('held' in verdict) return { ...evaluation, decision: { ...decision, reason: `${decision.reason}; ${verdict.held}` } };
   const renewal = verdict.renew;
-  const last = input.pool.lastRenewal;
+  const { now, pool } = input;
+  const last = pool.lastRenewal;
   const asks = last?.nodeId === renewal.nodeId ? (last.asks ?? 1) + 1 : 1;
+  // Its drain counts against maxDrainsPerHour as a scale-down's does; without that limit the record keeps no times.
+  const counted = poolBudget(input.config, input.poolConfig).maxDrainsPerHour !== undefined ? { scaleDownsAt: withScaleDown(pool.scaleDownsAt, now) } : {};
   return {
     ...evaluation,
     decision: { kind: 'scale-up', count: 1, wanted: 1, clampedBy: [], forecastNodes: 0, renews: renewal.nodeId, reason: renewalReason(renewal) },
     // As for the evaluator's scale-ups: delayAfterAdd keeps the new, empty node from being the next scale-down.
-    poolPatch: { ...evaluation.poolPatch, lastScaleUpAt: input.now.toISOString(), lastRenewal: { nodeId: renewal.nodeId, at: input.now.toISOString(), asks } },
+    poolPatch: { ...evaluation.poolPatch, ...counted, lastScaleUpAt: now.toISOString(), lastRenewal: { nodeId: renewal.nodeId, at: now.toISOString(), asks } },
   };
 }

@@ -87,6 +87,14 @@ describe('renewal of drifted nodes (scaleDown.renewDrifted)', () => {
     expect(atMin.result.decision).toMatchObject({ kind: 'scale-up', renews: 'n-2' });
   });
 
+  it('counts against maxDrainsPerHour as a scale-down does, and waits for it', () => {
+    const limited = settings({ scaleDown: { budget: { maxDrainsPerHour: 1 } } });
+    expect(decide({ cfg: limited }).result.poolPatch.scaleDownsAt).toEqual([NOW.toISOString()]);
+    expect(decide().result.poolPatch.scaleDownsAt).toBeUndefined();
+    const spent = decide({ cfg: limited, pool: pool({ scaleDownsAt: [minutesAgo(20)] }) });
+    expect(spent.result.decision.reason).toContain('renewal of 2 drifted node(s) waits: scaleDown.budget.maxDrainsPerHour: 1 of 1 drains started in the last hour (until 2025-03-10T10:40:00.000Z)');
+  });
+
   it('within the disruption budget: its windows, and the gears the budget will not move', () => {
     const closed = decide({ cfg: settings({ scaleDown: { budget: { windows: [{ cron: '0 2 * * *', for: '2h' }] } } }) });
     expect(closed.result.decision.kind).toBe('no-action');
