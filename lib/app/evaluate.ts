@@ -3,7 +3,7 @@ import { effectiveConfig, gateDecision, pauseFor, shadowKey, shadowSentence, typ
 import type { PoolEvaluation } from '../domain/decision.js';
 import { decisionMessage } from '../domain/decision-message.js';
 import { decidePool } from '../domain/evaluate.js';
-import { advancePendingDrains, recordRenewalDrain } from './replace-drain.js';
+import { advancePendingDrains, recordRenewalDrains } from './replace-drain.js';
 import { poolIdOf, type NodeRecord, type PoolId, type PoolRecord } from '../domain/model.js';
 import { isProtected, observedBootMs, statsToStore } from '../domain/node-stats.js';
 import type { AdoptedHost } from '../domain/stats-sender.js';
@@ -284,7 +284,7 @@ export class ThresholdEvaluator {
     if (evaluation.decision.kind === 'scale-up') {
       const allNodes = await loadAllNodes();
       // A renewal drains its node: decided again with its gears' moves read, as the first time.
-      evaluation = evaluation.decision.renews === undefined ? decidePool({ ...input, allNodes }) : await decideWithMoveHistory(gearSources, { ...input, allNodes });
+      evaluation = evaluation.decision.renews?.length ? await decideWithMoveHistory(gearSources, { ...input, allNodes }) : decidePool({ ...input, allNodes });
     }
     const { decision, utilization } = evaluation;
     const gears = decision.kind === 'scale-down' ? (nodes.find((n) => n.nodeId === decision.nodeId)?.stats?.activeGears ?? 0) : undefined;
@@ -302,7 +302,7 @@ export class ThresholdEvaluator {
     }
     if (notCarriedOut) {
       delete poolPatch.scaleDownsAt;
-      delete poolPatch.lastRenewal;
+      delete poolPatch.lastRenewals;
       if ('shadow' in gate) {
         const key = shadowKey(decision);
         if (pool.shadow?.key === key && now.getTime() - Date.parse(pool.shadow.at) < this.config.leaseTtl) shadowRepeat = pool.shadow.at;
@@ -342,9 +342,10 @@ export class ThresholdEvaluator {
         : { pool: poolId, kind: 'no-action', reason: shadowRepeat ? `${gate.reason} (as recorded at ${shadowRepeat})` : gate.reason };
     }
     // A renewal's drain waits for its replacement, recorded before the scale-up is sent (lib/domain/renewal.ts).
-    const renewal = message && decision.kind === 'scale-up' && decision.renews !== undefined ? await recordRenewalDrain(store, { nodeId: decision.renews, pool: poolId, replacementDecisionId: message.decisionId, reason: decision.reason, at: now.toISOString() }) : undefined;
-    if (renewal?.recorded === false) outcome = { pool: poolId, kind: 'no-action', reason: `${decision.reason}; not carried out: ${renewal.why}` };
-    if (message && renewal?.recorded !== false) {
+    const renews = decision.kind === 'scale-up' ? (decision.renews ?? []) : [];
+    const renewal = message && renews.length > 0 ? await recordRenewalDrains(store, renews, { pool: poolId, replacementDecisionId: message.decisionId, reason: decision.reason, at: now.toISOString() }) : undefined;
+    if (renewal?.refused) outcome = { pool: poolId, kind: 'no-action', reason: `${decision.reason}; not carried out: ${renewal.refused}` };
+    if (message && !renewal?.refused) {
       try {
         const leased = await leaseAndSend(this.ports, poolId, message, this.config.leaseTtl, now);
         pool = leased.pool;
@@ -354,7 +355,7 @@ export class ThresholdEvaluator {
         if (!(error instanceof ConflictError)) throw error;
         const holder = (error.current as PoolRecord | undefined)?.lease?.holder ?? 'another action';
         outcome = { pool: poolId, kind: 'no-action', reason: `${decision.reason}; not carried out: lease taken by ${holder}` };
-        if (renewal?.recorded) await store.deletePendingDrain(renewal.nodeId);
+        for (const nodeId of renewal?.recorded ?? []) await store.deletePendingDrain(nodeId);
       }
     }
 
@@ -369,7 +370,7 @@ export class ThresholdEvaluator {
       nodesByState: utilization.nodesByState,
       staleNodes: utilization.staleNodes,
       ...(decision.kind === 'scale-up' ? { count: decision.count, wanted: decision.wanted, clampedBy: decision.clampedBy, forecastNodes: decision.forecastNodes } : {}),
-      ...(decision.kind === 'scale-up' && decision.renews ? { renews: decision.renews } : {}),
+      ...(renews.length > 0 ? { renews } : {}),
       ...(decision.kind === 'scale-down' ? { nodeId: decision.nodeId } : {}),
       ...('rejected' in decision && decision.rejected?.length ? { rejected: decision.rejected.slice(0, 20) } : {}),
       ...(decision.kind === 'no-action' && decision.budget ? { budget: decision.budget } : {}),

@@ -131,10 +131,10 @@ export async function decideWithMoveHistory(
   }
 }
 
-/** The nodes a decision drains: a scale-down's (it may drain several at once, budget.ts drainsPerDecision), or the node a renewal replaces (renewal.ts). */
+/** The nodes a decision drains: a scale-down's (it may drain several at once, budget.ts drainsPerDecision), or the nodes a renewal replaces (renewal.ts). */
 function drainedBy(decision: PoolEvaluation['decision']): string[] {
   if (decision.kind === 'scale-down') return [decision.nodeId, ...(decision.alsoNodeIds ?? [])];
-  return decision.kind === 'scale-up' && decision.renews !== undefined ? [decision.renews] : [];
+  return decision.kind === 'scale-up' ? (decision.renews ?? []) : [];
 }
 
 /** Remembers each node listed in this evaluation (its stats listed no gears) that one of its gears refuses. */

@@ -5,6 +5,7 @@
  * or given up when the replacement was refused or failed. The rule is
  * lib/domain/controls.ts's pendingDrainStep.
  */
+import { createHash } from 'node:crypto';
 import type { Config } from '../config/index.js';
 import { RENEWAL_DRAIN_PREFIX, pendingDrainStep, type PendingDrain } from '../domain/controls.js';
 import { ConflictError } from '../errors.js';
@@ -40,7 +41,8 @@ export async function advancePendingDrains(
       if (next.step === 'start') {
         // Sent before the pending item is removed, under an id of its own: a repeat is one drain (FIFO dedup, the gear mover's drainId).
         const renewal = pending.by === RENEWAL_BY;
-        const decisionId = renewal ? `${RENEWAL_DRAIN_PREFIX}${pending.replacementDecisionId}` : `${MANUAL_PREFIX}after:${pending.replacementDecisionId}`;
+        // A renewal's replacements are one scale-up for several drains: each drain is told apart by its node.
+        const decisionId = renewal ? `${RENEWAL_DRAIN_PREFIX}${pending.replacementDecisionId}:${nodeDigest(pending.nodeId)}` : `${MANUAL_PREFIX}after:${pending.replacementDecisionId}`;
         const asked = renewal ? pending.by : `nodescaler drain --replace by ${pending.by}`;
         const reason = `manual drain (${asked}): ${pending.reason}; ${next.reason}`.slice(0, 1024);
         const message: ScaleDownMessage = { type: 'scale-down', v: 1, decisionId, pool: pending.pool, nodeId: pending.nodeId, reason, decidedAt: now.toISOString() };
@@ -68,16 +70,30 @@ export async function advancePendingDrains(
 }
 
 /**
- * The evaluator's renewal of a drifted node (lib/domain/renewal.ts): its drain, pending until the replacement joins,
- * recorded before the replacement's scale-up is sent. Not recorded (`recorded: false`) when the node waits for a
- * replacement already: the scale-up is then not sent either.
+ * The evaluator's renewal of drifted nodes (lib/domain/renewal.ts): their drains, pending until the replacements
+ * join, recorded before the replacements' scale-up is sent. When one of the nodes waits for a replacement already,
+ * none is recorded (those recorded here are removed again) and the scale-up is not sent: `refused` says why.
  */
-export async function recordRenewalDrain(store: StateStore, pending: Omit<PendingDrain, 'by'>): Promise<{ nodeId: string; recorded: boolean; why?: string }> {
-  try {
-    await store.createPendingDrain({ ...pending, by: RENEWAL_BY });
-    return { nodeId: pending.nodeId, recorded: true };
-  } catch (error) {
-    if (!(error instanceof ConflictError)) throw error;
-    return { nodeId: pending.nodeId, recorded: false, why: `${pending.nodeId} already waits for a replacement` };
+export async function recordRenewalDrains(
+  store: StateStore,
+  nodeIds: readonly string[],
+  pending: Omit<PendingDrain, 'by' | 'nodeId'>,
+): Promise<{ recorded: string[]; refused?: string }> {
+  const recorded: string[] = [];
+  for (const nodeId of nodeIds) {
+    try {
+      await store.createPendingDrain({ ...pending, nodeId, by: RENEWAL_BY });
+      recorded.push(nodeId);
+    } catch (error) {
+      if (!(error instanceof ConflictError)) throw error;
+      for (const done of recorded) await store.deletePendingDrain(done);
+      return { recorded: [], refused: `${nodeId} already waits for a replacement` };
+    }
   }
+  return { recorded };
+}
+
+/** 8 hex digits of a node id: a drain's id stays within the 128 characters of an operation id whatever the node's name. */
+function nodeDigest(nodeId: string): string {
+  return createHash('sha256').update(nodeId).digest('hex').slice(0, 8);
 }

@@ -316,7 +316,7 @@ function renderPool(pool: PoolView, now: Date, options: TextOptions): string[] {
   if (pool.staleNodes.length > 0) lines.push(...wrap(s.yellow(`stale stats: ${pool.staleNodes.join(', ')}`), width, '  '));
   if (pool.driftedNodes.length > 0) {
     const drifted = `drifted from the pool's template: ${pool.driftedNodes.join(', ')}`;
-    const how = pool.renewsDrifted ? 'renewed one at a time, a replacement first (scaleDown.renewDrifted)' : 'drained first among equal candidates; nodescaler drain NODE --replace renews one now';
+    const how = pool.renewsDrifted ? 'renewed a few at a time, replacements first (scaleDown.renewDrifted)' : 'drained first among equal candidates; nodescaler drain NODE --replace renews one now';
     lines.push(...wrap(`${drifted} (${how})`, width, '  '));
   }
   if (pool.nodeHourPrice) lines.push(...wrap(`drains priced at $${pool.nodeHourPrice.dollars} a node-hour (${pool.nodeHourPrice.source})`, width, '  '));

@@ -111,7 +111,8 @@ export function buildScaleDownSchema() {
     candidateStrategy: z._default(z.enum(CANDIDATE_STRATEGIES), 'least-disruption'),
     /**
      * Renew nodes drifted from their pool's template (lib/domain/renewal.ts): a replacement first, then the drifted
-     * node's drain, one at a time a pool, within the budget's windows. Off: every renewal restarts the node's tenants.
+     * node's drain, a batch at a time a pool (half of maxDraining), within the disruption budget. Off: every renewal restarts
+     * the node's tenants.
      */
     renewDrifted: z._default(z.boolean(), false),
     payoff: z.prefault(payoffSchema, {}),

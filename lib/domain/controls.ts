@@ -253,7 +253,7 @@ export type Gate =
 export function gateDecision(decision: PoolDecision, poolId: PoolId, mode: Mode, pauses: readonly PauseRecord[], now: Date, gears?: number): Gate {
   if (decision.kind === 'no-action') return { act: true };
   // A renewal adds a node and then drains one: a pause of either holds it.
-  const pause = pauseFor(pauses, poolId, decision.kind, now) ?? (decision.kind === 'scale-up' && decision.renews !== undefined ? pauseFor(pauses, poolId, 'scale-down', now) : undefined);
+  const pause = pauseFor(pauses, poolId, decision.kind, now) ?? (decision.kind === 'scale-up' && decision.renews?.length ? pauseFor(pauses, poolId, 'scale-down', now) : undefined);
   if (pause) return { act: false, paused: pause, reason: `${decision.reason}; not carried out: ${describePause(pause)}` };
   if (mode === 'shadow') return { act: false, shadow: true, reason: `shadow mode: ${shadowSentence(decision, gears)}; ${decision.reason}` };
   return { act: true };
@@ -272,7 +272,7 @@ export interface ShadowDetails {
 }
 
 export function shadowSentence(decision: Exclude<PoolDecision, { kind: 'no-action' }>, gears?: number): string {
-  if (decision.kind === 'scale-up' && decision.renews !== undefined) return `would add 1 node, then drain ${decision.renews} (renewal)`;
+  if (decision.kind === 'scale-up' && decision.renews?.length) return `would add ${decision.count} node${decision.count === 1 ? '' : 's'}, then drain ${decision.renews.join(', ')} (renewal)`;
   if (decision.kind === 'scale-up') return `would add ${decision.count} node${decision.count === 1 ? '' : 's'}`;
   const also = decision.alsoNodeIds?.length ? ` and ${decision.alsoNodeIds.length} more node${decision.alsoNodeIds.length === 1 ? '' : 's'} (${decision.alsoNodeIds.join(', ')})` : '';
   return `would drain ${decision.nodeId}${gears === undefined ? '' : ` (${gears} gear${gears === 1 ? '' : 's'}, ${gears} move${gears === 1 ? '' : 's'}, saving 1 node)`}${also}`;

@@ -57,8 +57,8 @@ export type PoolDecision =
       forecastNodes: number;
       /** Set when the pool had no free slot left (demand outran the boot delay): the round, 2 and more when it doubles. */
       outranRound?: number;
-      /** The drifted node this one node replaces (renewal.ts): its drain waits for the replacement to join. */
-      renews?: string;
+      /** The drifted nodes these nodes replace, one each (renewal.ts): their drains wait for the replacements to join. */
+      renews?: string[];
     }
   | {
       kind: 'scale-down';
@@ -108,7 +108,7 @@ export interface PoolEvaluation {
    * when it ends), demandHistory with this sample, lastEvaluatedAt, and
    * lastScaleUpAt and lastDemandScaleUpAt when the decision is a scale-up.
    */
-  poolPatch: Pick<PoolRecord, 'highSince' | 'lowSince' | 'demandHistory' | 'lastEvaluatedAt' | 'lastScaleUpAt' | 'lastDemandScaleUpAt' | 'scaleDownsAt' | 'outran' | 'waitingSeen' | 'lastRenewal'>;
+  poolPatch: Pick<PoolRecord, 'highSince' | 'lowSince' | 'demandHistory' | 'lastEvaluatedAt' | 'lastScaleUpAt' | 'lastDemandScaleUpAt' | 'scaleDownsAt' | 'outran' | 'waitingSeen' | 'lastRenewals'>;
   /** The demand forecast this evaluation used (absent when forecasting is disabled or a lease was in flight), for metrics and `explain`. */
   forecast?: { demand: number; basis: string; lookaheadMs: number };
   /** Nodes to close to new gears early, or to reopen (lib/domain/attrition.ts); absent when there is nothing to do. */

@@ -150,8 +150,8 @@ export interface PoolRecord {
    */
   lastDemandScaleUpAt?: string;
   lastScaleDownAt?: string;
-  /** The last drifted node the evaluator asked to renew, and when (lib/domain/renewal.ts): not asked again while its renewal may still run. */
-  lastRenewal?: { nodeId: string; at: string; /** Renewals asked for this node in a row (absent: 1). */ asks?: number };
+  /** The drifted nodes the evaluator asked to renew and that are still active, when, and how often (lib/domain/renewal.ts): none is asked again while its renewal may still run. */
+  lastRenewals?: Array<{ nodeId: string; at: string; /** Renewals asked for this node in a row (absent: 1). */ asks?: number }>;
   /** When a host of the pool last failed to launch or join: scale-up and scale-down wait delayAfterFailure. */
   lastFailureAt?: string;
   /** When a drain of the pool last failed: only scale-down waits delayAfterFailure (lib/domain/failure-backoff.ts). */

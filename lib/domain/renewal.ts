@@ -2,28 +2,30 @@
  * Renewing drifted nodes (`scaleDown.renewDrifted`, off by default; drift.ts
  * says which are drifted). Scale-down already drains drifted nodes first
  * among equal candidates; a pool that never shrinks would keep them for
- * ever. With renewal on, a pool whose decision is to do nothing renews one
- * drifted node: a replacement first, through the pool's lease as a
- * scale-up of one node, and the drifted node's drain once the replacement
- * has joined (the path of `nodescaler drain NODE --replace`), so the pool
- * never runs short while it renews. Karpenter replaces drifted nodes the
- * same way, within its disruption budgets.
+ * ever. With renewal on, a pool whose decision is to do nothing renews
+ * drifted nodes: replacements first, through the pool's lease as one
+ * scale-up, and the drifted nodes' drains once the replacements have joined
+ * (the path of `nodescaler drain NODE --replace`), so the pool never runs
+ * short while it renews. Karpenter replaces drifted nodes the same way,
+ * within its disruption budgets.
  *
  * Each renewal restarts the tenants of the node's gears, so it is paced: one
- * at a time a pool (nothing provisioning, draining or waiting for a
- * replacement), after `delayAfterAdd` and any failure backoff, within the
- * disruption budget (windows, maxDraining, maxDrainsPerHour; the node's
- * gears pass its gear rules), never while the pool is low enough to shrink
- * (its scale-downs drain drifted nodes first, with no replacement), and only
- * with room for one more node under every limit. The drifted node that
- * restarts the fewest tenants goes first. A node whose renewal was asked for
- * and that is still active (its drain refused, or not started) is not asked
- * again until that renewal could have ended, and twice as late after each
- * further ask (at most a day): each ask buys a node.
+ * batch at a time a pool (nothing provisioning, draining or waiting for a
+ * replacement), of as many nodes as a scale-down decision may drain (half of
+ * maxDraining: one up to 20 nodes, budget.ts `nodesPerEvaluation`), after
+ * `delayAfterAdd` and any failure backoff, within the disruption budget
+ * (windows, maxDrainsPerHour; the nodes' gears pass its gear rules), never
+ * while the pool is low enough to shrink (its scale-downs drain drifted nodes
+ * first, with no replacement), and only with room for the replacements under
+ * every limit. The drifted nodes that restart the fewest tenants go first. A
+ * node whose renewal was asked for and that is still active (its drain
+ * refused, or not started) is not asked again until that renewal could have
+ * ended, and twice as late after each further ask (at most a day): each ask
+ * buys a node.
  *
  * Pure functions of data.
  */
-import { poolBudget, poolSize, scaleDownBudget, scaleDownBudgetChecks, withScaleDown } from './budget.js';
+import { nodesPerEvaluation, poolBudget, poolSize, scaleDownBudget, scaleDownBudgetChecks, withScaleDown } from './budget.js';
 import { disruptiveMoves } from './candidates.js';
 import type { PoolEvaluation, PoolEvaluationInput } from './decision.js';
 import { driftTest } from './drift.js';
@@ -43,8 +45,11 @@ export interface Renewal {
   drift: string;
 }
 
-/** A renewal to start now, or why the pool's drifted nodes wait; undefined when renewal is off or no node is drifted. */
-export type RenewalVerdict = { renew: Renewal } | { held: string };
+/** The renewals to start now (one batch), or why the pool's drifted nodes wait; undefined when renewal is off or no node is drifted. */
+export type RenewalVerdict = { renew: Renewal[] } | { held: string };
+
+/** Asks remembered on the pool record (`lastRenewals`): enough for a batch of any pool, and an item well within DynamoDB's size. */
+const ASKS_KEPT = 200;
 
 export function renewalOf(input: PoolEvaluationInput, evaluation: Pick<PoolEvaluation, 'utilization'>): RenewalVerdict | undefined {
   const { config, poolConfig, pool, nodes, drains, now } = input;
@@ -60,7 +65,7 @@ export function renewalOf(input: PoolEvaluationInput, evaluation: Pick<PoolEvalu
   const provisioning = nodes.filter((node) => node.state === 'provisioning').length;
   const draining = nodes.filter((node) => node.state === 'draining' || node.state === 'drained').length;
   const active = drains.filter((drain) => drain.state === 'active').length;
-  if (provisioning + draining + active + (input.renewing ?? 0) > 0) return waits('one renewal at a time: a node provisioning, draining or waiting for its replacement');
+  if (provisioning + draining + active + (input.renewing ?? 0) > 0) return waits('one batch at a time: a node provisioning, draining or waiting for its replacement');
   const { utilization } = evaluation.utilization;
   if (utilization <= config.scaleDown.utilizationThreshold && poolSize(nodes) > poolConfig.min) return waits('the pool is low: its scale-downs drain drifted nodes first');
   if (pool.exhaustedUntil && Date.parse(pool.exhaustedUntil) > nowMs) return waits(`capacity exhausted until ${pool.exhaustedUntil}`);
@@ -72,7 +77,8 @@ export function renewalOf(input: PoolEvaluationInput, evaluation: Pick<PoolEvalu
   }
   const blocked = scaleDownBudgetChecks({ config, poolConfig, now, nodes, drains, pool }).find((check) => !check.ok);
   if (blocked) return waits(`${blocked.name}: ${blocked.detail}${blocked.until ? ` (until ${blocked.until})` : ''}`);
-  const room = clampScaleUp(1, input, poolSize(nodes));
+  const batch = nodesPerEvaluation(config, poolConfig, poolSize(nodes));
+  const room = clampScaleUp(batch, input, poolSize(nodes));
   if (room.count < 1) return waits(`no room for a replacement (${room.zeroBy ?? 'a limit'})`);
 
   const fresh = freshStatsTest(nowMs, config.statsMaxAge);
@@ -81,11 +87,14 @@ export function renewalOf(input: PoolEvaluationInput, evaluation: Pick<PoolEvalu
   // A node whose renewal was asked for and is still drifted and active had its drain refused or not started yet: a
   // second replacement for it would be a node more each time. It is asked again once the first could have ended, and
   // after each further ask twice as late (a drain the gear mover keeps refusing buys a node a day at most).
-  const last = pool.lastRenewal;
-  const again = last ? Date.parse(last.at) + renewalRetryMs(config, last.asks ?? 1) : NaN;
-  const refuse = (node: NodeRecord) =>
-    node.nodeId === last?.nodeId && again > nowMs ? `its renewal was asked for at ${last.at}${(last.asks ?? 1) > 1 ? ` (${last.asks} times)` : ''}; asked again from ${at(again)}` : budgetRefusal(node);
-  let chosen: Renewal | undefined;
+  const asked = new Map((pool.lastRenewals ?? []).map((ask) => [ask.nodeId, ask]));
+  const refuse = (node: NodeRecord) => {
+    const last = asked.get(node.nodeId);
+    const again = last ? Date.parse(last.at) + renewalRetryMs(config, last.asks ?? 1) : NaN;
+    if (!(again > nowMs)) return budgetRefusal(node);
+    return `its renewal was asked for at ${last!.at}${(last!.asks ?? 1) > 1 ? ` (${last!.asks} times)` : ''}; asked again from ${at(again)}`;
+  };
+  const chosen: Renewal[] = [];
   let firstRefusal: string | undefined;
   for (const node of candidates) {
     const refusal = renewalRefusal(node, { fresh, receiving, refuse, protectedNodes: poolConfig.protectedNodes });
@@ -94,10 +103,10 @@ export function renewalOf(input: PoolEvaluationInput, evaluation: Pick<PoolEvalu
       continue;
     }
     const stats = node.stats!;
-    const renewal = { nodeId: node.nodeId, gears: stats.activeGears, disruptive: disruptiveMoves(stats), drift: drifted(node)! };
-    if (!chosen || before(renewal, chosen)) chosen = renewal;
+    chosen.push({ nodeId: node.nodeId, gears: stats.activeGears, disruptive: disruptiveMoves(stats), drift: drifted(node)! });
   }
-  return chosen ? { renew: chosen } : waits(`no drifted node may be drained now (${firstRefusal})`);
+  if (chosen.length === 0) return waits(`no drifted node may be drained now (${firstRefusal})`);
+  return { renew: chosen.sort(byFewestRestarts).slice(0, room.count) };
 }
 
 /** Longest wait before a node whose renewals did not take is asked for again. */
@@ -109,9 +118,12 @@ export function renewalRetryMs(config: Pick<PoolEvaluationInput['config'], 'scal
   return Math.min(RENEWAL_RETRY_MAX_MS, once * 2 ** Math.min(10, Math.max(0, asks - 1)));
 }
 
-/** The reason a scale-up of one node for this renewal gives. */
-export function renewalReason(renewal: Renewal): string {
-  return `renew ${renewal.nodeId} (${renewal.gears} gears, ${renewal.disruptive} restart a tenant; ${renewal.drift}): a replacement first, its drain once the replacement joined (scaleDown.renewDrifted)`;
+/** The reason the scale-up of a batch of renewals gives. */
+export function renewalReason(renewals: readonly Renewal[]): string {
+  const each = renewals.map((r) => `${r.nodeId} (${r.gears} gears, ${r.disruptive} restart a tenant; ${r.drift})`).join(', ');
+  return renewals.length === 1
+    ? `renew ${each}: a replacement first, its drain once the replacement joined (scaleDown.renewDrifted)`
+    : `renew ${renewals.length} drifted nodes, ${each}: replacements first, their drains once the replacements joined (scaleDown.renewDrifted)`;
 }
 
 function renewalRefusal(
@@ -125,8 +137,8 @@ function renewalRefusal(
   return rules.refuse(node);
 }
 
-function before(a: Renewal, b: Renewal): boolean {
-  return a.disruptive !== b.disruptive ? a.disruptive < b.disruptive : a.gears !== b.gears ? a.gears < b.gears : a.nodeId < b.nodeId;
+function byFewestRestarts(a: Renewal, b: Renewal): number {
+  return a.disruptive - b.disruptive || a.gears - b.gears || (a.nodeId < b.nodeId ? -1 : a.nodeId > b.nodeId ? 1 : 0);
 }
 
 /**
@@ -140,16 +152,26 @@ export function withRenewal(input: PoolEvaluationInput, evaluation: PoolEvaluati
   const verdict = renewalOf(input, evaluation);
   if (!verdict) return evaluation;
   if ('held' in verdict) return { ...evaluation, decision: { ...decision, reason: `${decision.reason}; ${verdict.held}` } };
-  const renewal = verdict.renew;
-  const { now, pool } = input;
-  const last = pool.lastRenewal;
-  const asks = last?.nodeId === renewal.nodeId ? (last.asks ?? 1) + 1 : 1;
-  // Its drain counts against maxDrainsPerHour as a scale-down's does; without that limit the record keeps no times.
-  const counted = poolBudget(input.config, input.poolConfig).maxDrainsPerHour !== undefined ? { scaleDownsAt: withScaleDown(pool.scaleDownsAt, now) } : {};
+  const renewals = verdict.renew;
+  const { now, pool, nodes } = input;
+  const at = now.toISOString();
+  const renewed = new Set(renewals.map((r) => r.nodeId));
+  const earlier = new Map((pool.lastRenewals ?? []).map((ask) => [ask.nodeId, ask]));
+  // The asks of nodes still there and not renewed now are kept (a node asked for again counts its asks); nodes gone are forgotten.
+  const present = new Set(nodes.filter((node) => node.state === 'active').map((node) => node.nodeId));
+  const kept = (pool.lastRenewals ?? []).filter((ask) => present.has(ask.nodeId) && !renewed.has(ask.nodeId));
+  const asks = renewals.map((r) => {
+    const prior = earlier.get(r.nodeId);
+    return { nodeId: r.nodeId, at, asks: prior ? (prior.asks ?? 1) + 1 : 1 };
+  });
+  const lastRenewals = [...kept, ...asks].slice(-ASKS_KEPT);
+  // Their drains count against maxDrainsPerHour as a scale-down's do; without that limit the record keeps no times.
+  const counted = poolBudget(input.config, input.poolConfig).maxDrainsPerHour !== undefined ? { scaleDownsAt: withScaleDown(pool.scaleDownsAt, now, renewals.length) } : {};
+  const count = renewals.length;
   return {
     ...evaluation,
-    decision: { kind: 'scale-up', count: 1, wanted: 1, clampedBy: [], forecastNodes: 0, renews: renewal.nodeId, reason: renewalReason(renewal) },
-    // As for the evaluator's scale-ups: delayAfterAdd keeps the new, empty node from being the next scale-down.
-    poolPatch: { ...evaluation.poolPatch, ...counted, lastScaleUpAt: now.toISOString(), lastRenewal: { nodeId: renewal.nodeId, at: now.toISOString(), asks } },
+    decision: { kind: 'scale-up', count, wanted: count, clampedBy: [], forecastNodes: 0, renews: [...renewed], reason: renewalReason(renewals) },
+    // As for the evaluator's scale-ups: delayAfterAdd keeps the new, empty nodes from being the next scale-down.
+    poolPatch: { ...evaluation.poolPatch, ...counted, lastScaleUpAt: at, lastRenewals },
   };
 }

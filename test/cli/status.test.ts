@@ -42,7 +42,7 @@ describe('nodescaler status', () => {
     const nodes = [node('b', { gears: 30, launchedFrom: { ...current, image: 'ami-0aaaaaaaaaaaaaaaa' } })];
     const view = statusView({ now: NOW, config: renewing, allNodes: nodes, controls: NO_CONTROLS, pools: [{ pool: POOL, config: renewing.pools[0]!, record: pool(), nodes, drains: [] }] }, 'local state');
     expect(view.pools[0]!.renewsDrifted).toBe(true);
-    expect(renderStatus(view, { style: new Style(false), width: 160 }).join('\n')).toContain("drifted from the pool's template: b (renewed one at a time, a replacement first (scaleDown.renewDrifted))");
+    expect(renderStatus(view, { style: new Style(false), width: 160 }).join('\n')).toContain("drifted from the pool's template: b (renewed a few at a time, replacements first (scaleDown.renewDrifted))");
   });
 
   it('shows no zone column where no host has a zone, and no drift line when every node runs the template', () => {

@@ -27,14 +27,14 @@ const MIN = 60_000;
  * A pool of three active nodes of 100 slots on the state table, renewal on (thresholds 0.80 / 0.50), each node
  * launched from the template's image or, where `drifted(i)`, from an older one; the evaluator over a recording queue.
  */
-async function renewingPool(drifted: (index: number) => boolean) {
+async function renewingPool(drifted: (index: number) => boolean, budget: Record<string, unknown> = {}) {
   const store = await harness.create();
   const clock = new VirtualClock('2026-11-21T10:00:00Z');
   const template = { imageId: 'ami-0new', instanceTypes: [{ name: 'sim.large', vcpus: 2, memoryGiB: 8 }], subnets: ['subnet-1'] };
   const config = parseConfig({
     handler: 'ec2',
     scaleUp: { threshold: 0.8, target: 0.7, headroomGears: 0, forecast: { enabled: false } },
-    scaleDown: { utilizationThreshold: 0.5, renewDrifted: true, payoff: { enabled: false } },
+    scaleDown: { utilizationThreshold: 0.5, renewDrifted: true, payoff: { enabled: false }, budget },
     pools: [{ district: 'd1', profile: 'small', max: 10, gearsPerNode: 100, naming: { base: 'd1-small', domain: 'example.com' }, template }],
   });
   const current = launchedFromTemplate(config.pools[0]!.template);
@@ -50,7 +50,7 @@ async function renewingPool(drifted: (index: number) => boolean) {
 }
 
 describe('scaleDown.renewDrifted on the state table', () => {
-  it('replacement first, the drifted node drained once it joined, one renewal at a time', async () => {
+  it('replacement first, the drifted node drained once it joined, nothing more renewed meanwhile', async () => {
     const { store, clock, config, current, ids, queue, evaluator } = await renewingPool((i) => i === 0);
     const report = (nodeIds: string[]) =>
       evaluator.handleBatch(
@@ -91,7 +91,13 @@ describe('scaleDown.renewDrifted on the state table', () => {
     await report(ids);
     const drains = queue.sent('drain') as ScaleDownMessage[];
     expect(drains).toEqual([
-      expect.objectContaining({ type: 'scale-down', pool: POOL, nodeId: ids[0], decisionId: `manual:renew:${replacement!.decisionId}`, reason: expect.stringContaining(`manual drain (${RENEWAL_BY}): renew d1-small-1.example.com`) }),
+      expect.objectContaining({
+        type: 'scale-down',
+        pool: POOL,
+        nodeId: ids[0],
+        decisionId: expect.stringMatching(new RegExp(`^manual:renew:${replacement!.decisionId}:[0-9a-f]{8}$`)),
+        reason: expect.stringContaining(`manual drain (${RENEWAL_BY}): renew d1-small-1.example.com`),
+      }),
     ]);
     expect((await store.listControls()).pendingDrains).toEqual([]);
   });
@@ -111,5 +117,37 @@ describe('scaleDown.renewDrifted on the state table', () => {
     expect(outcomes).toMatchObject([{ pool: POOL, kind: 'scale-up' }]);
     expect(queue.sent('scale')).toEqual([expect.objectContaining({ reason: expect.stringContaining('renew d1-small-2.example.com') })]);
     expect((await store.listControls()).pendingDrains.map((pending) => pending.nodeId)).toEqual([ids[1]]);
+  });
+
+  it('a batch: one scale-up for both replacements, and a drain for each drifted node once both joined', async () => {
+    // maxDraining 4: a decision may drain 2, so a batch of 2.
+    const { store, clock, config, ids, queue, evaluator } = await renewingPool((i) => i < 2, { maxDraining: 4 });
+    const report = (nodeIds: string[], gears = 60) =>
+      evaluator.handleBatch(nodeIds.map((nodeId) => ({ id: nodeId, message: { type: 'node-stats' as const, v: 1 as const, nodeId, district: 'd1', profile: 'small', activeGears: gears, maxActiveGears: 100, reportedAt: clock.now().toISOString() } })));
+    await report(ids);
+    const [replacements] = queue.sent('scale') as ScaleUpMessage[];
+    expect(replacements).toMatchObject({ count: 2, reason: expect.stringMatching(/^renew 2 drifted nodes, d1-small-1.example.com .*, d1-small-2.example.com /) });
+    expect((await store.listControls()).pendingDrains.map((pending) => [pending.nodeId, pending.replacementDecisionId])).toEqual([
+      [ids[0], replacements!.decisionId],
+      [ids[1], replacements!.decisionId],
+    ]);
+    const provisioner = new NodeProvisioner({ store, cloud: new SimulatedCloud(clock, { bootDelayMs: 2 * MIN }), clock, metrics: new InMemoryMetrics(), log: new MemoryLog(), sleep: async (ms) => void clock.advance(ms) }, config);
+    await provisioner.handleBatch([{ id: 's1', message: replacements! }]);
+    const added = (await store.listNodes(POOL)).filter((node) => !ids.includes(node.nodeId)).map((node) => node.nodeId);
+    expect(added).toHaveLength(2);
+    // One joined: neither drain starts.
+    clock.advance(MIN);
+    await report([added[0]!], 0);
+    clock.advance(MIN);
+    await report(ids);
+    expect(queue.sent('drain')).toHaveLength(0);
+    // Both joined: a drain for each, under ids of their own (one scale-up, two drains).
+    clock.advance(MIN);
+    await report([added[1]!], 0);
+    clock.advance(MIN);
+    await report(ids);
+    const drains = queue.sent('drain') as ScaleDownMessage[];
+    expect(drains.map((drain) => drain.nodeId)).toEqual([ids[0], ids[1]]);
+    expect(new Set(drains.map((drain) => drain.decisionId)).size).toBe(2);
   });
 });

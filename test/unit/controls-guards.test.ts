@@ -11,7 +11,7 @@ import { InMemoryStateStore } from '../../lib/adapters/memory/state-store.js';
 import { MANUAL_DECISION_PREFIX } from '../../lib/app/drain.js';
 import { ThresholdEvaluator } from '../../lib/app/evaluate.js';
 import { NodeProvisioner } from '../../lib/app/provision.js';
-import { advancePendingDrains, MANUAL_PREFIX } from '../../lib/app/replace-drain.js';
+import { advancePendingDrains, MANUAL_PREFIX, RENEWAL_BY, recordRenewalDrains } from '../../lib/app/replace-drain.js';
 import { parseConfig } from '../../lib/config/index.js';
 import type { PauseRecord } from '../../lib/domain/controls.js';
 import { decisionIdFor } from '../../lib/domain/decision-message.js';
@@ -114,6 +114,16 @@ describe('the evaluator and the controls', () => {
     const outcomes = await evaluator.tick();
     expect(outcomes).toHaveLength(5);
     expect(reads()).toBe(1);
+  });
+
+  it('records a renewal\u2019s drains all or none: a node already waiting for a replacement refuses the batch', async () => {
+    const store = new InMemoryStateStore();
+    const common = { pool: POOL, replacementDecisionId: 'up:d1_small:2', reason: 'renew', at: T0.toISOString() };
+    await store.createPendingDrain({ ...common, nodeId: 'b', replacementDecisionId: 'up:d1_small:1', by: 'local user alice' });
+    expect(await recordRenewalDrains(store, ['a', 'b'], common)).toEqual({ recorded: [], refused: 'b already waits for a replacement' });
+    expect((await store.listControls()).pendingDrains.map((pending) => pending.nodeId)).toEqual(['b']);
+    expect(await recordRenewalDrains(store, ['a', 'c'], common)).toEqual({ recorded: ['a', 'c'] });
+    expect((await store.listControls()).pendingDrains.filter((pending) => pending.by === RENEWAL_BY).map((pending) => pending.nodeId)).toEqual(['a', 'c']);
   });
 
   it('starts a drain waiting for its replacement once the replacement has joined, once', async () => {

@@ -235,7 +235,7 @@ describe('decideWithMoveHistory: a renewal reads its drifted node\'s gears as a 
     const read: string[][] = [];
     const sources = { store: { getGearMoves: (uuids: readonly string[]) => (read.push([...uuids]), store.getGearMoves(uuids)) } };
     const result = await decideWithMoveHistory(sources, evaluation({ config: renewing, nodes }));
-    expect(result.decision).toMatchObject({ kind: 'scale-up', renews: 'n-002' });
+    expect(result.decision).toMatchObject({ kind: 'scale-up', renews: ['n-002'] });
     expect(read).toEqual([['g-1-0', 'g-1-1', 'g-1-2', 'g-1-3'], ['g-2-0', 'g-2-1', 'g-2-2', 'g-2-3']]);
     await store.recordGearMoves([1, 2].map((d) => ({ uuid: 'g-2-3', at: daysAgo(d), key: `d${d}#2` })), GEAR_MOVE_WINDOW_MS);
     const none = await decideWithMoveHistory({ store }, evaluation({ config: renewing, nodes }));

@@ -32,7 +32,7 @@ function decide(fields: Partial<PoolEvaluationInput> & { cfg?: ReturnType<typeof
 }
 
 describe('renewal of drifted nodes (scaleDown.renewDrifted)', () => {
-  it('a steady pool renews the drifted node that restarts the fewest tenants: one node first, its drain once it joined', () => {
+  it('a steady pool of up to 20 nodes renews the drifted node that restarts the fewest tenants: one node first, its drain once it joined', () => {
     const { result } = decide();
     expect(result.decision).toEqual({
       kind: 'scale-up',
@@ -40,11 +40,22 @@ describe('renewal of drifted nodes (scaleDown.renewDrifted)', () => {
       wanted: 1,
       clampedBy: [],
       forecastNodes: 0,
-      renews: 'n-3',
+      renews: ['n-3'],
       reason: `renew n-3 (60 gears, 5 restart a tenant; drifted: image ${OLD} -> ${IMAGE}): a replacement first, its drain once the replacement joined (scaleDown.renewDrifted)`,
     });
     // delayAfterAdd then keeps the replacement, empty, from being the next scale-down.
     expect(result.poolPatch.lastScaleUpAt).toBe(NOW.toISOString());
+  });
+
+  it('a bigger pool renews a batch: as many as one decision may drain (half of maxDraining), each with its replacement', () => {
+    // 40 nodes at 0.60, maxDraining 10 % = 4: batches of 2; five drifted, those restarting the fewest tenants first.
+    const nodes = Array.from({ length: 40 }, (_, i) => host(`n-${String(i + 1).padStart(2, '0')}`, 60, i < 5 ? OLD : IMAGE, 10 + i));
+    const { result } = decide({ cfg: settings({}, { max: 50 }), nodes });
+    expect(result.decision).toMatchObject({ kind: 'scale-up', count: 2, wanted: 2, renews: ['n-01', 'n-02'] });
+    expect(result.decision.reason).toMatch(/^renew 2 drifted nodes, n-01 \(60 gears, 10 restart a tenant; drifted: image .*\), n-02 \(60 gears, 11 restart .*: replacements first, their drains once the replacements joined \(scaleDown.renewDrifted\)$/);
+    expect(result.poolPatch.lastRenewals?.map((ask) => ask.nodeId)).toEqual(['n-01', 'n-02']);
+    // Room for one more node only: a batch of one.
+    expect(decide({ cfg: settings({}, { max: 41 }), nodes }).result.decision).toMatchObject({ kind: 'scale-up', count: 1, renews: ['n-01'] });
   });
 
   it('is off by default, and does nothing where no node is drifted', () => {
@@ -56,13 +67,13 @@ describe('renewal of drifted nodes (scaleDown.renewDrifted)', () => {
     expect(current.decision.reason).not.toContain('renew');
   });
 
-  it('one renewal at a time a pool: waits while a node provisions, drains or waits for its replacement', () => {
+  it('one batch at a time a pool: waits while a node provisions, drains or waits for its replacement', () => {
     const held = (fields: Partial<PoolEvaluationInput>) => {
       const { result } = decide(fields);
       expect(result.decision.kind).toBe('no-action');
       return result.decision.reason;
     };
-    const waiting = 'renewal of 2 drifted node(s) waits: one renewal at a time: a node provisioning, draining or waiting for its replacement';
+    const waiting = 'renewal of 2 drifted node(s) waits: one batch at a time: a node provisioning, draining or waiting for its replacement';
     expect(held({ renewing: 1 })).toContain(waiting);
     expect(held({ nodes: [...steady(), node('n-5', { state: 'provisioning' })] })).toContain('renewal of 2 drifted node(s) waits');
     expect(held({ nodes: [...steady(), node('n-5', { state: 'draining', gears: 10 })], drains: [drain('n-5', [move('n-1')])] })).toContain(waiting);
@@ -84,7 +95,7 @@ describe('renewal of drifted nodes (scaleDown.renewDrifted)', () => {
     expect(result.decision.reason).toContain('renewal of 1 drifted node(s) waits: the pool is low: its scale-downs drain drifted nodes first');
     // At min it cannot shrink: renewal is its only way to a new image.
     const atMin = decide({ cfg: settings({}, { min: 4 }), nodes: low, pool: pool({ lowSince: minutesAgo(1) }) });
-    expect(atMin.result.decision).toMatchObject({ kind: 'scale-up', renews: 'n-2' });
+    expect(atMin.result.decision).toMatchObject({ kind: 'scale-up', renews: ['n-2'] });
   });
 
   it('counts against maxDrainsPerHour as a scale-down does, and waits for it', () => {
@@ -104,26 +115,26 @@ describe('renewal of drifted nodes (scaleDown.renewDrifted)', () => {
     const refused = decide({ nodes: doNotMove });
     expect(refused.result.decision.kind).toBe('no-action');
     expect(refused.result.decision.reason).toContain('waits: no drifted node may be drained now (n-2: gear g1 (billing) is marked do-not-move)');
-    expect(decide({ nodes: kept }).result.decision).toMatchObject({ kind: 'scale-up', renews: 'n-2' });
+    expect(decide({ nodes: kept }).result.decision).toMatchObject({ kind: 'scale-up', renews: ['n-2'] });
   });
 
   it('does not ask again for a node whose renewal was asked for and which is still active: each ask buys a node', () => {
     const { result } = decide();
-    const asked = result.poolPatch.lastRenewal;
-    expect(asked).toEqual({ nodeId: 'n-3', at: NOW.toISOString(), asks: 1 });
+    expect(result.poolPatch.lastRenewals).toEqual([{ nodeId: 'n-3', at: NOW.toISOString(), asks: 1 }]);
     // Its drain never started (refused, say): after delayAfterAdd the next drifted node is renewed, not n-3 again.
-    const earlier = { nodeId: 'n-3', at: minutesAgo(15) };
-    expect(decide({ pool: pool({ lastRenewal: earlier, lastScaleUpAt: minutesAgo(15) }) }).result.decision).toMatchObject({ kind: 'scale-up', renews: 'n-2' });
-    const alone = decide({ nodes: steady().filter((n) => n.nodeId !== 'n-2'), pool: pool({ lastRenewal: earlier, lastScaleUpAt: minutesAgo(15) }) });
+    const earlier = [{ nodeId: 'n-3', at: minutesAgo(15) }];
+    expect(decide({ pool: pool({ lastRenewals: earlier, lastScaleUpAt: minutesAgo(15) }) }).result.decision).toMatchObject({ kind: 'scale-up', renews: ['n-2'] });
+    const alone = decide({ nodes: steady().filter((n) => n.nodeId !== 'n-2'), pool: pool({ lastRenewals: earlier, lastScaleUpAt: minutesAgo(15) }) });
     expect(alone.result.decision.reason).toContain('waits: no drifted node may be drained now (n-3: its renewal was asked for at 2025-03-10T09:45:00.000Z; asked again from 2025-03-10T10:45:00.000Z)');
     // Once that renewal could have ended (provision time, lease, drainTimeout), n-3 is asked for again.
-    const long = { nodeId: 'n-3', at: minutesAgo(66) };
-    const again = decide({ nodes: steady().filter((n) => n.nodeId !== 'n-2'), pool: pool({ lastRenewal: long, lastScaleUpAt: minutesAgo(66) }) });
-    expect(again.result.decision).toMatchObject({ kind: 'scale-up', renews: 'n-3' });
-    expect(again.result.poolPatch.lastRenewal).toEqual({ nodeId: 'n-3', at: NOW.toISOString(), asks: 2 });
+    const long = [{ nodeId: 'n-3', at: minutesAgo(66) }, { nodeId: 'gone', at: minutesAgo(66) }];
+    const again = decide({ nodes: steady().filter((n) => n.nodeId !== 'n-2'), pool: pool({ lastRenewals: long, lastScaleUpAt: minutesAgo(66) }) });
+    expect(again.result.decision).toMatchObject({ kind: 'scale-up', renews: ['n-3'] });
+    // Its asks counted on; a node no longer in the pool forgotten.
+    expect(again.result.poolPatch.lastRenewals).toEqual([{ nodeId: 'n-3', at: NOW.toISOString(), asks: 2 }]);
     // Asked twice already: twice as late (2 h), and at most a day however often.
-    const twice = { nodeId: 'n-3', at: minutesAgo(66), asks: 2 };
-    expect(decide({ nodes: steady().filter((n) => n.nodeId !== 'n-2'), pool: pool({ lastRenewal: twice, lastScaleUpAt: minutesAgo(66) }) }).result.decision.reason).toContain(
+    const twice = [{ nodeId: 'n-3', at: minutesAgo(66), asks: 2 }];
+    expect(decide({ nodes: steady().filter((n) => n.nodeId !== 'n-2'), pool: pool({ lastRenewals: twice, lastScaleUpAt: minutesAgo(66) }) }).result.decision.reason).toContain(
       '(n-3: its renewal was asked for at 2025-03-10T08:54:00.000Z (2 times); asked again from 2025-03-10T10:54:00.000Z)',
     );
     const cfg = settings();
