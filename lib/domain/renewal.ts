@@ -25,7 +25,7 @@
  *
  * Pure functions of data.
  */
-import { nodesPerEvaluation, poolBudget, poolSize, scaleDownBudget, scaleDownBudgetChecks, withScaleDown } from './budget.js';
+import { nodesPerEvaluation, poolBudget, poolSize, scaleDownBudget, withScaleDown } from './budget.js';
 import { disruptiveMoves } from './candidates.js';
 import type { PoolEvaluation, PoolEvaluationInput } from './decision.js';
 import { driftTest } from './drift.js';
@@ -34,7 +34,7 @@ import { isClosedForAttrition } from './attrition.js';
 import type { NodeRecord } from './model.js';
 import { isProtected } from './node-stats.js';
 import { clampScaleUp } from './scale-up-limits.js';
-import { freshStatsTest, receivingNodes } from './utilization.js';
+import { freshStatsTest } from './utilization.js';
 
 export interface Renewal {
   nodeId: string;
@@ -75,15 +75,14 @@ export function renewalOf(input: PoolEvaluationInput, evaluation: Pick<PoolEvalu
     const until = Date.parse(pool.lastScaleUpAt) + config.scaleDown.delayAfterAdd;
     if (until > nowMs) return waits(`scaleDown.delayAfterAdd until ${at(until)}`);
   }
-  const blocked = scaleDownBudgetChecks({ config, poolConfig, now, nodes, drains, pool }).find((check) => !check.ok);
+  const budget = scaleDownBudget(input);
+  const blocked = budget.blocked;
   if (blocked) return waits(`${blocked.name}: ${blocked.detail}${blocked.until ? ` (until ${blocked.until})` : ''}`);
   const batch = nodesPerEvaluation(config, poolConfig, poolSize(nodes));
   const room = clampScaleUp(batch, input, poolSize(nodes));
   if (room.count < 1) return waits(`no room for a replacement (${room.zeroBy ?? 'a limit'})`);
 
   const fresh = freshStatsTest(nowMs, config.statsMaxAge);
-  const receiving = receivingNodes(drains);
-  const budgetRefusal = scaleDownBudget(input).refuse;
   // A node whose renewal was asked for and is still drifted and active had its drain refused or not started yet: a
   // second replacement for it would be a node more each time. It is asked again once the first could have ended, and
   // after each further ask twice as late (a drain the gear mover keeps refusing buys a node a day at most).
@@ -91,13 +90,13 @@ export function renewalOf(input: PoolEvaluationInput, evaluation: Pick<PoolEvalu
   const refuse = (node: NodeRecord) => {
     const last = asked.get(node.nodeId);
     const again = last ? Date.parse(last.at) + renewalRetryMs(config, last.asks ?? 1) : NaN;
-    if (!(again > nowMs)) return budgetRefusal(node);
+    if (!(again > nowMs)) return budget.refuse(node);
     return `its renewal was asked for at ${last!.at}${(last!.asks ?? 1) > 1 ? ` (${last!.asks} times)` : ''}; asked again from ${at(again)}`;
   };
   const chosen: Renewal[] = [];
   let firstRefusal: string | undefined;
   for (const node of candidates) {
-    const refusal = renewalRefusal(node, { fresh, receiving, refuse, protectedNodes: poolConfig.protectedNodes });
+    const refusal = renewalRefusal(node, { fresh, refuse, protectedNodes: poolConfig.protectedNodes });
     if (refusal) {
       firstRefusal ??= `${node.nodeId}: ${refusal}`;
       continue;
@@ -110,7 +109,7 @@ export function renewalOf(input: PoolEvaluationInput, evaluation: Pick<PoolEvalu
 }
 
 /** Longest wait before a node whose renewals did not take is asked for again. */
-export const RENEWAL_RETRY_MAX_MS = 86_400_000;
+const RENEWAL_RETRY_MAX_MS = 86_400_000;
 
 /** How long after its `asks`-th renewal a node still drifted and active is asked for again: the time that renewal could take, doubled each further ask. */
 export function renewalRetryMs(config: Pick<PoolEvaluationInput['config'], 'scaleUp' | 'scaleDown' | 'leaseTtl'>, asks: number): number {
@@ -128,12 +127,12 @@ export function renewalReason(renewals: readonly Renewal[]): string {
 
 function renewalRefusal(
   node: NodeRecord,
-  rules: { fresh: (node: NodeRecord) => boolean; receiving: ReadonlyMap<string, string>; refuse: (node: NodeRecord) => string | undefined; protectedNodes: readonly string[] },
+  rules: { fresh: (node: NodeRecord) => boolean; refuse: (node: NodeRecord) => string | undefined; protectedNodes: readonly string[] },
 ): string | undefined {
+  // No drain is active when a batch is chosen (renewalOf waits for them), so no node is receiving a drain's gears.
   if (isProtected(node, rules.protectedNodes)) return 'protected';
   if (!rules.fresh(node) || !node.stats) return 'no fresh stats';
   if (isClosedForAttrition(node)) return 'closed for attrition (its scale-down drains it)';
-  if (rules.receiving.has(node.nodeId)) return `receiving gears of drain ${rules.receiving.get(node.nodeId)!}`;
   return rules.refuse(node);
 }
 
