@@ -23,7 +23,13 @@ import type { StateStore } from '../ports/state-store.js';
 export const MANUAL_PREFIX = 'manual:';
 
 /** Who asks for a renewal's drain (lib/domain/renewal.ts), in the pending drain and the decision log. */
-export const RENEWAL_BY = 'nodescaler (scaleDown.renewDrifted)';
+export const RENEWAL_BY = 'nodescaler (renewal)';
+/** What the version that renewed only drifted nodes wrote: its pending drains still start as renewals after an upgrade. */
+const RENEWAL_BY_BEFORE_EXPIRY = 'nodescaler (scaleDown.renewDrifted)';
+
+function isRenewalRequest(by: string): boolean {
+  return by === RENEWAL_BY || by === RENEWAL_BY_BEFORE_EXPIRY;
+}
 
 export async function advancePendingDrains(
   ports: { store: StateStore; queue: Queue; clock: Clock; log: Log },
@@ -40,7 +46,7 @@ export async function advancePendingDrains(
       if (next.step === 'wait') continue;
       if (next.step === 'start') {
         // Sent before the pending item is removed, under an id of its own: a repeat is one drain (FIFO dedup, the gear mover's drainId).
-        const renewal = pending.by === RENEWAL_BY;
+        const renewal = isRenewalRequest(pending.by);
         // A renewal's replacements are one scale-up for several drains: each drain is told apart by its node.
         const decisionId = renewal ? `${RENEWAL_DRAIN_PREFIX}${pending.replacementDecisionId}:${nodeDigest(pending.nodeId)}` : `${MANUAL_PREFIX}after:${pending.replacementDecisionId}`;
         const asked = renewal ? pending.by : `nodescaler drain --replace by ${pending.by}`;
@@ -70,7 +76,7 @@ export async function advancePendingDrains(
 }
 
 /**
- * The evaluator's renewal of drifted nodes (lib/domain/renewal.ts): their drains, pending until the replacements
+ * The evaluator's renewal of drifted and expired nodes (lib/domain/renewal.ts): their drains, pending until the replacements
  * join, recorded before the replacements' scale-up is sent. When one of the nodes waits for a replacement already,
  * none is recorded (those recorded here are removed again) and the scale-up is not sent: `refused` says why.
  */

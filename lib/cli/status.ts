@@ -10,6 +10,7 @@ import { progressOf, drainKind, type Progress } from '../domain/drain.js';
 import type { DrainKind, DrainRecord, MoveState, NodeRecord, NodeState, PoolId, PoolRecord } from '../domain/model.js';
 import { districtRunningOut } from '../domain/district-capacity.js';
 import { driftTest } from '../domain/drift.js';
+import { expiryTest } from '../domain/expiry.js';
 import { failureBackoff } from '../domain/failure-backoff.js';
 import { isProtected } from '../domain/node-stats.js';
 import { usableMarketPrices } from '../domain/market-prices.js';
@@ -46,6 +47,8 @@ export interface NodeView {
   zone: string | null;
   /** Why it is drifted from the pool's template (lib/domain/drift.ts); null when it is not, what it runs is not known, or its host is gone. */
   drift: string | null;
+  /** Why it is expired (launched longer ago than scaleDown.expireAfter, lib/domain/expiry.ts); null when it is not, expiry is off, or its host is gone. */
+  expired: string | null;
   drainId: string | null;
   stateChangedAt: string;
   reason: string | null;
@@ -99,6 +102,8 @@ export interface PoolView {
   driftedNodes: string[];
   /** scaleDown.renewDrifted: the evaluator renews them itself (lib/domain/renewal.ts). */
   renewsDrifted: boolean;
+  /** Nodes holding a host launched longer ago than scaleDown.expireAfter: the evaluator renews them (lib/domain/expiry.ts). */
+  expiredNodes: string[];
   thresholds: { scaleUp: number; scaleDown: number };
   /** What a drain of one of its nodes is credited per node-hour (lib/domain/node-price.ts), and why; null when the pays-off check is off. */
   nodeHourPrice: { dollars: number; source: string } | null;
@@ -164,7 +169,8 @@ function poolView(pool: PoolState, config: Config, now: Date): PoolView {
   }
   const lease = record?.lease;
   const drifted = pool.config ? driftTest(pool.config.template) : () => undefined;
-  const nodeList = pool.nodes.map((node) => nodeView(node, pool.config, fresh, drifted));
+  const expired = config.scaleDown.enabled ? expiryTest(config.scaleDown.expireAfter, nowMs) : () => undefined;
+  const nodeList = pool.nodes.map((node) => nodeView(node, pool.config, fresh, { drifted, expired }));
   const priced = pool.config !== undefined && config.scaleDown.enabled && config.scaleDown.payoff.enabled;
   return {
     pool: pool.pool,
@@ -181,6 +187,7 @@ function poolView(pool: PoolState, config: Config, now: Date): PoolView {
     staleNodes: u.staleNodes,
     driftedNodes: nodeList.filter((node) => node.drift !== null).map((node) => node.nodeId),
     renewsDrifted: config.scaleDown.enabled && config.scaleDown.renewDrifted,
+    expiredNodes: nodeList.filter((node) => node.expired !== null).map((node) => node.nodeId),
     thresholds: { scaleUp: config.scaleUp.threshold, scaleDown: config.scaleDown.utilizationThreshold },
     nodeHourPrice: priced ? nodeHourPriceOf(config.scaleDown.payoff, pool.config, {}, usableMarketPrices(record ?? {}, now)) : null,
     priceReadFailures: priced ? priceReadFailures(record) : [],
@@ -202,7 +209,9 @@ function poolView(pool: PoolState, config: Config, now: Date): PoolView {
   };
 }
 
-function nodeView(node: NodeRecord, poolConfig: PoolConfig | undefined, fresh: (node: NodeRecord) => boolean, drifted: (node: NodeRecord) => string | undefined): NodeView {
+type NodeReason = (node: NodeRecord) => string | undefined;
+
+function nodeView(node: NodeRecord, poolConfig: PoolConfig | undefined, fresh: (node: NodeRecord) => boolean, due: { drifted: NodeReason; expired: NodeReason }): NodeView {
   const stats = node.stats;
   return {
     nodeId: node.nodeId,
@@ -217,7 +226,8 @@ function nodeView(node: NodeRecord, poolConfig: PoolConfig | undefined, fresh: (
     instanceId: node.instanceId ?? null,
     zone: node.zone ?? null,
     // A terminated node's host is gone: nothing left to renew.
-    drift: (NON_TERMINAL.has(node.state) && drifted(node)) || null,
+    drift: (NON_TERMINAL.has(node.state) && due.drifted(node)) || null,
+    expired: (NON_TERMINAL.has(node.state) && due.expired(node)) || null,
     drainId: node.drainId ?? null,
     stateChangedAt: node.stateChangedAt,
     reason: node.reason ?? null,
@@ -319,6 +329,9 @@ function renderPool(pool: PoolView, now: Date, options: TextOptions): string[] {
     const how = pool.renewsDrifted ? 'renewed a few at a time, replacements first (scaleDown.renewDrifted)' : 'drained first among equal candidates; nodescaler drain NODE --replace renews one now';
     lines.push(...wrap(`${drifted} (${how})`, width, '  '));
   }
+  if (pool.expiredNodes.length > 0) {
+    lines.push(...wrap(`expired (scaleDown.expireAfter): ${pool.expiredNodes.join(', ')} (renewed a few at a time, replacements first)`, width, '  '));
+  }
   if (pool.nodeHourPrice) lines.push(...wrap(`drains priced at $${pool.nodeHourPrice.dollars} a node-hour (${pool.nodeHourPrice.source})`, width, '  '));
   for (const failed of pool.priceReadFailures) lines.push(...wrap(s.yellow(`${failed.market} prices not read ${when(failed.at, now)}: ${failed.failure}`), width, '  '));
   const uids = pool.districtUids;
@@ -343,7 +356,7 @@ function renderPool(pool: PoolView, now: Date, options: TextOptions): string[] {
     // Zones only where the cloud names them (EC2); the local handlers' nodes have none.
     const zoned = pool.nodeList.some((node) => node.zone !== null);
     const rows: Cell[][] = pool.nodeList.map((node) => {
-      const flags = [node.protected ? 'protected' : '', node.stale ? 'stale' : '', node.origin === 'adopted' ? 'adopted' : '', node.drift ? 'drifted' : ''].filter(Boolean).join(',');
+      const flags = [node.protected ? 'protected' : '', node.stale ? 'stale' : '', node.origin === 'adopted' ? 'adopted' : '', node.drift ? 'drifted' : '', node.expired ? 'expired' : ''].filter(Boolean).join(',');
       return [
         node.nodeId,
         { text: node.state, paint: (t) => s.paintState(node.state, t) },

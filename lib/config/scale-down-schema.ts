@@ -115,6 +115,12 @@ export function buildScaleDownSchema() {
      * the node's tenants.
      */
     renewDrifted: z._default(z.boolean(), false),
+    /**
+     * Renew nodes nodescaler launched this long ago (Karpenter's expireAfter; lib/domain/expiry.ts), as drifted nodes
+     * are renewed: a replacement first, within the disruption budget. Unset (the default): nodes live until scale-down
+     * drains them. At least 1h; every renewal restarts the node's tenants.
+     */
+    expireAfter: z.optional(duration({ positive: true }).check(z.refine((ms) => ms >= 3_600_000, 'must be at least 1h: every renewal restarts the node\'s tenants'))),
     payoff: z.prefault(payoffSchema, {}),
     /** The disruption budget (lib/config/budget-schema.ts); a pool's `budget` overrides it key by key. */
     budget: z.prefault(budgetSchema(), {}),

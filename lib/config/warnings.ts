@@ -2,12 +2,26 @@
  * What a valid configuration may still get wrong: printed loudly by packaging
  * (infra/esbuild-plugins.cjs) and by `nodescaler validate-config`, never fatal.
  */
+import { formatDuration } from '../domain/duration.js';
 import { nodeHourPriceOf } from '../domain/node-price.js';
 import type { Config } from './schema.js';
 import { statsAuthWarnings } from './stats-auth.js';
 
 export function configWarnings(config: Config): string[] {
-  return [...statsAuthWarnings(config), ...spotPriceWarnings(config)];
+  return [...statsAuthWarnings(config), ...spotPriceWarnings(config), ...expiryWarnings(config)];
+}
+
+/** Below a week, expiry restarts every tenant more often than scale-down's own drains do (Karpenter's default is 30 days). */
+const SHORT_EXPIRY_MS = 7 * 86_400_000;
+
+/** An expireAfter so short that renewals, not savings, become most of the pool's tenant restarts. */
+export function expiryWarnings(config: Pick<Config, 'scaleDown'>): string[] {
+  const { enabled, expireAfter } = config.scaleDown;
+  if (!enabled || expireAfter === undefined || expireAfter >= SHORT_EXPIRY_MS) return [];
+  return [
+    `scaleDown.expireAfter is ${formatDuration(expireAfter)}: every node nodescaler launched is renewed at least that often, ` +
+      `each renewal restarting the tenants of its gears. Rolling hosts for patches usually takes weeks (Karpenter's default is 30d).`,
+  ];
 }
 
 /**

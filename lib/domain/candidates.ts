@@ -6,15 +6,15 @@
  * scale-UP threshold, and the pool without it must stay below that threshold
  * (and keep its headroom), so a scale-down never triggers the next scale-up.
  * The default order, `least-disruption`, is by the moves that restart a tenant,
- * then drifted nodes first (drift.ts: a drain now spares the node's own
- * replacement later), then by gears; a node closed for attrition offers no room. A candidate that
+ * then nodes due for renewal first (drifted, or older than expireAfter:
+ * expiry.ts; a drain now spares the node's own replacement later), then by gears; a node closed for attrition offers no room. A candidate that
  * fits then goes through the caller's check (the pays-off check, payoff.ts).
  */
 import type { CandidateStrategy, Config, PoolConfig } from '../config/index.js';
 import { isClosedForAttrition } from './attrition.js';
-import { driftTest } from './drift.js';
 import type { PoolUtilization, RejectedCandidate } from './decision.js';
 import { drainPrice, type DrainPrice, type PricedNode } from './drain-price.js';
+import { renewalDueTest } from './expiry.js';
 import type { DrainRecord, NodeRecord } from './model.js';
 import { freshStatsTest, nodeFreeSlots, receivingNodes, reservedSlotsByNode } from './utilization.js';
 
@@ -25,7 +25,7 @@ export interface CandidateInput {
   drains: readonly DrainRecord[];
   /** `template`, when given, marks drifted nodes (drift.ts). */
   poolConfig: Pick<PoolConfig, 'protectedNodes'> & Partial<Pick<PoolConfig, 'template'>>;
-  config: { scaleUp: Pick<Config['scaleUp'], 'threshold' | 'headroomGears'>; scaleDown: Pick<Config['scaleDown'], 'candidateStrategy'>; statsMaxAge: number };
+  config: { scaleUp: Pick<Config['scaleUp'], 'threshold' | 'headroomGears'>; scaleDown: Pick<Config['scaleDown'], 'candidateStrategy'> & Partial<Pick<Config['scaleDown'], 'expireAfter'>>; statsMaxAge: number };
   now: Date;
   /** The pool's utilization now (computeUtilization). */
   utilization: PoolUtilization;
@@ -46,8 +46,8 @@ export interface CandidateChoice {
   strategy: CandidateStrategy;
   /** What the check said of the chosen node. */
   accepted?: string;
-  /** Why the chosen node is drifted (drift.ts), when it is. */
-  drift?: string;
+  /** Why the chosen node is due for renewal (drifted or expired: expiry.ts), when it is. */
+  due?: string;
   /** The chosen node's price: the gears it held and the most it may hold when its drain starts (drain-price.ts). */
   price?: DrainPrice;
   /** Every node considered and refused, with the reason, in the order they were considered. */
@@ -64,25 +64,25 @@ interface Eligible {
   max: number;
   ratio: number;
   created: number;
-  /** Why it is drifted, or undefined. */
-  drift: string | undefined;
+  /** Why it is due for renewal (drifted or expired), or undefined. */
+  due: string | undefined;
 }
 
 const COMPARATORS: Record<CandidateStrategy, (a: Eligible, b: Eligible) => number> = {
-  'least-disruption': (a, b) => a.disruptive - b.disruptive || driftedFirst(a, b) || a.gears - b.gears || a.ratio - b.ratio || byId(a, b),
-  'least-gears': (a, b) => a.gears - b.gears || a.ratio - b.ratio || driftedFirst(a, b) || byId(a, b),
-  'least-utilized': (a, b) => a.ratio - b.ratio || a.gears - b.gears || driftedFirst(a, b) || byId(a, b),
-  oldest: (a, b) => a.created - b.created || driftedFirst(a, b) || byId(a, b),
-  newest: (a, b) => b.created - a.created || driftedFirst(a, b) || byId(a, b),
+  'least-disruption': (a, b) => a.disruptive - b.disruptive || dueFirst(a, b) || a.gears - b.gears || a.ratio - b.ratio || byId(a, b),
+  'least-gears': (a, b) => a.gears - b.gears || a.ratio - b.ratio || dueFirst(a, b) || byId(a, b),
+  'least-utilized': (a, b) => a.ratio - b.ratio || a.gears - b.gears || dueFirst(a, b) || byId(a, b),
+  oldest: (a, b) => a.created - b.created || dueFirst(a, b) || byId(a, b),
+  newest: (a, b) => b.created - a.created || dueFirst(a, b) || byId(a, b),
 };
 
-function driftedFirst(a: Eligible, b: Eligible): number {
-  return (a.drift === undefined ? 1 : 0) - (b.drift === undefined ? 1 : 0);
+function dueFirst(a: Eligible, b: Eligible): number {
+  return (a.due === undefined ? 1 : 0) - (b.due === undefined ? 1 : 0);
 }
 
 function pricedNode(candidate: Eligible): PricedNode {
   const priced: PricedNode = { nodeId: candidate.node.nodeId, gears: candidate.gears, disruptive: candidate.disruptive, max: candidate.max };
-  return candidate.drift === undefined ? priced : { ...priced, drifted: true };
+  return candidate.due === undefined ? priced : { ...priced, due: true };
 }
 
 function byId(a: Eligible, b: Eligible): number {
@@ -150,8 +150,7 @@ class CandidateQueue {
     const isFresh = freshStatsTest(input.now.getTime(), config.statsMaxAge);
     const byAge = strategy === 'oldest' || strategy === 'newest';
     const protectedByConfig = new Set(input.poolConfig.protectedNodes);
-    const template = input.poolConfig.template;
-    const drifted = template ? driftTest(template) : undefined;
+    const due = renewalDueTest({ template: input.poolConfig.template, expireAfter: config.scaleDown.expireAfter, nowMs: input.now.getTime(), drift: true });
     const reserved = reservedSlotsByNode(input.drains, input.nodes);
     const receiving = receivingNodes(input.drains);
     const rejected = this.scanned;
@@ -191,7 +190,7 @@ class CandidateQueue {
           max: stats.maxActiveGears,
           ratio: stats.maxActiveGears > 0 ? stats.activeGears / stats.maxActiveGears : Infinity,
           created: Number.isFinite(created) ? created : 0,
-          drift: drifted?.(node),
+          due: due(node),
         });
       }
     }
@@ -224,7 +223,7 @@ class CandidateQueue {
         strategy,
         rejected,
         ...(accepted !== undefined ? { accepted } : {}),
-        ...(candidate.drift !== undefined ? { drift: candidate.drift } : {}),
+        ...(candidate.due !== undefined ? { due: candidate.due } : {}),
       };
       return { ...choice, ...(price ? { price } : {}), ranked, left: after };
     };

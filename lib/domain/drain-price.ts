@@ -40,8 +40,8 @@ export interface PricedNode {
   disruptive: number;
   /** Gear slots (maxActiveGears). */
   max: number;
-  /** Drifted from the pool's template (drift.ts): comes first among nodes level on disruptive moves. */
-  drifted?: boolean;
+  /** Due for renewal (drifted or expired, expiry.ts): comes first among nodes level on disruptive moves. */
+  due?: boolean;
 }
 
 /**
@@ -62,9 +62,9 @@ function extraGearsAllowed(strategy: CandidateStrategy, chosen: PricedNode, next
     case 'least-disruption': {
       const margin = next.disruptive - chosen.disruptive;
       if (margin < 0) return 0;
-      // Level on disruptive moves, drift decides, then the gear count.
-      const chosenDrifted = chosen.drifted === true;
-      if (chosenDrifted !== (next.drifted === true)) return chosenDrifted ? margin : margin - 1;
+      // Level on disruptive moves, being due for renewal decides, then the gear count.
+      const chosenDue = chosen.due === true;
+      if (chosenDue !== (next.due === true)) return chosenDue ? margin : margin - 1;
       return chosen.gears + margin <= next.gears ? margin : margin - 1;
     }
     case 'least-gears':

@@ -17,8 +17,9 @@
  *      rules, and whose drain pays (payoff.ts);
  *   then attrition (attrition.ts): the next nodes to drain closed early, or
  *   closed nodes reopened;
- *   then, in place of nothing, the renewal of a drifted node (renewal.ts,
- *   `scaleDown.renewDrifted`): a scale-up of one node that replaces it;
+ *   then, in place of nothing, the renewal of drifted or expired nodes
+ *   (renewal.ts, `scaleDown.renewDrifted`, `scaleDown.expireAfter`): a
+ *   scale-up of a node for each, which replaces it;
  *   5. otherwise nothing, saying which condition is not met.
  */
 import { drainsPerDecision, poolBudget, scaleDownBudget, withScaleDown } from './budget.js';
@@ -310,14 +311,14 @@ function decide(input: PoolEvaluationInput, u: PoolUtilization, gearsPerNode: nu
  */
 export function scaleDownReason(
   lowText: string,
-  choice: { nodeId: string; activeGears?: number; strategy: string; accepted?: string; drift?: string; more: ReadonlyArray<{ nodeId: string; activeGears: number }> },
+  choice: { nodeId: string; activeGears?: number; strategy: string; accepted?: string; due?: string; more: ReadonlyArray<{ nodeId: string; activeGears: number }> },
   /** What ends every decision of the pool (stale stats, refusals no node cures). */
   notes = '',
 ): string {
   const paysText = choice.accepted ? `; ${choice.accepted}` : '';
   const alsoText = choice.more.length > 0 ? `; and ${choice.more.map((m) => `${m.nodeId} (${plural(m.activeGears, 'gear')})`).join(', ')}` : '';
-  const driftText = choice.drift ? `, ${choice.drift}` : '';
-  return `${lowText}; drain ${choice.nodeId} (${plural(choice.activeGears ?? 0, 'gear')}, ${choice.strategy}${driftText})${paysText}${alsoText}${notes ? `; ${notes}` : ''}`;
+  const dueText = choice.due ? `, ${choice.due}` : '';
+  return `${lowText}; drain ${choice.nodeId} (${plural(choice.activeGears ?? 0, 'gear')}, ${choice.strategy}${dueText})${paysText}${alsoText}${notes ? `; ${notes}` : ''}`;
 }
 
 // ---------------------------------------------------------------------------

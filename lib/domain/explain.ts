@@ -108,7 +108,7 @@ export function explainPool(given: PoolEvaluationInput): PoolExplanation {
   const candidates = chooseScaleDownCandidate({ nodes, drains, poolConfig, config, now, utilization: u, refuse: budget.refuse });
   down.push(
     candidates.nodeId !== undefined
-      ? { name: 'candidate', ok: true, detail: `${candidates.nodeId} (${candidates.activeGears ?? 0} gears, ${candidates.strategy}${candidates.drift ? `, ${candidates.drift}` : ''})` }
+      ? { name: 'candidate', ok: true, detail: `${candidates.nodeId} (${candidates.activeGears ?? 0} gears, ${candidates.strategy}${candidates.due ? `, ${candidates.due}` : ''})` }
       : {
           name: 'candidate',
           ok: false,
@@ -116,10 +116,10 @@ export function explainPool(given: PoolEvaluationInput): PoolExplanation {
         },
   );
 
-  // Renewing drifted nodes (renewal.ts): shown only when it is on and a node is drifted.
+  // Renewing drifted or expired nodes (renewal.ts): shown only when it is on and a node is due.
   const renewal = renewalOf(input, evaluation);
   if (renewal) {
-    down.push('renew' in renewal ? { name: 'scaleDown.renewDrifted', ok: true, detail: renewalReason(renewal.renew) } : { name: 'scaleDown.renewDrifted', ok: false, detail: renewal.held });
+    down.push('renew' in renewal ? { name: 'renewal', ok: true, detail: renewalReason(renewal.renew) } : { name: 'renewal', ok: false, detail: renewal.held });
   }
 
   // Scale-up.

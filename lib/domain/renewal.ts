@@ -1,13 +1,14 @@
 /**
- * Renewing drifted nodes (`scaleDown.renewDrifted`, off by default; drift.ts
- * says which are drifted). Scale-down already drains drifted nodes first
- * among equal candidates; a pool that never shrinks would keep them for
- * ever. With renewal on, a pool whose decision is to do nothing renews
- * drifted nodes: replacements first, through the pool's lease as one
- * scale-up, and the drifted nodes' drains once the replacements have joined
- * (the path of `nodescaler drain NODE --replace`), so the pool never runs
- * short while it renews. Karpenter replaces drifted nodes the same way,
- * within its disruption budgets.
+ * Renewing nodes due for renewal: drifted from their pool's template
+ * (`scaleDown.renewDrifted`, off by default; drift.ts) or launched longer ago
+ * than `scaleDown.expireAfter` (unset by default; expiry.ts). Scale-down
+ * already drains due nodes first among equal candidates; a pool that never
+ * shrinks would keep them for ever. With renewal on, a pool whose decision is
+ * to do nothing renews due nodes: replacements first, through the pool's
+ * lease as one scale-up, and the due nodes' drains once the replacements have
+ * joined (the path of `nodescaler drain NODE --replace`), so the pool never
+ * runs short while it renews. Karpenter replaces drifted and expired nodes
+ * the same way, within its disruption budgets.
  *
  * Each renewal restarts the tenants of the node's gears, so it is paced: one
  * batch at a time a pool (nothing provisioning, draining or waiting for a
@@ -15,9 +16,9 @@
  * maxDraining: one up to 20 nodes, budget.ts `nodesPerEvaluation`), after
  * `delayAfterAdd` and any failure backoff, within the disruption budget
  * (windows, maxDrainsPerHour; the nodes' gears pass its gear rules), never
- * while the pool is low enough to shrink (its scale-downs drain drifted nodes
+ * while the pool is low enough to shrink (its scale-downs drain due nodes
  * first, with no replacement), and only with room for the replacements under
- * every limit. The drifted nodes that restart the fewest tenants go first. A
+ * every limit. The due nodes that restart the fewest tenants go first. A
  * node whose renewal was asked for and that is still active (its drain
  * refused, or not started) is not asked again until that renewal could have
  * ended, and twice as late after each further ask (at most a day): each ask
@@ -28,7 +29,7 @@
 import { nodesPerEvaluation, poolBudget, poolSize, scaleDownBudget, withScaleDown } from './budget.js';
 import { disruptiveMoves } from './candidates.js';
 import type { PoolEvaluation, PoolEvaluationInput } from './decision.js';
-import { driftTest } from './drift.js';
+import { renewalDueTest } from './expiry.js';
 import { failureBackoff } from './failure-backoff.js';
 import { isClosedForAttrition } from './attrition.js';
 import type { NodeRecord } from './model.js';
@@ -41,11 +42,11 @@ export interface Renewal {
   gears: number;
   /** Its gears whose move restarts a tenant (unknown kinds count). */
   disruptive: number;
-  /** Why it is drifted (drift.ts). */
-  drift: string;
+  /** Why it is due: drifted (drift.ts) or expired (expiry.ts). */
+  due: string;
 }
 
-/** The renewals to start now (one batch), or why the pool's drifted nodes wait; undefined when renewal is off or no node is drifted. */
+/** The renewals to start now (one batch), or why the pool's due nodes wait; undefined when renewal is off or no node is due. */
 export type RenewalVerdict = { renew: Renewal[] } | { held: string };
 
 /** Asks remembered on the pool record (`lastRenewals`): enough for a batch of any pool, and an item well within DynamoDB's size. */
@@ -53,12 +54,19 @@ const ASKS_KEPT = 200;
 
 export function renewalOf(input: PoolEvaluationInput, evaluation: Pick<PoolEvaluation, 'utilization'>): RenewalVerdict | undefined {
   const { config, poolConfig, pool, nodes, drains, now } = input;
-  if (!config.scaleDown.enabled || !config.scaleDown.renewDrifted) return undefined;
-  const drifted = driftTest(poolConfig.template);
-  const candidates = nodes.filter((node) => node.state === 'active' && drifted(node) !== undefined);
-  if (candidates.length === 0) return undefined;
+  const { renewDrifted, expireAfter } = config.scaleDown;
+  if (!config.scaleDown.enabled || (!renewDrifted && expireAfter === undefined)) return undefined;
   const nowMs = now.getTime();
-  const waits = (why: string) => ({ held: `renewal of ${candidates.length} drifted node(s) waits: ${why}` });
+  const dueOf = renewalDueTest({ template: poolConfig.template, expireAfter, nowMs, drift: renewDrifted });
+  const due = new Map<NodeRecord, string>();
+  for (const node of nodes) {
+    const why = node.state === 'active' ? dueOf(node) : undefined;
+    if (why !== undefined) due.set(node, why);
+  }
+  const candidates = [...due.keys()];
+  if (candidates.length === 0) return undefined;
+  const kind = dueKind([...due.values()]);
+  const waits = (why: string) => ({ held: `renewal of ${candidates.length} ${kind} node(s) waits: ${why}` });
   const at = (ms: number) => new Date(ms).toISOString();
 
   if (pool.lease && Date.parse(pool.lease.expiresAt) > nowMs) return waits(`${pool.lease.kind} ${pool.lease.holder} in flight`);
@@ -67,7 +75,7 @@ export function renewalOf(input: PoolEvaluationInput, evaluation: Pick<PoolEvalu
   const active = drains.filter((drain) => drain.state === 'active').length;
   if (provisioning + draining + active + (input.renewing ?? 0) > 0) return waits('one batch at a time: a node provisioning, draining or waiting for its replacement');
   const { utilization } = evaluation.utilization;
-  if (utilization <= config.scaleDown.utilizationThreshold && poolSize(nodes) > poolConfig.min) return waits('the pool is low: its scale-downs drain drifted nodes first');
+  if (utilization <= config.scaleDown.utilizationThreshold && poolSize(nodes) > poolConfig.min) return waits(`the pool is low: its scale-downs drain ${kind} nodes first`);
   if (pool.exhaustedUntil && Date.parse(pool.exhaustedUntil) > nowMs) return waits(`capacity exhausted until ${pool.exhaustedUntil}`);
   const backoff = failureBackoff(pool, config.scaleDown.delayAfterFailure, 'scale-down');
   if (backoff && backoff.untilMs > nowMs) return waits(`scaleDown.delayAfterFailure until ${at(backoff.untilMs)}`);
@@ -83,7 +91,7 @@ export function renewalOf(input: PoolEvaluationInput, evaluation: Pick<PoolEvalu
   if (room.count < 1) return waits(`no room for a replacement (${room.zeroBy ?? 'a limit'})`);
 
   const fresh = freshStatsTest(nowMs, config.statsMaxAge);
-  // A node whose renewal was asked for and is still drifted and active had its drain refused or not started yet: a
+  // A node whose renewal was asked for and is still due and active had its drain refused or not started yet: a
   // second replacement for it would be a node more each time. It is asked again once the first could have ended, and
   // after each further ask twice as late (a drain the gear mover keeps refusing buys a node a day at most).
   const asked = new Map((pool.lastRenewals ?? []).map((ask) => [ask.nodeId, ask]));
@@ -102,16 +110,16 @@ export function renewalOf(input: PoolEvaluationInput, evaluation: Pick<PoolEvalu
       continue;
     }
     const stats = node.stats!;
-    chosen.push({ nodeId: node.nodeId, gears: stats.activeGears, disruptive: disruptiveMoves(stats), drift: drifted(node)! });
+    chosen.push({ nodeId: node.nodeId, gears: stats.activeGears, disruptive: disruptiveMoves(stats), due: due.get(node)! });
   }
-  if (chosen.length === 0) return waits(`no drifted node may be drained now (${firstRefusal})`);
+  if (chosen.length === 0) return waits(`no ${kind} node may be drained now (${firstRefusal})`);
   return { renew: chosen.sort(byFewestRestarts).slice(0, room.count) };
 }
 
 /** Longest wait before a node whose renewals did not take is asked for again. */
 const RENEWAL_RETRY_MAX_MS = 86_400_000;
 
-/** How long after its `asks`-th renewal a node still drifted and active is asked for again: the time that renewal could take, doubled each further ask. */
+/** How long after its `asks`-th renewal a node still due and active is asked for again: the time that renewal could take, doubled each further ask. */
 export function renewalRetryMs(config: Pick<PoolEvaluationInput['config'], 'scaleUp' | 'scaleDown' | 'leaseTtl'>, asks: number): number {
   const once = config.scaleUp.maxNodeProvisionTime + config.leaseTtl + config.scaleDown.drainTimeout;
   return Math.min(RENEWAL_RETRY_MAX_MS, once * 2 ** Math.min(10, Math.max(0, asks - 1)));
@@ -119,10 +127,25 @@ export function renewalRetryMs(config: Pick<PoolEvaluationInput['config'], 'scal
 
 /** The reason the scale-up of a batch of renewals gives. */
 export function renewalReason(renewals: readonly Renewal[]): string {
-  const each = renewals.map((r) => `${r.nodeId} (${r.gears} gears, ${r.disruptive} restart a tenant; ${r.drift})`).join(', ');
+  const each = renewals.map((r) => `${r.nodeId} (${r.gears} gears, ${r.disruptive} restart a tenant; ${r.due})`).join(', ');
+  const settings = [
+    ...(renewals.some((r) => isDrift(r.due)) ? ['scaleDown.renewDrifted'] : []),
+    ...(renewals.some((r) => !isDrift(r.due)) ? ['scaleDown.expireAfter'] : []),
+  ].join(', ');
   return renewals.length === 1
-    ? `renew ${each}: a replacement first, its drain once the replacement joined (scaleDown.renewDrifted)`
-    : `renew ${renewals.length} drifted nodes, ${each}: replacements first, their drains once the replacements joined (scaleDown.renewDrifted)`;
+    ? `renew ${each}: a replacement first, its drain once the replacement joined (${settings})`
+    : `renew ${renewals.length} ${dueKind(renewals.map((r) => r.due))} nodes, ${each}: replacements first, their drains once the replacements joined (${settings})`;
+}
+
+function isDrift(due: string): boolean {
+  return due.startsWith('drifted');
+}
+
+/** `drifted`, `expired`, or both, for the reasons' wording. */
+function dueKind(reasons: readonly string[]): string {
+  const drifted = reasons.some(isDrift);
+  const expired = reasons.some((reason) => !isDrift(reason));
+  return drifted && expired ? 'drifted or expired' : drifted ? 'drifted' : 'expired';
 }
 
 function renewalRefusal(
@@ -141,7 +164,7 @@ function byFewestRestarts(a: Renewal, b: Renewal): number {
 }
 
 /**
- * The evaluation with a renewal in place of doing nothing, or with why the drifted nodes wait added to its reason.
+ * The evaluation with a renewal in place of doing nothing, or with why the due nodes wait added to its reason.
  * Only a pool that neither scales nor moves nodes in or out of attrition this evaluation renews.
  */
 export function withRenewal(input: PoolEvaluationInput, evaluation: PoolEvaluation): PoolEvaluation {

@@ -45,6 +45,19 @@ describe('nodescaler status', () => {
     expect(renderStatus(view, { style: new Style(false), width: 160 }).join('\n')).toContain("drifted from the pool's template: b (renewed a few at a time, replacements first (scaleDown.renewDrifted))");
   });
 
+  it('lists the nodes launched longer ago than scaleDown.expireAfter, flags each with why, and never an adopted or terminated one', () => {
+    const expiring = config({ scaleDown: { expireAfter: '30d' } });
+    const launched = (id: string, days: number, extra: Partial<NodeRecord> = {}) => ({ ...node(id, { gears: 30 }), createdAt: new Date(NOW.getTime() - days * 86_400_000).toISOString(), ...extra });
+    const nodes = [launched('a', 31), launched('b', 29), launched('c', 90, { origin: 'adopted' }), launched('d', 90, { state: 'terminated' })];
+    const view = statusView({ now: NOW, config: expiring, allNodes: nodes, controls: NO_CONTROLS, pools: [{ pool: POOL, config: expiring.pools[0]!, record: pool(), nodes, drains: [] }] }, 'local state');
+    expect(view.pools[0]!.expiredNodes).toEqual(['a']);
+    expect(view.pools[0]!.nodeList.map((n) => n.expired)).toEqual(['expired: launched 31d ago (scaleDown.expireAfter 30d)', null, null, null]);
+    const text = renderStatus(view, { style: new Style(false), width: 160 }).join('\n');
+    expect(text).toContain('expired (scaleDown.expireAfter): a (renewed a few at a time, replacements first)');
+    expect(text).toMatch(/\n\s+a\s+active\s+30\/100\s+0\.30\s+\S+\s+expired\s/);
+    expect(status(nodes).view.pools[0]!.expiredNodes).toEqual([]);
+  });
+
   it('shows no zone column where no host has a zone, and no drift line when every node runs the template', () => {
     const { text } = status([node('a', { gears: 40, launchedFrom: current }), node('b', { gears: 30 })]);
     expect(text).toMatch(/NODE\s+STATE\s+GEARS/);

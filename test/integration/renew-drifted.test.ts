@@ -1,5 +1,5 @@
 /**
- * Renewing a drifted node end to end on the real state table protocol (dynalite): the evaluator asks for a
+ * Renewing a drifted (or expired) node end to end on the real state table protocol (dynalite): the evaluator asks for a
  * replacement (one node, through the pool lease) and records the drifted node's drain as pending; the provisioner
  * launches the replacement from today's template; once it has joined, the evaluator sends the drain. Never two at once.
  */
@@ -27,21 +27,22 @@ const MIN = 60_000;
  * A pool of three active nodes of 100 slots on the state table, renewal on (thresholds 0.80 / 0.50), each node
  * launched from the template's image or, where `drifted(i)`, from an older one; the evaluator over a recording queue.
  */
-async function renewingPool(drifted: (index: number) => boolean, budget: Record<string, unknown> = {}) {
+async function renewingPool(drifted: (index: number) => boolean, budget: Record<string, unknown> = {}, expiry?: { expireAfter: string; ageDays: (index: number) => number }) {
   const store = await harness.create();
   const clock = new VirtualClock('2026-11-21T10:00:00Z');
   const template = { imageId: 'ami-0new', instanceTypes: [{ name: 'sim.large', vcpus: 2, memoryGiB: 8 }], subnets: ['subnet-1'] };
   const config = parseConfig({
     handler: 'ec2',
     scaleUp: { threshold: 0.8, target: 0.7, headroomGears: 0, forecast: { enabled: false } },
-    scaleDown: { utilizationThreshold: 0.5, renewDrifted: true, payoff: { enabled: false }, budget },
+    scaleDown: { utilizationThreshold: 0.5, renewDrifted: !expiry, payoff: { enabled: false }, budget, ...(expiry ? { expireAfter: expiry.expireAfter } : {}) },
     pools: [{ district: 'd1', profile: 'small', max: 10, gearsPerNode: 100, naming: { base: 'd1-small', domain: 'example.com' }, template }],
   });
   const current = launchedFromTemplate(config.pools[0]!.template);
   const ids = [1, 2, 3].map((n) => `d1-small-${n}.example.com`);
   for (const [i, nodeId] of ids.entries()) {
     const launchedFrom = drifted(i) ? { ...current, image: 'ami-0old' } : current;
-    await store.createNode({ nodeId, pool: POOL, district: 'd1', profile: 'small', state: 'active', createdAt: clock.now().toISOString(), origin: 'provisioned', protected: false, launchedFrom }, clock.now());
+    const createdAt = new Date(clock.now().getTime() - (expiry?.ageDays(i) ?? 0) * 86_400_000).toISOString();
+    await store.createNode({ nodeId, pool: POOL, district: 'd1', profile: 'small', state: 'active', createdAt, origin: 'provisioned', protected: false, launchedFrom }, clock.now());
     await store.allocateNameNumber('d1-small');
   }
   const queue = new RecordingQueue({ fifo: ['scale', 'drain'] });
@@ -149,5 +150,34 @@ describe('scaleDown.renewDrifted on the state table', () => {
     const drains = queue.sent('drain') as ScaleDownMessage[];
     expect(drains.map((drain) => drain.nodeId)).toEqual([ids[0], ids[1]]);
     expect(new Set(drains.map((drain) => drain.decisionId)).size).toBe(2);
+  });
+
+  it('scaleDown.expireAfter: the node launched 40 days ago is renewed the same way, its replacement young and not renewed again', async () => {
+    const expiry = { expireAfter: '30d', ageDays: (i: number) => (i === 1 ? 40 : 3) };
+    const { store, clock, config, ids, queue, evaluator } = await renewingPool(() => false, {}, expiry);
+    const report = (nodeIds: string[], gears = 60) =>
+      evaluator.handleBatch(
+        nodeIds.map((nodeId) => ({ id: nodeId, message: { type: 'node-stats' as const, v: 1 as const, nodeId, district: 'd1', profile: 'small', activeGears: gears, maxActiveGears: 100, idleGears: 0, disruptiveGears: gears, reportedAt: clock.now().toISOString() } })),
+      );
+    await report(ids);
+    const [replacement] = queue.sent('scale') as ScaleUpMessage[];
+    expect(replacement).toMatchObject({ count: 1, reason: expect.stringContaining(`renew ${ids[1]} (60 gears, 60 restart a tenant; expired: launched 40d ago (scaleDown.expireAfter 30d))`) });
+    expect((await store.listControls()).pendingDrains).toMatchObject([{ nodeId: ids[1], by: RENEWAL_BY }]);
+
+    const provisioner = new NodeProvisioner({ store, cloud: new SimulatedCloud(clock, { bootDelayMs: 2 * MIN }), clock, metrics: new InMemoryMetrics(), log: new MemoryLog(), sleep: async (ms) => void clock.advance(ms) }, config);
+    expect((await provisioner.handleBatch([{ id: 's1', message: replacement! }])).failures).toEqual([]);
+    const added = (await store.listNodes(POOL)).find((node) => !ids.includes(node.nodeId))!;
+    clock.advance(2 * MIN);
+    await report([added.nodeId], 0);
+    clock.advance(MIN);
+    await report([ids[0]!, ids[2]!]);
+    const drains = queue.sent('drain') as ScaleDownMessage[];
+    expect(drains).toEqual([expect.objectContaining({ nodeId: ids[1], decisionId: expect.stringMatching(new RegExp(`^manual:renew:${replacement!.decisionId}:[0-9a-f]{8}$`)) })]);
+    // Past delayAfterAdd: the expired node's drain is on the queue (its renewal asked for already), and the young
+    // replacement and the 3-day-old nodes are not due.
+    clock.advance(20 * MIN);
+    const later = await report([ids[0]!, ids[2]!, added.nodeId]);
+    expect(later.outcomes[0]).toMatchObject({ kind: 'no-action' });
+    expect(queue.sent('scale')).toHaveLength(1);
   });
 });

@@ -41,11 +41,12 @@ interface Totals {
   movesLockedOut: number;
   /** Drifted nodes renewed: the replacements asked for, and the drains started once they joined. */
   renewals: number;
+  expiryRenewals: number;
   renewalDrains: number;
 }
 
 function newTotals(): Totals {
-  return { scenarios: 0, violations: 0, minutes: 0, invocations: 0, faultsInjected: 0, crashes: 0, messages: 0, deadLetters: 0, scaleUps: 0, drains: 0, calledOff: 0, gearMoves: 0, hostileMessages: 0, waitingRiseSighted: 0, scaleUpsWithDoubleWhenFull: 0, marketReads: 0, drainsPricedByMarkets: 0, districtReads: 0, joinedInZone: 0, movesLockedOut: 0, renewals: 0, renewalDrains: 0 };
+  return { scenarios: 0, violations: 0, minutes: 0, invocations: 0, faultsInjected: 0, crashes: 0, messages: 0, deadLetters: 0, scaleUps: 0, drains: 0, calledOff: 0, gearMoves: 0, hostileMessages: 0, waitingRiseSighted: 0, scaleUpsWithDoubleWhenFull: 0, marketReads: 0, drainsPricedByMarkets: 0, districtReads: 0, joinedInZone: 0, movesLockedOut: 0, renewals: 0, expiryRenewals: 0, renewalDrains: 0 };
 }
 
 function add(totals: Totals, outcome: ScenarioOutcome, scenario: Scenario): void {
@@ -70,6 +71,7 @@ function add(totals: Totals, outcome: ScenarioOutcome, scenario: Scenario): void
   totals.joinedInZone += outcome.joinedInZone;
   totals.movesLockedOut += outcome.movesLockedOut;
   totals.renewals += outcome.renewals;
+  totals.expiryRenewals += outcome.expiryRenewals;
   totals.renewalDrains += outcome.renewalDrains;
 }
 
@@ -132,8 +134,10 @@ describe('invariants under generated workloads and faults', () => {
     expect(totals.drainsPricedByMarkets).toBeGreaterThan(0);
     // Districts whose UIDs run out: the broker refuses beyond them and the reporter reads them, under the same faults.
     expect(totals.districtReads).toBeGreaterThan(0);
-    // Drifted nodes renewed (a replacement, then the drain once it joined), under the same faults.
+    // Drifted and expired nodes renewed (a replacement, then the drain once it joined), under the same faults.
     expect(totals.renewals).toBeGreaterThan(0);
+    expect(totals.expiryRenewals).toBeGreaterThan(0);
+    expect(totals.renewals).toBeGreaterThan(totals.expiryRenewals);
     expect(totals.renewalDrains).toBeGreaterThan(0);
   }, timeout);
 

@@ -39,6 +39,8 @@ export interface NodeOptions {
   zone?: string;
   /** What its host was launched from (drift.ts). */
   launchedFrom?: NodeRecord['launchedFrom'];
+  /** Launched by nodescaler (default) or adopted. */
+  origin?: NodeRecord['origin'];
 }
 
 export function node(nodeId: string, options: NodeOptions = {}): NodeRecord {
@@ -53,7 +55,7 @@ export function node(nodeId: string, options: NodeOptions = {}): NodeRecord {
     version: 1,
     createdAt: minutesAgo(options.createdMinutesAgo ?? 60),
     stateChangedAt: minutesAgo(options.createdMinutesAgo ?? 60),
-    origin: 'provisioned',
+    origin: options.origin ?? 'provisioned',
     protected: options.protected ?? false,
   };
   if (options.instanceType !== undefined) record.instanceType = options.instanceType;

@@ -66,7 +66,7 @@ describe('chooseScaleDownCandidate', () => {
     const nodes = [quiet('a', 5, 4), quiet('b', 20, 2), quiet('c', 30, 2, oldImage)];
     const choice = choose(nodes, { cfg });
     expect(choice.nodeId).toBe('c');
-    expect(choice.drift).toBe('drifted: image ami-0aaaaaaaaaaaaaaaa -> ami-0bbbbbbbbbbbbbbbb');
+    expect(choice.due).toBe('drifted: image ami-0aaaaaaaaaaaaaaaa -> ami-0bbbbbbbbbbbbbbbb');
     // Level with b on disruptive moves and drifted, it stays first until a new (disruptive) gear lands on it.
     expect(choice.price).toEqual({ gears: 30, limit: 30, next: 'b', nextGears: 20 });
     // One disruptive move fewer outranks drift: a restart is what a drain costs a tenant.

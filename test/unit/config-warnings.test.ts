@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseConfig, type ConfigInput } from '../../lib/config/index.js';
-import { configWarnings, spotPriceWarnings } from '../../lib/config/warnings.js';
+import { configWarnings, expiryWarnings, spotPriceWarnings } from '../../lib/config/warnings.js';
 
 const template = (name: string, spot: boolean) => ({ instanceTypes: [{ name, vcpus: 8, memoryGiB: 32 }], spot });
 const parsed = (pools: object[], rest: object = {}) => parseConfig({ ...rest, pools } as ConfigInput);
@@ -36,5 +36,18 @@ describe('configWarnings: what a valid configuration may still get wrong', () =>
   it("keeps the sender check's warnings", () => {
     const config = parsed([{ district: 'd1', profile: 'small', max: 5 }], { statsAuth: { enabled: false } });
     expect(configWarnings(config)).toEqual([expect.stringMatching(/^statsAuth\.enabled is false/)]);
+  });
+});
+
+describe('expiryWarnings: an expireAfter that restarts tenants more often than hosts need rolling', () => {
+  const pool = { district: 'd1', profile: 'small', max: 5, template: template('m5.xlarge', false) };
+  it('warns below a week, with the value, and says nothing at a week or more, or with scale-down off', () => {
+    expect(expiryWarnings(parsed([pool], { scaleDown: { expireAfter: '2d' } }))).toEqual([
+      "scaleDown.expireAfter is 2d: every node nodescaler launched is renewed at least that often, each renewal restarting the tenants of its gears. Rolling hosts for patches usually takes weeks (Karpenter's default is 30d).",
+    ]);
+    expect(configWarnings(parsed([pool], { scaleDown: { expireAfter: '6h' } }))).toEqual([expect.stringContaining('scaleDown.expireAfter is 6h')]);
+    expect(expiryWarnings(parsed([pool], { scaleDown: { expireAfter: '7d' } }))).toEqual([]);
+    expect(expiryWarnings(parsed([pool]))).toEqual([]);
+    expect(expiryWarnings(parsed([pool], { scaleDown: { enabled: false, expireAfter: '1d' } }))).toEqual([]);
   });
 });

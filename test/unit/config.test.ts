@@ -181,6 +181,14 @@ describe('durations', () => {
     expect(error.message).toBe('configuration: scaleDown.delayAfterAdd: expected a duration like 30s, 10m, 1h (got "soon")');
   });
 
+  it('take scaleDown.expireAfter as a duration of at least an hour, unset by default', () => {
+    expect(parseConfig(minimal({})).scaleDown.expireAfter).toBeUndefined();
+    expect(parseConfig(minimal({ scaleDown: { expireAfter: '30d' } })).scaleDown.expireAfter).toBe(30 * 86_400_000);
+    expect(issuesOf(minimal({ scaleDown: { expireAfter: '30m' } }))).toEqual([
+      { path: 'scaleDown.expireAfter', message: "must be at least 1h: every renewal restarts the node's tenants", value: '30m' },
+    ]);
+  });
+
   it('reject a bare number (seconds or milliseconds would be a guess)', () => {
     expect(issuesOf(minimal({ statsMaxAge: 300 }))).toEqual([{ path: 'statsMaxAge', message: DURATION_MESSAGE, value: 300 }]);
   });

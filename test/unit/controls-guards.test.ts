@@ -126,6 +126,26 @@ describe('the evaluator and the controls', () => {
     expect((await store.listControls()).pendingDrains.filter((pending) => pending.by === RENEWAL_BY).map((pending) => pending.nodeId)).toEqual(['a', 'c']);
   });
 
+  it('starts a renewal drain recorded before expiry existed (by "nodescaler (scaleDown.renewDrifted)") as a renewal: an id per node', async () => {
+    const store = new InMemoryStateStore();
+    const queue = new RecordingQueue({ fifo: ['scale', 'drain'] });
+    const ports = { store, queue, clock: { now: () => new Date(T0.getTime() + 120_000) }, log: new MemoryLog() };
+    const common = { pool: POOL, replacementDecisionId: 'up:d1_small:1', reason: 'renew', at: T0.toISOString() };
+    await store.createPendingDrain({ ...common, nodeId: 'a', by: 'nodescaler (scaleDown.renewDrifted)' });
+    await store.createPendingDrain({ ...common, nodeId: 'b', by: RENEWAL_BY });
+    const slots = ['n-8', 'n-9'].map((nodeId) => ({ nodeId, cloudName: nodeId }));
+    await store.claimScaleUp({ decisionId: 'up:d1_small:1', pool: POOL, requested: 2, slots, createdAt: T0.toISOString() }, 86_400_000);
+    for (const { nodeId } of slots) {
+      await store.createNode({ nodeId, pool: POOL, district: 'd1', profile: 'small', state: 'provisioning', createdAt: T0.toISOString(), origin: 'provisioned', protected: false }, T0);
+      await store.transitionNode(nodeId, { from: 'provisioning', to: 'active' }, new Date(T0.getTime() + 60_000));
+    }
+    await advancePendingDrains(ports, config, (await store.listControls()).pendingDrains);
+    const ids = queue.recorded('drain').map((sent) => (sent.message as { decisionId: string }).decisionId);
+    expect(ids).toHaveLength(2);
+    for (const id of ids) expect(id).toMatch(/^manual:renew:up:d1_small:1:[0-9a-f]{8}$/);
+    expect(new Set(ids).size).toBe(2);
+  });
+
   it('starts a drain waiting for its replacement once the replacement has joined, once', async () => {
     const store = new InMemoryStateStore();
     const queue = new RecordingQueue({ fifo: ['scale', 'drain'] });

@@ -14,7 +14,7 @@ describe('drainPrice', () => {
   });
 
   it('least-disruption: level on disruptive moves, a drifted node stays ahead of one that is not whatever their gear counts', () => {
-    const drifted = (n: PricedNode): PricedNode => ({ ...n, drifted: true });
+    const drifted = (n: PricedNode): PricedNode => ({ ...n, due: true });
     // 1 disruptive move ahead and drifted: one new gear levels it with b, where drift still puts it first.
     expect(drainPrice('least-disruption', drifted(node('a', 30, 2)), node('b', 20, 3))).toEqual({ gears: 30, limit: 31, next: 'b', nextGears: 20 });
     // Not drifted behind a drifted next: level would put it behind, so one fewer than the margin.

@@ -156,6 +156,55 @@ describe('renewal of drifted nodes (scaleDown.renewDrifted)', () => {
     expect(gateDecision(result.decision, POOL, 'active', pause('scale-up'), NOW)).toMatchObject({ act: false });
     expect(gateDecision(result.decision, POOL, 'active', [], NOW)).toEqual({ act: true });
     expect(gateDecision(result.decision, POOL, 'shadow', [], NOW)).toMatchObject({ act: false, shadow: true, reason: expect.stringContaining('shadow mode: would add 1 node, then drain n-3 (renewal)') });
-    expect(explainPool(input).scaleDown.find((check) => check.name === 'scaleDown.renewDrifted')).toMatchObject({ ok: true, detail: expect.stringContaining('renew n-3') });
+    expect(explainPool(input).scaleDown.find((check) => check.name === 'renewal')).toMatchObject({ ok: true, detail: expect.stringContaining('renew n-3') });
+  });
+});
+
+describe('renewal of expired nodes (scaleDown.expireAfter)', () => {
+  const DAY = 1440;
+  /** expireAfter 30d, drift renewal off: only age makes a node due. */
+  const expiring = (overrides: Parameters<typeof config>[0] = {}, poolFields: Record<string, unknown> = {}) =>
+    settings({ ...overrides, scaleDown: { renewDrifted: false, expireAfter: '30d', ...overrides.scaleDown } }, poolFields);
+  const aged = (id: string, days: number, disruptive: number, image = IMAGE, origin: NodeRecord['origin'] = 'provisioned') => {
+    const n = host(id, 60, image, disruptive);
+    return { ...n, origin, createdAt: minutesAgo(days * DAY), stateChangedAt: minutesAgo(days * DAY) };
+  };
+
+  it('renews a steady pool\'s node launched more than expireAfter ago, fewest restarts first, and names the setting', () => {
+    const nodes = [aged('n-1', 31, 20), aged('n-2', 45, 8), aged('n-3', 29, 1), aged('n-4', 2, 0)];
+    const { result } = decide({ cfg: expiring(), nodes });
+    expect(result.decision).toMatchObject({ kind: 'scale-up', count: 1, renews: ['n-2'] });
+    expect(result.decision.reason).toBe(
+      'renew n-2 (60 gears, 8 restart a tenant; expired: launched 45d ago (scaleDown.expireAfter 30d)): a replacement first, its drain once the replacement joined (scaleDown.expireAfter)',
+    );
+    expect(result.poolPatch.lastRenewals).toEqual([{ nodeId: 'n-2', at: NOW.toISOString(), asks: 1 }]);
+  });
+
+  it('expires only nodes nodescaler launched: an adopted node\'s record says when it was found, not launched', () => {
+    const nodes = [aged('n-1', 90, 0, IMAGE, 'adopted'), aged('n-2', 3, 0), aged('n-3', 3, 0), aged('n-4', 3, 0)];
+    const { result } = decide({ cfg: expiring(), nodes });
+    expect(result.decision.kind).toBe('no-action');
+    expect(result.decision.reason).not.toContain('renew');
+  });
+
+  it('with expiry alone a drifted node is not renewed; with both, one batch names both kinds and both settings', () => {
+    const nodes = [aged('n-1', 40, 10), aged('n-2', 1, 5, OLD), aged('n-3', 1, 30), aged('n-4', 1, 30)];
+    expect(decide({ cfg: expiring(), nodes }).result.decision).toMatchObject({ kind: 'scale-up', renews: ['n-1'] });
+    // 40 nodes at 0.60: batches of two.
+    const many = [...nodes, ...Array.from({ length: 36 }, (_, i) => aged(`m-${i + 10}`, 1, 40))];
+    const both = decide({ cfg: expiring({ scaleDown: { renewDrifted: true } }, { max: 50 }), nodes: many }).result.decision;
+    expect(both).toMatchObject({ kind: 'scale-up', count: 2, renews: ['n-2', 'n-1'] });
+    expect(both.reason).toMatch(/^renew 2 drifted or expired nodes, n-2 .*drifted: image .*, n-1 .*expired: launched 40d ago .*\(scaleDown.renewDrifted, scaleDown.expireAfter\)$/);
+  });
+
+  it('waits as a drifted node\'s renewal does, and leaves a low pool to scale-down, which drains the expired node first', () => {
+    const nodes = [aged('n-1', 1, 10), aged('n-2', 1, 10), aged('n-3', 1, 10), aged('n-4', 40, 10)];
+    const waiting = decide({ cfg: expiring(), nodes, pool: pool({ lastScaleUpAt: minutesAgo(2) }) }).result.decision;
+    expect(waiting.reason).toMatch(/renewal of 1 expired node\(s\) waits: scaleDown.delayAfterAdd until /);
+    const low = nodes.map((n) => ({ ...n, stats: { ...n.stats!, activeGears: 20, idleGears: 10, disruptiveGears: 10 } }));
+    const shrink = decide({ cfg: expiring({ scaleDown: { unneededTime: '0s', payoff: { enabled: false } } }), nodes: low, pool: pool({ lowSince: minutesAgo(30) }) }).result.decision;
+    // Level on restarts and gears with n-1 to n-3: being expired puts n-4 first.
+    expect(shrink).toMatchObject({ kind: 'scale-down', nodeId: 'n-4' });
+    expect(shrink.reason).toContain('expired: launched 40d ago (scaleDown.expireAfter 30d)');
   });
 });

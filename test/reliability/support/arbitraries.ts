@@ -33,6 +33,6 @@ export const scenarioArbitrary = (store: Scenario['store'], size: 'full' | 'shor
     zones: platform === 'broker' ? fc.boolean() : fc.constant(undefined),
     scaleUpOptions: fc.record({ waitingRise: fc.boolean(), doubleWhenFull: fc.boolean() }),
     market: fc.option(fc.record({ spot: fc.boolean(), dollars: fc.constantFrom(0.0001, 0.05, 0.192, 3, 1e6) }), { nil: undefined }),
-    drifted: fc.boolean(),
+    renewal: fc.constantFrom(undefined, 'drifted' as const, 'expired' as const),
   });
 

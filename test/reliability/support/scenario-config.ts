@@ -54,11 +54,12 @@ export interface Scenario {
    */
   market?: { spot: boolean; dollars: number };
   /**
-   * The nodes there before nodescaler were launched from an image the pool's template no longer names (drifted,
-   * lib/domain/drift.ts), and `scaleDown.renewDrifted` is on: renewals (a replacement, then the drain) run under the
-   * same faults.
+   * The nodes there before nodescaler are due for renewal, and renewal is on: renewals (a replacement, then the drain)
+   * run under the same faults. `drifted`: launched from an image the pool's template no longer names
+   * (lib/domain/drift.ts), with `scaleDown.renewDrifted`; `expired`: launched 40 days before, with
+   * `scaleDown.expireAfter` 30d (lib/domain/expiry.ts).
    */
-  drifted?: boolean;
+  renewal?: 'drifted' | 'expired';
 }
 
 /**
@@ -97,8 +98,10 @@ export interface ScenarioOutcome {
   joinedInZone: number;
   /** Moves that gave up on their application's lock, on the broker emulator. */
   movesLockedOut: number;
-  /** Scale-ups that renew a drifted node, and the drains started once their replacement joined (`drifted`). */
+  /** Scale-ups that renew a due node, and the drains started once their replacement joined (`renewal`). */
   renewals: number;
+  /** Of `renewals`, those of nodes older than expireAfter (`expired`). */
+  expiryRenewals: number;
   renewalDrains: number;
 }
 
@@ -118,6 +121,9 @@ export const SIM_NODE_ROLE = 'AROASIMNODEROLE00001';
 
 /** The image the nodes there before nodescaler were launched from in `drifted` scenarios; the pool's template names ami-sim. */
 export const OLD_IMAGE = 'ami-sim-old';
+/** How long before the scenario the nodes there before nodescaler were launched in `expired` scenarios, past EXPIRE_AFTER. */
+export const EXPIRED_AGE_MS = 40 * 86_400_000;
+const EXPIRE_AFTER = '30d';
 
 /** The broker region of `zones` scenarios: the nodes there before nodescaler are in its first zone, the pool's new ones in its second. */
 export const REGION = { name: 'east', zones: ['east-a', 'east-b'] } as const;
@@ -138,7 +144,8 @@ export function scenarioConfig(scenario: Scenario): ConfigInput {
       moveRetryDelay: '30s',
       drainTimeout: '20m',
       payoff: scenario.attrition ? { horizon: '5m', confidenceWindow: '5m', factor: scenario.market ? 2 : 0 } : { enabled: false },
-      renewDrifted: scenario.drifted ?? false,
+      renewDrifted: scenario.renewal === 'drifted',
+      ...(scenario.renewal === 'expired' ? { expireAfter: EXPIRE_AFTER } : {}),
     },
     cloudRetry: { attempts: 3, baseDelay: '100ms', maxDelay: '1s' },
     // Node agents send as their instance (SIM_NODE_ROLE:<instance id>); hostile hosts cannot pose as another.

@@ -27,7 +27,7 @@ import { EmulatedWorld } from './emulated-platform.js';
 import { HostileHosts } from './hostile.js';
 import { ScenarioInvariants } from './invariants.js';
 import {
-  DISTRICT, GEARS_PER_NODE, OLD_IMAGE, POOL, PROFILE, REGION, SETTLE_MINUTES, SIM_NODE_ROLE,
+  DISTRICT, EXPIRED_AGE_MS, GEARS_PER_NODE, OLD_IMAGE, POOL, PROFILE, REGION, SETTLE_MINUTES, SIM_NODE_ROLE,
   callerInApp, noMetrics, quietLog, scenarioConfig, type Mutants, type Scenario, type ScenarioOutcome,
 } from './scenario-config.js';
 import { CLOUD_READS, FaultInjector, MARKET_READS, NO_FAULTS, PLATFORM_READS, QUEUE_READS, STORE_READS } from './faults.js';
@@ -73,6 +73,7 @@ class ScenarioRun {
   /** Hosts each scale-up decision asked for. */
   private readonly requested = new Map<string, number>();
   private readonly renewals = new Set<string>();
+  private readonly expiryRenewals = new Set<string>();
   private readonly renewalDrains = new Set<string>();
   private concurrency = 0;
   private faultsOn = false;
@@ -127,11 +128,14 @@ class ScenarioRun {
     // The nodes there before nodescaler started: booted by the first minute.
     const startAt = this.clock.nowMs();
     this.clock.set(startAt);
-    await seedInitialNodes({ cloud: this.cloud, store: this.store, config: parsed, pool: parsed.pools[0]!, count: 2, now: this.clock.now() });
-    if (this.scenario.drifted) {
+    // In `expired` scenarios they were launched 40 days before.
+    const launchedAt = new Date(startAt - (this.scenario.renewal === 'expired' ? EXPIRED_AGE_MS : 0));
+    await seedInitialNodes({ cloud: this.cloud, store: this.store, config: parsed, pool: parsed.pools[0]!, count: 2, now: launchedAt });
+    if (this.scenario.renewal === 'drifted') {
       const launchedFrom = { ...launchedFromTemplate(parsed.pools[0]!.template), image: OLD_IMAGE };
       for (const node of await this.store.listNodes(POOL)) await this.store.updateNode(node.nodeId, node.version, { launchedFrom });
     }
+
     // On the broker, an operator had added them to their district (the simulated platform joins every booted host).
     for (const host of this.cloud.hosts()) this.emulated?.preJoin(host.hostName);
     this.clock.advance(120_000);
@@ -182,6 +186,7 @@ class ScenarioRun {
       joinedInZone: this.emulated?.joinedInZone(REGION.zones[1]) ?? 0,
       movesLockedOut: this.emulated?.movesLockedOut() ?? 0,
       renewals: this.renewals.size,
+      expiryRenewals: this.expiryRenewals.size,
       renewalDrains: this.renewalDrains.size,
     };
   }
@@ -313,7 +318,10 @@ class ScenarioRun {
           const body = message.body as { type?: string; decisionId?: string; count?: number };
           if (body.type === 'scale-up' && body.decisionId && typeof body.count === 'number') run.requested.set(body.decisionId, Math.max(run.requested.get(body.decisionId) ?? 0, body.count));
           const reason = (body as { reason?: unknown }).reason;
-          if (body.type === 'scale-up' && body.decisionId && typeof reason === 'string' && reason.startsWith('renew ')) run.renewals.add(body.decisionId);
+          if (body.type === 'scale-up' && body.decisionId && typeof reason === 'string' && reason.startsWith('renew ')) {
+            run.renewals.add(body.decisionId);
+            if (reason.includes('expired: launched')) run.expiryRenewals.add(body.decisionId);
+          }
           if (body.type === 'scale-down' && body.decisionId && typeof reason === 'string' && reason.includes(RENEWAL_BY)) run.renewalDrains.add(body.decisionId);
         }
         const result = await run.sqs.send(queue, accepted);
