@@ -10,7 +10,7 @@ import { progressOf, drainKind, type Progress } from '../domain/drain.js';
 import type { DrainKind, DrainRecord, MoveState, NodeRecord, NodeState, PoolId, PoolRecord } from '../domain/model.js';
 import { districtRunningOut } from '../domain/district-capacity.js';
 import { driftTest } from '../domain/drift.js';
-import { expiryTest } from '../domain/expiry.js';
+import { expireAfterOf, expiryTest } from '../domain/expiry.js';
 import { failureBackoff } from '../domain/failure-backoff.js';
 import { isProtected } from '../domain/node-stats.js';
 import { usableMarketPrices } from '../domain/market-prices.js';
@@ -47,7 +47,7 @@ export interface NodeView {
   zone: string | null;
   /** Why it is drifted from the pool's template (lib/domain/drift.ts); null when it is not, what it runs is not known, or its host is gone. */
   drift: string | null;
-  /** Why it is expired (launched longer ago than scaleDown.expireAfter, lib/domain/expiry.ts); null when it is not, expiry is off, or its host is gone. */
+  /** Why it is expired (launched longer ago than the pool's expireAfter, lib/domain/expiry.ts); null when it is not, expiry is off, or its host is gone. */
   expired: string | null;
   drainId: string | null;
   stateChangedAt: string;
@@ -102,7 +102,7 @@ export interface PoolView {
   driftedNodes: string[];
   /** scaleDown.renewDrifted: the evaluator renews them itself (lib/domain/renewal.ts). */
   renewsDrifted: boolean;
-  /** Nodes holding a host launched longer ago than scaleDown.expireAfter: the evaluator renews them (lib/domain/expiry.ts). */
+  /** Nodes holding a host launched longer ago than the pool's expireAfter: the evaluator renews them (lib/domain/expiry.ts). */
   expiredNodes: string[];
   thresholds: { scaleUp: number; scaleDown: number };
   /** What a drain of one of its nodes is credited per node-hour (lib/domain/node-price.ts), and why; null when the pays-off check is off. */
@@ -169,7 +169,7 @@ function poolView(pool: PoolState, config: Config, now: Date): PoolView {
   }
   const lease = record?.lease;
   const drifted = pool.config ? driftTest(pool.config.template) : () => undefined;
-  const expired = config.scaleDown.enabled ? expiryTest(config.scaleDown.expireAfter, nowMs) : () => undefined;
+  const expired = config.scaleDown.enabled && pool.config ? expiryTest(expireAfterOf(config.scaleDown, pool.config), nowMs) : () => undefined;
   const nodeList = pool.nodes.map((node) => nodeView(node, pool.config, fresh, { drifted, expired }));
   const priced = pool.config !== undefined && config.scaleDown.enabled && config.scaleDown.payoff.enabled;
   return {
@@ -330,7 +330,7 @@ function renderPool(pool: PoolView, now: Date, options: TextOptions): string[] {
     lines.push(...wrap(`${drifted} (${how})`, width, '  '));
   }
   if (pool.expiredNodes.length > 0) {
-    lines.push(...wrap(`expired (scaleDown.expireAfter): ${pool.expiredNodes.join(', ')} (renewed a few at a time, replacements first)`, width, '  '));
+    lines.push(...wrap(`expired (expireAfter): ${pool.expiredNodes.join(', ')} (renewed a few at a time, replacements first)`, width, '  '));
   }
   if (pool.nodeHourPrice) lines.push(...wrap(`drains priced at $${pool.nodeHourPrice.dollars} a node-hour (${pool.nodeHourPrice.source})`, width, '  '));
   for (const failed of pool.priceReadFailures) lines.push(...wrap(s.yellow(`${failed.market} prices not read ${when(failed.at, now)}: ${failed.failure}`), width, '  '));

@@ -7,7 +7,7 @@ import { MODES } from '../domain/controls.js';
 import { MAX_SCHEDULE_DURATION, parseCron } from '../domain/schedule.js';
 import * as z from '../zod.js';
 import { poolBudgetSchema } from './budget-schema.js';
-import { awsId, duration, primitives } from './schema-primitives.js';
+import { awsId, duration, expiryDuration, primitives } from './schema-primitives.js';
 
 export const VOLUME_TYPES = ['gp3', 'gp2', 'io1', 'io2', 'st1'] as const;
 
@@ -137,6 +137,8 @@ export function buildPoolSchema() {
     schedules: z._default(z.array(scheduleSchema), []),
     /** What one of this pool's node-hours costs, in dollars, for the pays-off check; unset: scaleDown.payoff.nodeHourPrice, then the market's (node-price.ts). */
     nodeHourPrice: z.optional(z.number().check(z.gte(0))),
+    /** How long this pool's nodes may live before they are renewed, or `never`; unset: scaleDown.expireAfter (lib/domain/expiry.ts). */
+    expireAfter: z.optional(expiryDuration()),
     /** This pool's disruption budget: each key given replaces scaleDown.budget's. */
     budget: z.optional(poolBudgetSchema()),
     /** The broker region (and zone per availability zone) every node the pool adds is placed in (lib/domain/placement.ts). */

@@ -5,7 +5,7 @@
  */
 import * as z from '../zod.js';
 import { budgetSchema } from './budget-schema.js';
-import { dur, duration, primitives } from './schema-primitives.js';
+import { dur, duration, expiryDuration, primitives } from './schema-primitives.js';
 
 export const CANDIDATE_STRATEGIES = ['least-disruption', 'least-gears', 'least-utilized', 'oldest', 'newest'] as const;
 
@@ -117,10 +117,10 @@ export function buildScaleDownSchema() {
     renewDrifted: z._default(z.boolean(), false),
     /**
      * Renew nodes nodescaler launched this long ago (Karpenter's expireAfter; lib/domain/expiry.ts), as drifted nodes
-     * are renewed: a replacement first, within the disruption budget. Unset (the default): nodes live until scale-down
-     * drains them. At least 1h; every renewal restarts the node's tenants.
+     * are renewed: a replacement first, within the disruption budget. Unset or `never` (the default): nodes live until
+     * scale-down drains them; `pools[].expireAfter` overrides it. At least 1h: every renewal restarts the node's tenants.
      */
-    expireAfter: z.optional(duration({ positive: true }).check(z.refine((ms) => ms >= 3_600_000, 'must be at least 1h: every renewal restarts the node\'s tenants'))),
+    expireAfter: z.optional(expiryDuration()),
     payoff: z.prefault(payoffSchema, {}),
     /** The disruption budget (lib/config/budget-schema.ts); a pool's `budget` overrides it key by key. */
     budget: z.prefault(budgetSchema(), {}),

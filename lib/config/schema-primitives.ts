@@ -28,6 +28,32 @@ export function duration(options: { positive?: boolean } = {}) {
   );
 }
 
+const EXPIRY_MESSAGE = 'expected a duration like 30d or 720h, or never';
+const EXPIRY_MIN_MS = 3_600_000;
+
+/**
+ * How long a launched node may live before it is renewed (lib/domain/expiry.ts): a duration of at least 1h, in
+ * milliseconds in the output, or `never` (as Karpenter's expireAfter: Never), which a pool writes to opt out.
+ */
+export function expiryDuration() {
+  return z.pipe(
+    z.string({ error: EXPIRY_MESSAGE }),
+    z.transform((text: string, ctx): number | 'never' => {
+      if (text.trim() === 'never') return 'never';
+      const ms = parseDuration(text);
+      if (ms === undefined) {
+        ctx.issues.push({ code: 'custom', message: EXPIRY_MESSAGE, input: text });
+        return z.NEVER;
+      }
+      if (ms < EXPIRY_MIN_MS) {
+        ctx.issues.push({ code: 'custom', message: "must be at least 1h: every renewal restarts the node's tenants", input: text });
+        return z.NEVER;
+      }
+      return ms;
+    }),
+  );
+}
+
 /** An optional-with-default duration: `dur('10m')` is 600000 when absent. */
 export function dur(defaultText: string, options: { positive?: boolean } = {}) {
   return z.prefault(duration(options), defaultText);

@@ -3,6 +3,7 @@
  * (infra/esbuild-plugins.cjs) and by `nodescaler validate-config`, never fatal.
  */
 import { formatDuration } from '../domain/duration.js';
+import { expireAfterOf } from '../domain/expiry.js';
 import { nodeHourPriceOf } from '../domain/node-price.js';
 import type { Config } from './schema.js';
 import { statsAuthWarnings } from './stats-auth.js';
@@ -14,14 +15,18 @@ export function configWarnings(config: Config): string[] {
 /** Below a week, expiry restarts every tenant more often than scale-down's own drains do (Karpenter's default is 30 days). */
 const SHORT_EXPIRY_MS = 7 * 86_400_000;
 
-/** An expireAfter so short that renewals, not savings, become most of the pool's tenant restarts. */
-export function expiryWarnings(config: Pick<Config, 'scaleDown'>): string[] {
-  const { enabled, expireAfter } = config.scaleDown;
-  if (!enabled || expireAfter === undefined || expireAfter >= SHORT_EXPIRY_MS) return [];
-  return [
-    `scaleDown.expireAfter is ${formatDuration(expireAfter)}: every node nodescaler launched is renewed at least that often, ` +
-      `each renewal restarting the tenants of its gears. Rolling hosts for patches usually takes weeks (Karpenter's default is 30d).`,
-  ];
+/** An expireAfter so short that renewals, not savings, become most of a pool's tenant restarts. */
+export function expiryWarnings(config: Pick<Config, 'scaleDown' | 'pools'>): string[] {
+  if (!config.scaleDown.enabled) return [];
+  return config.pools.flatMap((pool, index) => {
+    const expireAfter = expireAfterOf(config.scaleDown, pool);
+    if (expireAfter === undefined || expireAfter >= SHORT_EXPIRY_MS) return [];
+    const key = pool.expireAfter !== undefined ? `pools[${index}].expireAfter` : 'scaleDown.expireAfter';
+    return [
+      `pools[${index}] (${pool.district}/${pool.profile}): ${key} is ${formatDuration(expireAfter)}: every node nodescaler launched is renewed at least that often, ` +
+        `each renewal restarting the tenants of its gears. Rolling hosts for patches usually takes weeks (Karpenter's default is 30d).`,
+    ];
+  });
 }
 
 /**

@@ -14,7 +14,7 @@ import type { CandidateStrategy, Config, PoolConfig } from '../config/index.js';
 import { isClosedForAttrition } from './attrition.js';
 import type { PoolUtilization, RejectedCandidate } from './decision.js';
 import { drainPrice, type DrainPrice, type PricedNode } from './drain-price.js';
-import { renewalDueTest } from './expiry.js';
+import { expireAfterOf, renewalDueTest } from './expiry.js';
 import type { DrainRecord, NodeRecord } from './model.js';
 import { freshStatsTest, nodeFreeSlots, receivingNodes, reservedSlotsByNode } from './utilization.js';
 
@@ -23,8 +23,8 @@ export interface CandidateInput {
   nodes: readonly NodeRecord[];
   /** Drains of the pool; the pending moves of active ones reserve slots on their targets. */
   drains: readonly DrainRecord[];
-  /** `template`, when given, marks drifted nodes (drift.ts). */
-  poolConfig: Pick<PoolConfig, 'protectedNodes'> & Partial<Pick<PoolConfig, 'template'>>;
+  /** `template`, when given, marks drifted nodes (drift.ts); `expireAfter`, with scaleDown's, expired ones (expiry.ts). */
+  poolConfig: Pick<PoolConfig, 'protectedNodes'> & Partial<Pick<PoolConfig, 'template' | 'expireAfter'>>;
   config: { scaleUp: Pick<Config['scaleUp'], 'threshold' | 'headroomGears'>; scaleDown: Pick<Config['scaleDown'], 'candidateStrategy'> & Partial<Pick<Config['scaleDown'], 'expireAfter'>>; statsMaxAge: number };
   now: Date;
   /** The pool's utilization now (computeUtilization). */
@@ -150,7 +150,7 @@ class CandidateQueue {
     const isFresh = freshStatsTest(input.now.getTime(), config.statsMaxAge);
     const byAge = strategy === 'oldest' || strategy === 'newest';
     const protectedByConfig = new Set(input.poolConfig.protectedNodes);
-    const due = renewalDueTest({ template: input.poolConfig.template, expireAfter: config.scaleDown.expireAfter, nowMs: input.now.getTime(), drift: true });
+    const due = renewalDueTest({ template: input.poolConfig.template, expireAfter: expireAfterOf(config.scaleDown, input.poolConfig), nowMs: input.now.getTime(), drift: true });
     const reserved = reservedSlotsByNode(input.drains, input.nodes);
     const receiving = receivingNodes(input.drains);
     const rejected = this.scanned;

@@ -17,6 +17,13 @@ import { formatDuration } from './duration.js';
 import type { NodeRecord } from './model.js';
 
 type Dated = Pick<NodeRecord, 'origin' | 'createdAt'>;
+type ExpirySetting = { expireAfter?: number | 'never' | undefined };
+
+/** A pool's expireAfter in milliseconds (its own, else scaleDown's); undefined when its nodes never expire. */
+export function expireAfterOf(scaleDown: ExpirySetting, pool: ExpirySetting | undefined): number | undefined {
+  const value = pool?.expireAfter ?? scaleDown.expireAfter;
+  return value === 'never' ? undefined : value;
+}
 
 /** Why the node is expired (launched by nodescaler at least `expireAfterMs` before `nowMs`), or undefined; never with no `expireAfterMs`. */
 export function expiryTest(expireAfterMs: number | undefined, nowMs: number): (node: Dated) => string | undefined {
@@ -25,7 +32,7 @@ export function expiryTest(expireAfterMs: number | undefined, nowMs: number): (n
     if (node.origin !== 'provisioned') return undefined;
     const launched = Date.parse(node.createdAt);
     if (!Number.isFinite(launched) || nowMs - launched < expireAfterMs) return undefined;
-    return `expired: launched ${formatDuration(floorToMinute(nowMs - launched))} ago (scaleDown.expireAfter ${formatDuration(expireAfterMs)})`;
+    return `expired: launched ${formatDuration(floorToMinute(nowMs - launched))} ago (expireAfter ${formatDuration(expireAfterMs)})`;
   };
 }
 

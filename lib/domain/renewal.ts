@@ -29,7 +29,7 @@
 import { nodesPerEvaluation, poolBudget, poolSize, scaleDownBudget, withScaleDown } from './budget.js';
 import { disruptiveMoves } from './candidates.js';
 import type { PoolEvaluation, PoolEvaluationInput } from './decision.js';
-import { renewalDueTest } from './expiry.js';
+import { expireAfterOf, renewalDueTest } from './expiry.js';
 import { failureBackoff } from './failure-backoff.js';
 import { isClosedForAttrition } from './attrition.js';
 import type { NodeRecord } from './model.js';
@@ -54,7 +54,8 @@ const ASKS_KEPT = 200;
 
 export function renewalOf(input: PoolEvaluationInput, evaluation: Pick<PoolEvaluation, 'utilization'>): RenewalVerdict | undefined {
   const { config, poolConfig, pool, nodes, drains, now } = input;
-  const { renewDrifted, expireAfter } = config.scaleDown;
+  const { renewDrifted } = config.scaleDown;
+  const expireAfter = expireAfterOf(config.scaleDown, poolConfig);
   if (!config.scaleDown.enabled || (!renewDrifted && expireAfter === undefined)) return undefined;
   const nowMs = now.getTime();
   const dueOf = renewalDueTest({ template: poolConfig.template, expireAfter, nowMs, drift: renewDrifted });
@@ -130,7 +131,7 @@ export function renewalReason(renewals: readonly Renewal[]): string {
   const each = renewals.map((r) => `${r.nodeId} (${r.gears} gears, ${r.disruptive} restart a tenant; ${r.due})`).join(', ');
   const settings = [
     ...(renewals.some((r) => isDrift(r.due)) ? ['scaleDown.renewDrifted'] : []),
-    ...(renewals.some((r) => !isDrift(r.due)) ? ['scaleDown.expireAfter'] : []),
+    ...(renewals.some((r) => !isDrift(r.due)) ? ['expireAfter'] : []),
   ].join(', ');
   return renewals.length === 1
     ? `renew ${each}: a replacement first, its drain once the replacement joined (${settings})`

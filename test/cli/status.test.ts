@@ -51,9 +51,9 @@ describe('nodescaler status', () => {
     const nodes = [launched('a', 31), launched('b', 29), launched('c', 90, { origin: 'adopted' }), launched('d', 90, { state: 'terminated' })];
     const view = statusView({ now: NOW, config: expiring, allNodes: nodes, controls: NO_CONTROLS, pools: [{ pool: POOL, config: expiring.pools[0]!, record: pool(), nodes, drains: [] }] }, 'local state');
     expect(view.pools[0]!.expiredNodes).toEqual(['a']);
-    expect(view.pools[0]!.nodeList.map((n) => n.expired)).toEqual(['expired: launched 31d ago (scaleDown.expireAfter 30d)', null, null, null]);
+    expect(view.pools[0]!.nodeList.map((n) => n.expired)).toEqual(['expired: launched 31d ago (expireAfter 30d)', null, null, null]);
     const text = renderStatus(view, { style: new Style(false), width: 160 }).join('\n');
-    expect(text).toContain('expired (scaleDown.expireAfter): a (renewed a few at a time, replacements first)');
+    expect(text).toContain('expired (expireAfter): a (renewed a few at a time, replacements first)');
     expect(text).toMatch(/\n\s+a\s+active\s+30\/100\s+0\.30\s+\S+\s+expired\s/);
     expect(status(nodes).view.pools[0]!.expiredNodes).toEqual([]);
   });

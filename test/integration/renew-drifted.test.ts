@@ -161,7 +161,7 @@ describe('scaleDown.renewDrifted on the state table', () => {
       );
     await report(ids);
     const [replacement] = queue.sent('scale') as ScaleUpMessage[];
-    expect(replacement).toMatchObject({ count: 1, reason: expect.stringContaining(`renew ${ids[1]} (60 gears, 60 restart a tenant; expired: launched 40d ago (scaleDown.expireAfter 30d))`) });
+    expect(replacement).toMatchObject({ count: 1, reason: expect.stringContaining(`renew ${ids[1]} (60 gears, 60 restart a tenant; expired: launched 40d ago (expireAfter 30d))`) });
     expect((await store.listControls()).pendingDrains).toMatchObject([{ nodeId: ids[1], by: RENEWAL_BY }]);
 
     const provisioner = new NodeProvisioner({ store, cloud: new SimulatedCloud(clock, { bootDelayMs: 2 * MIN }), clock, metrics: new InMemoryMetrics(), log: new MemoryLog(), sleep: async (ms) => void clock.advance(ms) }, config);

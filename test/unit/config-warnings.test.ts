@@ -41,13 +41,19 @@ describe('configWarnings: what a valid configuration may still get wrong', () =>
 
 describe('expiryWarnings: an expireAfter that restarts tenants more often than hosts need rolling', () => {
   const pool = { district: 'd1', profile: 'small', max: 5, template: template('m5.xlarge', false) };
-  it('warns below a week, with the value, and says nothing at a week or more, or with scale-down off', () => {
+  const other = { ...pool, profile: 'large', naming: { base: 'large' } };
+  it('warns below a week, naming the pool, the key and the value, and says nothing at a week or more, or with scale-down off', () => {
     expect(expiryWarnings(parsed([pool], { scaleDown: { expireAfter: '2d' } }))).toEqual([
-      "scaleDown.expireAfter is 2d: every node nodescaler launched is renewed at least that often, each renewal restarting the tenants of its gears. Rolling hosts for patches usually takes weeks (Karpenter's default is 30d).",
+      "pools[0] (d1/small): scaleDown.expireAfter is 2d: every node nodescaler launched is renewed at least that often, each renewal restarting the tenants of its gears. Rolling hosts for patches usually takes weeks (Karpenter's default is 30d).",
     ]);
     expect(configWarnings(parsed([pool], { scaleDown: { expireAfter: '6h' } }))).toEqual([expect.stringContaining('scaleDown.expireAfter is 6h')]);
     expect(expiryWarnings(parsed([pool], { scaleDown: { expireAfter: '7d' } }))).toEqual([]);
     expect(expiryWarnings(parsed([pool]))).toEqual([]);
     expect(expiryWarnings(parsed([pool], { scaleDown: { enabled: false, expireAfter: '1d' } }))).toEqual([]);
+  });
+
+  it('reads each pool\'s own expireAfter first: a pool may shorten it, or opt out with never', () => {
+    const warnings = expiryWarnings(parsed([{ ...pool, expireAfter: '3d' }, { ...other, expireAfter: 'never' }], { scaleDown: { expireAfter: '2d' } }));
+    expect(warnings).toEqual([expect.stringMatching(/^pools\[0\] \(d1\/small\): pools\[0\].expireAfter is 3d: /)]);
   });
 });

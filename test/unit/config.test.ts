@@ -181,11 +181,15 @@ describe('durations', () => {
     expect(error.message).toBe('configuration: scaleDown.delayAfterAdd: expected a duration like 30s, 10m, 1h (got "soon")');
   });
 
-  it('take scaleDown.expireAfter as a duration of at least an hour, unset by default', () => {
+  it('take expireAfter (scaleDown\'s and a pool\'s) as a duration of at least an hour or never, unset by default', () => {
     expect(parseConfig(minimal({})).scaleDown.expireAfter).toBeUndefined();
     expect(parseConfig(minimal({ scaleDown: { expireAfter: '30d' } })).scaleDown.expireAfter).toBe(30 * 86_400_000);
+    expect(parseConfig(minimal({ scaleDown: { expireAfter: 'never' } })).scaleDown.expireAfter).toBe('never');
     expect(issuesOf(minimal({ scaleDown: { expireAfter: '30m' } }))).toEqual([
       { path: 'scaleDown.expireAfter', message: "must be at least 1h: every renewal restarts the node's tenants", value: '30m' },
+    ]);
+    expect(issuesOf({ pools: [{ district: 'd1', profile: 'small', max: 5, expireAfter: 'monthly' }] })).toEqual([
+      { path: 'pools.0.expireAfter', message: 'expected a duration like 30d or 720h, or never', value: 'monthly' },
     ]);
   });
 

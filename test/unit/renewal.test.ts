@@ -175,7 +175,7 @@ describe('renewal of expired nodes (scaleDown.expireAfter)', () => {
     const { result } = decide({ cfg: expiring(), nodes });
     expect(result.decision).toMatchObject({ kind: 'scale-up', count: 1, renews: ['n-2'] });
     expect(result.decision.reason).toBe(
-      'renew n-2 (60 gears, 8 restart a tenant; expired: launched 45d ago (scaleDown.expireAfter 30d)): a replacement first, its drain once the replacement joined (scaleDown.expireAfter)',
+      'renew n-2 (60 gears, 8 restart a tenant; expired: launched 45d ago (expireAfter 30d)): a replacement first, its drain once the replacement joined (expireAfter)',
     );
     expect(result.poolPatch.lastRenewals).toEqual([{ nodeId: 'n-2', at: NOW.toISOString(), asks: 1 }]);
   });
@@ -194,7 +194,17 @@ describe('renewal of expired nodes (scaleDown.expireAfter)', () => {
     const many = [...nodes, ...Array.from({ length: 36 }, (_, i) => aged(`m-${i + 10}`, 1, 40))];
     const both = decide({ cfg: expiring({ scaleDown: { renewDrifted: true } }, { max: 50 }), nodes: many }).result.decision;
     expect(both).toMatchObject({ kind: 'scale-up', count: 2, renews: ['n-2', 'n-1'] });
-    expect(both.reason).toMatch(/^renew 2 drifted or expired nodes, n-2 .*drifted: image .*, n-1 .*expired: launched 40d ago .*\(scaleDown.renewDrifted, scaleDown.expireAfter\)$/);
+    expect(both.reason).toMatch(/^renew 2 drifted or expired nodes, n-2 .*drifted: image .*, n-1 .*expired: launched 40d ago .*\(scaleDown.renewDrifted, expireAfter\)$/);
+  });
+
+  it('a pool\'s own expireAfter wins: never opts it out, a shorter one renews sooner', () => {
+    const nodes = [aged('n-1', 20, 10), aged('n-2', 1, 10), aged('n-3', 1, 10), aged('n-4', 1, 10)];
+    expect(decide({ cfg: expiring(), nodes }).result.decision.kind).toBe('no-action');
+    expect(decide({ cfg: expiring({}, { expireAfter: '14d' }), nodes }).result.decision).toMatchObject({ kind: 'scale-up', renews: ['n-1'] });
+    const old = nodes.map((n) => ({ ...n, createdAt: minutesAgo(90 * DAY) }));
+    const optedOut = decide({ cfg: expiring({}, { expireAfter: 'never' }), nodes: old }).result.decision;
+    expect(optedOut.kind).toBe('no-action');
+    expect(optedOut.reason).not.toContain('renew');
   });
 
   it('waits as a drifted node\'s renewal does, and leaves a low pool to scale-down, which drains the expired node first', () => {
@@ -205,6 +215,6 @@ describe('renewal of expired nodes (scaleDown.expireAfter)', () => {
     const shrink = decide({ cfg: expiring({ scaleDown: { unneededTime: '0s', payoff: { enabled: false } } }), nodes: low, pool: pool({ lowSince: minutesAgo(30) }) }).result.decision;
     // Level on restarts and gears with n-1 to n-3: being expired puts n-4 first.
     expect(shrink).toMatchObject({ kind: 'scale-down', nodeId: 'n-4' });
-    expect(shrink.reason).toContain('expired: launched 40d ago (scaleDown.expireAfter 30d)');
+    expect(shrink.reason).toContain('expired: launched 40d ago (expireAfter 30d)');
   });
 });
