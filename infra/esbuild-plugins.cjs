@@ -181,6 +181,7 @@ const ADAPTER_MODULES = [
   { file: 'lib/adapters/ec2/cloud.ts', what: 'handler ec2', needed: (a) => a.cloud === 'ec2', functions: ['ec2CloudFor', 'ec2HostsFor'] },
   { file: 'lib/adapters/ec2/sender-hosts.ts', what: 'statsAuth (node-stats senders looked up in EC2)', needed: (a) => a.senderHosts, functions: ['ec2SenderHostsFor'] },
   { file: 'lib/adapters/ec2/spot-prices.ts', what: 'handler ec2 with a spot pool (spot prices read from EC2)', needed: (a) => a.spotPrices, functions: ['ec2SpotPricesFor'] },
+  { file: 'lib/adapters/ec2/launch-template-versions.ts', what: 'handler ec2 with a launch template at $Latest or $Default (its versions read from EC2)', needed: (a) => a.launchTemplateVersions, functions: ['ec2LaunchTemplateVersionsFor'] },
   { file: 'lib/adapters/pricing/on-demand-prices.ts', what: 'handler ec2 (on-demand prices read from the AWS Price List)', needed: (a) => a.onDemandPrices, functions: ['awsOnDemandPricesFor'] },
   { file: 'lib/adapters/s3/spool-cloud.ts', what: 'handler spool', needed: (a) => a.cloud === 'spool', functions: ['s3SpoolCloudFor'] },
   { file: 'lib/adapters/sns/notify-cloud.ts', what: 'handler notify', needed: (a) => a.cloud === 'notify', functions: ['snsNotifyCloudFor'] },

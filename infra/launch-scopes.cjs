@@ -38,7 +38,15 @@ function launchScopes(config) {
   const spotPrices = config?.handler === 'ec2' && templates.some((t) => t.spot === true);
   // The evaluator reads on-demand prices (pricing:GetProducts) by the same rule as lib/config/adapters.ts onDemandPrices.
   const onDemandPrices = config?.handler === 'ec2';
-  return { enabled: launches ? 'true' : '', spotPrices: spotPrices ? 'true' : '', onDemandPrices: onDemandPrices ? 'true' : '', inputs: launches ? inputs : [arn(false, 'image', 'none')] };
+  // The evaluator reads launch template versions (ec2:DescribeLaunchTemplates) by the same rule as lib/config/adapters.ts launchTemplateVersions.
+  const launchTemplateVersions = config?.handler === 'ec2' && templates.some((t) => t.launchTemplate && (t.launchTemplate.version === undefined || String(t.launchTemplate.version).startsWith('$')));
+  return {
+    enabled: launches ? 'true' : '',
+    spotPrices: spotPrices ? 'true' : '',
+    onDemandPrices: onDemandPrices ? 'true' : '',
+    launchTemplateVersions: launchTemplateVersions ? 'true' : '',
+    inputs: launches ? inputs : [arn(false, 'image', 'none')],
+  };
 }
 
 /** serverless.yml: `${file(infra/launch-scopes.cjs):launch}`, resolved with the stage's configuration file. */

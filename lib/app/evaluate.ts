@@ -3,6 +3,7 @@ import { effectiveConfig, gateDecision, pauseFor, shadowKey, shadowSentence, typ
 import type { PoolEvaluation } from '../domain/decision.js';
 import { decisionMessage } from '../domain/decision-message.js';
 import { decidePool } from '../domain/evaluate.js';
+import { LaunchTemplateResolver } from './launch-templates.js';
 import { advancePendingDrains, recordRenewalDrains } from './replace-drain.js';
 import { poolIdOf, type NodeRecord, type PoolId, type PoolRecord } from '../domain/model.js';
 import { isProtected, observedBootMs, statsToStore } from '../domain/node-stats.js';
@@ -24,7 +25,7 @@ import { decideWithMoveHistory } from './move-history.js';
 import { BlockedGears } from './blocked-gears.js';
 import { leaseAndSend, resendStalledDecision, resendUnsentDecision } from './outbox.js';
 import { StatsGate } from './stats-sender.js';
-import type { Cloud } from '../ports/cloud.js';
+import type { Cloud, LaunchTemplateVersions } from '../ports/cloud.js';
 import type { InvocationDeadline } from '../ports/deadline.js';
 import { POOLS_AT_ONCE, checksDeadline, inOrderAtMost } from './pool-batch.js';
 import type { OnDemandPrices, SpotPrices } from '../ports/market-prices.js';
@@ -46,6 +47,8 @@ export interface EvaluatorPorts {
   spotPrices?: SpotPrices;
   /** The region's on-demand prices, for every pool's drains (lib/app/market-prices.ts); without it the built-in list. */
   onDemandPrices?: OnDemandPrices;
+  /** What `$Latest` and `$Default` launch templates stand for now, for drift (lib/app/launch-templates.ts). */
+  launchTemplateVersions?: LaunchTemplateVersions;
 }
 
 export interface StatsItem {
@@ -76,6 +79,7 @@ export interface PoolOutcome {
 export class ThresholdEvaluator {
   private readonly pools: ReadonlyMap<PoolId, PoolConfig>;
   private readonly gate: StatsGate;
+  private readonly templates: LaunchTemplateResolver;
   private readonly blockedGears = new BlockedGears();
 
   constructor(
@@ -84,6 +88,7 @@ export class ThresholdEvaluator {
   ) {
     this.pools = new Map(config.pools.map((pool) => [poolIdOf(pool.district, pool.profile), pool]));
     this.gate = new StatsGate(ports, config);
+    this.templates = new LaunchTemplateResolver(ports.launchTemplateVersions, ports);
   }
 
   /** A batch of stats: ingest each (failures reported per record), then evaluate the pools they touched. */
@@ -247,7 +252,8 @@ export class ThresholdEvaluator {
   ): Promise<PoolOutcome> {
     const { store, clock, log, metrics } = this.ports;
     const now = clock.now();
-    const effective = effectiveConfig(this.config, this.pools.get(poolId)!, controls, poolId, now);
+    const configured = effectiveConfig(this.config, this.pools.get(poolId)!, controls, poolId, now);
+    const effective = { ...configured, poolConfig: { ...configured.poolConfig, template: await this.templates.resolve(configured.poolConfig.template) } };
     let pool = (await store.getPool(poolId)) ?? (await store.ensurePool(poolId));
     // Stats and the tick both evaluate at most once per evaluationInterval: the tick is for pools whose stats stopped.
     if (!urgent && pool.lastEvaluatedAt && now.getTime() - Date.parse(pool.lastEvaluatedAt) < this.config.evaluationInterval) {

@@ -35,6 +35,7 @@ import { claimNames, clearExhaustion, ensureNodes, failForCapacity, finishDecisi
 import { launch } from '../workflows/launch/host.js';
 import { provisionerTick, type ProvisionerTickReport } from '../workflows/launch/tick.js';
 import { HostReleaser } from '../workflows/release/release.js';
+import { LaunchTemplateResolver } from './launch-templates.js';
 
 export type { ProvisionedNode, ProvisionerPorts, ProvisionerTickReport };
 
@@ -56,9 +57,11 @@ export interface ScaleUpOutcome {
 /** The node provisioner: the consumer of the scale queue and of the provisioner's schedule. */
 export class NodeProvisioner {
   private readonly ctx: LaunchContext;
+  private readonly templates: LaunchTemplateResolver;
 
   constructor(ports: ProvisionerPorts, config: Config) {
     this.ctx = { ports, config, releaser: new HostReleaser(ports, config) };
+    this.templates = new LaunchTemplateResolver(ports.launchTemplateVersions, ports);
   }
 
   /**
@@ -106,6 +109,8 @@ export class NodeProvisioner {
     }
 
     let nodes = await ensureNodes(this.ctx, message, poolConfig, claim);
+    // Every host of the decision from the version `$Latest` names now, each recording it (drift compares numbers).
+    const launchConfig = nodes.some((node) => needsHost(node, message.decisionId)) ? { ...poolConfig, template: await this.templates.resolve(poolConfig.template) } : poolConfig;
     let changed = created;
     let exhausted: string[] | undefined;
     const launchedNow: string[] = [];
@@ -116,7 +121,7 @@ export class NodeProvisioner {
         changed = true;
         continue;
       }
-      const result = await launch(this.ctx, node, slot, message, poolConfig);
+      const result = await launch(this.ctx, node, slot, message, launchConfig);
       changed = true;
       if ('exhausted' in result) {
         exhausted = result.exhausted;

@@ -21,12 +21,17 @@ export interface AdapterChoice {
   spotPrices: boolean;
   /** The evaluator reads on-demand prices from the AWS Price List (GetProducts): handler ec2. */
   onDemandPrices: boolean;
+  /**
+   * The evaluator (for drift) and the provisioner (to launch and record the number) read what `$Latest` and `$Default`
+   * stand for (DescribeLaunchTemplates): handler ec2 with a pool whose launch template version is one of them.
+   */
+  launchTemplateVersions: boolean;
 }
 
 export function adaptersOf(
   config: Pick<Config, 'handler' | 'dns' | 'notify' | 'platform'> & {
     statsAuth?: Pick<Config['statsAuth'], 'enabled'>;
-    pools?: ReadonlyArray<{ template: { spot?: boolean } }>;
+    pools?: ReadonlyArray<{ template: { spot?: boolean; launchTemplate?: { version?: string } } }>;
   },
 ): AdapterChoice {
   return {
@@ -39,5 +44,12 @@ export function adaptersOf(
     spotPrices: config.handler === 'ec2' && (config.pools ?? []).some((pool) => pool.template.spot === true),
     // The same rule as the evaluator role's OnDemandPrices statement (infra/launch-scopes.cjs onDemandPrices).
     onDemandPrices: config.handler === 'ec2',
+    // The same rule as the evaluator role's LaunchTemplateVersions statement (infra/launch-scopes.cjs launchTemplateVersions).
+    launchTemplateVersions: config.handler === 'ec2' && (config.pools ?? []).some((pool) => pool.template.launchTemplate !== undefined && symbolicVersion(pool.template.launchTemplate.version)),
   };
+}
+
+/** `$Latest` (a launch template's version when a pool names none) or `$Default`. */
+function symbolicVersion(version: string | undefined): boolean {
+  return version === undefined || version.startsWith('$');
 }

@@ -48,13 +48,43 @@ export function driftTest(template: DriftTemplate): (node: Pick<NodeRecord, 'lau
     const launched = node.launchedFrom;
     if (!launched) return undefined;
     now ??= launchedFromTemplate(template);
-    if (launched.image !== now.image) return `drifted: image ${launched.image} -> ${now.image}`;
+    if (!sameImage(launched.image, now.image)) return `drifted: image ${launched.image} -> ${now.image}`;
     if (launched.settings !== now.settings) return 'drifted: launch settings changed (instance profile, security groups, key, volume, user data, tags or spot)';
     if (node.instanceType !== undefined && types.length > 0 && !types.includes(node.instanceType)) {
       return `drifted: instance type ${node.instanceType} not in instanceTypes (${types.join(', ')})`;
     }
     return undefined;
   };
+}
+
+/** `$Latest` or `$Default`: a launch template version that names no number (lib/app/launch-templates.ts reads the number). */
+export function isSymbolicVersion(version: string): boolean {
+  return version.startsWith('$');
+}
+
+/**
+ * Whether two launch records' images (`<template>@<version>`, an AMI, or both joined by `+`) are the same. A symbolic
+ * version on either side matches any version of the same template: a node launched at `$Latest` by a version that did
+ * not record the number ran some version, not known which, and a template whose `$Latest` could not be read is
+ * compared by its template and AMI alone. Never called drifted on a guess.
+ */
+function sameImage(launched: string, now: string): boolean {
+  if (launched === now) return true;
+  const before = launched.split('+');
+  const after = now.split('+');
+  if (before.length !== after.length) return false;
+  return before.every((part, i) => {
+    const other = after[i]!;
+    const [ref, version] = splitVersion(part);
+    const [otherRef, otherVersion] = splitVersion(other);
+    if (version === undefined || otherVersion === undefined) return part === other;
+    return ref === otherRef && (version === otherVersion || isSymbolicVersion(version) || isSymbolicVersion(otherVersion));
+  });
+}
+
+function splitVersion(part: string): [string, string | undefined] {
+  const at = part.lastIndexOf('@');
+  return at < 0 ? [part, undefined] : [part.slice(0, at), part.slice(at + 1)];
 }
 
 /** JSON with object keys in a fixed order, so equal settings give equal digests whatever order the file wrote them in. */

@@ -17,6 +17,11 @@ export const PROVISION_STEPS = {
   launchAttempt: 'launchAttempt',
   /** Offering of the attempt in flight (`<type>@<subnet>`), recorded before the cloud call. */
   launchOffering: 'launchOffering',
+  /**
+   * The launch template version of the attempt in flight, read for the template's `$Latest` or `$Default`: a resumed
+   * attempt sends the request it recorded (EC2 refuses a client token sent again with other parameters).
+   */
+  launchTemplateVersion: 'launchTemplateVersion',
   /** When the cloud accepted the host request (an instance id, or `requested` for report-only handlers). */
   hostRequested: 'hostRequested',
   /** When the DNS record of the host name was written. */

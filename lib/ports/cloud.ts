@@ -21,6 +21,8 @@ export interface HostSpec {
   offering?: Offering;
   /** Why the host is needed (the decision's reason), for handlers that tell a person. */
   reason?: string;
+  /** The launch template version to launch, read for the template's `$Latest` or `$Default` (lib/app/launch-templates.ts); unset: as the template says. */
+  launchTemplateVersion?: string;
 }
 
 export interface HostInfo {
@@ -80,3 +82,20 @@ export interface Cloud {
  * stats agent it installs, about 35 KiB).
  */
 export type ReleasingCloud = Omit<Cloud, 'createHost'>;
+
+/** A launch template, by the id or the name a pool's template gives. */
+export interface LaunchTemplateRef {
+  id?: string;
+  name?: string;
+}
+
+/**
+ * What `$Latest` and `$Default` of a launch template are now, as version
+ * numbers: the evaluator compares them with what each node was launched from
+ * (lib/domain/drift.ts), and the provisioner launches the number it read.
+ * Errors: `TransientError` (throttling, 5xx, network), `ValidationError`
+ * (access denied, no such template).
+ */
+export interface LaunchTemplateVersions {
+  versionsOf(template: LaunchTemplateRef): Promise<{ latest: string; default: string }>;
+}

@@ -239,6 +239,22 @@ describe('infra/esbuild-plugins.cjs with a stage (stage-configuration, stage-ada
     }
   });
 
+  it('gives the evaluator and the provisioner the launch template read (DescribeLaunchTemplates) only for a launch template at $Latest or $Default', async () => {
+    const latest = FULL.replace('template: { imageId: ami-0123456789abcdef0,', 'template: { launchTemplate: { id: lt-0123456789abcdef0 },');
+    expect(latest).not.toBe(FULL);
+    const built = await bundleStage('latest', latest, { thresholdEvaluator: FUNCTION_ENTRIES.thresholdEvaluator, nodeProvisioner: FUNCTION_ENTRIES.nodeProvisioner });
+    expect(built.thresholdEvaluator!.commands['client-ec2']).toEqual(['DescribeInstancesCommand', 'DescribeLaunchTemplatesCommand']);
+    expect(built.nodeProvisioner!.commands['client-ec2']).toContain('DescribeLaunchTemplatesCommand');
+    for (const bundle of Object.values(built)) {
+      const started = load(bundle.bundle);
+      expect(started.status, started.stderr).toBe(0);
+    }
+    // Pinned to a version number: nothing to read.
+    const pinned = latest.replace('launchTemplate: { id: lt-0123456789abcdef0 }', 'launchTemplate: { id: lt-0123456789abcdef0, version: 4 }');
+    const { thresholdEvaluator } = await bundleStage('pinned', pinned, { thresholdEvaluator: FUNCTION_ENTRIES.thresholdEvaluator });
+    expect(thresholdEvaluator!.commands['client-ec2']).toEqual(['DescribeInstancesCommand']);
+  });
+
   it('gives the evaluator the spot price read (DescribeSpotPriceHistory) only when handler ec2 launches a spot pool', async () => {
     const spot = FULL.replace('subnets: [subnet-0123456789abcdef0] }', 'subnets: [subnet-0123456789abcdef0], spot: true }');
     expect(spot).not.toBe(FULL);

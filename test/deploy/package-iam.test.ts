@@ -73,8 +73,9 @@ describe('serverless package (offline): least-privilege IAM', () => {
     expect(sendsOf('GearMoverRole')).toEqual(['DecommissionQueue']);
     expect(sendsOf('NodeProvisionerRole')).toEqual([]);
     expect(sendsOf('DecommissionerRole')).toEqual([]);
-    // The evaluator reads EC2 only to learn who sent node-stats (statsAuth) and, with a spot pool, what its drains save.
-    expect(statementsOf('ThresholdEvaluatorRole').flatMap(actionsOf).filter((a) => a.startsWith('ec2:'))).toEqual(['ec2:DescribeInstances', 'ec2:DescribeSpotPriceHistory']);
+    // The evaluator reads EC2 only to learn who sent node-stats (statsAuth), with a spot pool what its drains save, and
+    // with a launch template at $Latest what it stands for (drift).
+    expect(statementsOf('ThresholdEvaluatorRole').flatMap(actionsOf).filter((a) => a.startsWith('ec2:'))).toEqual(['ec2:DescribeInstances', 'ec2:DescribeSpotPriceHistory', 'ec2:DescribeLaunchTemplates']);
   });
 
   it('lets the evaluator read spot prices only for a stage whose handler ec2 launches a spot pool', () => {
@@ -89,6 +90,18 @@ describe('serverless package (offline): least-privilege IAM', () => {
     expect(guarded['Fn::If'][1]).toEqual({ Sid: 'SpotPrices', Effect: 'Allow', Action: 'ec2:DescribeSpotPriceHistory', Resource: '*' });
     // config/dev.yml (handler log, no spot pool): the statement is left out.
     expect(template.Conditions?.HasSpotPools).toEqual({ 'Fn::Not': [{ 'Fn::Equals': ['', ''] }] });
+  });
+
+  it('lets the evaluator read launch template versions only for a stage whose handler ec2 launches a template at $Latest or $Default', () => {
+    const resolved = JSON.parse(printed.stdout) as { resources: { Conditions: Record<string, Json>; Resources: Record<string, Resource> } };
+    expect(resolved.resources.Conditions.HasLaunchTemplateVersions).toEqual({ 'Fn::Not': [{ 'Fn::Equals': ['true', ''] }] });
+    const guarded = (resolved.resources.Resources.ThresholdEvaluatorRole!.Properties.Policies[0].PolicyDocument.Statement as Json[]).find(
+      (entry) => entry['Fn::If']?.[1]?.Sid === 'LaunchTemplateVersions',
+    );
+    expect(guarded['Fn::If'][0]).toBe('HasLaunchTemplateVersions');
+    expect(guarded['Fn::If'][1]).toEqual({ Sid: 'LaunchTemplateVersions', Effect: 'Allow', Action: 'ec2:DescribeLaunchTemplates', Resource: '*' });
+    // config/dev.yml (handler log): the statement is left out.
+    expect(template.Conditions?.HasLaunchTemplateVersions).toEqual({ 'Fn::Not': [{ 'Fn::Equals': ['', ''] }] });
   });
 
   it('lets the evaluator read the Price List (pricing:GetProducts, which has no resource ARNs) only for a stage whose handler is ec2', () => {

@@ -10,6 +10,7 @@ import { driftOf, launchedFromTemplate } from '../../lib/domain/drift.js';
 import type { StateStore } from '../../lib/ports/state-store.js';
 import { Crash, crashingStore } from '../support/crash.js';
 import type { FakeEc2 } from '../support/fake-ec2.js';
+import { ScriptedLaunchTemplates } from '../support/markets.js';
 import { POOL, T0, MIN, configWith, tags, userData, provisionerBed } from '../support/provisioner-bed.js';
 
 describe('NodeProvisioner (dynalite; EC2 and Route 53 mocked at the SDK)', () => {
@@ -95,6 +96,36 @@ describe('NodeProvisioner (dynalite; EC2 and Route 53 mocked at the SDK)', () =>
       expect(launched!.launchedFrom).toEqual({ image: 'ami-0abc', settings: launchedFromTemplate(template).settings });
       expect(driftOf(launched!, template)).toBeUndefined();
       expect(driftOf(launched!, { ...template, imageId: 'ami-0def' })).toBe('drifted: image ami-0abc -> ami-0def');
+    });
+
+    it('launches a launch template at $Latest as the version number it stands for now, and records that number', async () => {
+      const lt = 'lt-0123456789abcdef0';
+      bed.config = configWith({}, { template: { launchTemplate: { id: lt }, instanceTypes: [{ name: 'm5.xlarge', vcpus: 4, memoryGiB: 16 }], subnets: ['subnet-aaa'] } });
+      const versions = new ScriptedLaunchTemplates().set(lt, 7, 2);
+      await provisioner({ launchTemplateVersions: versions }).scaleUp(await decide(1));
+      expect(fake.runInputs().map((input) => input.LaunchTemplate)).toEqual([{ LaunchTemplateId: lt, Version: '7' }]);
+      const [launched] = await nodesOf();
+      expect(launched!.launchedFrom?.image).toBe(`${lt}@7`);
+      // Version 8 is published: the node is drifted once the evaluator reads $Latest as 8.
+      const template = bed.config.pools[0]!.template;
+      expect(driftOf(launched!, { ...template, launchTemplate: { id: lt, version: '8' } })).toBe(`drifted: image ${lt}@7 -> ${lt}@8`);
+      // Without the port (the read is refused, say) the launch goes ahead at $Latest, recorded as such: never a guessed drift.
+      await provisioner().scaleUp(await decide(1, new Date(T0.getTime() + MIN)));
+      expect(fake.runInputs()[1]!.LaunchTemplate).toEqual({ LaunchTemplateId: lt, Version: '$Latest' });
+      expect((await nodesOf())[1]!.launchedFrom?.image).toBe(`${lt}@$Latest`);
+    });
+
+    it('a resumed launch attempt sends the version it recorded, though $Latest moved on (EC2 refuses a client token sent with other parameters)', async () => {
+      const lt = 'lt-0123456789abcdef0';
+      bed.config = configWith({}, { template: { launchTemplate: { id: lt }, instanceTypes: [{ name: 'm5.xlarge', vcpus: 4, memoryGiB: 16 }], subnets: ['subnet-aaa'] } });
+      const message = await decide(1);
+      const crashing = crashingStore(store);
+      crashing.crashBefore((write) => write.patch.steps?.hostRequested !== undefined, 'recording the host');
+      await expect(provisioner({ store: crashing, launchTemplateVersions: new ScriptedLaunchTemplates().set(lt, 7) }).scaleUp(message)).rejects.toBeInstanceOf(Crash);
+      await provisioner({ launchTemplateVersions: new ScriptedLaunchTemplates().set(lt, 8) }).scaleUp(message);
+      expect(fake.runInputs().map((input) => input.LaunchTemplate?.Version)).toEqual(['7', '7']);
+      expect(fake.runInputs()[1]).toStrictEqual(fake.runInputs()[0]);
+      expect((await nodesOf())[0]!.launchedFrom?.image).toBe(`${lt}@7`);
     });
 
     it('turns a duplicate scale-up into nothing: one RunInstances per node, one set of names', async () => {

@@ -12,9 +12,11 @@ import { ThresholdEvaluator } from '../../lib/app/evaluate.js';
 import { NodeProvisioner } from '../../lib/app/provision.js';
 import { RENEWAL_BY } from '../../lib/app/replace-drain.js';
 import { parseConfig } from '../../lib/config/index.js';
+import { ValidationError } from '../../lib/errors.js';
 import { driftOf, launchedFromTemplate } from '../../lib/domain/drift.js';
 import type { ScaleDownMessage, ScaleUpMessage } from '../../lib/messages/index.js';
 import { dynaliteHarness } from '../support/dynalite.js';
+import { ScriptedLaunchTemplates } from '../support/markets.js';
 import { RecordingQueue } from '../support/recording-queue.js';
 
 const harness = dynaliteHarness();
@@ -179,5 +181,39 @@ describe('scaleDown.renewDrifted on the state table', () => {
     const later = await report([ids[0]!, ids[2]!, added.nodeId]);
     expect(later.outcomes[0]).toMatchObject({ kind: 'no-action' });
     expect(queue.sent('scale')).toHaveLength(1);
+  });
+
+  it('a launch template at $Latest: the evaluator reads it as a number, so nodes launched from an older version are drifted and renewed', async () => {
+    const store = await harness.create();
+    const clock = new VirtualClock('2026-11-21T10:00:00Z');
+    const lt = 'lt-0123456789abcdef0';
+    const config = parseConfig({
+      handler: 'ec2',
+      scaleUp: { threshold: 0.8, target: 0.7, headroomGears: 0, forecast: { enabled: false } },
+      scaleDown: { utilizationThreshold: 0.5, renewDrifted: true, payoff: { enabled: false } },
+      pools: [{ district: 'd1', profile: 'small', max: 10, gearsPerNode: 100, naming: { base: 'd1-small', domain: 'example.com' }, template: { launchTemplate: { id: lt }, instanceTypes: [{ name: 'sim.large', vcpus: 2, memoryGiB: 8 }], subnets: ['subnet-1'] } }],
+    });
+    const at = (version: number) => ({ ...launchedFromTemplate(config.pools[0]!.template), image: `${lt}@${version}` });
+    const ids = [1, 2, 3].map((n) => `d1-small-${n}.example.com`);
+    for (const [i, nodeId] of ids.entries()) {
+      await store.createNode({ nodeId, pool: POOL, district: 'd1', profile: 'small', state: 'active', createdAt: clock.now().toISOString(), origin: 'provisioned', protected: false, launchedFrom: at(i === 2 ? 6 : 7) }, clock.now());
+    }
+    const report = (evaluator: ThresholdEvaluator) =>
+      evaluator.handleBatch(
+        ids.map((nodeId) => ({ id: nodeId, message: { type: 'node-stats' as const, v: 1 as const, nodeId, district: 'd1', profile: 'small', activeGears: 60, maxActiveGears: 100, idleGears: 0, disruptiveGears: 60, reportedAt: clock.now().toISOString() } })),
+      );
+    const ports = (versions?: ScriptedLaunchTemplates) => ({ store, queue: new RecordingQueue({ fifo: ['scale', 'drain'] }), clock, metrics: new InMemoryMetrics(), log: new MemoryLog(), ...(versions ? { launchTemplateVersions: versions } : {}) });
+
+    // $Latest not read (a refused read): no node is called drifted on a guess.
+    const unread = ports(new ScriptedLaunchTemplates().failNext(new ValidationError({ path: 'pools[].template.launchTemplate', message: 'access denied' })));
+    const blind = await report(new ThresholdEvaluator(unread, config));
+    expect(blind.outcomes[0]).toMatchObject({ kind: 'no-action' });
+    expect(unread.queue.sent('scale')).toEqual([]);
+
+    // Read as 7: the node launched from 6 is renewed.
+    clock.advance(MIN);
+    const read = ports(new ScriptedLaunchTemplates().set(lt, 7));
+    await report(new ThresholdEvaluator(read, config));
+    expect(read.queue.sent('scale')).toEqual([expect.objectContaining({ count: 1, reason: expect.stringContaining(`renew ${ids[2]} (60 gears, 60 restart a tenant; drifted: image ${lt}@6 -> ${lt}@7)`) })]);
   });
 });

@@ -1,11 +1,12 @@
 /**
- * The markets behind the `SpotPrices` and `OnDemandPrices` ports, for
+ * The markets behind the `SpotPrices` and `OnDemandPrices` ports (and EC2's launch template versions), for
  * use-case tests: quotes that a test sets, failures it scripts, and every
  * request recorded. The adapters themselves are tested against the SDK mock
  * (test/unit/ec2-spot-prices.test.ts, test/unit/pricing-on-demand-prices.test.ts).
  */
 import type { OnDemandQuote, SpotQuote } from '../../lib/domain/market-prices.js';
 import type { NodescalerError } from '../../lib/errors.js';
+import type { LaunchTemplateRef, LaunchTemplateVersions } from '../../lib/ports/cloud.js';
 import type { OnDemandPrices, SpotPrices } from '../../lib/ports/market-prices.js';
 
 export class ScriptedSpotMarket implements SpotPrices {
@@ -107,4 +108,33 @@ export function priceListRequest(region: string, instanceType: string, nextToken
     MaxResults: 100,
     ...(nextToken ? { NextToken: nextToken } : {}),
   };
+}
+
+/** The `LaunchTemplateVersions` port for use-case tests: versions a test sets, failures it scripts, every request recorded (the adapter: test/unit/ec2-launch-template-versions.test.ts). */
+export class ScriptedLaunchTemplates implements LaunchTemplateVersions {
+  readonly versions = new Map<string, { latest: string; default: string }>();
+  /** The template (id or name) of each request, in order. */
+  readonly requests: string[] = [];
+  private readonly failures: NodescalerError[] = [];
+
+  set(template: string, latest: number, defaultVersion = latest): this {
+    this.versions.set(template, { latest: String(latest), default: String(defaultVersion) });
+    return this;
+  }
+
+  /** The next request fails with `error`. */
+  failNext(error: NodescalerError): this {
+    this.failures.push(error);
+    return this;
+  }
+
+  async versionsOf(template: LaunchTemplateRef): Promise<{ latest: string; default: string }> {
+    const key = template.id ?? template.name ?? '';
+    this.requests.push(key);
+    const failure = this.failures.shift();
+    if (failure) throw failure;
+    const found = this.versions.get(key);
+    if (!found) throw new Error(`no versions set for ${key}`);
+    return found;
+  }
 }

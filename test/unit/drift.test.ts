@@ -48,6 +48,25 @@ describe('driftOf', () => {
     );
   });
 
+  it('launch template versions: numbers are compared; $Latest or $Default on either side matches any version of the same template', () => {
+    const lt = (version: number | string, ref: Record<string, string> = { id: 'lt-0123456789abcdef0' }) => template({ imageId: undefined, launchTemplate: { ...ref, version } });
+    const at6 = launchedFromTemplate(lt(6));
+    // The pool's $Latest read as 7 (lib/app/launch-templates.ts): a node launched from 6 is drifted, from 7 not.
+    expect(driftOf(node('a', { launchedFrom: at6 }), lt(7))).toBe('drifted: image lt-0123456789abcdef0@6 -> lt-0123456789abcdef0@7');
+    expect(driftOf(node('a', { launchedFrom: launchedFromTemplate(lt(7)) }), lt(7))).toBeUndefined();
+    // Launched at $Latest by a version that recorded no number: which version it ran is not known, so it is not drifted.
+    expect(driftOf(node('a', { launchedFrom: launchedFromTemplate(lt('$Latest')) }), lt(7))).toBeUndefined();
+    // The pool's $Latest could not be read: compared by template alone.
+    expect(driftOf(node('a', { launchedFrom: at6 }), lt('$Latest'))).toBeUndefined();
+    expect(driftOf(node('a', { launchedFrom: at6 }), lt('$Latest', { id: 'lt-0fedcba9876543210' }))).toBe('drifted: image lt-0123456789abcdef0@6 -> lt-0fedcba9876543210@$Latest');
+    // An AMI beside the template is compared exactly.
+    const withAmi = (imageId: string, version: number | string) => template({ imageId, launchTemplate: { name: 'node-host', version } });
+    expect(driftOf(node('a', { launchedFrom: launchedFromTemplate(withAmi('ami-0aaaaaaaaaaaaaaaa', 3)) }), withAmi('ami-0bbbbbbbbbbbbbbbb', '$Latest'))).toBe(
+      'drifted: image node-host@3+ami-0aaaaaaaaaaaaaaaa -> node-host@$Latest+ami-0bbbbbbbbbbbbbbbb',
+    );
+    expect(driftOf(node('a', { launchedFrom: launchedFromTemplate(withAmi('ami-0aaaaaaaaaaaaaaaa', 3)) }), withAmi('ami-0aaaaaaaaaaaaaaaa', '$Latest'))).toBeUndefined();
+  });
+
   it('another instance profile, security group, volume, user data, tag or spot drifts it', () => {
     for (const change of [
       { instanceProfile: 'node-host-v2' },

@@ -184,7 +184,8 @@ export function runInstancesInput(template: NodeTemplate, spec: HostSpec, stage:
     ],
   };
   if (template.launchTemplate) {
-    const { id, name, version } = template.launchTemplate;
+    const { id, name } = template.launchTemplate;
+    const version = spec.launchTemplateVersion ?? template.launchTemplate.version;
     input.LaunchTemplate = id !== undefined ? { LaunchTemplateId: id, Version: version } : { LaunchTemplateName: name!, Version: version };
   }
   if (template.imageId !== undefined) input.ImageId = template.imageId;

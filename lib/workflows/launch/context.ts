@@ -6,7 +6,7 @@
 import type { Config } from '../../config/index.js';
 import { PROVISION_STEPS } from '../../domain/provisioning.js';
 import type { NodeRecord } from '../../domain/model.js';
-import type { Cloud, HostInfo } from '../../ports/cloud.js';
+import type { Cloud, HostInfo, LaunchTemplateVersions } from '../../ports/cloud.js';
 import type { Clock } from '../../ports/clock.js';
 import type { Dns } from '../../ports/dns.js';
 import type { Log } from '../../ports/log.js';
@@ -31,6 +31,8 @@ export interface ProvisionerPorts {
   sleep?: Sleep;
   /** Jitter source; default Math.random. */
   random?: () => number;
+  /** What `$Latest` and `$Default` launch templates stand for now: a host is launched from, and records, the number (lib/app/launch-templates.ts). */
+  launchTemplateVersions?: LaunchTemplateVersions;
 }
 
 export interface LaunchContext {

@@ -118,6 +118,7 @@ class HostLaunch implements Workflow<LaunchView, LaunchWrite, Attempt> {
       idempotencyToken: clientToken(message.decisionId, this.slot, attempt),
       offering,
       reason: message.reason,
+      ...(poolConfig.template.launchTemplate ? { launchTemplateVersion: poolConfig.template.launchTemplate.version } : {}),
     };
     try {
       const host = await retry(this.ctx, () => this.ctx.ports.cloud.createHost(spec));
@@ -142,7 +143,7 @@ class HostLaunch implements Workflow<LaunchView, LaunchWrite, Attempt> {
       case 'none':
         return view;
       case 'attempt': {
-        const node = await recordAttempt(this.ctx, view.node, write.attempt, offeringKey(write.offering));
+        const node = await recordAttempt(this.ctx, view.node, write.attempt, offeringKey(write.offering), this.poolConfig.template.launchTemplate?.version);
         return { ...view, node, attempt: write.attempt, tried: [...view.tried, ...write.skipped], cursor: write.index, resuming: false };
       }
       case 'unavailable': {
@@ -193,7 +194,7 @@ export async function launch(ctx: LaunchContext, start: NodeRecord, slot: number
   const recordedOffering = start.steps?.[PROVISION_STEPS.launchOffering];
   const resume = launchPhaseOf(start) === 'attempting' && recordedAttempt !== undefined && recordedOffering !== undefined ? parseOfferingKey(recordedOffering) : undefined;
   const queue = resume ? [resume, ...offerings.filter((offering) => offeringKey(offering) !== offeringKey(resume))] : offerings;
-  const workflow = new HostLaunch(ctx, slot, message, poolConfig);
+  const workflow = new HostLaunch(ctx, slot, message, resume ? withRecordedVersion(poolConfig, start) : poolConfig);
   const view: LaunchView = {
     node: start,
     pool,
@@ -210,6 +211,14 @@ export async function launch(ctx: LaunchContext, start: NodeRecord, slot: number
   return { node: outcome.view.node, launched: outcome.view.launched };
 }
 
+/** The pool's template at the launch template version a resumed attempt recorded, so its request is the one it sent. */
+function withRecordedVersion(poolConfig: PoolConfig, node: NodeRecord): PoolConfig {
+  const recorded = node.steps?.[PROVISION_STEPS.launchTemplateVersion];
+  const launchTemplate = poolConfig.template.launchTemplate;
+  if (recorded === undefined || !launchTemplate) return poolConfig;
+  return { ...poolConfig, template: { ...poolConfig.template, launchTemplate: { ...launchTemplate, version: recorded } } };
+}
+
 /**
  * Records the attempt about to be made, by conditional write: the token of
  * an attempt is only ever used for the offering recorded with it. Losing
@@ -217,10 +226,11 @@ export async function launch(ctx: LaunchContext, start: NodeRecord, slot: number
  * right now; unless it has finished, this delivery stops with a retryable
  * `ConflictError` and, redelivered later, resumes the recorded attempt.
  */
-export async function recordAttempt(ctx: LaunchContext, node: NodeRecord, attempt: number, key: string): Promise<NodeRecord> {
+export async function recordAttempt(ctx: LaunchContext, node: NodeRecord, attempt: number, key: string, launchTemplateVersion?: string): Promise<NodeRecord> {
+  const version: Record<string, string> = launchTemplateVersion === undefined ? {} : { [PROVISION_STEPS.launchTemplateVersion]: launchTemplateVersion };
   try {
     return await ctx.ports.store.updateNode(node.nodeId, node.version, {
-      steps: { ...node.steps, [PROVISION_STEPS.launchAttempt]: String(attempt), [PROVISION_STEPS.launchOffering]: key },
+      steps: { ...node.steps, [PROVISION_STEPS.launchAttempt]: String(attempt), [PROVISION_STEPS.launchOffering]: key, ...version },
       launchPhase: 'attempting',
     });
   } catch (error) {
