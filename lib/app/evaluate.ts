@@ -3,7 +3,7 @@ import { effectiveConfig, gateDecision, pauseFor, shadowKey, shadowSentence, typ
 import type { PoolEvaluation } from '../domain/decision.js';
 import { decisionMessage } from '../domain/decision-message.js';
 import { decidePool } from '../domain/evaluate.js';
-import { LaunchTemplateResolver } from './launch-templates.js';
+import { LaunchTemplateResolver, launchTemplateReadPatch } from './launch-templates.js';
 import { advancePendingDrains, recordRenewalDrains } from './replace-drain.js';
 import { poolIdOf, type NodeRecord, type PoolId, type PoolRecord } from '../domain/model.js';
 import { isProtected, observedBootMs, statsToStore } from '../domain/node-stats.js';
@@ -253,7 +253,8 @@ export class ThresholdEvaluator {
     const { store, clock, log, metrics } = this.ports;
     const now = clock.now();
     const configured = effectiveConfig(this.config, this.pools.get(poolId)!, controls, poolId, now);
-    const effective = { ...configured, poolConfig: { ...configured.poolConfig, template: await this.templates.resolve(configured.poolConfig.template) } };
+    const template = await this.templates.resolve(configured.poolConfig.template);
+    const effective = { ...configured, poolConfig: { ...configured.poolConfig, template } };
     let pool = (await store.getPool(poolId)) ?? (await store.ensurePool(poolId));
     // Stats and the tick both evaluate at most once per evaluationInterval: the tick is for pools whose stats stopped.
     if (!urgent && pool.lastEvaluatedAt && now.getTime() - Date.parse(pool.lastEvaluatedAt) < this.config.evaluationInterval) {
@@ -295,7 +296,7 @@ export class ThresholdEvaluator {
     const { decision, utilization } = evaluation;
     const gears = decision.kind === 'scale-down' ? (nodes.find((n) => n.nodeId === decision.nodeId)?.stats?.activeGears ?? 0) : undefined;
     const gate = gateDecision(decision, poolId, effective.mode, controls.pauses, now, gears);
-    const poolPatch: PoolPatch = { ...evaluation.poolPatch, ...prices };
+    const poolPatch: PoolPatch = { ...evaluation.poolPatch, ...prices, ...launchTemplateReadPatch(configured.poolConfig.template, template, pool, now) };
     let shadow: ShadowDetails | undefined;
     let shadowRepeat: string | undefined;
     // Drains called off for the pool's demand (lib/domain/call-off.ts): an observed pool changes nothing.

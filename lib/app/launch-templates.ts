@@ -14,7 +14,8 @@
  * It is logged, and read again after `RETRY_AFTER`.
  */
 import type { NodeTemplate } from '../config/index.js';
-import { isSymbolicVersion } from '../domain/drift.js';
+import { isSymbolicVersion, launchTemplateKey } from '../domain/drift.js';
+import type { PoolRecord } from '../domain/model.js';
 import type { Clock } from '../ports/clock.js';
 import type { LaunchTemplateVersions } from '../ports/cloud.js';
 import type { Log } from '../ports/log.js';
@@ -68,4 +69,23 @@ export class LaunchTemplateResolver {
     this.entries.set(key, { readAt: entry?.readAt ?? 0, ...(entry?.versions ? { versions: entry.versions } : {}), reading });
     return reading;
   }
+}
+
+/**
+ * What the pool record keeps of this evaluation's read (`launchTemplateRead`), when it differs from what it kept:
+ * `status`, `explain` and `evaluate --dry-run` read drift with it (lib/cli/snapshot.ts).
+ */
+export function launchTemplateReadPatch(
+  written: Pick<NodeTemplate, 'launchTemplate'>,
+  resolved: Pick<NodeTemplate, 'launchTemplate'>,
+  pool: Pick<PoolRecord, 'launchTemplateRead'>,
+  now: Date,
+): Pick<PoolRecord, 'launchTemplateRead'> {
+  const before = written.launchTemplate;
+  const version = resolved.launchTemplate?.version;
+  if (!before || version === undefined || version === before.version) return {};
+  const template = launchTemplateKey(before);
+  const kept = pool.launchTemplateRead;
+  if (kept?.template === template && kept.version === version) return {};
+  return { launchTemplateRead: { template, version, readAt: now.toISOString() } };
 }

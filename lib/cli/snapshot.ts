@@ -7,6 +7,7 @@
 import type { Config, PoolConfig } from '../config/index.js';
 import { effectiveConfig, type Controls, type EffectiveConfig } from '../domain/controls.js';
 import type { PoolEvaluationInput } from '../domain/decision.js';
+import { templateAtRead } from '../domain/drift.js';
 import { poolIdOf, splitPoolId, type DrainRecord, type NodeRecord, type PoolId, type PoolRecord } from '../domain/model.js';
 import { observedBootMs } from '../domain/node-stats.js';
 import type { StateStore } from '../ports/state-store.js';
@@ -44,7 +45,9 @@ export async function readSnapshot(store: StateStore, config: Config, now: Date)
     ids.map(async (id): Promise<PoolState> => {
       const [record, nodes, drains] = await Promise.all([store.getPool(id), store.listNodes(id), store.listDrains(id, 'active')]);
       const fileConfig = configured.get(id);
-      const effective = fileConfig ? effectiveConfig(config, fileConfig, controls, id, now) : undefined;
+      const written = fileConfig ? effectiveConfig(config, fileConfig, controls, id, now) : undefined;
+      // `$Latest` as the evaluator last read it: the CLI holds no EC2 permission of its own.
+      const effective = written && { ...written, poolConfig: { ...written.poolConfig, template: templateAtRead(written.poolConfig.template, record?.launchTemplateRead) } };
       return { pool: id, ...(effective ? { config: effective.poolConfig, effective } : {}), ...(record ? { record } : {}), nodes, drains };
     }),
   );

@@ -19,7 +19,7 @@ type LaunchSettings = Pick<NodeTemplate, 'launchTemplate' | 'imageId' | 'securit
 export function launchedFromTemplate(template: LaunchSettings): LaunchedFrom {
   const { launchTemplate, imageId } = template;
   // An AMI given beside a launch template overrides the template's (the ec2 adapter's RunInstances), so both count.
-  const templateRef = launchTemplate ? `${launchTemplate.id ?? launchTemplate.name}@${launchTemplate.version}` : undefined;
+  const templateRef = launchTemplate ? launchTemplateKey(launchTemplate) : undefined;
   const image = [templateRef, imageId].filter((part) => part !== undefined).join('+') || 'default';
   const settings = {
     securityGroups: [...template.securityGroups].sort(),
@@ -60,6 +60,18 @@ export function driftTest(template: DriftTemplate): (node: Pick<NodeRecord, 'lau
 /** `$Latest` or `$Default`: a launch template version that names no number (lib/app/launch-templates.ts reads the number). */
 export function isSymbolicVersion(version: string): boolean {
   return version.startsWith('$');
+}
+
+/** `<id or name>@<version>`, as a launch record names a launch template. */
+export function launchTemplateKey(launchTemplate: NonNullable<NodeTemplate['launchTemplate']>): string {
+  return `${launchTemplate.id ?? launchTemplate.name}@${launchTemplate.version}`;
+}
+
+/** `template` at the version the evaluator last read its `$Latest` or `$Default` as (PoolRecord.launchTemplateRead), when that read is of this template. */
+export function templateAtRead<T extends Pick<NodeTemplate, 'launchTemplate'>>(template: T, read: { template: string; version: string } | undefined): T {
+  const launchTemplate = template.launchTemplate;
+  if (!read || !launchTemplate || !isSymbolicVersion(launchTemplate.version) || read.template !== launchTemplateKey(launchTemplate)) return template;
+  return { ...template, launchTemplate: { ...launchTemplate, version: read.version } };
 }
 
 /**

@@ -152,6 +152,12 @@ export interface PoolRecord {
   lastScaleDownAt?: string;
   /** The drifted nodes the evaluator asked to renew and that are still active, when, and how often (lib/domain/renewal.ts): none is asked again while its renewal may still run. */
   lastRenewals?: Array<{ nodeId: string; at: string; /** Renewals asked for this node in a row (absent: 1). */ asks?: number }>;
+  /**
+   * What the evaluator last read the pool's launch template's `$Latest` or `$Default` as (lib/app/launch-templates.ts),
+   * for the template written as `template` (`<id or name>@<$Latest|$Default>`): the CLI reads drift with it, holding
+   * no EC2 permission of its own.
+   */
+  launchTemplateRead?: { template: string; version: string; readAt: string };
   /** When a host of the pool last failed to launch or join: scale-up and scale-down wait delayAfterFailure. */
   lastFailureAt?: string;
   /** When a drain of the pool last failed: only scale-down waits delayAfterFailure (lib/domain/failure-backoff.ts). */

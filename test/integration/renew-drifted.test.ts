@@ -11,6 +11,8 @@ import { InMemoryMetrics } from '../../lib/adapters/memory/metrics.js';
 import { ThresholdEvaluator } from '../../lib/app/evaluate.js';
 import { NodeProvisioner } from '../../lib/app/provision.js';
 import { RENEWAL_BY } from '../../lib/app/replace-drain.js';
+import { readSnapshot } from '../../lib/cli/snapshot.js';
+import { statusView } from '../../lib/cli/status.js';
 import { parseConfig } from '../../lib/config/index.js';
 import { ValidationError } from '../../lib/errors.js';
 import { driftOf, launchedFromTemplate } from '../../lib/domain/drift.js';
@@ -215,5 +217,10 @@ describe('scaleDown.renewDrifted on the state table', () => {
     const read = ports(new ScriptedLaunchTemplates().set(lt, 7));
     await report(new ThresholdEvaluator(read, config));
     expect(read.queue.sent('scale')).toEqual([expect.objectContaining({ count: 1, reason: expect.stringContaining(`renew ${ids[2]} (60 gears, 60 restart a tenant; drifted: image ${lt}@6 -> ${lt}@7)`) })]);
+    // The read is kept on the pool: `status` (no EC2 permission of its own) shows the same drift.
+    expect((await store.getPool(POOL))?.launchTemplateRead).toEqual({ template: `${lt}@$Latest`, version: '7', readAt: clock.now().toISOString() });
+    const view = statusView(await readSnapshot(store, config, clock.now()), 'local state');
+    expect(view.pools[0]!.driftedNodes).toEqual([ids[2]]);
+    expect(view.pools[0]!.nodeList.find((node) => node.nodeId === ids[2])?.drift).toBe(`drifted: image ${lt}@6 -> ${lt}@7`);
   });
 });

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { VirtualClock } from '../../lib/adapters/local/virtual-clock.js';
 import { MemoryLog } from '../../lib/adapters/memory/log.js';
-import { LaunchTemplateResolver } from '../../lib/app/launch-templates.js';
+import { LaunchTemplateResolver, launchTemplateReadPatch } from '../../lib/app/launch-templates.js';
+import { templateAtRead } from '../../lib/domain/drift.js';
 import { TransientError } from '../../lib/errors.js';
 import { ScriptedLaunchTemplates } from '../support/markets.js';
 
@@ -58,5 +59,27 @@ describe('LaunchTemplateResolver: $Latest and $Default read as numbers', () => {
   it('without the port (no launch template at $Latest, or not handler ec2) reads nothing', async () => {
     const clock = new VirtualClock('2026-11-30T10:00:00Z');
     expect(await new LaunchTemplateResolver(undefined, { clock, log: new MemoryLog() }).resolve(template('$Latest'))).toEqual(template('$Latest'));
+  });
+});
+
+describe('the read kept on the pool record (launchTemplateRead), for the CLI', () => {
+  const at = new Date('2026-11-30T10:00:00Z');
+  it('is written when a symbolic version was read as a new number or for another template, and not again unchanged', () => {
+    expect(launchTemplateReadPatch(template('$Latest'), template('7'), {}, at)).toEqual({ launchTemplateRead: { template: 'lt-0abc@$Latest', version: '7', readAt: at.toISOString() } });
+    const kept = { launchTemplateRead: { template: 'lt-0abc@$Latest', version: '7', readAt: '2026-11-30T09:00:00.000Z' } };
+    expect(launchTemplateReadPatch(template('$Latest'), template('7'), kept, at)).toEqual({});
+    expect(launchTemplateReadPatch(template('$Default'), template('7'), kept, at)).toEqual({ launchTemplateRead: { template: 'lt-0abc@$Default', version: '7', readAt: at.toISOString() } });
+    // Not read (failed) or pinned: nothing to keep.
+    expect(launchTemplateReadPatch(template('$Latest'), template('$Latest'), {}, at)).toEqual({});
+    expect(launchTemplateReadPatch(template('5'), template('5'), {}, at)).toEqual({});
+  });
+
+  it('is applied by templateAtRead only to the template it was read for', () => {
+    const read = { template: 'lt-0abc@$Latest', version: '7' };
+    expect(templateAtRead(template('$Latest'), read)).toEqual(template('7'));
+    expect(templateAtRead(template('$Default'), read)).toEqual(template('$Default'));
+    expect(templateAtRead(template('$Latest', { id: 'lt-0other' }), read)).toEqual(template('$Latest', { id: 'lt-0other' }));
+    expect(templateAtRead(template('5'), read)).toEqual(template('5'));
+    expect(templateAtRead(template('$Latest'), undefined)).toEqual(template('$Latest'));
   });
 });
