@@ -7,6 +7,7 @@ import { LaunchTemplateResolver, launchTemplateReadPatch } from './launch-templa
 import { advancePendingDrains, recordRenewalDrains } from './replace-drain.js';
 import { poolIdOf, type NodeRecord, type PoolId, type PoolRecord } from '../domain/model.js';
 import { isProtected, observedBootMs, statsToStore } from '../domain/node-stats.js';
+import { nodesDueForRenewal } from '../domain/renewal.js';
 import type { AdoptedHost } from '../domain/stats-sender.js';
 import { ConflictError, NotFoundError, describeError } from '../errors.js';
 import type { DistrictCapacityMessage, GearsRefusedMessage, NodeStatsMessage } from '../messages/index.js';
@@ -338,6 +339,9 @@ export class ThresholdEvaluator {
     metrics.record('PoolUtilization', finitePercent(utilization.utilization), 'Percent', { pool: poolId });
     // One series per pool (docs/BENCHMARKS.md, the bill): the count by state is in this evaluation's log line (nodesByState).
     metrics.record('Nodes', Object.values(utilization.nodesByState).reduce<number>((sum, count) => sum + (count ?? 0), 0), 'Count', { pool: poolId });
+    // A pool that renews drifted or expired nodes: how many are left, so the rollout shows as a line falling to 0.
+    const due = nodesDueForRenewal(input);
+    if (due !== undefined) metrics.record('NodesDueForRenewal', due, 'Count', { pool: poolId });
     // How old the newest figures behind this decision are: the time from a node's report to the decision it fed.
     const newest = nodes.reduce((latest, node) => Math.max(latest, node.stats ? Date.parse(node.stats.reportedAt) : 0), 0);
     if (newest > 0) metrics.record('DecisionLatency', Math.max(0, now.getTime() - newest), 'Milliseconds', { pool: poolId });

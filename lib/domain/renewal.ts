@@ -117,6 +117,19 @@ export function renewalOf(input: PoolEvaluationInput, evaluation: Pick<PoolEvalu
   return { renew: chosen.sort(byFewestRestarts).slice(0, room.count) };
 }
 
+/**
+ * How many of the pool's active nodes are due for renewal now (drifted with `renewDrifted`, or expired), or undefined
+ * when the pool renews nothing: the rollout an operator watches (metric `NodesDueForRenewal`) reaching 0.
+ */
+export function nodesDueForRenewal(input: Pick<PoolEvaluationInput, 'config' | 'poolConfig' | 'nodes' | 'now'>): number | undefined {
+  const { config, poolConfig, nodes, now } = input;
+  const { renewDrifted } = config.scaleDown;
+  const expireAfter = expireAfterOf(config.scaleDown, poolConfig);
+  if (!config.scaleDown.enabled || (!renewDrifted && expireAfter === undefined)) return undefined;
+  const due = renewalDueTest({ template: poolConfig.template, expireAfter, nowMs: now.getTime(), drift: renewDrifted });
+  return nodes.filter((node) => node.state === 'active' && due(node) !== undefined).length;
+}
+
 /** Longest wait before a node whose renewals did not take is asked for again. */
 const RENEWAL_RETRY_MAX_MS = 86_400_000;
 

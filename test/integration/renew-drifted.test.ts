@@ -211,12 +211,15 @@ describe('scaleDown.renewDrifted on the state table', () => {
     const blind = await report(new ThresholdEvaluator(unread, config));
     expect(blind.outcomes[0]).toMatchObject({ kind: 'no-action' });
     expect(unread.queue.sent('scale')).toEqual([]);
+    const due = (metrics: InMemoryMetrics) => metrics.points.filter((point) => point.name === 'NodesDueForRenewal').map((point) => [point.value, point.dimensions.pool]);
+    expect(due(unread.metrics)).toEqual([[0, POOL]]);
 
     // Read as 7: the node launched from 6 is renewed.
     clock.advance(MIN);
     const read = ports(new ScriptedLaunchTemplates().set(lt, 7));
     await report(new ThresholdEvaluator(read, config));
     expect(read.queue.sent('scale')).toEqual([expect.objectContaining({ count: 1, reason: expect.stringContaining(`renew ${ids[2]} (60 gears, 60 restart a tenant; drifted: image ${lt}@6 -> ${lt}@7)`) })]);
+    expect(due(read.metrics)).toEqual([[1, POOL]]);
     // The read is kept on the pool: `status` (no EC2 permission of its own) shows the same drift.
     expect((await store.getPool(POOL))?.launchTemplateRead).toEqual({ template: `${lt}@$Latest`, version: '7', readAt: clock.now().toISOString() });
     const view = statusView(await readSnapshot(store, config, clock.now()), 'local state');

@@ -5,7 +5,7 @@ import { launchedFromTemplate } from '../../lib/domain/drift.js';
 import { decidePool } from '../../lib/domain/evaluate.js';
 import { explainPool } from '../../lib/domain/explain.js';
 import type { NodeRecord } from '../../lib/domain/model.js';
-import { renewalRetryMs } from '../../lib/domain/renewal.js';
+import { nodesDueForRenewal, renewalRetryMs } from '../../lib/domain/renewal.js';
 import { NOW, POOL, config, drain, evaluation, minutesAgo, move, node, pool } from '../support/builders.js';
 import { noForecast } from '../support/decisions.js';
 
@@ -195,6 +195,16 @@ describe('renewal of expired nodes (scaleDown.expireAfter)', () => {
     const both = decide({ cfg: expiring({ scaleDown: { renewDrifted: true } }, { max: 50 }), nodes: many }).result.decision;
     expect(both).toMatchObject({ kind: 'scale-up', count: 2, renews: ['n-2', 'n-1'] });
     expect(both.reason).toMatch(/^renew 2 drifted or expired nodes, n-2 .*drifted: image .*, n-1 .*expired: launched 40d ago .*\(scaleDown.renewDrifted, expireAfter\)$/);
+  });
+
+  it('counts the nodes due for renewal (metric NodesDueForRenewal) only where the pool renews', () => {
+    const nodes = [aged('n-1', 40, 10), aged('n-2', 31, 5, OLD), aged('n-3', 1, 10, OLD), aged('n-4', 1, 10)];
+    const count = (cfg: ReturnType<typeof settings>) => nodesDueForRenewal({ config: cfg, poolConfig: cfg.pools[0]!, nodes, now: NOW });
+    expect(count(expiring())).toBe(2);
+    expect(count(expiring({ scaleDown: { renewDrifted: true } }))).toBe(3);
+    expect(count(settings())).toBe(2);
+    expect(count(settings({ scaleDown: { renewDrifted: false } }))).toBeUndefined();
+    expect(count(expiring({}, { expireAfter: 'never' }))).toBeUndefined();
   });
 
   it('a pool\'s own expireAfter wins: never opts it out, a shorter one renews sooner', () => {
