@@ -54,18 +54,10 @@ const ASKS_KEPT = 200;
 
 export function renewalOf(input: PoolEvaluationInput, evaluation: Pick<PoolEvaluation, 'utilization'>): RenewalVerdict | undefined {
   const { config, poolConfig, pool, nodes, drains, now } = input;
-  const { renewDrifted } = config.scaleDown;
-  const expireAfter = expireAfterOf(config.scaleDown, poolConfig);
-  if (!config.scaleDown.enabled || (!renewDrifted && expireAfter === undefined)) return undefined;
-  const nowMs = now.getTime();
-  const dueOf = renewalDueTest({ template: poolConfig.template, expireAfter, nowMs, drift: renewDrifted });
-  const due = new Map<NodeRecord, string>();
-  for (const node of nodes) {
-    const why = node.state === 'active' ? dueOf(node) : undefined;
-    if (why !== undefined) due.set(node, why);
-  }
+  const due = dueNodes(input);
+  if (!due || due.size === 0) return undefined;
   const candidates = [...due.keys()];
-  if (candidates.length === 0) return undefined;
+  const nowMs = now.getTime();
   const kind = dueKind([...due.values()]);
   const waits = (why: string) => ({ held: `renewal of ${candidates.length} ${kind} node(s) waits: ${why}` });
   const at = (ms: number) => new Date(ms).toISOString();
@@ -122,12 +114,22 @@ export function renewalOf(input: PoolEvaluationInput, evaluation: Pick<PoolEvalu
  * when the pool renews nothing: the rollout an operator watches (metric `NodesDueForRenewal`) reaching 0.
  */
 export function nodesDueForRenewal(input: Pick<PoolEvaluationInput, 'config' | 'poolConfig' | 'nodes' | 'now'>): number | undefined {
+  return dueNodes(input)?.size;
+}
+
+/** The pool's active nodes it renews (drifted with `renewDrifted`, or expired), each with why; undefined when it renews nothing. */
+function dueNodes(input: Pick<PoolEvaluationInput, 'config' | 'poolConfig' | 'nodes' | 'now'>): Map<NodeRecord, string> | undefined {
   const { config, poolConfig, nodes, now } = input;
   const { renewDrifted } = config.scaleDown;
   const expireAfter = expireAfterOf(config.scaleDown, poolConfig);
   if (!config.scaleDown.enabled || (!renewDrifted && expireAfter === undefined)) return undefined;
-  const due = renewalDueTest({ template: poolConfig.template, expireAfter, nowMs: now.getTime(), drift: renewDrifted });
-  return nodes.filter((node) => node.state === 'active' && due(node) !== undefined).length;
+  const dueOf = renewalDueTest({ template: poolConfig.template, expireAfter, nowMs: now.getTime(), drift: renewDrifted });
+  const due = new Map<NodeRecord, string>();
+  for (const node of nodes) {
+    const why = node.state === 'active' ? dueOf(node) : undefined;
+    if (why !== undefined) due.set(node, why);
+  }
+  return due;
 }
 
 /** Longest wait before a node whose renewals did not take is asked for again. */

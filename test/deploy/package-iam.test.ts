@@ -78,46 +78,36 @@ describe('serverless package (offline): least-privilege IAM', () => {
     expect(statementsOf('ThresholdEvaluatorRole').flatMap(actionsOf).filter((a) => a.startsWith('ec2:'))).toEqual(['ec2:DescribeInstances', 'ec2:DescribeSpotPriceHistory', 'ec2:DescribeLaunchTemplates']);
   });
 
-  it('lets the evaluator read spot prices only for a stage whose handler ec2 launches a spot pool', () => {
-    const result = printed;
-    expect(result.status, result.stderr).toBe(0);
-    const resolved = JSON.parse(result.stdout) as { resources: { Conditions: Record<string, Json>; Resources: Record<string, Resource> } };
-    expect(resolved.resources.Conditions.HasSpotPools).toEqual({ 'Fn::Not': [{ 'Fn::Equals': ['true', ''] }] });
+  /**
+   * An evaluator statement granted only under `condition`: true in the printed stage (whose configuration names every
+   * scope), false for config/dev.yml (handler log), and the statement as written.
+   */
+  const expectEvaluatorStatementUnder = (condition: string, statement: Json) => {
+    expect(printed.status, printed.stderr).toBe(0);
+    const resolved = JSON.parse(printed.stdout) as { resources: { Conditions: Record<string, Json>; Resources: Record<string, Resource> } };
+    expect(resolved.resources.Conditions[condition]).toEqual({ 'Fn::Not': [{ 'Fn::Equals': ['true', ''] }] });
     const guarded = (resolved.resources.Resources.ThresholdEvaluatorRole!.Properties.Policies[0].PolicyDocument.Statement as Json[]).find(
-      (entry) => entry['Fn::If']?.[1]?.Sid === 'SpotPrices',
+      (entry) => entry['Fn::If']?.[1]?.Sid === statement.Sid,
     );
-    expect(guarded['Fn::If'][0]).toBe('HasSpotPools');
-    expect(guarded['Fn::If'][1]).toEqual({ Sid: 'SpotPrices', Effect: 'Allow', Action: 'ec2:DescribeSpotPriceHistory', Resource: '*' });
-    // config/dev.yml (handler log, no spot pool): the statement is left out.
-    expect(template.Conditions?.HasSpotPools).toEqual({ 'Fn::Not': [{ 'Fn::Equals': ['', ''] }] });
+    expect(guarded['Fn::If'][0]).toBe(condition);
+    expect(guarded['Fn::If'][1]).toEqual(statement);
+    expect(template.Conditions?.[condition]).toEqual({ 'Fn::Not': [{ 'Fn::Equals': ['', ''] }] });
+  };
+
+  it('lets the evaluator read spot prices only for a stage whose handler ec2 launches a spot pool', () => {
+    expectEvaluatorStatementUnder('HasSpotPools', { Sid: 'SpotPrices', Effect: 'Allow', Action: 'ec2:DescribeSpotPriceHistory', Resource: '*' });
   });
 
   it('lets the evaluator read launch template versions only for a stage whose handler ec2 launches a template at $Latest or $Default', () => {
-    const resolved = JSON.parse(printed.stdout) as { resources: { Conditions: Record<string, Json>; Resources: Record<string, Resource> } };
-    expect(resolved.resources.Conditions.HasLaunchTemplateVersions).toEqual({ 'Fn::Not': [{ 'Fn::Equals': ['true', ''] }] });
-    const guarded = (resolved.resources.Resources.ThresholdEvaluatorRole!.Properties.Policies[0].PolicyDocument.Statement as Json[]).find(
-      (entry) => entry['Fn::If']?.[1]?.Sid === 'LaunchTemplateVersions',
-    );
-    expect(guarded['Fn::If'][0]).toBe('HasLaunchTemplateVersions');
-    expect(guarded['Fn::If'][1]).toEqual({ Sid: 'LaunchTemplateVersions', Effect: 'Allow', Action: 'ec2:DescribeLaunchTemplates', Resource: '*' });
-    // config/dev.yml (handler log): the statement is left out.
-    expect(template.Conditions?.HasLaunchTemplateVersions).toEqual({ 'Fn::Not': [{ 'Fn::Equals': ['', ''] }] });
+    expectEvaluatorStatementUnder('HasLaunchTemplateVersions', { Sid: 'LaunchTemplateVersions', Effect: 'Allow', Action: 'ec2:DescribeLaunchTemplates', Resource: '*' });
   });
 
   it('lets the evaluator read the Price List (pricing:GetProducts, which has no resource ARNs) only for a stage whose handler is ec2', () => {
-    const resolved = JSON.parse(printed.stdout) as { resources: { Conditions: Record<string, Json>; Resources: Record<string, Resource> } };
-    expect(resolved.resources.Conditions.HasOnDemandPrices).toEqual({ 'Fn::Not': [{ 'Fn::Equals': ['true', ''] }] });
-    const guarded = (resolved.resources.Resources.ThresholdEvaluatorRole!.Properties.Policies[0].PolicyDocument.Statement as Json[]).find(
-      (entry) => entry['Fn::If']?.[1]?.Sid === 'OnDemandPrices',
-    );
-    expect(guarded['Fn::If'][0]).toBe('HasOnDemandPrices');
-    expect(guarded['Fn::If'][1]).toEqual({ Sid: 'OnDemandPrices', Effect: 'Allow', Action: 'pricing:GetProducts', Resource: '*' });
+    expectEvaluatorStatementUnder('HasOnDemandPrices', { Sid: 'OnDemandPrices', Effect: 'Allow', Action: 'pricing:GetProducts', Resource: '*' });
     // Only the evaluator reads prices.
     for (const role of ['NodeProvisionerRole', 'GearMoverRole', 'DecommissionerRole']) {
       expect(statementsOf(role).flatMap(actionsOf).filter((action) => action.startsWith('pricing:')), role).toEqual([]);
     }
-    // config/dev.yml (handler log): the statement is left out.
-    expect(template.Conditions?.HasOnDemandPrices).toEqual({ 'Fn::Not': [{ 'Fn::Equals': ['', ''] }] });
   });
 
   it('limits EC2 mutations to resources tagged nodescaler:pool, and iam:PassRole to the node role', () => {
