@@ -253,14 +253,14 @@ export class ThresholdEvaluator {
   ): Promise<PoolOutcome> {
     const { store, clock, log, metrics } = this.ports;
     const now = clock.now();
-    const configured = effectiveConfig(this.config, this.pools.get(poolId)!, controls, poolId, now);
-    const template = await this.templates.resolve(configured.poolConfig.template);
-    const effective = { ...configured, poolConfig: { ...configured.poolConfig, template } };
     let pool = (await store.getPool(poolId)) ?? (await store.ensurePool(poolId));
     // Stats and the tick both evaluate at most once per evaluationInterval: the tick is for pools whose stats stopped.
     if (!urgent && pool.lastEvaluatedAt && now.getTime() - Date.parse(pool.lastEvaluatedAt) < this.config.evaluationInterval) {
       return { pool: poolId, kind: 'skipped', reason: `evaluated at ${pool.lastEvaluatedAt}` };
     }
+    const configured = effectiveConfig(this.config, this.pools.get(poolId)!, controls, poolId, now);
+    const template = await this.templates.resolve(configured.poolConfig.template);
+    const effective = { ...configured, poolConfig: { ...configured.poolConfig, template } };
     pool = await resendUnsentDecision(this.ports, pool, now);
     pool = await resendStalledDecision(this.ports, this.config, pool, now);
     // Stored with this evaluation's other pool fields, and used by its decision already.
