@@ -68,6 +68,11 @@ function budgetKeys() {
     maxMovesPerGear: int(1),
     /** When scale-down may start (UTC cron + duration); empty: at any time. */
     windows: z.array(windowSchema()),
+    /**
+     * When a renewal of drifted or expired nodes may start, within `windows` (as Karpenter's budgets per disruption
+     * reason): Sunday nights for a rollout, while scale-down saves hosts every night. Empty: whenever `windows` allows.
+     */
+    renewalWindows: z.array(windowSchema()),
     /** Applications whose gears scale-down never moves (an operator's or an urgent drain still does). */
     doNotMoveApps: z.array(z.string().check(z.minLength(1, 'must not be empty'))),
   };
@@ -81,6 +86,7 @@ export function budgetSchema() {
     maxDrainsPerHour: z.optional(keys.maxDrainsPerHour),
     maxMovesPerGear: z._default(keys.maxMovesPerGear, 2),
     windows: z._default(keys.windows, []),
+    renewalWindows: z._default(keys.renewalWindows, []),
     doNotMoveApps: z._default(keys.doNotMoveApps, []),
   });
 }
@@ -93,6 +99,7 @@ export function poolBudgetSchema() {
     maxDrainsPerHour: z.optional(keys.maxDrainsPerHour),
     maxMovesPerGear: z.optional(keys.maxMovesPerGear),
     windows: z.optional(keys.windows),
+    renewalWindows: z.optional(keys.renewalWindows),
     doNotMoveApps: z.optional(keys.doNotMoveApps),
   });
 }

@@ -5,7 +5,8 @@
  *   - maxDraining: nodes of the pool draining at once (count or % of the pool,
  *     rounded up, at least 1; default 10 %);
  *   - maxDrainsPerHour: drains started in any rolling hour;
- *   - windows: the times scale-down may start (cron + duration, UTC);
+ *   - windows: the times scale-down may start (cron + duration, UTC), and
+ *     renewalWindows: the times within them a renewal may start (renewal.ts);
  *   - maxMovesPerGear: moves of one gear in a rolling 7 days (default 2): a
  *     node holding a gear at its limit is not a candidate;
  *   - doNotMoveApps and a gear's own doNotMove flag: a node holding such a
@@ -40,6 +41,7 @@ export interface DisruptionBudget {
   maxDrainsPerHour?: number;
   maxMovesPerGear: number;
   windows: readonly ScaleDownWindow[];
+  renewalWindows: readonly ScaleDownWindow[];
   doNotMoveApps: readonly string[];
 }
 
@@ -55,6 +57,7 @@ export function poolBudget(config: BudgetConfig, poolConfig: Pick<PoolConfig, 'b
     ...((own.maxDrainsPerHour ?? global.maxDrainsPerHour) !== undefined ? { maxDrainsPerHour: own.maxDrainsPerHour ?? global.maxDrainsPerHour } : {}),
     maxMovesPerGear: own.maxMovesPerGear ?? global.maxMovesPerGear,
     windows: own.windows ?? global.windows,
+    renewalWindows: own.renewalWindows ?? global.renewalWindows,
     doNotMoveApps: own.doNotMoveApps ?? global.doNotMoveApps,
   };
 }
@@ -210,9 +213,9 @@ export function scaleDownBudgetChecks(input: BudgetInput): BudgetCheck[] {
   return checks;
 }
 
-/** Whether scale-down may start now under its windows, and when the next window opens if not. */
-export function windowCheck(windows: readonly ScaleDownWindow[], now: Date): BudgetCheck {
-  const name = 'scaleDown.budget.windows';
+/** Whether scale-down (or, with `renewalWindows`, a renewal) may start now under its windows, and when the next window opens if not. */
+export function windowCheck(windows: readonly ScaleDownWindow[], now: Date, which: 'windows' | 'renewalWindows' = 'windows'): BudgetCheck {
+  const name = `scaleDown.budget.${which}`;
   for (const window of windows) {
     const end = scheduleActiveAt({ ...window, min: 0 }, now);
     if (end !== undefined) return { name, ok: true, detail: `inside window "${window.cron}" until ${end}` };
@@ -222,7 +225,7 @@ export function windowCheck(windows: readonly ScaleDownWindow[], now: Date): Bud
   return {
     name,
     ok: false,
-    detail: `outside every scale-down window (${windows.map((w) => `"${w.cron}"`).join(', ')})`,
+    detail: `outside every ${which === 'windows' ? 'scale-down' : 'renewal'} window (${windows.map((w) => `"${w.cron}"`).join(', ')})`,
     ...(next !== undefined ? { until: iso(next) } : {}),
   };
 }

@@ -15,7 +15,7 @@
  * replacement), of as many nodes as a scale-down decision may drain (half of
  * maxDraining: one up to 20 nodes, budget.ts `nodesPerEvaluation`), after
  * `delayAfterAdd` and any failure backoff, within the disruption budget
- * (windows, maxDrainsPerHour; the nodes' gears pass its gear rules), never
+ * (windows and renewalWindows, maxDrainsPerHour; the nodes' gears pass its gear rules), never
  * while the pool is low enough to shrink (its scale-downs drain due nodes
  * first, with no replacement), and only with room for the replacements under
  * every limit. The due nodes that restart the fewest tenants go first. A
@@ -26,7 +26,7 @@
  *
  * Pure functions of data.
  */
-import { nodesPerEvaluation, poolBudget, poolSize, scaleDownBudget, withScaleDown } from './budget.js';
+import { nodesPerEvaluation, poolBudget, poolSize, scaleDownBudget, windowCheck, withScaleDown } from './budget.js';
 import { disruptiveMoves } from './candidates.js';
 import type { PoolEvaluation, PoolEvaluationInput } from './decision.js';
 import { expireAfterOf, renewalDueTest } from './expiry.js';
@@ -77,7 +77,9 @@ export function renewalOf(input: PoolEvaluationInput, evaluation: Pick<PoolEvalu
     if (until > nowMs) return waits(`scaleDown.delayAfterAdd until ${at(until)}`);
   }
   const budget = scaleDownBudget(input);
-  const blocked = budget.blocked;
+  const { renewalWindows } = poolBudget(config, poolConfig);
+  const renewalWindow = renewalWindows.length > 0 ? windowCheck(renewalWindows, now, 'renewalWindows') : undefined;
+  const blocked = budget.blocked ?? (renewalWindow?.ok === false ? renewalWindow : undefined);
   if (blocked) return waits(`${blocked.name}: ${blocked.detail}${blocked.until ? ` (until ${blocked.until})` : ''}`);
   const batch = nodesPerEvaluation(config, poolConfig, poolSize(nodes));
   const room = clampScaleUp(batch, input, poolSize(nodes));

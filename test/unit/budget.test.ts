@@ -44,19 +44,19 @@ function configError(scaleDown: Record<string, unknown>, poolFields: Record<stri
 describe('configuration: scaleDown.budget', () => {
   it('defaults: 10 % of the pool draining at once, 2 moves per gear in 7 days, no hourly limit, no windows, no do-not-move apps', () => {
     const cfg = parse({});
-    expect(cfg.scaleDown.budget).toEqual({ maxMovesPerGear: 2, windows: [], doNotMoveApps: [] });
-    expect(poolBudget(cfg, poolConfigOf(cfg))).toEqual({ maxDraining: { percent: 10 }, maxMovesPerGear: 2, windows: [], doNotMoveApps: [] });
+    expect(cfg.scaleDown.budget).toEqual({ maxMovesPerGear: 2, windows: [], renewalWindows: [], doNotMoveApps: [] });
+    expect(poolBudget(cfg, poolConfigOf(cfg))).toEqual({ maxDraining: { percent: 10 }, maxMovesPerGear: 2, windows: [], renewalWindows: [], doNotMoveApps: [] });
   });
 
   it('takes a count or a percentage for maxDraining, and windows as cron + duration', () => {
     const cfg = parse({ budget: { maxDraining: 3, maxDrainsPerHour: 4, windows: [{ cron: '0 22 * * *', for: '8h' }], doNotMoveApps: ['billing'] } });
-    expect(cfg.scaleDown.budget).toEqual({ maxDraining: { nodes: 3 }, maxDrainsPerHour: 4, maxMovesPerGear: 2, windows: [{ cron: '0 22 * * *', for: 8 * 3_600_000 }], doNotMoveApps: ['billing'] });
+    expect(cfg.scaleDown.budget).toEqual({ maxDraining: { nodes: 3 }, maxDrainsPerHour: 4, maxMovesPerGear: 2, windows: [{ cron: '0 22 * * *', for: 8 * 3_600_000 }], renewalWindows: [], doNotMoveApps: ['billing'] });
     expect(parse({ budget: { maxDraining: '25%' } }).scaleDown.budget.maxDraining).toEqual({ percent: 25 });
   });
 
   it('a pool overrides the global budget key by key', () => {
     const cfg = parse({ budget: { maxDraining: 2, doNotMoveApps: ['a'] } }, { budget: { maxDraining: '50%', maxMovesPerGear: 1 } });
-    expect(poolBudget(cfg, poolConfigOf(cfg))).toEqual({ maxDraining: { percent: 50 }, maxMovesPerGear: 1, windows: [], doNotMoveApps: ['a'] });
+    expect(poolBudget(cfg, poolConfigOf(cfg))).toEqual({ maxDraining: { percent: 50 }, maxMovesPerGear: 1, windows: [], renewalWindows: [], doNotMoveApps: ['a'] });
   });
 
   it('refuses a bad value naming the field and the value', () => {

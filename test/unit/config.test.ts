@@ -104,7 +104,7 @@ describe('defaults', () => {
         attrition: true,
         attritionReserve: 1,
       },
-      budget: { maxMovesPerGear: 2, windows: [], doNotMoveApps: [] },
+      budget: { maxMovesPerGear: 2, windows: [], renewalWindows: [], doNotMoveApps: [] },
     });
     expect(config.statsMaxAge).toBe(300_000);
     expect(config.leaseTtl).toBe(900_000);

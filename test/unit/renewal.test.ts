@@ -118,6 +118,18 @@ describe('renewal of drifted nodes (scaleDown.renewDrifted)', () => {
     expect(decide({ nodes: kept }).result.decision).toMatchObject({ kind: 'scale-up', renews: ['n-2'] });
   });
 
+  it('within renewalWindows too, when given (a rollout on Sunday nights while scale-down runs every night); a pool\'s own replace them', () => {
+    // NOW is Monday 2025-03-10 10:00 UTC.
+    const sundays = { scaleDown: { budget: { renewalWindows: [{ cron: '0 2 * * 0', for: '4h' }] } } };
+    const closed = decide({ cfg: settings(sundays) }).result.decision;
+    expect(closed.kind).toBe('no-action');
+    expect(closed.reason).toContain('renewal of 2 drifted node(s) waits: scaleDown.budget.renewalWindows: outside every renewal window ("0 2 * * 0") (until 2025-03-16T02:00:00.000Z)');
+    expect(decide({ cfg: settings(sundays, { budget: { renewalWindows: [{ cron: '0 9 * * 1', for: '2h' }] } }) }).result.decision).toMatchObject({ kind: 'scale-up', renews: ['n-3'] });
+    // Scale-down's own windows still hold: a renewal window outside them opens nothing.
+    const both = settings({ scaleDown: { budget: { windows: [{ cron: '0 2 * * *', for: '2h' }], renewalWindows: [{ cron: '0 9 * * 1', for: '2h' }] } } });
+    expect(decide({ cfg: both }).result.decision.reason).toContain('waits: scaleDown.budget.windows: outside every scale-down window');
+  });
+
   it('does not ask again for a node whose renewal was asked for and which is still active: each ask buys a node', () => {
     const { result } = decide();
     expect(result.poolPatch.lastRenewals).toEqual([{ nodeId: 'n-3', at: NOW.toISOString(), asks: 1 }]);
