@@ -4,6 +4,7 @@
  * build what it names, and infra/esbuild-plugins.cjs (`stage-adapters`) leaves
  * every other adapter, and its AWS client, out of the stage's Lambda bundles.
  */
+import { isSymbolicVersion } from '../domain/drift.js';
 import type { Config, Handler } from './schema.js';
 
 export interface AdapterChoice {
@@ -45,11 +46,7 @@ export function adaptersOf(
     // The same rule as the evaluator role's OnDemandPrices statement (infra/launch-scopes.cjs onDemandPrices).
     onDemandPrices: config.handler === 'ec2',
     // The same rule as the evaluator role's LaunchTemplateVersions statement (infra/launch-scopes.cjs launchTemplateVersions).
-    launchTemplateVersions: config.handler === 'ec2' && (config.pools ?? []).some((pool) => pool.template.launchTemplate !== undefined && symbolicVersion(pool.template.launchTemplate.version)),
+    // A launch template names `$Latest` when it names no version.
+    launchTemplateVersions: config.handler === 'ec2' && (config.pools ?? []).some(({ template: { launchTemplate } }) => launchTemplate !== undefined && isSymbolicVersion(launchTemplate.version ?? '$Latest')),
   };
-}
-
-/** `$Latest` (a launch template's version when a pool names none) or `$Default`. */
-function symbolicVersion(version: string | undefined): boolean {
-  return version === undefined || version.startsWith('$');
 }

@@ -7,8 +7,9 @@
  * (and keep its headroom), so a scale-down never triggers the next scale-up.
  * The default order, `least-disruption`, is by the moves that restart a tenant,
  * then nodes due for renewal first (drifted, or older than expireAfter:
- * expiry.ts; a drain now spares the node's own replacement later), then by gears; a node closed for attrition offers no room. A candidate that
- * fits then goes through the caller's check (the pays-off check, payoff.ts).
+ * expiry.ts; a drain now spares the node's own replacement later), then by
+ * gears; a node closed for attrition offers no room. A candidate that fits
+ * then goes through the caller's check (the pays-off check, payoff.ts).
  */
 import type { CandidateStrategy, Config, PoolConfig } from '../config/index.js';
 import { isClosedForAttrition } from './attrition.js';
