@@ -99,7 +99,7 @@ export const deploymentSchema = {
     },
     /** DynamoDB endpoint override (dynalite in tests and the local runtime); unset = the regional endpoint. */
     dynamodbEndpoint: { rule: url('Invalid URL', { http: true }) },
-    /** Powertools log level. */
+    /** The functions' log level (lib/adapters/lambda/logger.ts). */
     logLevel: {
       rule: text((value) =>
         (LOG_LEVELS as readonly string[]).includes(value) ? undefined : `Invalid option: expected one of ${LOG_LEVELS.map((level) => `"${level}"`).join('|')}`,

@@ -1,8 +1,8 @@
 export type LogAttributes = Record<string, unknown>;
 
 /**
- * Structured logging (Powertools Logger when deployed: JSON lines in
- * CloudWatch). Never throws. Attributes carry the correlation ids
+ * Structured logging (JSON lines in CloudWatch when deployed,
+ * lib/adapters/lambda/logger.ts). Never throws. Attributes carry the correlation ids
  * (decisionId, drainId, nodeId, pool) that operators search by.
  */
 export interface Log {

@@ -9,12 +9,11 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DynamoDbStateStore } from '../../lib/adapters/dynamodb/state-store.js';
 import { startLocalDynamo, type LocalDynamo } from '../../lib/adapters/local/dynalite.js';
 import type { DecommissionerTickReport } from '../../lib/app/decommission.js';
-import { lambdaRuntime } from '../../lib/adapters/lambda/runtime.js';
 import { loadSettings } from '../../lib/config/index.js';
 import { decommissionerHandler } from '../../lib/handlers/decommissioner.js';
 import { awsDecommissioner } from '../../lib/wiring/aws/decommissioner.js';
 import { FakePlatform } from '../support/fake-platform.js';
-import { lambdaContext, scheduledEvent } from '../support/sqs-events.js';
+import { lambdaContext, quietRuntime, scheduledEvent } from '../support/sqs-events.js';
 import { MemoryLog } from '../../lib/adapters/memory/log.js';
 
 const event = <T>(name: string): T => JSON.parse(readFileSync(new URL(`../../events/${name}`, import.meta.url), 'utf8')) as T;
@@ -39,8 +38,7 @@ describe('decommissioner handler with handler log (dynalite; every cloud SDK moc
   beforeAll(async () => {
     local = await startLocalDynamo({ tableName: 'decommissioner-handler-state' });
     store = new DynamoDbStateStore(DynamoDbStateStore.documentClient(local.client), local.tableName);
-    // Read by the SDK and by Powertools themselves, not by our settings.
-    vi.stubEnv('POWERTOOLS_METRICS_DISABLED', 'true');
+    // Read by the SDK, not by our settings.
     vi.stubEnv('AWS_ACCESS_KEY_ID', 'local');
     vi.stubEnv('AWS_SECRET_ACCESS_KEY', 'local');
     vi.useFakeTimers({ toFake: ['Date'] });
@@ -63,7 +61,7 @@ describe('decommissioner handler with handler log (dynalite; every cloud SDK moc
     );
     const settings = loadSettings({ NODESCALER_DYNAMODB_ENDPOINT: local.endpoint, NODESCALER_TABLE: local.tableName, NODESCALER_LOG_LEVEL: 'SILENT', AWS_REGION: 'us-east-1' });
     // The Lambda runtime with its log kept in memory; the test's platform knows the node.
-    const aws = awsDecommissioner(settings, { ...lambdaRuntime('decommissioner', settings), log });
+    const aws = awsDecommissioner(settings, { ...quietRuntime('decommissioner', settings), log });
     handler = decommissionerHandler({ ...aws, ports: { ...aws.ports, platform } }) as unknown as Handler;
   });
 

@@ -12,7 +12,7 @@ import { loadSettings } from '../../lib/config/index.js';
 import { gearMoverHandler } from '../../lib/handlers/gear-mover.js';
 import { awsGearMover } from '../../lib/wiring/aws/gear-mover.js';
 import { TestClock } from '../support/gear-mover-world.js';
-import { lambdaContext, scheduledEvent } from '../support/sqs-events.js';
+import { lambdaContext, quietRuntime, scheduledEvent } from '../support/sqs-events.js';
 
 const DRAIN_QUEUE = 'https://sqs.us-east-1.amazonaws.com/123456789012/nodescaler-dev-drain.fifo';
 const DECOMMISSION_QUEUE = 'https://sqs.us-east-1.amazonaws.com/123456789012/nodescaler-dev-decommission';
@@ -60,8 +60,7 @@ describe('gearMover handler (dynalite, SQS mocked at the SDK, simulated platform
   beforeAll(async () => {
     local = await startLocalDynamo({ tableName: 'gear-mover-handler-state' });
     store = new DynamoDbStateStore(DynamoDbStateStore.documentClient(local.client), local.tableName);
-    // Read by the SDK and by Powertools themselves, not by our settings.
-    vi.stubEnv('POWERTOOLS_METRICS_DISABLED', 'true');
+    // Read by the SDK, not by our settings.
     vi.stubEnv('AWS_ACCESS_KEY_ID', 'local');
     vi.stubEnv('AWS_SECRET_ACCESS_KEY', 'local');
     // The configuration is the example file (pools d1/small and d1/medium, the defaults).
@@ -74,7 +73,7 @@ describe('gearMover handler (dynalite, SQS mocked at the SDK, simulated platform
       NODESCALER_LOG_LEVEL: 'SILENT',
       AWS_REGION: 'us-east-1',
     });
-    const aws = awsGearMover(settings);
+    const aws = awsGearMover(settings, quietRuntime('gearMover', settings));
     const { wait: _realTimer, ...ports } = aws.ports;
     handler = gearMoverHandler({ ...aws, ports: { ...ports, platform: sim, clock } }) as unknown as Handler;
 

@@ -11,9 +11,8 @@ import { startLocalDynamo, type LocalDynamo } from '../../lib/adapters/local/dyn
 import type { ProvisionerTickReport } from '../../lib/app/provision.js';
 import { loadSettings } from '../../lib/config/index.js';
 import { nodeProvisionerHandler } from '../../lib/handlers/node-provisioner.js';
-import { lambdaRuntime } from '../../lib/adapters/lambda/runtime.js';
 import { awsNodeProvisioner } from '../../lib/wiring/aws/node-provisioner.js';
-import { lambdaContext, scheduledEvent } from '../support/sqs-events.js';
+import { lambdaContext, quietRuntime, scheduledEvent } from '../support/sqs-events.js';
 import { MemoryLog } from '../../lib/adapters/memory/log.js';
 
 const event = <T>(name: string): T => JSON.parse(readFileSync(new URL(`../../events/${name}`, import.meta.url), 'utf8')) as T;
@@ -36,15 +35,14 @@ describe('nodeProvisioner handler with handler log (dynalite; every cloud SDK mo
   beforeAll(async () => {
     local = await startLocalDynamo({ tableName: 'provisioner-handler-state' });
     store = new DynamoDbStateStore(DynamoDbStateStore.documentClient(local.client), local.tableName);
-    // Read by the SDK and by Powertools themselves, not by our settings.
-    vi.stubEnv('POWERTOOLS_METRICS_DISABLED', 'true');
+    // Read by the SDK, not by our settings.
     vi.stubEnv('AWS_ACCESS_KEY_ID', 'local');
     vi.stubEnv('AWS_SECRET_ACCESS_KEY', 'local');
     vi.useFakeTimers({ toFake: ['Date'] });
     at('2026-03-01T12:00:31Z');
     const settings = loadSettings({ NODESCALER_DYNAMODB_ENDPOINT: local.endpoint, NODESCALER_TABLE: local.tableName, NODESCALER_LOG_LEVEL: 'SILENT', AWS_REGION: 'us-east-1' });
     // The Lambda runtime, its log kept in memory.
-    handler = nodeProvisionerHandler(awsNodeProvisioner(settings, { ...lambdaRuntime('nodeProvisioner', settings), log })) as unknown as Handler;
+    handler = nodeProvisionerHandler(awsNodeProvisioner(settings, { ...quietRuntime('nodeProvisioner', settings), log })) as unknown as Handler;
   });
 
   afterAll(async () => {

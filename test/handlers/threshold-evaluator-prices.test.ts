@@ -17,7 +17,7 @@ import { loadSettings } from '../../lib/config/index.js';
 import { thresholdEvaluatorHandler } from '../../lib/handlers/threshold-evaluator.js';
 import { awsThresholdEvaluator } from '../../lib/wiring/aws/threshold-evaluator.js';
 import { priceListProduct, priceListRequest } from '../support/markets.js';
-import { lambdaContext } from '../support/sqs-events.js';
+import { lambdaContext, quietRuntime } from '../support/sqs-events.js';
 
 type Handler = (event: ScheduledEvent, context: Context) => Promise<{ pools: number }>;
 
@@ -34,7 +34,6 @@ describe('thresholdEvaluator handler reading prices (dynalite, EC2 and the Price
   beforeAll(async () => {
     local = await startLocalDynamo({ tableName: 'evaluator-spot-state' });
     store = new DynamoDbStateStore(DynamoDbStateStore.documentClient(local.client), local.tableName);
-    vi.stubEnv('POWERTOOLS_METRICS_DISABLED', 'true');
     vi.stubEnv('AWS_ACCESS_KEY_ID', 'local');
     vi.stubEnv('AWS_SECRET_ACCESS_KEY', 'local');
     // No price listed unless a test lists one: the pools are priced by the built-in list.
@@ -52,20 +51,18 @@ describe('thresholdEvaluator handler reading prices (dynalite, EC2 and the Price
     await local.close();
   });
 
-  const handlerFor = (pools: object[]) =>
-    thresholdEvaluatorHandler(
-      awsThresholdEvaluator(
-        loadSettings({
-          NODESCALER_DYNAMODB_ENDPOINT: local.endpoint,
-          NODESCALER_TABLE: local.tableName,
-          NODESCALER_SCALE_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/123456789012/nodescaler-dev-scale.fifo',
-          NODESCALER_DRAIN_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/123456789012/nodescaler-dev-drain.fifo',
-          NODESCALER_LOG_LEVEL: 'SILENT',
-          AWS_REGION: 'us-east-1',
-          NODESCALER_CONFIG: JSON.stringify({ handler: 'ec2', platform: { kind: 'openshift-broker', brokerInstanceId: 'i-0b0b0b0b0b0b0b0b0' }, pools }),
-        }),
-      ),
-    ) as unknown as Handler;
+  const handlerFor = (pools: object[]) => {
+    const settings = loadSettings({
+      NODESCALER_DYNAMODB_ENDPOINT: local.endpoint,
+      NODESCALER_TABLE: local.tableName,
+      NODESCALER_SCALE_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/123456789012/nodescaler-dev-scale.fifo',
+      NODESCALER_DRAIN_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/123456789012/nodescaler-dev-drain.fifo',
+      NODESCALER_LOG_LEVEL: 'SILENT',
+      AWS_REGION: 'us-east-1',
+      NODESCALER_CONFIG: JSON.stringify({ handler: 'ec2', platform: { kind: 'openshift-broker', brokerInstanceId: 'i-0b0b0b0b0b0b0b0b0' }, pools }),
+    });
+    return thresholdEvaluatorHandler(awsThresholdEvaluator(settings, quietRuntime('thresholdEvaluator', settings))) as unknown as Handler;
+  };
 
   it('reads the spot pool\'s type once on the tick and stores its median price; an on-demand pool is not read', async () => {
     ec2.on(DescribeSpotPriceHistoryCommand).resolves({

@@ -8,7 +8,7 @@ import { startLocalDynamo, type LocalDynamo } from '../../lib/adapters/local/dyn
 import { loadSettings } from '../../lib/config/index.js';
 import { thresholdEvaluatorHandler } from '../../lib/handlers/threshold-evaluator.js';
 import { awsThresholdEvaluator } from '../../lib/wiring/aws/threshold-evaluator.js';
-import { lambdaContext, sqsEvent, sqsRecord } from '../support/sqs-events.js';
+import { lambdaContext, quietRuntime, sqsEvent, sqsRecord } from '../support/sqs-events.js';
 
 const SCALE_QUEUE = 'https://sqs.us-east-1.amazonaws.com/123456789012/nodescaler-dev-scale.fifo';
 const DRAIN_QUEUE = 'https://sqs.us-east-1.amazonaws.com/123456789012/nodescaler-dev-drain.fifo';
@@ -26,8 +26,7 @@ describe('thresholdEvaluator handler (dynalite, SQS mocked at the SDK)', () => {
   beforeAll(async () => {
     local = await startLocalDynamo({ tableName: 'evaluator-handler-state' });
     store = new DynamoDbStateStore(DynamoDbStateStore.documentClient(local.client), local.tableName);
-    // Read by the SDK and by Powertools themselves, not by our settings.
-    vi.stubEnv('POWERTOOLS_METRICS_DISABLED', 'true');
+    // Read by the SDK, not by our settings.
     vi.stubEnv('AWS_ACCESS_KEY_ID', 'local');
     vi.stubEnv('AWS_SECRET_ACCESS_KEY', 'local');
     vi.useFakeTimers({ toFake: ['Date'] });
@@ -40,7 +39,7 @@ describe('thresholdEvaluator handler (dynalite, SQS mocked at the SDK)', () => {
       NODESCALER_LOG_LEVEL: 'SILENT',
       AWS_REGION: 'us-east-1',
     });
-    handler = thresholdEvaluatorHandler(awsThresholdEvaluator(settings)) as unknown as Handler;
+    handler = thresholdEvaluatorHandler(awsThresholdEvaluator(settings, quietRuntime('thresholdEvaluator', settings))) as unknown as Handler;
   });
 
   afterAll(async () => {

@@ -3,6 +3,8 @@
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { Context, SQSEvent, SQSRecord, SQSRecordAttributes, ScheduledEvent } from 'aws-lambda';
+import { lambdaRuntime } from '../../lib/adapters/lambda/runtime.js';
+import type { Settings } from '../../lib/config/index.js';
 import { LOCAL_SENDER } from '../../lib/domain/stats-sender.js';
 
 export const TEST_REGION = 'us-east-1';
@@ -83,4 +85,9 @@ export function lambdaContext(options: { remainingMs?: number; functionName?: st
     fail: () => {},
     succeed: () => {},
   };
+}
+
+/** A function's Lambda runtime (logger, metrics, middleware) writing nowhere: handler tests assert on state, not on output. */
+export function quietRuntime(service: string, settings: Settings) {
+  return lambdaRuntime(service, settings, () => {});
 }

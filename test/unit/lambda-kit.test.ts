@@ -1,7 +1,6 @@
 import type { SQSRecord } from 'aws-lambda';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createLogger } from '../../lib/adapters/lambda/logger.js';
-import { PowertoolsMetrics } from '../../lib/adapters/lambda/metrics.js';
 import { isScheduledEvent, isSqsEvent } from '../../lib/adapters/lambda/scheduled.js';
 import { processSqsBatch, type BatchItem, type ParseOutcome } from '../../lib/adapters/lambda/sqs-batch.js';
 import { ConflictError, TransientError } from '../../lib/errors.js';
@@ -196,70 +195,6 @@ describe('processSqsBatch', () => {
 
     expect(given).toEqual([a1.messageId, b1.messageId, b2.messageId, b3.messageId]);
     expect(response).toStrictEqual({ batchItemFailures: ids([a2, a3, b2, b3]) });
-  });
-});
-
-describe('createLogger', () => {
-  it('writes one JSON object per line with level, service and the attributes given', () => {
-    const logger = createLogger('gear-mover', 'DEBUG');
-    capture = captureOutput();
-    logger.debug('planning', { nodeId: 'node-3.example.com' });
-    logger.info('planned', { gears: 3 });
-    const lines = capture.lines();
-    capture.restore();
-    expect(lines).toMatchObject([
-      { level: 'DEBUG', message: 'planning', service: 'gear-mover', nodeId: 'node-3.example.com' },
-      { level: 'INFO', message: 'planned', service: 'gear-mover', gears: 3 },
-    ]);
-    expect(typeof lines[0]?.timestamp).toBe('string');
-  });
-
-  it('honours the level it is given', () => {
-    const logger = createLogger('gear-mover', 'WARN');
-    capture = captureOutput();
-    logger.info('hidden');
-    logger.warn('shown');
-    const lines = capture.lines();
-    capture.restore();
-    expect(lines.map((line) => line.message)).toEqual(['shown']);
-  });
-});
-
-describe('PowertoolsMetrics', () => {
-  it('writes EMF in the nodescaler namespace on flush, one document per set of dimensions', () => {
-    const metrics = new PowertoolsMetrics('threshold-evaluator');
-    capture = captureOutput();
-    metrics.record('StatsIngested', 3, 'Count');
-    metrics.record('PoolUtilization', 91, 'Percent', { pool: 'd1/small' });
-    metrics.record('PoolUtilization', 40, 'Percent', { pool: 'd2/large' });
-    const beforeFlush = capture.lines();
-    metrics.flush();
-    const lines = capture.lines();
-    capture.restore();
-
-    expect(beforeFlush).toEqual([]);
-    expect(lines).toHaveLength(3);
-    expect(lines[0]).toMatchObject({ service: 'threshold-evaluator', StatsIngested: 3 });
-    expect(lines[1]).toMatchObject({ service: 'threshold-evaluator', pool: 'd1/small', PoolUtilization: 91 });
-    expect(lines[2]).toMatchObject({ pool: 'd2/large', PoolUtilization: 40 });
-    const emf = (lines[1] as { _aws: { CloudWatchMetrics: Array<{ Namespace: string; Dimensions: string[][]; Metrics: unknown[] }> } })._aws
-      .CloudWatchMetrics[0];
-    expect(emf?.Namespace).toBe('nodescaler');
-    expect(emf?.Dimensions[0]).toEqual(expect.arrayContaining(['service', 'pool']));
-    expect(emf?.Metrics).toEqual([{ Name: 'PoolUtilization', Unit: 'Percent' }]);
-  });
-
-  it('never throws from record, and reports what it dropped', () => {
-    const dropped: unknown[] = [];
-    const metrics = new PowertoolsMetrics('gear-mover', (error) => dropped.push(error));
-    capture = captureOutput();
-    metrics.record('GearsMoved', 1, 'Count');
-    expect(() => metrics.record('GearsMoved', 1, 'Seconds')).not.toThrow(); // unit differs from the first
-    expect(() => metrics.record('', 1, 'Count')).not.toThrow();
-    expect(() => metrics.record('Bad', Number.NaN, 'Count')).not.toThrow();
-    expect(() => metrics.flush()).not.toThrow();
-    capture.restore();
-    expect(dropped).toHaveLength(3);
   });
 });
 

@@ -5,16 +5,17 @@ import { ValidationError } from '../../errors.js';
 import { parseMessage, prepareSchemas, type ParsedMessage } from '../../messages/index.js';
 import type { Clock } from '../../ports/clock.js';
 import type { Log } from '../../ports/log.js';
-import type { Logger } from '@aws-lambda-powertools/logger';
-import { createLogger } from './logger.js';
-import { PowertoolsMetrics } from './metrics.js';
+import { createLogger, type LineWriter } from './logger.js';
+import { EmfMetrics } from './metrics.js';
 import { processSqsBatch, type ParseOutcome } from './sqs-batch.js';
 
-/** What every handler builds once per cold start: its logger (also the `Log` port) and its metrics. */
-export function lambdaRuntime(service: string, settings: Settings) {
-  const logger = createLogger(service, settings.deployment.logLevel);
-  const metrics = new PowertoolsMetrics(service, (error) => logger.warn('metric dropped', { error: String(error) }));
-  const log = logPort(logger);
+/**
+ * What every handler builds once per cold start: its logger (also the `Log` port) and its metrics. `write` takes
+ * every line both write (log lines by stream, EMF documents on `out`); tests pass one to keep their output quiet.
+ */
+export function lambdaRuntime(service: string, settings: Settings, write?: LineWriter) {
+  const logger = createLogger(service, settings.deployment.logLevel, write);
+  const metrics = new EmfMetrics(service, (error) => logger.warn('metric dropped', { error: String(error) }), write ? (line) => write('out', line) : undefined);
   /** Middy middleware: request id on every log line; metrics flushed after every invocation, failed or not. */
   const observability: middy.MiddlewareObj<unknown, unknown, Error, Context> = {
     before: (request) => {
@@ -23,6 +24,7 @@ export function lambdaRuntime(service: string, settings: Settings) {
     after: () => metrics.flush(),
     onError: () => metrics.flush(),
   };
+  const log: Log = logger;
   return { logger, metrics, log, observability };
 }
 
@@ -45,15 +47,6 @@ export function messageParser<K extends ParsedMessage['type']>(types: readonly K
     }
     return { ok: true, value: parsed.message as Extract<ParsedMessage, { type: K }> };
   };
-}
-
-/** The `Log` port over a Powertools logger: attributes become top-level JSON keys of the line. */
-function logPort(logger: Logger): Log {
-  const at =
-    (level: 'debug' | 'info' | 'warn' | 'error') =>
-    (message: string, attributes?: Record<string, unknown>) =>
-      attributes ? logger[level](message, attributes) : logger[level](message);
-  return { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
 }
 
 /** A use case that takes a batch of parsed messages and says which failed (by the id it was given). */
