@@ -22,7 +22,7 @@
  * document client, each constructed once, and the commands the function
  * sends (their classes and operation schemas are SDK code: EC2's RunInstances
  * alone is 30 KiB). "Our own code" is everything else: lib/, functions/,
- * Powertools, middy. The load added to the clients alone, without their
+ * the logger, the EMF writer, middy. The load added to the clients alone, without their
  * commands, is printed too. The bench fails if a bundle holds any other client.
  *
  * How: the three bundles load in turn, in a rotating order, in each of

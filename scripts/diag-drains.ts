@@ -5,18 +5,20 @@
  * the level it left was bought back), and the pays-off verdict it was decided
  * on. It reads the in-memory store's drains, so it lives here, not in lib/sim.
  *
- *   npx tsx scripts/diag-drains.ts SEED SHAPE PEAK_GEARS
+ *   npx tsx scripts/diag-drains.ts [FAMILY] SEED SHAPE PEAK_GEARS   (FAMILY mixed, wander or surge; mixed when left out)
  */
-import { heldoutShape } from '../lib/sim/heldout.js';
+import { familyShapes, isHeldoutFamily } from '../lib/sim/heldout-families.js';
 import { runNodescaler } from '../lib/sim/replay.js';
 import { demandAt } from '../lib/sim/trace.js';
 
-const [seed, shapeNumber, peak] = process.argv.slice(2).map(Number);
-if (!Number.isInteger(seed) || !Number.isInteger(shapeNumber) || shapeNumber! < 1 || !(peak! > 0)) {
-  console.error('usage: npx tsx scripts/diag-drains.ts SEED SHAPE PEAK_GEARS   (e.g. 16 8 2000: held-out s16-8 at 2,000 gears)');
+const args = process.argv.slice(2);
+const family = isHeldoutFamily(args[0]) ? args.shift()! : 'mixed';
+const [seed, shapeNumber, peak] = args.map(Number);
+if (!isHeldoutFamily(family) || !Number.isInteger(seed) || !Number.isInteger(shapeNumber) || shapeNumber! < 1 || !(peak! > 0)) {
+  console.error('usage: npx tsx scripts/diag-drains.ts [FAMILY] SEED SHAPE PEAK_GEARS   (e.g. 16 8 2000: held-out s16-8 at 2,000 gears; surge 11 2 2000: u11-2)');
   process.exit(2);
 }
-const shape = heldoutShape(shapeNumber! - 1, { seed: seed!, days: 7, peakGears: peak! });
+const shape = familyShapes(family, { seed: seed!, days: 7, peakGears: peak!, count: shapeNumber! })[shapeNumber! - 1]!;
 const trace = shape.trace;
 const outcome = await runNodescaler(trace, { gearsPerNode: 100, bootDelaySeconds: 120, store: 'memory', seed: seed! });
 const pool = 'sim/small';

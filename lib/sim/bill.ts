@@ -27,7 +27,7 @@ import { HOURS_PER_MONTH } from './results.js';
  * - Schedules: the four one-minute ticks, at EventBridge Scheduler's price
  *   (scheduled rules may well be free: this errs high).
  * - CloudWatch: each metric name and dimension set (the function's `service`
- *   included, as Powertools adds it) is billed for the hours it had a point
+ *   included, as the EMF writer adds it) is billed for the hours it had a point
  *   in (CloudWatch prorates custom metrics by the hour); EMF and log lines at their JSON size plus 150 bytes of envelope,
  *   INFO and above, plus Lambda's START/END/REPORT lines (350 bytes).
  */
@@ -45,7 +45,7 @@ export class BillMeter {
   };
   /** Metric series (name and dimensions) by the hours they had a data point in: CloudWatch prorates a custom metric by the hour. */
   private readonly metricHours = new Map<string, Set<number>>();
-  /** The function running now: Powertools adds it to every metric as the `service` dimension. */
+  /** The function running now: the EMF writer adds it to every metric as the `service` dimension. */
   service = '';
   /** Request units by state-store method, to see what the bill is made of. */
   readonly dynamoByMethod = new Map<string, { calls: number; units: number }>();

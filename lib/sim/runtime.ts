@@ -48,7 +48,7 @@ export class LocalRuntime {
   invocations = 0;
   /** Milliseconds spent per function and trigger, for the replay's own performance figures. */
   readonly timings = new Map<string, number>();
-  /** Told which function runs before each invocation (the bill meter's `service` dimension, as Powertools adds it). */
+  /** Told which function runs before each invocation (the bill meter's `service` dimension, as the EMF writer adds it). */
   onInvoke?: (name: FunctionName) => void;
 
   constructor(

@@ -84,7 +84,7 @@ export function createLogger(serviceName: string, logLevel: LogLevelName = 'INFO
   return new JsonLogger(serviceName, logLevel, write);
 }
 
-/** A JSON.stringify replacer for one line: errors as Powertools formats them, bigints as text, cycles left out. */
+/** A JSON.stringify replacer for one line: errors as Powertools formats them, bigints as text, a cycle as `[Circular]`. */
 function jsonSafe(): (this: unknown, key: string, value: unknown) => unknown {
   const ancestors: unknown[] = [];
   return function (this: unknown, _key: string, value: unknown) {
