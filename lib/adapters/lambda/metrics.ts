@@ -122,16 +122,16 @@ export class EmfMetrics implements Metrics {
 
 /** One set's points as EMF documents of at most MAX_METRICS metrics and MAX_VALUES values a metric. */
 function documentsOf(set: DimensionSet, timestamp: number): Array<Record<string, unknown>> {
-  // Each round takes up to MAX_VALUES values of every metric left: a metric with 250 values goes out in three documents.
-  const left = [...set.points].map(([name, point]) => ({ name, unit: point.unit, values: point.values }));
+  // Each round takes the next MAX_VALUES values of every metric that has more: 250 values go out in three documents.
+  const all = [...set.points].map(([name, point]) => ({ name, unit: point.unit, values: point.values }));
   const documents: Array<Record<string, unknown>> = [];
-  for (let offset = 0; left.some((metric) => metric.values.length > offset); offset += MAX_VALUES) {
-    const round = left.filter((metric) => metric.values.length > offset);
+  for (let offset = 0; all.some((metric) => metric.values.length > offset); offset += MAX_VALUES) {
+    const round = all.filter((metric) => metric.values.length > offset);
     for (let first = 0; first < round.length; first += MAX_METRICS) {
       const metrics = round.slice(first, first + MAX_METRICS);
       const values: Record<string, number | number[]> = {};
-      for (const { name, values: all } of metrics) {
-        const part = all.slice(offset, offset + MAX_VALUES);
+      for (const { name, values: recorded } of metrics) {
+        const part = recorded.slice(offset, offset + MAX_VALUES);
         values[name] = part.length === 1 ? part[0]! : part;
       }
       documents.push({
