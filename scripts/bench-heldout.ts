@@ -5,7 +5,7 @@
  * (scripts/bench-suite.ts), then a total. The baselines are cached in
  * .cache/baselines/, as `tune` keeps them.
  *
- *   npm run bench -- heldout [--family F] [--count N] [--seed S] [--days D] [--peak-gears G] [--gears-per-node N] [--boot-delay S] [--only I,J] [--cache DIR] [--no-cache] [--html FILE]
+ *   npm run bench -- heldout [--family F] [--count N] [--seed S] [--days D] [--peak-gears G] [--gears-per-node N] [--boot-delay S] [--idle-share F] [--app-sizes E] [--only I,J] [--cache DIR] [--no-cache] [--html FILE]
  *
  * It also writes the figures as a page to explore (lib/sim/suite-report.ts, default out/heldout-seed-S.html).
  */
@@ -16,11 +16,12 @@ import { writeOut } from '../lib/sim/report.js';
 import { goalChecks } from '../lib/sim/summary.js';
 import { renderSuiteReport, suiteReportTrace, type SuiteReportTrace } from '../lib/sim/suite-report.js';
 import { formatVariant, scoreTrace, scoreVariant, type TraceScore } from '../lib/sim/tune.js';
-import { replaySuiteTrace, suiteSettings } from './bench-suite.js';
+import { APP_MIX_OPTIONS, APP_MIX_USAGE, replaySuiteTrace, suiteSettings } from './bench-suite.js';
+import { appMixFromFlags, appMixText, loadWithAppMix, type AppMix } from '../lib/sim/disruption.js';
 
 const DEFAULT_CACHE = new URL('../.cache/baselines/', import.meta.url).pathname;
 
-const USAGE = `usage: npm run bench -- heldout [--family F] [--count N] [--seed S] [--days D] [--peak-gears G] [--gears-per-node N] [--boot-delay S] [--only I,J] [--cache DIR] [--no-cache] [--html FILE]
+const USAGE = `usage: npm run bench -- heldout [--family F] [--count N] [--seed S] [--days D] [--peak-gears G] [--gears-per-node N] [--boot-delay S] [--idle-share F] [--app-sizes E] [--only I,J] [--cache DIR] [--no-cache] [--html FILE]
 
 Replays nodescaler and every baseline on N random workload shapes of seed S
 (daily and weekly cycles, trends, steps, bursts, noise, flat periods, app
@@ -37,6 +38,7 @@ and a total.
   --peak-gears G      each shape's peak (default 2000)
   --gears-per-node N  default 100
   --boot-delay S      seconds from a host's launch to its first gear, for every policy (default 120)
+${APP_MIX_USAGE}
   --only I,J          only shapes I, J (1-based, as numbered in the output); the total covers them
   --cache DIR         where the baselines' results are kept (default .cache/baselines)
   --no-cache          compute the baselines again and keep nothing
@@ -55,6 +57,7 @@ export async function runHeldout(argv: string[]): Promise<void> {
         'peak-gears': { type: 'string', default: '2000' },
         'gears-per-node': { type: 'string', default: '100' },
         'boot-delay': { type: 'string', default: '120' },
+        ...APP_MIX_OPTIONS,
         only: { type: 'string' },
         cache: { type: 'string', default: DEFAULT_CACHE },
         'no-cache': { type: 'boolean', default: false },
@@ -76,18 +79,24 @@ export async function runHeldout(argv: string[]): Promise<void> {
   const peakGears = figures['peak-gears']!;
   const gearsPerNode = figures['gears-per-node']!;
   const bootDelaySeconds = figures['boot-delay']!;
+  let apps: AppMix | undefined;
+  try {
+    apps = appMixFromFlags(values);
+  } catch (error) {
+    return fail((error as Error).message);
+  }
   const family = values.family;
   if (!isHeldoutFamily(family)) return fail(`--family: expected ${heldoutFamilyList()}, got ${family}`);
   const only = values.only === undefined ? undefined : [...new Set(values.only.split(',').map((part) => Number(part.trim())))];
   if (only && only.some((n) => !Number.isInteger(n) || n < 1 || n > count)) return fail(`--only: expected shape numbers from 1 to ${count} separated by commas, got ${values.only}`);
   const cache = new BaselineCache(values['no-cache'] ? undefined : values.cache);
   const started = Date.now();
-  console.log(`heldout: ${count} ${familyShapesLabel(family)} of seed ${seed} (${days} days, peak ${peakGears} gears, ${gearsPerNode} gears per node, boot delay ${bootDelaySeconds} s)`);
+  console.log(`heldout: ${count} ${familyShapesLabel(family)} of seed ${seed} (${days} days, peak ${peakGears} gears, ${gearsPerNode} gears per node, boot delay ${bootDelaySeconds} s${apps ? `, applications ${appMixText(apps)}` : ''})`);
   const scores: TraceScore[] = [];
   const page: SuiteReportTrace[] = [];
   for (const [index, shape] of familyShapes(family, { count, seed, days, peakGears }).entries()) {
     if (only && !only.includes(index + 1)) continue;
-    const entry = { name: shape.name, load: () => shape.trace };
+    const entry = { name: shape.name, load: loadWithAppMix(() => shape.trace, apps) };
     const { results, floor } = await replaySuiteTrace(entry, `[${index + 1}/${count}] ${shape.name}`, {
       gearsPerNode,
       bootDelaySeconds,
@@ -101,7 +110,7 @@ export async function runHeldout(argv: string[]): Promise<void> {
   }
   console.log(`heldout: ${only ? only.length : count} shapes in ${((Date.now() - started) / 1000).toFixed(0)} s; baselines ${cache.hits} cached, ${cache.misses} computed; nodescaler (today's defaults) x clairvoyant-4h and goal checks met:`);
   console.log(formatVariant(scoreVariant('heldout', scores), 'total (mean; moves summed; worst)'));
-  const settings = suiteSettings({ shapes: `${only ? only.join(', ') : `1-${count}`} of seed ${seed} (${familySource(family)})`, days: String(days), peakGears, gearsPerNode, bootDelaySeconds, seed });
+  const settings = suiteSettings({ shapes: `${only ? only.join(', ') : `1-${count}`} of seed ${seed} (${familySource(family)})`, days: String(days), peakGears, gearsPerNode, bootDelaySeconds, seed, ...(apps ? { apps } : {}) });
   const html = values.html ?? `out/heldout-${family === 'mixed' ? '' : `${family}-`}seed-${seed}.html`;
   writeOut(html, renderSuiteReport({ title: `nodescaler: held-out ${familyShapesLabel(family)} of seed ${seed}`, settings, traces: page }));
   console.log(`wrote ${html}`);

@@ -4,7 +4,7 @@
  * nodescaler and every comparison policy on the same world; one table per
  * trace, the goal line of each, and a tally.
  *
- *   npm run bench -- suite [--days N] [--peak-gears N] [--gears-per-node N] [--boot-delay SECONDS] [--only TEXT] [--seed N] [--html FILE]
+ *   npm run bench -- suite [--days N] [--peak-gears N] [--gears-per-node N] [--boot-delay SECONDS] [--idle-share F] [--app-sizes E] [--only TEXT] [--seed N] [--html FILE]
  *
  * It also writes the figures as a page to explore (lib/sim/suite-report.ts, default out/suite.html).
  */
@@ -14,6 +14,7 @@ import { parseArgs } from 'node:util';
 import { abortLine } from '../lib/sim/aborts.js';
 import { pagesLine } from '../lib/sim/alarms.js';
 import { baselineKeyParts, runBaselines, type BaselineCache } from '../lib/sim/baseline-cache.js';
+import { appMixFromFlags, appMixText, DEFAULT_APP_MIX, loadWithAppMix, type AppMix } from '../lib/sim/disruption.js';
 import { floorForResults, floorLine, type ReactiveFloor } from '../lib/sim/floor.js';
 import { peakDemand } from '../lib/sim/pools.js';
 import { runNodescaler, simInstanceText } from '../lib/sim/replay.js';
@@ -28,7 +29,15 @@ import { windowOf } from '../lib/sim/window.js';
 const TRACES = new URL('../data/traces/', import.meta.url).pathname;
 const TIME_COLUMNS = ['timestamp', 'time', 'seconds', 't'];
 
-const USAGE = `usage: npm run bench -- suite [--days N] [--peak-gears N] [--gears-per-node N] [--boot-delay SECONDS] [--only TEXT] [--seed N] [--html FILE]
+/** The flags every replay bench takes for the applications' mix (lib/sim/disruption.ts `appMixFromFlags`). */
+export const APP_MIX_USAGE = `  --idle-share F      share of applications that are idle, whose gears move without restarting anything
+                      (default ${DEFAULT_APP_MIX.idleShare}), for every policy
+  --app-sizes E       application sizes 1..10 drawn with weight size^-E (default ${DEFAULT_APP_MIX.sizeExponent}: ${appMixText(DEFAULT_APP_MIX).replace(/.*\((.*)\)/, '$1')};
+                      1: more scaled applications, whose gears have siblings; 5: nearly all single-gear)`;
+
+export const APP_MIX_OPTIONS = { 'idle-share': { type: 'string' }, 'app-sizes': { type: 'string' } } as const;
+
+const USAGE = `usage: npm run bench -- suite [--days N] [--peak-gears N] [--gears-per-node N] [--boot-delay SECONDS] [--idle-share F] [--app-sizes E] [--only TEXT] [--seed N] [--html FILE]
 
 Replays every trace column of data/traces/ and the synthetic families
 (${SYNTHETIC_FAMILIES.join(', ')}) under every policy.
@@ -36,28 +45,29 @@ Replays every trace column of data/traces/ and the synthetic families
   --peak-gears N      each replayed window is scaled to this peak (default 2000)
   --gears-per-node N  default 100
   --boot-delay S      seconds from a host's launch to its first gear, for every policy (default 120)
+${APP_MIX_USAGE}
   --only TEXT         only traces whose name contains TEXT
   --seed N            default 42
   --html FILE         the page to explore the figures in (default out/suite.html)`;
 
-/** Every (file, demand column) of the repository's traces, and the synthetic families. */
-export function suiteTraces(days: number | undefined, peakGears: number, seed: number): Array<{ name: string; load: () => Trace }> {
+/** Every (file, demand column) of the repository's traces, and the synthetic families; each given `apps` when set. */
+export function suiteTraces(days: number | undefined, peakGears: number, seed: number, apps?: AppMix): Array<{ name: string; load: () => Trace }> {
   const out: Array<{ name: string; load: () => Trace }> = [];
   for (const file of readdirSync(TRACES).filter((f) => f.endsWith('.csv')).sort()) {
     const path = join(TRACES, file);
     const header = readFileSync(path, 'utf8').slice(0, 200).split(/\r?\n/)[0]!.split(',');
     for (const column of header.filter((c) => !TIME_COLUMNS.includes(c))) {
-      out.push({ name: `${file.replace(/\.csv$/, '')}:${column}`, load: () => windowOf(readTrace(path, { demandColumn: column, stepSeconds: 300, peakGears }), days === undefined ? undefined : days * 86400, peakGears) });
+      out.push({ name: `${file.replace(/\.csv$/, '')}:${column}`, load: loadWithAppMix(() => windowOf(readTrace(path, { demandColumn: column, stepSeconds: 300, peakGears }), days === undefined ? undefined : days * 86400, peakGears), apps) });
     }
   }
-  SYNTHETIC_FAMILIES.forEach((family, i) => out.push({ name: `synthetic:${family}`, load: () => syntheticTrace(family, { days: days ?? 30, peakGears, seed: seed + i }) }));
+  SYNTHETIC_FAMILIES.forEach((family, i) => out.push({ name: `synthetic:${family}`, load: loadWithAppMix(() => syntheticTrace(family, { days: days ?? 30, peakGears, seed: seed + i }), apps) }));
   return out;
 }
 
 export async function runSuite(argv: string[]): Promise<void> {
   let values;
   try {
-    ({ values } = parseArgs({ args: argv, options: { days: { type: 'string' }, 'peak-gears': { type: 'string', default: '2000' }, 'gears-per-node': { type: 'string', default: '100' }, 'boot-delay': { type: 'string', default: '120' }, only: { type: 'string' }, seed: { type: 'string', default: '42' }, html: { type: 'string', default: 'out/suite.html' }, help: { type: 'boolean', short: 'h' } } }));
+    ({ values } = parseArgs({ args: argv, options: { days: { type: 'string' }, 'peak-gears': { type: 'string', default: '2000' }, 'gears-per-node': { type: 'string', default: '100' }, 'boot-delay': { type: 'string', default: '120' }, ...APP_MIX_OPTIONS, only: { type: 'string' }, seed: { type: 'string', default: '42' }, html: { type: 'string', default: 'out/suite.html' }, help: { type: 'boolean', short: 'h' } } }));
   } catch (error) {
     console.error(`${(error as Error).message}\n\n${USAGE}`);
     process.exitCode = 2;
@@ -77,7 +87,15 @@ export async function runSuite(argv: string[]): Promise<void> {
   const gearsPerNode = number('gears-per-node', 1);
   const bootDelaySeconds = number('boot-delay', 1);
   const seed = number('seed', 0);
-  const traces = suiteTraces(days, peakGears, seed).filter((t) => values.only === undefined || t.name.includes(values.only));
+  let apps: AppMix | undefined;
+  try {
+    apps = appMixFromFlags(values);
+  } catch (error) {
+    console.error(`${(error as Error).message}\n\n${USAGE}`);
+    process.exit(2);
+  }
+  if (apps) console.log(`suite: applications ${appMixText(apps)}`);
+  const traces = suiteTraces(days, peakGears, seed, apps).filter((t) => values.only === undefined || t.name.includes(values.only));
   const started = Date.now();
   const tally: Array<{ trace: string; met: number; of: number; infeasible: number }> = [];
   const page: SuiteReportTrace[] = [];
@@ -93,13 +111,13 @@ export async function runSuite(argv: string[]): Promise<void> {
   const rows = tally.map((t) => ({ trace: t.trace, met: `${t.met}/${t.of}`, 'infeasible misses': `${t.infeasible} of ${t.of - t.met}` }));
   rows.push({ trace: 'suite', met: `${sum((t) => t.met)}/${sum((t) => t.of)}`, 'infeasible misses': `${sum((t) => t.infeasible)} of ${sum((t) => t.of - t.met)}` });
   console.log(formatTable(rows));
-  const settings = suiteSettings({ days: days === undefined ? 'each trace whole (synthetic: 30)' : String(days), peakGears, gearsPerNode, bootDelaySeconds, seed });
+  const settings = suiteSettings({ days: days === undefined ? 'each trace whole (synthetic: 30)' : String(days), peakGears, gearsPerNode, bootDelaySeconds, seed, ...(apps ? { apps } : {}) });
   writeOut(values.html!, renderSuiteReport({ title: 'nodescaler: the trace suite', settings, traces: page }));
   console.log(`wrote ${values.html}`);
 }
 
 /** The settings table of a suite or held-out page. */
-export function suiteSettings(run: { days: string; peakGears: number; gearsPerNode: number; bootDelaySeconds: number; seed: number; shapes?: string }): Array<[string, string]> {
+export function suiteSettings(run: { days: string; peakGears: number; gearsPerNode: number; bootDelaySeconds: number; seed: number; shapes?: string; apps?: AppMix }): Array<[string, string]> {
   return [
     ...(run.shapes ? [['shapes', run.shapes] as [string, string]] : []),
     ['days', run.days],
@@ -107,6 +125,7 @@ export function suiteSettings(run: { days: string; peakGears: number; gearsPerNo
     ['gears per node', String(run.gearsPerNode)],
     ['node', `${simInstanceText()}: the bill's price and each drain's saving per node-hour`],
     ['boot delay', `${run.bootDelaySeconds} s`],
+    ['applications', appMixText(run.apps ?? DEFAULT_APP_MIX)],
     ['seed', String(run.seed)],
     ['nodescaler', "today's defaults (lib/sim/replay.ts simulationConfig)"],
   ];

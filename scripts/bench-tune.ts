@@ -3,7 +3,7 @@
  * configuration on every trace of the suite (scripts/bench-suite.ts), a table
  * per variant and a ranking. The baselines are cached in .cache/baselines/.
  *
- *   npm run bench -- tune VARIANTS [--days N] [--peak-gears N] [--gears-per-node N] [--boot-delay S] [--zones N] [--only TEXT] [--seed N] [--heldout N] [--family F] [--sets LIST] [--cache DIR] [--no-cache] [--no-defaults]
+ *   npm run bench -- tune VARIANTS [--days N] [--peak-gears N] [--gears-per-node N] [--boot-delay S] [--idle-share F] [--app-sizes E] [--zones N] [--only TEXT] [--seed N] [--heldout N] [--family F] [--sets LIST] [--cache DIR] [--no-cache] [--no-defaults]
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -13,11 +13,12 @@ import { familyShapes, heldoutFamilyList, isHeldoutFamily, type HeldoutFamily } 
 import { formatAgainst, formatRanking, formatVariant, infeasibleNote, parseVariants, tuneSuite, type TuneTrace, type Variants } from '../lib/sim/tune.js';
 import { parseTuneSets, tuneSetName, type TuneSet } from '../lib/sim/tune-sets.js';
 import { simInstanceText } from '../lib/sim/replay.js';
-import { suiteTraces } from './bench-suite.js';
+import { APP_MIX_OPTIONS, APP_MIX_USAGE, suiteTraces } from './bench-suite.js';
+import { appMixFromFlags, appMixText, loadWithAppMix, type AppMix } from '../lib/sim/disruption.js';
 
 const DEFAULT_CACHE = new URL('../.cache/baselines/', import.meta.url).pathname;
 
-const USAGE = `usage: npm run bench -- tune VARIANTS [--days N] [--peak-gears N] [--gears-per-node N] [--boot-delay S] [--zones N] [--only TEXT] [--seed N] [--heldout N] [--family F] [--sets LIST] [--cache DIR] [--no-cache]
+const USAGE = `usage: npm run bench -- tune VARIANTS [--days N] [--peak-gears N] [--gears-per-node N] [--boot-delay S] [--idle-share F] [--app-sizes E] [--zones N] [--only TEXT] [--seed N] [--heldout N] [--family F] [--sets LIST] [--cache DIR] [--no-cache]
 
 Replays nodescaler under each variant on every trace of the suite and ranks the
 variants by goal checks met, then node-hours, then moves (both x clairvoyant-4h).
@@ -30,6 +31,7 @@ variants by goal checks met, then node-hours, then moves (both x clairvoyant-4h)
   --peak-gears N      each replayed window is scaled to this peak (default 2000)
   --gears-per-node N  default 100
   --boot-delay S      seconds from a host's launch to its first gear, for every policy (default 120)
+${APP_MIX_USAGE}
   --zones N           nodescaler's nodes over N availability zones (its subnets in turn; default 1: no zone), so drains
                       meet nodes of several zones; the baselines do not place nodes in zones
   --only TEXT         only traces whose name contains TEXT
@@ -56,6 +58,7 @@ export async function runTune(argv: string[]): Promise<void> {
         'peak-gears': { type: 'string', default: '2000' },
         'gears-per-node': { type: 'string', default: '100' },
         'boot-delay': { type: 'string', default: '120' },
+        ...APP_MIX_OPTIONS,
         zones: { type: 'string', default: '1' },
         only: { type: 'string' },
         seed: { type: 'string', default: '42' },
@@ -83,7 +86,9 @@ export async function runTune(argv: string[]): Promise<void> {
   let peakGears: number, gearsPerNode: number, bootDelaySeconds: number, seed: number, zones: number;
   let heldout: number | undefined;
   let sets: TuneSet[] | undefined;
+  let apps: AppMix | undefined;
   try {
+    apps = appMixFromFlags(values);
     if (values.sets !== undefined) {
       for (const flag of ['seed', 'family'] as const) {
         if (argv.some((arg) => arg === `--${flag}` || arg.startsWith(`--${flag}=`))) throw new ValidationError({ path: `--${flag}`, message: '--sets names each set\'s seed and family', value: values[flag] });
@@ -113,11 +118,11 @@ export async function runTune(argv: string[]): Promise<void> {
   if (!hasDefaults && !values['no-defaults']) variants = { defaults: {}, ...variants };
 
   const heldoutShapes = (family: HeldoutFamily, shapeSeed: number, withSeed: boolean): TuneTrace[] =>
-    familyShapes(family, { count: heldout ?? 8, seed: shapeSeed, days: days!, peakGears }).map((shape) => ({ name: shape.name, load: () => shape.trace, ...(withSeed ? { seed: shapeSeed } : {}) }));
+    familyShapes(family, { count: heldout ?? 8, seed: shapeSeed, days: days!, peakGears }).map((shape) => ({ name: shape.name, load: loadWithAppMix(() => shape.trace, apps), ...(withSeed ? { seed: shapeSeed } : {}) }));
   const all: TuneTrace[] = sets
-    ? sets.flatMap((set) => (set.kind === 'suite' ? suiteTraces(days, peakGears, seed) : heldoutShapes(set.family, set.seed, true)))
+    ? sets.flatMap((set) => (set.kind === 'suite' ? suiteTraces(days, peakGears, seed, apps) : heldoutShapes(set.family, set.seed, true)))
     : heldout === undefined
-      ? suiteTraces(days, peakGears, seed)
+      ? suiteTraces(days, peakGears, seed, apps)
       : heldoutShapes(values.family, seed, false);
   const traces = all.filter((t) => values.only === undefined || t.name.includes(values.only));
   if (traces.length === 0) return fail(`--only: no ${sets ? 'trace of the sets' : heldout === undefined ? 'suite trace' : 'held-out shape'} contains ${values.only}`);
@@ -126,7 +131,7 @@ export async function runTune(argv: string[]): Promise<void> {
   const started = Date.now();
   let last = '';
   const setsText = sets ? `sets ${sets.map(tuneSetName).join(', ')}, each replayed with its own seed (the suite ${seed})` : `seed ${seed}`;
-  console.log(`tune: ${names.length} variants x ${traces.length} traces (${days ?? 'all'} days, peak ${peakGears} gears, ${gearsPerNode} gears per node on ${simInstanceText()} unless a variant's pools name another, boot delay ${bootDelaySeconds} s${zones > 1 ? `, nodes over ${zones} zones` : ''}, ${setsText})`);
+  console.log(`tune: ${names.length} variants x ${traces.length} traces (${days ?? 'all'} days, peak ${peakGears} gears, ${gearsPerNode} gears per node on ${simInstanceText()} unless a variant's pools name another, boot delay ${bootDelaySeconds} s${zones > 1 ? `, nodes over ${zones} zones` : ''}${apps ? `, applications ${appMixText(apps)}` : ''}, ${setsText})`);
   try {
     const scores = await tuneSuite({
       traces,

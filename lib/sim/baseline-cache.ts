@@ -49,7 +49,9 @@ export function runBaselines(trace: Trace, replay: BaselineReplay): PolicyResult
 /** A hash of the demand a replay sees (after windowing and scaling), not of the file it came from. */
 export function traceHash(trace: Trace): string {
   const churn = trace.churnPerHour ? { churnPerHour: trace.churnPerHour } : {};
-  return sha256(JSON.stringify({ stepSeconds: trace.stepSeconds, durationSeconds: trace.durationSeconds, steps: trace.steps.map((s) => [s.at, s.demand]), ...churn }));
+  // Unset, the mix leaves the hash as it was, so the cached baselines of the default mix stay valid.
+  const apps = trace.apps ? { apps: { idleShare: trace.apps.idleShare, sizeExponent: trace.apps.sizeExponent } } : {};
+  return sha256(JSON.stringify({ stepSeconds: trace.stepSeconds, durationSeconds: trace.durationSeconds, steps: trace.steps.map((s) => [s.at, s.demand]), ...churn, ...apps }));
 }
 
 /**

@@ -63,7 +63,7 @@ class PoolSim {
     seed: number,
   ) {
     this.random = seededRandom(seed);
-    this.apps = new AppModel(seededRandom(seed + 7));
+    this.apps = new AppModel(seededRandom(seed + 7), pool.trace.apps);
     this.recorder = new ResultRecorder(policy, pool.gearsPerNode, options.sampleEverySeconds, this.ledger, pool.pricePerHour);
     this.peak = peakDemand(pool.trace);
     this.churn = new Churn(pool.trace.churnPerHour);

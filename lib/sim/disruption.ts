@@ -5,18 +5,71 @@
  *
  * The application model (the same for nodescaler and every baseline): each
  * new gear joins the application being filled, or opens a new one whose size
- * is drawn from APP_SIZE_WEIGHTS (Zipf-like, exponent 2.5, 1..10 gears: about
- * 76 % of applications have one gear, 13 % two, 5 % three; 1.5 gears on
- * average). The first gear of an application is its head gear (web proxy and
- * state). An application is idle with probability IDLE_APP_SHARE (OpenShift
- * idles inactive applications; an idle gear still holds its slot here, and
- * moving it restarts nothing). A move is disruptive when the gear is active
- * and belongs to a single-gear application or is its application's head.
+ * is drawn Zipf-like, 1..10 gears, P(size) proportional to size^-exponent
+ * (the default mix, exponent 2.5: about 76 % of applications have one gear,
+ * 13 % two, 5 % three; 1.5 gears on average). The first gear of an
+ * application is its head gear (web proxy and state). An application is idle
+ * with probability `idleShare` (default 0.3: OpenShift idles inactive
+ * applications; an idle gear still holds its slot here, and moving it
+ * restarts nothing). A move is disruptive when the gear is active and belongs
+ * to a single-gear application or is its application's head. A trace may
+ * carry its own mix (`Trace.apps`): a platform whose tenants never idle, or
+ * whose applications are scaled, weighs a drain differently.
  */
 
+import { ValidationError } from '../errors.js';
+
 const SIZES = 10;
-export const APP_SIZE_WEIGHTS: readonly number[] = Array.from({ length: SIZES }, (_, i) => (i + 1) ** -2.5);
-export const IDLE_APP_SHARE = 0.3;
+
+/** Who the gears belong to: the share of idle applications, and how steeply application sizes fall off. */
+export interface AppMix {
+  /** Share of applications that are idle (0..1). */
+  idleShare: number;
+  /** P(size) proportional to size^-sizeExponent, sizes 1..10 (0: every size alike; large: nearly every application one gear). */
+  sizeExponent: number;
+}
+
+export const DEFAULT_APP_MIX: Readonly<AppMix> = { idleShare: 0.3, sizeExponent: 2.5 };
+
+/** Relative weights of application sizes 1..10 under `exponent`. */
+export function appSizeWeights(exponent: number): number[] {
+  return Array.from({ length: SIZES }, (_, i) => (i + 1) ** -exponent);
+}
+
+export const APP_SIZE_WEIGHTS: readonly number[] = appSizeWeights(DEFAULT_APP_MIX.sizeExponent);
+export const IDLE_APP_SHARE = DEFAULT_APP_MIX.idleShare;
+
+/** The reader's text for a mix, e.g. `idle 30 %, sizes ^-2.5 (76 % single-gear)`. */
+export function appMixText(mix: AppMix): string {
+  const weights = appSizeWeights(mix.sizeExponent);
+  const single = weights[0]! / weights.reduce((a, b) => a + b, 0);
+  return `idle ${Math.round(mix.idleShare * 100)} %, sizes ^-${mix.sizeExponent} (${Math.round(single * 100)} % single-gear)`;
+}
+
+/**
+ * The mix the bench flags `--idle-share F` and `--app-sizes EXPONENT` ask for, the default's for a flag left out;
+ * undefined when both are (the traces keep their own). Throws a ValidationError naming the flag and its value.
+ */
+export function appMixFromFlags(flags: { 'idle-share'?: string | undefined; 'app-sizes'?: string | undefined }): AppMix | undefined {
+  const idle = flags['idle-share'];
+  const sizes = flags['app-sizes'];
+  if (idle === undefined && sizes === undefined) return undefined;
+  const idleShare = idle === undefined ? DEFAULT_APP_MIX.idleShare : Number(idle);
+  if (idle !== undefined && (idle.trim() === '' || !(idleShare >= 0 && idleShare <= 1))) {
+    throw new ValidationError({ path: '--idle-share', message: 'expected the share of idle applications, from 0 to 1', value: idle });
+  }
+  const sizeExponent = sizes === undefined ? DEFAULT_APP_MIX.sizeExponent : Number(sizes);
+  if (sizes !== undefined && (sizes.trim() === '' || !(sizeExponent >= 0 && sizeExponent <= 20))) {
+    throw new ValidationError({ path: '--app-sizes', message: 'expected the exponent of application sizes, from 0 (every size 1..10 alike) to 20', value: sizes });
+  }
+  return { idleShare, sizeExponent };
+}
+
+/** `load` with every trace it returns given `mix` (unchanged without one). */
+export function loadWithAppMix<T extends { apps?: AppMix }>(load: () => T, mix: AppMix | undefined): () => T {
+  return mix === undefined ? load : () => ({ ...load(), apps: mix });
+}
+
 const WEEK_SECONDS = 7 * 86400;
 const DISRUPTIVE = 1;
 const IDLE = 2;
@@ -29,10 +82,14 @@ export class AppModel {
   private readonly cumulative: number[];
   created = 0;
 
-  constructor(private readonly random: () => number) {
-    const total = APP_SIZE_WEIGHTS.reduce((sum, w) => sum + w, 0);
+  constructor(
+    private readonly random: () => number,
+    private readonly mix: AppMix = DEFAULT_APP_MIX,
+  ) {
+    const weights = appSizeWeights(mix.sizeExponent);
+    const total = weights.reduce((sum, w) => sum + w, 0);
     let running = 0;
-    this.cumulative = APP_SIZE_WEIGHTS.map((w) => (running += w / total));
+    this.cumulative = weights.map((w) => (running += w / total));
   }
 
   private pending?: { id: number; app: number; disruptive: boolean; idle: boolean };
@@ -48,7 +105,7 @@ export class AppModel {
       let size = this.cumulative.findIndex((c) => draw < c) + 1;
       if (size <= 0) size = SIZES;
       this.remaining = size;
-      this.appIdle = this.random() < IDLE_APP_SHARE;
+      this.appIdle = this.random() < this.mix.idleShare;
       this.appCount += 1;
       head = true;
       single = size === 1;

@@ -167,6 +167,7 @@ export async function runNodescaler(trace: Trace, options: ReplayOptions): Promi
       heartbeatSeconds: 240,
       random: seededRandom(options.seed + 1000 * i),
       gearPrefix: pools.length === 1 ? 'g' : `g${i}-`,
+      ...(pool.trace.apps ? { apps: pool.trace.apps } : {}),
       ...(options.districtUids !== undefined ? { districtUids: options.districtUids, districtReads: options.districtReads !== false } : {}),
     });
     const recorder = new ResultRecorder('nodescaler', pool.gearsPerNode, sampleEvery, new MoveLedger(), pool.pricePerHour);

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { ValidationError } from '../errors.js';
+import type { AppMix } from './disruption.js';
 
 export interface TraceOptions {
   timeColumn?: string;
@@ -29,6 +30,8 @@ export interface Trace {
   startsAt?: string;
   /** Share of the gears deleted and replaced by new ones each hour, beyond the demand's net change (lib/sim/churn.ts); none when unset. */
   churnPerHour?: number;
+  /** Who the gears belong to (idle share, application sizes: lib/sim/disruption.ts); the default mix when unset. */
+  apps?: AppMix;
 }
 
 const TIME_COLUMNS = ['timestamp', 'time', 'datetime', 'date', 'ts', 't', 'seconds', 'second', 'epoch'];

@@ -2,7 +2,7 @@ import type { SimulatedPlatform } from '../adapters/local/simulated-platform.js'
 import type { LocalSqs } from '../adapters/local/local-sqs.js';
 import type { Clock } from '../ports/clock.js';
 import { MAX_REFUSED_GEARS } from '../messages/index.js';
-import { AppModel } from './disruption.js';
+import { AppModel, type AppMix } from './disruption.js';
 
 /** How often the broker-side reporter runs (its systemd timer, infra/agent/nodescaler-broker-reporter.timer). */
 export const REPORTER_PERIOD_SECONDS = 15;
@@ -40,6 +40,8 @@ export interface WorldOptions {
   districtUids?: number;
   /** The reporter reads the UIDs (default true); false: a broker reporter older than session 39, which only counts refusals. */
   districtReads?: boolean;
+  /** Who the gears belong to (lib/sim/disruption.ts); the default mix when unset. */
+  apps?: AppMix;
   random: () => number;
 }
 
@@ -87,7 +89,7 @@ export class SimWorld {
     private readonly sqs: LocalSqs,
     private readonly options: WorldOptions,
   ) {
-    this.apps = new AppModel(options.random);
+    this.apps = new AppModel(options.random, options.apps);
     // Idle gears first: an idled application's gear restarts nothing, even its head.
     // A gear is placed before the model creates it (placeWaiting), so the one being placed is read from `peek`.
     platform.countGearKinds?.(options.district, options.profile, (uuid) => {

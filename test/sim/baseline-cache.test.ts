@@ -32,6 +32,8 @@ describe('baseline cache key', () => {
       keyOf(TINY, REPLAY, { ...WINDOW, days: 3 }),
       keyOf(TINY, REPLAY, { ...WINDOW, peakGears: 2000 }),
       keyOf(TINY, REPLAY, WINDOW, 'v2'), // the baselines' source
+      keyOf({ ...TINY, apps: { idleShare: 0, sizeExponent: 2.5 } }), // the applications' mix
+      keyOf({ ...TINY, apps: { idleShare: 0, sizeExponent: 5 } }),
     ];
     expect(new Set(keys).size).toBe(keys.length);
   });
@@ -39,6 +41,11 @@ describe('baseline cache key', () => {
   it('hashes the demand the replay sees, not where it came from', () => {
     expect(traceHash(TINY)).toBe(traceHash({ ...TINY, source: 'elsewhere.csv' }));
     expect(traceHash(TINY)).not.toBe(traceHash({ ...TINY, steps: TINY.steps.slice(0, -1), durationSeconds: TINY.durationSeconds - 300 }));
+  });
+
+  it('keeps the hash of a trace without a mix as it was, so the default mix keeps its cached results', () => {
+    expect(traceHash({ ...TINY, apps: undefined })).toBe(traceHash(TINY));
+    expect(traceHash({ ...TINY, apps: { idleShare: 0.3, sizeExponent: 2.5 } })).not.toBe(traceHash(TINY));
   });
 });
 

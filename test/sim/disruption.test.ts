@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { APP_SIZE_WEIGHTS, AppModel, IDLE_APP_SHARE, MoveLedger } from '../../lib/sim/disruption.js';
+import { APP_SIZE_WEIGHTS, AppModel, DEFAULT_APP_MIX, IDLE_APP_SHARE, MoveLedger, appMixFromFlags, appMixText, loadWithAppMix } from '../../lib/sim/disruption.js';
+import { ValidationError } from '../../lib/errors.js';
 import { seededRandom } from '../../lib/sim/random.js';
 
 describe('disruption metrics', () => {
@@ -62,5 +63,66 @@ describe('disruption metrics', () => {
     expect(apps.created).toBe(0);
     expect(apps.next()).toEqual(peeked);
     expect(apps.created).toBe(1);
+  });
+
+  it('draws the idle share and the application sizes a mix asks for', () => {
+    const draw = (mix: ConstructorParameters<typeof AppModel>[1]) => {
+      const apps = new AppModel(seededRandom(9), mix);
+      const gears = Array.from({ length: 20000 }, () => apps.next());
+      const count = new Set(gears.map((g) => g.app)).size;
+      return { gears, count, idle: gears.filter((g) => g.idle).length, disruptive: gears.filter((g) => g.disruptive).length };
+    };
+    // Every application active: one disruptive gear per application.
+    const active = draw({ idleShare: 0, sizeExponent: 2.5 });
+    expect(active.idle).toBe(0);
+    expect(active.disruptive).toBe(active.count);
+    // Every application idle: no move restarts anything.
+    const idle = draw({ idleShare: 1, sizeExponent: 2.5 });
+    expect(idle.idle).toBe(idle.gears.length);
+    expect(idle.disruptive).toBe(0);
+    // A steep exponent: nearly every application one gear, so nearly every active gear disruptive.
+    const singles = draw({ idleShare: 0, sizeExponent: 20 });
+    expect(singles.disruptive / singles.gears.length).toBeGreaterThan(0.99);
+    // Every size alike: 5.5 gears an application on average, so most gears are siblings.
+    const flat = draw({ idleShare: 0, sizeExponent: 0 });
+    expect(flat.gears.length / flat.count).toBeGreaterThan(5.2);
+    expect(flat.gears.length / flat.count).toBeLessThan(5.8);
+  });
+
+  it('draws the same gears with the default mix as without one (results of the default mix stay comparable)', () => {
+    const without = new AppModel(seededRandom(4));
+    const withDefault = new AppModel(seededRandom(4), { ...DEFAULT_APP_MIX });
+    const take = (apps: AppModel) => Array.from({ length: 500 }, () => apps.next());
+    expect(take(withDefault)).toEqual(take(without));
+  });
+});
+
+describe('the application mix of a bench run', () => {
+  it('is undefined without the flags, and the default for a flag left out', () => {
+    expect(appMixFromFlags({})).toBeUndefined();
+    expect(appMixFromFlags({ 'idle-share': '0' })).toEqual({ idleShare: 0, sizeExponent: DEFAULT_APP_MIX.sizeExponent });
+    expect(appMixFromFlags({ 'app-sizes': '1.5' })).toEqual({ idleShare: DEFAULT_APP_MIX.idleShare, sizeExponent: 1.5 });
+    expect(appMixText(DEFAULT_APP_MIX)).toBe('idle 30 %, sizes ^-2.5 (76 % single-gear)');
+  });
+
+  it.each([
+    ['idle-share', '1.5'],
+    ['idle-share', '-0.1'],
+    ['idle-share', 'half'],
+    ['idle-share', ''],
+    ['app-sizes', '-1'],
+    ['app-sizes', '21'],
+    ['app-sizes', 'steep'],
+  ] as const)('refuses --%s %j, naming the flag and the value', (flag, value) => {
+    const attempt = () => appMixFromFlags({ [flag]: value });
+    expect(attempt).toThrow(ValidationError);
+    expect(attempt).toThrow(`--${flag}`);
+    expect(attempt).toThrow(JSON.stringify(value));
+  });
+
+  it('gives every trace a load returns the mix, and leaves the load alone without one', () => {
+    const load = () => ({ source: 'x.csv' as string, apps: undefined as { idleShare: number; sizeExponent: number } | undefined });
+    expect(loadWithAppMix(load, undefined)).toBe(load);
+    expect(loadWithAppMix(load, { idleShare: 0, sizeExponent: 1 })()).toEqual({ source: 'x.csv', apps: { idleShare: 0, sizeExponent: 1 } });
   });
 });

@@ -3,6 +3,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { runBaselines } from '../../lib/sim/baseline-cache.js';
 import { runNodescaler } from '../../lib/sim/replay.js';
 import { parseTrace } from '../../lib/sim/trace.js';
 
@@ -46,6 +47,29 @@ describe('the figures of a nodescaler replay', () => {
     expect(causes.drainsWithMoves).toBeLessThanOrEqual(result.drainsStarted);
     expect(result.pools).toHaveLength(1);
     expect(result.pools[0]).toMatchObject({ pool: 'sim/small', instanceType: 'm5.xlarge', nodeHours: result.nodeHours, gearMoves: result.gearMoves });
+  });
+
+  it("replays the trace's application mix for nodescaler and the baselines alike", async () => {
+    // As above, and no rent owed after the rise: restarts of every gear would otherwise hold the nodes for hours.
+    const configOverrides = { scaleDown: { payoff: { horizon: '5m', confidenceWindow: '5m', factor: 0, oneOffRentFactor: 0 } } };
+    const replay = { gearsPerNode: 100, bootDelaySeconds: 120, seed: 11 };
+    const run = async (apps: { idleShare: number; sizeExponent: number }) => {
+      const mixed = { ...trace(), apps };
+      const { result } = await runNodescaler(mixed, { ...replay, store: 'memory', configOverrides });
+      return { nodescaler: result, karpenter: runBaselines(mixed, replay).find((r) => r.policy === 'karpenter')! };
+    };
+    // Every application idle: the same drains, and not one move restarts anything.
+    const idle = await run({ idleShare: 1, sizeExponent: 2.5 });
+    // Every application active and of one gear: every move is a restart.
+    const active = await run({ idleShare: 0, sizeExponent: 20 });
+    for (const { nodescaler, karpenter } of [idle, active]) {
+      expect(nodescaler.gearMoves).toBeGreaterThan(0);
+      expect(karpenter.gearMoves).toBeGreaterThan(0);
+    }
+    expect(idle.nodescaler.disruptiveMoves).toBe(0);
+    expect(idle.karpenter.disruptiveMoves).toBe(0);
+    expect(active.nodescaler.disruptiveMoves).toBeGreaterThan(0.95 * active.nodescaler.gearMoves);
+    expect(active.karpenter.disruptiveMoves).toBeGreaterThan(0.95 * active.karpenter.gearMoves);
   });
 });
 
