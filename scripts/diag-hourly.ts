@@ -10,7 +10,7 @@
  * cluster-autoscaler's) and nodescaler's decision log (every entry,
  * no-actions included), which says why it kept what it kept.
  *
- *   npx tsx scripts/diag-hourly.ts FAMILY SEED SHAPE PEAK_GEARS [FROM TO]
+ *   npx tsx scripts/diag-hourly.ts FAMILY SEED SHAPE PEAK_GEARS [FROM TO] [--idle-share F] [--app-sizes E]
  *   e.g. wander 3 4 2000 24 30   (held-out w3-4 at 2,000 gears, the log of hours 24-30)
  *   npx tsx scripts/diag-hourly.ts synthetic:NAME DAYS PEAK_GEARS [FROM TO]
  *   e.g. synthetic:step-change 2 2000 35 44   (the suite's step change, as `suite --days 2` replays it)
@@ -22,10 +22,21 @@ import { baselineSetup } from '../lib/sim/baseline-cache.js';
 import { familyShapes, isHeldoutFamily, type HeldoutFamily } from '../lib/sim/heldout-families.js';
 import { SYNTHETIC_FAMILIES, syntheticTrace, type SyntheticFamily } from '../lib/sim/synthetic.js';
 import { runNodescaler } from '../lib/sim/replay.js';
-import { suiteTraces } from './bench-suite.js';
+import { parseArgs } from 'node:util';
+import { appMixFromFlags, appMixText, type AppMix } from '../lib/sim/disruption.js';
+import { APP_MIX_OPTIONS, suiteTraces } from './bench-suite.js';
 import type { SeriesPoint } from '../lib/sim/results.js';
 
-const [family, ...rest] = process.argv.slice(2);
+// `--idle-share F` and `--app-sizes E` anywhere: the applications' mix, as the benches take it.
+const { values: mixFlags, positionals } = parseArgs({ args: process.argv.slice(2), allowPositionals: true, options: APP_MIX_OPTIONS });
+let apps: AppMix | undefined;
+try {
+  apps = appMixFromFlags(mixFlags);
+} catch (error) {
+  console.error((error as Error).message);
+  process.exit(2);
+}
+const [family, ...rest] = positionals;
 const synthetic = family?.startsWith('synthetic:') ? (family.slice('synthetic:'.length) as SyntheticFamily) : undefined;
 const suiteName = family?.startsWith('suite:') ? family.slice('suite:'.length) : undefined;
 // A held-out shape: SEED SHAPE PEAK over 7 days; a suite family: DAYS PEAK, replayed with the suite's seed 42, its trace
@@ -41,11 +52,12 @@ if (!valid || !(peak! > 0)) {
   console.error('       npx tsx scripts/diag-hourly.ts suite:TEXT DAYS|all PEAK_GEARS [FROM TO]   (e.g. suite:cpu_usage all 20000 100 110)');
   process.exit(2);
 }
-const shape = suiteEntry
+const drawn = suiteEntry
   ? { name: suiteEntry.name, description: days === undefined ? 'whole' : `${days} days`, trace: suiteEntry.load() }
   : synthetic
   ? { name: `synthetic:${synthetic}`, description: `${days} days`, trace: syntheticTrace(synthetic, { days: days!, peakGears: peak!, seed: seed! + SYNTHETIC_FAMILIES.indexOf(synthetic) }) }
   : familyShapes(family as HeldoutFamily, { seed: seed!, days: days!, peakGears: peak!, count: shapeNumber! })[shapeNumber! - 1]!;
+const shape = apps ? { ...drawn, trace: { ...drawn.trace, apps } } : drawn;
 const replay = { gearsPerNode: 100, bootDelaySeconds: 120, seed: seed! };
 // Every minute a point: the hour's means and the minutes around a wait read the same series.
 const sampleEverySeconds = 60;
@@ -74,7 +86,7 @@ const hourly = (series: SeriesPoint[]) => {
 const ours = hourly(outcome.result.series);
 const theirs = hourly(clairvoyant.series);
 const ca = hourly(clusterAutoscaler.series);
-console.log(`${shape.name}: ${shape.description}`);
+console.log(`${shape.name}: ${shape.description}${apps ? `; applications ${appMixText(apps)}` : ''}`);
 console.log(`node-hours ${outcome.result.nodeHours.toFixed(0)} vs clairvoyant-4h ${clairvoyant.nodeHours.toFixed(0)} (${(outcome.result.nodeHours / clairvoyant.nodeHours).toFixed(3)} x); moves ${outcome.result.gearMoves} vs ${clairvoyant.gearMoves}`);
 console.log(`waiting ${outcome.result.unplacedGearMinutes.toFixed(0)} vs cluster-autoscaler ${clusterAutoscaler.unplacedGearMinutes.toFixed(0)} gear-minutes`);
 console.log('hour  demand  nodescaler  c-4h  moves  most waiting  waited  c-a nodes  c-a waited');

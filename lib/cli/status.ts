@@ -15,6 +15,7 @@ import { failureBackoff } from '../domain/failure-backoff.js';
 import { isProtected } from '../domain/node-stats.js';
 import { usableMarketPrices } from '../domain/market-prices.js';
 import { nodeHourPriceOf } from '../domain/node-price.js';
+import { poolMoveCost } from '../domain/payoff-gate.js';
 import { computeUtilization, expectedGearsPerNode, freshStatsTest } from '../domain/utilization.js';
 import { clockTime, plural, ratio, renderTable, when, wrap, type Cell, type Style } from './render.js';
 import type { PoolState, Snapshot } from './snapshot.js';
@@ -107,6 +108,8 @@ export interface PoolView {
   thresholds: { scaleUp: number; scaleDown: number };
   /** What a drain of one of its nodes is credited per node-hour (lib/domain/node-price.ts), and why; null when the pays-off check is off. */
   nodeHourPrice: { dollars: number; source: string } | null;
+  /** What each kind of move costs its drain's pays-off check, in dollars, and which setting says so; null when the check is off. */
+  moveCost: { idle: number; sibling: number; disruptive: number; source: string } | null;
   /** Each market whose last price read failed, when that is newer than its last good one (lib/app/market-prices.ts). */
   priceReadFailures: Array<{ market: 'spot' | 'on-demand'; at: string; failure: string }>;
   /** The district's UIDs as the broker reporter last read them (district-capacity), `low` under a tenth left; null when never read. */
@@ -190,6 +193,7 @@ function poolView(pool: PoolState, config: Config, now: Date): PoolView {
     expiredNodes: nodeList.filter((node) => node.expired !== null).map((node) => node.nodeId),
     thresholds: { scaleUp: config.scaleUp.threshold, scaleDown: config.scaleDown.utilizationThreshold },
     nodeHourPrice: priced ? nodeHourPriceOf(config.scaleDown.payoff, pool.config, {}, usableMarketPrices(record ?? {}, now)) : null,
+    moveCost: priced ? { ...poolMoveCost(config.scaleDown.payoff.moveCost, pool.config), source: pool.config?.moveCost ? "the pool's moveCost" : 'scaleDown.payoff.moveCost' } : null,
     priceReadFailures: priced ? priceReadFailures(record) : [],
     districtUids: record?.districtCapacity ? { ...record.districtCapacity, low: districtRunningOut(record.districtCapacity) } : null,
     highSince: record?.highSince ?? null,
@@ -333,6 +337,10 @@ function renderPool(pool: PoolView, now: Date, options: TextOptions): string[] {
     lines.push(...wrap(`expired (expireAfter): ${pool.expiredNodes.join(', ')} (renewed a few at a time, replacements first)`, width, '  '));
   }
   if (pool.nodeHourPrice) lines.push(...wrap(`drains priced at $${pool.nodeHourPrice.dollars} a node-hour (${pool.nodeHourPrice.source})`, width, '  '));
+  if (pool.moveCost) {
+    const { idle, sibling, disruptive, source } = pool.moveCost;
+    lines.push(...wrap(`moves priced at $${disruptive} a restart, $${sibling} a sibling gear's, $${idle} an idle gear's (${source})`, width, '  '));
+  }
   for (const failed of pool.priceReadFailures) lines.push(...wrap(s.yellow(`${failed.market} prices not read ${when(failed.at, now)}: ${failed.failure}`), width, '  '));
   const uids = pool.districtUids;
   if (uids) {

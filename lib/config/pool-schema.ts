@@ -137,6 +137,17 @@ export function buildPoolSchema() {
     schedules: z._default(z.array(scheduleSchema), []),
     /** What one of this pool's node-hours costs, in dollars, for the pays-off check; unset: scaleDown.payoff.nodeHourPrice, then the market's (node-price.ts). */
     nodeHourPrice: z.optional(z.number().check(z.gte(0))),
+    /**
+     * What a restart of this pool's tenants costs the pays-off check, in dollars a move by kind; each key given replaces
+     * scaleDown.payoff.moveCost's (a paid tier whose applications never idle and carry an SLA, beside a free tier's).
+     */
+    moveCost: z.optional(
+      z.strictObject({
+        idle: z.optional(z.number().check(z.gte(0))),
+        sibling: z.optional(z.number().check(z.gte(0))),
+        disruptive: z.optional(z.number().check(z.gte(0))),
+      }),
+    ),
     /** How long this pool's nodes may live before they are renewed, or `never`; unset: scaleDown.expireAfter (lib/domain/expiry.ts). */
     expireAfter: z.optional(expiryDuration()),
     /** This pool's disruption budget: each key given replaces scaleDown.budget's. */

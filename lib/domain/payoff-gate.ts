@@ -16,8 +16,8 @@ import { heldLevelOf, rebuyLevel, sizingSlots } from './wanted.js';
 
 export interface PayoffGateInput {
   config: Pick<Config, 'scaleUp' | 'scaleDown'>;
-  /** The pool's own price and instance types (node-price.ts); the global price or the default when not given. */
-  poolConfig?: Pick<PoolConfig, 'nodeHourPrice' | 'template'>;
+  /** The pool's own node-hour price, move prices and instance types (node-price.ts); the global ones when not given. */
+  poolConfig?: Pick<PoolConfig, 'nodeHourPrice' | 'template' | 'moveCost'>;
   /** What the markets last quoted the pool's types at, while recent (market-prices.ts usableMarketPrices). */
   marketPrices?: MarketPrices;
   /** The pool's demand history, this evaluation's sample included. */
@@ -32,6 +32,17 @@ export interface PayoffGateInput {
   headroomAt?: HeadroomAtLevel;
 }
 
+/** The move prices a pool's drains are weighed with: its own `moveCost` keys over scaleDown.payoff.moveCost's. */
+export function poolMoveCost(global: Config['scaleDown']['payoff']['moveCost'], pool: Pick<PoolConfig, 'moveCost'> | undefined): Config['scaleDown']['payoff']['moveCost'] {
+  const own = pool?.moveCost;
+  if (!own) return global;
+  return {
+    idle: own.idle ?? global.idle,
+    sibling: own.sibling ?? global.sibling,
+    disruptive: own.disruptive ?? global.disruptive,
+  };
+}
+
 /**
  * The evaluator's scale-down hook: the utilization the candidates' fit check
  * should judge (demand at its confident level) and the pays-off check of each
@@ -43,7 +54,7 @@ export function payoffGate(input: PayoffGateInput): { utilization: PoolUtilizati
   if (!settings.enabled) return { utilization: u };
   const { marketPrices = {} } = input;
   const poolPrice = nodeHourPrice(settings, input.poolConfig, {}, marketPrices);
-  const payoff = { ...settings, nodeHourPrice: poolPrice };
+  const payoff = { ...settings, moveCost: poolMoveCost(settings.moveCost, input.poolConfig), nodeHourPrice: poolPrice };
   const pricesByType = new Map<string, number>();
   const priceOf = (type: string | undefined, zone: string | undefined) => {
     if (type === undefined) return poolPrice;

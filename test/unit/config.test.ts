@@ -165,6 +165,18 @@ describe('numbers', () => {
       { path: 'scaleUp.forecast.trendConfidence', message: expect.stringContaining('>=0'), value: -1 },
     ]);
   });
+
+  it("take a pool's own move prices, any key, and refuse a negative one or an unknown kind by path and value", () => {
+    const config = parseConfig({ pools: [{ district: 'd1', profile: 'paid', max: 5, naming: { base: 'paid' }, moveCost: { disruptive: 0.05 } }, { district: 'd1', profile: 'free', max: 5, naming: { base: 'free' } }] });
+    expect(config.pools[0]!.moveCost).toEqual({ disruptive: 0.05 });
+    expect(config.pools[1]!.moveCost).toBeUndefined();
+    expect(issuesOf({ pools: [{ district: 'd1', profile: 'paid', max: 5, moveCost: { sibling: -0.01 } }] })).toEqual([
+      { path: 'pools.0.moveCost.sibling', message: expect.stringContaining('>=0'), value: -0.01 },
+    ]);
+    expect(issuesOf({ pools: [{ district: 'd1', profile: 'paid', max: 5, moveCost: { head: 0.1 } }] })).toEqual([
+      { path: 'pools.0.moveCost.head', message: 'unknown key', value: 0.1 },
+    ]);
+  });
 });
 
 describe('durations', () => {

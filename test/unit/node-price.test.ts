@@ -120,6 +120,21 @@ describe('nodescaler status names what each pool\'s drains are credited, and why
     expect(text).toContain("  drains priced at $0.07 a node-hour (the pool's nodeHourPrice)");
   });
 
+  it("the price of each kind of move: the global one, or the pool's own over it key by key; none with the check off", () => {
+    const own = [{ ...pools[0]!, moveCost: { disruptive: 0.1 } }, ...pools.slice(1)];
+    const cfg = config({ pools: own } as Parameters<typeof config>[0]);
+    const snapshot = { now: new Date('2026-01-06T12:00:00Z'), config: cfg, allNodes: [], controls: NO_CONTROLS, pools: cfg.pools.map((p) => ({ pool: `${p.district}/${p.profile}`, config: p, nodes: [], drains: [] })) };
+    const status = statusView(snapshot, 'local state');
+    expect(status.pools.map((p) => p.moveCost)).toEqual([
+      { idle: 0, sibling: 0.0045, disruptive: 0.1, source: "the pool's moveCost" },
+      { idle: 0, sibling: 0.0045, disruptive: 0.0225, source: 'scaleDown.payoff.moveCost' },
+      { idle: 0, sibling: 0.0045, disruptive: 0.0225, source: 'scaleDown.payoff.moveCost' },
+    ]);
+    const text = renderStatus(status, { style: new Style(false), width: 120 }).join('\n');
+    expect(text).toContain("  moves priced at $0.1 a restart, $0.0045 a sibling gear's, $0 an idle gear's (the pool's moveCost)");
+    expect(view({ scaleDown: { payoff: { enabled: false } } }).pools.map((p) => p.moveCost)).toEqual([null, null, null]);
+  });
+
   it('a global price is named as the setting it is; with scale-down or its pays-off check off, no price', () => {
     expect(view({ scaleDown: { payoff: { nodeHourPrice: 0.15 } } }).pools[0]!.nodeHourPrice).toEqual({ dollars: 0.15, source: 'scaleDown.payoff.nodeHourPrice' });
     expect(view({ scaleDown: { enabled: false } }).pools.map((p) => p.nodeHourPrice)).toEqual([null, null, null]);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { payoffGate } from '../../lib/domain/payoff-gate.js';
+import { payoffGate, poolMoveCost } from '../../lib/domain/payoff-gate.js';
 import type { Config } from '../../lib/config/index.js';
 import type { NodeRecord } from '../../lib/domain/model.js';
 import { computeUtilization } from '../../lib/domain/utilization.js';
@@ -102,6 +102,23 @@ describe('payoffGate', () => {
     // A capacity too small for the quiet level is refused whatever the node.
     expect(fresh(cheap, 150)).toEqual(fresh(dear, 150));
     expect(fresh(cheap, 150)).toMatchObject({ refused: expect.stringMatching(/^needed now:/) });
+  });
+
+  it("weighs a pool's drains with its own move prices, key by key over the global ones", () => {
+    const now = new Date('2026-01-06T22:30:00Z');
+    const cfg = config();
+    const candidate = node('c', { gears: 40 });
+    candidate.stats!.disruptiveGears = 30;
+    const { u } = reportingPool([node('a', { gears: 60 }), candidate], now, cfg);
+    const quiet = history(now, () => 50, 50);
+    const verdict = (poolConfig?: Parameters<typeof payoffGate>[0]['poolConfig']) =>
+      payoffGate({ config: cfg, history: quiet, now, utilization: u, ...(poolConfig ? { poolConfig } : {}) }).check!(candidate, 300);
+    // At the global prices 30 restarts cost $0.675 (and 10 siblings $0.045): a day of a node's rent pays twice that.
+    expect(verdict()).toMatchObject({ accepted: expect.stringMatching(/^pays: .* >= 2 x \$0\.72 for 30 disruptive, 10 sibling moves/) });
+    // A paid tier's restarts, priced at $0.2 each, do not pay for that day; its siblings keep the global price.
+    expect(verdict({ moveCost: { disruptive: 0.2 } })).toMatchObject({ refused: expect.stringMatching(/^does not pay: .* 2 x \$6\.04 for 30 disruptive, 10 sibling moves/) });
+    expect(poolMoveCost(cfg.scaleDown.payoff.moveCost, { moveCost: { disruptive: 0.2 } })).toEqual({ idle: 0, sibling: 0.0045, disruptive: 0.2 });
+    expect(poolMoveCost(cfg.scaleDown.payoff.moveCost, {})).toBe(cfg.scaleDown.payoff.moveCost);
   });
 
   it('is off when payoff is disabled', () => {
