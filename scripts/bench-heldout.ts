@@ -16,8 +16,9 @@ import { writeOut } from '../lib/sim/report.js';
 import { goalChecks } from '../lib/sim/summary.js';
 import { renderSuiteReport, suiteReportTrace, type SuiteReportTrace } from '../lib/sim/suite-report.js';
 import { formatVariant, scoreTrace, scoreVariant, type TraceScore } from '../lib/sim/tune.js';
-import { APP_MIX_OPTIONS, APP_MIX_USAGE, replaySuiteTrace, suiteSettings } from './bench-suite.js';
-import { appMixFromFlags, appMixText, loadWithAppMix, type AppMix } from '../lib/sim/disruption.js';
+import { replaySuiteTrace, suiteSettings } from './bench-suite.js';
+import { APP_MIX_OPTIONS, APP_MIX_USAGE, appMixFromFlags, loadWithAppMix } from '../lib/sim/app-mix.js';
+import { appMixText, type AppMix } from '../lib/sim/disruption.js';
 
 const DEFAULT_CACHE = new URL('../.cache/baselines/', import.meta.url).pathname;
 

@@ -14,7 +14,8 @@ import { parseArgs } from 'node:util';
 import { abortLine } from '../lib/sim/aborts.js';
 import { pagesLine } from '../lib/sim/alarms.js';
 import { baselineKeyParts, runBaselines, type BaselineCache } from '../lib/sim/baseline-cache.js';
-import { appMixFromFlags, appMixText, DEFAULT_APP_MIX, loadWithAppMix, type AppMix } from '../lib/sim/disruption.js';
+import { APP_MIX_OPTIONS, APP_MIX_USAGE, appMixFromFlags, loadWithAppMix } from '../lib/sim/app-mix.js';
+import { appMixText, DEFAULT_APP_MIX, type AppMix } from '../lib/sim/disruption.js';
 import { floorForResults, floorLine, type ReactiveFloor } from '../lib/sim/floor.js';
 import { peakDemand } from '../lib/sim/pools.js';
 import { runNodescaler, simInstanceText } from '../lib/sim/replay.js';
@@ -28,14 +29,6 @@ import { windowOf } from '../lib/sim/window.js';
 
 const TRACES = new URL('../data/traces/', import.meta.url).pathname;
 const TIME_COLUMNS = ['timestamp', 'time', 'seconds', 't'];
-
-/** The flags every replay bench takes for the applications' mix (lib/sim/disruption.ts `appMixFromFlags`). */
-export const APP_MIX_USAGE = `  --idle-share F      share of applications that are idle, whose gears move without restarting anything
-                      (default ${DEFAULT_APP_MIX.idleShare}), for every policy
-  --app-sizes E       application sizes 1..10 drawn with weight size^-E (default ${DEFAULT_APP_MIX.sizeExponent}: ${appMixText(DEFAULT_APP_MIX).replace(/.*\((.*)\)/, '$1')};
-                      1: more scaled applications, whose gears have siblings; 5: nearly all single-gear)`;
-
-export const APP_MIX_OPTIONS = { 'idle-share': { type: 'string' }, 'app-sizes': { type: 'string' } } as const;
 
 const USAGE = `usage: npm run bench -- suite [--days N] [--peak-gears N] [--gears-per-node N] [--boot-delay SECONDS] [--idle-share F] [--app-sizes E] [--only TEXT] [--seed N] [--html FILE]
 

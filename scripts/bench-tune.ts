@@ -13,8 +13,9 @@ import { familyShapes, heldoutFamilyList, isHeldoutFamily, type HeldoutFamily } 
 import { formatAgainst, formatRanking, formatVariant, infeasibleNote, parseVariants, tuneSuite, type TuneTrace, type Variants } from '../lib/sim/tune.js';
 import { parseTuneSets, tuneSetName, type TuneSet } from '../lib/sim/tune-sets.js';
 import { simInstanceText } from '../lib/sim/replay.js';
-import { APP_MIX_OPTIONS, APP_MIX_USAGE, suiteTraces } from './bench-suite.js';
-import { appMixFromFlags, appMixText, loadWithAppMix, type AppMix } from '../lib/sim/disruption.js';
+import { suiteTraces } from './bench-suite.js';
+import { APP_MIX_OPTIONS, APP_MIX_USAGE, appMixFromFlags, loadWithAppMix } from '../lib/sim/app-mix.js';
+import { appMixText, type AppMix } from '../lib/sim/disruption.js';
 
 const DEFAULT_CACHE = new URL('../.cache/baselines/', import.meta.url).pathname;
 

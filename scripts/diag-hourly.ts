@@ -23,8 +23,9 @@ import { familyShapes, isHeldoutFamily, type HeldoutFamily } from '../lib/sim/he
 import { SYNTHETIC_FAMILIES, syntheticTrace, type SyntheticFamily } from '../lib/sim/synthetic.js';
 import { runNodescaler } from '../lib/sim/replay.js';
 import { parseArgs } from 'node:util';
-import { appMixFromFlags, appMixText, type AppMix } from '../lib/sim/disruption.js';
-import { APP_MIX_OPTIONS, suiteTraces } from './bench-suite.js';
+import { APP_MIX_OPTIONS, appMixFromFlags } from '../lib/sim/app-mix.js';
+import { appMixText, type AppMix } from '../lib/sim/disruption.js';
+import { suiteTraces } from './bench-suite.js';
 import type { SeriesPoint } from '../lib/sim/results.js';
 
 // `--idle-share F` and `--app-sizes E` anywhere: the applications' mix, as the benches take it.

@@ -17,8 +17,6 @@
  * whose applications are scaled, weighs a drain differently.
  */
 
-import { ValidationError } from '../errors.js';
-
 const SIZES = 10;
 
 /** Who the gears belong to: the share of idle applications, and how steeply application sizes fall off. */
@@ -44,30 +42,6 @@ export function appMixText(mix: AppMix): string {
   const weights = appSizeWeights(mix.sizeExponent);
   const single = weights[0]! / weights.reduce((a, b) => a + b, 0);
   return `idle ${Math.round(mix.idleShare * 100)} %, sizes ^-${mix.sizeExponent} (${Math.round(single * 100)} % single-gear)`;
-}
-
-/**
- * The mix the bench flags `--idle-share F` and `--app-sizes EXPONENT` ask for, the default's for a flag left out;
- * undefined when both are (the traces keep their own). Throws a ValidationError naming the flag and its value.
- */
-export function appMixFromFlags(flags: { 'idle-share'?: string | undefined; 'app-sizes'?: string | undefined }): AppMix | undefined {
-  const idle = flags['idle-share'];
-  const sizes = flags['app-sizes'];
-  if (idle === undefined && sizes === undefined) return undefined;
-  const idleShare = idle === undefined ? DEFAULT_APP_MIX.idleShare : Number(idle);
-  if (idle !== undefined && (idle.trim() === '' || !(idleShare >= 0 && idleShare <= 1))) {
-    throw new ValidationError({ path: '--idle-share', message: 'expected the share of idle applications, from 0 to 1', value: idle });
-  }
-  const sizeExponent = sizes === undefined ? DEFAULT_APP_MIX.sizeExponent : Number(sizes);
-  if (sizes !== undefined && (sizes.trim() === '' || !(sizeExponent >= 0 && sizeExponent <= 20))) {
-    throw new ValidationError({ path: '--app-sizes', message: 'expected the exponent of application sizes, from 0 (every size 1..10 alike) to 20', value: sizes });
-  }
-  return { idleShare, sizeExponent };
-}
-
-/** `load` with every trace it returns given `mix` (unchanged without one). */
-export function loadWithAppMix<T extends { apps?: AppMix }>(load: () => T, mix: AppMix | undefined): () => T {
-  return mix === undefined ? load : () => ({ ...load(), apps: mix });
 }
 
 const WEEK_SECONDS = 7 * 86400;

@@ -116,7 +116,7 @@ describe('payoffGate', () => {
     // At the global prices 30 restarts cost $0.675 (and 10 siblings $0.045): a day of a node's rent pays twice that.
     expect(verdict()).toMatchObject({ accepted: expect.stringMatching(/^pays: .* >= 2 x \$0\.72 for 30 disruptive, 10 sibling moves/) });
     // A paid tier's restarts, priced at $0.2 each, do not pay for that day; its siblings keep the global price.
-    expect(verdict({ moveCost: { disruptive: 0.2 } })).toMatchObject({ refused: expect.stringMatching(/^does not pay: .* 2 x \$6\.04 for 30 disruptive, 10 sibling moves/) });
+    expect(verdict({ template: cfg.pools[0]!.template, moveCost: { disruptive: 0.2 } })).toMatchObject({ refused: expect.stringMatching(/^does not pay: .* 2 x \$6\.04 for 30 disruptive, 10 sibling moves/) });
     expect(poolMoveCost(cfg.scaleDown.payoff.moveCost, { moveCost: { disruptive: 0.2 } })).toEqual({ idle: 0, sibling: 0.0045, disruptive: 0.2 });
     expect(poolMoveCost(cfg.scaleDown.payoff.moveCost, {})).toBe(cfg.scaleDown.payoff.moveCost);
   });
