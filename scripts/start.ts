@@ -9,7 +9,9 @@ import { parseArgs } from 'node:util';
 import { ValidationError } from '../lib/errors.js';
 import { baselineOptions } from '../lib/sim/baseline-cache.js';
 import { BASELINES, runBaseline } from '../lib/sim/baselines.js';
+import { APP_MIX_OPTIONS, appMixFromFlags, parsePoolApps } from '../lib/sim/app-mix.js';
 import { configPools, parsePoolDemand } from '../lib/sim/config-pools.js';
+import { appMixText } from '../lib/sim/disruption.js';
 import { peakDemand } from '../lib/sim/pools.js';
 import { PRICES_AS_OF, PRICE_REGION } from '../lib/sim/prices.js';
 import { renderReport, writeOut } from '../lib/sim/report.js';
@@ -39,10 +41,13 @@ comparison policies (${POLICIES.join(', ')}).
   --peak-gears N            demand is scaled so the replayed window's peak is N gears (default 2000)
   --gears-per-node N        gear slots per node (default 100; a --config pool's own value wins)
   --boot-delay SECONDS      time from launch to a node taking gears (default 120)
+  --idle-share F            share of applications that are idle, whose gears move without a restart (default 0.3)
+  --app-sizes E             application sizes 1..10 drawn with weight size^-E (default 2.5: 76 % single-gear)
   --policy NAME             run only this policy (repeatable; default: all)
   --config FILE             replay every pool of this nodescaler configuration
   --pool-demand POOL=COL    with --config: pool DISTRICT/PROFILE gets CSV column COL,
   --pool-demand POOL=W        or weight W of the demand column (default weights: max x gearsPerNode)
+  --pool-apps POOL=F[:E]    with --config: pool DISTRICT/PROFILE's own idle share F (and size exponent E)
   --store auto|dynalite|memory  state store (default auto: dynalite up to 3 hours)
   --seed N                  random seed (default 42)
   --json OUT.json           write the results (every field, per pool) as JSON
@@ -71,6 +76,8 @@ async function main(): Promise<void> {
         seed: { type: 'string', default: '42' },
         config: { type: 'string' },
         'pool-demand': { type: 'string', multiple: true },
+        ...APP_MIX_OPTIONS,
+        'pool-apps': { type: 'string', multiple: true },
       },
     });
   } catch (error) {
@@ -113,7 +120,8 @@ async function main(): Promise<void> {
   const days = values.days === undefined ? undefined : number('days', 0.01);
   const window = (t: Trace) => windowOf(t, days === undefined ? undefined : days * 86400, t === trace0 ? peakGears : peakDemand(t));
   const trace0 = readTrace(tracePath, traceOptions);
-  const trace = window(trace0);
+  const apps = appMixFromFlags(values);
+  const trace = apps ? { ...window(trace0), apps } : window(trace0);
 
   const replay: ReplayOptions = {
     gearsPerNode: number('gears-per-node', 1),
@@ -132,9 +140,14 @@ async function main(): Promise<void> {
       bootDelaySeconds: replay.bootDelaySeconds,
       demands: (values['pool-demand'] ?? []).map(parsePoolDemand),
       window: (t) => windowOf(t, days === undefined ? undefined : days * 86400, peakDemand(t)),
+      ...(apps ? { apps } : {}),
+      poolApps: (values['pool-apps'] ?? []).map(parsePoolApps),
     });
-  } else if (values['pool-demand']) {
-    throw new ValidationError({ path: '--pool-demand', message: 'needs --config (the pools come from a configuration file)', value: values['pool-demand'].join(' ') });
+  } else {
+    for (const flag of ['pool-demand', 'pool-apps'] as const) {
+      const given = values[flag];
+      if (given) throw new ValidationError({ path: `--${flag}`, message: 'needs --config (the pools come from a configuration file)', value: given.join(' ') });
+    }
   }
   const { input, pools } = replayPools(trace, replay);
   console.log(
@@ -143,7 +156,7 @@ async function main(): Promise<void> {
   );
   console.log(
     `${values.config ? `config ${values.config}` : 'simulation defaults'}: ${pools.length} pool(s), limits.maxNodesTotal ${input.limits?.maxNodesTotal ?? 100}; ` +
-      pools.map((p) => `${p.id} (${p.gearsPerNode} gears/node, ${p.min}..${p.max} nodes, ${p.instanceType} $${p.pricePerHour}/h, peak ${peakDemand(p.trace)} gears)`).join('; '),
+      pools.map((p) => `${p.id} (${p.gearsPerNode} gears/node, ${p.min}..${p.max} nodes, ${p.instanceType} $${p.pricePerHour}/h, peak ${peakDemand(p.trace)} gears${p.trace.apps ? `, applications ${appMixText(p.trace.apps)}` : ''})`).join('; '),
   );
   console.log(`prices: on-demand ${PRICE_REGION} as of ${PRICES_AS_OF} (lib/domain/node-price.ts, lib/sim/prices.ts)`);
   for (const pool of pools) {

@@ -37,3 +37,17 @@ export function loadWithAppMix<T extends { apps?: AppMix }>(load: () => T, mix: 
   return mix === undefined ? load : () => ({ ...load(), apps: mix });
 }
 
+
+/** `POOL=IDLE` or `POOL=IDLE:EXPONENT`, as `npm start -- --pool-apps` takes it: one pool's own mix, the default's exponent when left out. */
+export function parsePoolApps(text: string): { pool: string; apps: AppMix } {
+  const at = text.lastIndexOf('=');
+  if (at <= 0 || at === text.length - 1) throw new ValidationError({ path: '--pool-apps', message: 'expected DISTRICT/PROFILE=IDLE_SHARE or DISTRICT/PROFILE=IDLE_SHARE:SIZE_EXPONENT', value: text });
+  const [idle, sizes, extra] = text.slice(at + 1).split(':');
+  if (extra !== undefined) throw new ValidationError({ path: '--pool-apps', message: 'expected DISTRICT/PROFILE=IDLE_SHARE or DISTRICT/PROFILE=IDLE_SHARE:SIZE_EXPONENT', value: text });
+  try {
+    return { pool: text.slice(0, at), apps: appMixFromFlags({ 'idle-share': idle, 'app-sizes': sizes })! };
+  } catch (error) {
+    const reason = error instanceof ValidationError ? error.issues[0]!.message : String(error);
+    throw new ValidationError({ path: '--pool-apps', message: reason, value: text });
+  }
+}

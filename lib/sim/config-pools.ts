@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { readConfigFile, type ConfigInput } from '../config/index.js';
 import { ValidationError } from '../errors.js';
+import type { AppMix } from './disruption.js';
 import { peakDemand, type SimPool } from './pools.js';
 import { instancePrice } from './prices.js';
 import { readTrace, type Trace, type TraceOptions } from './trace.js';
@@ -48,12 +49,19 @@ export function configPools(options: {
   bootDelaySeconds: number;
   demands: PoolDemand[];
   window?: (trace: Trace) => Trace;
+  /** The application mix of every pool without its own in `poolApps` (lib/sim/disruption.ts); unset: the trace's. */
+  apps?: AppMix;
+  /** Pools with their own application mix (`--pool-apps`): a paid tier whose tenants never idle beside a free tier's. */
+  poolApps?: Array<{ pool: string; apps: AppMix }>;
 }): { input: ConfigInput; pools: SimPool[] } {
   const parsed = readConfigFile(options.configFile);
   const raw = parseYaml(readFileSync(options.configFile, 'utf8')) as ConfigInput & { pools: Array<Record<string, unknown>> };
   const ids = raw.pools.map((p) => `${String(p.district)}/${String(p.profile)}`);
   for (const demand of options.demands) {
     if (!ids.includes(demand.pool)) throw new ValidationError({ path: '--pool-demand', message: `no such pool in ${options.configFile}; pools: ${ids.join(', ')}`, value: demand.pool });
+  }
+  for (const own of options.poolApps ?? []) {
+    if (!ids.includes(own.pool)) throw new ValidationError({ path: '--pool-apps', message: `no such pool in ${options.configFile}; pools: ${ids.join(', ')}`, value: own.pool });
   }
   const gearsPerNode = (p: Record<string, unknown>) => (typeof p.gearsPerNode === 'number' ? p.gearsPerNode : options.fallbackGearsPerNode);
   const weights = raw.pools.map((p, i) => options.demands.find((d) => d.pool === ids[i])?.weight ?? Number(p.max) * gearsPerNode(p));
@@ -71,6 +79,8 @@ export function configPools(options: {
       const scale = poolPeak / Math.max(1, peakDemand(options.trace));
       trace = { ...options.trace, steps: options.trace.steps.map((s) => ({ at: s.at, demand: Math.round(s.demand * scale) })) };
     }
+    const apps = options.poolApps?.find((own) => own.pool === ids[i])?.apps ?? options.apps;
+    if (apps) trace = { ...trace, apps };
     const template = (p.template ?? {}) as { instanceTypes?: Array<{ name: string }> };
     const instanceType = template.instanceTypes?.[0]?.name ?? 'm5.xlarge';
     return {

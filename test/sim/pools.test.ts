@@ -64,6 +64,18 @@ describe('replaying every pool of a configuration', () => {
     expect(replay.pools.map((p) => p.pricePerHour)).toEqual([0.096, 0.384, 0.192, 0.05]);
   });
 
+  it("gives each pool the run's application mix, or its own (--pool-apps), and refuses a pool the file lacks", () => {
+    const mixed = (apps: Parameters<typeof configPools>[0]['apps'], poolApps: Parameters<typeof configPools>[0]['poolApps']) =>
+      configPools({ configFile, tracePath, trace, traceOptions, peakGears: 800, fallbackGearsPerNode: 100, bootDelaySeconds: 120, demands: [], ...(apps ? { apps } : {}), ...(poolApps ? { poolApps } : {}) });
+    expect(replay.pools.map((p) => p.trace.apps)).toEqual([undefined, undefined, undefined, undefined]);
+    const paid = { idleShare: 0, sizeExponent: 5 };
+    const free = { idleShare: 0.6, sizeExponent: 2.5 };
+    const tiers = mixed(free, [{ pool: 'west/large', apps: paid }]);
+    expect(tiers.pools.map((p) => p.trace.apps)).toEqual([free, free, free, paid]);
+    expect(mixed(undefined, [{ pool: 'east/small', apps: paid }]).pools.map((p) => p.trace.apps)).toEqual([paid, undefined, undefined, undefined]);
+    expect(() => mixed(undefined, [{ pool: 'north/small', apps: paid }])).toThrow(/--pool-apps: no such pool in .*four-pools\.yml; pools: east\/small, east\/large, west\/small, west\/large \(got "north\/small"\)/);
+  });
+
   it('runs all four pools through the real handlers, each within its bounds and all within maxNodesTotal', async () => {
     const outcome = await runNodescaler(trace, { gearsPerNode: 100, bootDelaySeconds: 120, store: 'memory', seed: 3, config: replay });
     const { result } = outcome;

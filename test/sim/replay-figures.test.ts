@@ -81,6 +81,8 @@ describe('npm start usage', () => {
     expect(run.status).toBe(0);
     expect(run.stdout).toContain('usage: npm start -- [options]');
     expect(run.stdout).toContain('--pool-demand');
+    expect(run.stdout).toContain('--pool-apps');
+    expect(run.stdout).toContain('--idle-share');
   });
 
   it('answers an unknown flag with the usage, not a stack trace', () => {
@@ -106,5 +108,14 @@ describe('npm start usage', () => {
     expect(run.status).toBe(2);
     expect(run.stderr).toContain('--policy');
     expect(run.stderr).toContain('reactive');
+  });
+
+  it("refuses a pool's mix without the configuration that names the pool, and a share out of range", () => {
+    const lonely = start('--pool-apps', 'd1/paid=0', '--days', '0.1');
+    expect(lonely.status).toBe(2);
+    expect(lonely.stderr).toContain('--pool-apps: needs --config');
+    const share = start('--idle-share', '1.5', '--days', '0.1');
+    expect(share.status).toBe(2);
+    expect(share.stderr).toContain('--idle-share: expected the share of idle applications, from 0 to 1 (got "1.5")');
   });
 });
