@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseConfig, type ConfigInput } from '../../lib/config/index.js';
-import { configWarnings, expiryWarnings, spotPriceWarnings } from '../../lib/config/warnings.js';
+import { configWarnings, expiryWarnings, freeRestartWarnings, spotPriceWarnings } from '../../lib/config/warnings.js';
 
 const template = (name: string, spot: boolean) => ({ instanceTypes: [{ name, vcpus: 8, memoryGiB: 32 }], spot });
 const parsed = (pools: object[], rest: object = {}) => parseConfig({ ...rest, pools } as ConfigInput);
@@ -31,6 +31,25 @@ describe('configWarnings: what a valid configuration may still get wrong', () =>
     const pools = [{ district: 'd1', profile: 'large', max: 5, template: launched }];
     expect(spotPriceWarnings(parsed(pools, { handler: 'ec2' }))).toEqual([]);
     expect(spotPriceWarnings(parsed(pools, { handler: 'spool', spool: { bucket: 'nodescaler-spool' } }))).toHaveLength(1);
+  });
+
+  it('a pool whose restarts are priced at nothing is named, with the key that priced them', () => {
+    const pools = [
+      { district: 'd1', profile: 'paid', max: 5, naming: { base: 'paid' } },
+      { district: 'd1', profile: 'free', max: 5, naming: { base: 'free' }, moveCost: { disruptive: 0 } },
+    ];
+    const config = parsed(pools);
+    expect(freeRestartWarnings(config)).toEqual([
+      "pools[1] (d1/free): pools[1].moveCost.disruptive is 0: a restart of a tenant's only or head gear costs its drains nothing, " +
+        'so scale-down drains whenever a node saves anything and moves those gears as readily as idle ones. Price a restart (default 0.0225).',
+    ]);
+    expect(configWarnings(config)).toEqual(expect.arrayContaining(freeRestartWarnings(config)));
+    // Priced at nothing for every pool, but one pool prices its own: the others are named by the global key.
+    const global = parsed([{ ...pools[0]!, moveCost: { disruptive: 0.05 } }, { ...pools[1]!, moveCost: undefined }], { scaleDown: { payoff: { moveCost: { disruptive: 0 } } } });
+    expect(freeRestartWarnings(global)).toEqual([expect.stringMatching(/^pools\[1\] \(d1\/free\): scaleDown\.payoff\.moveCost\.disruptive is 0: /)]);
+    // Nothing when no drain is priced.
+    expect(freeRestartWarnings(parsed(pools, { scaleDown: { payoff: { enabled: false } } }))).toEqual([]);
+    expect(freeRestartWarnings(parsed(pools, { scaleDown: { enabled: false } }))).toEqual([]);
   });
 
   it("keeps the sender check's warnings", () => {
