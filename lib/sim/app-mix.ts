@@ -37,7 +37,6 @@ export function loadWithAppMix<T extends { apps?: AppMix }>(load: () => T, mix: 
   return mix === undefined ? load : () => ({ ...load(), apps: mix });
 }
 
-
 /** `POOL=IDLE` or `POOL=IDLE:EXPONENT`, as `npm start -- --pool-apps` takes it: one pool's own mix, the default's exponent when left out. */
 export function parsePoolApps(text: string): { pool: string; apps: AppMix } {
   const at = text.lastIndexOf('=');
