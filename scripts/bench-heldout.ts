@@ -19,6 +19,8 @@ import { formatVariant, scoreTrace, scoreVariant, type TraceScore } from '../lib
 import { replaySuiteTrace, suiteSettings } from './bench-suite.js';
 import { APP_MIX_OPTIONS, APP_MIX_USAGE, appMixFromFlags, loadWithAppMix } from '../lib/sim/app-mix.js';
 import { appMixText, type AppMix } from '../lib/sim/disruption.js';
+import { PLACEMENT_OPTIONS, PLACEMENT_USAGE, placementFromFlags } from '../lib/sim/placement-flag.js';
+import type { PlacementRule } from '../lib/adapters/local/sim-placement.js';
 
 const DEFAULT_CACHE = new URL('../.cache/baselines/', import.meta.url).pathname;
 
@@ -40,6 +42,7 @@ and a total.
   --gears-per-node N  default 100
   --boot-delay S      seconds from a host's launch to its first gear, for every policy (default 120)
 ${APP_MIX_USAGE}
+${PLACEMENT_USAGE}
   --only I,J          only shapes I, J (1-based, as numbered in the output); the total covers them
   --cache DIR         where the baselines' results are kept (default .cache/baselines)
   --no-cache          compute the baselines again and keep nothing
@@ -59,6 +62,7 @@ export async function runHeldout(argv: string[]): Promise<void> {
         'gears-per-node': { type: 'string', default: '100' },
         'boot-delay': { type: 'string', default: '120' },
         ...APP_MIX_OPTIONS,
+        ...PLACEMENT_OPTIONS,
         only: { type: 'string' },
         cache: { type: 'string', default: DEFAULT_CACHE },
         'no-cache': { type: 'boolean', default: false },
@@ -81,8 +85,10 @@ export async function runHeldout(argv: string[]): Promise<void> {
   const gearsPerNode = figures['gears-per-node']!;
   const bootDelaySeconds = figures['boot-delay']!;
   let apps: AppMix | undefined;
+  let placement: PlacementRule | undefined;
   try {
     apps = appMixFromFlags(values);
+    placement = placementFromFlags(values);
   } catch (error) {
     return fail((error as Error).message);
   }
@@ -92,7 +98,7 @@ export async function runHeldout(argv: string[]): Promise<void> {
   if (only && only.some((n) => !Number.isInteger(n) || n < 1 || n > count)) return fail(`--only: expected shape numbers from 1 to ${count} separated by commas, got ${values.only}`);
   const cache = new BaselineCache(values['no-cache'] ? undefined : values.cache);
   const started = Date.now();
-  console.log(`heldout: ${count} ${familyShapesLabel(family)} of seed ${seed} (${days} days, peak ${peakGears} gears, ${gearsPerNode} gears per node, boot delay ${bootDelaySeconds} s${apps ? `, applications ${appMixText(apps)}` : ''})`);
+  console.log(`heldout: ${count} ${familyShapesLabel(family)} of seed ${seed} (${days} days, peak ${peakGears} gears, ${gearsPerNode} gears per node, boot delay ${bootDelaySeconds} s${apps ? `, applications ${appMixText(apps)}` : ''}${placement ? `, placement ${placement}` : ''})`);
   const scores: TraceScore[] = [];
   const page: SuiteReportTrace[] = [];
   for (const [index, shape] of familyShapes(family, { count, seed, days, peakGears }).entries()) {
@@ -103,6 +109,7 @@ export async function runHeldout(argv: string[]): Promise<void> {
       bootDelaySeconds,
       seed,
       started,
+      ...(placement ? { placement } : {}),
       cache: { store: cache, window: { days, peakGears } },
       note: `shape: ${shape.description}`,
     });
@@ -111,7 +118,7 @@ export async function runHeldout(argv: string[]): Promise<void> {
   }
   console.log(`heldout: ${only ? only.length : count} shapes in ${((Date.now() - started) / 1000).toFixed(0)} s; baselines ${cache.hits} cached, ${cache.misses} computed; nodescaler (today's defaults) x clairvoyant-4h and goal checks met:`);
   console.log(formatVariant(scoreVariant('heldout', scores), 'total (mean; moves summed; worst)'));
-  const settings = suiteSettings({ shapes: `${only ? only.join(', ') : `1-${count}`} of seed ${seed} (${familySource(family)})`, days: String(days), peakGears, gearsPerNode, bootDelaySeconds, seed, ...(apps ? { apps } : {}) });
+  const settings = suiteSettings({ shapes: `${only ? only.join(', ') : `1-${count}`} of seed ${seed} (${familySource(family)})`, days: String(days), peakGears, gearsPerNode, bootDelaySeconds, seed, ...(apps ? { apps } : {}), ...(placement ? { placement } : {}) });
   const html = values.html ?? `out/heldout-${family === 'mixed' ? '' : `${family}-`}seed-${seed}.html`;
   writeOut(html, renderSuiteReport({ title: `nodescaler: held-out ${familyShapesLabel(family)} of seed ${seed}`, settings, traces: page }));
   console.log(`wrote ${html}`);

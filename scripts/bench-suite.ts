@@ -16,6 +16,8 @@ import { pagesLine } from '../lib/sim/alarms.js';
 import { baselineKeyParts, runBaselines, type BaselineCache } from '../lib/sim/baseline-cache.js';
 import { APP_MIX_OPTIONS, APP_MIX_USAGE, appMixFromFlags, loadWithAppMix } from '../lib/sim/app-mix.js';
 import { appMixText, DEFAULT_APP_MIX, type AppMix } from '../lib/sim/disruption.js';
+import { PLACEMENT_OPTIONS, PLACEMENT_USAGE, placementFromFlags } from '../lib/sim/placement-flag.js';
+import type { PlacementRule } from '../lib/adapters/local/sim-placement.js';
 import { floorForResults, floorLine, type ReactiveFloor } from '../lib/sim/floor.js';
 import { peakDemand } from '../lib/sim/pools.js';
 import { runNodescaler, simInstanceText } from '../lib/sim/replay.js';
@@ -39,6 +41,7 @@ Replays every trace column of data/traces/ and the synthetic families
   --gears-per-node N  default 100
   --boot-delay S      seconds from a host's launch to its first gear, for every policy (default 120)
 ${APP_MIX_USAGE}
+${PLACEMENT_USAGE}
   --only TEXT         only traces whose name contains TEXT
   --seed N            default 42
   --html FILE         the page to explore the figures in (default out/suite.html)`;
@@ -60,7 +63,7 @@ export function suiteTraces(days: number | undefined, peakGears: number, seed: n
 export async function runSuite(argv: string[]): Promise<void> {
   let values;
   try {
-    ({ values } = parseArgs({ args: argv, options: { days: { type: 'string' }, 'peak-gears': { type: 'string', default: '2000' }, 'gears-per-node': { type: 'string', default: '100' }, 'boot-delay': { type: 'string', default: '120' }, ...APP_MIX_OPTIONS, only: { type: 'string' }, seed: { type: 'string', default: '42' }, html: { type: 'string', default: 'out/suite.html' }, help: { type: 'boolean', short: 'h' } } }));
+    ({ values } = parseArgs({ args: argv, options: { days: { type: 'string' }, 'peak-gears': { type: 'string', default: '2000' }, 'gears-per-node': { type: 'string', default: '100' }, 'boot-delay': { type: 'string', default: '120' }, ...APP_MIX_OPTIONS, ...PLACEMENT_OPTIONS, only: { type: 'string' }, seed: { type: 'string', default: '42' }, html: { type: 'string', default: 'out/suite.html' }, help: { type: 'boolean', short: 'h' } } }));
   } catch (error) {
     console.error(`${(error as Error).message}\n\n${USAGE}`);
     process.exitCode = 2;
@@ -81,20 +84,23 @@ export async function runSuite(argv: string[]): Promise<void> {
   const bootDelaySeconds = number('boot-delay', 1);
   const seed = number('seed', 0);
   let apps: AppMix | undefined;
+  let placement: PlacementRule | undefined;
   try {
     apps = appMixFromFlags(values);
+    placement = placementFromFlags(values);
   } catch (error) {
     console.error(`${(error as Error).message}\n\n${USAGE}`);
     process.exit(2);
   }
   if (apps) console.log(`suite: applications ${appMixText(apps)}`);
+  if (placement) console.log(`suite: placement ${placement}`);
   const traces = suiteTraces(days, peakGears, seed, apps).filter((t) => values.only === undefined || t.name.includes(values.only));
   const started = Date.now();
   const tally: Array<{ trace: string; met: number; of: number; infeasible: number }> = [];
   const page: SuiteReportTrace[] = [];
 
   for (const [index, entry] of traces.entries()) {
-    const { results, floor } = await replaySuiteTrace(entry, `[${index + 1}/${traces.length}] ${entry.name}`, { gearsPerNode, bootDelaySeconds, seed, started });
+    const { results, floor } = await replaySuiteTrace(entry, `[${index + 1}/${traces.length}] ${entry.name}`, { gearsPerNode, bootDelaySeconds, seed, started, ...(placement ? { placement } : {}) });
     const checks = goalChecks(results, floor) ?? [];
     tally.push({ trace: entry.name, met: checks.filter((c) => c.met).length, of: checks.length, infeasible: checks.filter((c) => c.infeasible).length });
     page.push(suiteReportTrace(entry.name, results, checks));
@@ -104,13 +110,13 @@ export async function runSuite(argv: string[]): Promise<void> {
   const rows = tally.map((t) => ({ trace: t.trace, met: `${t.met}/${t.of}`, 'infeasible misses': `${t.infeasible} of ${t.of - t.met}` }));
   rows.push({ trace: 'suite', met: `${sum((t) => t.met)}/${sum((t) => t.of)}`, 'infeasible misses': `${sum((t) => t.infeasible)} of ${sum((t) => t.of - t.met)}` });
   console.log(formatTable(rows));
-  const settings = suiteSettings({ days: days === undefined ? 'each trace whole (synthetic: 30)' : String(days), peakGears, gearsPerNode, bootDelaySeconds, seed, ...(apps ? { apps } : {}) });
+  const settings = suiteSettings({ days: days === undefined ? 'each trace whole (synthetic: 30)' : String(days), peakGears, gearsPerNode, bootDelaySeconds, seed, ...(apps ? { apps } : {}), ...(placement ? { placement } : {}) });
   writeOut(values.html!, renderSuiteReport({ title: 'nodescaler: the trace suite', settings, traces: page }));
   console.log(`wrote ${values.html}`);
 }
 
 /** The settings table of a suite or held-out page. */
-export function suiteSettings(run: { days: string; peakGears: number; gearsPerNode: number; bootDelaySeconds: number; seed: number; shapes?: string; apps?: AppMix }): Array<[string, string]> {
+export function suiteSettings(run: { days: string; peakGears: number; gearsPerNode: number; bootDelaySeconds: number; seed: number; shapes?: string; apps?: AppMix; placement?: PlacementRule }): Array<[string, string]> {
   return [
     ...(run.shapes ? [['shapes', run.shapes] as [string, string]] : []),
     ['days', run.days],
@@ -119,6 +125,7 @@ export function suiteSettings(run: { days: string; peakGears: number; gearsPerNo
     ['node', `${simInstanceText()}: the bill's price and each drain's saving per node-hour`],
     ['boot delay', `${run.bootDelaySeconds} s`],
     ['applications', appMixText(run.apps ?? DEFAULT_APP_MIX)],
+    ['placement', run.placement === 'broker' ? "the broker's (origin-server select_best_fit_node)" : 'the least-loaded node'],
     ['seed', String(run.seed)],
     ['nodescaler', "today's defaults (lib/sim/replay.ts simulationConfig)"],
   ];
@@ -130,6 +137,8 @@ export interface SuiteReplay {
   seed: number;
   /** Date.now() when the run started, for the progress line. */
   started: number;
+  /** Where new gears go, for nodescaler and the baselines (default the least-loaded node). */
+  placement?: PlacementRule;
   /** Where the baselines' results are kept (`npm run bench -- tune`, `heldout`); none: they are computed. */
   cache?: { store: BaselineCache; window: { days: number | undefined; peakGears: number } };
   /** Printed under the trace's heading (a held-out shape's components). */
@@ -144,7 +153,7 @@ export interface SuiteReplay {
 export async function replaySuiteTrace(entry: { name: string; load: () => Trace }, heading: string, run: SuiteReplay): Promise<{ results: PolicyResult[]; floor?: ReactiveFloor }> {
   const trace = entry.load();
   const label = `${heading} (${(trace.durationSeconds / 86400).toFixed(1)} days, peak ${peakDemand(trace)} gears)`;
-  const replay = { gearsPerNode: run.gearsPerNode, bootDelaySeconds: run.bootDelaySeconds, store: 'memory' as const, seed: run.seed };
+  const replay = { gearsPerNode: run.gearsPerNode, bootDelaySeconds: run.bootDelaySeconds, store: 'memory' as const, seed: run.seed, ...(run.placement ? { placement: run.placement } : {}) };
   let last = -1;
   const outcome = await runNodescaler(trace, {
     ...replay,

@@ -16,6 +16,8 @@ import { simInstanceText } from '../lib/sim/replay.js';
 import { suiteTraces } from './bench-suite.js';
 import { APP_MIX_OPTIONS, APP_MIX_USAGE, appMixFromFlags, loadWithAppMix } from '../lib/sim/app-mix.js';
 import { appMixText, type AppMix } from '../lib/sim/disruption.js';
+import { PLACEMENT_OPTIONS, PLACEMENT_USAGE, placementFromFlags } from '../lib/sim/placement-flag.js';
+import type { PlacementRule } from '../lib/adapters/local/sim-placement.js';
 
 const DEFAULT_CACHE = new URL('../.cache/baselines/', import.meta.url).pathname;
 
@@ -33,6 +35,7 @@ variants by goal checks met, then node-hours, then moves (both x clairvoyant-4h)
   --gears-per-node N  default 100
   --boot-delay S      seconds from a host's launch to its first gear, for every policy (default 120)
 ${APP_MIX_USAGE}
+${PLACEMENT_USAGE}
   --zones N           nodescaler's nodes over N availability zones (its subnets in turn; default 1: no zone), so drains
                       meet nodes of several zones; the baselines do not place nodes in zones
   --only TEXT         only traces whose name contains TEXT
@@ -60,6 +63,7 @@ export async function runTune(argv: string[]): Promise<void> {
         'gears-per-node': { type: 'string', default: '100' },
         'boot-delay': { type: 'string', default: '120' },
         ...APP_MIX_OPTIONS,
+        ...PLACEMENT_OPTIONS,
         zones: { type: 'string', default: '1' },
         only: { type: 'string' },
         seed: { type: 'string', default: '42' },
@@ -88,8 +92,10 @@ export async function runTune(argv: string[]): Promise<void> {
   let heldout: number | undefined;
   let sets: TuneSet[] | undefined;
   let apps: AppMix | undefined;
+  let placement: PlacementRule | undefined;
   try {
     apps = appMixFromFlags(values);
+    placement = placementFromFlags(values);
     if (values.sets !== undefined) {
       for (const flag of ['seed', 'family'] as const) {
         if (argv.some((arg) => arg === `--${flag}` || arg.startsWith(`--${flag}=`))) throw new ValidationError({ path: `--${flag}`, message: '--sets names each set\'s seed and family', value: values[flag] });
@@ -132,12 +138,12 @@ export async function runTune(argv: string[]): Promise<void> {
   const started = Date.now();
   let last = '';
   const setsText = sets ? `sets ${sets.map(tuneSetName).join(', ')}, each replayed with its own seed (the suite ${seed})` : `seed ${seed}`;
-  console.log(`tune: ${names.length} variants x ${traces.length} traces (${days ?? 'all'} days, peak ${peakGears} gears, ${gearsPerNode} gears per node on ${simInstanceText()} unless a variant's pools name another, boot delay ${bootDelaySeconds} s${zones > 1 ? `, nodes over ${zones} zones` : ''}${apps ? `, applications ${appMixText(apps)}` : ''}, ${setsText})`);
+  console.log(`tune: ${names.length} variants x ${traces.length} traces (${days ?? 'all'} days, peak ${peakGears} gears, ${gearsPerNode} gears per node on ${simInstanceText()} unless a variant's pools name another, boot delay ${bootDelaySeconds} s${zones > 1 ? `, nodes over ${zones} zones` : ''}${apps ? `, applications ${appMixText(apps)}` : ''}${placement ? `, placement ${placement}` : ''}, ${setsText})`);
   try {
     const scores = await tuneSuite({
       traces,
       variants,
-      replay: { gearsPerNode, bootDelaySeconds, seed, ...(zones > 1 ? { zones } : {}) },
+      replay: { gearsPerNode, bootDelaySeconds, seed, ...(zones > 1 ? { zones } : {}), ...(placement ? { placement } : {}) },
       window: { days, peakGears },
       cache,
       onProgress: ({ variant, variantIndex, traceIndex, trace, fraction, baselinesCached }) => {

@@ -19,7 +19,7 @@ const FORMAT = 1;
 const BASELINES_SOURCE = fileURLToPath(new URL('./baselines.ts', import.meta.url));
 
 /** The replay settings the baselines share with nodescaler's run (the suite's). */
-export type BaselineReplay = Pick<ReplayOptions, 'gearsPerNode' | 'bootDelaySeconds' | 'seed'>;
+export type BaselineReplay = Pick<ReplayOptions, 'gearsPerNode' | 'bootDelaySeconds' | 'seed' | 'placement'>;
 
 /** The pools and options every baseline runs with on `trace`, as `npm run bench -- suite` runs them. */
 export function baselineSetup(trace: Trace, replay: BaselineReplay): { pools: SimPool[]; options: BaselineOptions } {
@@ -37,6 +37,8 @@ export function baselineOptions(trace: Trace, replay: BaselineReplay, maxNodesTo
     seed: replay.seed,
     sampleEverySeconds: sampleInterval(trace.durationSeconds),
     maxNodesTotal,
+    // Only when asked for, so the default's cache keys stay as they were.
+    ...(replay.placement && replay.placement !== 'least-loaded' ? { placement: replay.placement } : {}),
   };
 }
 

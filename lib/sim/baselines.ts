@@ -1,3 +1,5 @@
+import { chooseAsBroker, type PlacementCandidate } from '../adapters/local/broker-placement.js';
+import type { PlacementRule } from '../adapters/local/sim-placement.js';
 import { AppModel, MoveLedger } from './disruption.js';
 import { nodesFor, peakDemand, type SimPool } from './pools.js';
 import { seededRandom } from './random.js';
@@ -17,6 +19,8 @@ export interface BaselineOptions {
   sampleEverySeconds: number;
   /** Most nodes of all pools together (limits.maxNodesTotal). */
   maxNodesTotal: number;
+  /** Where new and evicted gears go (default the least-loaded node), as nodescaler's replay places them. */
+  placement?: PlacementRule;
 }
 
 /** The defaults the baselines follow (cluster-autoscaler FAQ, Karpenter disruption docs); see the README. */
@@ -36,9 +40,10 @@ interface Node {
 /**
  * One pool under a comparison policy, on a light model of the world nodescaler
  * runs in: nodes of `gearsPerNode` slots that boot in `bootDelaySeconds`,
- * gears placed on the least-loaded ready node, departures taken at random, and
- * drains that move `maxConcurrentMoves` gears every `moveSeconds` to the
- * least-loaded other nodes, releasing the node once it is empty.
+ * gears placed on the least-loaded ready node (or where the broker would put
+ * them, `placement: 'broker'`), departures taken at random, and drains that
+ * move `maxConcurrentMoves` gears every `moveSeconds` to where new gears go,
+ * releasing the node once it is empty.
  */
 class PoolSim {
   readonly nodes: Node[] = [];
@@ -48,6 +53,8 @@ class PoolSim {
   private readonly waiting: number[] = [];
   private readonly apps: AppModel;
   private readonly random: () => number;
+  /** The broker's draws, apart from `random` so departures draw alike under either placement. */
+  private readonly brokerRandom: (() => number) | undefined;
   readonly recorder: ResultRecorder;
   readonly ledger = new MoveLedger();
   private hint = 0;
@@ -63,6 +70,7 @@ class PoolSim {
     seed: number,
   ) {
     this.random = seededRandom(seed);
+    this.brokerRandom = options.placement === 'broker' ? seededRandom(seed + 13) : undefined;
     this.apps = new AppModel(seededRandom(seed + 7), pool.trace.apps);
     this.recorder = new ResultRecorder(policy, pool.gearsPerNode, options.sampleEverySeconds, this.ledger, pool.pricePerHour);
     this.peak = peakDemand(pool.trace);
@@ -282,7 +290,7 @@ class PoolSim {
         node.gears.delete(gear);
         this.ledger.record(gear, t, this.apps.disruptive(gear));
         this.movesThisStep += 1;
-        const target = this.leastLoaded(t);
+        const target = this.brokerRandom ? this.asBroker(t, gear) : this.leastLoaded(t);
         if (target) {
           target.gears.add(gear);
           target.lastChangeAt = t;
@@ -297,6 +305,7 @@ class PoolSim {
   }
 
   private placeWaiting(t: number): void {
+    if (this.brokerRandom) return this.placeWaitingAsBroker(t);
     while (this.waiting.length > 0) {
       const target = this.leastLoaded(t);
       if (!target) return;
@@ -311,6 +320,37 @@ class PoolSim {
       }
       target.lastChangeAt = t;
     }
+  }
+
+  /** Gear by gear, each where the broker would put it. */
+  private placeWaitingAsBroker(t: number): void {
+    while (this.waiting.length > 0) {
+      const target = this.asBroker(t, this.waiting[0]!);
+      if (!target) return;
+      const gear = this.waiting.shift()!;
+      target.gears.add(gear);
+      target.lastChangeAt = t;
+      this.home.set(gear, target);
+      this.position.set(gear, this.placed.length);
+      this.placed.push(gear);
+    }
+  }
+
+  /** The broker's node for `gear` (lib/adapters/local/broker-placement.ts), away from its application's other gears. */
+  private asBroker(t: number, gear: number): Node | undefined {
+    // An application's gears have consecutive ids, at most 10 of them.
+    const app = this.apps.appOf(gear);
+    const hosting = new Map<Node, number>();
+    for (let sibling = Math.max(0, gear - 9); sibling <= gear + 9; sibling++) {
+      const home = sibling !== gear && this.apps.appOf(sibling) === app ? this.home.get(sibling) : undefined;
+      if (home) hosting.set(home, (hosting.get(home) ?? 0) + 1);
+    }
+    const candidates: Array<PlacementCandidate<Node>> = [];
+    this.nodes.forEach((node, i) => {
+      if (node.readyAt > t || node.draining || node.gears.size >= this.pool.gearsPerNode) return;
+      candidates.push({ node, id: String(i).padStart(6, '0'), consumedPercent: (100 * node.gears.size) / this.pool.gearsPerNode, appGears: hosting.get(node) ?? 0 });
+    });
+    return chooseAsBroker(candidates, this.brokerRandom!, hosting.size > 0 ? Math.min(...hosting.values()) : undefined);
   }
 
   private leastLoaded(t: number): Node | undefined {

@@ -53,6 +53,8 @@ export class AppModel {
   private remaining = 0;
   private appIdle = false;
   private flags = new Uint8Array(1024);
+  /** Each gear's application, for placement that keeps an application's gears apart. */
+  private appIds = new Int32Array(1024);
   private readonly cumulative: number[];
   created = 0;
 
@@ -98,9 +100,18 @@ export class AppModel {
       const grown = new Uint8Array(this.flags.length * 2);
       grown.set(this.flags);
       this.flags = grown;
+      const apps = new Int32Array(this.appIds.length * 2);
+      apps.set(this.appIds);
+      this.appIds = apps;
     }
     this.flags[gear.id] = (gear.disruptive ? DISRUPTIVE : 0) | (gear.idle ? IDLE : 0);
+    this.appIds[gear.id] = gear.app;
     return gear;
+  }
+
+  /** The application of a gear `next` created (0 for one it did not). An application's gears have consecutive ids. */
+  appOf(id: number): number {
+    return this.appIds[id] ?? 0;
   }
 
   disruptive(id: number): boolean {

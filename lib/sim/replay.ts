@@ -2,6 +2,7 @@ import { DynamoDbStateStore } from '../adapters/dynamodb/state-store.js';
 import { startLocalDynamo, type LocalDynamo } from '../adapters/local/dynalite.js';
 import { LocalSqs, type DeadLetter } from '../adapters/local/local-sqs.js';
 import { SimulatedCloud } from '../adapters/local/simulated-cloud.js';
+import type { PlacementRule } from '../adapters/local/sim-placement.js';
 import { SimulatedPlatform } from '../adapters/local/simulated-platform.js';
 import { VirtualClock } from '../adapters/local/virtual-clock.js';
 import { InMemoryStateStore } from '../adapters/memory/state-store.js';
@@ -48,6 +49,11 @@ export interface ReplayOptions {
    * nodes of several zones. Default: none (one subnet, no zone).
    */
   zones?: number;
+  /**
+   * Where the broker puts a new gear: the least-loaded node (default, the simulator's rule until session 45) or
+   * origin-server's own rule (`broker`: lib/adapters/local/broker-placement.ts); the baselines place alike.
+   */
+  placement?: PlacementRule;
   /** Seconds between the series' points (default: about 2,000 points over the trace); 60 shows each minute. */
   sampleEverySeconds?: number;
   onProgress?: (fraction: number) => void;
@@ -146,7 +152,7 @@ export async function runNodescaler(trace: Trace, options: ReplayOptions): Promi
   const meter = new BillMeter(new Set(Object.entries(LOCAL_QUEUES).filter(([, q]) => q.fifo).map(([name]) => name)));
   const store = meter.store(rawStore);
   const sqs = meter.sqs(new LocalSqs(clock, LOCAL_QUEUES));
-  const platform = new SimulatedPlatform(clock, { moveDurationMs: (options.moveSeconds ?? 30) * 1000, moveFailureRate: options.moveFailureRate ?? 0, random: seededRandom(options.seed + 1) });
+  const platform = new SimulatedPlatform(clock, { moveDurationMs: (options.moveSeconds ?? 30) * 1000, moveFailureRate: options.moveFailureRate ?? 0, random: seededRandom(options.seed + 1), ...(options.placement ? { placement: options.placement, placementRandom: seededRandom(options.seed + 13) } : {}) });
   const cloud = new SimulatedCloud(clock, { bootDelayMs, zoneOfSubnet: simZoneOf, ...(options.capacityCap !== undefined ? { maxHosts: options.capacityCap } : {}) });
   const sampleEvery = options.sampleEverySeconds ?? sampleInterval(trace.durationSeconds);
   const events: Array<ScaleEvent & { pool: string }> = [];

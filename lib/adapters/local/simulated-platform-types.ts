@@ -1,6 +1,7 @@
 /** The simulated platform's records (lib/adapters/local/simulated-platform.ts): its options, nodes, moves and what it reports. */
 import type { GearInfo } from '../../domain/model.js';
 import type { MoveStatus } from '../../ports/platform.js';
+import type { PlacementRule } from './sim-placement.js';
 
 export interface SimulatedPlatformOptions {
   /** How long one gear move takes, in (virtual) milliseconds. */
@@ -9,6 +10,10 @@ export interface SimulatedPlatformOptions {
   moveFailureRate: number;
   /** Source of randomness for failures (default Math.random); give a seeded one for repeatable runs. */
   random?: () => number;
+  /** Where a new gear goes: the least-loaded node (default) or as origin-server's broker chooses (lib/adapters/local/broker-placement.ts). */
+  placement?: PlacementRule;
+  /** Randomness of the broker's draw (default Math.random), kept apart from `random` so failures draw alike under either rule. */
+  placementRandom?: () => number;
 }
 
 export interface SimNode {

@@ -4,7 +4,7 @@ import type { Clock } from '../../ports/clock.js';
 import type { MoveHandle, MoveOptions, MoveStatus, Platform } from '../../ports/platform.js';
 import { NodeInOtherDistrictError, NodeNotEmptyError, NodeNotInDistrictError } from '../../ports/platform-errors.js';
 import { GearKinds } from './gear-kinds.js';
-import { LeastLoadedIndex } from './least-loaded.js';
+import { placementKey, SimPlacement } from './sim-placement.js';
 import type { MoveRecord, NodeFacts, SimMove, SimNode, SimulatedPlatformOptions } from './simulated-platform-types.js';
 
 export type { MoveRecord, NodeFacts, SimulatedPlatformOptions } from './simulated-platform-types.js';
@@ -36,7 +36,7 @@ export class SimulatedPlatform implements Platform {
   /** Moves still running: settling looks at these only, however long the run. */
   private readonly running = new Set<SimMove>();
   /** Per district/profile, where `placeGear` puts the next gear. */
-  private readonly placement = new Map<string, LeastLoadedIndex<SimNode>>();
+  private readonly placement: SimPlacement;
   private readonly kinds = new GearKinds();
   /**
    * Gears placed, removed or moved since the last `gearPlacementProblems`: the only ones whose bookkeeping can have
@@ -54,6 +54,12 @@ export class SimulatedPlatform implements Platform {
     if (!(options.moveDurationMs >= 0)) throw new RangeError('moveDurationMs must be >= 0');
     if (!(options.moveFailureRate >= 0 && options.moveFailureRate <= 1)) throw new RangeError('moveFailureRate must be within 0..1');
     this.random = options.random ?? Math.random;
+    this.placement = new SimPlacement(
+      options.placement ?? 'least-loaded',
+      options.placementRandom ?? Math.random,
+      (candidate) => this.nodes.get(candidate.nodeId) === candidate && candidate.inDistrict,
+      (uuid) => this.nodes.get(this.locations.get(uuid) ?? ''),
+    );
   }
 
   // -------------------------------------------------------------------------
@@ -81,13 +87,14 @@ export class SimulatedPlatform implements Platform {
   }
 
   /**
-   * Creates a gear on the least-loaded active node of `district/profile` with
-   * room (ties by node id); the node, or undefined when every one is full.
+   * Creates a gear on an active node of `district/profile` with room, by the
+   * placement rule (the least-loaded, ties by node id, unless `placement` is
+   * `broker`); the node, or undefined when every one is full.
    */
   placeGear(district: string, profile: string, gear: GearInfo): string | undefined {
     this.settle();
     if (this.locations.has(gear.uuid)) throw new ConflictError(`gear ${gear.uuid} exists`, this.locations.get(gear.uuid));
-    const best = this.placement.get(placementKey(district, profile))?.best();
+    const best = this.placement.choose(district, profile, gear);
     if (!best) return undefined;
     this.put(best, gear);
     return best.nodeId;
@@ -109,6 +116,8 @@ export class SimulatedPlatform implements Platform {
     if (nodeId === undefined) return false;
     const node = this.nodes.get(nodeId);
     if (node) {
+      const gear = node.gears.get(uuid);
+      if (gear) this.placement.gearDeleted(node, gear);
       node.gears.delete(uuid);
       this.kinds.change(placementKey(node.district, node.profile), nodeId, uuid, -1);
       this.touch(node);
@@ -290,7 +299,7 @@ export class SimulatedPlatform implements Platform {
     node.active = false;
     this.nodes.delete(nodeId);
     this.kinds.forget(nodeId);
-    this.placement.get(placementKey(node.district, node.profile))?.forget(node);
+    this.placement.forget(node);
   }
 
   async startMove(gear: GearInfo, fromNode: string, toNode: string, options: MoveOptions = {}): Promise<MoveHandle> {
@@ -406,20 +415,14 @@ export class SimulatedPlatform implements Platform {
     node.gears.set(gear.uuid, { ...gear });
     this.locations.set(gear.uuid, node.nodeId);
     this.kinds.change(placementKey(node.district, node.profile), node.nodeId, gear.uuid, 1);
+    this.placement.gearCreated(node, gear);
     this.changed?.add(gear.uuid);
     this.touch(node);
   }
 
   /** Every change of a node's gears, incoming moves, capacity or activity goes through here, so placement sees it. */
   private touch(node: SimNode): void {
-    const key = placementKey(node.district, node.profile);
-    let index = this.placement.get(key);
-    if (!index) {
-      // A node outside its district takes no gears (a new host until add-node).
-      index = new LeastLoadedIndex<SimNode>((candidate) => this.nodes.get(candidate.nodeId) === candidate && candidate.inDistrict);
-      this.placement.set(key, index);
-    }
-    index.touch(node);
+    this.placement.touch(node);
   }
 
   private node(nodeId: string): SimNode {
@@ -440,8 +443,4 @@ export class SimulatedPlatform implements Platform {
     const node = this.nodes.get(nodeId);
     return node?.inDistrict ? { district: node.district, active: node.active } : undefined;
   }
-}
-
-function placementKey(district: string, profile: string): string {
-  return `${district}\u0000${profile}`;
 }
