@@ -16,7 +16,7 @@ import { pagesLine } from '../lib/sim/alarms.js';
 import { baselineKeyParts, runBaselines, type BaselineCache } from '../lib/sim/baseline-cache.js';
 import { APP_MIX_OPTIONS, APP_MIX_USAGE, appMixFromFlags, loadWithAppMix } from '../lib/sim/app-mix.js';
 import { appMixText, DEFAULT_APP_MIX, type AppMix } from '../lib/sim/disruption.js';
-import { PLACEMENT_OPTIONS, PLACEMENT_USAGE, placementFromFlags } from '../lib/sim/placement-flag.js';
+import { PLACEMENT_OPTIONS, PLACEMENT_USAGE, placementFromFlags, placementText } from '../lib/sim/placement-flag.js';
 import type { PlacementRule } from '../lib/adapters/local/sim-placement.js';
 import { floorForResults, floorLine, type ReactiveFloor } from '../lib/sim/floor.js';
 import { peakDemand } from '../lib/sim/pools.js';
@@ -125,7 +125,7 @@ export function suiteSettings(run: { days: string; peakGears: number; gearsPerNo
     ['node', `${simInstanceText()}: the bill's price and each drain's saving per node-hour`],
     ['boot delay', `${run.bootDelaySeconds} s`],
     ['applications', appMixText(run.apps ?? DEFAULT_APP_MIX)],
-    ['placement', run.placement === 'broker' ? "the broker's (origin-server select_best_fit_node)" : 'the least-loaded node'],
+    ['placement', placementText(run.placement)],
     ['seed', String(run.seed)],
     ['nodescaler', "today's defaults (lib/sim/replay.ts simulationConfig)"],
   ];

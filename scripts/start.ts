@@ -10,6 +10,7 @@ import { ValidationError } from '../lib/errors.js';
 import { baselineOptions } from '../lib/sim/baseline-cache.js';
 import { BASELINES, runBaseline } from '../lib/sim/baselines.js';
 import { APP_MIX_OPTIONS, appMixFromFlags, parsePoolApps } from '../lib/sim/app-mix.js';
+import { PLACEMENT_OPTIONS, placementFromFlags, placementText } from '../lib/sim/placement-flag.js';
 import { configPools, parsePoolDemand } from '../lib/sim/config-pools.js';
 import { appMixText } from '../lib/sim/disruption.js';
 import { peakDemand } from '../lib/sim/pools.js';
@@ -43,6 +44,8 @@ comparison policies (${POLICIES.join(', ')}).
   --boot-delay SECONDS      time from launch to a node taking gears (default 120)
   --idle-share F            share of applications that are idle, whose gears move without a restart (default 0.3)
   --app-sizes E             application sizes 1..10 drawn with weight size^-E (default 2.5: 76 % single-gear)
+  --placement RULE          where the broker puts a new gear: least-loaded (default) or broker (origin-server's
+                              weighted draw among the emptier nodes, away from the application's other gears)
   --policy NAME             run only this policy (repeatable; default: all)
   --config FILE             replay every pool of this nodescaler configuration
   --pool-demand POOL=COL    with --config: pool DISTRICT/PROFILE gets CSV column COL,
@@ -77,6 +80,7 @@ async function main(): Promise<void> {
         config: { type: 'string' },
         'pool-demand': { type: 'string', multiple: true },
         ...APP_MIX_OPTIONS,
+        ...PLACEMENT_OPTIONS,
         'pool-apps': { type: 'string', multiple: true },
       },
     });
@@ -129,6 +133,8 @@ async function main(): Promise<void> {
     store: store as ReplayOptions['store'],
     seed: number('seed', 0),
   };
+  const placement = placementFromFlags(values);
+  if (placement) replay.placement = placement;
   if (values.config) {
     replay.config = configPools({
       configFile: values.config,
@@ -238,6 +244,7 @@ async function main(): Promise<void> {
         ['scale down', `at utilization <= ${config.scaleDown.utilizationThreshold} for ${formatDuration(config.scaleDown.unneededTime)}; delay after add ${formatDuration(config.scaleDown.delayAfterAdd)}`],
         ['trace', `${trace.source}, column ${trace.demandColumn}, ${trace.steps.length} steps of ${trace.stepSeconds} s, peak scaled to ${values['peak-gears']} gears`],
         ['boot delay', `${replay.bootDelaySeconds} s`],
+        ['placement', placementText(replay.placement)],
         ['seed', String(replay.seed)],
         ['store', replay.store],
         ['prices', `on-demand ${PRICE_REGION} as of ${PRICES_AS_OF} (lib/domain/node-price.ts, lib/sim/prices.ts)`],

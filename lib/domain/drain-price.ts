@@ -1,7 +1,8 @@
 /**
  * A scale-down is priced on the chosen node's last stats report, and the
- * broker places new gears on the least-loaded node: the very node a
- * least-disruption drain picks. A node that joined empty was chosen for its
+ * broker places new gears mostly on the emptiest nodes (origin-server draws
+ * among the nodes at most about average-full, weighted toward the emptiest):
+ * the very nodes a least-disruption drain picks. A node that joined empty was chosen for its
  * 0 gears and closed a minute later holding 80 new ones (noisy flat, hosts
  * that boot in 10 minutes): 80 tenant restarts under a decision that said
  * "no moves". So the decision carries its price: the gears it saw, and the
@@ -9,7 +10,7 @@
  * in the candidate order (before the next node in that order). The gear
  * mover lists the node's gears before it closes the node, and again before
  * the first plan; past the limit it lists the next node's too, as the
- * broker fills the least-loaded nodes together (at 20,000 gears a 5-minute
+ * broker fills the emptiest nodes together (at 20,000 gears a 5-minute
  * step raised every chosen node of a decision and the next ones alike, by
  * 10 to 20 gears: priced against the next node's report, those drains were
  * called off and the same nodes chosen again). Past the limit raised by what

@@ -17,3 +17,8 @@ export function placementFromFlags(flags: { placement?: string | undefined }): P
   if (!(RULES as readonly string[]).includes(text)) throw new ValidationError({ path: '--placement', message: `expected ${RULES.join(' or ')}`, value: text });
   return text as PlacementRule;
 }
+
+/** The settings tables' text for a rule. */
+export function placementText(rule: PlacementRule | undefined): string {
+  return rule === 'broker' ? "the broker's (origin-server's select_best_fit_node)" : 'the least-loaded node';
+}

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { BaselineCache, baselineKey, baselineKeyParts, runBaselines, sourceVersion, traceHash } from '../../lib/sim/baseline-cache.js';
+import { BaselineCache, baselineKey, type BaselineReplay, baselineKeyParts, runBaselines, sourceVersion, traceHash } from '../../lib/sim/baseline-cache.js';
 import { BASELINES } from '../../lib/sim/baselines.js';
 import { parseTrace, type Trace } from '../../lib/sim/trace.js';
 
@@ -12,7 +12,7 @@ function trace(values: number[]): Trace {
 }
 
 const TINY = trace([300, 500, 800, 400, 300, 300, 600, 300]);
-const REPLAY = { gearsPerNode: 100, bootDelaySeconds: 120, seed: 42 };
+const REPLAY: BaselineReplay = { gearsPerNode: 100, bootDelaySeconds: 120, seed: 42 };
 const WINDOW = { days: 7, peakGears: 800 };
 const keyOf = (t = TINY, replay = REPLAY, window = WINDOW, source = 'v1') => baselineKey(baselineKeyParts('tiny:gears', t, replay, window, source));
 
@@ -34,8 +34,13 @@ describe('baseline cache key', () => {
       keyOf(TINY, REPLAY, WINDOW, 'v2'), // the baselines' source
       keyOf({ ...TINY, apps: { idleShare: 0, sizeExponent: 2.5 } }), // the applications' mix
       keyOf({ ...TINY, apps: { idleShare: 0, sizeExponent: 5 } }),
+      keyOf(TINY, { ...REPLAY, placement: 'broker' }), // where the broker puts new gears
     ];
     expect(new Set(keys).size).toBe(keys.length);
+  });
+
+  it('keeps the key of the least-loaded placement, named or not, so its cached results stay valid', () => {
+    expect(keyOf(TINY, { ...REPLAY, placement: 'least-loaded' })).toBe(keyOf());
   });
 
   it('hashes the demand the replay sees, not where it came from', () => {

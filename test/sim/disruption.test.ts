@@ -64,6 +64,15 @@ describe('disruption metrics', () => {
     expect(apps.created).toBe(1);
   });
 
+  it("remembers each gear's application, past the first thousand gears, and none for a gear not created", () => {
+    const apps = new AppModel(seededRandom(9), { idleShare: 0.3, sizeExponent: 1 });
+    const drawn = Array.from({ length: 3000 }, () => apps.next());
+    expect(drawn.every((gear) => apps.appOf(gear.id) === gear.app)).toBe(true);
+    // An application's gears are consecutive: the application number never goes back.
+    expect(drawn.every((gear, i) => i === 0 || gear.app >= drawn[i - 1]!.app)).toBe(true);
+    expect(apps.appOf(5000)).toBe(0);
+  });
+
   it('draws the idle share and the application sizes a mix asks for', () => {
     const draw = (mix: ConstructorParameters<typeof AppModel>[1]) => {
       const apps = new AppModel(seededRandom(9), mix);

@@ -71,6 +71,26 @@ describe('the figures of a nodescaler replay', () => {
     expect(active.nodescaler.disruptiveMoves).toBeGreaterThan(0.95 * active.nodescaler.gearMoves);
     expect(active.karpenter.disruptiveMoves).toBeGreaterThan(0.95 * active.karpenter.gearMoves);
   });
+
+  it("places gears as origin-server's broker does when asked, for nodescaler and the baselines alike", async () => {
+    const configOverrides = { scaleDown: { payoff: { horizon: '5m', confidenceWindow: '5m', factor: 0 } } };
+    const replay = { gearsPerNode: 100, bootDelaySeconds: 120, seed: 11 };
+    const run = async (placement: 'least-loaded' | 'broker') => {
+      const { result } = await runNodescaler(trace(), { ...replay, placement, store: 'memory', configOverrides });
+      return { nodescaler: result, karpenter: runBaselines(trace(), { ...replay, placement }).find((r) => r.policy === 'karpenter')! };
+    };
+    const leastLoaded = await run('least-loaded');
+    const broker = await run('broker');
+    for (const { nodescaler } of [leastLoaded, broker]) {
+      expect(nodescaler.invariantViolations).toBe(0);
+      expect(nodescaler.gearMoves).toBeGreaterThan(0);
+    }
+    // The drains meet other gears where the broker spread them: the same demand, other moves.
+    expect(broker.nodescaler.gearMoves).not.toBe(leastLoaded.nodescaler.gearMoves);
+    expect(broker.karpenter.gearMoves).not.toBe(leastLoaded.karpenter.gearMoves);
+    // The same seed, the same draws.
+    expect((await run('broker')).nodescaler.gearMoves).toBe(broker.nodescaler.gearMoves);
+  });
 });
 
 describe('npm start usage', () => {
@@ -83,6 +103,7 @@ describe('npm start usage', () => {
     expect(run.stdout).toContain('--pool-demand');
     expect(run.stdout).toContain('--pool-apps');
     expect(run.stdout).toContain('--idle-share');
+    expect(run.stdout).toContain('--placement');
   });
 
   it('answers an unknown flag with the usage, not a stack trace', () => {
@@ -117,5 +138,8 @@ describe('npm start usage', () => {
     const share = start('--idle-share', '1.5', '--days', '0.1');
     expect(share.status).toBe(2);
     expect(share.stderr).toContain('--idle-share: expected the share of idle applications, from 0 to 1 (got "1.5")');
+    const placement = start('--placement', 'random', '--days', '0.1');
+    expect(placement.status).toBe(2);
+    expect(placement.stderr).toContain('--placement: expected least-loaded or broker (got "random")');
   });
 });

@@ -1,8 +1,9 @@
 /**
  * The broker's REST side over the broker emulator: tenants create
  * applications and scale them up; the broker places each new gear on the
- * least-loaded active node of a district of its gear size that has room
- * (origin-server's rpc_find_all_available: only nodes under 100 % of
+ * least-loaded active node of a district of its gear size that has room (the
+ * real broker draws among the emptier ones, lib/adapters/local/broker-placement.ts;
+ * these tests read only whether there is room: rpc_find_all_available, only nodes under 100 % of
  * active capacity, and only in a district with a UID left:
  * `district.available_capacity > 0`), or refuses it with
  * NodeUnavailableException ("No nodes available for the specified gear

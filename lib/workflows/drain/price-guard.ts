@@ -2,7 +2,7 @@
  * The gear mover's side of a scale-down's price (lib/domain/drain-price.ts):
  * before the close and before the first plan, the gears the platform lists on
  * the node are held against the price; past its limit the next node's gears
- * are listed too, as the broker fills the least-loaded nodes together. An
+ * are listed too, as the broker fills the emptiest nodes together. An
  * operator's, an urgent or a handed-back drain carries no price.
  */
 import { repricedReason } from '../../domain/drain-price.js';

@@ -8,6 +8,7 @@
  * joining a district is left to nodescaler (add-node on a node's first stats).
  */
 import { OpenShiftBrokerPlatform } from '../../../lib/adapters/platform/openshift-broker.js';
+import { chooseAsBroker, type PlacementCandidate } from '../../../lib/adapters/local/broker-placement.js';
 import type { GearInfo } from '../../../lib/domain/model.js';
 import type { Clock } from '../../../lib/ports/clock.js';
 import type { WorldPlatform } from '../../../lib/sim/world.js';
@@ -36,6 +37,8 @@ export class EmulatedWorld implements WorldPlatform {
     districts: ReadonlyArray<{ name: string; profile: string }>,
     moveFailureRate: number,
     random: () => number,
+    /** The broker's draw of a new gear's node. */
+    private readonly placementRandom: () => number,
     /** The broker requires zones for app creation; the operator's nodes are in the region's first zone. */
     private readonly region?: { name: string; zones: readonly string[] },
   ) {
@@ -77,21 +80,29 @@ export class EmulatedWorld implements WorldPlatform {
     if (options.joined || this.joinedAtStart.has(nodeId)) this.broker.joinDistrict(district, nodeId, this.region && { region: this.region.name, zone: this.region.zones[0]! });
   }
 
-  /** As the broker places a new gear: the least-loaded active node of the district with room (ties by name), in a zone if zones are required. */
+  /**
+   * As the broker places a new gear (lib/adapters/local/broker-placement.ts, origin-server's select_best_fit_node): a
+   * weighted draw among the active nodes of the district with room that are at most about average-full, away from the
+   * nodes holding the application's other gears; in a zone if zones are required.
+   */
   placeGear(district: string, _profile: string, gear: GearInfo): string | undefined {
     const load = this.loads();
-    let best: { name: string; used: number } | undefined;
+    const candidates: Array<PlacementCandidate<string>> = [];
+    const hosting: number[] = [];
     for (const server of this.broker.servers(district)) {
-      if (!server.active || (this.region && server.zone === undefined)) continue;
       const host = this.broker.host(server.name);
       if (!host) continue;
+      const appGears = this.broker.gearsOn(server.name).filter((other) => other.app === gear.app).length;
+      if (appGears > 0) hosting.push(appGears);
+      if (!server.active || (this.region && server.zone === undefined)) continue;
       const used = (load.get(server.name) ?? 0) + host.incoming;
       if (used >= host.maxGears) continue;
-      if (!best || used < best.used || (used === best.used && server.name < best.name)) best = { name: server.name, used };
+      candidates.push({ node: server.name, id: server.name, consumedPercent: (100 * used) / host.maxGears, appGears });
     }
-    if (!best) return undefined;
-    this.broker.placeGear(best.name, gear);
-    return best.name;
+    const chosen = chooseAsBroker(candidates, this.placementRandom, hosting.length > 0 ? Math.min(...hosting) : undefined);
+    if (chosen === undefined) return undefined;
+    this.broker.placeGear(chosen, gear);
+    return chosen;
   }
 
   /** Nodes seen (at their stats) in `zone`, released since or not: the pool's zone, where only nodescaler's add-node puts them. */

@@ -95,7 +95,7 @@ class ScenarioRun {
     this.sqs = new LocalSqs(clock, LOCAL_QUEUES);
     this.sqs.keepLedger();
     if (scenario.platform === 'broker') {
-      this.emulated = new EmulatedWorld(clock, [{ name: DISTRICT, profile: PROFILE }], scenario.moveFailureRate, seededRandom(scenario.seed + 2), scenario.zones ? REGION : undefined);
+      this.emulated = new EmulatedWorld(clock, [{ name: DISTRICT, profile: PROFILE }], scenario.moveFailureRate, seededRandom(scenario.seed + 2), seededRandom(scenario.seed + 13), scenario.zones ? REGION : undefined);
       this.worldPlatform = this.emulated;
     } else {
       this.platform = new SimulatedPlatform(clock, { moveDurationMs: 30_000, moveFailureRate: scenario.moveFailureRate, random: seededRandom(scenario.seed + 2) });
