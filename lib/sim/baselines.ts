@@ -324,16 +324,19 @@ class PoolSim {
 
   /** Gear by gear, each where the broker would put it. */
   private placeWaitingAsBroker(t: number): void {
-    while (this.waiting.length > 0) {
-      const target = this.asBroker(t, this.waiting[0]!);
-      if (!target) return;
-      const gear = this.waiting.shift()!;
+    let placed = 0;
+    for (; placed < this.waiting.length; placed++) {
+      const gear = this.waiting[placed]!;
+      const target = this.asBroker(t, gear);
+      if (!target) break;
       target.gears.add(gear);
       target.lastChangeAt = t;
       this.home.set(gear, target);
       this.position.set(gear, this.placed.length);
       this.placed.push(gear);
     }
+    // Once, not a shift per gear: thousands wait after a burst.
+    this.waiting.splice(0, placed);
   }
 
   /** The broker's node for `gear` (lib/adapters/local/broker-placement.ts), away from its application's other gears. */
@@ -346,10 +349,12 @@ class PoolSim {
       if (home) hosting.set(home, (hosting.get(home) ?? 0) + 1);
     }
     const candidates: Array<PlacementCandidate<Node>> = [];
-    this.nodes.forEach((node, i) => {
-      if (node.readyAt > t || node.draining || node.gears.size >= this.pool.gearsPerNode) return;
-      candidates.push({ node, id: String(i).padStart(6, '0'), consumedPercent: (100 * node.gears.size) / this.pool.gearsPerNode, appGears: hosting.get(node) ?? 0 });
-    });
+    const slots = this.pool.gearsPerNode;
+    for (let i = 0; i < this.nodes.length; i++) {
+      const node = this.nodes[i]!;
+      if (node.readyAt > t || node.draining || node.gears.size >= slots) continue;
+      candidates.push({ node, id: i, consumedPercent: (100 * node.gears.size) / slots, appGears: hosting.size > 0 ? (hosting.get(node) ?? 0) : 0 });
+    }
     return chooseAsBroker(candidates, this.brokerRandom!, hosting.size > 0 ? Math.min(...hosting.values()) : undefined);
   }
 

@@ -4,7 +4,7 @@ import { seededRandom } from '../../lib/sim/random.js';
 
 /** Candidates n1, n2, … at these consumed percentages, with these gears of the new gear's application. */
 function servers(consumed: number[], appGears: number[] = []): Array<PlacementCandidate<string>> {
-  return consumed.map((percent, i) => ({ node: `n${i + 1}`, id: `n${i + 1}`, consumedPercent: percent, appGears: appGears[i] ?? 0 }));
+  return consumed.map((percent, i) => ({ node: `n${i + 1}`, id: i, consumedPercent: percent, appGears: appGears[i] ?? 0 }));
 }
 
 /** How often each node is chosen over `draws` seeded draws. */

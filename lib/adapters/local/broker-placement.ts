@@ -24,8 +24,8 @@
 /** A node that could take the gear: active, in its district, with room. */
 export interface PlacementCandidate<N> {
   node: N;
-  /** Ties are broken by id, so a seeded run chooses the same. */
-  id: string;
+  /** Ties are broken by this number (any order fixed for the node), so a seeded run chooses the same. */
+  id: number;
   /** Gears (and moves in flight towards it) over its capacity, in percent. */
   consumedPercent: number;
   /** Gears of the new gear's application it already holds. */
@@ -45,8 +45,38 @@ export function chooseAsBroker<N>(candidates: ReadonlyArray<PlacementCandidate<N
     servers = servers.filter((server) => server.consumedPercent <= cutOff);
   }
   if (servers.length === 0) return undefined;
-  const ordered = [...servers].sort((a, b) => b.consumedPercent - a.consumedPercent || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-  return ordered[weightedIndex(ordered.length, random)]!.node;
+  // The draw names a position in the fullest-first order; only that one server is needed, not the whole order.
+  const ordered = servers === candidates ? [...servers] : (servers as Array<PlacementCandidate<N>>);
+  return nthFullest(ordered, weightedIndex(ordered.length, random)).node;
+}
+
+/** Fuller first, then the lower id: the broker sorts by consumed capacity (its ties fall as its sort leaves them). */
+function fullerFirst(a: PlacementCandidate<unknown>, b: PlacementCandidate<unknown>): number {
+  return b.consumedPercent - a.consumedPercent || a.id - b.id;
+}
+
+/** The element at `position` of `list` ordered by fullerFirst (quickselect: a placement per gear sorted 200 nodes). Reorders `list`. */
+function nthFullest<N>(list: Array<PlacementCandidate<N>>, position: number): PlacementCandidate<N> {
+  let low = 0;
+  let high = list.length - 1;
+  while (low < high) {
+    const pivot = list[(low + high) >> 1]!;
+    let i = low;
+    let j = high;
+    while (i <= j) {
+      while (fullerFirst(list[i]!, pivot) < 0) i++;
+      while (fullerFirst(list[j]!, pivot) > 0) j--;
+      if (i <= j) {
+        [list[i], list[j]] = [list[j]!, list[i]!];
+        i++;
+        j--;
+      }
+    }
+    if (position <= j) high = j;
+    else if (position >= i) low = i;
+    else break;
+  }
+  return list[position]!;
 }
 
 /** Step 1: the candidates left once nodes hosting the application's gears are set aside. */

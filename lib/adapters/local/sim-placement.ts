@@ -16,6 +16,8 @@ export type PlacementRule = 'least-loaded' | 'broker';
 export class SimPlacement {
   private readonly indexes = new Map<string, LeastLoadedIndex<SimNode>>();
   private readonly pools = new Map<string, Set<SimNode>>();
+  /** A number per node, in the order nodes arrived: the broker rule's tie order. */
+  private readonly arrival = new Map<SimNode, number>();
   /** Per pool and application, the uuids of its gears (broker rule only). */
   private readonly appGears = new Map<string, Set<string>>();
 
@@ -34,6 +36,7 @@ export class SimPlacement {
       let nodes = this.pools.get(key);
       if (!nodes) this.pools.set(key, (nodes = new Set()));
       nodes.add(node);
+      if (!this.arrival.has(node)) this.arrival.set(node, this.arrival.size);
       return;
     }
     let index = this.indexes.get(key);
@@ -45,6 +48,7 @@ export class SimPlacement {
     const key = placementKey(node.district, node.profile);
     this.indexes.get(key)?.forget(node);
     this.pools.get(key)?.delete(node);
+    this.arrival.delete(node);
   }
 
   gearCreated(node: SimNode, gear: GearInfo): void {
@@ -76,7 +80,7 @@ export class SimPlacement {
     for (const node of this.pools.get(key) ?? []) {
       const held = node.gears.size + node.incoming;
       if (!this.isLive(node) || !node.active || held >= node.maxGears) continue;
-      candidates.push({ node, id: node.nodeId, consumedPercent: (100 * held) / node.maxGears, appGears: hosting.get(node) ?? 0 });
+      candidates.push({ node, id: this.arrival.get(node)!, consumedPercent: (100 * held) / node.maxGears, appGears: hosting.get(node) ?? 0 });
     }
     return chooseAsBroker(candidates, this.random, hosting.size > 0 ? Math.min(...hosting.values()) : undefined);
   }

@@ -89,7 +89,7 @@ export class EmulatedWorld implements WorldPlatform {
     const load = this.loads();
     const candidates: Array<PlacementCandidate<string>> = [];
     const hosting: number[] = [];
-    for (const server of this.broker.servers(district)) {
+    for (const [order, server] of this.broker.servers(district).entries()) {
       const host = this.broker.host(server.name);
       if (!host) continue;
       const appGears = this.broker.gearsOn(server.name).filter((other) => other.app === gear.app).length;
@@ -97,7 +97,7 @@ export class EmulatedWorld implements WorldPlatform {
       if (!server.active || (this.region && server.zone === undefined)) continue;
       const used = (load.get(server.name) ?? 0) + host.incoming;
       if (used >= host.maxGears) continue;
-      candidates.push({ node: server.name, id: server.name, consumedPercent: (100 * used) / host.maxGears, appGears });
+      candidates.push({ node: server.name, id: order, consumedPercent: (100 * used) / host.maxGears, appGears });
     }
     const chosen = chooseAsBroker(candidates, this.placementRandom, hosting.length > 0 ? Math.min(...hosting) : undefined);
     if (chosen === undefined) return undefined;
