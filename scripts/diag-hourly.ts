@@ -25,14 +25,18 @@ import { runNodescaler } from '../lib/sim/replay.js';
 import { parseArgs } from 'node:util';
 import { APP_MIX_OPTIONS, appMixFromFlags } from '../lib/sim/app-mix.js';
 import { appMixText, type AppMix } from '../lib/sim/disruption.js';
+import { PLACEMENT_OPTIONS, placementFromFlags } from '../lib/sim/placement-flag.js';
+import type { PlacementRule } from '../lib/adapters/local/sim-placement.js';
 import { suiteTraces } from './bench-suite.js';
 import type { SeriesPoint } from '../lib/sim/results.js';
 
-// `--idle-share F` and `--app-sizes E` anywhere: the applications' mix, as the benches take it.
-const { values: mixFlags, positionals } = parseArgs({ args: process.argv.slice(2), allowPositionals: true, options: APP_MIX_OPTIONS });
+// `--idle-share F`, `--app-sizes E` and `--placement RULE` anywhere: the applications' mix and where new gears go, as the benches take them.
+const { values: mixFlags, positionals } = parseArgs({ args: process.argv.slice(2), allowPositionals: true, options: { ...APP_MIX_OPTIONS, ...PLACEMENT_OPTIONS } });
 let apps: AppMix | undefined;
+let placement: PlacementRule | undefined;
 try {
   apps = appMixFromFlags(mixFlags);
+  placement = placementFromFlags(mixFlags);
 } catch (error) {
   console.error((error as Error).message);
   process.exit(2);
@@ -59,7 +63,7 @@ const drawn = suiteEntry
   ? { name: `synthetic:${synthetic}`, description: `${days} days`, trace: syntheticTrace(synthetic, { days: days!, peakGears: peak!, seed: seed! + SYNTHETIC_FAMILIES.indexOf(synthetic) }) }
   : familyShapes(family as HeldoutFamily, { seed: seed!, days: days!, peakGears: peak!, count: shapeNumber! })[shapeNumber! - 1]!;
 const shape = apps ? { ...drawn, trace: { ...drawn.trace, apps } } : drawn;
-const replay = { gearsPerNode: 100, bootDelaySeconds: 120, seed: seed! };
+const replay = { gearsPerNode: 100, bootDelaySeconds: 120, seed: seed!, ...(placement ? { placement } : {}) };
 // Every minute a point: the hour's means and the minutes around a wait read the same series.
 const sampleEverySeconds = 60;
 const outcome = await runNodescaler(shape.trace, { ...replay, store: 'memory', sampleEverySeconds });
@@ -87,7 +91,7 @@ const hourly = (series: SeriesPoint[]) => {
 const ours = hourly(outcome.result.series);
 const theirs = hourly(clairvoyant.series);
 const ca = hourly(clusterAutoscaler.series);
-console.log(`${shape.name}: ${shape.description}${apps ? `; applications ${appMixText(apps)}` : ''}`);
+console.log(`${shape.name}: ${shape.description}${apps ? `; applications ${appMixText(apps)}` : ''}${placement ? `; placement ${placement}` : ''}`);
 console.log(`node-hours ${outcome.result.nodeHours.toFixed(0)} vs clairvoyant-4h ${clairvoyant.nodeHours.toFixed(0)} (${(outcome.result.nodeHours / clairvoyant.nodeHours).toFixed(3)} x); moves ${outcome.result.gearMoves} vs ${clairvoyant.gearMoves}`);
 console.log(`waiting ${outcome.result.unplacedGearMinutes.toFixed(0)} vs cluster-autoscaler ${clusterAutoscaler.unplacedGearMinutes.toFixed(0)} gear-minutes`);
 console.log('hour  demand  nodescaler  c-4h  moves  most waiting  waited  c-a nodes  c-a waited');
