@@ -2,10 +2,10 @@
  * A scale-down is priced on the chosen node's last stats report, and the
  * broker places new gears mostly on the emptiest nodes (origin-server draws
  * among the nodes at most about average-full, weighted toward the emptiest):
- * the very nodes a least-disruption drain picks. A node that joined empty was chosen for its
- * 0 gears and closed a minute later holding 80 new ones (noisy flat, hosts
- * that boot in 10 minutes): 80 tenant restarts under a decision that said
- * "no moves". So the decision carries its price: the gears it saw, and the
+ * the very nodes a least-disruption drain picks. A node that joined empty was
+ * chosen for its 0 gears and closed a minute later holding 80 new ones (noisy
+ * flat, hosts that boot in 10 minutes): 80 tenant restarts under a decision
+ * that said "no moves". So the decision carries its price: the gears it saw, and the
  * most the node may hold when its drain starts for it still to come first
  * in the candidate order (before the next node in that order). The gear
  * mover lists the node's gears before it closes the node, and again before

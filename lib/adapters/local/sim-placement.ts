@@ -8,7 +8,7 @@ export type PlacementRule = 'least-loaded' | 'broker';
 
 /**
  * Where the simulated platform creates a gear, per district/profile: the
- * least-loaded node (an O(log n) index; the simulator's rule until session 45)
+ * least-loaded node (an O(log n) index; the replay's default)
  * or the broker's own rule (lib/adapters/local/broker-placement.ts: a weighted
  * draw among the nodes at most about average-full, away from the application's
  * other gears), which scans the pool's nodes for each gear.
@@ -53,7 +53,7 @@ export class SimPlacement {
 
   gearCreated(node: SimNode, gear: GearInfo): void {
     if (this.rule !== 'broker') return;
-    const key = appKey(node, gear.app);
+    const key = appKey(node.district, node.profile, gear.app);
     let uuids = this.appGears.get(key);
     if (!uuids) this.appGears.set(key, (uuids = new Set()));
     uuids.add(gear.uuid);
@@ -61,7 +61,7 @@ export class SimPlacement {
 
   gearDeleted(node: SimNode, gear: GearInfo): void {
     if (this.rule !== 'broker') return;
-    const key = appKey(node, gear.app);
+    const key = appKey(node.district, node.profile, gear.app);
     const uuids = this.appGears.get(key);
     uuids?.delete(gear.uuid);
     if (uuids?.size === 0) this.appGears.delete(key);
@@ -72,7 +72,7 @@ export class SimPlacement {
     const key = placementKey(district, profile);
     if (this.rule !== 'broker') return this.indexes.get(key)?.best();
     const hosting = new Map<SimNode, number>();
-    for (const uuid of this.appGears.get(`${key}\u0000${gear.app}`) ?? []) {
+    for (const uuid of this.appGears.get(appKey(district, profile, gear.app)) ?? []) {
       const node = this.locate(uuid);
       if (node) hosting.set(node, (hosting.get(node) ?? 0) + 1);
     }
@@ -90,6 +90,6 @@ export function placementKey(district: string, profile: string): string {
   return `${district}\u0000${profile}`;
 }
 
-function appKey(node: SimNode, app: string): string {
-  return `${placementKey(node.district, node.profile)}\u0000${app}`;
+function appKey(district: string, profile: string, app: string): string {
+  return `${placementKey(district, profile)}\u0000${app}`;
 }
