@@ -15,7 +15,7 @@ import { familyShapes, familyShapesLabel, familySource, heldoutFamilyList, isHel
 import { writeOut } from '../lib/sim/report.js';
 import { goalChecks } from '../lib/sim/summary.js';
 import { renderSuiteReport, suiteReportTrace, type SuiteReportTrace } from '../lib/sim/suite-report.js';
-import { formatVariant, scoreTrace, scoreVariant, type TraceScore } from '../lib/sim/tune.js';
+import { formatReachable, formatVariant, scoreTrace, scoreVariant, type TraceScore } from '../lib/sim/tune.js';
 import { replaySuiteTrace, suiteSettings } from './bench-suite.js';
 import { APP_MIX_OPTIONS, APP_MIX_USAGE, appMixFromFlags, loadWithAppMix } from '../lib/sim/app-mix.js';
 import { appMixText, type AppMix } from '../lib/sim/disruption.js';
@@ -118,6 +118,8 @@ export async function runHeldout(argv: string[]): Promise<void> {
   }
   console.log(`heldout: ${only ? only.length : count} shapes in ${((Date.now() - started) / 1000).toFixed(0)} s; baselines ${cache.hits} cached, ${cache.misses} computed; nodescaler (today's defaults) x clairvoyant-4h and goal checks met:`);
   console.log(formatVariant(scoreVariant('heldout', scores), 'total (mean; moves summed; worst)'));
+  const reachable = formatReachable({ traces: scores });
+  if (reachable.length > 0) console.log(`misses within reach (${reachable.length}):\n${reachable.join('\n')}`);
   const settings = suiteSettings({ shapes: `${only ? only.join(', ') : `1-${count}`} of seed ${seed} (${familySource(family)})`, days: String(days), peakGears, gearsPerNode, bootDelaySeconds, seed, ...(apps ? { apps } : {}), ...(placement ? { placement } : {}) });
   const html = values.html ?? `out/heldout-${family === 'mixed' ? '' : `${family}-`}seed-${seed}.html`;
   writeOut(html, renderSuiteReport({ title: `nodescaler: held-out ${familyShapesLabel(family)} of seed ${seed}`, settings, traces: page }));

@@ -71,6 +71,8 @@ export interface TraceScore {
   infeasible?: number;
   /** The missed checks by name (GoalCheck.name): what a variant gained or lost against another. */
   missed?: string[];
+  /** The misses the figures do not show infeasible, as their goal line reads them (only with the reactive floor). */
+  reachable?: string[];
 }
 
 export function scoreTrace(trace: string, results: PolicyResult[], floor?: ReactiveFloor): TraceScore {
@@ -79,7 +81,7 @@ export function scoreTrace(trace: string, results: PolicyResult[], floor?: React
   if (!ours || !clairvoyant) throw new Error(`scoreTrace ${trace}: needs nodescaler's and clairvoyant-4h's results`);
   const checks = goalChecks(results, floor) ?? [];
   return {
-    ...(floor ? { infeasible: checks.filter((c) => c.infeasible).length } : {}),
+    ...(floor ? { infeasible: checks.filter((c) => c.infeasible).length, reachable: checks.filter((c) => !c.met && !c.infeasible).map((c) => c.text) } : {}),
     trace,
     nodeHours: ours.nodeHours,
     gearMoves: ours.gearMoves,
@@ -152,6 +154,14 @@ export function formatVariant(score: VariantScore, totalLabel = 'suite (mean; mo
     goal: `${score.met}/${score.of}${infeasibleNote(score)}`,
   });
   return formatTable(rows);
+}
+
+/**
+ * The misses within reach, trace by trace ("s48-3: gear moves 1.58 x clairvoyant-4h <= 1.5"): what a held-out set
+ * leaves to work on, without reading every goal line. Empty when none, or when the traces were scored without a floor.
+ */
+export function formatReachable(score: Pick<VariantScore, 'traces'>): string[] {
+  return score.traces.flatMap((t) => (t.reachable ?? []).map((text) => `  ${t.trace}: ${text}`));
 }
 
 /** ", k of the n misses infeasible" when the variant was scored with every trace's reactive floor. */

@@ -5,7 +5,7 @@ import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { BaselineCache } from '../../lib/sim/baseline-cache.js';
 import { syntheticTrace } from '../../lib/sim/synthetic.js';
-import { checkVariants, formatAgainst, formatRanking, formatVariant, mergeOverrides, parseVariants, rankVariants, scoreTrace, scoreVariant, tuneSuite, type TraceScore } from '../../lib/sim/tune.js';
+import { checkVariants, formatAgainst, formatRanking, formatReachable, formatVariant, mergeOverrides, parseVariants, rankVariants, scoreTrace, scoreVariant, tuneSuite, type TraceScore } from '../../lib/sim/tune.js';
 import { policyResult } from '../support/builders.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -68,6 +68,20 @@ describe('infeasible misses', () => {
     const s = scoreVariant('v', [score('bursty', { met: 5, infeasible: 2 }), score('daily', { met: 7 })]);
     expect(s.infeasible).toBeUndefined();
     expect(formatRanking([s])).not.toMatch(/infeasible/);
+    expect(formatReachable(s)).toEqual([]);
+  });
+
+  it('lists the misses within reach trace by trace, as their goal line reads them', () => {
+    const s = scoreVariant('v', [
+      score('bursty', { met: 5, infeasible: 2, reachable: ['gear moves 1.58 x clairvoyant-4h <= 1.5'] }),
+      score('daily', { met: 8, infeasible: 0, reachable: [] }),
+      score('jobs', { met: 6, infeasible: 0, reachable: ['node-hours 1.121 x clairvoyant-4h <= 1.05', "node-hours < cluster-autoscaler's (1653 vs 1616)"] }),
+    ]);
+    expect(formatReachable(s)).toEqual([
+      '  bursty: gear moves 1.58 x clairvoyant-4h <= 1.5',
+      '  jobs: node-hours 1.121 x clairvoyant-4h <= 1.05',
+      "  jobs: node-hours < cluster-autoscaler's (1653 vs 1616)",
+    ]);
   });
 });
 
@@ -126,6 +140,8 @@ describe('tuneSuite', () => {
     expect(wide!.traces.map((t) => t.clairvoyantNodeHours)).toEqual(defaults!.traces.map((t) => t.clairvoyantNodeHours));
     for (const [i, t] of wide!.traces.entries()) expect(t.nodeHours).toBeGreaterThan(defaults!.traces[i]!.nodeHours + 12);
     for (const s of scores) expect(s.of).toBe(16);
+    // Scored with each trace's floor: every miss is either shown infeasible or listed as within reach.
+    for (const t of scores.flatMap((s) => s.traces)) expect(t.reachable!.length + t.infeasible!).toBe(t.of - t.met);
 
     const second = new BaselineCache(dir);
     const again = await tuneSuite({ ...options, variants: { defaults: {} }, cache: second });
