@@ -98,7 +98,9 @@ class ScenarioRun {
       this.emulated = new EmulatedWorld(clock, [{ name: DISTRICT, profile: PROFILE }], scenario.moveFailureRate, seededRandom(scenario.seed + 2), seededRandom(scenario.seed + 13), scenario.zones ? REGION : undefined);
       this.worldPlatform = this.emulated;
     } else {
-      this.platform = new SimulatedPlatform(clock, { moveDurationMs: 30_000, moveFailureRate: scenario.moveFailureRate, random: seededRandom(scenario.seed + 2) });
+      // Half the scenarios (by their seed, so the drawn scenarios stay what they were) place new gears as the broker does.
+      const placement = scenario.seed % 2 === 0 ? { placement: 'broker' as const, placementRandom: seededRandom(scenario.seed + 13) } : {};
+      this.platform = new SimulatedPlatform(clock, { moveDurationMs: 30_000, moveFailureRate: scenario.moveFailureRate, random: seededRandom(scenario.seed + 2), ...placement });
       this.worldPlatform = this.platform;
     }
     this.cloud = new SimulatedCloud(clock, { bootDelayMs: 120_000, ...(scenario.capacityCap === undefined ? {} : { maxHosts: scenario.capacityCap }) });
