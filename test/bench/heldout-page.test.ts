@@ -35,5 +35,18 @@ describe('npm run bench -- heldout --html', () => {
     expect(page).toContain('<tr><th>boot delay</th><td>300 s</td></tr>');
     // The node's price is what its drains are credited: a reader of figures at another node size needs it.
     expect(page).toContain("<tr><th>node</th><td>m5.xlarge ($0.192/h): the bill's price and each drain's saving per node-hour</td></tr>");
+    expect(page).toContain('<tr><th>placement</th><td>the least-loaded node</td></tr>');
+  });
+
+  it("replays the broker's own placement when asked, and says so on the page", () => {
+    const out = join(dir, 'pages', 'seed-3-broker.html');
+    const run = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/bench.ts', 'heldout', '--count', '1', '--seed', '3', '--days', '0.25', '--placement', 'broker', '--no-cache', '--html', out], { cwd: ROOT, encoding: 'utf8' });
+    expect(run.status, run.stderr).toBe(0);
+    expect(run.stdout).toMatch(/boot delay 120 s, placement broker\)$/m);
+    expect(run.stdout).toMatch(/^goal \(\d\/8 met/m);
+    expect(readFileSync(out, 'utf8')).toMatch(/<tr><th>placement<\/th><td>the broker(&#39;|')s \(origin-server(&#39;|')s select_best_fit_node\)<\/td><\/tr>/);
+    const refused = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/bench.ts', 'heldout', '--count', '1', '--placement', 'round-robin'], { cwd: ROOT, encoding: 'utf8' });
+    expect(refused.status).toBe(2);
+    expect(refused.stderr).toContain('--placement: expected least-loaded or broker (got "round-robin")');
   });
 });
