@@ -17,10 +17,9 @@ import { goalChecks } from '../lib/sim/summary.js';
 import { renderSuiteReport, suiteReportTrace, type SuiteReportTrace } from '../lib/sim/suite-report.js';
 import { formatReachable, formatVariant, scoreTrace, scoreVariant, type TraceScore } from '../lib/sim/tune.js';
 import { replaySuiteTrace, suiteSettings } from './bench-suite.js';
-import { APP_MIX_OPTIONS, APP_MIX_USAGE, appMixFromFlags, loadWithAppMix } from '../lib/sim/app-mix.js';
-import { appMixText, type AppMix } from '../lib/sim/disruption.js';
-import { PLACEMENT_OPTIONS, PLACEMENT_USAGE, placementFromFlags } from '../lib/sim/placement-flag.js';
-import type { PlacementRule } from '../lib/adapters/local/sim-placement.js';
+import { loadWithAppMix } from '../lib/sim/app-mix.js';
+import { appMixText } from '../lib/sim/disruption.js';
+import { WORLD_OPTIONS, WORLD_USAGE, worldFromFlags, type WorldFlags } from '../lib/sim/world-flags.js';
 
 const DEFAULT_CACHE = new URL('../.cache/baselines/', import.meta.url).pathname;
 
@@ -41,8 +40,7 @@ and a total.
   --peak-gears G      each shape's peak (default 2000)
   --gears-per-node N  default 100
   --boot-delay S      seconds from a host's launch to its first gear, for every policy (default 120)
-${APP_MIX_USAGE}
-${PLACEMENT_USAGE}
+${WORLD_USAGE}
   --only I,J          only shapes I, J (1-based, as numbered in the output); the total covers them
   --cache DIR         where the baselines' results are kept (default .cache/baselines)
   --no-cache          compute the baselines again and keep nothing
@@ -61,8 +59,7 @@ export async function runHeldout(argv: string[]): Promise<void> {
         'peak-gears': { type: 'string', default: '2000' },
         'gears-per-node': { type: 'string', default: '100' },
         'boot-delay': { type: 'string', default: '120' },
-        ...APP_MIX_OPTIONS,
-        ...PLACEMENT_OPTIONS,
+        ...WORLD_OPTIONS,
         only: { type: 'string' },
         cache: { type: 'string', default: DEFAULT_CACHE },
         'no-cache': { type: 'boolean', default: false },
@@ -84,14 +81,13 @@ export async function runHeldout(argv: string[]): Promise<void> {
   const peakGears = figures['peak-gears']!;
   const gearsPerNode = figures['gears-per-node']!;
   const bootDelaySeconds = figures['boot-delay']!;
-  let apps: AppMix | undefined;
-  let placement: PlacementRule | undefined;
+  let world: WorldFlags;
   try {
-    apps = appMixFromFlags(values);
-    placement = placementFromFlags(values);
+    world = worldFromFlags(values);
   } catch (error) {
     return fail((error as Error).message);
   }
+  const { apps, placement } = world;
   const family = values.family;
   if (!isHeldoutFamily(family)) return fail(`--family: expected ${heldoutFamilyList()}, got ${family}`);
   const only = values.only === undefined ? undefined : [...new Set(values.only.split(',').map((part) => Number(part.trim())))];

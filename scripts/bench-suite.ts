@@ -14,9 +14,10 @@ import { parseArgs } from 'node:util';
 import { abortLine } from '../lib/sim/aborts.js';
 import { pagesLine } from '../lib/sim/alarms.js';
 import { baselineKeyParts, runBaselines, type BaselineCache } from '../lib/sim/baseline-cache.js';
-import { APP_MIX_OPTIONS, APP_MIX_USAGE, appMixFromFlags, loadWithAppMix } from '../lib/sim/app-mix.js';
+import { loadWithAppMix } from '../lib/sim/app-mix.js';
 import { appMixText, DEFAULT_APP_MIX, type AppMix } from '../lib/sim/disruption.js';
-import { PLACEMENT_OPTIONS, PLACEMENT_USAGE, placementFromFlags, placementText } from '../lib/sim/placement-flag.js';
+import { placementText } from '../lib/sim/placement-flag.js';
+import { WORLD_OPTIONS, WORLD_USAGE, worldFromFlags, type WorldFlags } from '../lib/sim/world-flags.js';
 import type { PlacementRule } from '../lib/adapters/local/sim-placement.js';
 import { floorForResults, floorLine, type ReactiveFloor } from '../lib/sim/floor.js';
 import { peakDemand } from '../lib/sim/pools.js';
@@ -40,8 +41,7 @@ Replays every trace column of data/traces/ and the synthetic families
   --peak-gears N      each replayed window is scaled to this peak (default 2000)
   --gears-per-node N  default 100
   --boot-delay S      seconds from a host's launch to its first gear, for every policy (default 120)
-${APP_MIX_USAGE}
-${PLACEMENT_USAGE}
+${WORLD_USAGE}
   --only TEXT         only traces whose name contains TEXT
   --seed N            default 42
   --html FILE         the page to explore the figures in (default out/suite.html)`;
@@ -63,7 +63,7 @@ export function suiteTraces(days: number | undefined, peakGears: number, seed: n
 export async function runSuite(argv: string[]): Promise<void> {
   let values;
   try {
-    ({ values } = parseArgs({ args: argv, options: { days: { type: 'string' }, 'peak-gears': { type: 'string', default: '2000' }, 'gears-per-node': { type: 'string', default: '100' }, 'boot-delay': { type: 'string', default: '120' }, ...APP_MIX_OPTIONS, ...PLACEMENT_OPTIONS, only: { type: 'string' }, seed: { type: 'string', default: '42' }, html: { type: 'string', default: 'out/suite.html' }, help: { type: 'boolean', short: 'h' } } }));
+    ({ values } = parseArgs({ args: argv, options: { days: { type: 'string' }, 'peak-gears': { type: 'string', default: '2000' }, 'gears-per-node': { type: 'string', default: '100' }, 'boot-delay': { type: 'string', default: '120' }, ...WORLD_OPTIONS, only: { type: 'string' }, seed: { type: 'string', default: '42' }, html: { type: 'string', default: 'out/suite.html' }, help: { type: 'boolean', short: 'h' } } }));
   } catch (error) {
     console.error(`${(error as Error).message}\n\n${USAGE}`);
     process.exitCode = 2;
@@ -83,15 +83,14 @@ export async function runSuite(argv: string[]): Promise<void> {
   const gearsPerNode = number('gears-per-node', 1);
   const bootDelaySeconds = number('boot-delay', 1);
   const seed = number('seed', 0);
-  let apps: AppMix | undefined;
-  let placement: PlacementRule | undefined;
+  let world: WorldFlags = {};
   try {
-    apps = appMixFromFlags(values);
-    placement = placementFromFlags(values);
+    world = worldFromFlags(values);
   } catch (error) {
     console.error(`${(error as Error).message}\n\n${USAGE}`);
     process.exit(2);
   }
+  const { apps, placement } = world;
   if (apps) console.log(`suite: applications ${appMixText(apps)}`);
   if (placement) console.log(`suite: placement ${placement}`);
   const traces = suiteTraces(days, peakGears, seed, apps).filter((t) => values.only === undefined || t.name.includes(values.only));

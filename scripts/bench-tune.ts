@@ -14,9 +14,9 @@ import { formatAgainst, formatRanking, formatReachable, formatVariant, infeasibl
 import { parseTuneSets, tuneSetName, type TuneSet } from '../lib/sim/tune-sets.js';
 import { simInstanceText } from '../lib/sim/replay.js';
 import { suiteTraces } from './bench-suite.js';
-import { APP_MIX_OPTIONS, APP_MIX_USAGE, appMixFromFlags, loadWithAppMix } from '../lib/sim/app-mix.js';
+import { loadWithAppMix } from '../lib/sim/app-mix.js';
 import { appMixText, type AppMix } from '../lib/sim/disruption.js';
-import { PLACEMENT_OPTIONS, PLACEMENT_USAGE, placementFromFlags } from '../lib/sim/placement-flag.js';
+import { WORLD_OPTIONS, WORLD_USAGE, worldFromFlags } from '../lib/sim/world-flags.js';
 import type { PlacementRule } from '../lib/adapters/local/sim-placement.js';
 
 const DEFAULT_CACHE = new URL('../.cache/baselines/', import.meta.url).pathname;
@@ -34,8 +34,7 @@ variants by goal checks met, then node-hours, then moves (both x clairvoyant-4h)
   --peak-gears N      each replayed window is scaled to this peak (default 2000)
   --gears-per-node N  default 100
   --boot-delay S      seconds from a host's launch to its first gear, for every policy (default 120)
-${APP_MIX_USAGE}
-${PLACEMENT_USAGE}
+${WORLD_USAGE}
   --zones N           nodescaler's nodes over N availability zones (its subnets in turn; default 1: no zone), so drains
                       meet nodes of several zones; the baselines do not place nodes in zones
   --only TEXT         only traces whose name contains TEXT
@@ -62,8 +61,7 @@ export async function runTune(argv: string[]): Promise<void> {
         'peak-gears': { type: 'string', default: '2000' },
         'gears-per-node': { type: 'string', default: '100' },
         'boot-delay': { type: 'string', default: '120' },
-        ...APP_MIX_OPTIONS,
-        ...PLACEMENT_OPTIONS,
+        ...WORLD_OPTIONS,
         zones: { type: 'string', default: '1' },
         only: { type: 'string' },
         seed: { type: 'string', default: '42' },
@@ -94,8 +92,7 @@ export async function runTune(argv: string[]): Promise<void> {
   let apps: AppMix | undefined;
   let placement: PlacementRule | undefined;
   try {
-    apps = appMixFromFlags(values);
-    placement = placementFromFlags(values);
+    ({ apps, placement } = worldFromFlags(values));
     if (values.sets !== undefined) {
       for (const flag of ['seed', 'family'] as const) {
         if (argv.some((arg) => arg === `--${flag}` || arg.startsWith(`--${flag}=`))) throw new ValidationError({ path: `--${flag}`, message: '--sets names each set\'s seed and family', value: values[flag] });

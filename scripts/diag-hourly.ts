@@ -23,24 +23,21 @@ import { familyShapes, isHeldoutFamily, type HeldoutFamily } from '../lib/sim/he
 import { SYNTHETIC_FAMILIES, syntheticTrace, type SyntheticFamily } from '../lib/sim/synthetic.js';
 import { runNodescaler } from '../lib/sim/replay.js';
 import { parseArgs } from 'node:util';
-import { APP_MIX_OPTIONS, appMixFromFlags } from '../lib/sim/app-mix.js';
-import { appMixText, type AppMix } from '../lib/sim/disruption.js';
-import { PLACEMENT_OPTIONS, placementFromFlags } from '../lib/sim/placement-flag.js';
-import type { PlacementRule } from '../lib/adapters/local/sim-placement.js';
+import { appMixText } from '../lib/sim/disruption.js';
+import { WORLD_OPTIONS, worldFromFlags, type WorldFlags } from '../lib/sim/world-flags.js';
 import { suiteTraces } from './bench-suite.js';
 import type { SeriesPoint } from '../lib/sim/results.js';
 
 // `--idle-share F`, `--app-sizes E` and `--placement RULE` anywhere: the applications' mix and where new gears go, as the benches take them.
-const { values: mixFlags, positionals } = parseArgs({ args: process.argv.slice(2), allowPositionals: true, options: { ...APP_MIX_OPTIONS, ...PLACEMENT_OPTIONS } });
-let apps: AppMix | undefined;
-let placement: PlacementRule | undefined;
+const { values: mixFlags, positionals } = parseArgs({ args: process.argv.slice(2), allowPositionals: true, options: WORLD_OPTIONS });
+let world: WorldFlags = {};
 try {
-  apps = appMixFromFlags(mixFlags);
-  placement = placementFromFlags(mixFlags);
+  world = worldFromFlags(mixFlags);
 } catch (error) {
   console.error((error as Error).message);
   process.exit(2);
 }
+const { apps, placement } = world;
 const [family, ...rest] = positionals;
 const synthetic = family?.startsWith('synthetic:') ? (family.slice('synthetic:'.length) as SyntheticFamily) : undefined;
 const suiteName = family?.startsWith('suite:') ? family.slice('suite:'.length) : undefined;

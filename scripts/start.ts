@@ -9,8 +9,9 @@ import { parseArgs } from 'node:util';
 import { ValidationError } from '../lib/errors.js';
 import { baselineOptions } from '../lib/sim/baseline-cache.js';
 import { BASELINES, runBaseline } from '../lib/sim/baselines.js';
-import { APP_MIX_OPTIONS, appMixFromFlags, parsePoolApps } from '../lib/sim/app-mix.js';
-import { PLACEMENT_OPTIONS, placementFromFlags, placementText } from '../lib/sim/placement-flag.js';
+import { parsePoolApps } from '../lib/sim/app-mix.js';
+import { placementText } from '../lib/sim/placement-flag.js';
+import { WORLD_OPTIONS, worldFromFlags } from '../lib/sim/world-flags.js';
 import { configPools, parsePoolDemand } from '../lib/sim/config-pools.js';
 import { appMixText } from '../lib/sim/disruption.js';
 import { peakDemand } from '../lib/sim/pools.js';
@@ -79,8 +80,7 @@ async function main(): Promise<void> {
         seed: { type: 'string', default: '42' },
         config: { type: 'string' },
         'pool-demand': { type: 'string', multiple: true },
-        ...APP_MIX_OPTIONS,
-        ...PLACEMENT_OPTIONS,
+        ...WORLD_OPTIONS,
         'pool-apps': { type: 'string', multiple: true },
       },
     });
@@ -124,7 +124,7 @@ async function main(): Promise<void> {
   const days = values.days === undefined ? undefined : number('days', 0.01);
   const window = (t: Trace) => windowOf(t, days === undefined ? undefined : days * 86400, t === trace0 ? peakGears : peakDemand(t));
   const trace0 = readTrace(tracePath, traceOptions);
-  const apps = appMixFromFlags(values);
+  const { apps, placement } = worldFromFlags(values);
   const trace = apps ? { ...window(trace0), apps } : window(trace0);
 
   const replay: ReplayOptions = {
@@ -133,7 +133,6 @@ async function main(): Promise<void> {
     store: store as ReplayOptions['store'],
     seed: number('seed', 0),
   };
-  const placement = placementFromFlags(values);
   if (placement) replay.placement = placement;
   if (values.config) {
     replay.config = configPools({

@@ -1,0 +1,16 @@
+import { describe, expect, it } from 'vitest';
+import { worldFromFlags, WORLD_USAGE } from '../../lib/sim/world-flags.js';
+
+describe('the replay world flags', () => {
+  it('reads the mix and the placement together, leaving out what was not asked for', () => {
+    expect(worldFromFlags({})).toEqual({});
+    expect(worldFromFlags({ placement: 'broker' })).toEqual({ placement: 'broker' });
+    expect(worldFromFlags({ 'idle-share': '0', placement: 'least-loaded' })).toEqual({ apps: { idleShare: 0, sizeExponent: 2.5 }, placement: 'least-loaded' });
+    for (const flag of ['--idle-share', '--app-sizes', '--placement']) expect(WORLD_USAGE).toContain(flag);
+  });
+
+  it('refuses either bad value by its flag', () => {
+    expect(() => worldFromFlags({ 'idle-share': '2', placement: 'broker' })).toThrow('--idle-share');
+    expect(() => worldFromFlags({ 'idle-share': '0.5', placement: 'nearest' })).toThrow('--placement: expected least-loaded or broker (got "nearest")');
+  });
+});
