@@ -28,7 +28,9 @@
 # moving one restarts the tenant; the others are siblings behind a scaled
 # app's haproxy. The gear list (every gear, idle and stopped too, up to 500:
 # the evaluator keeps no longer list) marks each disruptive gear (its move
-# is a tenant's restart, counted as TenantRestarts) and carries doNotMove for a gear whose
+# is a tenant's restart, counted as TenantRestarts), marks each stopped or
+# idled gear idle (max_active_gears counts only active gears, so its move
+# takes no slot on the target), and carries doNotMove for a gear whose
 # directory holds a .nodescaler-do-not-move file owned by this agent's user
 # (root; the gear's user cannot write its home's top level).
 #
@@ -133,8 +135,9 @@ for gear in "$GEAR_BASE_DIR"/*; do
     state=$(tr -d '[:space:]' <"$state_file") || fail "cannot read $state_file"
   fi
   head=0
+  idle=0
   case $state in
-    stopped | idle) ;;
+    stopped | idle) idle=1 ;;
     *)
       active=$((active + 1))
       head=1
@@ -157,6 +160,7 @@ for gear in "$GEAR_BASE_DIR"/*; do
   marker=$gear/.nodescaler-do-not-move
   [ -f "$marker" ] && [ ! -L "$marker" ] && [ -O "$marker" ] && flag=',"doNotMove":true'
   [ "$head" = 1 ] && flag="$flag,\"disruptive\":true"
+  [ "$idle" = 1 ] && flag="$flag,\"idle\":true"
   gear_list="$gear_list${gear_list:+,}{\"uuid\":\"$name\",\"app\":\"$line\",\"size\":\"$NODESCALER_PROFILE\"$flag}"
 done
 figures="\"activeGears\":$active,\"maxActiveGears\":$max_active,\"disruptiveGears\":$disruptive"

@@ -31,8 +31,16 @@
  *      gears): their gears would be moved twice, and each later drain would
  *      move a fuller node. Packing keeps the emptiest nodes empty.
  *
- * Each gear takes one slot: OpenShift counts `max_active_gears` in gears, and
- * the evaluator and `reservedSlotsByNode` count a pending move as one slot.
+ * Each active gear takes one slot: OpenShift counts `max_active_gears` in
+ * gears, and the evaluator and `reservedSlotsByNode` count a pending move as
+ * one slot. A gear its agent marked idle (stopped or idled) takes none: the
+ * platform counts only active gears against `max_active_gears`, and the
+ * agent's `activeGears`, by which the evaluator chose the node, leaves it
+ * out. Counting it would make a plan refuse a drain the evaluator priced as
+ * fitting. It is placed after the active gears, by the same rules, as if it
+ * took a slot (it may wake); only when that room is spent does it go, never
+ * refused for room, to the target with the most room left, its idle gears
+ * counted, so the gears that wake are spread where they fit best.
  */
 import type { GearInfo, NodeRecord, PoolId } from './model.js';
 import { freshStatsTest } from './utilization.js';
@@ -123,9 +131,9 @@ export function planDrain(input: PlanInput): DrainPlan {
   const sourceZone = input.nodes.find((node) => node.nodeId === input.sourceNodeId)?.zone;
   /** 0 for a target in the source's zone (or both unknown), 1 for another. */
   const zoneTier = Uint8Array.from(eligible, (entry) => (entry.node.zone === sourceZone ? 0 : 1));
-  const free = new Int32Array(eligible.length);
+  const slots = new Int32Array(eligible.length);
   eligible.forEach((entry, i) => {
-    free[i] = entry.free;
+    slots[i] = entry.free;
     const listed = entry.node.stats!.gears;
     if (listed) {
       for (const gear of listed) {
@@ -146,9 +154,13 @@ export function planDrain(input: PlanInput): DrainPlan {
   const unplaced: Unplaced[] = [];
   const percent = `${Math.round(fillFraction * 100)}%`;
 
+  /** Room counting the idle gears this plan sent too: where an idle gear goes while it lasts. */
+  const asIfActive = Int32Array.from(slots);
   for (const gear of orderGears(gears)) {
     const avoid = input.avoid?.get(gear.uuid);
     const holders = appTargets.get(gear.app)!;
+    const idle = gear.idle === true;
+    const free = idle ? asIfActive : slots;
     // Pass 1: of the nodes that hold no gear of the app, the source's zone first, then the least room left (the first minimum: lowest node id).
     let chosen = -1;
     let chosenRank = Infinity;
@@ -181,6 +193,14 @@ export function planDrain(input: PlanInput): DrainPlan {
         sharesApp = true;
       }
     }
+    if (chosen < 0 && idle && free.length > 0) {
+      chosen = mostRoom(free, holders, avoid, targets);
+      sharesApp = holders.has(chosen);
+      if (sharesApp && input.antiAffinity === 'required') {
+        unplaced.push({ gear, reason: `anti-affinity: every node with room already holds a gear of ${gear.app}`, full: false });
+        continue;
+      }
+    }
     if (chosen < 0) {
       unplaced.push({
         gear,
@@ -192,19 +212,40 @@ export function planDrain(input: PlanInput): DrainPlan {
       });
       continue;
     }
-    free[chosen] = free[chosen]! - 1;
+    if (!idle) slots[chosen] = slots[chosen]! - 1;
+    asIfActive[chosen] = asIfActive[chosen]! - 1;
     holders.set(chosen, (holders.get(chosen) ?? 0) + 1);
     placements.push({ gear, target: targets[chosen]!, sharesApp });
   }
   return { placements, unplaced, targets: targets.length, freeSlots };
 }
 
-/** Largest size first, then applications with more gears, then app name and uuid: a total, deterministic order. */
+/**
+ * The target an idle gear goes to once the room is spent: the most room left (idle gears counted), a node without
+ * the application's gears first, the source's zone not preferred (every node is past its room), ties by lowest id.
+ */
+function mostRoom(room: Int32Array, holders: ReadonlyMap<number, number>, avoid: ReadonlySet<string> | undefined, targets: readonly string[]): number {
+  let chosen = -1;
+  for (let i = 0; i < room.length; i++) {
+    if (avoid?.has(targets[i]!)) continue;
+    if (chosen < 0) {
+      chosen = i;
+      continue;
+    }
+    const holds = holders.has(i);
+    const chosenHolds = holders.has(chosen);
+    if ((chosenHolds && !holds) || (chosenHolds === holds && room[i]! > room[chosen]!)) chosen = i;
+  }
+  return chosen;
+}
+
+/** Active gears before idle ones (they need the slots), then largest size first, then applications with more gears, then app name and uuid: a total, deterministic order. */
 export function orderGears(gears: readonly GearInfo[]): GearInfo[] {
   const perApp = new Map<string, number>();
   for (const gear of gears) perApp.set(gear.app, (perApp.get(gear.app) ?? 0) + 1);
   return [...gears].sort(
     (a, b) =>
+      Number(a.idle === true) - Number(b.idle === true) ||
       (GEAR_SIZE_RANK[b.size] ?? 0) - (GEAR_SIZE_RANK[a.size] ?? 0) ||
       perApp.get(b.app)! - perApp.get(a.app)! ||
       compare(a.app, b.app) ||

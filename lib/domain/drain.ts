@@ -267,7 +267,8 @@ export function reconcile(moves: readonly GearMove[], onNode: readonly GearInfo[
 }
 
 /**
- * Reservations of every active drain except the moves of `except` for the gears in `replanning`, and the applications
+ * Reservations of every active drain except the moves of `except` for the gears in `replanning` (an idle gear's move
+ * holds no slot), and the applications
  * headed to each node; given the pool's `nodes`, gears that landed on a node after its last report count too
  * (utilization.ts `forEachSlotHolder`).
  */
@@ -281,7 +282,7 @@ export function reservationsExcept(
   const incomingApps = new Map<string, Map<string, number>>();
   forEachSlotHolder(drains, nodes, (move, drain, pending) => {
     if (pending && drain.drainId === except && replanning.has(move.gear.uuid)) return;
-    reserved.set(move.target, (reserved.get(move.target) ?? 0) + 1);
+    if (!move.gear.idle) reserved.set(move.target, (reserved.get(move.target) ?? 0) + 1);
     let apps = incomingApps.get(move.target);
     if (!apps) incomingApps.set(move.target, (apps = new Map()));
     apps.set(move.gear.app, (apps.get(move.gear.app) ?? 0) + 1);

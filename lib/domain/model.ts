@@ -37,6 +37,12 @@ export interface GearInfo {
   doNotMove?: boolean;
   /** Moving it restarts its tenant (an active single-gear application's gear or a head gear), as its node's agent saw it; absent: not known. */
   disruptive?: boolean;
+  /**
+   * Stopped or idled on its node, as its agent saw it. origin-server's `max_active_gears` counts only active gears
+   * (resource_limits.conf: "Stopped and idled gears are not limited"), so the agent's `activeGears` leaves it out and
+   * its move takes no slot on the target; absent: counted as active, the careful side.
+   */
+  idle?: boolean;
 }
 
 export interface NodeStats {

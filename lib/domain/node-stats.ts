@@ -55,14 +55,20 @@ export function isProtected(node: Pick<NodeRecord, 'nodeId' | 'protected'>, prot
 
 /**
  * The gears a platform lists on a node, with what the node's agent said of
- * each in its last stats (do-not-move, a tenant's restart): the broker knows
- * neither. A flag the agent did not send stays as the platform listed it.
+ * each in its last stats (do-not-move, a tenant's restart, stopped or idled):
+ * the broker knows none of them. A flag the agent did not send stays as the
+ * platform listed it.
  */
 export function withAgentFlags(listed: readonly GearInfo[], node: Pick<NodeRecord, 'stats'>): GearInfo[] {
   const reported = new Map((node.stats?.gears ?? []).map((gear) => [gear.uuid, gear]));
   return listed.map((gear) => {
     const own = reported.get(gear.uuid);
-    if (!own || (!own.doNotMove && !own.disruptive)) return gear;
-    return { ...gear, ...(own.doNotMove ? { doNotMove: true } : {}), ...(own.disruptive ? { disruptive: true } : {}) };
+    if (!own || (!own.doNotMove && !own.disruptive && !own.idle)) return gear;
+    return {
+      ...gear,
+      ...(own.doNotMove ? { doNotMove: true } : {}),
+      ...(own.disruptive ? { disruptive: true } : {}),
+      ...(own.idle ? { idle: true } : {}),
+    };
   });
 }

@@ -58,7 +58,8 @@ function isPendingMove(state: string): boolean {
 }
 
 /**
- * Calls `visit` for each move that holds a slot on its target: the pending moves of active drains and, given the
+ * Calls `visit` for each move that holds a slot on its target (unless its gear is idle, which counts only for
+ * anti-affinity): the pending moves of active drains and, given the
  * pool's `nodes`, the moves whose gear landed after the target's last report (`landedSinceReport`). The one walk
  * behind `reservedSlotsByNode` and the planner's `reservationsExcept` (drain.ts).
  */
@@ -77,10 +78,12 @@ export function forEachSlotHolder(
   }
 }
 
-/** Slots held on each target node (`forEachSlotHolder`). */
+/** Slots held on each target node (`forEachSlotHolder`); an idle gear's move holds none (drain-plan.ts). */
 export function reservedSlotsByNode(drains: readonly DrainRecord[], nodes?: readonly NodeRecord[]): Map<string, number> {
   const reserved = new Map<string, number>();
-  forEachSlotHolder(drains, nodes, (move) => reserved.set(move.target, (reserved.get(move.target) ?? 0) + 1));
+  forEachSlotHolder(drains, nodes, (move) => {
+    if (!move.gear.idle) reserved.set(move.target, (reserved.get(move.target) ?? 0) + 1);
+  });
   return reserved;
 }
 

@@ -64,6 +64,8 @@ export const gearSchema = once(() =>
       doNotMove: flag(),
       /** Moving it restarts its tenant (an active head gear, or an unscaled app's): counted as TenantRestarts when moved. */
       disruptive: flag(),
+      /** Stopped or idled: not in `activeGears`, and its move takes no slot on the target. */
+      idle: flag(),
     },
     'an object {uuid, app, size}',
   ),
@@ -100,6 +102,19 @@ export const nodeStatsMessageSchema = once(() => {
         issues.push({
           path: [...path, message.disruptiveGears === undefined ? 'idleGears' : 'disruptiveGears'],
           message: `idleGears ${idle} + disruptiveGears ${disruptive} is more than activeGears ${message.activeGears}`,
+        });
+      }
+    }
+    // The agent lists every gear and counts the ones it does not mark idle. A list that marks gears idle yet leaves
+    // more unmarked than the count is not the agent's: it would let a drain move active gears as idle ones, which
+    // take no slot. (A list that marks none idle takes a slot for every gear, whatever it counts.)
+    if (typeof message === 'object' && message !== null && Array.isArray(message.gears) && isCount(message.activeGears, 0, 2 * MAX_GEARS_PER_NODE)) {
+      const gears = message.gears.filter((gear) => typeof gear === 'object' && gear !== null);
+      const listedActive = gears.filter((gear) => gear.idle !== true).length;
+      if (listedActive < gears.length && listedActive > message.activeGears) {
+        issues.push({
+          path: [...path, 'gears'],
+          message: `gears lists ${listedActive} gear(s) not marked idle, more than activeGears ${message.activeGears}`,
         });
       }
     }

@@ -173,6 +173,18 @@ describe('gear lists', () => {
     expect(error.issues[3]?.message).toBe('must be at most 128 characters (got 129)');
   });
 
+  it('rejects a list that marks gears idle yet leaves more unmarked than activeGears: active gears passed off as idle take no slot', () => {
+    const idle = (i: number) => ({ ...gear(i), idle: true });
+    const base = { ...nodeStats(), activeGears: 2 };
+    expect(parseMessage({ ...base, gears: [gear(0), gear(1), idle(2), idle(3)] }).ok).toBe(true);
+    const error = rejected(parseMessage({ ...base, gears: [gear(0), gear(1), gear(2), idle(3)] }));
+    expect(error.field).toBe('gears');
+    expect(error.message).toContain('gears: gears lists 3 gear(s) not marked idle, more than activeGears 2');
+    // A list that marks no gear idle takes a slot for every gear, whatever the count says.
+    expect(parseMessage({ ...base, gears: [gear(0), gear(1), gear(2)] }).ok).toBe(true);
+    expect(rejected(parseMessage({ ...base, gears: [{ ...gear(0), idle: 'yes' }] })).field).toBe('gears.0.idle');
+  });
+
   it('rejects gears that is not an array', () => {
     const error = rejected(parseMessage({ ...nodeStats(), gears: { 0: gear(0) } }));
     expect(error.field).toBe('gears');

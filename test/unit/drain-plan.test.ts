@@ -2,10 +2,12 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { orderGears, planDrain, type PlanInput } from '../../lib/domain/drain-plan.js';
 import type { GearInfo, NodeRecord } from '../../lib/domain/model.js';
+import { reservationsExcept } from '../../lib/domain/drain.js';
 import { reservedSlotsByNode } from '../../lib/domain/utilization.js';
 import { NOW, drain, move, node } from '../support/builders.js';
 
 const gear = (uuid: string, app = `app-${uuid}`, size = 'small'): GearInfo => ({ uuid, app, size });
+const idleGear = (uuid: string, app = `app-${uuid}`): GearInfo => ({ ...gear(uuid, app), idle: true });
 
 function input(fields: Partial<PlanInput> & { gears: GearInfo[]; nodes: NodeRecord[] }): PlanInput {
   return {
@@ -98,6 +100,59 @@ describe('planDrain: reservations', () => {
   });
 });
 
+describe('planDrain: idle gears (max_active_gears counts only active gears)', () => {
+  // a: 80 - 78 = 2 free, b: 80 - 77 = 3 free: 5 slots for 3 active and 6 idle gears.
+  const nodes = () => [node('src', { gears: 3, max: 100 }), node('a', { gears: 78, max: 100 }), node('b', { gears: 77, max: 100 })];
+  const gears = [...['i1', 'i2', 'i3', 'i4', 'i5', 'i6'].map((id) => idleGear(id)), gear('g1'), gear('g2'), gear('g3')];
+
+  it('places a node whose idle gears outnumber the room: the drain the evaluator priced by active gears is not refused', () => {
+    const plan = planDrain(input({ gears, nodes: nodes() }));
+    expect(plan.unplaced).toEqual([]);
+    expect(plan.placements).toHaveLength(9);
+    // Counted as slots, the same gears do not fit: the plan the agent's list used to get.
+    const counted = planDrain(input({ gears: gears.map(({ idle: _idle, ...rest }) => rest), nodes: nodes() }));
+    expect(counted.unplaced).toHaveLength(4);
+  });
+
+  it('gives the slots to the active gears first, never past the fill fraction', () => {
+    const plan = planDrain(input({ gears, nodes: nodes() }));
+    const active = plan.placements.filter((p) => !p.gear.idle);
+    expect(active.map((p) => p.target).sort()).toEqual(['a', 'a', 'b']);
+    expect(orderGears(gears).map((g) => g.uuid).slice(0, 3)).toEqual(['g1', 'g2', 'g3']);
+  });
+
+  it('sends idle gears where an active gear would go while room lasts, then each to the target with the most room left', () => {
+    // Room after the active gears: a 0, b 2. Two idle gears pack into b as if they took slots; the other four
+    // alternate by room left, the lower id on a tie: a, b, a, b.
+    const plan = planDrain(input({ gears, nodes: nodes() }));
+    const idle = plan.placements.filter((p) => p.gear.idle).map((p) => p.target);
+    expect(idle).toEqual(['b', 'b', 'a', 'b', 'a', 'b']);
+    // Were every idle gear to wake, the targets would stand level: a 78 + 2 + 2, b 77 + 1 + 4.
+    const woken = (target: string) => nodes().find((n) => n.nodeId === target)!.stats!.activeGears + plan.placements.filter((p) => p.target === target).length;
+    expect([woken('a'), woken('b')]).toEqual([82, 82]);
+    expect(plan.placements.every((p) => !p.sharesApp)).toBe(true);
+  });
+
+  it('keeps required anti-affinity for idle gears, and leaves them unplaced only when no node could take a gear at all', () => {
+    const shop = [idleGear('i1', 'shop'), idleGear('i2', 'shop'), idleGear('i3', 'shop')];
+    const required = planDrain(input({ gears: shop, nodes: nodes(), antiAffinity: 'required' }));
+    expect(required.placements.map((p) => p.target).sort()).toEqual(['a', 'b']);
+    expect(required.unplaced).toEqual([expect.objectContaining({ reason: 'anti-affinity: every node with room already holds a gear of shop', full: false })]);
+    const full = planDrain(input({ gears: shop, nodes: [node('src', { gears: 3 }), node('a', { gears: 80 })] }));
+    expect(full.unplaced).toHaveLength(3);
+    expect(full.unplaced[0]).toMatchObject({ full: true });
+  });
+
+  it("holds no slot for an idle gear's pending move, but counts its application for anti-affinity", () => {
+    const idleMove = { ...move('a', 'moving', 'i9'), gear: idleGear('i9', 'shop') };
+    const other = drain('x', [idleMove, move('a', 'planned')]);
+    expect(reservedSlotsByNode([other])).toEqual(new Map([['a', 1]]));
+    const { reserved, incomingApps } = reservationsExcept([other], 'none', new Set());
+    expect(reserved).toEqual(new Map([['a', 1]]));
+    expect(incomingApps.get('a')?.get('shop')).toBe(1);
+  });
+});
+
 describe('planDrain: anti-affinity', () => {
   it('spreads the gears of one application over different nodes', () => {
     const nodes = [node('src', { gears: 3 }), node('a', { gears: 10 }), node('b', { gears: 20 }), node('c', { gears: 30 })];
@@ -187,13 +242,13 @@ describe('planDrain: properties (fast-check)', () => {
   const arbitraryWorld = fc.record({
     targets: fc.array(fc.record({ gears: fc.integer({ min: 0, max: 60 }), max: fc.integer({ min: 1, max: 60 }), state: fc.constantFrom('active', 'active', 'draining', 'provisioning') as fc.Arbitrary<NodeRecord['state']>, apps: fc.array(fc.integer({ min: 0, max: 7 }), { maxLength: 5 }), zone: fc.constantFrom('us-east-1a', 'us-east-1b', undefined) }), { maxLength: 12 }),
     sourceZone: fc.constantFrom('us-east-1a', undefined),
-    gears: fc.array(fc.record({ app: fc.integer({ min: 0, max: 7 }), size: fc.constantFrom('small', 'medium', 'large') }), { maxLength: 40 }),
+    gears: fc.array(fc.record({ app: fc.integer({ min: 0, max: 7 }), size: fc.constantFrom('small', 'medium', 'large'), idle: fc.boolean() }), { maxLength: 40 }),
     reserved: fc.array(fc.integer({ min: 0, max: 11 }), { maxLength: 20 }),
     fill: fc.constantFrom(0.5, 0.8, 1),
     antiAffinity: fc.constantFrom('preferred', 'required') as fc.Arbitrary<'preferred' | 'required'>,
   });
 
-  it('never overfills a target, places each gear at most once, accounts for every gear, and keeps required anti-affinity, zones or not', () => {
+  it('never overfills a target with active gears, places each gear at most once, accounts for every gear, and keeps required anti-affinity, zones or not', () => {
     fc.assert(
       fc.property(arbitraryWorld, (world) => {
         const nodes = world.targets.map((t, i) => {
@@ -203,14 +258,14 @@ describe('planDrain: properties (fast-check)', () => {
         });
         const reserved = new Map<string, number>();
         for (const r of world.reserved) reserved.set(`n${String(r).padStart(2, '0')}`, (reserved.get(`n${String(r).padStart(2, '0')}`) ?? 0) + 1);
-        const gears = world.gears.map((g, i) => gear(`g${i}`, `app${g.app}`, g.size));
+        const gears = world.gears.map((g, i) => ({ ...gear(`g${i}`, `app${g.app}`, g.size), ...(g.idle ? { idle: true } : {}) }));
         const source = node('src', { gears: gears.length, ...(world.sourceZone ? { zone: world.sourceZone } : {}) });
         const plan = planDrain(input({ gears, nodes: [source, ...nodes], reserved, fillFraction: world.fill, antiAffinity: world.antiAffinity }));
 
         expect(plan.placements.length + plan.unplaced.length).toBe(gears.length);
         expect(new Set([...plan.placements, ...plan.unplaced].map((p) => p.gear.uuid)).size).toBe(gears.length);
         const added = new Map<string, number>();
-        for (const p of plan.placements) added.set(p.target, (added.get(p.target) ?? 0) + 1);
+        for (const p of plan.placements) if (!p.gear.idle) added.set(p.target, (added.get(p.target) ?? 0) + 1);
         for (const [target, count] of added) {
           const n = nodes.find((x) => x.nodeId === target)!;
           expect(n.state).toBe('active');
@@ -226,9 +281,11 @@ describe('planDrain: properties (fast-check)', () => {
         }
         // A gear is left unplaced only when no node had room for it at that point: then later gears of any app find none either,
         // unless anti-affinity (required) kept it off the nodes with room.
+        // An idle gear takes no slot: under a preferred rule it is left only when no node had room to begin with.
         if (world.antiAffinity === 'preferred' && plan.unplaced.length > 0) {
           const room = nodes.filter((n) => n.state === 'active' && n.stats).reduce((sum, n) => sum + Math.max(0, Math.floor(world.fill * n.stats!.maxActiveGears + 1e-9) - n.stats!.activeGears - (reserved.get(n.nodeId) ?? 0)), 0);
-          expect(plan.placements.length).toBe(room);
+          if (plan.unplaced.some((u) => !u.gear.idle)) expect(plan.placements.filter((p) => !p.gear.idle).length).toBe(room);
+          if (plan.unplaced.some((u) => u.gear.idle)) expect(room).toBe(0);
         }
       }),
       { numRuns: 300 },

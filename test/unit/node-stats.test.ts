@@ -28,6 +28,9 @@ describe("the platform's gear list with the agent's flags", () => {
     const reported = { stats: { activeGears: 3, maxActiveGears: 10, reportedAt: '2025-03-10T10:00:00.000Z', gears: [gear('a', { disruptive: true }), gear('b', { doNotMove: true }), gear('c')] } };
     const listed = [gear('a'), gear('b'), gear('c'), gear('d')];
     expect(withAgentFlags(listed, reported)).toEqual([gear('a', { disruptive: true }), gear('b', { doNotMove: true }), gear('c'), gear('d')]);
+    // A stopped or idled gear, as the agent marked it: its move takes no slot (drain-plan.ts).
+    const idled = { stats: { ...reported.stats, gears: [gear('c', { idle: true }), gear('d', { idle: true, doNotMove: true })] } };
+    expect(withAgentFlags(listed, idled)).toEqual([gear('a'), gear('b'), gear('c', { idle: true }), gear('d', { doNotMove: true, idle: true })]);
     // No stats, or stats without a gear list: the platform's list as it is.
     expect(withAgentFlags(listed, {})).toEqual(listed);
     // A flag the platform itself lists is kept.

@@ -41,16 +41,18 @@ describe('nodescaler-agent.sh: gear kinds, gear list, do-not-move', () => {
     expect(stderr).toBe('');
     expect(message).toMatchObject({ activeGears: 4, maxActiveGears: 100, disruptiveGears: 2 });
     expect(message.idleGears).toBeUndefined();
-    // Idle and stopped gears are listed too: a drain moves them, and the budget checks them. The active head gear and
-    // the unscaled app's gear are marked: moving one restarts its tenant (TenantRestarts); a stopped one restarts nothing.
+    // Idle and stopped gears are listed too, marked idle: a drain moves them (taking no slot on the target, as
+    // max_active_gears counts only active gears), and the budget checks them. The active head gear and the unscaled
+    // app's gear are marked: moving one restarts its tenant (TenantRestarts); a stopped one restarts nothing.
     expect(message.gears).toEqual([
       { uuid: gearId(1), app: 'blog', size: 'small', disruptive: true },
       { uuid: gearId(2), app: 'shop', size: 'small', disruptive: true },
       { uuid: gearId(3), app: 'shop', size: 'small' },
       { uuid: gearId(4), app: 'shop', size: 'small' },
-      { uuid: gearId(5), app: 'shop', size: 'small' },
-      { uuid: gearId(6), app: 'wiki', size: 'small' },
+      { uuid: gearId(5), app: 'shop', size: 'small', idle: true },
+      { uuid: gearId(6), app: 'wiki', size: 'small', idle: true },
     ]);
+    expect(message.gears!.filter((gear) => !gear.idle)).toHaveLength(message.activeGears);
     // The pays-off check now charges the node by kind, not every gear as disruptive.
     const weights = config().scaleDown.payoff.moveCost;
     expect(moveCost(statsToStore(message), weights)).toMatchObject({ idle: 0, sibling: 2, disruptive: 2 });
