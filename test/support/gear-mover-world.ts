@@ -43,7 +43,9 @@ export interface WorldOptions {
   /** False: the nodes do not report while the mover waits (their stats lag the platform until `report()`). Default true. */
   reportWhileWaiting?: boolean;
   /** What the node agents say of a gear beyond what the platform lists (its move restarts a tenant, do-not-move). */
-  agentFlags?: (gear: GearInfo) => Pick<GearInfo, 'disruptive' | 'doNotMove'>;
+  agentFlags?: (gear: GearInfo) => Pick<GearInfo, 'disruptive' | 'doNotMove' | 'idle'>;
+  /** The platform counts only active gears against a node's slots, as origin-server does (SimulatedPlatformOptions). */
+  idleTakesNoSlot?: boolean;
 }
 
 export class World {
@@ -63,7 +65,11 @@ export class World {
     readonly store: StateStore,
     options: WorldOptions = {},
   ) {
-    this.sim = new SimulatedPlatform(this.clock, { moveDurationMs: options.moveDurationMs ?? 30_000, moveFailureRate: 0 });
+    this.sim = new SimulatedPlatform(this.clock, {
+      moveDurationMs: options.moveDurationMs ?? 30_000,
+      moveFailureRate: 0,
+      ...(options.idleTakesNoSlot ? { idleTakesNoSlot: true } : {}),
+    });
     this.reportWhileWaiting = options.reportWhileWaiting ?? true;
     this.agentFlags = options.agentFlags;
     this.config = buildConfig(
@@ -161,7 +167,8 @@ export class World {
   statsOf(nodeId: string) {
     const facts = this.sim.nodeFacts(nodeId);
     const { agentFlags } = this;
-    const gears = agentFlags ? facts.gears.map((gear) => ({ ...gear, ...agentFlags(gear) })) : facts.gears;
+    // A gear's run state is the agent's to report: the platform's own record of it is not sent.
+    const gears: GearInfo[] = facts.gears.map(({ idle: _idle, ...gear }) => (agentFlags ? { ...gear, ...agentFlags(gear) } : gear));
     return { activeGears: facts.activeGears, maxActiveGears: facts.maxActiveGears, gears, reportedAt: this.clock.now().toISOString() };
   }
 

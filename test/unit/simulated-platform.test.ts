@@ -174,3 +174,54 @@ describe('SimulatedPlatform', () => {
     expect(platform.hasNode('n1')).toBe(false);
   });
 });
+
+describe('SimulatedPlatform: idle gears, counted as origin-server counts them (idleTakesNoSlot)', () => {
+  const idle = (uuid: string, app = 'shop') => ({ ...gear(uuid, app), idle: true });
+
+  function idleSetup(idleTakesNoSlot: boolean) {
+    const clock = new VirtualClock('2026-03-01T12:00:00Z');
+    const platform = new SimulatedPlatform(clock, { moveDurationMs: 30_000, moveFailureRate: 0, idleTakesNoSlot });
+    platform.registerNode('d1', 'small', 'n1', 2);
+    platform.registerNode('d1', 'small', 'n2', 2);
+    return { clock, platform };
+  }
+
+  it('leaves idle gears out of activeGears and out of the slots, so a full node still takes them', async () => {
+    const { clock, platform } = idleSetup(true);
+    platform.putGear('n1', gear('a1', 'a'));
+    platform.putGear('n1', gear('a2', 'b'));
+    platform.putGear('n1', idle('i1'));
+    expect(platform.nodeFacts('n1')).toMatchObject({ activeGears: 2, maxActiveGears: 2 });
+    expect(platform.nodeLoad('n1').activeGears).toBe(2);
+    // An active gear finds n1 full; an idle one moves there, and holds no slot on its way.
+    platform.putGear('n2', gear('a3', 'c'));
+    platform.putGear('n2', idle('i2'));
+    expect((await rejection(platform.startMove(gear('a3', 'c'), 'n2', 'n1'))) instanceof ConflictError).toBe(true);
+    await platform.startMove(gear('i2'), 'n2', 'n1');
+    expect(platform.placeGear('d1', 'small', gear('new', 'd'))).toBe('n2');
+    clock.advance(30_000);
+    expect(platform.nodeFacts('n1')).toMatchObject({ activeGears: 2 });
+    expect(platform.nodeFacts('n1').gears.map((g) => g.uuid).sort()).toEqual(['a1', 'a2', 'i1', 'i2']);
+    expect(platform.nodeFacts('n2')).toMatchObject({ activeGears: 2 });
+    // Removed, an idle gear frees no slot it never held.
+    expect(platform.removeGear('i1')).toBe(true);
+    expect(platform.nodeFacts('n1').activeGears).toBe(2);
+    expect(platform.gearPlacementProblems()).toEqual([]);
+  });
+
+  it('lists gears as the broker does, without their run state; the node still holds them (remove-node refuses)', async () => {
+    const { platform } = idleSetup(true);
+    platform.putGear('n1', idle('i1'));
+    expect(await platform.listGears('n1')).toEqual([gear('i1')]);
+    await platform.deactivateNode('d1', 'n1');
+    await expect(platform.removeNode('d1', 'n1')).rejects.toThrow(/still holds 1 gear/);
+  });
+
+  it('counts every gear in the slots without the option (the replays since session 1)', async () => {
+    const { platform } = idleSetup(false);
+    platform.putGear('n1', gear('a1', 'a'));
+    platform.putGear('n1', idle('i1'));
+    expect(platform.nodeFacts('n1').activeGears).toBe(2);
+    expect(() => platform.putGear('n1', idle('i2'))).toThrow(ConflictError);
+  });
+});

@@ -6,6 +6,13 @@ export interface LoadedNode {
   gears: { readonly size: number };
   /** Slots held by moves in flight towards the node. */
   incoming: number;
+  /** Of `gears`, the idle ones that hold no slot (a platform that counts only active gears, as origin-server does). */
+  idle?: number;
+}
+
+/** The slots a node's gears and incoming moves hold: every gear but the idle ones that hold none. */
+export function slotsHeld(node: LoadedNode): number {
+  return node.gears.size - (node.idle ?? 0) + node.incoming;
 }
 
 interface Entry<N> {
@@ -47,7 +54,7 @@ export class LeastLoadedIndex<N extends LoadedNode> {
   best(): N | undefined {
     while (this.heap.length > 0) {
       const top = this.heap[0]!;
-      if (this.current(top) && top.node.active && top.node.gears.size + top.node.incoming < top.node.maxGears) return top.node;
+      if (this.current(top) && top.node.active && slotsHeld(top.node) < top.node.maxGears) return top.node;
       this.pop();
     }
     return undefined;
@@ -96,7 +103,7 @@ export class LeastLoadedIndex<N extends LoadedNode> {
 
 /** A node without slots counts as full (never chosen) rather than NaN, which would break the heap's order. */
 function loadOf(node: LoadedNode): number {
-  return node.maxGears > 0 ? (node.gears.size + node.incoming) / node.maxGears : Infinity;
+  return node.maxGears > 0 ? slotsHeld(node) / node.maxGears : Infinity;
 }
 
 /** Lower load first, then the lower node id: the order a scan of every node would choose by. */

@@ -1,6 +1,6 @@
 import type { GearInfo } from '../../domain/model.js';
 import { chooseAsBroker, type PlacementCandidate } from './broker-placement.js';
-import { LeastLoadedIndex } from './least-loaded.js';
+import { LeastLoadedIndex, slotsHeld } from './least-loaded.js';
 import type { SimNode } from './simulated-platform-types.js';
 
 /** How the simulated broker picks the node of a new gear. */
@@ -78,7 +78,7 @@ export class SimPlacement {
     }
     const candidates: Array<PlacementCandidate<SimNode>> = [];
     for (const node of this.pools.get(key) ?? []) {
-      const held = node.gears.size + node.incoming;
+      const held = slotsHeld(node);
       if (!this.isLive(node) || !node.active || held >= node.maxGears) continue;
       candidates.push({ node, id: this.arrival.get(node)!, consumedPercent: (100 * held) / node.maxGears, appGears: hosting.get(node) ?? 0 });
     }

@@ -14,6 +14,12 @@ export interface SimulatedPlatformOptions {
   placement?: PlacementRule;
   /** Randomness of the broker's draw (default Math.random), kept apart from `random` so failures draw alike under either rule. */
   placementRandom?: () => number;
+  /**
+   * Count slots as origin-server does: `max_active_gears` "counts only currently active gears. Stopped and idled gears
+   * are not limited" (resource_limits.conf). A gear placed or moved with `idle: true` then holds no slot, and a node's
+   * `activeGears` leaves it out. Default false: every gear holds one.
+   */
+  idleTakesNoSlot?: boolean;
 }
 
 export interface SimNode {
@@ -25,8 +31,10 @@ export interface SimNode {
   /** In its district (added); a node host that runs but was never added takes no gears. */
   inDistrict: boolean;
   gears: Map<string, GearInfo>;
-  /** Moves in flight towards this node: each holds one slot until it completes. */
+  /** Moves in flight towards this node that hold a slot until they complete. */
   incoming: number;
+  /** Of `gears`, the idle ones holding no slot (`idleTakesNoSlot`). */
+  idle: number;
 }
 
 export interface SimMove {
@@ -38,6 +46,8 @@ export interface SimMove {
   completesAt: number;
   willFail: boolean;
   status: MoveStatus;
+  /** It holds a slot on its target (an active gear, or any gear unless `idleTakesNoSlot`). */
+  holdsSlot: boolean;
 }
 
 export interface NodeFacts {

@@ -4,6 +4,7 @@ import type { Clock } from '../../ports/clock.js';
 import type { MoveHandle, MoveOptions, MoveStatus, Platform } from '../../ports/platform.js';
 import { NodeInOtherDistrictError, NodeNotEmptyError, NodeNotInDistrictError } from '../../ports/platform-errors.js';
 import { GearKinds } from './gear-kinds.js';
+import { slotsHeld } from './least-loaded.js';
 import { placementKey, SimPlacement } from './sim-placement.js';
 import type { MoveRecord, NodeFacts, SimMove, SimNode, SimulatedPlatformOptions } from './simulated-platform-types.js';
 
@@ -17,7 +18,8 @@ export type { MoveRecord, NodeFacts, SimulatedPlatformOptions } from './simulate
  * the injected clock): until then the gear is on its source, after that on
  * its target; a failed move leaves it on the source. So no gear is ever on
  * zero or two nodes. A move in flight holds a slot on its target, as the real
- * broker creates the gear there first. Moves settle lazily, whenever any
+ * broker creates the gear there first (an idle gear's holds none when
+ * `idleTakesNoSlot`: origin-server counts only active gears). Moves settle lazily, whenever any
  * method looks at the state, so there is no timer to drive.
  *
  * Errors as the port says: `NotFoundError` for an unknown node or a gear not
@@ -81,7 +83,7 @@ export class SimulatedPlatform implements Platform {
       return;
     }
     const joined = options.joined ?? true;
-    const node: SimNode = { nodeId, district, profile, maxGears, active: joined, inDistrict: joined, gears: new Map(), incoming: 0 };
+    const node: SimNode = { nodeId, district, profile, maxGears, active: joined, inDistrict: joined, gears: new Map(), incoming: 0, idle: 0 };
     this.nodes.set(nodeId, node);
     this.touch(node);
   }
@@ -105,7 +107,7 @@ export class SimulatedPlatform implements Platform {
     this.settle();
     const node = this.node(nodeId);
     if (this.locations.has(gear.uuid)) throw new ConflictError(`gear ${gear.uuid} exists`, this.locations.get(gear.uuid));
-    if (node.gears.size + node.incoming >= node.maxGears) throw new ConflictError(`node ${nodeId} is full`, nodeId);
+    if (this.holdsSlot(gear) && slotsHeld(node) >= node.maxGears) throw new ConflictError(`node ${nodeId} is full`, nodeId);
     this.put(node, gear);
   }
 
@@ -118,6 +120,7 @@ export class SimulatedPlatform implements Platform {
     if (node) {
       const gear = node.gears.get(uuid);
       if (gear) this.placement.gearDeleted(node, gear);
+      if (gear && !this.holdsSlot(gear)) node.idle -= 1;
       node.gears.delete(uuid);
       this.kinds.change(placementKey(node.district, node.profile), nodeId, uuid, -1);
       this.touch(node);
@@ -135,7 +138,7 @@ export class SimulatedPlatform implements Platform {
       district: node.district,
       profile: node.profile,
       active: node.active,
-      activeGears: node.gears.size,
+      activeGears: node.gears.size - node.idle,
       maxActiveGears: node.maxGears,
       gears: [...node.gears.values()].map((gear) => ({ ...gear })),
     };
@@ -241,7 +244,7 @@ export class SimulatedPlatform implements Platform {
   nodeLoad(nodeId: string): Omit<NodeFacts, 'gears'> {
     this.settle();
     const node = this.node(nodeId);
-    return { district: node.district, profile: node.profile, active: node.active, activeGears: node.gears.size, maxActiveGears: node.maxGears };
+    return { district: node.district, profile: node.profile, active: node.active, activeGears: node.gears.size - node.idle, maxActiveGears: node.maxGears };
   }
 
   /** The uuids of the gears on one node, without copying them (stats in long replays). */
@@ -259,9 +262,10 @@ export class SimulatedPlatform implements Platform {
   // -------------------------------------------------------------------------
   // Platform.
 
+  /** As the broker lists them: its records hold no run state, so an idle gear is listed without `idle` (its node's agent says so). */
   async listGears(nodeId: string): Promise<GearInfo[]> {
     this.settle();
-    return [...this.node(nodeId).gears.values()].map((gear) => ({ ...gear }));
+    return [...this.node(nodeId).gears.values()].map(({ idle: _idle, ...gear }) => gear);
   }
 
   // The broker's refusals (lib/ports/platform-errors.ts), as the broker adapter reports them.
@@ -319,21 +323,25 @@ export class SimulatedPlatform implements Platform {
     for (const move of this.running) {
       if (move.gear.uuid === gear.uuid) throw new ConflictError(`gear ${gear.uuid} is already moving`, move.commandId);
     }
-    if (target.gears.size + target.incoming >= target.maxGears) throw new ConflictError(`node ${toNode} has no room for gear ${gear.uuid}`, toNode);
+    const moving = source.gears.get(gear.uuid)!;
+    // A named target takes an idle gear whatever its active count: the broker checks no room for an admin's move.
+    const holdsSlot = this.holdsSlot(moving);
+    if (holdsSlot && slotsHeld(target) >= target.maxGears) throw new ConflictError(`node ${toNode} has no room for gear ${gear.uuid}`, toNode);
 
     const now = this.clock.now().getTime();
     const commandId = `sim-move-${++this.sequence}`;
     const move: SimMove = {
       commandId,
-      gear: { ...source.gears.get(gear.uuid)! },
+      gear: { ...moving },
       from: fromNode,
       to: toNode,
       startedAt: now,
       completesAt: now + this.options.moveDurationMs,
       willFail: this.drawFailure(gear.uuid),
       status: { state: 'running' },
+      holdsSlot,
     };
-    target.incoming++;
+    if (holdsSlot) target.incoming++;
     this.touch(target);
     this.moves.set(commandId, move);
     this.running.add(move);
@@ -383,7 +391,7 @@ export class SimulatedPlatform implements Platform {
       this.running.delete(move);
       const target = this.nodes.get(move.to);
       const source = this.nodes.get(move.from);
-      if (target) {
+      if (target && move.holdsSlot) {
         target.incoming--;
         this.touch(target);
       }
@@ -399,6 +407,10 @@ export class SimulatedPlatform implements Platform {
       }
       source!.gears.delete(move.gear.uuid);
       target!.gears.set(move.gear.uuid, move.gear);
+      if (!move.holdsSlot) {
+        source!.idle -= 1;
+        target!.idle += 1;
+      }
       this.kinds.change(placementKey(source!.district, source!.profile), source!.nodeId, move.gear.uuid, -1);
       this.kinds.change(placementKey(target!.district, target!.profile), target!.nodeId, move.gear.uuid, 1);
       this.changed?.add(move.gear.uuid);
@@ -413,11 +425,17 @@ export class SimulatedPlatform implements Platform {
 
   private put(node: SimNode, gear: GearInfo): void {
     node.gears.set(gear.uuid, { ...gear });
+    if (!this.holdsSlot(gear)) node.idle += 1;
     this.locations.set(gear.uuid, node.nodeId);
     this.kinds.change(placementKey(node.district, node.profile), node.nodeId, gear.uuid, 1);
     this.placement.gearCreated(node, gear);
     this.changed?.add(gear.uuid);
     this.touch(node);
+  }
+
+  /** Whether the gear holds a slot where it is: every gear, but an idle one only when slots count all gears. */
+  private holdsSlot(gear: GearInfo): boolean {
+    return gear.idle !== true || this.options.idleTakesNoSlot !== true;
   }
 
   /** Every change of a node's gears, incoming moves, capacity or activity goes through here, so placement sees it. */
