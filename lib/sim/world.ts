@@ -2,6 +2,8 @@ import type { SimulatedPlatform } from '../adapters/local/simulated-platform.js'
 import type { LocalSqs } from '../adapters/local/local-sqs.js';
 import type { Clock } from '../ports/clock.js';
 import { MAX_REFUSED_GEARS } from '../messages/index.js';
+import { MAX_STORED_GEARS } from '../domain/node-stats.js';
+import type { GearInfo } from '../domain/model.js';
 import { AppModel, type AppMix } from './disruption.js';
 
 /** How often the broker-side reporter runs (its systemd timer, infra/agent/nodescaler-broker-reporter.timer). */
@@ -42,6 +44,13 @@ export interface WorldOptions {
   districtReads?: boolean;
   /** Who the gears belong to (lib/sim/disruption.ts); the default mix when unset. */
   apps?: AppMix;
+  /**
+   * Slots counted as origin-server counts them (the platform must be given `idleTakesNoSlot` too): an idled
+   * application's gears are placed idle and hold no slot, and agents report as the shipped one does (active gears
+   * only, the disruptive ones among them, and the gear list marking the idle ones). Unset: every gear holds a slot,
+   * and agents report every gear as active with `idleGears` among them.
+   */
+  idleTakesNoSlot?: boolean;
   random: () => number;
 }
 
@@ -71,7 +80,7 @@ export class SimWorld {
   /** Every node of this pool that ever joined (moves are attributed to pools by their source). */
   readonly everJoined = new Set<string>();
   private readonly joined = new Set<string>();
-  private readonly lastReports = new Map<string, { activeGears: number; at: number }>();
+  private readonly lastReports = new Map<string, { activeGears: number; held: number; at: number }>();
   /** The instance each joined host runs on, for the SenderId of its agent. */
   private readonly instances = new Map<string, string>();
   private readonly gone = new Set<string>();
@@ -157,7 +166,7 @@ export class SimWorld {
       this.joined.delete(id);
       this.instances.delete(id);
       this.gone.add(id);
-      const held = this.platform.hasNode(id) ? this.platform.nodeLoad(id).activeGears : 0;
+      const held = this.platform.hasNode(id) ? heldGears(this.platform, id) : 0;
       if (held > 0) this.violations.push(`${this.clock.now().toISOString()}: host ${id} terminated while holding ${held} gears`);
     }
     this.liveHosts = live;
@@ -178,8 +187,15 @@ export class SimWorld {
       if (!this.platform.hasNode(nodeId)) continue;
       const facts = this.platform.nodeLoad(nodeId);
       const last = this.lastReports.get(nodeId);
-      if (last && last.activeGears === facts.activeGears && now.getTime() - last.at < this.options.heartbeatSeconds * 1000) continue;
-      this.lastReports.set(nodeId, { activeGears: facts.activeGears, at: now.getTime() });
+      // The shipped agent also reports when only its gear list changed (an idle gear came or went).
+      const idleHeld = this.options.idleTakesNoSlot ? this.platform.gearKinds?.(nodeId)?.get('idle') : 0;
+      const held = idleHeld === undefined ? heldGears(this.platform, nodeId) : facts.activeGears + idleHeld;
+      if (last && last.activeGears === facts.activeGears && last.held === held && now.getTime() - last.at < this.options.heartbeatSeconds * 1000) continue;
+      this.lastReports.set(nodeId, { activeGears: facts.activeGears, held, at: now.getTime() });
+      if (this.options.idleTakesNoSlot) {
+        this.sqs.sendRaw('stats', JSON.stringify(this.asShippedAgent(nodeId, facts, held, reportedAt)), undefined, undefined, this.senderOf(nodeId));
+        continue;
+      }
       // What an agent that reads the gears' applications reports: idled ones, and the ones whose move restarts a tenant.
       const kinds = this.platform.gearKinds?.(nodeId);
       let idleGears = kinds?.get('idle') ?? 0;
@@ -253,6 +269,35 @@ export class SimWorld {
     }
   }
 
+  /**
+   * A node's stats as infra/agent/nodescaler-agent.sh sends them: `activeGears` without the idle gears, the
+   * disruptive ones among them, and every gear listed (up to MAX_STORED_GEARS, as the agent) with its flags.
+   */
+  private asShippedAgent(nodeId: string, facts: ReturnType<WorldPlatform['nodeLoad']>, held: number, reportedAt: string): Record<string, unknown> {
+    let disruptiveGears = 0;
+    const gears: GearInfo[] = [];
+    for (const uuid of this.platform.gearUuids(nodeId)) {
+      const id = this.gearNumber(uuid);
+      const idle = this.apps.idle(id);
+      const disruptive = !idle && this.apps.disruptive(id);
+      if (disruptive) disruptiveGears += 1;
+      if (held > MAX_STORED_GEARS) continue;
+      gears.push({ uuid, app: `app-${this.apps.appOf(id)}`, size: facts.profile, ...(disruptive ? { disruptive: true } : {}), ...(idle ? { idle: true } : {}) });
+    }
+    return {
+      type: 'node-stats',
+      v: 1,
+      nodeId,
+      district: facts.district,
+      profile: facts.profile,
+      activeGears: facts.activeGears,
+      maxActiveGears: facts.maxActiveGears,
+      disruptiveGears,
+      ...(held > MAX_STORED_GEARS ? {} : { gears }),
+      reportedAt,
+    };
+  }
+
   /** The SenderId SQS stamps on a host's stats: its instance-profile session, when the world has a node role. */
   senderOf(nodeId: string): string | undefined {
     const instanceId = this.instances.get(nodeId);
@@ -292,7 +337,8 @@ export class SimWorld {
     while (this.waiting > 0) {
       if (this.options.districtUids !== undefined && this.placed.length >= this.options.districtUids) return;
       const { id, app } = this.apps.peek();
-      const gear = { uuid: `${this.options.gearPrefix ?? 'g'}${id.toString(36)}`, app: `app-${app}`, size: this.options.profile };
+      const gear: GearInfo = { uuid: `${this.options.gearPrefix ?? 'g'}${id.toString(36)}`, app: `app-${app}`, size: this.options.profile };
+      if (this.options.idleTakesNoSlot && this.apps.peek().idle) gear.idle = true;
       if (this.platform.placeGear(this.options.district, this.options.profile, gear) === undefined) return;
       this.apps.next();
       this.index.set(gear.uuid, this.placed.length);
@@ -311,4 +357,11 @@ export class SimWorld {
     this.index.delete(uuid);
     this.platform.removeGear(uuid);
   }
+}
+
+/** Every gear a node holds, idle ones too: a host must hold none when it goes. */
+export function heldGears(platform: Pick<WorldPlatform, 'gearUuids'>, nodeId: string): number {
+  let count = 0;
+  for (const _uuid of platform.gearUuids(nodeId)) count += 1;
+  return count;
 }

@@ -4,12 +4,13 @@ import { SimulatedPlatform } from '../../lib/adapters/local/simulated-platform.j
 import { VirtualClock } from '../../lib/adapters/local/virtual-clock.js';
 import { seededRandom } from '../../lib/sim/random.js';
 import { LOCAL_QUEUES } from '../../lib/sim/runtime.js';
+import { parseMessage } from '../../lib/messages/index.js';
 import { SimWorld } from '../../lib/sim/world.js';
 
-function world(districtUids?: number) {
+function world(districtUids?: number, idleTakesNoSlot = false) {
   const clock = new VirtualClock('2026-01-05T00:00:00.000Z');
   const sqs = new LocalSqs(clock, LOCAL_QUEUES);
-  const platform = new SimulatedPlatform(clock, { moveDurationMs: 30_000, moveFailureRate: 0, random: seededRandom(1) });
+  const platform = new SimulatedPlatform(clock, { moveDurationMs: 30_000, moveFailureRate: 0, random: seededRandom(1), idleTakesNoSlot });
   const hosts = ['n1', 'n2'].map((hostName) => ({ hostName, pool: 'd/p', state: 'running' as const }));
   const sim = new SimWorld(clock, platform, { liveHostStates: () => hosts }, sqs, {
     district: 'd',
@@ -18,6 +19,7 @@ function world(districtUids?: number) {
     heartbeatSeconds: 240,
     random: seededRandom(2),
     ...(districtUids !== undefined ? { districtUids } : {}),
+    ...(idleTakesNoSlot ? { idleTakesNoSlot } : {}),
   });
   sim.joinBootedHosts();
   return { platform, sim, sqs, clock };
@@ -75,5 +77,47 @@ describe("a district's UIDs", () => {
     }
     expect(sim.districtReadsSent).toBe(0);
     expect(sqs.receive('stats').map((m) => JSON.parse(m.body).type)).not.toContain('district-capacity');
+  });
+});
+
+describe('slots counted as origin-server counts them (idleTakesNoSlot)', () => {
+  /** The node-stats each agent sent this minute, parsed by the project's schema. */
+  function reports(sim: SimWorld, sqs: LocalSqs) {
+    sim.reportStats();
+    const batch = sqs.receive('stats');
+    sqs.complete('stats', batch.map((m) => m.messageId));
+    return batch.map((m) => {
+      const parsed = parseMessage(JSON.parse(m.body), { now: new Date('2026-01-05T00:00:00.000Z') });
+      if (!parsed.ok || parsed.message.type !== 'node-stats') throw new Error(`invalid node-stats: ${m.body}`);
+      return parsed.message;
+    });
+  }
+
+  it("places idled applications' gears beyond the active slots, and reports as the shipped agent: active gears, the idle ones marked in the list", () => {
+    const { platform, sim, sqs } = world(undefined, true);
+    sim.applyDemand(260);
+    // About 30 % of applications are idle by default: 260 gears fit in 200 active slots.
+    const sample = sim.sample(260);
+    expect(sample).toMatchObject({ placed: 260, unplaced: 0, capacity: 200 });
+    const sent = reports(sim, sqs);
+    expect(sent.map((r) => r.nodeId).sort()).toEqual(['n1', 'n2']);
+    for (const report of sent) {
+      const listed = report.gears!;
+      expect(listed).toHaveLength([...platform.gearUuids(report.nodeId)].length);
+      expect(listed.filter((gear) => !gear.idle)).toHaveLength(report.activeGears);
+      expect(report.activeGears).toBeLessThanOrEqual(100);
+      expect(report.idleGears).toBeUndefined();
+      expect(report.disruptiveGears).toBe(listed.filter((gear) => gear.disruptive).length);
+      expect(listed.some((gear) => gear.idle && gear.disruptive)).toBe(false);
+    }
+    expect(sent.reduce((sum, r) => sum + r.gears!.length - r.activeGears, 0)).toBeGreaterThan(60);
+  });
+
+  it('reports every gear as active without it, the idle ones counted among them', () => {
+    const { sim, sqs } = world();
+    sim.applyDemand(180);
+    const sent = reports(sim, sqs);
+    expect(sent.reduce((sum, r) => sum + r.activeGears, 0)).toBe(180);
+    expect(sent.every((r) => r.gears === undefined && (r.idleGears ?? 0) > 0)).toBe(true);
   });
 });

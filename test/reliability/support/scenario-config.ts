@@ -103,6 +103,8 @@ export interface ScenarioOutcome {
   /** Of `renewals`, those of nodes older than expireAfter (`expired`). */
   expiryRenewals: number;
   renewalDrains: number;
+  /** Idle gears moved where the platform counts only active gears in its slots (seed mod 4 of 2 or 3, simulated platform). */
+  idleGearMoves: number;
 }
 
 

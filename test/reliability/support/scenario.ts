@@ -22,7 +22,7 @@ import type { StateStore } from '../../../lib/ports/state-store.js';
 import { seededRandom } from '../../../lib/sim/random.js';
 import { seedInitialNodes } from '../../../lib/sim/replay.js';
 import { CONSUMERS, FUNCTIONS, LOCAL_QUEUES, LocalRuntime, type FunctionName } from '../../../lib/sim/runtime.js';
-import { SimWorld, type WorldPlatform } from '../../../lib/sim/world.js';
+import { heldGears, SimWorld, type WorldPlatform } from '../../../lib/sim/world.js';
 import { EmulatedWorld } from './emulated-platform.js';
 import { HostileHosts } from './hostile.js';
 import { ScenarioInvariants } from './invariants.js';
@@ -62,6 +62,8 @@ class ScenarioRun {
   /** The simulated platform (the handlers' too), or undefined on the broker emulator. */
   private readonly platform: SimulatedPlatform | undefined;
   private readonly emulated: EmulatedWorld | undefined;
+  /** The simulated platform counts only active gears in its slots (SimulatedPlatformOptions.idleTakesNoSlot). */
+  private readonly idleTakesNoSlot: boolean = false;
   /** Where the world's gears live, whichever platform. */
   private readonly worldPlatform: WorldPlatform & { succeededMoves(): number };
   private readonly cloud: SimulatedCloud;
@@ -100,7 +102,9 @@ class ScenarioRun {
     } else {
       // Half the scenarios (by their seed, so the drawn scenarios stay what they were) place new gears as the broker does.
       const placement = scenario.seed % 2 === 0 ? { placement: 'broker' as const, placementRandom: seededRandom(scenario.seed + 13) } : {};
-      this.platform = new SimulatedPlatform(clock, { moveDurationMs: 30_000, moveFailureRate: scenario.moveFailureRate, random: seededRandom(scenario.seed + 2), ...placement });
+      // And half of each (seed mod 4 of 2 or 3) count slots as origin-server does: idle gears hold none, and drains move them anyway.
+      this.idleTakesNoSlot = scenario.seed % 4 >= 2;
+      this.platform = new SimulatedPlatform(clock, { moveDurationMs: 30_000, moveFailureRate: scenario.moveFailureRate, random: seededRandom(scenario.seed + 2), ...placement, idleTakesNoSlot: this.idleTakesNoSlot });
       this.worldPlatform = this.platform;
     }
     this.cloud = new SimulatedCloud(clock, { bootDelayMs: 120_000, ...(scenario.capacityCap === undefined ? {} : { maxHosts: scenario.capacityCap }) });
@@ -112,6 +116,7 @@ class ScenarioRun {
       nodeRoleId: SIM_NODE_ROLE,
       random,
       ...(scenario.districtUids === undefined ? {} : { districtUids: scenario.districtUids }),
+      ...(this.idleTakesNoSlot ? { idleTakesNoSlot: true } : {}),
     });
     this.hostile = new HostileHosts(this.sqs, seededRandom(scenario.seed + 3), { district: DISTRICT, profile: PROFILE });
     this.instances = [new LocalRuntime(clock, this.sqs), new LocalRuntime(clock, this.sqs)];
@@ -190,7 +195,13 @@ class ScenarioRun {
       renewals: this.renewals.size,
       expiryRenewals: this.expiryRenewals.size,
       renewalDrains: this.renewalDrains.size,
+      idleGearMoves: this.idleTakesNoSlot ? this.idleGearMoves() : 0,
     };
+  }
+
+  /** Moves of gears the world placed idle that landed. */
+  private idleGearMoves(): number {
+    return (this.platform?.moveHistory() ?? []).filter((move) => move.outcome === 'succeeded' && this.world.apps.idle(this.world.gearNumber(move.uuid))).length;
   }
 
   private setFaults(on: boolean): void {
@@ -347,7 +358,7 @@ class ScenarioRun {
           return async (instanceId: string) => {
             const host = target.hosts({ live: true }).find((h) => h.instanceId === instanceId);
             if (host && platform.hasNode(host.hostName)) {
-              const held = platform.nodeLoad(host.hostName).activeGears;
+              const held = heldGears(platform, host.hostName);
               if (held > 0) violations.push(`${clock.now().toISOString()}: terminateHost(${instanceId}) of ${host.hostName} holding ${held} gears, called from ${callerInApp()}`);
             }
             return target.terminateHost(instanceId);
