@@ -87,14 +87,14 @@ export async function runHeldout(argv: string[]): Promise<void> {
   } catch (error) {
     return fail((error as Error).message);
   }
-  const { apps, placement } = world;
+  const { apps, placement, idleTakesNoSlot } = world;
   const family = values.family;
   if (!isHeldoutFamily(family)) return fail(`--family: expected ${heldoutFamilyList()}, got ${family}`);
   const only = values.only === undefined ? undefined : [...new Set(values.only.split(',').map((part) => Number(part.trim())))];
   if (only && only.some((n) => !Number.isInteger(n) || n < 1 || n > count)) return fail(`--only: expected shape numbers from 1 to ${count} separated by commas, got ${values.only}`);
   const cache = new BaselineCache(values['no-cache'] ? undefined : values.cache);
   const started = Date.now();
-  console.log(`heldout: ${count} ${familyShapesLabel(family)} of seed ${seed} (${days} days, peak ${peakGears} gears, ${gearsPerNode} gears per node, boot delay ${bootDelaySeconds} s${apps ? `, applications ${appMixText(apps)}` : ''}${placement ? `, placement ${placement}` : ''})`);
+  console.log(`heldout: ${count} ${familyShapesLabel(family)} of seed ${seed} (${days} days, peak ${peakGears} gears, ${gearsPerNode} gears per node, boot delay ${bootDelaySeconds} s${apps ? `, applications ${appMixText(apps)}` : ''}${placement ? `, placement ${placement}` : ''}${idleTakesNoSlot ? ', slots active gears only' : ''})`);
   const scores: TraceScore[] = [];
   const page: SuiteReportTrace[] = [];
   for (const [index, shape] of familyShapes(family, { count, seed, days, peakGears }).entries()) {
@@ -106,6 +106,7 @@ export async function runHeldout(argv: string[]): Promise<void> {
       seed,
       started,
       ...(placement ? { placement } : {}),
+      ...(idleTakesNoSlot ? { idleTakesNoSlot } : {}),
       cache: { store: cache, window: { days, peakGears } },
       note: `shape: ${shape.description}`,
     });
@@ -116,7 +117,7 @@ export async function runHeldout(argv: string[]): Promise<void> {
   console.log(formatVariant(scoreVariant('heldout', scores), 'total (mean; moves summed; worst)'));
   const reachable = formatReachable({ traces: scores });
   if (reachable.length > 0) console.log(`misses within reach (${reachable.length}):\n${reachable.join('\n')}`);
-  const settings = suiteSettings({ shapes: `${only ? only.join(', ') : `1-${count}`} of seed ${seed} (${familySource(family)})`, days: String(days), peakGears, gearsPerNode, bootDelaySeconds, seed, ...(apps ? { apps } : {}), ...(placement ? { placement } : {}) });
+  const settings = suiteSettings({ shapes: `${only ? only.join(', ') : `1-${count}`} of seed ${seed} (${familySource(family)})`, days: String(days), peakGears, gearsPerNode, bootDelaySeconds, seed, ...(apps ? { apps } : {}), ...(placement ? { placement } : {}), ...(idleTakesNoSlot ? { idleTakesNoSlot } : {}) });
   const html = values.html ?? `out/heldout-${family === 'mixed' ? '' : `${family}-`}seed-${seed}.html`;
   writeOut(html, renderSuiteReport({ title: `nodescaler: held-out ${familyShapesLabel(family)} of seed ${seed}`, settings, traces: page }));
   console.log(`wrote ${html}`);

@@ -13,10 +13,11 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { abortLine } from '../lib/sim/aborts.js';
 import { pagesLine } from '../lib/sim/alarms.js';
-import { baselineKeyParts, runBaselines, type BaselineCache } from '../lib/sim/baseline-cache.js';
+import { baselineKeyParts, floorDemand, runBaselines, type BaselineCache } from '../lib/sim/baseline-cache.js';
 import { loadWithAppMix } from '../lib/sim/app-mix.js';
 import { appMixText, DEFAULT_APP_MIX, type AppMix } from '../lib/sim/disruption.js';
 import { placementText } from '../lib/sim/placement-flag.js';
+import { slotsText } from '../lib/sim/slots-flag.js';
 import { WORLD_OPTIONS, WORLD_USAGE, worldFromFlags, type WorldFlags } from '../lib/sim/world-flags.js';
 import type { PlacementRule } from '../lib/adapters/local/sim-placement.js';
 import { floorForResults, floorLine, type ReactiveFloor } from '../lib/sim/floor.js';
@@ -90,16 +91,17 @@ export async function runSuite(argv: string[]): Promise<void> {
     console.error(`${(error as Error).message}\n\n${USAGE}`);
     process.exit(2);
   }
-  const { apps, placement } = world;
+  const { apps, placement, idleTakesNoSlot } = world;
   if (apps) console.log(`suite: applications ${appMixText(apps)}`);
   if (placement) console.log(`suite: placement ${placement}`);
+  if (idleTakesNoSlot) console.log('suite: slots held by active gears only');
   const traces = suiteTraces(days, peakGears, seed, apps).filter((t) => values.only === undefined || t.name.includes(values.only));
   const started = Date.now();
   const tally: Array<{ trace: string; met: number; of: number; infeasible: number }> = [];
   const page: SuiteReportTrace[] = [];
 
   for (const [index, entry] of traces.entries()) {
-    const { results, floor } = await replaySuiteTrace(entry, `[${index + 1}/${traces.length}] ${entry.name}`, { gearsPerNode, bootDelaySeconds, seed, started, ...(placement ? { placement } : {}) });
+    const { results, floor } = await replaySuiteTrace(entry, `[${index + 1}/${traces.length}] ${entry.name}`, { gearsPerNode, bootDelaySeconds, seed, started, ...(placement ? { placement } : {}), ...(idleTakesNoSlot ? { idleTakesNoSlot } : {}) });
     const checks = goalChecks(results, floor) ?? [];
     tally.push({ trace: entry.name, met: checks.filter((c) => c.met).length, of: checks.length, infeasible: checks.filter((c) => c.infeasible).length });
     page.push(suiteReportTrace(entry.name, results, checks));
@@ -109,13 +111,13 @@ export async function runSuite(argv: string[]): Promise<void> {
   const rows = tally.map((t) => ({ trace: t.trace, met: `${t.met}/${t.of}`, 'infeasible misses': `${t.infeasible} of ${t.of - t.met}` }));
   rows.push({ trace: 'suite', met: `${sum((t) => t.met)}/${sum((t) => t.of)}`, 'infeasible misses': `${sum((t) => t.infeasible)} of ${sum((t) => t.of - t.met)}` });
   console.log(formatTable(rows));
-  const settings = suiteSettings({ days: days === undefined ? 'each trace whole (synthetic: 30)' : String(days), peakGears, gearsPerNode, bootDelaySeconds, seed, ...(apps ? { apps } : {}), ...(placement ? { placement } : {}) });
+  const settings = suiteSettings({ days: days === undefined ? 'each trace whole (synthetic: 30)' : String(days), peakGears, gearsPerNode, bootDelaySeconds, seed, ...(apps ? { apps } : {}), ...(placement ? { placement } : {}), ...(idleTakesNoSlot ? { idleTakesNoSlot } : {}) });
   writeOut(values.html!, renderSuiteReport({ title: 'nodescaler: the trace suite', settings, traces: page }));
   console.log(`wrote ${values.html}`);
 }
 
 /** The settings table of a suite or held-out page. */
-export function suiteSettings(run: { days: string; peakGears: number; gearsPerNode: number; bootDelaySeconds: number; seed: number; shapes?: string; apps?: AppMix; placement?: PlacementRule }): Array<[string, string]> {
+export function suiteSettings(run: { days: string; peakGears: number; gearsPerNode: number; bootDelaySeconds: number; seed: number; shapes?: string; apps?: AppMix; placement?: PlacementRule; idleTakesNoSlot?: boolean }): Array<[string, string]> {
   return [
     ...(run.shapes ? [['shapes', run.shapes] as [string, string]] : []),
     ['days', run.days],
@@ -125,6 +127,7 @@ export function suiteSettings(run: { days: string; peakGears: number; gearsPerNo
     ['boot delay', `${run.bootDelaySeconds} s`],
     ['applications', appMixText(run.apps ?? DEFAULT_APP_MIX)],
     ['placement', placementText(run.placement)],
+    ['slots', slotsText(run.idleTakesNoSlot)],
     ['seed', String(run.seed)],
     ['nodescaler', "today's defaults (lib/sim/replay.ts simulationConfig)"],
   ];
@@ -138,6 +141,8 @@ export interface SuiteReplay {
   started: number;
   /** Where new gears go, for nodescaler and the baselines (default the least-loaded node). */
   placement?: PlacementRule;
+  /** Idle gears hold no slot, for nodescaler and the baselines (default: every gear holds one). */
+  idleTakesNoSlot?: boolean;
   /** Where the baselines' results are kept (`npm run bench -- tune`, `heldout`); none: they are computed. */
   cache?: { store: BaselineCache; window: { days: number | undefined; peakGears: number } };
   /** Printed under the trace's heading (a held-out shape's components). */
@@ -152,7 +157,7 @@ export interface SuiteReplay {
 export async function replaySuiteTrace(entry: { name: string; load: () => Trace }, heading: string, run: SuiteReplay): Promise<{ results: PolicyResult[]; floor?: ReactiveFloor }> {
   const trace = entry.load();
   const label = `${heading} (${(trace.durationSeconds / 86400).toFixed(1)} days, peak ${peakDemand(trace)} gears)`;
-  const replay = { gearsPerNode: run.gearsPerNode, bootDelaySeconds: run.bootDelaySeconds, store: 'memory' as const, seed: run.seed, ...(run.placement ? { placement: run.placement } : {}) };
+  const replay = { gearsPerNode: run.gearsPerNode, bootDelaySeconds: run.bootDelaySeconds, store: 'memory' as const, seed: run.seed, ...(run.placement ? { placement: run.placement } : {}), ...(run.idleTakesNoSlot ? { idleTakesNoSlot: true } : {}) };
   let last = -1;
   const outcome = await runNodescaler(trace, {
     ...replay,
@@ -173,7 +178,7 @@ export async function replaySuiteTrace(entry: { name: string; load: () => Trace 
   console.log(`\n${label}`);
   if (run.note) console.log(run.note);
   console.log(formatTable(suiteRows(results)));
-  const floor = floorForResults(trace, { gearsPerNode: run.gearsPerNode, bootDelaySeconds: replay.bootDelaySeconds }, results);
+  const floor = floorForResults(floorDemand(trace, replay), { gearsPerNode: run.gearsPerNode, bootDelaySeconds: replay.bootDelaySeconds }, results);
   const goal = goalLine(results, floor);
   if (goal) console.log(goal);
   const clairvoyant = results.find((r) => r.policy === 'clairvoyant-4h');

@@ -91,8 +91,9 @@ export async function runTune(argv: string[]): Promise<void> {
   let sets: TuneSet[] | undefined;
   let apps: AppMix | undefined;
   let placement: PlacementRule | undefined;
+  let idleTakesNoSlot: true | undefined;
   try {
-    ({ apps, placement } = worldFromFlags(values));
+    ({ apps, placement, idleTakesNoSlot } = worldFromFlags(values));
     if (values.sets !== undefined) {
       for (const flag of ['seed', 'family'] as const) {
         if (argv.some((arg) => arg === `--${flag}` || arg.startsWith(`--${flag}=`))) throw new ValidationError({ path: `--${flag}`, message: '--sets names each set\'s seed and family', value: values[flag] });
@@ -135,12 +136,12 @@ export async function runTune(argv: string[]): Promise<void> {
   const started = Date.now();
   let last = '';
   const setsText = sets ? `sets ${sets.map(tuneSetName).join(', ')}, each replayed with its own seed (the suite ${seed})` : `seed ${seed}`;
-  console.log(`tune: ${names.length} variants x ${traces.length} traces (${days ?? 'all'} days, peak ${peakGears} gears, ${gearsPerNode} gears per node on ${simInstanceText()} unless a variant's pools name another, boot delay ${bootDelaySeconds} s${zones > 1 ? `, nodes over ${zones} zones` : ''}${apps ? `, applications ${appMixText(apps)}` : ''}${placement ? `, placement ${placement}` : ''}, ${setsText})`);
+  console.log(`tune: ${names.length} variants x ${traces.length} traces (${days ?? 'all'} days, peak ${peakGears} gears, ${gearsPerNode} gears per node on ${simInstanceText()} unless a variant's pools name another, boot delay ${bootDelaySeconds} s${zones > 1 ? `, nodes over ${zones} zones` : ''}${apps ? `, applications ${appMixText(apps)}` : ''}${placement ? `, placement ${placement}` : ''}${idleTakesNoSlot ? ', slots active gears only' : ''}, ${setsText})`);
   try {
     const scores = await tuneSuite({
       traces,
       variants,
-      replay: { gearsPerNode, bootDelaySeconds, seed, ...(zones > 1 ? { zones } : {}), ...(placement ? { placement } : {}) },
+      replay: { gearsPerNode, bootDelaySeconds, seed, ...(zones > 1 ? { zones } : {}), ...(placement ? { placement } : {}), ...(idleTakesNoSlot ? { idleTakesNoSlot } : {}) },
       window: { days, peakGears },
       cache,
       onProgress: ({ variant, variantIndex, traceIndex, trace, fraction, baselinesCached }) => {

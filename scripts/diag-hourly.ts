@@ -28,7 +28,7 @@ import { WORLD_OPTIONS, worldFromFlags, type WorldFlags } from '../lib/sim/world
 import { suiteTraces } from './bench-suite.js';
 import type { SeriesPoint } from '../lib/sim/results.js';
 
-// `--idle-share F`, `--app-sizes E` and `--placement RULE` anywhere: the applications' mix and where new gears go, as the benches take them.
+// `--idle-share F`, `--app-sizes E`, `--placement RULE` and `--slots WHICH` anywhere: the applications' mix, where new gears go and which hold slots, as the benches take them.
 const { values: mixFlags, positionals } = parseArgs({ args: process.argv.slice(2), allowPositionals: true, options: WORLD_OPTIONS });
 let world: WorldFlags = {};
 try {
@@ -37,7 +37,7 @@ try {
   console.error((error as Error).message);
   process.exit(2);
 }
-const { apps, placement } = world;
+const { apps, placement, idleTakesNoSlot } = world;
 const [family, ...rest] = positionals;
 const synthetic = family?.startsWith('synthetic:') ? (family.slice('synthetic:'.length) as SyntheticFamily) : undefined;
 const suiteName = family?.startsWith('suite:') ? family.slice('suite:'.length) : undefined;
@@ -60,7 +60,7 @@ const drawn = suiteEntry
   ? { name: `synthetic:${synthetic}`, description: `${days} days`, trace: syntheticTrace(synthetic, { days: days!, peakGears: peak!, seed: seed! + SYNTHETIC_FAMILIES.indexOf(synthetic) }) }
   : familyShapes(family as HeldoutFamily, { seed: seed!, days: days!, peakGears: peak!, count: shapeNumber! })[shapeNumber! - 1]!;
 const shape = apps ? { ...drawn, trace: { ...drawn.trace, apps } } : drawn;
-const replay = { gearsPerNode: 100, bootDelaySeconds: 120, seed: seed!, ...(placement ? { placement } : {}) };
+const replay = { gearsPerNode: 100, bootDelaySeconds: 120, seed: seed!, ...(placement ? { placement } : {}), ...(idleTakesNoSlot ? { idleTakesNoSlot } : {}) };
 // Every minute a point: the hour's means and the minutes around a wait read the same series.
 const sampleEverySeconds = 60;
 const outcome = await runNodescaler(shape.trace, { ...replay, store: 'memory', sampleEverySeconds });
@@ -88,7 +88,7 @@ const hourly = (series: SeriesPoint[]) => {
 const ours = hourly(outcome.result.series);
 const theirs = hourly(clairvoyant.series);
 const ca = hourly(clusterAutoscaler.series);
-console.log(`${shape.name}: ${shape.description}${apps ? `; applications ${appMixText(apps)}` : ''}${placement ? `; placement ${placement}` : ''}`);
+console.log(`${shape.name}: ${shape.description}${apps ? `; applications ${appMixText(apps)}` : ''}${placement ? `; placement ${placement}` : ''}${idleTakesNoSlot ? '; slots active gears only' : ''}`);
 console.log(`node-hours ${outcome.result.nodeHours.toFixed(0)} vs clairvoyant-4h ${clairvoyant.nodeHours.toFixed(0)} (${(outcome.result.nodeHours / clairvoyant.nodeHours).toFixed(3)} x); moves ${outcome.result.gearMoves} vs ${clairvoyant.gearMoves}`);
 console.log(`waiting ${outcome.result.unplacedGearMinutes.toFixed(0)} vs cluster-autoscaler ${clusterAutoscaler.unplacedGearMinutes.toFixed(0)} gear-minutes`);
 console.log('hour  demand  nodescaler  c-4h  moves  most waiting  waited  c-a nodes  c-a waited');

@@ -7,10 +7,12 @@
  */
 import { parseArgs } from 'node:util';
 import { ValidationError } from '../lib/errors.js';
+import { activeDemand } from '../lib/sim/active-demand.js';
 import { baselineOptions } from '../lib/sim/baseline-cache.js';
 import { BASELINES, runBaseline } from '../lib/sim/baselines.js';
 import { parsePoolApps } from '../lib/sim/app-mix.js';
 import { placementText } from '../lib/sim/placement-flag.js';
+import { slotsText } from '../lib/sim/slots-flag.js';
 import { WORLD_OPTIONS, worldFromFlags } from '../lib/sim/world-flags.js';
 import { configPools, parsePoolDemand } from '../lib/sim/config-pools.js';
 import { appMixText } from '../lib/sim/disruption.js';
@@ -47,6 +49,8 @@ comparison policies (${POLICIES.join(', ')}).
   --app-sizes E             application sizes 1..10 drawn with weight size^-E (default 2.5: 76 % single-gear)
   --placement RULE          where the broker puts a new gear: least-loaded (default) or broker (origin-server's
                               weighted draw among the emptier nodes, away from the application's other gears)
+  --slots WHICH             which gears hold a node's slots: all (default) or active (origin-server's count: idle
+                              gears hold none, drains still move them)
   --policy NAME             run only this policy (repeatable; default: all)
   --config FILE             replay every pool of this nodescaler configuration
   --pool-demand POOL=COL    with --config: pool DISTRICT/PROFILE gets CSV column COL,
@@ -124,7 +128,7 @@ async function main(): Promise<void> {
   const days = values.days === undefined ? undefined : number('days', 0.01);
   const window = (t: Trace) => windowOf(t, days === undefined ? undefined : days * 86400, t === trace0 ? peakGears : peakDemand(t));
   const trace0 = readTrace(tracePath, traceOptions);
-  const { apps, placement } = worldFromFlags(values);
+  const { apps, placement, idleTakesNoSlot } = worldFromFlags(values);
   const trace = apps ? { ...window(trace0), apps } : window(trace0);
 
   const replay: ReplayOptions = {
@@ -134,6 +138,7 @@ async function main(): Promise<void> {
     seed: number('seed', 0),
   };
   if (placement) replay.placement = placement;
+  if (idleTakesNoSlot) replay.idleTakesNoSlot = idleTakesNoSlot;
   if (values.config) {
     replay.config = configPools({
       configFile: values.config,
@@ -198,7 +203,9 @@ async function main(): Promise<void> {
   }
   // The reactive floor is one pool's demand against one node size: a run of several pools has no single floor.
   const onlyPool = pools.length === 1 ? pools[0] : undefined;
-  const floor = onlyPool ? floorForResults(onlyPool.trace, { gearsPerNode: onlyPool.gearsPerNode, bootDelaySeconds: replay.bootDelaySeconds }, rows) : undefined;
+  // Counting active gears only, the floor reads the gears that held slots, as the baselines' first pool drew them.
+  const floorTrace = onlyPool && replay.idleTakesNoSlot ? activeDemand(onlyPool, 60, replay.seed) : onlyPool?.trace;
+  const floor = onlyPool && floorTrace ? floorForResults(floorTrace, { gearsPerNode: onlyPool.gearsPerNode, bootDelaySeconds: replay.bootDelaySeconds }, rows) : undefined;
   const goal = goalLine(rows, floor);
   if (goal) console.log(goal);
   const clairvoyant = rows.find((r) => r.policy === 'clairvoyant-4h');
@@ -244,6 +251,7 @@ async function main(): Promise<void> {
         ['trace', `${trace.source}, column ${trace.demandColumn}, ${trace.steps.length} steps of ${trace.stepSeconds} s, peak scaled to ${values['peak-gears']} gears`],
         ['boot delay', `${replay.bootDelaySeconds} s`],
         ['placement', placementText(replay.placement)],
+        ['slots', slotsText(replay.idleTakesNoSlot)],
         ['seed', String(replay.seed)],
         ['store', replay.store],
         ['prices', `on-demand ${PRICE_REGION} as of ${PRICES_AS_OF} (lib/domain/node-price.ts, lib/sim/prices.ts)`],

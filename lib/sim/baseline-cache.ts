@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { activeDemand } from './active-demand.js';
 import { BASELINES, runBaseline, type BaselineOptions } from './baselines.js';
 import type { SimPool } from './pools.js';
 import { replayPools, type ReplayOptions } from './replay.js';
@@ -19,7 +20,7 @@ const FORMAT = 1;
 const BASELINES_SOURCE = fileURLToPath(new URL('./baselines.ts', import.meta.url));
 
 /** The replay settings the baselines share with nodescaler's run (the suite's). */
-export type BaselineReplay = Pick<ReplayOptions, 'gearsPerNode' | 'bootDelaySeconds' | 'seed' | 'placement'>;
+export type BaselineReplay = Pick<ReplayOptions, 'gearsPerNode' | 'bootDelaySeconds' | 'seed' | 'placement' | 'idleTakesNoSlot'>;
 
 /** The pools and options every baseline runs with on `trace`, as `npm run bench -- suite` runs them. */
 export function baselineSetup(trace: Trace, replay: BaselineReplay): { pools: SimPool[]; options: BaselineOptions } {
@@ -39,7 +40,19 @@ export function baselineOptions(trace: Trace, replay: BaselineReplay, maxNodesTo
     maxNodesTotal,
     // Only when asked for, so the default's cache keys stay as they were.
     ...(replay.placement && replay.placement !== 'least-loaded' ? { placement: replay.placement } : {}),
+    ...(replay.idleTakesNoSlot ? { idleTakesNoSlot: true } : {}),
   };
+}
+
+/**
+ * The demand the reactive floor (floor.ts) reads: the trace's, or with `idleTakesNoSlot` the gears holding a slot as
+ * the pool's own draws leave them (active-demand.ts), so the floor judges what the policies sized for.
+ */
+export function floorDemand(trace: Trace, replay: BaselineReplay): Pick<Trace, 'steps' | 'durationSeconds'> {
+  if (!replay.idleTakesNoSlot) return trace;
+  const { pools, options } = baselineSetup(trace, replay);
+  if (pools.length !== 1) return trace;
+  return activeDemand(pools[0]!, options.tickSeconds, options.seed);
 }
 
 /** Every baseline on `trace`, in BASELINES order. */

@@ -1,5 +1,6 @@
 import { chooseAsBroker, type PlacementCandidate } from '../adapters/local/broker-placement.js';
 import type { PlacementRule } from '../adapters/local/sim-placement.js';
+import { activeDemandSeries, firstStepSlots } from './active-demand.js';
 import { AppModel, MoveLedger } from './disruption.js';
 import { nodesFor, peakDemand, type SimPool } from './pools.js';
 import { seededRandom } from './random.js';
@@ -21,6 +22,12 @@ export interface BaselineOptions {
   maxNodesTotal: number;
   /** Where new and evicted gears go (default the least-loaded node), as nodescaler's replay places them. */
   placement?: PlacementRule;
+  /**
+   * Slots counted as origin-server counts them (ReplayOptions.idleTakesNoSlot): an idled application's gears hold
+   * none, though drains move them and a node holding one is not empty. The clairvoyant blocks and static-peak size
+   * for the active gears.
+   */
+  idleTakesNoSlot?: boolean;
 }
 
 /** The defaults the baselines follow (cluster-autoscaler FAQ, Karpenter disruption docs); see the README. */
@@ -29,6 +36,8 @@ export const KARPENTER = { consolidateAfterSeconds: 30, budgetShare: 0.1 };
 
 interface Node {
   gears: Set<number>;
+  /** Of `gears`, those holding a slot: every one, or the active ones with `idleTakesNoSlot`. */
+  held: number;
   readyAt: number;
   draining: boolean;
   /** cluster-autoscaler: since when the node is under the utilization threshold. */
@@ -61,6 +70,8 @@ class PoolSim {
   private readonly churn: Churn;
   private lastAddAt = -Infinity;
   private readonly peak: number;
+  /** With `idleTakesNoSlot`, the gears holding a slot at each tick (active-demand.ts): what static-peak and the clairvoyant blocks size for. */
+  private readonly activeDemand: Int32Array | undefined;
   movesThisStep = 0;
 
   constructor(
@@ -73,10 +84,12 @@ class PoolSim {
     this.brokerRandom = options.placement === 'broker' ? seededRandom(seed + 13) : undefined;
     this.apps = new AppModel(seededRandom(seed + 7), pool.trace.apps);
     this.recorder = new ResultRecorder(policy, pool.gearsPerNode, options.sampleEverySeconds, this.ledger, pool.pricePerHour);
-    this.peak = peakDemand(pool.trace);
+    const sized = policy === 'static-peak' || policy.startsWith('clairvoyant');
+    this.activeDemand = options.idleTakesNoSlot && sized ? activeDemandSeries(pool, options.tickSeconds, seed) : undefined;
+    this.peak = this.activeDemand ? this.activeDemand.reduce((most, gears) => Math.max(most, gears), 0) : peakDemand(pool.trace);
     this.churn = new Churn(pool.trace.churnPerHour);
-    const initial = policy === 'static-peak' ? nodesFor(pool, this.peak) : policy.startsWith('clairvoyant') ? this.clairvoyantTarget(0) : nodesFor(pool, pool.trace.steps[0]?.demand ?? 0);
-    for (let i = 0; i < initial; i++) this.nodes.push({ gears: new Set(), readyAt: 0, draining: false, lastChangeAt: 0 });
+    const initial = policy === 'static-peak' ? nodesFor(pool, this.peak) : policy.startsWith('clairvoyant') ? this.clairvoyantTarget(0) : nodesFor(pool, firstStepSlots(pool, seed, options.idleTakesNoSlot));
+    for (let i = 0; i < initial; i++) this.nodes.push({ gears: new Set(), held: 0, readyAt: 0, draining: false, lastChangeAt: 0 });
   }
 
   /** Demand, departures, drains, boots and placement for the step at `t`; the demand. */
@@ -128,7 +141,7 @@ class PoolSim {
     const ca = CLUSTER_AUTOSCALER;
     for (const node of this.nodes) {
       if (node.readyAt > t || node.draining) continue;
-      if (node.gears.size / this.pool.gearsPerNode < ca.utilizationThreshold) node.lowSince ??= t;
+      if (node.held / this.pool.gearsPerNode < ca.utilizationThreshold) node.lowSince ??= t;
       else delete node.lowSince;
     }
     if (t - this.lastAddAt < ca.delayAfterAddSeconds) return added;
@@ -144,7 +157,7 @@ class PoolSim {
     if (removable <= 0 || this.nodes.some((n) => n.draining && n.gears.size > 0)) return added;
     let free = this.freeSlots(t);
     for (const node of unneeded.filter((n) => n.gears.size > 0).sort((a, b) => a.gears.size - b.gears.size)) {
-      if (node.gears.size <= free - (this.pool.gearsPerNode - node.gears.size)) {
+      if (node.held <= free - (this.pool.gearsPerNode - node.held)) {
         this.startDrain(node, t);
         free -= this.pool.gearsPerNode;
         break;
@@ -171,7 +184,7 @@ class PoolSim {
       .sort((a, b) => a.gears.size - b.gears.size);
     for (const node of candidates) {
       if (allowed <= 0 || removable <= 0) break;
-      if (node.gears.size > free - (this.pool.gearsPerNode - node.gears.size)) continue;
+      if (node.held > free - (this.pool.gearsPerNode - node.held)) continue;
       this.startDrain(node, t);
       free -= this.pool.gearsPerNode;
       allowed -= 1;
@@ -211,7 +224,10 @@ class PoolSim {
     const trace = this.pool.trace;
     const from = number * block;
     let peak = 0;
-    if (from < trace.durationSeconds) {
+    if (this.activeDemand) {
+      const tick = this.options.tickSeconds;
+      for (let i = Math.ceil(from / tick); i < this.activeDemand.length && i * tick < from + block; i++) peak = Math.max(peak, this.activeDemand[i]!);
+    } else if (from < trace.durationSeconds) {
       for (let index = demandAt(trace, from, 0).index; index < trace.steps.length && trace.steps[index]!.at < from + block; index++) {
         if (trace.steps[index]!.demand > peak) peak = trace.steps[index]!.demand;
       }
@@ -233,7 +249,7 @@ class PoolSim {
 
   private add(count: number, t: number): number {
     const n = Math.max(0, Math.min(count, this.pool.max - this.nodes.length));
-    for (let i = 0; i < n; i++) this.nodes.push({ gears: new Set(), readyAt: t + this.options.bootDelaySeconds, draining: false, lastChangeAt: t });
+    for (let i = 0; i < n; i++) this.nodes.push({ gears: new Set(), held: 0, readyAt: t + this.options.bootDelaySeconds, draining: false, lastChangeAt: t });
     if (n > 0) {
       this.lastAddAt = t;
       this.recorder.event(t, 'up');
@@ -250,7 +266,7 @@ class PoolSim {
   /** Free slots of ready nodes that take gears. */
   private freeSlots(t: number): number {
     let free = 0;
-    for (const node of this.nodes) if (node.readyAt <= t && !node.draining) free += this.pool.gearsPerNode - node.gears.size;
+    for (const node of this.nodes) if (node.readyAt <= t && !node.draining) free += this.pool.gearsPerNode - node.held;
     return free;
   }
 
@@ -288,11 +304,14 @@ class PoolSim {
       for (const gear of node.gears) {
         if (budget-- <= 0) break;
         node.gears.delete(gear);
+        const slot = this.holdsSlot(gear);
+        node.held -= slot;
         this.ledger.record(gear, t, this.apps.disruptive(gear));
         this.movesThisStep += 1;
         const target = this.brokerRandom ? this.asBroker(t, gear) : this.leastLoaded(t);
         if (target) {
           target.gears.add(gear);
+          target.held += slot;
           target.lastChangeAt = t;
           this.home.set(gear, target);
         } else {
@@ -309,11 +328,15 @@ class PoolSim {
     while (this.waiting.length > 0) {
       const target = this.leastLoaded(t);
       if (!target) return;
-      const room = this.pool.gearsPerNode - target.gears.size;
+      const room = this.pool.gearsPerNode - target.held;
+      // An idle gear takes none of the room (idleTakesNoSlot): it goes along with the gears that do.
       let take = Math.min(room, this.waiting.length, Math.max(1, Math.ceil(this.waiting.length / this.nodes.length)));
-      for (; take > 0; take--) {
+      while (take > 0 && this.waiting.length > 0) {
         const gear = this.waiting.shift()!;
+        const slot = this.holdsSlot(gear);
+        take -= slot;
         target.gears.add(gear);
+        target.held += slot;
         this.home.set(gear, target);
         this.position.set(gear, this.placed.length);
         this.placed.push(gear);
@@ -330,6 +353,7 @@ class PoolSim {
       const target = this.asBroker(t, gear);
       if (!target) break;
       target.gears.add(gear);
+      target.held += this.holdsSlot(gear);
       target.lastChangeAt = t;
       this.home.set(gear, target);
       this.position.set(gear, this.placed.length);
@@ -352,17 +376,22 @@ class PoolSim {
     const slots = this.pool.gearsPerNode;
     for (let i = 0; i < this.nodes.length; i++) {
       const node = this.nodes[i]!;
-      if (node.readyAt > t || node.draining || node.gears.size >= slots) continue;
-      candidates.push({ node, id: i, consumedPercent: (100 * node.gears.size) / slots, appGears: hosting.size > 0 ? (hosting.get(node) ?? 0) : 0 });
+      if (node.readyAt > t || node.draining || node.held >= slots) continue;
+      candidates.push({ node, id: i, consumedPercent: (100 * node.held) / slots, appGears: hosting.size > 0 ? (hosting.get(node) ?? 0) : 0 });
     }
     return chooseAsBroker(candidates, this.brokerRandom!, hosting.size > 0 ? Math.min(...hosting.values()) : undefined);
+  }
+
+  /** 1 when the gear holds a slot where it is, else 0 (an idle gear with `idleTakesNoSlot`). */
+  private holdsSlot(gear: number): 0 | 1 {
+    return this.options.idleTakesNoSlot && this.apps.idle(gear) ? 0 : 1;
   }
 
   private leastLoaded(t: number): Node | undefined {
     let best: Node | undefined;
     for (const node of this.nodes) {
-      if (node.readyAt > t || node.draining || node.gears.size >= this.pool.gearsPerNode) continue;
-      if (!best || node.gears.size < best.gears.size) best = node;
+      if (node.readyAt > t || node.draining || node.held >= this.pool.gearsPerNode) continue;
+      if (!best || node.held < best.held) best = node;
     }
     return best;
   }
@@ -382,7 +411,7 @@ class PoolSim {
   private remove(gear: number, t: number): void {
     const node = this.home.get(gear);
     this.unplace(gear);
-    node?.gears.delete(gear);
+    if (node?.gears.delete(gear)) node.held -= this.holdsSlot(gear);
     if (node) node.lastChangeAt = t;
   }
 

@@ -13,6 +13,7 @@ import { addTallies, tallyAborts, type AbortTally } from './aborts.js';
 import { AlarmWatch } from './alarms.js';
 import { singlePool } from './baselines.js';
 import { BillMeter, type Bill } from './bill.js';
+import { firstStepSlots } from './active-demand.js';
 import { Churn } from './churn.js';
 import { MoveLedger } from './disruption.js';
 import { addMoveCauses, moveCauses, type CauseDrain, type CausedMove, type NodeToggle } from './move-causes.js';
@@ -54,6 +55,12 @@ export interface ReplayOptions {
    * origin-server's own rule (`broker`: lib/adapters/local/broker-placement.ts); the baselines place alike.
    */
   placement?: PlacementRule;
+  /**
+   * Count slots as origin-server does (`max_active_gears` counts only active gears): an idled application's gears
+   * hold none, and agents report as the shipped one (lib/sim/world.ts). Default false: every gear holds a slot, the
+   * simulator's accounting until session 46; the baselines count alike.
+   */
+  idleTakesNoSlot?: boolean;
   /** Seconds between the series' points (default: about 2,000 points over the trace); 60 shows each minute. */
   sampleEverySeconds?: number;
   onProgress?: (fraction: number) => void;
@@ -152,7 +159,7 @@ export async function runNodescaler(trace: Trace, options: ReplayOptions): Promi
   const meter = new BillMeter(new Set(Object.entries(LOCAL_QUEUES).filter(([, q]) => q.fifo).map(([name]) => name)));
   const store = meter.store(rawStore);
   const sqs = meter.sqs(new LocalSqs(clock, LOCAL_QUEUES));
-  const platform = new SimulatedPlatform(clock, { moveDurationMs: (options.moveSeconds ?? 30) * 1000, moveFailureRate: options.moveFailureRate ?? 0, random: seededRandom(options.seed + 1), ...(options.placement ? { placement: options.placement, placementRandom: seededRandom(options.seed + 13) } : {}) });
+  const platform = new SimulatedPlatform(clock, { moveDurationMs: (options.moveSeconds ?? 30) * 1000, moveFailureRate: options.moveFailureRate ?? 0, random: seededRandom(options.seed + 1), ...(options.placement ? { placement: options.placement, placementRandom: seededRandom(options.seed + 13) } : {}), ...(options.idleTakesNoSlot ? { idleTakesNoSlot: true } : {}) });
   const cloud = new SimulatedCloud(clock, { bootDelayMs, zoneOfSubnet: simZoneOf, ...(options.capacityCap !== undefined ? { maxHosts: options.capacityCap } : {}) });
   const sampleEvery = options.sampleEverySeconds ?? sampleInterval(trace.durationSeconds);
   const events: Array<ScaleEvent & { pool: string }> = [];
@@ -175,14 +182,17 @@ export async function runNodescaler(trace: Trace, options: ReplayOptions): Promi
       gearPrefix: pools.length === 1 ? 'g' : `g${i}-`,
       ...(pool.trace.apps ? { apps: pool.trace.apps } : {}),
       ...(options.districtUids !== undefined ? { districtUids: options.districtUids, districtReads: options.districtReads !== false } : {}),
+      ...(options.idleTakesNoSlot ? { idleTakesNoSlot: true } : {}),
     });
     const recorder = new ResultRecorder('nodescaler', pool.gearsPerNode, sampleEvery, new MoveLedger(), pool.pricePerHour);
     return { pool, poolConfig, world, recorder, hint: 0, churn: new Churn(pool.trace.churnPerHour) };
   });
 
-  // The cluster as it is when nodescaler is switched on: enough nodes for the first step's demand, within each pool's bounds.
-  for (const { pool, poolConfig } of worlds) {
-    await seedInitialNodes({ cloud, store: rawStore, config, pool: poolConfig, count: nodesFor(pool, pool.trace.steps[0]?.demand ?? 0), now: clock.now() });
+  // The cluster as it is when nodescaler is switched on: enough nodes for the first step's demand (its gears that hold
+  // slots, as the baselines start), within each pool's bounds.
+  for (const [i, { pool, poolConfig }] of worlds.entries()) {
+    const count = nodesFor(pool, firstStepSlots(pool, options.seed + 1000 * i, options.idleTakesNoSlot));
+    await seedInitialNodes({ cloud, store: rawStore, config, pool: poolConfig, count, now: clock.now() });
   }
   clock.set(START);
 

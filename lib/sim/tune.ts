@@ -1,7 +1,7 @@
 import type { ConfigInput } from '../config/index.js';
 import { parseConfig } from '../config/index.js';
 import { ValidationError } from '../errors.js';
-import { baselineKeyParts, runBaselines, type BaselineCache, type BaselineReplay } from './baseline-cache.js';
+import { baselineKeyParts, floorDemand, runBaselines, type BaselineCache, type BaselineReplay } from './baseline-cache.js';
 import { runNodescaler, simulationConfig, type ReplayOptions } from './replay.js';
 import { floorForResults, type ReactiveFloor } from './floor.js';
 import type { PolicyResult } from './results.js';
@@ -239,7 +239,7 @@ export async function tuneSuite(options: TuneOptions): Promise<VariantScore[]> {
     if (!baselines[traceIndex]) {
       const stored = options.cache.get(baselineKeyParts(name, trace, replay, options.window), () => runBaselines(trace, replay));
       // The reactive floor depends on the trace and the baselines only: once per trace, as they are.
-      baselines[traceIndex] = { ...stored, floor: floorForResults(trace, replay, stored.results) };
+      baselines[traceIndex] = { ...stored, floor: floorForResults(floorDemand(trace, replay), replay, stored.results) };
     }
     return baselines[traceIndex];
   };
