@@ -77,6 +77,22 @@ describe('replay through the real handlers', () => {
     expect(new Set(launched.map((node) => node.zone))).toEqual(new Set(['sim-1a', 'sim-1b', 'sim-1c']));
   });
 
+  it('counts slots as origin-server does with `idleTakesNoSlot`: fewer nodes for the same gears, idle gears moved with the rest, nothing broken', async () => {
+    const counted = await runNodescaler(syntheticTrace(), { ...base, store: 'memory', idleTakesNoSlot: true });
+    const every = await runNodescaler(syntheticTrace(), { ...base, store: 'memory' });
+    expect(counted.violations).toEqual([]);
+    expect(counted.deadLetters).toEqual([]);
+    expect(counted.result.gearMoves).toBeGreaterThan(0);
+    // The spike from 300 to 1,000 gears outruns the boot delay either way; counting only active gears, no more wait.
+    expect(counted.result.unplacedGearMinutes).toBeLessThanOrEqual(every.result.unplacedGearMinutes);
+    expect(counted.result.nodeHours).toBeLessThan(every.result.nodeHours);
+    // Every node's stats say what the shipped agent would: its active gears, and every gear listed with the idle ones marked.
+    const nodes = (await counted.store.listNodes('sim/small')).filter((node) => node.stats?.gears !== undefined && node.state === 'active');
+    expect(nodes.length).toBeGreaterThan(0);
+    for (const node of nodes) expect(node.stats!.gears!.filter((gear) => !gear.idle)).toHaveLength(node.stats!.activeGears);
+    expect(nodes.some((node) => node.stats!.gears!.length > node.stats!.activeGears)).toBe(true);
+  });
+
   it('keeps every gear when 10 % of the moves fail', async () => {
     const outcome = await runNodescaler(syntheticTrace(), { ...base, store: 'memory', moveFailureRate: 0.1 });
     expect(outcome.violations).toEqual([]);
