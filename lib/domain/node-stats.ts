@@ -72,3 +72,14 @@ export function withAgentFlags(listed: readonly GearInfo[], node: Pick<NodeRecor
     };
   });
 }
+
+/**
+ * The listed gears that hold a slot: every one its agent did not mark idle (`withAgentFlags`). A price or a fit counted
+ * in the agent's `activeGears` is held against this, not against every listed gear: a node holding idle gears would
+ * otherwise look fuller than it was priced at every check.
+ */
+export function slotHolders(gears: readonly GearInfo[]): number {
+  let count = 0;
+  for (const gear of gears) if (gear.idle !== true) count += 1;
+  return count;
+}

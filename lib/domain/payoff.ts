@@ -225,7 +225,7 @@ export interface PayoffInput {
   limitSetBy?: string;
   /** Gears at which a scale-up would buy the node back (wanted.ts `rebuyLevel`); `limit` when not given. */
   rebuy?: number;
-  stats: Pick<NodeStats, 'activeGears' | 'idleGears' | 'disruptiveGears'>;
+  stats: Pick<NodeStats, 'activeGears' | 'idleGears' | 'disruptiveGears' | 'gears'>;
   /** When the pool last scaled up for demand, not a replacement (one-off-need.ts `boughtWait`). */
   lastDemandScaleUpAt?: string;
   config: PayoffConfig;
@@ -285,10 +285,12 @@ export function drainPayoff(input: PayoffInput): PayoffVerdict {
   const source = unneeded.basis === 'yesterday' ? "yesterday's demand" : 'recent demand';
   // Rises that recur, but not daily (bursts hours apart, noise at a node boundary): the pool's own spells below the
   // level at which the node is bought back say it is needed again within the horizon. Needed, so not closed for
-  // attrition (closing it as well gave no fewer moves on held-out shapes, and more node-hours). An empty node owes no move.
+  // attrition (closing it as well gave no fewer moves on held-out shapes, and more node-hours). An empty node owes no move;
+  // one that holds only idle gears (out of the agent's activeGears, in its list) still owes their moves.
   const level = input.rebuy ?? input.limit;
   const returnsAt = input.returnsAt ?? ((at: number) => recentReturns(input.history ?? [], now, at, config.horizon, config.lookahead));
-  const returns = (config.recentReturns || config.recentDips) && input.stats.activeGears > 0 ? returnsAt(level) : undefined;
+  const owesMoves = input.stats.activeGears > 0 || (input.stats.gears?.length ?? 0) > 0;
+  const returns = (config.recentReturns || config.recentDips) && owesMoves ? returnsAt(level) : undefined;
   if (config.recentReturns && returnsWithin(returns)) return { pays: false, reason: recentReturnsText(returns, level, config.horizon), unneeded, cost, pending: false };
   // Without a kept day the recent horizon above is the wait (unneededFor).
   const rent = { factor: config.oneOffRentFactor, nodeHourPrice: config.nodeHourPrice };

@@ -109,6 +109,11 @@ describe('drainPayoff with recent returns', () => {
     expect(drainPayoff({ history: h, now, confident: 400, limit: 1200, stats: { activeGears: 0 }, config: payoff }).pays).toBe(true);
   });
 
+  it('judges a node holding only idle gears (none active, some listed) as one that owes moves: refused as the pool needs it again', () => {
+    const idleOnly = { activeGears: 0, gears: [{ uuid: 'i1', app: 'a', size: 'small', idle: true }] };
+    expect(drainPayoff({ history: h, now, confident: 400, limit: 1200, stats: idleOnly, config: payoff }).pays).toBe(false);
+  });
+
   it('judges the spells at the level that buys the node back', () => {
     // rises to 1,100 every 3 hours: above a rebuy level of 1,000, below one of 1,200
     const h2 = history((m) => (recent(m) > 400 ? 1100 : 400));

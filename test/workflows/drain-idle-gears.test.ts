@@ -51,6 +51,31 @@ describe('gear mover: idle gears take no slot', () => {
     expect((await w.store.getNode('src.example.com'))?.state).toBe('drained');
   });
 
+  it("holds its price against the active gears only: idle gears the evaluator never priced do not call the drain off", async () => {
+    const w = await world(true);
+    const mover = w.mover();
+    // Priced as the evaluator prices it: on the agent's 3 active gears, ahead of t2 up to 3.
+    const message = { ...(await w.decideScaleDown('src.example.com')), prices: [{ nodeId: 'src.example.com', gears: 3, limit: 3, next: 't2.example.com', nextGears: 6 }] };
+    await mover.handleScaleDown(message);
+    await w.tickUntilIdle(() => mover);
+    expect(w.metrics.sum('GearMoves')).toBe(9);
+    expect((await w.store.getNode('src.example.com'))?.state).toBe('drained');
+    expect(await w.store.listDrains('d1/small', 'aborted')).toEqual([]);
+  });
+
+  it('is called off when active gears beyond the price reached the node, idle ones not counted', async () => {
+    const w = await world(true);
+    const mover = w.mover();
+    const message = { ...(await w.decideScaleDown('src.example.com')), prices: [{ nodeId: 'src.example.com', gears: 3, limit: 3, next: 't2.example.com', nextGears: 6 }] };
+    w.sim.putGear('src.example.com', { uuid: 'late0', app: 'late-app', size: 'small' });
+    w.gears++;
+    await mover.handleScaleDown(message);
+    await w.tickUntilIdle(() => mover);
+    const [aborted] = await w.store.listDrains('d1/small', 'aborted');
+    expect(aborted?.abortReason).toMatch(/^repriced: src\.example\.com holds 4 gears, the decision priced 3 and t2\.example\.com holds 6; past 3/);
+    expect(w.metrics.sum('GearMoves')).toBe(0);
+  });
+
   it('stops before its first move when the list does not say which gears are idle (an older agent): every gear then needs a slot', async () => {
     const w = await world(false);
     const mover = w.mover();

@@ -16,7 +16,7 @@ import { drainKind, isUrgent, progressOf } from '../../domain/drain.js';
 import { drainStop } from '../../domain/drain-stop.js';
 import { formatDuration } from '../../domain/duration.js';
 import type { DrainRecord, NodeRecord } from '../../domain/model.js';
-import { isProtected } from '../../domain/node-stats.js';
+import { isProtected, withAgentFlags } from '../../domain/node-stats.js';
 import { ConflictError, TransientError, describeError } from '../../errors.js';
 import { budgetRefusal } from './budget-guard.js';
 import { repriceRefusal } from './price-guard.js';
@@ -51,8 +51,8 @@ export async function begin(ctx: DrainContext, drain: DrainRecord, node: NodeRec
   // deactivate-node and no re-open. The check before the first plan (moving.ts) stays for gears that reach the node
   // between here and its close.
   if (!urgent && (drainKind(drain) === 'scale-down' || isRenewalDrain(drain))) {
-    const listed = await ctx.ports.platform.listGears(node.nodeId);
-    const refusal = (await repriceRefusal(ctx, drain, listed.length)) ?? (await budgetRefusal(ctx, drain, node, listed));
+    const listed = withAgentFlags(await ctx.ports.platform.listGears(node.nodeId), node);
+    const refusal = (await repriceRefusal(ctx, drain, listed)) ?? (await budgetRefusal(ctx, drain, node, listed));
     if (refusal) return finishAbort(ctx, drain, node, refusal, { failure: false });
   }
   await store.transitionNode(

@@ -66,7 +66,7 @@ export async function planOrFinish(ctx: DrainContext, drain: DrainRecord, node: 
   for (const move of rec.returned) log.warn('gear still on the node after its move; planned again', { drainId: drain.drainId, uuid: move.gear.uuid, target: move.target });
   const urgent = isUrgent(drain);
   // Gears that reached the node between the start and the close: before the first plan nothing has moved yet.
-  const repriced = await repriceRefusal(ctx, drain, onNode.length);
+  const repriced = await repriceRefusal(ctx, drain, onNode);
   if (repriced) return requestAbortStep(ctx, drain, repriced, { repriced: true });
   const refusal = await budgetRefusal(ctx, drain, node, onNode);
   if (refusal) return requestAbortStep(ctx, drain, refusal);
