@@ -192,40 +192,26 @@ export class SimWorld {
       const held = idleHeld === undefined ? heldGears(this.platform, nodeId) : facts.activeGears + idleHeld;
       if (last && last.activeGears === facts.activeGears && last.held === held && now.getTime() - last.at < this.options.heartbeatSeconds * 1000) continue;
       this.lastReports.set(nodeId, { activeGears: facts.activeGears, held, at: now.getTime() });
-      if (this.options.idleTakesNoSlot) {
-        this.sqs.sendRaw('stats', JSON.stringify(this.asShippedAgent(nodeId, facts, held, reportedAt)), undefined, undefined, this.senderOf(nodeId));
-        continue;
-      }
-      // What an agent that reads the gears' applications reports: idled ones, and the ones whose move restarts a tenant.
-      const kinds = this.platform.gearKinds?.(nodeId);
-      let idleGears = kinds?.get('idle') ?? 0;
-      let disruptiveGears = kinds?.get('disruptive') ?? 0;
-      if (!kinds) {
-        for (const uuid of this.platform.gearUuids(nodeId)) {
-          const id = this.gearNumber(uuid);
-          if (this.apps.idle(id)) idleGears++;
-          else if (this.apps.disruptive(id)) disruptiveGears++;
-        }
-      }
-      this.sqs.sendRaw(
-        'stats',
-        JSON.stringify({
-          type: 'node-stats',
-          v: 1,
-          nodeId,
-          district: facts.district,
-          profile: facts.profile,
-          activeGears: facts.activeGears,
-          maxActiveGears: facts.maxActiveGears,
-          idleGears,
-          disruptiveGears,
-          reportedAt,
-        }),
-        undefined,
-        undefined,
-        this.senderOf(nodeId),
-      );
+      const figures = this.options.idleTakesNoSlot ? this.asShippedAgent(nodeId, facts.profile, held) : this.byKind(nodeId);
+      const { district, profile, activeGears, maxActiveGears } = facts;
+      const body = { type: 'node-stats', v: 1, nodeId, district, profile, activeGears, maxActiveGears, ...figures, reportedAt };
+      this.sqs.sendRaw('stats', JSON.stringify(body), undefined, undefined, this.senderOf(nodeId));
     }
+  }
+
+  /** What an agent that reads the gears' applications reports, every gear counted active: idled ones, and the ones whose move restarts a tenant. */
+  private byKind(nodeId: string): { idleGears: number; disruptiveGears: number } {
+    const kinds = this.platform.gearKinds?.(nodeId);
+    let idleGears = kinds?.get('idle') ?? 0;
+    let disruptiveGears = kinds?.get('disruptive') ?? 0;
+    if (!kinds) {
+      for (const uuid of this.platform.gearUuids(nodeId)) {
+        const id = this.gearNumber(uuid);
+        if (this.apps.idle(id)) idleGears++;
+        else if (this.apps.disruptive(id)) disruptiveGears++;
+      }
+    }
+    return { idleGears, disruptiveGears };
   }
 
   /**
@@ -270,10 +256,10 @@ export class SimWorld {
   }
 
   /**
-   * A node's stats as infra/agent/nodescaler-agent.sh sends them: `activeGears` without the idle gears, the
-   * disruptive ones among them, and every gear listed (up to MAX_STORED_GEARS, as the agent) with its flags.
+   * A node's figures as infra/agent/nodescaler-agent.sh sends them (its `activeGears` leaves the idle gears out): the
+   * disruptive gears among the active ones, and every gear listed (up to MAX_STORED_GEARS, as the agent) with its flags.
    */
-  private asShippedAgent(nodeId: string, facts: ReturnType<WorldPlatform['nodeLoad']>, held: number, reportedAt: string): Record<string, unknown> {
+  private asShippedAgent(nodeId: string, profile: string, held: number): { disruptiveGears: number; gears?: GearInfo[] } {
     let disruptiveGears = 0;
     const gears: GearInfo[] = [];
     for (const uuid of this.platform.gearUuids(nodeId)) {
@@ -282,20 +268,9 @@ export class SimWorld {
       const disruptive = !idle && this.apps.disruptive(id);
       if (disruptive) disruptiveGears += 1;
       if (held > MAX_STORED_GEARS) continue;
-      gears.push({ uuid, app: `app-${this.apps.appOf(id)}`, size: facts.profile, ...(disruptive ? { disruptive: true } : {}), ...(idle ? { idle: true } : {}) });
+      gears.push({ uuid, app: `app-${this.apps.appOf(id)}`, size: profile, ...(disruptive ? { disruptive: true } : {}), ...(idle ? { idle: true } : {}) });
     }
-    return {
-      type: 'node-stats',
-      v: 1,
-      nodeId,
-      district: facts.district,
-      profile: facts.profile,
-      activeGears: facts.activeGears,
-      maxActiveGears: facts.maxActiveGears,
-      disruptiveGears,
-      ...(held > MAX_STORED_GEARS ? {} : { gears }),
-      reportedAt,
-    };
+    return held > MAX_STORED_GEARS ? { disruptiveGears } : { disruptiveGears, gears };
   }
 
   /** The SenderId SQS stamps on a host's stats: its instance-profile session, when the world has a node role. */
