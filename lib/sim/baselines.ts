@@ -6,7 +6,7 @@ import { nodesFor, peakDemand, type SimPool } from './pools.js';
 import { seededRandom } from './random.js';
 import { combinePools, ResultRecorder, SeriesSampler, type PolicyName, type PolicyResult, type PoolResult } from './results.js';
 import { Churn } from './churn.js';
-import { demandAt, type Trace } from './trace.js';
+import { demandAt } from './trace.js';
 
 export type BaselinePolicy = Exclude<PolicyName, 'nodescaler'>;
 export const BASELINES: readonly BaselinePolicy[] = ['static-peak', 'cluster-autoscaler', 'karpenter', 'clairvoyant-1h', 'clairvoyant-4h'];
@@ -445,20 +445,4 @@ export function runBaseline(policy: BaselinePolicy, pools: SimPool[], options: B
   for (const sim of sims) events.push(...sim.recorder.events);
   events.sort((a, b) => a.at - b.at);
   return combinePools(policy, sims.map((sim) => sim.result()), { days: duration / 86400, maxNodes: total.maxNodes, series: total.points, events });
-}
-
-/** A trace's demand as one pool of the default shape (tests and the suite). */
-export function singlePool(trace: Trace, gearsPerNode: number, options: { min?: number; max?: number; instanceType?: string; pricePerHour?: number } = {}): SimPool {
-  const peak = peakDemand(trace);
-  return {
-    id: 'sim/small',
-    district: 'sim',
-    profile: 'small',
-    gearsPerNode,
-    min: options.min ?? 1,
-    max: options.max ?? Math.ceil((peak / gearsPerNode) * 2) + 2,
-    instanceType: options.instanceType ?? 'm5.xlarge',
-    pricePerHour: options.pricePerHour ?? 0,
-    trace,
-  };
 }

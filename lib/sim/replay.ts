@@ -11,7 +11,7 @@ import type { OutgoingMessage, Queue, QueueName } from '../ports/queue.js';
 import type { StateStore } from '../ports/state-store.js';
 import { addTallies, tallyAborts, type AbortTally } from './aborts.js';
 import { AlarmWatch } from './alarms.js';
-import { singlePool } from './baselines.js';
+import { singlePool } from './pools.js';
 import { BillMeter, type Bill } from './bill.js';
 import { firstStepSlots } from './active-demand.js';
 import { Churn } from './churn.js';

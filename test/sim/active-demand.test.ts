@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { activeDemand, activeDemandSeries, firstStepSlots } from '../../lib/sim/active-demand.js';
-import { runBaseline, singlePool } from '../../lib/sim/baselines.js';
+import { runBaseline } from '../../lib/sim/baselines.js';
+import { singlePool } from '../../lib/sim/pools.js';
 import { AppModel } from '../../lib/sim/disruption.js';
 import { seededRandom } from '../../lib/sim/random.js';
 import { parseTrace, type Trace } from '../../lib/sim/trace.js';

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { CLUSTER_AUTOSCALER, runBaseline, singlePool } from '../../lib/sim/baselines.js';
+import { CLUSTER_AUTOSCALER, runBaseline } from '../../lib/sim/baselines.js';
+import { singlePool } from '../../lib/sim/pools.js';
 import { parseTrace, type Trace } from '../../lib/sim/trace.js';
 
 const options = { bootDelaySeconds: 120, tickSeconds: 60, moveSeconds: 30, maxConcurrentMoves: 3, seed: 1, sampleEverySeconds: 60, maxNodesTotal: 100 };

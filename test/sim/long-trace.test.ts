@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { runBaseline, singlePool } from '../../lib/sim/baselines.js';
+import { runBaseline } from '../../lib/sim/baselines.js';
+import { singlePool } from '../../lib/sim/pools.js';
 import { runNodescaler, simulationConfig } from '../../lib/sim/replay.js';
 import { peakDemand, parseTrace, type Trace } from '../../lib/sim/trace.js';
 

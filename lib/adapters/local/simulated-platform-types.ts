@@ -1,4 +1,4 @@
-/** The simulated platform's records (lib/adapters/local/simulated-platform.ts): its options, nodes, moves and what it reports. */
+/** The simulated platform's records (lib/adapters/local/simulated-platform.ts): its options, nodes, moves and what it reports, and its bookkeeping check. */
 import type { GearInfo } from '../../domain/model.js';
 import type { MoveStatus } from '../../ports/platform.js';
 import type { PlacementRule } from './sim-placement.js';
@@ -69,4 +69,30 @@ export interface MoveRecord {
   idempotencyKey?: string;
   /** Set once the move ended. */
   outcome?: 'succeeded' | 'failed';
+}
+
+/**
+ * Where the gear bookkeeping disagrees with itself: a gear held by two nodes, or by a node its location does not name.
+ * Empty when every gear is on exactly one node. Cheaper than building every gear's locations, for replays that check
+ * at every step: given the gears placed, removed or moved since the last check (`changed`), it looks only at those
+ * (each held where it is located) and at the totals (as many held as located), which is all a step can have changed.
+ */
+export function placementProblems(nodes: ReadonlyMap<string, SimNode>, locations: ReadonlyMap<string, string>, changed: ReadonlySet<string> | undefined): string[] {
+  const problems: string[] = [];
+  let held = 0;
+  for (const node of nodes.values()) {
+    held += node.gears.size;
+    if (changed) continue;
+    for (const uuid of node.gears.keys()) {
+      const at = locations.get(uuid);
+      if (at !== node.nodeId) problems.push(`gear ${uuid} is held by ${node.nodeId} but located on ${at ?? 'no node'}`);
+    }
+  }
+  // A changed gear held by a second node, or held but not located, shows in the totals below.
+  for (const uuid of changed ?? []) {
+    const at = locations.get(uuid);
+    if (at !== undefined && !nodes.get(at)?.gears.has(uuid)) problems.push(`gear ${uuid} is located on ${at}, which does not hold it`);
+  }
+  if (held !== locations.size) problems.push(`${held} gears held by nodes, ${locations.size} located`);
+  return problems;
 }

@@ -6,6 +6,7 @@ import { NodeInOtherDistrictError, NodeNotEmptyError, NodeNotInDistrictError } f
 import { GearKinds } from './gear-kinds.js';
 import { slotsHeld } from './least-loaded.js';
 import { placementKey, SimPlacement } from './sim-placement.js';
+import { placementProblems } from './simulated-platform-types.js';
 import type { MoveRecord, NodeFacts, SimMove, SimNode, SimulatedPlatformOptions } from './simulated-platform-types.js';
 
 export type { MoveRecord, NodeFacts, SimulatedPlatformOptions } from './simulated-platform-types.js';
@@ -159,34 +160,13 @@ export class SimulatedPlatform implements Platform {
   }
 
   /**
-   * Where the gear bookkeeping disagrees with itself: a gear held by two nodes,
-   * or by a node its location does not name. Empty when every gear is on
-   * exactly one node. Cheaper than `gearLocations` (no map is built), for
-   * replays that check at every step; `scope: 'changed'` looks only at the gears
-   * placed, removed or moved since the last check (each held where it is
-   * located) and at the totals (as many held as located), which is all a step
-   * can have changed; the first check looks at every gear.
+   * Where the gear bookkeeping disagrees with itself (`placementProblems`); `scope: 'changed'` looks only at the gears
+   * placed, removed or moved since the last check, and the first check at every gear.
    */
   gearPlacementProblems(scope: 'all' | 'changed' = 'all'): string[] {
     this.settle();
-    const changed = scope === 'changed' ? this.changed : undefined;
-    const problems: string[] = [];
-    let held = 0;
-    for (const node of this.nodes.values()) {
-      held += node.gears.size;
-      if (changed) continue;
-      for (const uuid of node.gears.keys()) {
-        const at = this.locations.get(uuid);
-        if (at !== node.nodeId) problems.push(`gear ${uuid} is held by ${node.nodeId} but located on ${at ?? 'no node'}`);
-      }
-    }
-    // A changed gear held by a second node, or held but not located, shows in the totals below.
-    for (const uuid of changed ?? []) {
-      const at = this.locations.get(uuid);
-      if (at !== undefined && !this.nodes.get(at)?.gears.has(uuid)) problems.push(`gear ${uuid} is located on ${at}, which does not hold it`);
-    }
+    const problems = placementProblems(this.nodes, this.locations, scope === 'changed' ? this.changed : undefined);
     this.changed = new Set();
-    if (held !== this.locations.size) problems.push(`${held} gears held by nodes, ${this.locations.size} located`);
     return problems;
   }
 
