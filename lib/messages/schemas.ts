@@ -11,6 +11,7 @@
  * others.
  */
 import { MAX_DRAINS_PER_DECISION } from '../domain/budget.js';
+import { slotHolders } from '../domain/node-stats.js';
 import {
   MAX_GEARS_PER_NODE,
   anyString,
@@ -110,7 +111,7 @@ export const nodeStatsMessageSchema = once(() => {
     // take no slot. (A list that marks none idle takes a slot for every gear, whatever it counts.)
     if (typeof message === 'object' && message !== null && Array.isArray(message.gears) && isCount(message.activeGears, 0, 2 * MAX_GEARS_PER_NODE)) {
       const gears = message.gears.filter((gear) => typeof gear === 'object' && gear !== null);
-      const listedActive = gears.filter((gear) => gear.idle !== true).length;
+      const listedActive = slotHolders(gears);
       if (listedActive < gears.length && listedActive > message.activeGears) {
         issues.push({
           path: [...path, 'gears'],
