@@ -188,9 +188,11 @@ export function stateStoreContract(name: string, harness: StoreHarness): void {
         const duplicate = await store.putNodeStats(node.nodeId, stats(at(60), 55));
         expect(duplicate.applied).toBe(false);
 
-        const newer = await store.putNodeStats(node.nodeId, { ...stats(at(120), 12), gears: [{ uuid: 'g1', app: 'shop', size: 'small' }] });
+        // The agent's flags on its gears come back as written: a drain plans by them (idle gears take no slot).
+        const listed = [{ uuid: 'g1', app: 'shop', size: 'small' }, { uuid: 'g2', app: 'shop', size: 'small', disruptive: true, doNotMove: true }, { uuid: 'g3', app: 'blog', size: 'small', idle: true }];
+        const newer = await store.putNodeStats(node.nodeId, { ...stats(at(120), 12), gears: listed });
         expect(newer.applied).toBe(true);
-        expect((await store.getNode(node.nodeId))?.stats).toEqual({ ...stats(at(120), 12), gears: [{ uuid: 'g1', app: 'shop', size: 'small' }] });
+        expect((await store.getNode(node.nodeId))?.stats).toEqual({ ...stats(at(120), 12), gears: listed });
       });
 
       it('keeps the newest of many stats delivered concurrently in random order', async () => {
