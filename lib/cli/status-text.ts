@@ -104,7 +104,7 @@ function renderPool(pool: PoolView, now: Date, options: TextOptions): string[] {
         node.nodeId,
         { text: node.state, paint: (t) => s.paintState(node.state, t) },
         ...(zoned ? [node.zone ?? '-'] : []),
-        node.activeGears === null ? '-' : `${node.activeGears}/${node.maxActiveGears}`,
+        node.activeGears === null ? '-' : `${node.activeGears}/${node.maxActiveGears}${node.idleGears ? ` +${node.idleGears} idle` : ''}`,
         node.utilization === null ? '-' : ratio(node.utilization),
         node.reportedAt === null ? '-' : clockTime(node.reportedAt, now),
         { text: flags || '-', paint: (t) => (node.protected ? s.cyan(t) : node.stale ? s.yellow(t) : t) },

@@ -12,7 +12,7 @@ import { districtRunningOut } from '../domain/district-capacity.js';
 import { driftTest } from '../domain/drift.js';
 import { expireAfterOf, expiryTest } from '../domain/expiry.js';
 import { failureBackoff } from '../domain/failure-backoff.js';
-import { isProtected } from '../domain/node-stats.js';
+import { isProtected, slotHolders } from '../domain/node-stats.js';
 import { usableMarketPrices } from '../domain/market-prices.js';
 import { nodeHourPriceOf } from '../domain/node-price.js';
 import { poolMoveCost } from '../domain/payoff-gate.js';
@@ -35,6 +35,8 @@ export interface NodeView {
   nodeId: string;
   state: NodeState;
   activeGears: number | null;
+  /** Stopped or idled gears its agent listed (they hold no slot, but a drain moves them and the node is released only without them); null without a list. */
+  idleGears: number | null;
   maxActiveGears: number | null;
   utilization: number | null;
   reportedAt: string | null;
@@ -219,6 +221,7 @@ function nodeView(node: NodeRecord, poolConfig: PoolConfig | undefined, fresh: (
     nodeId: node.nodeId,
     state: node.state,
     activeGears: stats?.activeGears ?? null,
+    idleGears: stats?.gears ? stats.gears.length - slotHolders(stats.gears) : null,
     maxActiveGears: stats?.maxActiveGears ?? null,
     utilization: stats && stats.maxActiveGears > 0 ? round(stats.activeGears / stats.maxActiveGears) : null,
     reportedAt: stats?.reportedAt ?? null,

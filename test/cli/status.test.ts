@@ -58,6 +58,22 @@ describe('nodescaler status', () => {
     expect(status(nodes).view.pools[0]!.expiredNodes).toEqual([]);
   });
 
+  it("shows a node's idle gears beside its active ones: they hold no slot, but a drain moves them and the node goes only without them", () => {
+    const holding = node('a', { gears: 2 });
+    holding.stats!.gears = [
+      { uuid: 'g1', app: 'shop', size: 'small' },
+      { uuid: 'g2', app: 'blog', size: 'small' },
+      ...['i1', 'i2', 'i3'].map((uuid) => ({ uuid, app: 'wiki', size: 'small', idle: true })),
+    ];
+    const { view, text } = status([holding, node('b', { gears: 30 })]);
+    expect(view.pools[0]!.nodeList.map((n) => [n.nodeId, n.activeGears, n.idleGears])).toEqual([
+      ['a', 2, 3],
+      ['b', 30, null],
+    ]);
+    expect(text).toMatch(/\n\s+a\s+active\s+2\/100 \+3 idle\s+0\.02\s/);
+    expect(text).toMatch(/\n\s+b\s+active\s+30\/100\s+0\.30\s/);
+  });
+
   it('shows no zone column where no host has a zone, and no drift line when every node runs the template', () => {
     const { text } = status([node('a', { gears: 40, launchedFrom: current }), node('b', { gears: 30 })]);
     expect(text).toMatch(/NODE\s+STATE\s+GEARS/);
