@@ -188,8 +188,9 @@ export class SimWorld {
       const facts = this.platform.nodeLoad(nodeId);
       const last = this.lastReports.get(nodeId);
       // The shipped agent also reports when only its gear list changed (an idle gear came or went).
-      const idleHeld = this.options.idleTakesNoSlot ? this.platform.gearKinds?.(nodeId)?.get('idle') : 0;
-      const held = idleHeld === undefined ? heldGears(this.platform, nodeId) : facts.activeGears + idleHeld;
+      // Counted by kind where the platform keeps the counts (a node with no idle gear has no entry), else gear by gear.
+      const kinds = this.options.idleTakesNoSlot ? this.platform.gearKinds?.(nodeId) : undefined;
+      const held = !this.options.idleTakesNoSlot ? facts.activeGears : kinds ? facts.activeGears + (kinds.get('idle') ?? 0) : heldGears(this.platform, nodeId);
       if (last && last.activeGears === facts.activeGears && last.held === held && now.getTime() - last.at < this.options.heartbeatSeconds * 1000) continue;
       this.lastReports.set(nodeId, { activeGears: facts.activeGears, held, at: now.getTime() });
       const figures = this.options.idleTakesNoSlot ? this.asShippedAgent(nodeId, facts.profile, held) : this.byKind(nodeId);
