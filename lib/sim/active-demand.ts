@@ -7,7 +7,7 @@
  * baselines' PoolSim) with every gear placed at once. It matches the run as
  * long as no gear of the run waits, which a clairvoyant run's do not.
  */
-import { Churn } from './churn.js';
+import { applyDemandStep, Churn } from './churn.js';
 import { AppModel } from './disruption.js';
 import type { SimPool } from './pools.js';
 import { seededRandom } from './random.js';
@@ -28,26 +28,14 @@ export function activeDemandSeries(pool: SimPool, tickSeconds: number, seed: num
     if (position < placed.length) placed[position] = last;
     if (!apps.idle(gear)) active -= 1;
   };
+  const state = { placedCount: () => placed.length, removeAt: remove, waiting };
   const ticks = Math.ceil(trace.durationSeconds / tickSeconds);
   const series = new Int32Array(ticks);
   let hint = 0;
   for (let tick = 0; tick < ticks; tick++) {
     const step = demandAt(trace, tick * tickSeconds, hint);
     hint = step.index;
-    for (let replaced = churn.next(step.demand, tickSeconds); replaced > 0 && placed.length > 0; replaced--) {
-      remove(Math.floor(random() * placed.length));
-      waiting.push(apps.next().id);
-    }
-    let excess = placed.length + waiting.length - step.demand;
-    while (excess > 0 && waiting.length > 0) {
-      waiting.pop();
-      excess -= 1;
-    }
-    while (excess > 0 && placed.length > 0) {
-      remove(Math.floor(random() * placed.length));
-      excess -= 1;
-    }
-    for (; excess < 0; excess++) waiting.push(apps.next().id);
+    applyDemandStep(state, step.demand, tickSeconds, churn, random, () => apps.next().id);
     for (const gear of waiting) {
       placed.push(gear);
       if (!apps.idle(gear)) active += 1;

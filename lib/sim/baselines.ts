@@ -5,7 +5,7 @@ import { AppModel, MoveLedger } from './disruption.js';
 import { nodesFor, peakDemand, type SimPool } from './pools.js';
 import { seededRandom } from './random.js';
 import { combinePools, ResultRecorder, SeriesSampler, type PolicyName, type PolicyResult, type PoolResult } from './results.js';
-import { Churn } from './churn.js';
+import { applyDemandStep, Churn } from './churn.js';
 import { demandAt } from './trace.js';
 
 export type BaselinePolicy = Exclude<PolicyName, 'nodescaler'>;
@@ -272,20 +272,8 @@ class PoolSim {
 
   private applyDemand(demand: number, t: number): void {
     // App churn: as nodescaler's world (lib/sim/world.ts), replaced gears leave at random and as many new ones wait.
-    for (let replaced = this.churn.next(demand, this.options.tickSeconds); replaced > 0 && this.placed.length > 0; replaced--) {
-      this.remove(this.placed[Math.floor(this.random() * this.placed.length)]!, t);
-      this.waiting.push(this.apps.next().id);
-    }
-    let excess = this.placed.length + this.waiting.length - demand;
-    while (excess > 0 && this.waiting.length > 0) {
-      this.waiting.pop();
-      excess -= 1;
-    }
-    while (excess > 0 && this.placed.length > 0) {
-      this.remove(this.placed[Math.floor(this.random() * this.placed.length)]!, t);
-      excess -= 1;
-    }
-    for (; excess < 0; excess++) this.waiting.push(this.apps.next().id);
+    const state = { placedCount: () => this.placed.length, removeAt: (position: number) => this.remove(this.placed[position]!, t), waiting: this.waiting };
+    applyDemandStep(state, demand, this.options.tickSeconds, this.churn, this.random, () => this.apps.next().id);
   }
 
   /**
