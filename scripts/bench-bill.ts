@@ -9,16 +9,19 @@
  *   npm run bench -- bill                  2 simulated days at each size
  *   npm run bench -- bill --days 1 --sizes 20000
  *   npm run bench -- bill --max-moves-per-gear 1   most candidates hold a gear at its limit: what reading their gears costs
+ *   npm run bench -- bill --slots active   agents report as the shipped one does, gear list included (idle gears hold no slot)
  */
 import { parseArgs } from 'node:util';
 import { runNodescaler } from '../lib/sim/replay.js';
 import { benchTrace } from './bench-replay.js';
+import { idleTakesNoSlotFromFlags, SLOTS_OPTIONS } from '../lib/sim/slots-flag.js';
 
 const TARGET_PER_NODE_MONTH = 0.05;
 const TARGET_AT_PEAK_GEARS = 20_000;
 
 export async function billBench(args: string[]): Promise<void> {
-  const { values } = parseArgs({ args, options: { days: { type: 'string', default: '2' }, sizes: { type: 'string', default: '2000,20000' }, 'max-moves-per-gear': { type: 'string' } } });
+  const { values } = parseArgs({ args, options: { days: { type: 'string', default: '2' }, sizes: { type: 'string', default: '2000,20000' }, 'max-moves-per-gear': { type: 'string' }, ...SLOTS_OPTIONS } });
+  const idleTakesNoSlot = idleTakesNoSlotFromFlags(values);
   const days = Number(values.days);
   if (!(days > 0)) throw new Error(`--days: expected a number > 0, got ${values.days}`);
   const sizes = values.sizes.split(',').map(Number);
@@ -28,7 +31,7 @@ export async function billBench(args: string[]): Promise<void> {
   let missed = 0;
   for (const peakGears of sizes) {
     if (!(peakGears > 0)) throw new Error(`--sizes: expected peak gear counts, got ${values.sizes}`);
-    const outcome = await runNodescaler(benchTrace(days, peakGears), { gearsPerNode: 100, bootDelaySeconds: 120, store: 'memory', seed: 42, configOverrides });
+    const outcome = await runNodescaler(benchTrace(days, peakGears), { gearsPerNode: 100, bootDelaySeconds: 120, store: 'memory', seed: 42, configOverrides, ...(idleTakesNoSlot ? { idleTakesNoSlot } : {}) });
     const { result, bill, meter } = outcome;
     const perNodeMonth = result.autoscalerCostPerNodeMonth ?? 0;
     console.log(`\nbill: ${peakGears.toLocaleString('en')} peak gears, ${days} d: ${result.nodeHours.toFixed(0)} node-hours, ${outcome.invocations} invocations`);

@@ -23,6 +23,7 @@ import { applyCallOffs } from './call-off.js';
 import { recordRefusedGears } from './refused-gears.js';
 import { recordDistrictCapacity } from './district-capacity.js';
 import { decideWithMoveHistory } from './move-history.js';
+import { GearLists } from './gear-lists.js';
 import { BlockedGears } from './blocked-gears.js';
 import { leaseAndSend, resendStalledDecision, resendUnsentDecision } from './outbox.js';
 import { StatsGate } from './stats-sender.js';
@@ -82,6 +83,7 @@ export class ThresholdEvaluator {
   private readonly gate: StatsGate;
   private readonly templates: LaunchTemplateResolver;
   private readonly blockedGears = new BlockedGears();
+  private readonly gearLists = new GearLists();
 
   constructor(
     private readonly ports: EvaluatorPorts,
@@ -274,6 +276,7 @@ export class ThresholdEvaluator {
     const gearSources = {
       store,
       blocked: this.blockedGears,
+      gearLists: (listed: readonly NodeRecord[]) => this.gearLists.attach(listed, store),
       ...(platform ? { listGears: (nodeId: string) => platform.listGears(nodeId) } : {}),
       ...(outOfTime ? { outOfTime } : {}),
     };

@@ -4,9 +4,11 @@
  * do-not-move flags, and their moves in the last 7 days. Read cheaply: only
  * for the node the decision would drain, and the decision is taken again
  * with them; a candidate refused for a gear gives way to the next one, whose
- * gears are read in turn. A node whose stats do not list its gears (the
- * shipped agent reports counts) has them listed by the platform, once per
- * candidate. After a share of the pool's nodes (`candidateReads`) a candidate
+ * gears are read in turn. A pool's listing carries only the counts of each
+ * agent's gear list: once a drain is on the table the lists are read
+ * (lib/app/gear-lists.ts, a list unchanged since its last read from memory).
+ * A node whose agent lists no gears (over 500, or an agent that sends counts)
+ * has them listed by the platform, once per candidate. After a share of the pool's nodes (`candidateReads`) a candidate
  * whose gears were not read is refused, so no decision drains unchecked gears.
  * Gears read at their limit, and listed nodes a gear refused, are remembered
  * (lib/app/blocked-gears.ts) and taken as known in later evaluations. A listing
@@ -46,6 +48,8 @@ export interface GearSources {
   listGears?: (nodeId: string) => Promise<GearInfo[]>;
   /** Gears read at their limit in earlier evaluations: taken as read, so they cost no read and no candidate round. */
   blocked?: BlockedGears;
+  /** The nodes with their agents' gear lists (a pool's listing carries only their counts: lib/app/gear-lists.ts); absent: as listed. */
+  gearLists?: (nodes: readonly NodeRecord[]) => Promise<readonly NodeRecord[]>;
   /** True once the evaluation's deadline is reached: no further listing or read is started. Absent: bounded by count alone. */
   outOfTime?: () => boolean;
 }
@@ -71,6 +75,9 @@ export async function decideWithMoveHistory(
   // What earlier evaluations learnt is taken only once a drain is on the table: most evaluations decide nothing of the kind.
   let remembered = blocked === undefined;
   let nodes: readonly NodeRecord[] = input.nodes;
+  // The nodes as their agents listed them, once a drain is on the table: what a platform listing adds is told from it.
+  let reported = input.nodes;
+  let listsRead = sources.gearLists === undefined;
   // Counted in nodes listed or read, not rounds: one decision may drain several nodes (budget.ts drainsPerDecision), read
   // together; a node known from an earlier evaluation costs nothing.
   const reads = candidateReads(poolSize(input.nodes));
@@ -86,6 +93,10 @@ export async function decideWithMoveHistory(
     const evaluation = decide({ ...input, nodes, moveHistory: history, moveHistoryFinal: final, knownRefusals });
     const drained = drainedBy(evaluation.decision);
     if (drained.length === 0 || final) return evaluation;
+    if (!listsRead) {
+      listsRead = true;
+      nodes = reported = await sources.gearLists!(nodes);
+    }
     if (!remembered) {
       remembered = true;
       if (recall(blocked!, nodes, budget, input.now, fromBlocked, knownRefusals)) continue;
@@ -127,7 +138,7 @@ export async function decideWithMoveHistory(
         blocked?.learn(uuid, moves, budget.maxMovesPerGear, input.now);
       }
     }
-    if (blocked) rememberListedRefusals(blocked, input.nodes, nodes, budget, history, input.now);
+    if (blocked) rememberListedRefusals(blocked, reported, nodes, budget, history, input.now);
   }
 }
 

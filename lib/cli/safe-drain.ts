@@ -7,6 +7,7 @@
  */
 import { findPoolConfig, type Config } from '../config/index.js';
 import { manualDrainFit, type DrainFit } from '../domain/manual-drain.js';
+import { withGearLists } from '../app/gear-lists.js';
 import { protectedNodesNow } from '../domain/controls.js';
 import { isProtected } from '../domain/node-stats.js';
 import type { Clock } from '../ports/clock.js';
@@ -34,7 +35,9 @@ export async function safeDrain(target: OpenTarget, config: Config, clock: Clock
   let fit: DrainFit | undefined;
   // Other refusals (not active, protected, too many drains) are requestDrain's, with its own words.
   if (node.state === 'active' && !isProtected(node, protectedNodesNow(config, findPoolConfig(config, node.pool), await store.listControls(), node.pool, clock.now()))) {
-    const [nodes, drains] = await Promise.all([store.listNodes(node.pool), store.listDrains(node.pool, 'active')]);
+    const [listed, drains] = await Promise.all([store.listNodes(node.pool), store.listDrains(node.pool, 'active')]);
+    // The targets' gear lists: a gear goes to no node that holds its application's (anti-affinity).
+    const nodes = await withGearLists(listed, store);
     fit = manualDrainFit({ node, nodes, drains, config, now: clock.now() });
     if (!fit.fits && !replace) {
       throw refused(

@@ -221,7 +221,7 @@ function nodeView(node: NodeRecord, poolConfig: PoolConfig | undefined, fresh: (
     nodeId: node.nodeId,
     state: node.state,
     activeGears: stats?.activeGears ?? null,
-    idleGears: stats?.gears ? stats.gears.length - slotHolders(stats.gears) : null,
+    idleGears: stats?.gears ? stats.gears.length - slotHolders(stats.gears) : (stats?.listed?.idle ?? null),
     maxActiveGears: stats?.maxActiveGears ?? null,
     utilization: stats && stats.maxActiveGears > 0 ? round(stats.activeGears / stats.maxActiveGears) : null,
     reportedAt: stats?.reportedAt ?? null,

@@ -48,7 +48,14 @@ export interface GearInfo {
 export interface NodeStats {
   activeGears: number;
   maxActiveGears: number;
+  /** The agent's gear list: read with one node (StateStore.getNode), never with a pool's (listNodes gives `listed`). */
   gears?: GearInfo[];
+  /**
+   * What the gear list held, kept with the figures when there is one (`statsToStore`). A list is some 9 KB a
+   * 100-gear node: stored beside every node a pool lists, it made each evaluation read and each report write
+   * nine times what the figures cost. `digest` tells a changed list from an unchanged one.
+   */
+  listed?: GearListSummary;
   /** Gears of idled applications: moving one restarts nothing (optional; agents that know report it). */
   idleGears?: number;
   /** Active gears whose move restarts a tenant: single-gear applications and head gears (optional, as `idleGears`). */
@@ -57,6 +64,14 @@ export interface NodeStats {
   memory?: number;
   /** ISO time the node measured these figures; the order of stats is decided by this, never by arrival. */
   reportedAt: string;
+}
+
+export interface GearListSummary {
+  /** Gears listed. */
+  gears: number;
+  /** Of those, marked idle (they hold no slot). */
+  idle: number;
+  digest: string;
 }
 
 /** What a provisioned node's host was launched from (lib/domain/drift.ts). */

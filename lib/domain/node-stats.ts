@@ -1,4 +1,5 @@
-import type { GearInfo, NodeRecord, NodeStats, PoolRecord } from './model.js';
+import { createHash } from 'node:crypto';
+import type { GearInfo, GearListSummary, NodeRecord, NodeStats, PoolRecord } from './model.js';
 
 /**
  * A gear list is kept with the node only while it is small: the platform is
@@ -20,12 +21,33 @@ interface StatsReport {
 
 export function statsToStore(report: StatsReport): NodeStats {
   const stats: NodeStats = { activeGears: report.activeGears, maxActiveGears: report.maxActiveGears, reportedAt: report.reportedAt };
-  if (report.gears && report.gears.length <= MAX_STORED_GEARS) stats.gears = report.gears;
+  if (report.gears && report.gears.length <= MAX_STORED_GEARS) {
+    stats.gears = report.gears;
+    stats.listed = gearListSummary(report.gears);
+  }
   if (report.cpu !== undefined) stats.cpu = report.cpu;
   if (report.memory !== undefined) stats.memory = report.memory;
   if (report.idleGears !== undefined) stats.idleGears = report.idleGears;
   if (report.disruptiveGears !== undefined) stats.disruptiveGears = report.disruptiveGears;
   return stats;
+}
+
+/** The counts and digest of a gear list, kept where the list itself is not (`NodeStats.listed`). */
+export function gearListSummary(gears: readonly GearInfo[]): GearListSummary {
+  const digest = createHash('sha256').update(JSON.stringify(gears)).digest('base64url').slice(0, 22);
+  return { gears: gears.length, idle: gears.length - slotHolders(gears), digest };
+}
+
+/** Stats as a pool's listing carries them: the counts of the gear list, not the list. */
+export function withoutGearList(stats: NodeStats): NodeStats {
+  if (stats.gears === undefined) return stats;
+  const { gears: _gears, ...rest } = stats;
+  return rest;
+}
+
+/** Gears the agent listed on the node, from the list or its counts (a pool's listing has only the counts). */
+export function listedGearCount(stats: Pick<NodeStats, 'gears' | 'listed'>): number {
+  return stats.gears?.length ?? stats.listed?.gears ?? 0;
 }
 
 /**

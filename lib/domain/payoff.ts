@@ -27,6 +27,7 @@ import { formatDuration } from './duration.js';
 import { BUCKET_MINUTES, dailyOutlook, type DailyOutlook } from './daily-demand.js';
 import { LEVEL_RISE_MINUTES, epochMinute } from './forecast.js';
 import type { DemandSample, NodeStats } from './model.js';
+import { listedGearCount } from './node-stats.js';
 import { boughtWait, boughtWaitText, oneOffWait, oneOffWaitText, rentOwed } from './one-off-need.js';
 import { type RecentReturns, dipHours, recentDipsText, recentReturns, recentReturnsText, returnsWithin } from './recent-returns.js';
 
@@ -289,7 +290,7 @@ export function drainPayoff(input: PayoffInput): PayoffVerdict {
   // one that holds only idle gears (out of the agent's activeGears, in its list) still owes their moves.
   const level = input.rebuy ?? input.limit;
   const returnsAt = input.returnsAt ?? ((at: number) => recentReturns(input.history ?? [], now, at, config.horizon, config.lookahead));
-  const owesMoves = input.stats.activeGears > 0 || (input.stats.gears?.length ?? 0) > 0;
+  const owesMoves = input.stats.activeGears > 0 || listedGearCount(input.stats) > 0;
   const returns = (config.recentReturns || config.recentDips) && owesMoves ? returnsAt(level) : undefined;
   if (config.recentReturns && returnsWithin(returns)) return { pays: false, reason: recentReturnsText(returns, level, config.horizon), unneeded, cost, pending: false };
   // Without a kept day the recent horizon above is the wait (unneededFor).

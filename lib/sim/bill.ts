@@ -1,3 +1,4 @@
+import { gzipSync } from 'node:zlib';
 import type { LocalSqs } from '../adapters/local/local-sqs.js';
 import type { Log, LogAttributes } from '../ports/log.js';
 import type { Metrics } from '../ports/metrics.js';
@@ -55,6 +56,8 @@ export class BillMeter {
    */
   readonly gearListings = new Map<string, number>();
   private readonly nodeSizes = new NodeSizes();
+  /** Each node's gear list digest as last written: a report whose list is unchanged writes none. */
+  private readonly listDigests = new Map<string, string>();
 
   /** `platform` with its gear listings counted by the function asking. */
   platform<P extends { listGears(nodeId: string): Promise<unknown> }>(platform: P): P {
@@ -197,8 +200,9 @@ export class BillMeter {
     let wru = 0;
     switch (method) {
       case 'getNode': {
+        // The node, its stats item, and its gear list's item when the stats count one.
         const sizes = this.nodeSizes.of(subject);
-        rru = readUnits(sizes.node) + (sizes.node > 0 ? readUnits(sizes.stats) : 0);
+        rru = readUnits(sizes.node) + (sizes.node > 0 ? readUnits(sizes.stats) : 0) + (sizes.list > 0 ? readUnits(sizes.list) : 0);
         break;
       }
       case 'listNodes': {
@@ -213,15 +217,17 @@ export class BillMeter {
         rru = 0.5 * (readUnits(nodeBytes) + readUnits(statsBytes));
         break;
       }
-      case 'putNodeStats':
-        // Reads the node (strongly consistent), then a conditional write of the stats item (a failed condition costs too).
-        rru = 1;
-        // The stored stats, when this report was applied: the frozen object later reads list, sized once.
-        wru = writeUnits(statsItemBytes((result as { applied?: boolean; node?: { stats?: unknown } } | undefined)?.applied ? (result as { node: { stats: unknown } }).node.stats : args[1]));
+      case 'putNodeStats': {
+        // Reads the node and its stats item (strongly consistent); an older report than the one held writes nothing.
+        // Else the gear list's item, when its digest changed, then the stats item.
+        rru = 2;
+        if ((result as { applied?: boolean } | undefined)?.applied) wru = this.statsWrite(String(args[0]), args[1] as StatsLike);
         break;
+      }
       case 'createNode': {
         const sizes = this.nodeSizes.of(subject);
-        wru = 2 * writeUnits(sizes.node) + (sizes.stats > 0 ? writeUnits(sizes.stats) : 0);
+        const stats = (subject as { stats?: StatsLike } | undefined)?.stats;
+        wru = 2 * writeUnits(sizes.node) + (stats ? this.statsWrite(String(args[0] && (args[0] as { nodeId?: unknown }).nodeId), stats) : 0);
         break;
       }
       case 'getDrain':
@@ -272,6 +278,17 @@ export class BillMeter {
     this.dynamoByMethod.set(method, entry);
   }
 
+  /** Write units of a stats report applied: the stats item, and the gear list's when its digest is not the one last written. */
+  private statsWrite(nodeId: string, stats: StatsLike): number {
+    let wru = writeUnits(statsItemBytes(stats.gears ? { ...stats, gears: undefined } : stats));
+    const digest = stats.listed?.digest;
+    if (stats.gears && digest !== undefined && this.listDigests.get(nodeId) !== digest) {
+      this.listDigests.set(nodeId, digest);
+      wru += writeUnits(gearListItemBytes(stats));
+    }
+    return wru;
+  }
+
   private chargeSqs(queue: string, requests: number): void {
     if (this.fifoQueues.has(queue)) this.counts.sqsFifo += requests;
     else this.counts.sqsStandard += requests;
@@ -305,11 +322,33 @@ export function itemBytes(item: unknown): number {
 const readUnits = (bytes: number) => Math.max(1, Math.ceil(bytes / 4096));
 const writeUnits = (bytes: number) => Math.max(1, Math.ceil(bytes / 1024));
 
-/** Bytes of a node as the adapter stores it: the node item, and its stats item (0 without stats). */
+/** Bytes of a node as the adapter stores it: the node item, its stats item (0 without stats), its gear list's item (0 without one). */
 interface NodeItemBytes {
   node: number;
   stats: number;
+  list: number;
 }
+
+/** Stats as the meter reads them. */
+interface StatsLike {
+  gears?: unknown[];
+  listed?: { digest: string };
+}
+
+/** The gear list's item as the adapter writes it (lib/adapters/dynamodb/node-stats.ts): gzipped JSON, its digest and times. */
+function gearListItemBytes(stats: StatsLike): number {
+  const digest = stats.listed?.digest ?? '';
+  let bytes = gzippedListBytes.get(digest);
+  if (bytes === undefined) {
+    bytes = gzipSync(JSON.stringify(stats.gears ?? [])).length;
+    if (gzippedListBytes.size >= 50_000) gzippedListBytes.clear();
+    if (digest) gzippedListBytes.set(digest, bytes);
+  }
+  return bytes + 150;
+}
+
+/** Gzipped sizes by digest: a list is sized once however often it is written or read. */
+const gzippedListBytes = new Map<string, number>();
 
 /**
  * Sizes nodes as the adapter stores them. A stats report rewrites a node's
@@ -326,11 +365,15 @@ class NodeSizes {
 
   of(item: unknown): NodeItemBytes {
     const record = (item as { node?: unknown } | undefined)?.node ?? item;
-    if (!record || typeof record !== 'object') return { node: 0, stats: 0 };
+    if (!record || typeof record !== 'object') return { node: 0, stats: 0, list: 0 };
     const known = this.records.get(record);
     if (known) return known;
-    const { stats, ...node } = record as { stats?: unknown; nodeId?: unknown; version?: unknown; createdAt?: unknown };
-    const sizes = { node: this.nodeItem(node), stats: stats === undefined ? 0 : statsItemBytes(stats) };
+    const { stats, ...node } = record as { stats?: StatsLike; nodeId?: unknown; version?: unknown; createdAt?: unknown };
+    const sizes = {
+      node: this.nodeItem(node),
+      stats: stats === undefined ? 0 : statsItemBytes(stats.gears ? { ...stats, gears: undefined } : stats),
+      list: stats?.gears && stats.listed ? gearListItemBytes(stats) : 0,
+    };
     if (Object.isFrozen(record)) this.records.set(record, sizes);
     return sizes;
   }

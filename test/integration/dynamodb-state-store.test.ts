@@ -49,6 +49,20 @@ describe('state table definition', () => {
     expect(raw.Item?.gsi1pk).toEqual({ S: 'POOL#d1/small' });
     expect(raw.Item?.gsi1sk).toEqual({ S: 'NODE#keyed.example.com' });
 
+    // A gear list is an item of its own, gzipped, written again only when it changes (a heartbeat's is not).
+    const gears = [{ uuid: 'a'.repeat(32), app: 'shop', size: 'small' }];
+    const listItem = async () =>
+      (await harness.local!.client.send(new GetItemCommand({ TableName: tableName, Key: { pk: { S: 'GEARS#keyed.example.com' }, sk: { S: 'LIST' } } }))).Item;
+    await store.putNodeStats('keyed.example.com', { activeGears: 1, maxActiveGears: 100, reportedAt: '2026-11-21T10:01:00.000Z', gears });
+    expect((await listItem())?.reportedAt).toEqual({ S: '2026-11-21T10:01:00.000Z' });
+    expect((await listItem())?.gz?.B).toBeInstanceOf(Uint8Array);
+    await store.putNodeStats('keyed.example.com', { activeGears: 1, maxActiveGears: 100, reportedAt: '2026-11-21T10:05:00.000Z', gears });
+    expect((await listItem())?.reportedAt).toEqual({ S: '2026-11-21T10:01:00.000Z' });
+    const statsItem = await harness.local!.client.send(new GetItemCommand({ TableName: tableName, Key: { pk: { S: 'STATS#d1/small' }, sk: { S: 'NODE#keyed.example.com' } } }));
+    expect(statsItem.Item?.stats?.M?.gears).toBeUndefined();
+    expect(statsItem.Item?.stats?.M?.reportedAt).toEqual({ S: '2026-11-21T10:05:00.000Z' });
+    expect((await store.getNode('keyed.example.com'))?.stats?.gears).toEqual(gears);
+
     await store.appendDecision({ pool: 'd1/small', at: '2026-11-21T10:00:00.000Z', kind: 'no-action', reason: 'idle' }, 3_600_000);
     const [entry] = await store.listDecisions('d1/small', 1);
     expect(entry).toEqual({ pool: 'd1/small', at: '2026-11-21T10:00:00.000Z', kind: 'no-action', reason: 'idle' });

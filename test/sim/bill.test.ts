@@ -1,7 +1,9 @@
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { InMemoryStateStore } from '../../lib/adapters/memory/state-store.js';
 import { BillMeter, drainBytes, itemBytes } from '../../lib/sim/bill.js';
 import { SERVICE_PRICES } from '../../lib/sim/prices.js';
+import { statsToStore } from '../../lib/domain/node-stats.js';
 
 describe('the autoscaler bill', () => {
   it('bills a hand-counted month line by line', () => {
@@ -61,7 +63,7 @@ describe('the autoscaler bill', () => {
       return meter.counts.rru - before;
     };
     expect(await readUnits()).toBe(2);
-    // A stats item over 4 KB (a gear list): two read units of its own.
+    // A gear list (some 5 KB as JSON) is its own item, gzipped: one read unit more.
     const gears = Array.from({ length: 80 }, (_, i) => ({ uuid: `gear-${i}-${'x'.repeat(20)}`, app: 'shop', size: 'small' }));
     await store.putNodeStats('n1', { activeGears: 80, maxActiveGears: 100, gears, reportedAt: '2026-01-01T00:01:00.000Z' });
     expect(await readUnits()).toBe(3);
@@ -94,7 +96,34 @@ describe('the autoscaler bill', () => {
     const before = { ...meter.counts };
     await store.putNodeStats('n1', { activeGears: 10, maxActiveGears: 100, reportedAt: '2026-01-01T00:01:00.000Z' });
     expect(meter.counts.wru - before.wru).toBe(1);
-    expect(meter.counts.rru - before.rru).toBe(1);
+    // The node and its stats item: the stats held say whether the gear list changed.
+    expect(meter.counts.rru - before.rru).toBe(2);
+  });
+
+  it("bills a gear list's write only when it changed, and a pool's listing without the lists", async () => {
+    const meter = new BillMeter(new Set());
+    const store = meter.store(new InMemoryStateStore());
+    const at = new Date('2026-01-01T00:00:00.000Z');
+    await store.createNode({ nodeId: 'n1', pool: 'd/p', district: 'd', profile: 'p', state: 'active', createdAt: at.toISOString(), origin: 'provisioned', protected: false }, at);
+    // 100 gears as the shipped agent lists them: random 32-hex uuids, about 9 KB of JSON, under 3 KB gzipped.
+    const uuid = (i: number) => createHash('md5').update(`g${i}`).digest('hex');
+    const gears = Array.from({ length: 100 }, (_, i) => ({ uuid: uuid(i), app: `app${i}`, size: 'small', ...(i % 2 ? { disruptive: true } : {}) }));
+    const report = (minute: number, list: typeof gears) => statsToStore({ activeGears: list.length, maxActiveGears: 100, gears: list, reportedAt: new Date(at.getTime() + minute * 60_000).toISOString() });
+    const writeUnits = async (minute: number, list: typeof gears) => {
+      const before = meter.counts.wru;
+      await store.putNodeStats('n1', report(minute, list));
+      return meter.counts.wru - before;
+    };
+    const first = await writeUnits(1, gears);
+    expect(first).toBeGreaterThanOrEqual(3);
+    expect(first).toBeLessThanOrEqual(5);
+    expect(await writeUnits(5, gears)).toBe(1);
+    expect(await writeUnits(6, gears.slice(1))).toBe(first);
+    // An older report than the one held: read, and nothing written.
+    expect(await writeUnits(2, gears)).toBe(0);
+    const before = meter.counts.rru;
+    await store.listNodes('d/p');
+    expect(meter.counts.rru - before).toBe(1);
   });
 
   it('bills a move transition of a 100-gear drain as that move alone, and a drain update as its small header', async () => {

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { legalTransitions } from '../../lib/domain/lifecycle.js';
 import { NODE_STATES, type NodeRecord, type NodeState } from '../../lib/domain/model.js';
+import { gearListSummary } from '../../lib/domain/node-stats.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../lib/errors.js';
 import type { StateStore } from '../../lib/ports/state-store.js';
 import { storeActionsContract } from './state-store-contract-actions.js';
@@ -192,7 +193,30 @@ export function stateStoreContract(name: string, harness: StoreHarness): void {
         const listed = [{ uuid: 'g1', app: 'shop', size: 'small' }, { uuid: 'g2', app: 'shop', size: 'small', disruptive: true, doNotMove: true }, { uuid: 'g3', app: 'blog', size: 'small', idle: true }];
         const newer = await store.putNodeStats(node.nodeId, { ...stats(at(120), 12), gears: listed });
         expect(newer.applied).toBe(true);
-        expect((await store.getNode(node.nodeId))?.stats).toEqual({ ...stats(at(120), 12), gears: listed });
+        expect((await store.getNode(node.nodeId))?.stats).toEqual({ ...stats(at(120), 12), gears: listed, listed: gearListSummary(listed) });
+      });
+
+      it("reads a node's gear list with the node alone: a pool's listing carries its counts, and a report without a list drops it", async () => {
+        const node = await store.createNode(newNode({ pool: 'd1/lists', instanceId: 'i-0aaaaaaaaaaaaaaa1' }), T0);
+        const listed = [{ uuid: 'g1', app: 'shop', size: 'small' }, { uuid: 'g2', app: 'blog', size: 'small', idle: true }];
+        await store.putNodeStats(node.nodeId, { ...stats(at(60), 1), gears: listed });
+        const summary = { gears: 2, idle: 1, digest: gearListSummary(listed).digest };
+        const [inPool] = await store.listNodes('d1/lists');
+        expect(inPool!.stats).toEqual({ ...stats(at(60), 1), listed: summary });
+        expect((await store.findNodeByInstance(node.instanceId!))?.stats?.gears).toEqual(listed);
+
+        // The same list again (a heartbeat), then an older report with another list: the newest list stands.
+        await store.putNodeStats(node.nodeId, { ...stats(at(120), 1), gears: listed });
+        expect(await store.putNodeStats(node.nodeId, { ...stats(at(90), 1), gears: [listed[0]!] })).toMatchObject({ applied: false });
+        expect((await store.getNode(node.nodeId))?.stats).toEqual({ ...stats(at(120), 1), gears: listed, listed: summary });
+
+        const grown = [...listed, { uuid: 'g3', app: 'shop', size: 'small', disruptive: true }];
+        await store.putNodeStats(node.nodeId, { ...stats(at(180), 2), gears: grown });
+        expect((await store.getNode(node.nodeId))?.stats?.gears).toEqual(grown);
+        await store.putNodeStats(node.nodeId, stats(at(240), 2));
+        const unlisted = (await store.getNode(node.nodeId))!.stats!;
+        expect(unlisted.gears).toBeUndefined();
+        expect(unlisted.listed).toBeUndefined();
       });
 
       it('keeps the newest of many stats delivered concurrently in random order', async () => {

@@ -5,12 +5,21 @@
  *
  *   STATS#<pool> / NODE#<nodeId>    (expiresAt: TTL, 30 days after the report)
  *
+ * The agent's gear list is an item of its own, read only with one node
+ * (`getNode`), written only when its digest changed (`stats.listed`), and
+ * gzipped: some 9 KB of JSON a 100-gear node, it made every report and
+ * every listing of the pool nine times dearer when it rode with the stats.
+ *
+ *   GEARS#<nodeId> / LIST           (digest, reportedAt, gz; TTL as its stats)
+ *
  * DynamoDbStateStore delegates the writes to this module; `send` is its error
  * translation, so a failed condition arrives as `ConflictError` with the item.
  */
-import { UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { gunzipSync, gzipSync } from 'node:zlib';
+import { GetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { ConflictError } from '../../errors.js';
-import type { NodeStats, PoolId } from '../../domain/model.js';
+import type { GearInfo, NodeStats, PoolId } from '../../domain/model.js';
+import { gearListSummary, withoutGearList } from '../../domain/node-stats.js';
 import type { Send } from './items.js';
 import { TABLE_KEYS } from './table-keys.js';
 
@@ -19,6 +28,9 @@ const { partition: PK, sort: SK, ttl: TTL } = TABLE_KEYS;
 const STATS_KEPT_S = 30 * 86_400;
 
 export const statsKey = (pool: PoolId, nodeId: string) => ({ [PK]: `STATS#${pool}`, [SK]: `NODE#${nodeId}` });
+export const gearListKey = (nodeId: string) => ({ [PK]: `GEARS#${nodeId}`, [SK]: 'LIST' });
+
+const ttlOf = (stats: Pick<NodeStats, 'reportedAt'>) => Math.floor(Date.parse(stats.reportedAt) / 1000) + STATS_KEPT_S;
 
 export class DynamoDbNodeStats {
   constructor(
@@ -27,8 +39,23 @@ export class DynamoDbNodeStats {
     private readonly send: Send,
   ) {}
 
-  /** Stores stats in the node's stats item unless it holds stats reported at or after them (`ConflictError` with the item). */
-  async write(pool: PoolId, nodeId: string, stats: NodeStats): Promise<void> {
+  /** The node's stats item as stored (strongly consistent), its gear list not read. */
+  async read(pool: PoolId, nodeId: string): Promise<NodeStats | undefined> {
+    const result = await this.send(() => this.client.send(new GetCommand({ TableName: this.tableName, Key: statsKey(pool, nodeId), ConsistentRead: true })));
+    return (result.Item as { stats?: NodeStats } | undefined)?.stats;
+  }
+
+  /**
+   * Stores stats unless the item holds stats reported at or after them (`ConflictError` with the item). Their gear
+   * list goes to its own item first, when `held` (the stats stored now) counted another: a crash between the two
+   * writes leaves the list a report ahead of its counts, and the next report writes it again.
+   */
+  async write(pool: PoolId, nodeId: string, stats: NodeStats, held?: NodeStats): Promise<void> {
+    let stored = stats;
+    if (stats.gears) {
+      stored = { ...withoutGearList(stats), listed: stats.listed ?? gearListSummary(stats.gears) };
+      if (held?.listed?.digest !== stored.listed!.digest) await this.writeGearList(nodeId, stats.gears, stored);
+    }
     await this.send(
       () =>
         this.client.send(
@@ -38,12 +65,42 @@ export class DynamoDbNodeStats {
             UpdateExpression: 'SET #stats = :stats, #ttl = :ttl',
             ConditionExpression: 'attribute_not_exists(#stats) OR #stats.#reportedAt < :reportedAt',
             ExpressionAttributeNames: { '#stats': 'stats', '#reportedAt': 'reportedAt', '#ttl': TTL },
-            ExpressionAttributeValues: { ':stats': stats, ':reportedAt': stats.reportedAt, ':ttl': Math.floor(Date.parse(stats.reportedAt) / 1000) + STATS_KEPT_S },
+            ExpressionAttributeValues: { ':stats': stored, ':reportedAt': stats.reportedAt, ':ttl': ttlOf(stats) },
             ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
           }),
         ),
       `node ${nodeId} holds newer stats`,
     );
+  }
+
+  /** The node's stored gear list; undefined when there is none. */
+  async readGearList(nodeId: string): Promise<GearInfo[] | undefined> {
+    const result = await this.send(() => this.client.send(new GetCommand({ TableName: this.tableName, Key: gearListKey(nodeId), ConsistentRead: true })));
+    const gz = (result.Item as { gz?: Uint8Array } | undefined)?.gz;
+    return gz ? (JSON.parse(gunzipSync(gz).toString('utf8')) as GearInfo[]) : undefined;
+  }
+
+  /** Stores the list unless a newer one is there already (then that one stands: the condition failing is no error). */
+  private async writeGearList(nodeId: string, gears: readonly GearInfo[], stats: NodeStats): Promise<void> {
+    try {
+      await this.send(
+        () =>
+          this.client.send(
+            new UpdateCommand({
+              TableName: this.tableName,
+              Key: gearListKey(nodeId),
+              UpdateExpression: 'SET #gz = :gz, #digest = :digest, #reportedAt = :reportedAt, #ttl = :ttl',
+              ConditionExpression: 'attribute_not_exists(#reportedAt) OR #reportedAt < :reportedAt',
+              ExpressionAttributeNames: { '#gz': 'gz', '#digest': 'digest', '#reportedAt': 'reportedAt', '#ttl': TTL },
+              ExpressionAttributeValues: { ':gz': gzipSync(JSON.stringify(gears)), ':digest': stats.listed!.digest, ':reportedAt': stats.reportedAt, ':ttl': ttlOf(stats) },
+              ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+            }),
+          ),
+        `node ${nodeId} holds a newer gear list`,
+      );
+    } catch (error) {
+      if (!(error instanceof ConflictError)) throw error;
+    }
   }
 
   /** Removes stats kept inside a node item (the layout before stats had their own item); a node gone meanwhile is fine. */
@@ -63,17 +120,19 @@ export class DynamoDbNodeStats {
    * left-over stats item is never listed with a live node, and its TTL removes it too.
    */
   async expire(pool: PoolId, nodeId: string, now: Date): Promise<void> {
-    await this.send(() =>
-      this.client.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: statsKey(pool, nodeId),
-          UpdateExpression: 'REMOVE #stats SET #ttl = :now',
-          ConditionExpression: `attribute_exists(${PK})`,
-          ExpressionAttributeNames: { '#stats': 'stats', '#ttl': TTL },
-          ExpressionAttributeValues: { ':now': Math.floor(now.getTime() / 1000) },
-        }),
-      ),
-    ).catch(() => undefined);
+    const expireItem = (Key: Record<string, string>, field: string) =>
+      this.send(() =>
+        this.client.send(
+          new UpdateCommand({
+            TableName: this.tableName,
+            Key,
+            UpdateExpression: 'REMOVE #field SET #ttl = :now',
+            ConditionExpression: `attribute_exists(${PK})`,
+            ExpressionAttributeNames: { '#field': field, '#ttl': TTL },
+            ExpressionAttributeValues: { ':now': Math.floor(now.getTime() / 1000) },
+          }),
+        ),
+      ).catch(() => undefined);
+    await Promise.all([expireItem(statsKey(pool, nodeId), 'stats'), expireItem(gearListKey(nodeId), 'gz')]);
   }
 }

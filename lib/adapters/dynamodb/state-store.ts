@@ -31,6 +31,7 @@ import { DynamoDbDecisionLog } from './decision-log.js';
 import { DynamoDbDrains } from './drains.js';
 import { DynamoDbGearMoves } from './gear-moves.js';
 import { DynamoDbNodeStats, statsKey } from './node-stats.js';
+import { withoutGearList } from '../../domain/node-stats.js';
 import { DynamoDbPoolLeases } from './pool-lease.js';
 import { conditionalUpdate, patchExpression, queryAll, strip, translateError, updateExpression } from './items.js';
 import { TABLE_KEYS } from './table-keys.js';
@@ -93,8 +94,9 @@ export class DynamoDbStateStore implements StateStore {
   async getNode(nodeId: string): Promise<NodeRecord | undefined> {
     const node = await this.get<NodeRecord>(key.node(nodeId));
     if (!node) return undefined;
-    const held = await this.get<{ stats: NodeStats }>(key.stats(node.pool, nodeId));
-    return withStats(node, held?.stats ?? node.stats);
+    const stats = (await this.stats.read(node.pool, nodeId)) ?? node.stats;
+    const gears = stats?.listed ? await this.stats.readGearList(nodeId) : undefined;
+    return withStats(node, gears && stats ? { ...stats, gears } : stats);
   }
 
   /** One query on the instance index (keys only), then the node as `getNode` reads it. */
@@ -123,7 +125,11 @@ export class DynamoDbStateStore implements StateStore {
       }),
     ]);
     const byNode = new Map(stats.map((item) => [String(item[SK]).slice('NODE#'.length), item.stats as NodeStats]));
-    return nodes.map((node) => withStats(node, byNode.get(node.nodeId) ?? node.stats));
+    // Stats stored before gear lists had their own item may still hold one: a listing never carries it.
+    return nodes.map((node) => {
+      const stats = byNode.get(node.nodeId) ?? node.stats;
+      return withStats(node, stats && withoutGearList(stats));
+    });
   }
 
   async createNode(node: NewNode, now: Date): Promise<NodeRecord> {
@@ -183,9 +189,13 @@ export class DynamoDbStateStore implements StateStore {
     if (!node) throw new NotFoundError('node', nodeId);
     const { stats: inline, ...fields } = node;
     // A node item of the layout before stats had their own item: its stats count until the first report after the upgrade.
-    if (inline && !(inline.reportedAt < stats.reportedAt)) return { applied: false, node };
+    if (inline && !(inline.reportedAt < stats.reportedAt)) return { applied: false, node: withStats(fields, withoutGearList(inline)) };
+    // The stats held say whether the gear list changed (a heartbeat's does not: no list write), and an older report
+    // than theirs costs no write at all.
+    const held = await this.stats.read(node.pool, nodeId);
+    if (held && !(held.reportedAt < stats.reportedAt)) return { applied: false, node: withStats(fields, held) };
     try {
-      await this.stats.write(node.pool, nodeId, stats);
+      await this.stats.write(node.pool, nodeId, stats, held);
     } catch (error) {
       if (error instanceof ConflictError) return { applied: false, node: withStats(fields, (error.current as { stats?: NodeStats } | undefined)?.stats) };
       throw error;

@@ -62,8 +62,10 @@ export class PersistedPlatform implements Platform {
       if (!node.active) await inner.deactivateNode(node.district, node.nodeId);
     }
     for (const pool of await store.listPools()) {
-      for (const node of await store.listNodes(pool.pool)) {
-        if (inner.hasNode(node.nodeId)) continue;
+      for (const listed of await store.listNodes(pool.pool)) {
+        if (inner.hasNode(listed.nodeId)) continue;
+        // A pool's listing counts each agent's gear list; the node's own read carries it.
+        const node = listed.stats?.listed ? ((await store.getNode(listed.nodeId)) ?? listed) : listed;
         const poolConfig = config.pools.find((p) => p.district === node.district && p.profile === node.profile);
         const maxGears = node.stats?.maxActiveGears ?? poolConfig?.gearsPerNode ?? 100;
         // A provisioning node's host runs once its agent reports, which is when add-node is asked for it: known then.

@@ -2,6 +2,7 @@ import type {
   DecisionLogEntry,
   DrainRecord,
   DrainState,
+  GearInfo,
   GearMove,
   NodeRecord,
   NodeState,
@@ -11,6 +12,7 @@ import type {
   ScaleUpRecord,
 } from '../../domain/model.js';
 import { splitPoolId } from '../../domain/model.js';
+import { gearListSummary, withoutGearList } from '../../domain/node-stats.js';
 import { pauseKey, type Controls, type OverrideRecord, type PauseActions, type PauseRecord, type PendingDrain } from '../../domain/controls.js';
 import { ConflictError, NotFoundError } from '../../errors.js';
 import { EMPTY_CAPACITY, type CapacityRecord } from '../../domain/capacity-claims.js';
@@ -73,15 +75,17 @@ export class InMemoryStateStore implements StateStore {
   private readonly pendingDrains = new FrozenMap<string, PendingDrain>();
   /** Per gear: its moves by key (`at`), and when the item expires (epoch seconds), as the table's GEAR# items. */
   private readonly gearMoves = new Map<string, { moves: Map<string, string>; expiresAt: number }>();
+  /** Each node's newest stored gear list (the GEARS# item). */
+  private readonly gearLists = new Map<string, GearInfo[]>();
 
   async getNode(nodeId: string): Promise<NodeRecord | undefined> {
     const node = this.nodes.get(nodeId);
-    return node && copy(node);
+    return node && this.withGearList(node);
   }
 
   async findNodeByInstance(instanceId: string): Promise<NodeRecord | undefined> {
     const node = liveFirst([...(this.instanceIndex.get(instanceId) ?? [])].map((nodeId) => this.nodes.get(nodeId)!));
-    return node && copy(node);
+    return node && this.withGearList(node);
   }
 
   async listNodes(pool: PoolId): Promise<NodeRecord[]> {
@@ -98,12 +102,13 @@ export class InMemoryStateStore implements StateStore {
     const existing = this.nodes.get(node.nodeId);
     if (existing) throw new ConflictError(`node ${node.nodeId} exists`, copy(existing));
     const record: NodeRecord = { ...copy(node), version: 1, stateChangedAt: now.toISOString() };
+    if (node.stats) record.stats = this.keepGearList(node.nodeId, node.stats);
     this.putNode(record);
     const members = this.poolIndex.get(node.pool) ?? new Set<string>();
     members.add(node.nodeId);
     this.poolIndex.set(node.pool, members);
     this.sortedPoolIndex.delete(node.pool);
-    return copy(record);
+    return copy(node.stats ? { ...record, stats: node.stats } : record);
   }
 
 
@@ -124,6 +129,7 @@ export class InMemoryStateStore implements StateStore {
     // As in DynamoDB: a terminated node leaves its pool's list (sparse index) and its stats item goes.
     if (change.to === 'terminated') {
       delete (next as Partial<NodeRecord>).stats;
+      this.gearLists.delete(nodeId);
       if (this.poolIndex.get(node.pool)?.delete(nodeId)) this.sortedPoolIndex.delete(node.pool);
     }
     this.putNode(next, node);
@@ -142,9 +148,8 @@ export class InMemoryStateStore implements StateStore {
   async putNodeStats(nodeId: string, stats: NodeStats): Promise<StatsWrite> {
     const node = this.requireNode(nodeId);
     if (node.stats && !(node.stats.reportedAt < stats.reportedAt)) return { applied: false, node: copy(node) };
-    const next = { ...node, stats: copy(stats) };
-    this.nodes.set(nodeId, next);
-    return { applied: true, node: copy(next) };
+    this.nodes.set(nodeId, { ...node, stats: this.keepGearList(nodeId, stats) });
+    return { applied: true, node: copy({ ...node, stats }) };
   }
 
   async getPool(pool: PoolId): Promise<PoolRecord | undefined> {
@@ -406,6 +411,22 @@ export class InMemoryStateStore implements StateStore {
     const ids = this.drainIndex.get(key) ?? new Set<string>();
     ids.add(drain.drainId);
     this.drainIndex.set(key, ids);
+  }
+
+  /**
+   * The stats to keep with the node, their gear list kept apart as DynamoDB keeps it (its own item, written when its
+   * digest changes): a pool's listing carries the list's counts, not the list.
+   */
+  private keepGearList(nodeId: string, stats: NodeStats): NodeStats {
+    if (!stats.gears) return stats;
+    this.gearLists.set(nodeId, copy(stats.gears));
+    return { ...withoutGearList(stats), listed: stats.listed ?? gearListSummary(stats.gears) };
+  }
+
+  /** A node as `getNode` reads it: with the gear list its stats counted. */
+  private withGearList(node: NodeRecord): NodeRecord {
+    const gears = node.stats?.listed ? this.gearLists.get(node.nodeId) : undefined;
+    return gears ? copy({ ...node, stats: { ...node.stats!, gears } }) : node;
   }
 
   /** Stores a node written over `before`, moving it in the instance index when its instanceId changed. */

@@ -30,6 +30,7 @@ import { describeIncoming, movesOnto } from '../../domain/decommission.js';
 import { planDrain } from '../../domain/drain-plan.js';
 import type { DrainRecord, GearMove, NodeRecord } from '../../domain/model.js';
 import { withAgentFlags } from '../../domain/node-stats.js';
+import { withGearLists } from '../../app/gear-lists.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../errors.js';
 import { MAX_REPLANS, ORPHAN_GRACE_MS, confirmUnchanged, save, stripUndefined, updateMove, type DrainContext, type StepResult } from './context.js';
 import { budgetRefusal, recordMoves } from './budget-guard.js';
@@ -120,7 +121,8 @@ export async function planOrFinish(ctx: DrainContext, drain: DrainRecord, node: 
     return 'progressed';
   }
 
-  const nodes = await store.listNodes(drain.pool);
+  // The targets' gear lists (read node by node: a pool's listing counts them): anti-affinity places by them.
+  const nodes = await withGearLists(await store.listNodes(drain.pool), store);
   const drains = (await store.listDrains(drain.pool)).filter((d) => d.drainId !== drain.drainId);
   drains.push({ ...drain, moves: rec.moves });
   const { reserved, incomingApps } = reservationsExcept(drains, drain.drainId, replanning, nodes);
