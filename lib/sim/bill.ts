@@ -55,7 +55,8 @@ export class BillMeter {
    * the broker each is a command run and awaited, a second or more of the function's time.
    */
   readonly gearListings = new Map<string, number>();
-  private readonly nodeSizes = new NodeSizes();
+  private readonly listSizes = new GearListSizes();
+  private readonly nodeSizes = new NodeSizes(this.listSizes);
   /** Each node's gear list digest as last written: a report whose list is unchanged writes none. */
   private readonly listDigests = new Map<string, string>();
 
@@ -284,7 +285,7 @@ export class BillMeter {
     const digest = stats.listed?.digest;
     if (stats.gears && digest !== undefined && this.listDigests.get(nodeId) !== digest) {
       this.listDigests.set(nodeId, digest);
-      wru += writeUnits(gearListItemBytes(stats));
+      wru += writeUnits(this.listSizes.of(stats));
     }
     return wru;
   }
@@ -335,20 +336,32 @@ interface StatsLike {
   listed?: { digest: string };
 }
 
-/** The gear list's item as the adapter writes it (lib/adapters/dynamodb/node-stats.ts): gzipped JSON, its digest and times. */
-function gearListItemBytes(stats: StatsLike): number {
-  const digest = stats.listed?.digest ?? '';
-  let bytes = gzippedListBytes.get(digest);
-  if (bytes === undefined) {
-    bytes = gzipSync(JSON.stringify(stats.gears ?? [])).length;
-    if (gzippedListBytes.size >= 50_000) gzippedListBytes.clear();
-    if (digest) gzippedListBytes.set(digest, bytes);
+/**
+ * The gear list's item as the adapter writes it (lib/adapters/dynamodb/node-stats.ts): gzipped JSON, its digest and
+ * times. Gzipping every list a replay writes was a sixth of its time: one list in GZIP_SAMPLE is gzipped, and the
+ * others are sized at that list's ratio to its JSON (lists of one replay are alike; a unit is 1 KB, the ratio moves
+ * a list's size by a few bytes). Each list is sized once, by its digest, however often it is written or read.
+ */
+class GearListSizes {
+  private readonly byDigest = new Map<string, number>();
+  private sized = 0;
+  private ratio = 1;
+
+  of(stats: StatsLike): number {
+    const digest = stats.listed?.digest ?? '';
+    let bytes = this.byDigest.get(digest);
+    if (bytes === undefined) {
+      const raw = jsonBytes(stats.gears ?? []);
+      if (this.sized++ % GZIP_SAMPLE === 0) this.ratio = gzipSync(JSON.stringify(stats.gears ?? [])).length / Math.max(1, raw);
+      bytes = Math.ceil(raw * this.ratio);
+      if (this.byDigest.size >= 50_000) this.byDigest.clear();
+      if (digest) this.byDigest.set(digest, bytes);
+    }
+    return bytes + 150;
   }
-  return bytes + 150;
 }
 
-/** Gzipped sizes by digest: a list is sized once however often it is written or read. */
-const gzippedListBytes = new Map<string, number>();
+const GZIP_SAMPLE = 64;
 
 /**
  * Sizes nodes as the adapter stores them. A stats report rewrites a node's
@@ -363,6 +376,8 @@ class NodeSizes {
   /** A stored record is read many times before its next write: sized once. */
   private readonly records = new WeakMap<object, NodeItemBytes>();
 
+  constructor(private readonly listSizes: GearListSizes) {}
+
   of(item: unknown): NodeItemBytes {
     const record = (item as { node?: unknown } | undefined)?.node ?? item;
     if (!record || typeof record !== 'object') return { node: 0, stats: 0, list: 0 };
@@ -372,7 +387,7 @@ class NodeSizes {
     const sizes = {
       node: this.nodeItem(node),
       stats: stats === undefined ? 0 : statsItemBytes(stats.gears ? { ...stats, gears: undefined } : stats),
-      list: stats?.gears && stats.listed ? gearListItemBytes(stats) : 0,
+      list: stats?.gears && stats.listed ? this.listSizes.of(stats) : 0,
     };
     if (Object.isFrozen(record)) this.records.set(record, sizes);
     return sizes;

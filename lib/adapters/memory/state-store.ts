@@ -148,7 +148,7 @@ export class InMemoryStateStore implements StateStore {
   async putNodeStats(nodeId: string, stats: NodeStats): Promise<StatsWrite> {
     const node = this.requireNode(nodeId);
     if (node.stats && !(node.stats.reportedAt < stats.reportedAt)) return { applied: false, node: copy(node) };
-    this.nodes.set(nodeId, { ...node, stats: this.keepGearList(nodeId, stats) });
+    this.nodes.set(nodeId, { ...node, stats: this.keepGearList(nodeId, stats, node.stats) });
     return { applied: true, node: copy({ ...node, stats }) };
   }
 
@@ -417,10 +417,11 @@ export class InMemoryStateStore implements StateStore {
    * The stats to keep with the node, their gear list kept apart as DynamoDB keeps it (its own item, written when its
    * digest changes): a pool's listing carries the list's counts, not the list.
    */
-  private keepGearList(nodeId: string, stats: NodeStats): NodeStats {
+  private keepGearList(nodeId: string, stats: NodeStats, held?: NodeStats): NodeStats {
     if (!stats.gears) return stats;
-    this.gearLists.set(nodeId, copy(stats.gears));
-    return { ...withoutGearList(stats), listed: stats.listed ?? gearListSummary(stats.gears) };
+    const listed = stats.listed ?? gearListSummary(stats.gears);
+    if (held?.listed?.digest !== listed.digest || !this.gearLists.has(nodeId)) this.gearLists.set(nodeId, copy(stats.gears));
+    return { ...withoutGearList(stats), listed };
   }
 
   /** A node as `getNode` reads it: with the gear list its stats counted. */
