@@ -95,7 +95,13 @@ export async function decideWithMoveHistory(
     if (drained.length === 0 || final) return evaluation;
     if (!listsRead) {
       listsRead = true;
-      nodes = reported = await sources.gearLists!(nodes);
+      try {
+        nodes = reported = await sources.gearLists!(nodes);
+      } catch (error) {
+        // The table busy: no drain this time (its candidates' gears unread), and the pool's evaluation still stands.
+        if (!(error instanceof NodescalerError && error.retryable)) throw error;
+        return withWhatWasRead();
+      }
     }
     if (!remembered) {
       remembered = true;

@@ -2,6 +2,7 @@ import type {
   DecisionLogEntry,
   DrainRecord,
   DrainState,
+  GearInfo,
   GearMove,
   NodeRecord,
   NodeState,
@@ -226,4 +227,16 @@ export interface StateStore {
   recordGearMoves(moves: readonly GearMoveRecord[], ttlMs: number): Promise<void>;
   /** The recorded move times (ISO, oldest first) of these gears, by uuid; a gear without any is absent. Expired ones may remain. */
   getGearMoves(uuids: readonly string[]): Promise<Map<string, string[]>>;
+  /**
+   * The stored gear lists of these nodes, by node id, each with the digest it was stored under (`NodeStats.listed`:
+   * a list may be a report ahead of the stats, never behind); a node without one is absent. Batched reads, not one
+   * per node. `TransientError` when the table keeps some unread.
+   */
+  getGearLists(nodeIds: readonly string[]): Promise<Map<string, StoredGearList>>;
+}
+
+/** An agent's gear list as stored apart from its stats. */
+export interface StoredGearList {
+  digest: string;
+  gears: GearInfo[];
 }

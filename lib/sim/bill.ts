@@ -219,10 +219,13 @@ export class BillMeter {
         break;
       }
       case 'putNodeStats': {
-        // Reads the node and its stats item (strongly consistent); an older report than the one held writes nothing.
-        // Else the gear list's item, when its digest changed, then the stats item.
-        rru = 2;
-        if ((result as { applied?: boolean } | undefined)?.applied) wru = this.statsWrite(String(args[0]), args[1] as StatsLike);
+        // Reads the node (strongly consistent), then writes the stats item conditionally (a failed condition costs too).
+        // A report with a gear list reads the stats item first: an older report than the one held writes nothing,
+        // a newer one writes the list's item too when its digest changed.
+        const stats = args[1] as StatsLike;
+        const applied = (result as { applied?: boolean } | undefined)?.applied === true;
+        rru = stats.gears ? 2 : 1;
+        wru = stats.gears ? (applied ? this.statsWrite(String(args[0]), stats) : 0) : writeUnits(statsItemBytes(stats));
         break;
       }
       case 'createNode': {
@@ -262,6 +265,15 @@ export class BillMeter {
         // read of an item under 4 KB, found or not (its result is a Map, which the default below would price as one unit).
         rru = 0.5 * new Set((args[0] ?? []) as readonly string[]).size;
         break;
+      case 'getGearLists': {
+        // One BatchGetItem key per node, strongly consistent: a list's gzipped item, or a unit for a key not found.
+        const found = result instanceof Map ? (result as Map<string, { digest: string; gears: unknown[] }>) : new Map<string, { digest: string; gears: unknown[] }>();
+        for (const nodeId of new Set((args[0] ?? []) as readonly string[])) {
+          const list = found.get(nodeId);
+          rru += list ? readUnits(this.listSizes.of({ gears: list.gears, listed: { digest: list.digest } })) : 1;
+        }
+        break;
+      }
       case 'recordGearMoves':
         // One UpdateItem per move, an item of its own under 1 KB, in no index.
         wru = ((args[0] ?? []) as readonly unknown[]).length;

@@ -68,7 +68,10 @@ describe('thresholdEvaluator handler (dynalite, SQS mocked at the SDK)', () => {
       ['d1-small-3.example.com', 'active', 'adopted', 96],
       ['d1-small-4.example.com', 'active', 'adopted', 95],
     ]);
-    expect(small[0]?.stats?.gears).toHaveLength(94);
+    // The agent's gear list: counted in the pool's listing, read with the node alone.
+    expect(small[0]?.stats?.listed?.gears).toBe(94);
+    expect(small[0]?.stats?.gears).toBeUndefined();
+    expect((await store.getNode('d1-small-1.example.com'))?.stats?.gears).toHaveLength(94);
     expect((await store.listNodes('d1/medium')).map((n) => n.nodeId)).toEqual(['d1-medium-1.example.com']);
 
     // 380 of 400 slots used: 20 free < headroomGears 30 in infra/nodescaler.example.yml.

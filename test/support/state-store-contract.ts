@@ -213,6 +213,9 @@ export function stateStoreContract(name: string, harness: StoreHarness): void {
         const grown = [...listed, { uuid: 'g3', app: 'shop', size: 'small', disruptive: true }];
         await store.putNodeStats(node.nodeId, { ...stats(at(180), 2), gears: grown });
         expect((await store.getNode(node.nodeId))?.stats?.gears).toEqual(grown);
+        // Many nodes' lists at once, each under its digest; a node without one is absent.
+        const other = await store.createNode(newNode({ pool: 'd1/lists' }), T0);
+        expect(await store.getGearLists([node.nodeId, other.nodeId, 'nobody.example.com'])).toEqual(new Map([[node.nodeId, { digest: gearListSummary(grown).digest, gears: grown }]]));
         await store.putNodeStats(node.nodeId, stats(at(240), 2));
         const unlisted = (await store.getNode(node.nodeId))!.stats!;
         expect(unlisted.gears).toBeUndefined();

@@ -7,16 +7,12 @@
  * gears of the node the evaluator is about to drain. Not in the pool index.
  * DynamoDbStateStore delegates to it; `send` is its error translation.
  */
-import { BatchGetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { GearMoveRecord } from '../../ports/state-store.js';
-import { TransientError } from '../../errors.js';
-import type { Send } from './items.js';
+import { batchGetAll, type Send } from './items.js';
 import { TABLE_KEYS } from './table-keys.js';
 
 const { partition: PK, sort: SK, ttl: TTL } = TABLE_KEYS;
-const BATCH = 100;
-/** Rounds of unprocessed keys a read retries before it gives up (throttling): the caller retries later. */
-const MAX_UNPROCESSED_ROUNDS = 5;
 
 const gearKey = (uuid: string) => ({ [PK]: `GEAR#${uuid}`, [SK]: 'MOVES' });
 
@@ -46,25 +42,12 @@ export class DynamoDbGearMoves {
 
   async read(uuids: readonly string[]): Promise<Map<string, string[]>> {
     const found = new Map<string, string[]>();
-    const unique = [...new Set(uuids)];
-    for (let i = 0; i < unique.length; i += BATCH) {
-      let keys: Array<Record<string, unknown>> = unique.slice(i, i + BATCH).map(gearKey);
-      for (let round = 0; keys.length > 0; round++) {
-        if (round >= MAX_UNPROCESSED_ROUNDS) throw new TransientError(`gear move history: ${keys.length} keys left unprocessed`);
-        const page = await this.send(() =>
-          this.client.send(
-            new BatchGetCommand({
-              RequestItems: { [this.tableName]: { Keys: keys, ProjectionExpression: '#uuid, #moves', ExpressionAttributeNames: { '#uuid': 'uuid', '#moves': 'moves' } } },
-            }),
-          ),
-        );
-        for (const item of page.Responses?.[this.tableName] ?? []) {
-          const uuid = item.uuid as string;
-          const entries = item.moves instanceof Set ? [...(item.moves as Set<string>)] : [];
-          found.set(uuid, entries.map((entry) => entry.slice(0, entry.indexOf('|') < 0 ? entry.length : entry.indexOf('|'))).sort());
-        }
-        keys = (page.UnprocessedKeys?.[this.tableName]?.Keys as Array<Record<string, unknown>> | undefined) ?? [];
-      }
+    const keys = [...new Set(uuids)].map(gearKey);
+    const read = { ProjectionExpression: '#uuid, #moves', ExpressionAttributeNames: { '#uuid': 'uuid', '#moves': 'moves' } };
+    for (const item of await batchGetAll(this.client, this.tableName, this.send, keys, 'gear move history', read)) {
+      const uuid = item.uuid as string;
+      const entries = item.moves instanceof Set ? [...(item.moves as Set<string>)] : [];
+      found.set(uuid, entries.map((entry) => entry.slice(0, entry.indexOf('|') < 0 ? entry.length : entry.indexOf('|'))).sort());
     }
     return found;
   }

@@ -3,7 +3,7 @@
  * without their key attributes, and SDK errors translated into the
  * project's error family.
  */
-import { QueryCommand, UpdateCommand, type DynamoDBDocumentClient, type QueryCommandInput, type QueryCommandOutput, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient, type QueryCommandInput, type QueryCommandOutput, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { ConflictError, NotFoundError, TransientError, ValidationError } from '../../errors.js';
 import { awsErrorInfo } from '../aws-errors.js';
@@ -52,6 +52,36 @@ export async function queryAll(client: DynamoDBDocumentClient, send: Send, input
     items.push(...(page.Items ?? []));
     startKey = page.LastEvaluatedKey;
   } while (startKey);
+  return items;
+}
+
+/** Keys one BatchGetItem takes. */
+const BATCH_GET_KEYS = 100;
+/** Rounds of unprocessed keys a read retries before it gives up (throttling): the caller retries later. */
+const MAX_UNPROCESSED_ROUNDS = 5;
+
+/**
+ * Every item of `keys` that exists, in batches of 100 with their unprocessed keys retried; `TransientError` (naming
+ * `what`) when keys are still left after a few rounds.
+ */
+export async function batchGetAll(
+  client: DynamoDBDocumentClient,
+  tableName: string,
+  send: Send,
+  keys: ReadonlyArray<Record<string, unknown>>,
+  what: string,
+  read: { ProjectionExpression?: string; ExpressionAttributeNames?: Record<string, string>; ConsistentRead?: boolean } = {},
+): Promise<Array<Record<string, unknown>>> {
+  const items: Array<Record<string, unknown>> = [];
+  for (let i = 0; i < keys.length; i += BATCH_GET_KEYS) {
+    let left: Array<Record<string, unknown>> = keys.slice(i, i + BATCH_GET_KEYS);
+    for (let round = 0; left.length > 0; round++) {
+      if (round >= MAX_UNPROCESSED_ROUNDS) throw new TransientError(`${what}: ${left.length} keys left unprocessed`);
+      const page = await send(() => client.send(new BatchGetCommand({ RequestItems: { [tableName]: { Keys: left, ...read } } })));
+      items.push(...(page.Responses?.[tableName] ?? []));
+      left = (page.UnprocessedKeys?.[tableName]?.Keys as Array<Record<string, unknown>> | undefined) ?? [];
+    }
+  }
   return items;
 }
 

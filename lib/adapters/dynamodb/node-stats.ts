@@ -20,7 +20,8 @@ import { GetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk
 import { ConflictError } from '../../errors.js';
 import type { GearInfo, NodeStats, PoolId } from '../../domain/model.js';
 import { gearListSummary, withoutGearList } from '../../domain/node-stats.js';
-import type { Send } from './items.js';
+import { batchGetAll, type Send } from './items.js';
+import type { StoredGearList } from '../../ports/state-store.js';
 import { TABLE_KEYS } from './table-keys.js';
 
 const { partition: PK, sort: SK, ttl: TTL } = TABLE_KEYS;
@@ -29,6 +30,8 @@ const STATS_KEPT_S = 30 * 86_400;
 
 export const statsKey = (pool: PoolId, nodeId: string) => ({ [PK]: `STATS#${pool}`, [SK]: `NODE#${nodeId}` });
 export const gearListKey = (nodeId: string) => ({ [PK]: `GEARS#${nodeId}`, [SK]: 'LIST' });
+
+const unpack = (gz: Uint8Array) => JSON.parse(gunzipSync(gz).toString('utf8')) as GearInfo[];
 
 const ttlOf = (stats: Pick<NodeStats, 'reportedAt'>) => Math.floor(Date.parse(stats.reportedAt) / 1000) + STATS_KEPT_S;
 
@@ -77,7 +80,19 @@ export class DynamoDbNodeStats {
   async readGearList(nodeId: string): Promise<GearInfo[] | undefined> {
     const result = await this.send(() => this.client.send(new GetCommand({ TableName: this.tableName, Key: gearListKey(nodeId), ConsistentRead: true })));
     const gz = (result.Item as { gz?: Uint8Array } | undefined)?.gz;
-    return gz ? (JSON.parse(gunzipSync(gz).toString('utf8')) as GearInfo[]) : undefined;
+    return gz ? unpack(gz) : undefined;
+  }
+
+  /** The stored gear lists of these nodes with their digests, in batches. */
+  async readGearLists(nodeIds: readonly string[]): Promise<Map<string, StoredGearList>> {
+    const read = { ConsistentRead: true, ProjectionExpression: '#pk, #gz, #digest', ExpressionAttributeNames: { '#pk': PK, '#gz': 'gz', '#digest': 'digest' } };
+    const items = await batchGetAll(this.client, this.tableName, this.send, [...new Set(nodeIds)].map(gearListKey), 'gear lists', read);
+    const found = new Map<string, StoredGearList>();
+    for (const item of items) {
+      const gz = item.gz as Uint8Array | undefined;
+      if (gz && typeof item.digest === 'string') found.set(String(item[PK]).slice('GEARS#'.length), { digest: item.digest, gears: unpack(gz) });
+    }
+    return found;
   }
 
   /** Stores the list unless a newer one is there already (then that one stands: the condition failing is no error). */

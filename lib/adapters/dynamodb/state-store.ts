@@ -22,7 +22,7 @@ import type {
 import { splitPoolId } from '../../domain/model.js';
 import type { Controls, OverrideRecord, PauseActions, PauseRecord, PendingDrain } from '../../domain/controls.js';
 import { ConflictError, NotFoundError } from '../../errors.js';
-import type { DrainHeader, DrainPatch, GearMoveRecord, LeaseRequest, MoveWrite, NewDrain, NewNode, NodePatch, PoolPatch, StateStore, StatsWrite } from '../../ports/state-store.js';
+import type { DrainHeader, DrainPatch, GearMoveRecord, LeaseRequest, MoveWrite, NewDrain, NewNode, NodePatch, PoolPatch, StateStore, StatsWrite, StoredGearList } from '../../ports/state-store.js';
 import { assertInstanceId, assertLegalTransition, decisionExpiry, liveFirst, sourcesOf } from '../state-rules.js';
 import type { CapacityRecord } from '../../domain/capacity-claims.js';
 import { DynamoDbCapacity } from './capacity.js';
@@ -190,9 +190,9 @@ export class DynamoDbStateStore implements StateStore {
     const { stats: inline, ...fields } = node;
     // A node item of the layout before stats had their own item: its stats count until the first report after the upgrade.
     if (inline && !(inline.reportedAt < stats.reportedAt)) return { applied: false, node: withStats(fields, withoutGearList(inline)) };
-    // The stats held say whether the gear list changed (a heartbeat's does not: no list write), and an older report
-    // than theirs costs no write at all.
-    const held = await this.stats.read(node.pool, nodeId);
+    // A report with a gear list reads the stats held: they say whether the list changed (a heartbeat's does not: no
+    // list write), and an older report than theirs writes nothing. Without a list the conditional write decides alone.
+    const held = stats.gears ? await this.stats.read(node.pool, nodeId) : undefined;
     if (held && !(held.reportedAt < stats.reportedAt)) return { applied: false, node: withStats(fields, held) };
     try {
       await this.stats.write(node.pool, nodeId, stats, held);
@@ -397,6 +397,10 @@ export class DynamoDbStateStore implements StateStore {
 
   async getGearMoves(uuids: readonly string[]): Promise<Map<string, string[]>> {
     return this.gearMoves.read(uuids);
+  }
+
+  getGearLists(nodeIds: readonly string[]): Promise<Map<string, StoredGearList>> {
+    return this.stats.readGearLists(nodeIds);
   }
 
   /** Runs one SDK call and translates its errors into the project's error family. */

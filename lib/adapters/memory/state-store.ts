@@ -2,7 +2,6 @@ import type {
   DecisionLogEntry,
   DrainRecord,
   DrainState,
-  GearInfo,
   GearMove,
   NodeRecord,
   NodeState,
@@ -16,7 +15,7 @@ import { gearListSummary, withoutGearList } from '../../domain/node-stats.js';
 import { pauseKey, type Controls, type OverrideRecord, type PauseActions, type PauseRecord, type PendingDrain } from '../../domain/controls.js';
 import { ConflictError, NotFoundError } from '../../errors.js';
 import { EMPTY_CAPACITY, type CapacityRecord } from '../../domain/capacity-claims.js';
-import type { DrainHeader, DrainPatch, GearMoveRecord, LeaseRequest, MoveWrite, NewDrain, NewNode, NodePatch, PoolPatch, StateStore, StatsWrite } from '../../ports/state-store.js';
+import type { DrainHeader, DrainPatch, GearMoveRecord, LeaseRequest, MoveWrite, NewDrain, NewNode, NodePatch, PoolPatch, StateStore, StatsWrite, StoredGearList } from '../../ports/state-store.js';
 import { copy, deepFreeze, FrozenMap } from './frozen.js';
 import { assertInstanceId, assertLegalTransition, decisionExpiry, grantLease, liveFirst, sourcesOf } from '../state-rules.js';
 
@@ -75,8 +74,8 @@ export class InMemoryStateStore implements StateStore {
   private readonly pendingDrains = new FrozenMap<string, PendingDrain>();
   /** Per gear: its moves by key (`at`), and when the item expires (epoch seconds), as the table's GEAR# items. */
   private readonly gearMoves = new Map<string, { moves: Map<string, string>; expiresAt: number }>();
-  /** Each node's newest stored gear list (the GEARS# item). */
-  private readonly gearLists = new Map<string, GearInfo[]>();
+  /** Each node's newest stored gear list (the GEARS# item), with its digest. */
+  private readonly gearLists = new Map<string, StoredGearList>();
 
   async getNode(nodeId: string): Promise<NodeRecord | undefined> {
     const node = this.nodes.get(nodeId);
@@ -378,6 +377,15 @@ export class InMemoryStateStore implements StateStore {
     }
   }
 
+  async getGearLists(nodeIds: readonly string[]): Promise<Map<string, StoredGearList>> {
+    const found = new Map<string, StoredGearList>();
+    for (const nodeId of nodeIds) {
+      const list = this.gearLists.get(nodeId);
+      if (list) found.set(nodeId, list);
+    }
+    return found;
+  }
+
   async getGearMoves(uuids: readonly string[]): Promise<Map<string, string[]>> {
     const found = new Map<string, string[]>();
     for (const uuid of uuids) {
@@ -420,13 +428,13 @@ export class InMemoryStateStore implements StateStore {
   private keepGearList(nodeId: string, stats: NodeStats, held?: NodeStats): NodeStats {
     if (!stats.gears) return stats;
     const listed = stats.listed ?? gearListSummary(stats.gears);
-    if (held?.listed?.digest !== listed.digest || !this.gearLists.has(nodeId)) this.gearLists.set(nodeId, copy(stats.gears));
+    if (held?.listed?.digest !== listed.digest || !this.gearLists.has(nodeId)) this.gearLists.set(nodeId, Object.freeze({ digest: listed.digest, gears: copy(stats.gears) }));
     return { ...withoutGearList(stats), listed };
   }
 
   /** A node as `getNode` reads it: with the gear list its stats counted. */
   private withGearList(node: NodeRecord): NodeRecord {
-    const gears = node.stats?.listed ? this.gearLists.get(node.nodeId) : undefined;
+    const gears = node.stats?.listed ? this.gearLists.get(node.nodeId)?.gears : undefined;
     return gears ? copy({ ...node, stats: { ...node.stats!, gears } }) : node;
   }
 
