@@ -5,7 +5,7 @@
  * `serverless print` of a stage whose configuration names every scope (both
  * once per test run: support/packaged-stack.ts).
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -237,14 +237,21 @@ describe('serverless package (offline): operators (policies for people, stack ou
     const list = new RegExp(`import \\{([^}]*)\\} from '${from}'`).exec(source)?.[1] ?? '';
     return list.split(',').map((name) => name.trim()).filter((name) => /^[A-Z]\w*Command$/.test(name));
   };
-  const DOCUMENT_ACTIONS: Record<string, string> = { GetCommand: 'dynamodb:GetItem', PutCommand: 'dynamodb:PutItem', QueryCommand: 'dynamodb:Query', UpdateCommand: 'dynamodb:UpdateItem' };
+  const DOCUMENT_ACTIONS: Record<string, string> = {
+    BatchGetCommand: 'dynamodb:BatchGetItem',
+    GetCommand: 'dynamodb:GetItem',
+    PutCommand: 'dynamodb:PutItem',
+    QueryCommand: 'dynamodb:Query',
+    UpdateCommand: 'dynamodb:UpdateItem',
+  };
   const SQS_ACTIONS: Record<string, string> = { GetQueueUrlCommand: 'sqs:GetQueueUrl', SendMessageBatchCommand: 'sqs:SendMessage' };
   const table = [{ 'Fn::GetAtt': ['StateTable', 'Arn'] }, { 'Fn::Sub': '${StateTable.Arn}/index/*' }];
 
   it('gives read-only people reads of the state table and nothing else', () => {
     expect(policy('ReadOnlyOperatorPolicy')).toMatchObject({ Type: 'AWS::IAM::ManagedPolicy', Properties: { ManagedPolicyName: `nodescaler-${STAGE}-read-only` } });
     const statements = flatten(policy('ReadOnlyOperatorPolicy').Properties.PolicyDocument.Statement);
-    expect(statements.flatMap(actionsOf).sort()).toEqual(['dynamodb:GetItem', 'dynamodb:Query']);
+    // BatchGetItem: explain reads the candidates' gear lists and move history in batches.
+    expect(statements.flatMap(actionsOf).sort()).toEqual(['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:Query']);
     expect(statements.flatMap(resourcesOf)).toEqual(table);
   });
 
@@ -253,7 +260,7 @@ describe('serverless package (offline): operators (policies for people, stack ou
     const statements = flatten(policy('OperatorPolicy').Properties.PolicyDocument.Statement);
     const actions = statements.flatMap(actionsOf);
     // The store and the item modules it delegates to (controls: pause, resume, overrides; the decision log's range reads).
-    const storeModules = ['state-store', 'controls', 'decision-log'].map((name) => `lib/adapters/dynamodb/${name}.ts`);
+    const storeModules = ['state-store', 'controls', 'decision-log', 'items'].map((name) => `lib/adapters/dynamodb/${name}.ts`);
     const storeCommands = [...new Set(storeModules.flatMap((file) => commandsImportedBy(file, '@aws-sdk/lib-dynamodb')))];
     expect(storeCommands.sort()).toEqual(Object.keys(DOCUMENT_ACTIONS).sort());
     const queueCommands = [...commandsImportedBy('lib/cli/target.ts', '@aws-sdk/client-sqs'), ...commandsImportedBy('lib/adapters/sqs/queue.ts', '@aws-sdk/client-sqs')];
@@ -265,6 +272,17 @@ describe('serverless package (offline): operators (policies for people, stack ou
         expect(resourcesOf(statement)).toEqual([{ 'Fn::GetAtt': ['DrainQueue', 'Arn'] }, { 'Fn::GetAtt': ['ScaleQueue', 'Arn'] }]);
       }
       else expect(table).toEqual(expect.arrayContaining(resourcesOf(statement)));
+    }
+  });
+
+  it("lets every function send each command of the state table's adapter (dynalite checks no permission)", () => {
+    const dir = join(ROOT, 'lib/adapters/dynamodb');
+    const commands = [...new Set(readdirSync(dir).flatMap((file) => commandsImportedBy(`lib/adapters/dynamodb/${file}`, '@aws-sdk/lib-dynamodb')))];
+    expect(commands).toEqual(expect.arrayContaining(['BatchGetCommand', 'DeleteCommand', 'GetCommand', 'QueryCommand', 'UpdateCommand']));
+    const ACTIONS: Record<string, string> = { ...DOCUMENT_ACTIONS, DeleteCommand: 'dynamodb:DeleteItem' };
+    for (const name of LANDED) {
+      const actions = statementsOf(FUNCTIONS[name].role).flatMap(actionsOf);
+      for (const command of commands) expect(actions, `${name}: ${command}`).toContain(ACTIONS[command]);
     }
   });
 
