@@ -1,7 +1,7 @@
 /**
  * The agents' gear lists, for an evaluation that needs them. A pool's listing
  * carries only each list's counts and digest (`NodeStats.listed`): the lists
- * are items of their own, read one node at a time (StateStore.getNode). The
+ * are items of their own (StateStore.getNode reads one node's). The
  * evaluator needs them only once a drain is on the table (its candidates'
  * gears against the disruption budget, lib/app/move-history.ts), and then
  * every node's, as the nodes' gears known from earlier evaluations refuse

@@ -11,7 +11,6 @@ import { controlsView, renderControls, type ControlsView } from './controls-view
 import type { RejectedCandidate } from '../domain/decision.js';
 import { explainPool, type Check } from '../domain/explain.js';
 import type { DecisionLogEntry, PoolId } from '../domain/model.js';
-import { withGearLists } from '../app/gear-lists.js';
 import type { StateStore } from '../ports/state-store.js';
 import { clockTime, ratio, when, wrap, type Style } from './render.js';
 import { evaluationInput, type PoolState, type Snapshot } from './snapshot.js';
@@ -48,10 +47,8 @@ export interface ExplainView {
 
 export async function explainView(store: StateStore, snapshot: Snapshot, pools: readonly PoolState[], target: string, limit: number): Promise<ExplainView> {
   const views = await Promise.all(
-    pools.map(async (listedPool): Promise<PoolExplainView> => {
-      const log = await store.listDecisions(listedPool.pool, Math.max(limit, LOOKBACK));
-      // A pool's listing counts each agent's gear list; the lists are read node by node, as the evaluator reads them.
-      const pool = { ...listedPool, nodes: await withGearLists(listedPool.nodes, store) };
+    pools.map(async (pool): Promise<PoolExplainView> => {
+      const log = await store.listDecisions(pool.pool, Math.max(limit, LOOKBACK));
       // The gears' recent moves, so a candidate refused for maxMovesPerGear shows here as the evaluator sees it.
       const listed = pool.nodes.flatMap((node) => (node.state === 'active' ? (node.stats?.gears ?? []).map((gear) => gear.uuid) : []));
       const moveHistory = listed.length > 0 ? await store.getGearMoves(listed) : undefined;

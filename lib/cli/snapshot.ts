@@ -10,6 +10,7 @@ import type { PoolEvaluationInput } from '../domain/decision.js';
 import { templateAtRead } from '../domain/drift.js';
 import { poolIdOf, splitPoolId, type DrainRecord, type NodeRecord, type PoolId, type PoolRecord } from '../domain/model.js';
 import { observedBootMs } from '../domain/node-stats.js';
+import { withGearLists } from '../app/gear-lists.js';
 import type { StateStore } from '../ports/state-store.js';
 import { notFound } from './exit.js';
 
@@ -43,7 +44,9 @@ export async function readSnapshot(store: StateStore, config: Config, now: Date)
   const ids = [...configured.keys(), ...[...new Set(extra)].sort()];
   const pools = await Promise.all(
     ids.map(async (id): Promise<PoolState> => {
-      const [record, nodes, drains] = await Promise.all([store.getPool(id), store.listNodes(id), store.listDrains(id, 'active')]);
+      const [record, listed, drains] = await Promise.all([store.getPool(id), store.listNodes(id), store.listDrains(id, 'active')]);
+      // The agents' gear lists (a pool's listing counts them), in one batch: explain and evaluate --dry-run decide by them.
+      const nodes = await withGearLists(listed, store);
       const fileConfig = configured.get(id);
       const written = fileConfig ? effectiveConfig(config, fileConfig, controls, id, now) : undefined;
       // `$Latest` as the evaluator last read it: the CLI holds no EC2 permission of its own.

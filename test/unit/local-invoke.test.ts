@@ -8,7 +8,8 @@ import { FileQueue, LOCAL_MAX_RECEIVE_COUNT, queueOfArn } from '../../lib/adapte
 import { clockFrom } from '../../lib/adapters/local/invoke.js';
 import { PersistedPlatform } from '../../lib/adapters/local/persisted-platform.js';
 import { parseConfig } from '../../lib/config/index.js';
-import type { NodeRecord } from '../../lib/domain/model.js';
+import type { GearInfo, NodeRecord } from '../../lib/domain/model.js';
+import { gearListSummary } from '../../lib/domain/node-stats.js';
 import { NotFoundError } from '../../lib/errors.js';
 import type { StateStore } from '../../lib/ports/state-store.js';
 import { node, pool } from '../support/builders.js';
@@ -151,15 +152,20 @@ describe('processSqsBatch: correlation ids on failure lines', () => {
 describe('PersistedPlatform (the simulated platform of npm run invoke)', () => {
   const config = parseConfig({ pools: [{ district: 'd1', profile: 'small', max: 10, gearsPerNode: 100 }] });
   const gear = (uuid: string) => ({ uuid, app: `app-${uuid}`, size: 'small' });
-  /** Only what the platform reads: the nodes of every pool. */
-  const storeOf = (records: NodeRecord[]) =>
-    ({ listPools: async () => [pool()], listNodes: async () => records }) as unknown as StateStore;
+  /** Only what the platform reads: the nodes of every pool, and the gear lists their stats count (read apart, in one batch). */
+  const storeOf = (records: NodeRecord[], lists: Record<string, GearInfo[]> = {}) =>
+    ({
+      listPools: async () => [pool()],
+      listNodes: async () => records,
+      getGearLists: async (nodeIds: readonly string[]) => new Map(nodeIds.filter((id) => lists[id]).map((id) => [id, { digest: gearListSummary(lists[id]!).digest, gears: lists[id]! }])),
+    }) as unknown as StateStore;
 
   it('starts from the nodes of the state table, keeps gears, districts and finished moves across invocations', async () => {
     const file = join(queueDir(), 'platform.json');
     const listed = node('n1', { gears: 2, max: 10 });
-    listed.stats!.gears = [gear('g1'), gear('g2')];
-    const store = storeOf([listed, node('n2', { gears: 3, max: 10 }), node('gone', { state: 'terminated' })]);
+    const n1Gears = [gear('g1'), gear('g2')];
+    listed.stats!.listed = gearListSummary(n1Gears);
+    const store = storeOf([listed, node('n2', { gears: 3, max: 10 }), node('gone', { state: 'terminated' })], { n1: n1Gears });
 
     const first = await PersistedPlatform.open(file, store, config, clock);
     expect((await first.listGears('n1')).map((g) => g.uuid)).toEqual(['g1', 'g2']);

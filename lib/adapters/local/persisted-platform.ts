@@ -62,17 +62,18 @@ export class PersistedPlatform implements Platform {
       if (!node.active) await inner.deactivateNode(node.district, node.nodeId);
     }
     for (const pool of await store.listPools()) {
-      for (const listed of await store.listNodes(pool.pool)) {
-        if (inner.hasNode(listed.nodeId)) continue;
-        // A pool's listing counts each agent's gear list; the node's own read carries it.
-        const node = listed.stats?.listed ? ((await store.getNode(listed.nodeId)) ?? listed) : listed;
+      const nodes = await store.listNodes(pool.pool);
+      // A pool's listing counts each agent's gear list: the lists are read with it, in one batch.
+      const lists = await store.getGearLists(nodes.filter((node) => node.stats?.listed).map((node) => node.nodeId));
+      for (const node of nodes) {
+        if (inner.hasNode(node.nodeId)) continue;
         const poolConfig = config.pools.find((p) => p.district === node.district && p.profile === node.profile);
         const maxGears = node.stats?.maxActiveGears ?? poolConfig?.gearsPerNode ?? 100;
         // A provisioning node's host runs once its agent reports, which is when add-node is asked for it: known then.
         if (node.state === 'provisioning') booting.set(node.nodeId, { district: node.district, profile: node.profile, maxGears });
         if (!ON_PLATFORM.has(node.state)) continue;
         inner.registerNode(node.district, node.profile, node.nodeId, Math.max(maxGears, node.stats?.activeGears ?? 0));
-        for (const gear of gearsOf(node)) inner.putGear(node.nodeId, gear);
+        for (const gear of gearsOf(node, lists.get(node.nodeId)?.gears)) inner.putGear(node.nodeId, gear);
         if (node.state !== 'active') await inner.deactivateNode(node.district, node.nodeId);
       }
     }
@@ -159,11 +160,11 @@ function readSnapshot(file: string): PlatformSnapshot {
   }
 }
 
-/** A node's gears as its last stats tell them: the list, or `activeGears` placeholders. */
-function gearsOf(node: NodeRecord): GearInfo[] {
+/** A node's gears as its last stats tell them: its agent's list, or `activeGears` placeholders. */
+function gearsOf(node: NodeRecord, listed: readonly GearInfo[] | undefined): GearInfo[] {
   const stats = node.stats;
   if (!stats) return [];
-  if (stats.gears !== undefined && stats.gears.length > 0) return stats.gears;
+  if (listed !== undefined && listed.length > 0) return [...listed];
   return Array.from({ length: stats.activeGears }, (_, i) => ({
     uuid: createHash('md5').update(`${node.nodeId}#${i + 1}`).digest('hex'),
     app: `app-${i + 1}`,
