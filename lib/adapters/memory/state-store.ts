@@ -11,12 +11,12 @@ import type {
   ScaleUpRecord,
 } from '../../domain/model.js';
 import { splitPoolId } from '../../domain/model.js';
-import { gearListSummary, withoutGearList } from '../../domain/node-stats.js';
 import { pauseKey, type Controls, type OverrideRecord, type PauseActions, type PauseRecord, type PendingDrain } from '../../domain/controls.js';
 import { ConflictError, NotFoundError } from '../../errors.js';
 import { EMPTY_CAPACITY, type CapacityRecord } from '../../domain/capacity-claims.js';
 import type { DrainHeader, DrainPatch, GearMoveRecord, LeaseRequest, MoveWrite, NewDrain, NewNode, NodePatch, PoolPatch, StateStore, StatsWrite, StoredGearList } from '../../ports/state-store.js';
 import { copy, deepFreeze, FrozenMap } from './frozen.js';
+import { MemoryGearLists } from './gear-lists.js';
 import { assertInstanceId, assertLegalTransition, decisionExpiry, grantLease, liveFirst, sourcesOf } from '../state-rules.js';
 
 /** Applies a patch the way the DynamoDB adapter does: `undefined` removes the field. */
@@ -74,17 +74,17 @@ export class InMemoryStateStore implements StateStore {
   private readonly pendingDrains = new FrozenMap<string, PendingDrain>();
   /** Per gear: its moves by key (`at`), and when the item expires (epoch seconds), as the table's GEAR# items. */
   private readonly gearMoves = new Map<string, { moves: Map<string, string>; expiresAt: number }>();
-  /** Each node's newest stored gear list (the GEARS# item), with its digest. */
-  private readonly gearLists = new Map<string, StoredGearList>();
+  /** The agents' gear lists, apart from the stats. */
+  private readonly gearLists = new MemoryGearLists();
 
   async getNode(nodeId: string): Promise<NodeRecord | undefined> {
     const node = this.nodes.get(nodeId);
-    return node && this.withGearList(node);
+    return node && this.gearLists.attach(node);
   }
 
   async findNodeByInstance(instanceId: string): Promise<NodeRecord | undefined> {
     const node = liveFirst([...(this.instanceIndex.get(instanceId) ?? [])].map((nodeId) => this.nodes.get(nodeId)!));
-    return node && this.withGearList(node);
+    return node && this.gearLists.attach(node);
   }
 
   async listNodes(pool: PoolId): Promise<NodeRecord[]> {
@@ -101,7 +101,7 @@ export class InMemoryStateStore implements StateStore {
     const existing = this.nodes.get(node.nodeId);
     if (existing) throw new ConflictError(`node ${node.nodeId} exists`, copy(existing));
     const record: NodeRecord = { ...copy(node), version: 1, stateChangedAt: now.toISOString() };
-    if (node.stats) record.stats = this.keepGearList(node.nodeId, node.stats);
+    if (node.stats) record.stats = this.gearLists.keep(node.nodeId, node.stats);
     this.putNode(record);
     const members = this.poolIndex.get(node.pool) ?? new Set<string>();
     members.add(node.nodeId);
@@ -128,7 +128,7 @@ export class InMemoryStateStore implements StateStore {
     // As in DynamoDB: a terminated node leaves its pool's list (sparse index) and its stats item goes.
     if (change.to === 'terminated') {
       delete (next as Partial<NodeRecord>).stats;
-      this.gearLists.delete(nodeId);
+      this.gearLists.drop(nodeId);
       if (this.poolIndex.get(node.pool)?.delete(nodeId)) this.sortedPoolIndex.delete(node.pool);
     }
     this.putNode(next, node);
@@ -147,7 +147,7 @@ export class InMemoryStateStore implements StateStore {
   async putNodeStats(nodeId: string, stats: NodeStats): Promise<StatsWrite> {
     const node = this.requireNode(nodeId);
     if (node.stats && !(node.stats.reportedAt < stats.reportedAt)) return { applied: false, node: copy(node) };
-    this.nodes.set(nodeId, { ...node, stats: this.keepGearList(nodeId, stats, node.stats) });
+    this.nodes.set(nodeId, { ...node, stats: this.gearLists.keep(nodeId, stats, node.stats) });
     return { applied: true, node: copy({ ...node, stats }) };
   }
 
@@ -378,12 +378,7 @@ export class InMemoryStateStore implements StateStore {
   }
 
   async getGearLists(nodeIds: readonly string[]): Promise<Map<string, StoredGearList>> {
-    const found = new Map<string, StoredGearList>();
-    for (const nodeId of nodeIds) {
-      const list = this.gearLists.get(nodeId);
-      if (list) found.set(nodeId, list);
-    }
-    return found;
+    return this.gearLists.read(nodeIds);
   }
 
   async getGearMoves(uuids: readonly string[]): Promise<Map<string, string[]>> {
@@ -419,23 +414,6 @@ export class InMemoryStateStore implements StateStore {
     const ids = this.drainIndex.get(key) ?? new Set<string>();
     ids.add(drain.drainId);
     this.drainIndex.set(key, ids);
-  }
-
-  /**
-   * The stats to keep with the node, their gear list kept apart as DynamoDB keeps it (its own item, written when its
-   * digest changes): a pool's listing carries the list's counts, not the list.
-   */
-  private keepGearList(nodeId: string, stats: NodeStats, held?: NodeStats): NodeStats {
-    if (!stats.gears) return stats;
-    const listed = stats.listed ?? gearListSummary(stats.gears);
-    if (held?.listed?.digest !== listed.digest || !this.gearLists.has(nodeId)) this.gearLists.set(nodeId, Object.freeze({ digest: listed.digest, gears: copy(stats.gears) }));
-    return { ...withoutGearList(stats), listed };
-  }
-
-  /** A node as `getNode` reads it: with the gear list its stats counted. */
-  private withGearList(node: NodeRecord): NodeRecord {
-    const gears = node.stats?.listed ? this.gearLists.get(node.nodeId)?.gears : undefined;
-    return gears ? copy({ ...node, stats: { ...node.stats!, gears } }) : node;
   }
 
   /** Stores a node written over `before`, moving it in the instance index when its instanceId changed. */
