@@ -192,8 +192,8 @@ export class BillMeter {
   /**
    * Request units of one state-store call, as the DynamoDB adapter lays the
    * items out (lib/adapters/dynamodb): node, pool and drain-header items are in
-   * the byPool index (ALL projection: a write costs twice); a node's stats and
-   * a drain's moves are items of their own, in no index.
+   * the byPool index (ALL projection: a write costs twice); a node's stats, its
+   * agent's gear list and a drain's moves are items of their own, in no index.
    */
   private chargeDynamo(method: string, args: readonly unknown[], result: unknown): void {
     const subject = result ?? args[0];
@@ -230,8 +230,8 @@ export class BillMeter {
       }
       case 'createNode': {
         const sizes = this.nodeSizes.of(subject);
-        const stats = (subject as { stats?: StatsLike } | undefined)?.stats;
-        wru = 2 * writeUnits(sizes.node) + (stats ? this.statsWrite(String(args[0] && (args[0] as { nodeId?: unknown }).nodeId), stats) : 0);
+        const created = args[0] as { nodeId?: string; stats?: StatsLike } | undefined;
+        wru = 2 * writeUnits(sizes.node) + (created?.stats ? this.statsWrite(created.nodeId ?? '', created.stats) : 0);
         break;
       }
       case 'getDrain':

@@ -5,8 +5,9 @@
  *
  *   STATS#<pool> / NODE#<nodeId>    (expiresAt: TTL, 30 days after the report)
  *
- * The agent's gear list is an item of its own, read only with one node
- * (`getNode`), written only when its digest changed (`stats.listed`), and
+ * The agent's gear list is an item of its own, read with one node
+ * (`getNode`) or many in batches (`getGearLists`), never with a pool's
+ * listing, written only when its digest changed (`stats.listed`), and
  * gzipped: some 9 KB of JSON a 100-gear node, it made every report and
  * every listing of the pool nine times dearer when it rode with the stats.
  *
