@@ -77,13 +77,6 @@ export class DynamoDbNodeStats {
     );
   }
 
-  /** The node's stored gear list; undefined when there is none. */
-  async readGearList(nodeId: string): Promise<GearInfo[] | undefined> {
-    const result = await this.send(() => this.client.send(new GetCommand({ TableName: this.tableName, Key: gearListKey(nodeId), ConsistentRead: true })));
-    const gz = (result.Item as { gz?: Uint8Array } | undefined)?.gz;
-    return gz ? unpack(gz) : undefined;
-  }
-
   /** The stored gear lists of these nodes with their digests, in batches. */
   async readGearLists(nodeIds: readonly string[]): Promise<Map<string, StoredGearList>> {
     const read = { ConsistentRead: true, ProjectionExpression: '#pk, #gz, #digest', ExpressionAttributeNames: { '#pk': PK, '#gz': 'gz', '#digest': 'digest' } };

@@ -95,7 +95,7 @@ export class DynamoDbStateStore implements StateStore {
     const node = await this.get<NodeRecord>(key.node(nodeId));
     if (!node) return undefined;
     const stats = (await this.stats.read(node.pool, nodeId)) ?? node.stats;
-    const gears = stats?.listed ? await this.stats.readGearList(nodeId) : undefined;
+    const gears = stats?.listed ? (await this.stats.readGearLists([nodeId])).get(nodeId)?.gears : undefined;
     return withStats(node, gears && stats ? { ...stats, gears } : stats);
   }
 
