@@ -5,7 +5,7 @@
  * `serverless print` of a stage whose configuration names every scope (both
  * once per test run: support/packaged-stack.ts).
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -272,17 +272,6 @@ describe('serverless package (offline): operators (policies for people, stack ou
         expect(resourcesOf(statement)).toEqual([{ 'Fn::GetAtt': ['DrainQueue', 'Arn'] }, { 'Fn::GetAtt': ['ScaleQueue', 'Arn'] }]);
       }
       else expect(table).toEqual(expect.arrayContaining(resourcesOf(statement)));
-    }
-  });
-
-  it("lets every function send each command of the state table's adapter (dynalite checks no permission)", () => {
-    const dir = join(ROOT, 'lib/adapters/dynamodb');
-    const commands = [...new Set(readdirSync(dir).flatMap((file) => commandsImportedBy(`lib/adapters/dynamodb/${file}`, '@aws-sdk/lib-dynamodb')))];
-    expect(commands).toEqual(expect.arrayContaining(['BatchGetCommand', 'DeleteCommand', 'GetCommand', 'QueryCommand', 'UpdateCommand']));
-    const ACTIONS: Record<string, string> = { ...DOCUMENT_ACTIONS, DeleteCommand: 'dynamodb:DeleteItem' };
-    for (const name of LANDED) {
-      const actions = statementsOf(FUNCTIONS[name].role).flatMap(actionsOf);
-      for (const command of commands) expect(actions, `${name}: ${command}`).toContain(ACTIONS[command]);
     }
   });
 

@@ -70,7 +70,7 @@ export function run(command: string, args: string[], env: NodeJS.ProcessEnv): Pr
  * bucket, notify topic): `serverless print` resolves serverless.yml with it
  * (no build), for the statements config/dev.yml leaves out.
  */
-const FULL_CONFIG = `
+export const FULL_CONFIG = `
 handler: ec2
 platform: { kind: openshift-broker, brokerInstanceId: i-0b0b0b0b0b0b0b0b0 }
 dns: { hostedZoneId: Z0123456789ABCDEFGHIJ }
@@ -80,10 +80,12 @@ pools:
   - district: d1
     profile: small
     max: 10
+    naming: { base: d1-small }
     template: { imageId: ami-0123456789abcdef0, instanceTypes: [{ name: m5.xlarge, vcpus: 4, memoryGiB: 16 }], subnets: [subnet-0123456789abcdef0], securityGroups: [sg-0123456789abcdef0] }
   - district: d2
     profile: small
     max: 10
+    naming: { base: d2-small }
     template: { launchTemplate: { id: lt-0123456789abcdef0 }, imageId: ami-0123456789abcdef0, instanceTypes: [{ name: m5.xlarge, vcpus: 4, memoryGiB: 16 }], subnets: [subnet-0123456789abcdef0], securityGroups: [sg-0123456789abcdef0], spot: true }
 `;
 
