@@ -74,6 +74,12 @@ export function buildScaleDownSchema() {
      * not make yesterday's quieter evening the outlook (lib/domain/daily-demand.ts).
      */
     followLevelRise: z._default(z.boolean(), true),
+    /**
+     * The kept days are lowered to today's share of them when today stood below each of them at every 10-minute bucket
+     * of the last hour (the highest share there): a load falling a few percent a day is followed, a burst that only
+     * yesterday had is not (lib/domain/daily-demand.ts).
+     */
+    followLevelFall: z._default(z.boolean(), true),
     /** Close the next node to drain to new gears early, so departing gears empty it (lib/domain/attrition.ts). */
     attrition: z._default(z.boolean(), true),
     /**

@@ -11,16 +11,22 @@
  * about that hour, so a burst seen once does not hold a node for a day, while
  * a daily cycle (which recurs) still does.
  *
- * A day is never shifted below its own level (today a little lower than
- * yesterday is noise; tomorrow morning still comes), unless today has stayed
- * more than `LEVEL_SHIFT_MARGIN` below that day at every bucket of the last
- * `LEVEL_SHIFT_MINUTES`: then the level has shifted (a step down, a quiet
- * weekend day) and the day is followed at today's level, scaled by today's
- * share of it rather than lowered by the difference: a quiet day has fewer
- * users at every hour, so its crest falls by more gears than its trough (a
- * weekend at 60 % of Friday, lowered by the night's difference, still
- * expected Friday's crest less 400 gears, 1,500 where 1,150 came, and held
- * Saturday night's nodes for it).
+ * A day is never shifted below its own level for one low sample (today a
+ * little lower than yesterday now is noise; tomorrow morning still comes). If
+ * today has stayed more than `LEVEL_SHIFT_MARGIN` below that day at every
+ * bucket of the last `LEVEL_SHIFT_MINUTES`, the level has shifted (a step
+ * down, a quiet weekend day) and the day is followed at today's level, scaled
+ * by today's share of it rather than lowered by the difference: a quiet day
+ * has fewer users at every hour, so its crest falls by more gears than its
+ * trough (a weekend at 60 % of Friday, lowered by the night's difference,
+ * still expected Friday's crest less 400 gears, 1,500 where 1,150 came, and
+ * held Saturday night's nodes for it). With `fallMinutes`, when today stayed
+ * below every kept day at every bucket of that span, by any margin, the days
+ * are scaled too, by the highest share today held of any of them there (the
+ * least decline seen): a load that falls a few percent a day, followed at
+ * yesterday's level, held a node or two all week above what each day needed.
+ * One bucket at or above a kept day's (noise on a level load, or a day
+ * without yesterday's burst) keeps the days whole.
  *
  * With fewer kept days than `DAYS_KEPT` (a new pool), the days there are are
  * used: one day cannot tell a burst from a cycle, and holding a node for it
@@ -51,7 +57,7 @@ export interface DailyDay {
   daysAgo: number;
   /** Gears added to that day's demand to bring it to today's level (0 after a level shift, which scales instead). */
   shift: number;
-  /** That day's demand is multiplied by this: today's share of it after a level shift, else 1. */
+  /** That day's demand is multiplied by this: today's share of it after a level shift or a fall (`fallMinutes`), else 1. */
   scale: number;
   levelShift: boolean;
 }
@@ -75,14 +81,16 @@ export interface DailyOutlook {
  * above yesterday, and shifting by it alone expected yesterday's evening
  * where today's bigger one was coming.
  */
-export function dailyOutlook(samples: readonly DemandSample[], nowMinute: number, current: number, riseMinutes?: number): DailyOutlook | undefined {
+export function dailyOutlook(samples: readonly DemandSample[], nowMinute: number, current: number, riseMinutes?: number, fallMinutes?: number): DailyOutlook | undefined {
   const days: DailyDay[] = [];
+  const fall = fallMinutes === undefined ? undefined : fallenShare(samples, nowMinute, fallMinutes);
   for (let daysAgo = 1; daysAgo <= DAYS_KEPT; daysAgo++) {
     const then = bucketAt(samples, nowMinute - daysAgo * DAY_MINUTES);
     if (then === undefined) continue;
     const levelShift = stayedBelow(samples, nowMinute, daysAgo * DAY_MINUTES, LEVEL_SHIFT_MINUTES);
     // A level shift means today is below `then` by a margin, so `then` is positive.
     if (levelShift) days.push({ daysAgo, shift: 0, scale: current / then, levelShift });
+    else if (fall !== undefined) days.push({ daysAgo, shift: Math.max(0, current - then * fall), scale: fall, levelShift });
     else {
       const rise = riseMinutes === undefined ? undefined : levelRise(samples, nowMinute, daysAgo * DAY_MINUTES, riseMinutes);
       days.push({ daysAgo, shift: Math.max(0, current - then, rise ?? 0), scale: 1, levelShift });
@@ -129,6 +137,42 @@ export function stayedBelow(samples: readonly DemandSample[], nowMinute: number,
     if (today === undefined || before === undefined || today >= before * (1 - LEVEL_SHIFT_MARGIN)) return false;
   }
   return true;
+}
+
+/**
+ * How far a falling load has fallen: today's share of the kept days when today stayed below every one of them at every
+ * bucket of the last `minutes` (`shareHeld`), the highest of those shares (the closest day); undefined when today did
+ * not stay below one of them. Below yesterday alone is a burst yesterday, not a fall: the day before, without it,
+ * keeps every day whole.
+ */
+export function fallenShare(samples: readonly DemandSample[], nowMinute: number, minutes: number): number | undefined {
+  let share: number | undefined;
+  for (let daysAgo = 1; daysAgo <= DAYS_KEPT; daysAgo++) {
+    if (bucketAt(samples, nowMinute - daysAgo * DAY_MINUTES) === undefined) continue;
+    const held = shareHeld(samples, nowMinute, daysAgo * DAY_MINUTES, minutes);
+    if (held === undefined) return undefined;
+    share = Math.max(share ?? 0, held);
+  }
+  return share;
+}
+
+/**
+ * Today's share of the day `ago` minutes earlier when today stayed below it at every complete bucket of the last
+ * `minutes` (each known on both sides): the highest share of those buckets, the least decline seen; else undefined.
+ */
+export function shareHeld(samples: readonly DemandSample[], nowMinute: number, ago: number, minutes: number): number | undefined {
+  const lastBucket = nowMinute - mod(nowMinute, BUCKET_MINUTES) - BUCKET_MINUTES;
+  const buckets = Math.floor(minutes / BUCKET_MINUTES);
+  if (buckets < 1) return undefined;
+  let highest = 0;
+  for (let i = 0; i < buckets; i++) {
+    const start = lastBucket - i * BUCKET_MINUTES;
+    const today = highestOfBucket(samples, start);
+    const before = highestOfBucket(samples, start - ago);
+    if (today === undefined || before === undefined || today >= before) return undefined;
+    highest = Math.max(highest, today / before);
+  }
+  return highest;
 }
 
 /**

@@ -128,9 +128,26 @@ export interface KeptDays {
   outlook: DailyOutlook | undefined;
 }
 
-/** The kept days as `drainPayoff` reads them for `config`: with `followLevelRise`, raised by today's level over the last hour, not only its newest sample, as the scale-up's forecast reads them. */
-export function keptDaysFor(history: readonly DemandSample[] | undefined, now: Date, confident: number, config: Pick<PayoffConfig, 'followLevelRise'>): KeptDays {
-  return { outlook: dailyOutlook(history ?? [], epochMinute(now), confident, config.followLevelRise ? LEVEL_RISE_MINUTES : undefined) };
+/**
+ * The kept days as `drainPayoff` reads them for `config`: with `followLevelRise`, raised by today's level over the last
+ * hour, not only its newest sample, as the scale-up's forecast reads them; with `followLevelFall`, lowered to today's
+ * share of them when today stood below them all that hour.
+ */
+export function keptDaysFor(
+  history: readonly DemandSample[] | undefined,
+  now: Date,
+  confident: number,
+  config: Pick<PayoffConfig, 'followLevelRise'> & Partial<Pick<PayoffConfig, 'followLevelFall'>>,
+): KeptDays {
+  return {
+    outlook: dailyOutlook(
+      history ?? [],
+      epochMinute(now),
+      confident,
+      config.followLevelRise ? LEVEL_RISE_MINUTES : undefined,
+      config.followLevelFall ? LEVEL_RISE_MINUTES : undefined,
+    ),
+  };
 }
 
 /** What the pool holds without the node while demand stands at `gears`: with `limitAt`, what that level keeps, never less than `limit`. */
@@ -243,6 +260,8 @@ export interface PayoffInput {
 /** How long the node stays unneeded, the hours its drain saves, and the refusal these levels give whatever the node. */
 export interface LevelOutlook {
   unneeded: Unneeded;
+  /** What the unneeded time was read from, as the decision log words it. */
+  source: string;
   hours: number;
   /** Needed now, or again within the horizon: refused before its moves are priced. */
   refusal?: { reason: string; pending: boolean };
@@ -255,18 +274,25 @@ export function levelOutlook(input: Omit<PayoffInput, 'stats' | 'outlook'>): Lev
   const unneeded = unneededFor(input.history, now, input.confident, input.limit, config.lookahead, input.limitAt, keptDays);
   const hours = savingHours(input.history, now, input.confident, input.rebuy ?? input.limit, config.lookahead, unneeded, keptDays);
   const limitNow = heldAtLevel(input.limit, input.limitAt, input.confident);
+  const source = sourceText(unneeded, keptDays);
   if (input.confident >= limitNow) {
     const setBy = limitNow > input.limit ? 'with the headroom kept above that level' : input.limitSetBy;
-    return { unneeded, hours, refusal: { reason: `needed now: recent demand ${Math.round(input.confident)} gears >= the ${Math.round(limitNow)} the pool holds without it${setBy ? ` (${setBy})` : ''}`, pending: false } };
+    return { unneeded, source, hours, refusal: { reason: `needed now: recent demand ${Math.round(input.confident)} gears >= the ${Math.round(limitNow)} the pool holds without it${setBy ? ` (${setBy})` : ''}`, pending: false } };
   }
   // On recent demand alone the node's own quiet time is the only evidence: a shorter wait than the forecast's horizon.
   const horizon = unneeded.basis === 'recent' ? Math.min(config.recentHorizon, config.horizon) : config.horizon;
   if (unneeded.hours * HOUR_MS < horizon) {
-    const source = unneeded.basis === 'yesterday' ? "yesterday's demand" : 'recent demand';
     const when = unneeded.neededAt ? `needed again in ${formatDuration(Math.round(unneeded.hours * 60) * MINUTE_MS)} (${source} reaches ${Math.round(unneeded.reaches ?? input.limit)} gears)` : `unneeded for only ${formatDuration(Math.round(unneeded.hours * 60) * MINUTE_MS)} so far (${source})`;
-    return { unneeded, hours, refusal: { reason: `${when}, within the ${formatDuration(horizon)} horizon`, pending: unneeded.neededAt === undefined } };
+    return { unneeded, source, hours, refusal: { reason: `${when}, within the ${formatDuration(horizon)} horizon`, pending: unneeded.neededAt === undefined } };
   }
-  return { unneeded, hours };
+  return { unneeded, source, hours };
+}
+
+/** "yesterday's demand", with the share it was followed at when today ran below it (a fall or a level shift). */
+function sourceText(unneeded: Unneeded, keptDays: KeptDays): string {
+  if (unneeded.basis !== 'yesterday') return 'recent demand';
+  const scale = keptDays.outlook?.days[0]?.scale ?? 1;
+  return scale < 1 ? `yesterday's demand at today's ${Math.round(scale * 100)} % of it` : "yesterday's demand";
 }
 
 export type PayoffVerdict =
@@ -277,13 +303,12 @@ export type PayoffVerdict =
 /** Whether draining the node pays, with the sentence that says why (or why not). */
 export function drainPayoff(input: PayoffInput): PayoffVerdict {
   const { config, now } = input;
-  const { unneeded, hours, refusal } = input.outlook ?? levelOutlook(input);
+  const { unneeded, source, hours, refusal } = input.outlook ?? levelOutlook(input);
   const cost = moveCost(input.stats, config.moveCost);
   if (refusal) return { pays: false, ...refusal, unneeded, cost };
   const saving = hours * config.nodeHourPrice;
   // Worded only for the verdicts that name it: most candidates of a big pool are refused before.
   const costText = () => `${money(cost.dollars)} for ${costParts(cost)}`;
-  const source = unneeded.basis === 'yesterday' ? "yesterday's demand" : 'recent demand';
   // Rises that recur, but not daily (bursts hours apart, noise at a node boundary): the pool's own spells below the
   // level at which the node is bought back say it is needed again within the horizon. Needed, so not closed for
   // attrition (closing it as well gave no fewer moves on held-out shapes, and more node-hours). An empty node owes no move;

@@ -101,6 +101,7 @@ describe('defaults', () => {
         recentReturns: true,
         recentDips: true,
         followLevelRise: true,
+        followLevelFall: true,
         attrition: true,
         attritionReserve: 1,
       },

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { dailyOutlook, LEVEL_SHIFT_MINUTES, stayedBelow } from '../../lib/domain/daily-demand.js';
+import { dailyOutlook, fallenShare, LEVEL_SHIFT_MINUTES, shareHeld, stayedBelow } from '../../lib/domain/daily-demand.js';
 import { epochMinute, recordDemand } from '../../lib/domain/forecast.js';
 import type { DemandSample } from '../../lib/domain/model.js';
 import { NOW } from '../support/builders.js';
@@ -76,6 +76,51 @@ describe('dailyOutlook with riseMinutes: the kept days raised to today level ove
     const h = recorded(-2 * DAY - 3 * 60, (m) => (m > -4 ? newest : m > -hours * 60 ? today : 1000));
     expect(dailyOutlook(h, nowMinute, newest)!.at(60)).toBe(without);
     expect(dailyOutlook(h, nowMinute, newest, 60)!.at(60)).toBe(within);
+  });
+});
+
+describe('dailyOutlook with fallMinutes: a day today stayed below all that span followed at today\'s share of it', () => {
+  // The kept days: 1,000 gears, 1,200 from two hours ahead on (a crest). Today differs over its last `hours`.
+  const crest = (m: number) => (((m % DAY) + DAY) % DAY >= 2 * 60 && ((m % DAY) + DAY) % DAY < 6 * 60 ? 1200 : 1000);
+  const history = (today: (m: number) => number, hours = 3) => recorded(-2 * DAY - 3 * 60, (m) => (m > -hours * 60 ? today(m) : crest(m)));
+
+  it('follows a load falling a few percent a day: the crest expected at the share today held, the least decline of the hour', () => {
+    // Today 5 to 8 % below the kept days at every bucket (in turn, bucket by bucket), well within LEVEL_SHIFT_MARGIN.
+    const h = history((m) => (Math.floor(m / 10) % 2 === 0 ? 950 : 920));
+    const outlook = dailyOutlook(h, nowMinute, 950, 60, 60)!;
+    expect(outlook.days.map((d) => [d.daysAgo, d.scale, d.levelShift])).toEqual([
+      [1, 0.95, false],
+      [2, 0.95, false],
+    ]);
+    expect(outlook.at(3 * 60)).toBe(1140); // 0.95 x the crest's 1,200
+    // Without fallMinutes the crest is expected whole, as yesterday had it.
+    expect(dailyOutlook(h, nowMinute, 950, 60)!.at(3 * 60)).toBe(1200);
+  });
+
+  it('keeps the day whole when one bucket of the hour stood at or above it (noise on a level load)', () => {
+    const h = history((m) => (m > -25 && m <= -15 ? 1000 : 930));
+    expect(shareHeld(h, nowMinute, DAY, 60)).toBeUndefined();
+    expect(dailyOutlook(h, nowMinute, 930, 60, 60)!.at(3 * 60)).toBe(1200);
+  });
+
+  it('keeps the days whole when today is below yesterday only: a burst yesterday, which the day before did not have', () => {
+    // Yesterday's burst (1,500) covered the last hour and the next one; the day before and today run at the kept level.
+    const h = recorded(-2 * DAY - 3 * 60, (m) => (m > -DAY - 60 && m <= -DAY + 60 ? 1500 : crest(m)));
+    expect(shareHeld(h, nowMinute, DAY, 60)).toBeCloseTo(1000 / 1500);
+    expect(fallenShare(h, nowMinute, 60)).toBeUndefined();
+    expect(dailyOutlook(h, nowMinute, 1000, 60, 60)!.at(3 * 60)).toBe(1200);
+  });
+
+  it('never expects less than today\'s demand now', () => {
+    const h = history(() => 900);
+    const outlook = dailyOutlook(h, nowMinute, 990, 60, 60)!;
+    expect(outlook.days[0]!.scale).toBe(0.9);
+    expect(outlook.at(30)).toBe(990); // 0.9 x 1,000 shifted up to today's 990
+  });
+
+  it('reads a span only where both days have buckets', () => {
+    expect(shareHeld(recorded(-3 * 60, () => 900), nowMinute, DAY, 60)).toBeUndefined();
+    expect(shareHeld(history(() => 900), nowMinute, DAY, 5)).toBeUndefined(); // shorter than a bucket
   });
 });
 

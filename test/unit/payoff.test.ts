@@ -149,6 +149,21 @@ describe('drainPayoff', () => {
     expect(instant.unneeded.neededAt?.toISOString()).toBe('2026-01-07T14:40:00.000Z');
   });
 
+  it('a load falling a few percent a day is followed at today\'s share of yesterday, not held at yesterday\'s level (followLevelFall)', () => {
+    // A crest of 1,780 gears 19:00-23:00 on 1,500, the whole load 6 % lower each day: yesterday's crest stood at 1,883.
+    const now = new Date('2026-01-06T17:00:00Z');
+    const cycle = (m: number) => (new Date(now.getTime() + m * MIN).getUTCHours() >= 19 && new Date(now.getTime() + m * MIN).getUTCHours() < 23 ? 1780 : 1500);
+    const h = history(now, (m) => Math.round(cycle(m) * 0.94 ** (m / (24 * 60))));
+    const input = { history: h, now, confident: 1500, limit, stats: { activeGears: 20, idleGears: 20 } };
+    const held = drainPayoff({ ...input, config: { ...payoff, followLevelFall: false } });
+    expect(held.pays).toBe(false);
+    if (!held.pays) expect(held.reason).toMatch(/^needed again in 1h\d+m \(yesterday's demand reaches 1800 gears\), within the 4h horizon$/);
+    const followed = drainPayoff({ ...input, config: { ...payoff, followLevelFall: true } });
+    expect(followed.pays).toBe(true);
+    // Today's crest, 6 % below yesterday's 1,883, stays under the 1,800 the pool holds without the node.
+    if (followed.pays) expect(followed.text).toMatch(/^pays: \d+\.\dh unneeded \(yesterday's demand at today's 94 % of it\) saves /);
+  });
+
   it('without a day of history, the node is expected to stay unneeded as long as it has been', () => {
     const now = new Date('2026-01-06T12:00:00Z');
     const h: DemandSample[] = [];
