@@ -127,16 +127,7 @@ export function dailyOutlook(samples: readonly DemandSample[], nowMinute: number
  * them known on both sides).
  */
 export function stayedBelow(samples: readonly DemandSample[], nowMinute: number, ago: number, minutes: number): boolean {
-  const lastBucket = nowMinute - mod(nowMinute, BUCKET_MINUTES) - BUCKET_MINUTES; // the newest complete bucket
-  const buckets = Math.floor(minutes / BUCKET_MINUTES);
-  if (buckets < 1) return false;
-  for (let i = 0; i < buckets; i++) {
-    const start = lastBucket - i * BUCKET_MINUTES;
-    const today = highestOfBucket(samples, start);
-    const before = highestOfBucket(samples, start - ago);
-    if (today === undefined || before === undefined || today >= before * (1 - LEVEL_SHIFT_MARGIN)) return false;
-  }
-  return true;
+  return (shareHeld(samples, nowMinute, ago, minutes) ?? 1) < 1 - LEVEL_SHIFT_MARGIN;
 }
 
 /**

@@ -80,6 +80,7 @@ describe('the roles against the bundles (a stage that uses every adapter)', () =
     expect(actionOf('client-sqs', 'SendMessageBatchCommand')).toBe('sqs:SendMessage');
     expect(actionOf('client-sts', 'GetCallerIdentityCommand')).toBeNull();
     expect(() => actionOf('client-kms', 'DecryptCommand')).toThrow('client-kms');
+    expect(() => actionOf('lib-dynamodb', 'TransactWriteCommand')).toThrow('lib-dynamodb/TransactWriteCommand');
     expect(commandsImported("import {\n  GetCommand,\n  type GetCommandInput,\n  PutCommand,\n} from '@aws-sdk/lib-dynamodb';")).toEqual([
       ['lib-dynamodb', 'GetCommand'],
       ['lib-dynamodb', 'PutCommand'],

@@ -20,8 +20,8 @@ const ACTION_OF: Record<string, string | null> = {
   'lib-dynamodb/DeleteCommand': 'dynamodb:DeleteItem',
   'lib-dynamodb/GetCommand': 'dynamodb:GetItem',
   'lib-dynamodb/PutCommand': 'dynamodb:PutItem',
-  'lib-dynamodb/TransactGetCommand': 'dynamodb:GetItem',
-  'lib-dynamodb/TransactWriteCommand': 'dynamodb:PutItem',
+  'lib-dynamodb/QueryCommand': 'dynamodb:Query',
+  'lib-dynamodb/ScanCommand': 'dynamodb:Scan',
   'lib-dynamodb/UpdateCommand': 'dynamodb:UpdateItem',
   'client-sqs/SendMessageBatchCommand': 'sqs:SendMessage',
   'client-sqs/DeleteMessageBatchCommand': 'sqs:DeleteMessage',
@@ -33,6 +33,8 @@ const ACTION_OF: Record<string, string | null> = {
 export function actionOf(pkg: string, command: string): string | null {
   const key = `${pkg}/${command}`;
   if (key in ACTION_OF) return ACTION_OF[key]!;
+  // The document client's names are not DynamoDB's (Get is GetItem; a transaction needs each item action it holds).
+  if (pkg === 'lib-dynamodb') throw new Error(`no IAM action known for ${key}: add it to ACTION_OF`);
   const service = SERVICE[pkg];
   if (!service) throw new Error(`no IAM service known for @aws-sdk/${pkg}`);
   return `${service}:${command.replace(/Command$/, '')}`;
