@@ -38,14 +38,24 @@ interface SpecTypeDefinition {
   properties: Record<string, SpecProperty>;
 }
 
+/** An event AWS services send to EventBridge, from the schema registry (`source|detail-type`). */
+export interface SpecEvent {
+  source: string;
+  detailType: string;
+  rootProperty: { $ref: string };
+}
+
 export interface CloudFormationSpec {
   resources: Map<string, SpecResource>;
   types: Map<string, SpecTypeDefinition>;
+  /** The events by `source|detail-type`, and the type definitions of their `detail`. */
+  events: Map<string, SpecEvent>;
+  eventTypes: Map<string, SpecTypeDefinition>;
 }
 
 let loaded: CloudFormationSpec | undefined;
 
-/** The resource schemas, read once per process (some 15 MB of JSON). */
+/** The resource schemas and the events' schemas, read once per process (some 15 MB of JSON). */
 export function cloudFormationSpec(): CloudFormationSpec {
   if (loaded) return loaded;
   const require = createRequire(import.meta.url);
@@ -53,7 +63,9 @@ export function cloudFormationSpec(): CloudFormationSpec {
   const db = JSON.parse(gunzipSync(readFileSync(file)).toString('utf8')) as { schema: Record<string, { entities: Json[] }> };
   const resources = new Map<string, SpecResource>(db.schema.resource!.entities.map((entity: SpecResource) => [entity.cloudFormationType, entity]));
   const types = new Map<string, SpecTypeDefinition>(db.schema.typeDefinition!.entities.map((entity: SpecTypeDefinition) => [entity.$id, entity]));
-  loaded = { resources, types };
+  const events = new Map<string, SpecEvent>(db.schema.event!.entities.map((entity: SpecEvent) => [`${entity.source}|${entity.detailType}`, entity]));
+  const eventTypes = new Map<string, SpecTypeDefinition>(db.schema.eventTypeDefinition!.entities.map((entity: SpecTypeDefinition) => [entity.$id, entity]));
+  loaded = { resources, types, events, eventTypes };
   return loaded;
 }
 
