@@ -80,8 +80,9 @@ function pieces(pattern: string, wildcard: RegExp, runOf: (wildcard: string) => 
 const takes = (piece: Piece, char: string) => 'char' in piece ? piece.char === char : piece.run === 'any' || char !== ':';
 
 /**
- * Whether some ARN matches both a statement's resource (IAM's `*` and `?`
- * match any run of characters) and a resource type's format (partition,
+ * Whether some ARN matches both a statement's resource (IAM's `*` matches
+ * any run of characters; its `?`, one, is taken as a run too: the check errs
+ * toward a match) and a resource type's format (partition,
  * region and account within their fields, an identifier any run): the two
  * patterns' languages intersect.
  */
@@ -177,9 +178,12 @@ export async function iamProblems(statements: Located[], resources: Record<strin
         for (const arn of meeting) used.add(arn);
         for (const key of unknownKeys(keysFor(type))) problems.push(`${where}: ${action} on its ${type.name} is never requested with condition key ${key}: the grant never applies to it`);
       }
-      if (matched) covered.set(grant, types);
-      else eachActionTouches = false;
-      if (!matched) problems.push(`${where}: ${action} touches no resource like ${arns.join(', ')} (its resource types: ${details.resourceTypes.map((type) => type.name).join(', ')})`);
+      if (matched) {
+        covered.set(grant, types);
+      } else {
+        eachActionTouches = false;
+        problems.push(`${where}: ${action} touches no resource like ${arns.join(', ')} (its resource types: ${details.resourceTypes.map((type) => type.name).join(', ')})`);
+      }
     }
     // An ARN no action touches is dead weight, or a sign the statement meant another action.
     if (eachActionTouches) for (const arn of arns.filter((arn) => !used.has(arn))) problems.push(`${where}: no action of the statement touches ${arn}`);
