@@ -193,7 +193,7 @@ export function flatten(statements: Json[]): Json[] {
 }
 
 /** A template condition's value, or undefined where it rests on something unresolved (a parameter). */
-export function conditionValue(condition: Json, conditions: Record<string, Json>): boolean | undefined {
+function conditionValue(condition: Json, conditions: Record<string, Json>): boolean | undefined {
   if (typeof condition === 'boolean') return condition;
   if (condition?.Condition) return conditionValue(conditions[condition.Condition], conditions);
   const [operator, args] = Object.entries(condition ?? {})[0] ?? [];
