@@ -165,6 +165,10 @@ describe('serverless package (offline): least-privilege IAM', () => {
     expect(new Set(commands)).toEqual(new Set(['set', 'export', 'case', 'oo-admin-ctl-district', 'printf', 'grep', 'tail', 'cut', 'exit', 'oo-admin-move', 'if', 'then', 'else', 'fi', 'oo-ruby']));
     // Parameters reach the tools quoted, as single words.
     for (const name of Object.keys(parameters)) if (name !== 'executionTimeout') expect(script).toContain(`'{{ ${name} }}'`);
+    // And the script names no parameter the document does not declare: SSM refuses such a document at deploy (InvalidDocumentContent).
+    const named = [...JSON.stringify(mainSteps).matchAll(/\{\{\s*(\w+)\s*\}\}/g)].map((match) => match[1]);
+    expect(named.length).toBeGreaterThan(5);
+    expect(named.filter((name) => !(name! in parameters))).toEqual([]);
   });
 
   it('terminates and deletes only resources tagged for this stage, and launches only with the stage tag', () => {
