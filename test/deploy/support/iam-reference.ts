@@ -196,3 +196,47 @@ export async function iamProblems(statements: Located[], resources: Record<strin
   }
   return problems;
 }
+
+/**
+ * Who may assume each role. A trust policy is the one policy of a role that
+ * IAM reads for the caller rather than for the call: a wrong principal there
+ * hands every grant of the role to someone else, and IAM deploys it as long as
+ * it parses. Each role of the stack is assumed by Lambda alone, through
+ * sts:AssumeRole, and serves at least one function of `functions` (the
+ * packaged template: a stage's printed resources leave out the functions).
+ */
+export async function trustProblems(resources: Record<string, Resource>, functions: Record<string, Resource> = resources): Promise<string[]> {
+  const problems: string[] = [];
+  const runAs = new Set(
+    Object.values(functions)
+      .filter((resource) => resource.Type === 'AWS::Lambda::Function')
+      .map((resource) => resource.Properties.Role?.['Fn::GetAtt']?.[0]),
+  );
+  for (const [id, resource] of Object.entries(resources)) {
+    if (resource.Type !== 'AWS::IAM::Role') continue;
+    const document = resource.Properties.AssumeRolePolicyDocument ?? {};
+    if (document.Version !== '2012-10-17') problems.push(`${id}: trust policy Version ${JSON.stringify(document.Version)}, not "2012-10-17"`);
+    const statements = [document.Statement ?? []].flat() as Json[];
+    if (statements.length === 0) problems.push(`${id}: trust policy has no statement: nothing may assume the role`);
+    for (const [index, statement] of statements.entries()) {
+      const where = `${id}/trust/${statement.Sid ?? index}`;
+      for (const field of ['Resource', 'NotResource', 'NotPrincipal', 'NotAction']) {
+        if (statement[field] !== undefined) problems.push(`${where}: a trust policy takes no ${field} (IAM refuses it as MalformedPolicyDocument, or it widens who may assume)`);
+      }
+      if (statement.Effect !== 'Allow') continue;
+      const principal = statement.Principal ?? {};
+      const kinds = principal === '*' ? ['*'] : Object.keys(principal);
+      const services = [principal.Service ?? []].flat();
+      if (kinds.join() !== 'Service' || services.join() !== 'lambda.amazonaws.com') {
+        problems.push(`${where}: lets ${JSON.stringify(principal)} assume the role, where only lambda.amazonaws.com should`);
+      }
+      for (const action of [statement.Action ?? []].flat() as string[]) {
+        const [service, name] = action.split(':') as [string, string];
+        if (action !== 'sts:AssumeRole') problems.push(`${where}: trusts ${action}, where Lambda needs only sts:AssumeRole`);
+        else if (!(await iamActionExists(service, name))) problems.push(`${where}: IAM knows no action ${action}`);
+      }
+    }
+    if (!runAs.has(id)) problems.push(`${id}: no function runs as this role`);
+  }
+  return problems;
+}
