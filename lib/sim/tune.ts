@@ -3,7 +3,7 @@ import { parseConfig } from '../config/index.js';
 import { ValidationError } from '../errors.js';
 import { baselineKeyParts, floorDemand, runBaselines, type BaselineCache, type BaselineReplay } from './baseline-cache.js';
 import { runNodescaler, simulationConfig, type ReplayOptions } from './replay.js';
-import { floorForResults, type ReactiveFloor } from './floor.js';
+import { count, floorForResults, type ReactiveFloor } from './floor.js';
 import type { PolicyResult } from './results.js';
 import { formatTable, goalChecks } from './summary.js';
 import type { Trace } from './trace.js';
@@ -81,7 +81,7 @@ export function scoreTrace(trace: string, results: PolicyResult[], floor?: React
   if (!ours || !clairvoyant) throw new Error(`scoreTrace ${trace}: needs nodescaler's and clairvoyant-4h's results`);
   const checks = goalChecks(results, floor) ?? [];
   return {
-    ...(floor ? { infeasible: checks.filter((c) => c.infeasible).length, reachable: checks.filter((c) => !c.met && !c.infeasible).map((c) => c.text) } : {}),
+    ...(floor ? { infeasible: checks.filter((c) => c.infeasible).length, reachable: checks.filter((c) => !c.met && !c.infeasible).map((c) => `${c.text}${missCause(c.name, ours)}`) } : {}),
     trace,
     nodeHours: ours.nodeHours,
     gearMoves: ours.gearMoves,
@@ -92,6 +92,19 @@ export function scoreTrace(trace: string, results: PolicyResult[], floor?: React
     of: checks.length,
     missed: checks.filter((c) => !c.met).map((c) => c.name),
   };
+}
+
+/**
+ * What the replay measured of a reachable miss's cause, where it has a measure: the moves of drains the pool bought
+ * back within 4 hours (move-causes.ts), the waiting that closed nodes' free slots could have held. Each session sorted
+ * its unseen seeds' misses by these figures, one `heldout --only` run per shape.
+ */
+function missCause(check: string, ours: PolicyResult): string {
+  const causes = ours.moveCauses;
+  if (check === 'moves' && causes && causes.total > 0) return ` (${count(causes.boughtBack)} of ${count(causes.total)} in drains bought back within 4 h)`;
+  const besideClosed = Math.round(ours.waitingBesideClosedGearMinutes ?? 0);
+  if ((check === 'cluster-autoscaler waiting' || check === 'unplaced') && besideClosed > 0) return ` (${count(besideClosed)} gear-min beside closed nodes' free slots)`;
+  return '';
 }
 
 const ratio = (value: number, reference: number) => (reference > 0 ? value / reference : value === 0 ? 0 : Infinity);

@@ -6,7 +6,9 @@ import { describe, expect, it } from 'vitest';
 import { BaselineCache } from '../../lib/sim/baseline-cache.js';
 import { syntheticTrace } from '../../lib/sim/synthetic.js';
 import { checkVariants, formatAgainst, formatRanking, formatReachable, formatVariant, mergeOverrides, parseVariants, rankVariants, scoreTrace, scoreVariant, tuneSuite, type TraceScore } from '../../lib/sim/tune.js';
-import { policyResult } from '../support/builders.js';
+import type { ReactiveFloor } from '../../lib/sim/floor.js';
+import { emptyMoveCauses } from '../../lib/sim/move-causes.js';
+import { policyResult, reactiveRun } from '../support/builders.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const REPLAY = { gearsPerNode: 100, bootDelaySeconds: 120, seed: 42 };
@@ -102,6 +104,31 @@ describe('against the defaults', () => {
       'same against defaults: the same checks met on every trace',
     ]);
     expect(formatAgainst([traded], 'defaults')).toEqual([]);
+  });
+
+  it('says what the replay measured of a reachable miss: moves bought back, waiting beside closed nodes', () => {
+    const results = [
+      policyResult('nodescaler', {
+        nodeHours: 100,
+        gearMoves: 4505,
+        unplacedShare: 0,
+        unplacedGearMinutes: 2846,
+        waitingBesideClosedGearMinutes: 717.4,
+        moveCauses: { ...emptyMoveCauses(), total: 4505, boughtBack: 1969 },
+      }),
+      policyResult('clairvoyant-4h', { nodeHours: 100, gearMoves: 2334 }),
+      policyResult('karpenter', { nodeHours: 90, gearMoves: 90_000 }),
+      policyResult('cluster-autoscaler', { nodeHours: 120, gearMoves: 10, unplacedGearMinutes: 540 }),
+    ];
+    const anyRule = reactiveRun({ nodeHours: 90 });
+    const floor: ReactiveFloor = { bootDelaySeconds: 120, nodeHoursLine: 105, floor: anyRule, forUnplacedGoal: anyRule, forClusterAutoscaler: anyRule, waitingNothing: anyRule };
+    expect(scoreTrace('u18-5', results, floor).reachable).toEqual([
+      'gear moves 1.93 x clairvoyant-4h <= 1.5 (1,969 of 4,505 in drains bought back within 4 h)',
+      "waiting gear-min <= cluster-autoscaler's (2846 vs 540) (717 gear-min beside closed nodes' free slots)",
+    ]);
+    // Without a measure, the goal line's words alone.
+    const plain = results.map((r) => (r.policy === 'nodescaler' ? { ...r, moveCauses: undefined, waitingBesideClosedGearMinutes: 0 } : r));
+    expect(scoreTrace('u18-5', plain, floor).reachable).toEqual(['gear moves 1.93 x clairvoyant-4h <= 1.5', "waiting gear-min <= cluster-autoscaler's (2846 vs 540)"]);
   });
 
   it('scores each missed check by its name, the same on every trace', () => {
