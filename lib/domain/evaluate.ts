@@ -28,7 +28,8 @@ import { callOffText, drainsToCallOff, nodesToBuy } from './call-off.js';
 import type { PoolDecision, PoolEvaluation, PoolEvaluationInput, PoolUtilization, RejectedCandidate } from './decision.js';
 import { formatDuration } from './duration.js';
 import { failureBackoff } from './failure-backoff.js';
-import { forecastDemand, recordDemand, type Forecast } from './forecast.js';
+import { forecastDemand, type Forecast } from './forecast.js';
+import { recordMinutes } from './settled-demand.js';
 import { withAttrition } from './attrition.js';
 import { withRenewal } from './renewal.js';
 import { payoffGate } from './payoff-gate.js';
@@ -92,10 +93,7 @@ function decide(input: PoolEvaluationInput, u: PoolUtilization, gearsPerNode: nu
   // A node registered active that has not reported yet holds gears nobody counted: a sample now would be low, and the
   // next ones (as it reports) a rise that never happened, which the trend, the headroom and the drains would all believe.
   const unreported = unreportedNodes(nodes, nowMs, config.statsMaxAge);
-  const demandHistory =
-    unreported > 0
-      ? [...(pool.demandHistory ?? [])]
-      : recordDemand(pool.demandHistory, now, u.demand, { window: forecastConfig.window, keepDaily: forecastConfig.dailySeasonality });
+  const demandHistory = unreported > 0 ? [...(pool.demandHistory ?? [])] : recordMinutes(pool.demandHistory, nodes, now, u.demand, { window: forecastConfig.window, keepDaily: forecastConfig.dailySeasonality });
   const high = u.utilization >= scaleUp.threshold;
   const low = u.utilization <= scaleDown.utilizationThreshold;
   const highSince = high ? sinceOrNow(pool.highSince, nowMs, nowIso) : undefined;

@@ -64,6 +64,18 @@ export interface NodeStats {
   memory?: number;
   /** ISO time the node measured these figures; the order of stats is decided by this, never by arrival. */
   reportedAt: string;
+  /**
+   * The node's report before these, kept by the store (never taken from a message): a pool's reports of one minute
+   * reach the evaluator over several batches, so the minute before is read whole from each node's report of it
+   * (settled-demand.ts), not from whichever reports had arrived when it evaluated.
+   */
+  prior?: PriorReport;
+}
+
+/** A node's previous report: its gear count and when it measured it. */
+export interface PriorReport {
+  activeGears: number;
+  reportedAt: string;
 }
 
 export interface GearListSummary {

@@ -32,6 +32,12 @@ export function statsToStore(report: StatsReport): NodeStats {
   return stats;
 }
 
+/** `stats` as the store keeps them: with `held` (the report they replace) as their prior, never a prior they came with. */
+export function withPrior(stats: NodeStats, held: NodeStats | undefined): NodeStats {
+  const { prior: _prior, ...reported } = stats;
+  return held ? { ...reported, prior: { activeGears: held.activeGears, reportedAt: held.reportedAt } } : reported;
+}
+
 /** The counts and digest of a gear list, kept where the list itself is not (`NodeStats.listed`). */
 export function gearListSummary(gears: readonly GearInfo[]): GearListSummary {
   const digest = createHash('sha256').update(JSON.stringify(gears)).digest('base64url').slice(0, 22);

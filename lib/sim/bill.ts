@@ -429,9 +429,16 @@ export function drainBytes(drain: unknown): number {
   return headerBytes + comma + '"moves":'.length + movesBytes + 100;
 }
 
-/** `itemBytes({ stats })`, from the stats' own (cached when frozen) JSON: `{"stats":` and `}` are 10 bytes. */
+/** The prior report kept beside the stats (`"priorGears":NNN,"priorAt":"<24-character ISO time>",`). */
+const PRIOR_BYTES = 50;
+
+/**
+ * `itemBytes({ stats })`, from the stats' own (cached when frozen) JSON: `{"stats":` and `}` are 10 bytes; its prior
+ * beside them (in the JSON already when the stats were read, which carry it).
+ */
 function statsItemBytes(stats: unknown): number {
-  return jsonBytes(stats) + 10 + 100;
+  const prior = (stats as { prior?: unknown } | null)?.prior === undefined ? PRIOR_BYTES : 0;
+  return jsonBytes(stats) + 10 + prior + 100;
 }
 
 function hasPool(item: unknown): boolean {

@@ -31,6 +31,8 @@ export interface NodeOptions {
   max?: number;
   /** How long ago the stats were reported, in minutes (default: fresh, 0). */
   reportedMinutesAgo?: number;
+  /** The report before them, as the store keeps it: its gears and how many minutes ago it was measured. */
+  prior?: { gears: number; minutesAgo: number };
   createdMinutesAgo?: number;
   protected?: boolean;
   pool?: string;
@@ -67,6 +69,7 @@ export function node(nodeId: string, options: NodeOptions = {}): NodeRecord {
       maxActiveGears: options.max ?? 100,
       reportedAt: minutesAgo(options.reportedMinutesAgo ?? 0),
     };
+    if (options.prior) record.stats.prior = { activeGears: options.prior.gears, reportedAt: minutesAgo(options.prior.minutesAgo) };
   }
   return record;
 }

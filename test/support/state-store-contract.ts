@@ -193,7 +193,7 @@ export function stateStoreContract(name: string, harness: StoreHarness): void {
         const listed = [{ uuid: 'g1', app: 'shop', size: 'small' }, { uuid: 'g2', app: 'shop', size: 'small', disruptive: true, doNotMove: true }, { uuid: 'g3', app: 'blog', size: 'small', idle: true }];
         const newer = await store.putNodeStats(node.nodeId, { ...stats(at(120), 12), gears: listed });
         expect(newer.applied).toBe(true);
-        expect((await store.getNode(node.nodeId))?.stats).toEqual({ ...stats(at(120), 12), gears: listed, listed: gearListSummary(listed) });
+        expect((await store.getNode(node.nodeId))?.stats).toEqual({ ...stats(at(120), 12), gears: listed, listed: gearListSummary(listed), prior: { activeGears: 10, reportedAt: at(60).toISOString() } });
       });
 
       it("reads a node's gear list with the node alone: a pool's listing carries its counts, and a report without a list drops it", async () => {
@@ -208,7 +208,7 @@ export function stateStoreContract(name: string, harness: StoreHarness): void {
         // The same list again (a heartbeat), then an older report with another list: the newest list stands.
         await store.putNodeStats(node.nodeId, { ...stats(at(120), 1), gears: listed });
         expect(await store.putNodeStats(node.nodeId, { ...stats(at(90), 1), gears: [listed[0]!] })).toMatchObject({ applied: false });
-        expect((await store.getNode(node.nodeId))?.stats).toEqual({ ...stats(at(120), 1), gears: listed, listed: summary });
+        expect((await store.getNode(node.nodeId))?.stats).toEqual({ ...stats(at(120), 1), gears: listed, listed: summary, prior: { activeGears: 1, reportedAt: at(60).toISOString() } });
 
         const grown = [...listed, { uuid: 'g3', app: 'shop', size: 'small', disruptive: true }];
         await store.putNodeStats(node.nodeId, { ...stats(at(180), 2), gears: grown });
@@ -220,6 +220,22 @@ export function stateStoreContract(name: string, harness: StoreHarness): void {
         const unlisted = (await store.getNode(node.nodeId))!.stats!;
         expect(unlisted.gears).toBeUndefined();
         expect(unlisted.listed).toBeUndefined();
+      });
+
+      it('keeps the report each newer one replaces as its prior, never one a report brings or an older one', async () => {
+        const node = await store.createNode(newNode({ pool: 'd1/prior' }), T0);
+        await store.putNodeStats(node.nodeId, stats(at(60), 10));
+        expect((await store.getNode(node.nodeId))?.stats?.prior).toBeUndefined();
+        const second = await store.putNodeStats(node.nodeId, { ...stats(at(120), 12), prior: { activeGears: 99, reportedAt: at(119).toISOString() } });
+        expect(second.node.stats?.prior).toBeUndefined();
+        const kept = { activeGears: 10, reportedAt: at(60).toISOString() };
+        expect((await store.getNode(node.nodeId))?.stats).toEqual({ ...stats(at(120), 12), prior: kept });
+        // An older report changes neither; a listing carries the prior too.
+        expect(await store.putNodeStats(node.nodeId, stats(at(90), 50))).toMatchObject({ applied: false });
+        const listed = [{ uuid: 'g1', app: 'shop', size: 'small' }];
+        await store.putNodeStats(node.nodeId, { ...stats(at(180), 1), gears: listed });
+        const [inPool] = await store.listNodes('d1/prior');
+        expect(inPool!.stats).toEqual({ ...stats(at(180), 1), listed: gearListSummary(listed), prior: { activeGears: 12, reportedAt: at(120).toISOString() } });
       });
 
       it('keeps the newest of many stats delivered concurrently in random order', async () => {

@@ -83,6 +83,24 @@ describe('ThresholdEvaluator use case (in-memory store, recording queue)', () =>
     expect(listed).toEqual(['d1/small', 'd1/small']);
   });
 
+  it("records a one-minute crest whole though each minute's reports come in two batches and it evaluates on the first", async () => {
+    const batch = (from: number, gears: number) =>
+      evaluator.handleBatch([0, 1].map((i) => ({ id: `m${from + i}`, message: statsOf(`small-${from + i + 1}.example.com`, gears, now) })));
+    const minuteOf = (at: Date) => Math.floor(at.getTime() / 60_000);
+    const crestMinute = minuteOf(now) + 1;
+    for (const gears of [50, 80, 50]) {
+      expect((await batch(0, gears)).outcomes.map((o) => o.kind)).not.toContain('skipped');
+      expect((await batch(2, gears)).outcomes.map((o) => o.kind)).toEqual(['skipped']);
+      if (gears === 80) expect((await store.getPool('d1/small'))?.demandHistory?.at(-1)).toEqual([crestMinute, 260]);
+      advance(60);
+    }
+    // The crest's minute, evaluated with half its reports in, is recorded again a minute later as the nodes measured it.
+    expect((await store.getPool('d1/small'))?.demandHistory?.slice(-2)).toEqual([
+      [crestMinute, 320],
+      [crestMinute + 1, 260],
+    ]);
+  });
+
   it('fails the whole evaluation, to be retried, when the nodes cannot be read', async () => {
     store.listNodes = async () => {
       throw new Error('table unavailable');

@@ -20,7 +20,7 @@ import { gunzipSync, gzipSync } from 'node:zlib';
 import { GetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { ConflictError } from '../../errors.js';
 import type { GearInfo, NodeStats, PoolId } from '../../domain/model.js';
-import { gearListSummary, withoutGearList } from '../../domain/node-stats.js';
+import { gearListSummary, withoutGearList, withPrior } from '../../domain/node-stats.js';
 import { batchGetAll, type Send } from './items.js';
 import type { StoredGearList } from '../../ports/state-store.js';
 import { TABLE_KEYS } from './table-keys.js';
@@ -34,6 +34,20 @@ export const gearListKey = (nodeId: string) => ({ [PK]: `GEARS#${nodeId}`, [SK]:
 
 const unpack = (gz: Uint8Array) => JSON.parse(gunzipSync(gz).toString('utf8')) as GearInfo[];
 
+/** The report before the stored one, beside it (one write keeps both: `SET` reads the replaced stats as operands). */
+const PRIOR_GEARS = 'priorGears';
+const PRIOR_AT = 'priorAt';
+
+/** The stats of a stats item (a query's, a read's or a failed condition's), with their prior when the item kept one. */
+export function statsOfItem(item: Record<string, unknown> | undefined): NodeStats | undefined {
+  const stats = item?.stats as NodeStats | undefined;
+  if (!stats) return undefined;
+  const gears = item![PRIOR_GEARS];
+  const at = item![PRIOR_AT];
+  if (typeof gears !== 'number' || typeof at !== 'string' || !(at < stats.reportedAt)) return stats;
+  return { ...stats, prior: { activeGears: gears, reportedAt: at } };
+}
+
 const ttlOf = (stats: Pick<NodeStats, 'reportedAt'>) => Math.floor(Date.parse(stats.reportedAt) / 1000) + STATS_KEPT_S;
 
 export class DynamoDbNodeStats {
@@ -46,7 +60,7 @@ export class DynamoDbNodeStats {
   /** The node's stats item as stored (strongly consistent), its gear list not read. */
   async read(pool: PoolId, nodeId: string): Promise<NodeStats | undefined> {
     const result = await this.send(() => this.client.send(new GetCommand({ TableName: this.tableName, Key: statsKey(pool, nodeId), ConsistentRead: true })));
-    return (result.Item as { stats?: NodeStats } | undefined)?.stats;
+    return statsOfItem(result.Item);
   }
 
   /**
@@ -66,10 +80,12 @@ export class DynamoDbNodeStats {
           new UpdateCommand({
             TableName: this.tableName,
             Key: statsKey(pool, nodeId),
-            UpdateExpression: 'SET #stats = :stats, #ttl = :ttl',
+            // The report replaced becomes the prior (operands read the item as it was); the first report is its own.
+            UpdateExpression:
+              'SET #priorGears = if_not_exists(#stats.#activeGears, :activeGears), #priorAt = if_not_exists(#stats.#reportedAt, :reportedAt), #stats = :stats, #ttl = :ttl',
             ConditionExpression: 'attribute_not_exists(#stats) OR #stats.#reportedAt < :reportedAt',
-            ExpressionAttributeNames: { '#stats': 'stats', '#reportedAt': 'reportedAt', '#ttl': TTL },
-            ExpressionAttributeValues: { ':stats': stored, ':reportedAt': stats.reportedAt, ':ttl': ttlOf(stats) },
+            ExpressionAttributeNames: { '#stats': 'stats', '#reportedAt': 'reportedAt', '#activeGears': 'activeGears', '#priorGears': PRIOR_GEARS, '#priorAt': PRIOR_AT, '#ttl': TTL },
+            ExpressionAttributeValues: { ':stats': withPrior(stored, undefined), ':activeGears': stats.activeGears, ':reportedAt': stats.reportedAt, ':ttl': ttlOf(stats) },
             ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
           }),
         ),

@@ -30,8 +30,8 @@ import { DynamoDbControls, type Send } from './controls.js';
 import { DynamoDbDecisionLog } from './decision-log.js';
 import { DynamoDbDrains } from './drains.js';
 import { DynamoDbGearMoves } from './gear-moves.js';
-import { DynamoDbNodeStats, statsKey } from './node-stats.js';
-import { withoutGearList } from '../../domain/node-stats.js';
+import { DynamoDbNodeStats, statsKey, statsOfItem } from './node-stats.js';
+import { withoutGearList, withPrior } from '../../domain/node-stats.js';
 import { DynamoDbPoolLeases } from './pool-lease.js';
 import { conditionalUpdate, patchExpression, queryAll, strip, translateError, updateExpression } from './items.js';
 import { TABLE_KEYS } from './table-keys.js';
@@ -124,7 +124,7 @@ export class DynamoDbStateStore implements StateStore {
         ExpressionAttributeValues: { ':pk': key.stats(pool, '').pk },
       }),
     ]);
-    const byNode = new Map(stats.map((item) => [String(item[SK]).slice('NODE#'.length), item.stats as NodeStats]));
+    const byNode = new Map(stats.map((item) => [String(item[SK]).slice('NODE#'.length), statsOfItem(item)]));
     // Stats stored before gear lists had their own item may still hold one: a listing never carries it.
     return nodes.map((node) => {
       const stats = byNode.get(node.nodeId) ?? node.stats;
@@ -197,11 +197,12 @@ export class DynamoDbStateStore implements StateStore {
     try {
       await this.stats.write(node.pool, nodeId, stats, held);
     } catch (error) {
-      if (error instanceof ConflictError) return { applied: false, node: withStats(fields, (error.current as { stats?: NodeStats } | undefined)?.stats) };
+      if (error instanceof ConflictError) return { applied: false, node: withStats(fields, statsOfItem(error.current as Record<string, unknown> | undefined)) };
       throw error;
     }
     if (inline) await this.stats.dropInline(key.node(nodeId));
-    return { applied: true, node: { ...fields, stats } };
+    // The prior of a report without a list is the item's, unread: a write's result carries the report alone.
+    return { applied: true, node: { ...fields, stats: withPrior(stats, undefined) } };
   }
 
   async getPool(pool: PoolId): Promise<PoolRecord | undefined> {

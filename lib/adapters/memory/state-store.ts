@@ -16,6 +16,7 @@ import { ConflictError, NotFoundError } from '../../errors.js';
 import { EMPTY_CAPACITY, type CapacityRecord } from '../../domain/capacity-claims.js';
 import type { DrainHeader, DrainPatch, GearMoveRecord, LeaseRequest, MoveWrite, NewDrain, NewNode, NodePatch, PoolPatch, StateStore, StatsWrite, StoredGearList } from '../../ports/state-store.js';
 import { copy, deepFreeze, FrozenMap } from './frozen.js';
+import { withPrior } from '../../domain/node-stats.js';
 import { MemoryGearLists } from './gear-lists.js';
 import { assertInstanceId, assertLegalTransition, decisionExpiry, grantLease, liveFirst, sourcesOf } from '../state-rules.js';
 
@@ -147,8 +148,9 @@ export class InMemoryStateStore implements StateStore {
   async putNodeStats(nodeId: string, stats: NodeStats): Promise<StatsWrite> {
     const node = this.requireNode(nodeId);
     if (node.stats && !(node.stats.reportedAt < stats.reportedAt)) return { applied: false, node: copy(node) };
-    this.nodes.set(nodeId, { ...node, stats: this.gearLists.keep(nodeId, stats, node.stats) });
-    return { applied: true, node: copy({ ...node, stats }) };
+    const reported = withPrior(stats, node.stats);
+    this.nodes.set(nodeId, { ...node, stats: this.gearLists.keep(nodeId, reported, node.stats) });
+    return { applied: true, node: copy({ ...node, stats: withPrior(stats, undefined) }) };
   }
 
   async getPool(pool: PoolId): Promise<PoolRecord | undefined> {
