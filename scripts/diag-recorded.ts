@@ -3,9 +3,12 @@
  * nodes' reports beside the demand the replay applied, hour by hour, for the
  * kept days before hour HOURS of one held-out shape. The evaluator records a
  * sample once per evaluation from each node's latest report, and reports of
- * one minute reach it in batches: a crest that lasts a minute shows cut. The
- * kept days a drain reads, and the headroom, are measured on that record
- * (docs/BENCHMARKS.md, "Three more unseen seeds (session 50)"). It reads the
+ * one minute reach it in batches: until session 51 a crest that lasted a
+ * minute showed cut (docs/BENCHMARKS.md, "Three more unseen seeds (session
+ * 50)"); now the minute before is recorded again as the nodes measured it
+ * (lib/domain/settled-demand.ts), and what still runs short is demand that
+ * never found a place. The kept days a drain reads, and the headroom, are
+ * measured on that record. It reads the
  * in-memory store's pool item, so it lives here, not in lib/sim.
  *
  *   npx tsx scripts/diag-recorded.ts FAMILY SEED SHAPE PEAK_GEARS HOURS   (e.g. surge 18 5 2000 32: u18-5 up to hour 32)
