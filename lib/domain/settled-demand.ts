@@ -18,6 +18,7 @@
  */
 import { epochMinute, recordDemand, type RecordDemandOptions } from './forecast.js';
 import type { DemandSample, NodeRecord } from './model.js';
+import { atOrAfterTest } from './utilization.js';
 
 const MINUTE_MS = 60_000;
 
@@ -32,23 +33,16 @@ const HOLDS_DEMAND = new Set(['active', 'draining']);
  * what the minute held is not known, and the sample recorded then stands.
  */
 export function settledDemand(nodes: readonly NodeRecord[], minute: number): number | undefined {
-  const endMs = (minute + 1) * MINUTE_MS;
-  const endIso = new Date(endMs).toISOString();
+  const measuredSince = atOrAfterTest((minute + 1) * MINUTE_MS);
   let demand = 0;
   for (const node of nodes) {
     const stats = node.stats;
     if (!stats || !HOLDS_DEMAND.has(node.state)) continue;
-    if (!measuredSince(stats.reportedAt, endIso, endMs)) demand += stats.activeGears;
-    else if (stats.prior !== undefined && !measuredSince(stats.prior.reportedAt, endIso, endMs)) demand += stats.prior.activeGears;
+    if (!measuredSince(stats.reportedAt)) demand += stats.activeGears;
+    else if (stats.prior !== undefined && !measuredSince(stats.prior.reportedAt)) demand += stats.prior.activeGears;
     else return undefined;
   }
   return demand;
-}
-
-/** `reportedAt` at or after the end: compared as text when canonical (it sorts as it reads; a pool of 2,000 nodes is read every evaluation), else parsed. */
-function measuredSince(reportedAt: string, endIso: string, endMs: number): boolean {
-  if (reportedAt.length === 24 && reportedAt.endsWith('Z') && reportedAt[10] === 'T') return reportedAt >= endIso;
-  return Date.parse(reportedAt) >= endMs;
 }
 
 /**

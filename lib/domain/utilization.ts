@@ -30,21 +30,23 @@ export interface UtilizationInput {
 const CANONICAL_ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 /**
- * A test for fresh stats (reported within `statsMaxAge` of `nowMs`; a report
- * from the near future counts as fresh). Canonical ISO times are compared as
- * text against a precomputed cutoff, which is several times faster than
- * `Date.parse` on large pools; any other form is parsed.
+ * A test for an ISO time at or after `cutoffMs`. Canonical ISO times are
+ * compared as text against the cutoff written once, which is several times
+ * faster than `Date.parse` on large pools; any other form is parsed.
  */
-export function freshStatsTest(nowMs: number, statsMaxAge: number): (node: NodeRecord) => boolean {
-  const cutoffMs = nowMs - statsMaxAge;
+export function atOrAfterTest(cutoffMs: number): (iso: string) => boolean {
   const cutoff = Number.isFinite(cutoffMs) && cutoffMs >= 0 && cutoffMs < 253_402_300_800_000 ? new Date(cutoffMs).toISOString() : undefined;
-  return (node) => {
-    const reportedAt = node.stats?.reportedAt;
-    if (reportedAt === undefined) return false;
-    if (cutoff !== undefined && reportedAt.length === 24 && CANONICAL_ISO.test(reportedAt)) return reportedAt >= cutoff;
-    const at = Date.parse(reportedAt);
+  return (iso) => {
+    if (cutoff !== undefined && iso.length === 24 && CANONICAL_ISO.test(iso)) return iso >= cutoff;
+    const at = Date.parse(iso);
     return Number.isFinite(at) && at >= cutoffMs;
   };
+}
+
+/** A test for fresh stats (reported within `statsMaxAge` of `nowMs`; a report from the near future counts as fresh). */
+export function freshStatsTest(nowMs: number, statsMaxAge: number): (node: NodeRecord) => boolean {
+  const recent = atOrAfterTest(nowMs - statsMaxAge);
+  return (node) => node.stats?.reportedAt !== undefined && recent(node.stats.reportedAt);
 }
 
 /** True when the node has stats reported within `statsMaxAge` of `nowMs` (a report from the near future counts as fresh). */
