@@ -15,7 +15,7 @@ import { familyShapes, familyShapesLabel, familySource, heldoutFamilyList, isHel
 import { writeOut } from '../lib/sim/report.js';
 import { goalChecks } from '../lib/sim/summary.js';
 import { renderSuiteReport, suiteReportTrace, type SuiteReportTrace } from '../lib/sim/suite-report.js';
-import { formatReachable, formatVariant, scoreTrace, scoreVariant, type TraceScore } from '../lib/sim/tune.js';
+import { formatCheckTally, formatReachable, formatVariant, scoreTrace, scoreVariant, type TraceScore } from '../lib/sim/tune.js';
 import { replaySuiteTrace, suiteSettings } from './bench-suite.js';
 import { loadWithAppMix } from '../lib/sim/app-mix.js';
 import { appMixText } from '../lib/sim/disruption.js';
@@ -117,6 +117,8 @@ export async function runHeldout(argv: string[]): Promise<void> {
   console.log(formatVariant(scoreVariant('heldout', scores), 'total (mean; moves summed; worst)'));
   const reachable = formatReachable({ traces: scores });
   if (reachable.length > 0) console.log(`misses within reach (${reachable.length}):\n${reachable.join('\n')}`);
+  const tally = formatCheckTally(scores);
+  if (tally) console.log(`check by check:\n${tally}`);
   const settings = suiteSettings({ shapes: `${only ? only.join(', ') : `1-${count}`} of seed ${seed} (${familySource(family)})`, days: String(days), peakGears, gearsPerNode, bootDelaySeconds, seed, ...(apps ? { apps } : {}), ...(placement ? { placement } : {}), ...(idleTakesNoSlot ? { idleTakesNoSlot } : {}) });
   const html = values.html ?? `out/heldout-${family === 'mixed' ? '' : `${family}-`}seed-${seed}.html`;
   writeOut(html, renderSuiteReport({ title: `nodescaler: held-out ${familyShapesLabel(family)} of seed ${seed}`, settings, traces: page }));

@@ -10,7 +10,7 @@ import { parseArgs } from 'node:util';
 import { ValidationError } from '../lib/errors.js';
 import { BaselineCache } from '../lib/sim/baseline-cache.js';
 import { familyShapes, heldoutFamilyList, isHeldoutFamily, type HeldoutFamily } from '../lib/sim/heldout-families.js';
-import { formatAgainst, formatRanking, formatReachable, formatVariant, infeasibleNote, parseVariants, tuneSuite, type TuneTrace, type Variants } from '../lib/sim/tune.js';
+import { formatAgainst, formatCheckTally, formatRanking, formatReachable, formatVariant, infeasibleNote, parseVariants, tuneSuite, type TuneTrace, type Variants } from '../lib/sim/tune.js';
 import { parseTuneSets, tuneSetName, type TuneSet } from '../lib/sim/tune-sets.js';
 import { simInstanceText } from '../lib/sim/replay.js';
 import { suiteTraces } from './bench-suite.js';
@@ -159,6 +159,8 @@ export async function runTune(argv: string[]): Promise<void> {
         console.log(formatVariant(score, sets ? 'sets (mean; moves summed; worst)' : heldout === undefined ? undefined : 'held-out (mean; moves summed; worst)'));
         const reachable = formatReachable(score);
         if (reachable.length > 0) console.log(`misses within reach (${reachable.length}):\n${reachable.join('\n')}`);
+        const tally = formatCheckTally(score.traces);
+        if (tally) console.log(`check by check:\n${tally}`);
         console.log('');
       },
     });

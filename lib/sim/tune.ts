@@ -69,10 +69,14 @@ export interface TraceScore {
   of: number;
   /** Misses the figures show infeasible (only when the score was given the trace's reactive floor). */
   infeasible?: number;
+  /** Every check the trace ran, by name (GoalCheck.name). */
+  checked?: string[];
   /** The missed checks by name (GoalCheck.name): what a variant gained or lost against another. */
   missed?: string[];
   /** The misses the figures do not show infeasible, as their goal line reads them (only with the reactive floor). */
   reachable?: string[];
+  /** The missed checks the figures show infeasible, by name (only with the reactive floor). */
+  infeasibleMissed?: string[];
 }
 
 export function scoreTrace(trace: string, results: PolicyResult[], floor?: ReactiveFloor): TraceScore {
@@ -81,7 +85,13 @@ export function scoreTrace(trace: string, results: PolicyResult[], floor?: React
   if (!ours || !clairvoyant) throw new Error(`scoreTrace ${trace}: needs nodescaler's and clairvoyant-4h's results`);
   const checks = goalChecks(results, floor) ?? [];
   return {
-    ...(floor ? { infeasible: checks.filter((c) => c.infeasible).length, reachable: checks.filter((c) => !c.met && !c.infeasible).map((c) => `${c.text}${missCause(c.name, ours)}`) } : {}),
+    ...(floor
+      ? {
+          infeasible: checks.filter((c) => c.infeasible).length,
+          reachable: checks.filter((c) => !c.met && !c.infeasible).map((c) => `${c.text}${missCause(c.name, ours)}`),
+          infeasibleMissed: checks.filter((c) => !c.met && c.infeasible).map((c) => c.name),
+        }
+      : {}),
     trace,
     nodeHours: ours.nodeHours,
     gearMoves: ours.gearMoves,
@@ -90,6 +100,7 @@ export function scoreTrace(trace: string, results: PolicyResult[], floor?: React
     unplacedShare: ours.unplacedShare,
     met: checks.filter((c) => c.met).length,
     of: checks.length,
+    checked: checks.map((c) => c.name),
     missed: checks.filter((c) => !c.met).map((c) => c.name),
   };
 }
@@ -175,6 +186,51 @@ export function formatVariant(score: VariantScore, totalLabel = 'suite (mean; mo
  */
 export function formatReachable(score: Pick<VariantScore, 'traces'>): string[] {
   return score.traces.flatMap((t) => (t.reachable ?? []).map((text) => `  ${t.trace}: ${text}`));
+}
+
+export interface CheckTally {
+  check: string;
+  /** Traces that ran the check. */
+  of: number;
+  met: number;
+  infeasible: number;
+  /** The traces that missed it within reach. */
+  reachableOn: string[];
+}
+
+/**
+ * The goal line check by check over a set of traces: how often each is met, missed out of reach, and missed within
+ * reach. Many sets of unseen shapes read this way say which kind of miss is left, where a list of misses per shape
+ * does not. Empty unless every trace was scored with its reactive floor.
+ */
+export function tallyChecks(traces: TraceScore[]): CheckTally[] {
+  if (traces.length === 0 || traces.some((t) => t.infeasibleMissed === undefined || t.missed === undefined || t.checked === undefined)) return [];
+  const tallies = new Map<string, CheckTally>();
+  const tally = (check: string) => tallies.get(check) ?? tallies.set(check, { check, of: 0, met: 0, infeasible: 0, reachableOn: [] }).get(check)!;
+  for (const t of traces) {
+    for (const check of t.checked!) tally(check).of += 1;
+    for (const check of t.missed!) {
+      if (t.infeasibleMissed!.includes(check)) tally(check).infeasible += 1;
+      else tally(check).reachableOn.push(t.trace);
+    }
+  }
+  for (const entry of tallies.values()) entry.met = entry.of - entry.infeasible - entry.reachableOn.length;
+  return [...tallies.values()];
+}
+
+/** The tally as a table, with the traces that missed a check within reach (the first few, then how many more). */
+export function formatCheckTally(traces: TraceScore[], shown = 6): string | undefined {
+  const tallies = tallyChecks(traces);
+  if (tallies.length === 0) return undefined;
+  const short = (trace: string) => trace.replace(/^heldout:/, '');
+  const rows = tallies.map((t) => ({
+    check: t.check,
+    met: `${t.met} of ${t.of}`,
+    'missed, out of reach': String(t.infeasible),
+    'missed, within reach': String(t.reachableOn.length),
+    on: t.reachableOn.length <= shown ? t.reachableOn.map(short).join(' ') : `${t.reachableOn.slice(0, shown).map(short).join(' ')} and ${t.reachableOn.length - shown} more`,
+  }));
+  return formatTable(rows);
 }
 
 /** ", k of the n misses infeasible" when the variant was scored with every trace's reactive floor. */

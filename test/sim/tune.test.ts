@@ -5,7 +5,7 @@ import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { BaselineCache } from '../../lib/sim/baseline-cache.js';
 import { syntheticTrace } from '../../lib/sim/synthetic.js';
-import { checkVariants, formatAgainst, formatRanking, formatReachable, formatVariant, mergeOverrides, parseVariants, rankVariants, scoreTrace, scoreVariant, tuneSuite, type TraceScore } from '../../lib/sim/tune.js';
+import { checkVariants, formatAgainst, formatCheckTally, formatRanking, formatReachable, formatVariant, mergeOverrides, parseVariants, rankVariants, scoreTrace, scoreVariant, tallyChecks, tuneSuite, type TraceScore } from '../../lib/sim/tune.js';
 import type { ReactiveFloor } from '../../lib/sim/floor.js';
 import { emptyMoveCauses } from '../../lib/sim/move-causes.js';
 import { policyResult, reactiveRun } from '../support/builders.js';
@@ -84,6 +84,36 @@ describe('infeasible misses', () => {
       '  jobs: node-hours 1.121 x clairvoyant-4h <= 1.05',
       "  jobs: node-hours < cluster-autoscaler's (1653 vs 1616)",
     ]);
+  });
+});
+
+describe('check by check', () => {
+  const CHECKS = ['node-hours', 'moves', 'unplaced', 'cluster-autoscaler waiting'];
+  const traces = [
+    score('heldout:s1-1', { checked: CHECKS, missed: ['moves', 'unplaced'], infeasibleMissed: ['unplaced'], infeasible: 1 }),
+    score('heldout:w1-1', { checked: CHECKS, missed: ['moves'], infeasibleMissed: [], infeasible: 0 }),
+    score('heldout:u1-1', { checked: CHECKS.slice(0, 3), missed: ['unplaced'], infeasibleMissed: ['unplaced'], infeasible: 1 }),
+  ];
+
+  it('counts each check met, missed out of reach and missed within reach, over the traces that ran it', () => {
+    expect(tallyChecks(traces)).toEqual([
+      { check: 'node-hours', of: 3, met: 3, infeasible: 0, reachableOn: [] },
+      { check: 'moves', of: 3, met: 1, infeasible: 0, reachableOn: ['heldout:s1-1', 'heldout:w1-1'] },
+      { check: 'unplaced', of: 3, met: 1, infeasible: 2, reachableOn: [] },
+      { check: 'cluster-autoscaler waiting', of: 2, met: 2, infeasible: 0, reachableOn: [] },
+    ]);
+  });
+
+  it('names the traces that missed within reach, the first few and how many more', () => {
+    const table = formatCheckTally(traces, 1)!;
+    expect(table).toMatch(/^moves\s+1 of 3\s+0\s+2\s+s1-1 and 1 more$/m);
+    expect(table).toMatch(/^unplaced\s+1 of 3\s+2\s+0\s*$/m);
+  });
+
+  it('tallies nothing when a trace was scored without its reactive floor: out of reach is unknown there', () => {
+    const unfloored = [...traces, score('flat', { checked: CHECKS, missed: ['moves'] })];
+    expect(tallyChecks(unfloored)).toEqual([]);
+    expect(formatCheckTally(unfloored)).toBeUndefined();
   });
 });
 
@@ -231,6 +261,8 @@ describe('npm run bench -- tune', () => {
     expect(run.stdout).toMatch(/^synthetic:step-change /m);
     expect(run.stdout).toMatch(/^heldout:u2-1 /m);
     expect(run.stdout).toMatch(/^sets \(mean; moves summed; worst\) .* \d+\/72, \d+ of \d+ misses infeasible$/m);
+    expect(run.stdout).toMatch(/^check by check:\ncheck\s+met\s+missed, out of reach\s+missed, within reach\s+on$/m);
+    expect(run.stdout).toMatch(/^invariant violations\s+9 of 9\s+0\s+0\s*$/m);
 
     const bad = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/bench.ts', 'tune', '{"x":{}}', '--sets', 'suite,bursts:3', '--no-cache'], { cwd: ROOT, encoding: 'utf8' });
     expect(bad.status).toBe(2);
