@@ -98,9 +98,12 @@ export function emptyMoveCauses(): MoveCauses {
   return { total: 0, yesterday: 0, recent: 0, unchecked: 0, interruption: 0, manual: 0, unattributed: 0, firstDay: 0, afterScaleUp: 0, afterAttrition: 0, boughtBack: 0, repeatWithin7d: 0, drainsWithMoves: 0 };
 }
 
-/** The basis a scale-down reason names (evaluate.ts writes the verdict's text into it). */
+/**
+ * The basis a scale-down reason names (evaluate.ts writes the verdict's text into it). Yesterday's demand followed at
+ * today's share of it (`followLevelFall`) is still that basis: read as none, its moves were counted as unchecked.
+ */
 export function payoffBasis(reason: string): 'yesterday' | 'recent' | undefined {
-  if (reason.includes("(yesterday's demand)")) return 'yesterday';
+  if (/\(yesterday's demand[) ]/.test(reason)) return 'yesterday';
   if (reason.includes('(recent demand)')) return 'recent';
   return undefined;
 }

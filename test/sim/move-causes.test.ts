@@ -28,6 +28,7 @@ describe('move causes', () => {
   it('reads the pays-off basis from a scale-down reason', () => {
     expect(payoffBasis(yesterdayReason)).toBe('yesterday');
     expect(payoffBasis(recentReason)).toBe('recent');
+    expect(payoffBasis(yesterdayReason.replace("(yesterday's demand)", "(yesterday's demand at today's 85 % of it)"))).toBe('yesterday');
     expect(payoffBasis('pool sim/small at 0.50 <= 0.93 for 5m; drain n3 (1 gear, least-disruption)')).toBeUndefined();
   });
 
