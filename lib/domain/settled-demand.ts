@@ -18,12 +18,9 @@
  */
 import { epochMinute, recordDemand, type RecordDemandOptions } from './forecast.js';
 import type { DemandSample, NodeRecord } from './model.js';
-import { atOrAfterTest } from './utilization.js';
+import { atOrAfterTest, holdsDemand } from './utilization.js';
 
 const MINUTE_MS = 60_000;
-
-/** Node states whose gears count in a pool's demand (as in `computeUtilization`). */
-const HOLDS_DEMAND = new Set(['active', 'draining']);
 
 /**
  * The pool's demand at the end of epoch minute `minute`: for each active or
@@ -37,7 +34,7 @@ export function settledDemand(nodes: readonly NodeRecord[], minute: number): num
   let demand = 0;
   for (const node of nodes) {
     const stats = node.stats;
-    if (!stats || !HOLDS_DEMAND.has(node.state)) continue;
+    if (!stats || !holdsDemand(node.state)) continue;
     if (!measuredSince(stats.reportedAt)) demand += stats.activeGears;
     else if (stats.prior !== undefined && !measuredSince(stats.prior.reportedAt)) demand += stats.prior.activeGears;
     else return undefined;

@@ -169,6 +169,11 @@ export function expectedGearsPerNode(poolConfig: Pick<PoolConfig, 'gearsPerNode'
   return median > 0 ? median : DEFAULT_GEARS_PER_NODE;
 }
 
+/** Whether a node in `state` holds gears that count in its pool's demand: an active node's, and a draining one's until they are moved. */
+export function holdsDemand(state: NodeState): boolean {
+  return state === 'active' || state === 'draining';
+}
+
 /**
  * The pool's utilization (semantics in decision.ts). Demand is the gears of
  * active and draining nodes; capacity is the slots of active nodes with fresh
@@ -187,19 +192,17 @@ export function computeUtilization(input: UtilizationInput): PoolUtilization {
     const state = node.state;
     if (state === 'terminated') continue;
     nodesByState[state] = (nodesByState[state] ?? 0) + 1;
-    if (state === 'provisioning') {
-      provisioning++;
-    } else if (state === 'active') {
-      const gears = node.stats?.activeGears ?? 0;
-      demand += gears;
-      if (isFresh(node)) {
-        capacity += node.stats!.maxActiveGears;
-      } else {
-        capacity += gears;
-        staleNodes.push(node.nodeId);
-      }
-    } else if (state === 'draining') {
-      demand += node.stats?.activeGears ?? 0;
+    if (state === 'provisioning') provisioning++;
+    if (!holdsDemand(state)) continue;
+    const gears = node.stats?.activeGears ?? 0;
+    demand += gears;
+    // A draining node's slots are on their way out: only an active node offers capacity.
+    if (state !== 'active') continue;
+    if (isFresh(node)) {
+      capacity += node.stats!.maxActiveGears;
+    } else {
+      capacity += gears;
+      staleNodes.push(node.nodeId);
     }
   }
 
