@@ -31,9 +31,11 @@ churn; lib/sim/heldout.ts), with the suite's table and goal line per shape
 and a total.
   --family F          mixed (default: lib/sim/heldout.ts), wander (lib/sim/heldout-wander.ts: demand
                       that wanders for hours, days that differ, jobs on a clock, heavy-tailed spikes, dips;
-                      minute by minute) or surge (lib/sim/heldout-surge.ts: days of two crests, weekends of
+                      minute by minute), surge (lib/sim/heldout-surge.ts: days of two crests, weekends of
                       another shape, flash crowds that fade, backlogs cleared at once, tenants leaving;
-                      minute by minute); shapes are named s<seed>-<n>, w<seed>-<n> and u<seed>-<n>
+                      minute by minute) or shift (lib/sim/heldout-shift.ts: regions that grow apart,
+                      tenants moving in and out, holidays and sales, a clock change, flapping, blips;
+                      minute by minute); shapes are named s<seed>-<n>, w<seed>-<n>, u<seed>-<n> and f<seed>-<n>
   --count N           shapes (default 8)
   --seed S            which shapes, and the replay's seed (default 1); shape n of a seed is always the same
   --days D            days of each shape (default 7)

@@ -41,7 +41,7 @@ ${WORLD_USAGE}
   --seed N            default 42
   --heldout N         instead of the suite, N held-out shapes of seed --seed
                       (npm run bench -- heldout; 7 days unless --days)
-  --family F          with --heldout: mixed (default), wander or surge, as heldout --family
+  --family F          with --heldout: mixed (default), wander, surge or shift, as heldout --family
   --sets LIST         instead of one set, several in one ranking: suite and FAMILY:SEED
                       items, e.g. suite,mixed:38,wander:6,surge:4 (each held-out set
                       --heldout shapes, default 8, replayed with its own seed; every

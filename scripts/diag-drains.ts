@@ -5,7 +5,7 @@
  * the level it left was bought back), and the pays-off verdict it was decided
  * on. It reads the in-memory store's drains, so it lives here, not in lib/sim.
  *
- *   npx tsx scripts/diag-drains.ts [FAMILY] SEED SHAPE PEAK_GEARS   (FAMILY mixed, wander or surge; mixed when left out)
+ *   npx tsx scripts/diag-drains.ts [FAMILY] SEED SHAPE PEAK_GEARS   (FAMILY mixed, wander, surge or shift; mixed when left out)
  */
 import { familyShapes, isHeldoutFamily } from '../lib/sim/heldout-families.js';
 import { runNodescaler } from '../lib/sim/replay.js';

@@ -1,19 +1,20 @@
 import { heldoutShapes, type HeldoutOptions, type HeldoutShape } from './heldout.js';
+import { shiftShape } from './heldout-shift.js';
 import { surgeShape } from './heldout-surge.js';
 import { wanderShape } from './heldout-wander.js';
 
 /**
- * The held-out families `heldout` and `tune --heldout` draw from: heldout.ts (`mixed`), heldout-wander.ts (`wander`)
- * and heldout-surge.ts (`surge`).
+ * The held-out families `heldout` and `tune --heldout` draw from: heldout.ts (`mixed`), heldout-wander.ts (`wander`),
+ * heldout-surge.ts (`surge`) and heldout-shift.ts (`shift`).
  */
-export const HELDOUT_FAMILIES = ['mixed', 'wander', 'surge'] as const;
+export const HELDOUT_FAMILIES = ['mixed', 'wander', 'surge', 'shift'] as const;
 export type HeldoutFamily = (typeof HELDOUT_FAMILIES)[number];
 
 export function isHeldoutFamily(name: string | undefined): name is HeldoutFamily {
   return (HELDOUT_FAMILIES as readonly string[]).includes(name ?? '');
 }
 
-/** The families as an error message lists them: `mixed, wander or surge`. */
+/** The families as an error message lists them: `mixed, wander, surge or shift`. */
 export function heldoutFamilyList(): string {
   return `${HELDOUT_FAMILIES.slice(0, -1).join(', ')} or ${HELDOUT_FAMILIES.at(-1)}`;
 }
@@ -21,7 +22,7 @@ export function heldoutFamilyList(): string {
 /** `count` shapes of one seed of `family`; shape n is the same whatever `count` is. */
 export function familyShapes(family: HeldoutFamily, options: HeldoutOptions): HeldoutShape[] {
   if (family === 'mixed') return heldoutShapes(options);
-  const shape = family === 'wander' ? wanderShape : surgeShape;
+  const shape = family === 'wander' ? wanderShape : family === 'surge' ? surgeShape : shiftShape;
   return Array.from({ length: options.count }, (_, index) => shape(index, options));
 }
 
@@ -30,7 +31,7 @@ export function familySource(family: HeldoutFamily): string {
   return family === 'mixed' ? 'lib/sim/heldout.ts' : `lib/sim/heldout-${family}.ts`;
 }
 
-/** How a report titles the family's shapes: `wandering shapes`, `surging shapes`, or just `shapes`. */
+/** How a report titles the family's shapes: `wandering shapes`, `surging shapes`, `shifting shapes`, or just `shapes`. */
 export function familyShapesLabel(family: HeldoutFamily): string {
-  return family === 'wander' ? 'wandering shapes' : family === 'surge' ? 'surging shapes' : 'shapes';
+  return family === 'wander' ? 'wandering shapes' : family === 'surge' ? 'surging shapes' : family === 'shift' ? 'shifting shapes' : 'shapes';
 }

@@ -76,7 +76,7 @@ describe('held-out wandering shapes', () => {
     expect(run.stdout).toMatch(/wrote out\/heldout-wander-seed-4\.html/);
     const bad = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/bench.ts', 'heldout', '--family', 'spiky'], { cwd: ROOT, encoding: 'utf8' });
     expect(bad.status).toBe(2);
-    expect(bad.stderr).toMatch(/--family: expected mixed, wander or surge, got spiky/);
+    expect(bad.stderr).toMatch(/--family: expected mixed, wander, surge or shift, got spiky/);
 
     const tuneArgs = ['--import', 'tsx', 'scripts/bench.ts', 'tune', '{"f3":{"scaleDown":{"payoff":{"factor":3}}}}', '--heldout', '1', '--seed', '4', '--days', '0.25', '--peak-gears', '300', '--cache', cache];
     const tune = spawnSync(process.execPath, [...tuneArgs, '--family', 'wander'], { cwd: ROOT, encoding: 'utf8' });
@@ -87,6 +87,6 @@ describe('held-out wandering shapes', () => {
     expect(tune.stdout.replace(/ +/g, ' ')).toContain(row);
     const badTune = spawnSync(process.execPath, [...tuneArgs, '--family', 'spiky'], { cwd: ROOT, encoding: 'utf8' });
     expect(badTune.status).toBe(2);
-    expect(badTune.stderr).toMatch(/--family.*expected mixed, wander or surge.*spiky/);
+    expect(badTune.stderr).toMatch(/--family.*expected mixed, wander, surge or shift.*spiky/);
   });
 });
