@@ -1,5 +1,5 @@
 import { seededRandom } from './random.js';
-import { heldoutTrace, pct, shapeDraws, type HeldoutShape } from './heldout.js';
+import { heldoutTrace, pct, shapeDraws, type HeldoutShape, type ShapeOptions } from './heldout.js';
 
 /**
  * A fourth held-out family (`npm run bench -- heldout --family shift`): what
@@ -34,12 +34,6 @@ const STEP = 60;
 const DAY = 86400;
 const HOUR = 3600;
 
-export interface ShiftOptions {
-  seed: number;
-  days: number;
-  peakGears: number;
-}
-
 interface Region {
   crest: number;
   depth: number;
@@ -59,7 +53,7 @@ interface Episode {
   factor: number;
 }
 
-export function shiftShape(index: number, options: ShiftOptions): HeldoutShape {
+export function shiftShape(index: number, options: ShapeOptions): HeldoutShape {
   // Not the other families' mixing constants, so seed s here is not a variation of seed s there.
   const random = seededRandom((Math.imul(options.seed + 37, 0x5bd1e995) ^ Math.imul(index + 13, 0x7feb352d)) >>> 0);
   const { between, chance, normal, arrivals } = shapeDraws(random);

@@ -1,5 +1,5 @@
 import { seededRandom } from './random.js';
-import { heldoutTrace, pct, shapeDraws, type HeldoutShape } from './heldout.js';
+import { heldoutTrace, pct, shapeDraws, type HeldoutShape, type ShapeOptions } from './heldout.js';
 
 /**
  * A third held-out family (`npm run bench -- heldout --family surge`): what
@@ -33,12 +33,6 @@ const DAY = 86400;
 const HOUR = 3600;
 const BACKLOG_PERIODS_HOURS = [4, 6, 8, 12, 24] as const;
 
-export interface SurgeOptions {
-  seed: number;
-  days: number;
-  peakGears: number;
-}
-
 interface Crest {
   hour: number;
   height: number;
@@ -58,7 +52,7 @@ interface Backlog {
   height: number;
 }
 
-export function surgeShape(index: number, options: SurgeOptions): HeldoutShape {
+export function surgeShape(index: number, options: ShapeOptions): HeldoutShape {
   // Not the other families' mixing constants, so seed s here is not a variation of seed s there.
   const random = seededRandom((Math.imul(options.seed + 23, 0x2545f491) ^ Math.imul(index + 7, 0x61c88647)) >>> 0);
   const { between, chance, normal, arrivals } = shapeDraws(random);

@@ -1,5 +1,5 @@
 import { seededRandom } from './random.js';
-import { heldoutTrace, pct, shapeDraws, type HeldoutShape } from './heldout.js';
+import { heldoutTrace, pct, shapeDraws, type HeldoutShape, type ShapeOptions } from './heldout.js';
 
 /**
  * A second held-out family (`npm run bench -- heldout --family wander`): what
@@ -29,19 +29,13 @@ const DAY = 86400;
 const HOUR = 3600;
 const JOB_PERIODS_HOURS = [1, 2, 3, 4, 6, 8, 12] as const;
 
-export interface WanderOptions {
-  seed: number;
-  days: number;
-  peakGears: number;
-}
-
 interface Episode {
   start: number;
   length: number;
   factor: number;
 }
 
-export function wanderShape(index: number, options: WanderOptions): HeldoutShape {
+export function wanderShape(index: number, options: ShapeOptions): HeldoutShape {
   // Not heldout.ts's mixing constants, so seed s of one family is not a variation of seed s of the other.
   const random = seededRandom((Math.imul(options.seed + 11, 0x27d4eb2f) ^ Math.imul(index + 3, 0x165667b1)) >>> 0);
   const { between, chance, normal, arrivals } = shapeDraws(random);

@@ -34,6 +34,9 @@ export interface HeldoutOptions {
   peakGears: number;
 }
 
+/** What one shape of a minute-by-minute family (wander, surge, shift) is drawn from: shape n is the same whatever the count. */
+export type ShapeOptions = Omit<HeldoutOptions, 'count'>;
+
 export interface HeldoutShape {
   /** `heldout:s<seed>-<n>`, n from 1. */
   name: string;

@@ -1,14 +1,9 @@
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { familyShapes } from '../../lib/sim/heldout-families.js';
 import { shiftShape } from '../../lib/sim/heldout-shift.js';
 import { surgeShape } from '../../lib/sim/heldout-surge.js';
-import { demandsOf, expectValidMinuteTraces } from '../support/heldout-shapes.js';
+import { demandsOf, expectHeldoutBenchOutput, expectValidMinuteTraces, runHeldoutBench } from '../support/heldout-shapes.js';
 
-const ROOT = resolve(import.meta.dirname, '../..');
 const OPTIONS = { seed: 1, days: 7, peakGears: 2000 };
 const shapes = (count: number, options = OPTIONS) => Array.from({ length: count }, (_, index) => shiftShape(index, options));
 const demands = demandsOf;
@@ -87,15 +82,6 @@ describe('held-out shifting shapes', () => {
   });
 
   it('npm run bench -- heldout --family shift replays them with the goal line, and names them f<seed>-<n>', () => {
-    const cache = mkdtempSync(join(tmpdir(), 'nodescaler-shift-'));
-    const run = spawnSync(
-      process.execPath,
-      ['--import', 'tsx', 'scripts/bench.ts', 'heldout', '--family', 'shift', '--count', '1', '--seed', '4', '--days', '0.25', '--peak-gears', '300', '--cache', cache, '--html', join(cache, 'shift.html')],
-      { cwd: ROOT, encoding: 'utf8' },
-    );
-    expect(run.status, run.stderr).toBe(0);
-    expect(run.stdout).toMatch(/^heldout: 1 shifting shapes of seed 4 \(0\.25 days, peak 300 gears/m);
-    expect(run.stdout).toMatch(/^\[1\/1\] heldout:f4-1 \(0\.3 days, peak 300 gears\)\nshape: .*noise \d+ %/m);
-    expect(run.stdout).toMatch(/^heldout:f4-1\s+[\d.]+\s+([\d.]+|\d+ vs 0)\s+[\d.]+\s+\d\/8, \d of \d misses infeasible$/m);
+    expectHeldoutBenchOutput(runHeldoutBench('shift'), { label: 'shifting shapes', prefix: 'f' });
   });
 });

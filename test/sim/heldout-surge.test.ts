@@ -1,14 +1,9 @@
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { familyShapes } from '../../lib/sim/heldout-families.js';
 import { surgeShape } from '../../lib/sim/heldout-surge.js';
 import { wanderShape } from '../../lib/sim/heldout-wander.js';
-import { demandsOf, expectValidMinuteTraces } from '../support/heldout-shapes.js';
+import { demandsOf, expectHeldoutBenchOutput, expectValidMinuteTraces, runHeldoutBench } from '../support/heldout-shapes.js';
 
-const ROOT = resolve(import.meta.dirname, '../..');
 const OPTIONS = { seed: 1, days: 7, peakGears: 2000 };
 const shapes = (count: number, options = OPTIONS) => Array.from({ length: count }, (_, index) => surgeShape(index, options));
 const demands = demandsOf;
@@ -85,16 +80,6 @@ describe('held-out surging shapes', () => {
   });
 
   it('npm run bench -- heldout --family surge replays them with the goal line, and names them u<seed>-<n>', () => {
-    const cache = mkdtempSync(join(tmpdir(), 'nodescaler-surge-'));
-    const run = spawnSync(
-      process.execPath,
-      ['--import', 'tsx', 'scripts/bench.ts', 'heldout', '--family', 'surge', '--count', '1', '--seed', '4', '--days', '0.25', '--peak-gears', '300', '--cache', cache, '--html', join(cache, 'surge.html')],
-      { cwd: ROOT, encoding: 'utf8' },
-    );
-    expect(run.status, run.stderr).toBe(0);
-    expect(run.stdout).toMatch(/^heldout: 1 surging shapes of seed 4 \(0\.25 days, peak 300 gears/m);
-    expect(run.stdout).toMatch(/^\[1\/1\] heldout:u4-1 \(0\.3 days, peak 300 gears\)\nshape: .*noise \d+ %/m);
-    expect(run.stdout).toMatch(/^goal \(\d\/8 met/m);
-    expect(run.stdout).toMatch(/^heldout:u4-1\s+[\d.]+\s+([\d.]+|\d+ vs 0)\s+[\d.]+\s+\d\/8, \d of \d misses infeasible$/m);
+    expectHeldoutBenchOutput(runHeldoutBench('surge'), { label: 'surging shapes', prefix: 'u' });
   });
 });
