@@ -1,4 +1,4 @@
-import { heldoutShapes, type HeldoutOptions, type HeldoutShape } from './heldout.js';
+import { heldoutShapes, type HeldoutOptions, type HeldoutShape, type ShapeOptions } from './heldout.js';
 import { shiftShape } from './heldout-shift.js';
 import { surgeShape } from './heldout-surge.js';
 import { wanderShape } from './heldout-wander.js';
@@ -9,6 +9,15 @@ import { wanderShape } from './heldout-wander.js';
  */
 export const HELDOUT_FAMILIES = ['mixed', 'wander', 'surge', 'shift'] as const;
 export type HeldoutFamily = (typeof HELDOUT_FAMILIES)[number];
+
+/** The minute-by-minute families' shape generators: shape `index` of a seed, alone. */
+const MINUTE_FAMILIES: Record<Exclude<HeldoutFamily, 'mixed'>, (index: number, options: ShapeOptions) => HeldoutShape> = {
+  wander: wanderShape,
+  surge: surgeShape,
+  shift: shiftShape,
+};
+
+const SHAPES_LABELS: Record<HeldoutFamily, string> = { mixed: 'shapes', wander: 'wandering shapes', surge: 'surging shapes', shift: 'shifting shapes' };
 
 export function isHeldoutFamily(name: string | undefined): name is HeldoutFamily {
   return (HELDOUT_FAMILIES as readonly string[]).includes(name ?? '');
@@ -22,7 +31,7 @@ export function heldoutFamilyList(): string {
 /** `count` shapes of one seed of `family`; shape n is the same whatever `count` is. */
 export function familyShapes(family: HeldoutFamily, options: HeldoutOptions): HeldoutShape[] {
   if (family === 'mixed') return heldoutShapes(options);
-  const shape = family === 'wander' ? wanderShape : family === 'surge' ? surgeShape : shiftShape;
+  const shape = MINUTE_FAMILIES[family];
   return Array.from({ length: options.count }, (_, index) => shape(index, options));
 }
 
@@ -33,5 +42,5 @@ export function familySource(family: HeldoutFamily): string {
 
 /** How a report titles the family's shapes: `wandering shapes`, `surging shapes`, `shifting shapes`, or just `shapes`. */
 export function familyShapesLabel(family: HeldoutFamily): string {
-  return family === 'wander' ? 'wandering shapes' : family === 'surge' ? 'surging shapes' : family === 'shift' ? 'shifting shapes' : 'shapes';
+  return SHAPES_LABELS[family];
 }
