@@ -83,6 +83,12 @@ export function buildScaleDownSchema() {
     /** Close the next node to drain to new gears early, so departing gears empty it (lib/domain/attrition.ts). */
     attrition: z._default(z.boolean(), true),
     /**
+     * Attrition also closes the nodes scale-down would drain while it waits out `unneededTime` or a delay
+     * (`delayAfterAdd`, `delayAfterDelete`, `delayAfterFailure`): a node bought for a blip joins after it, empty, and
+     * the broker puts every new gear on it (the emptiest) until the wait is over, gears its drain then moves.
+     */
+    attritionWhileDelayed: z._default(z.boolean(), true),
+    /**
      * Closing leaves the open nodes free slots for this quantile of the rises the pool's headroom measured (1: the
      * largest), if more than the headroom: a closed node's slots reach a gear only once the next evaluation reopens it,
      * so a jump the headroom does not cover waits beside them (lib/domain/attrition.ts). 0: the headroom alone.

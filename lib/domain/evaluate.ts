@@ -22,6 +22,7 @@
  *   scale-up of a node for each, which replaces it;
  *   5. otherwise nothing, saying which condition is not met.
  */
+import type { Config } from '../config/index.js';
 import { drainsPerDecision, poolBudget, scaleDownBudget, withScaleDown } from './budget.js';
 import { chooseScaleDownCandidates } from './candidates.js';
 import { callOffText, drainsToCallOff, nodesToBuy } from './call-off.js';
@@ -251,9 +252,8 @@ function decide(input: PoolEvaluationInput, u: PoolUtilization, gearsPerNode: nu
   // 4. Scale down.
   const lowText = `${at} <= ${ratio(scaleDown.utilizationThreshold)} for ${formatHeld(lowFor)}`;
   if (!scaleDown.enabled) return result(noAction(`${lowText}; scale-down disabled`), forecastInfo);
-  if (lowFor < scaleDown.unneededTime) {
-    return result(noAction(`${lowText} of ${formatHeld(scaleDown.unneededTime)} unneeded time`), forecastInfo);
-  }
+  const unneeded = lowFor < scaleDown.unneededTime;
+  if (unneeded && !closesWhileDelayed(scaleDown)) return result(noAction(`${lowText} of ${formatHeld(scaleDown.unneededTime)} unneeded time`), forecastInfo);
   if (size <= poolConfig.min) return result(noAction(`${lowText}; at min (${plural(poolConfig.min, 'node')})`), forecastInfo);
 
   const delays: string[] = [];
@@ -265,7 +265,13 @@ function decide(input: PoolEvaluationInput, u: PoolUtilization, gearsPerNode: nu
   delayUntil(pool.lastScaleUpAt, scaleDown.delayAfterAdd, 'delayAfterAdd');
   delayUntil(pool.lastScaleDownAt, scaleDown.delayAfterDelete, 'delayAfterDelete');
   delayUntil(failureBackoff(pool, scaleDown.delayAfterFailure, 'scale-down')?.since, scaleDown.delayAfterFailure, 'delayAfterFailure');
-  if (delays.length > 0) return result(noAction(`${lowText}; scale-down blocked: ${delays.join(', ')}`), forecastInfo);
+  // What scale-down waits out before it may drain: the nodes it would drain meanwhile are attrition's to close.
+  const waitingOut = unneeded ? `the ${formatHeld(scaleDown.unneededTime)} unneeded time` : delays.length > 0 ? delays.join(', ') : undefined;
+  const blockedText = unneeded ? `${lowText} of ${formatHeld(scaleDown.unneededTime)} unneeded time` : `${lowText}; scale-down blocked: ${delays.join(', ')}`;
+  const budget = scaleDownBudget(input);
+  if (waitingOut !== undefined && !(closesWhileDelayed(scaleDown) && provisioning === 0 && unreported === 0 && !budget.blocked)) {
+    return result(noAction(blockedText), forecastInfo);
+  }
 
   if (provisioning > 0) {
     return result(noAction(`${lowText}; scale-down blocked: ${plural(provisioning, 'node')} provisioning`), forecastInfo);
@@ -273,7 +279,6 @@ function decide(input: PoolEvaluationInput, u: PoolUtilization, gearsPerNode: nu
   if (unreported > 0) {
     return result(noAction(`${lowText}; scale-down blocked: ${plural(unreported, 'node')} not reported yet (their gears are unknown)`), forecastInfo);
   }
-  const budget = scaleDownBudget(input);
   if (budget.blocked) {
     const { name, detail, until } = budget.blocked;
     const reason = `${lowText}; scale-down blocked by ${name}: ${detail}${until ? ` (until ${clock(Date.parse(until), nowMs)})` : ''}`;
@@ -286,6 +291,13 @@ function decide(input: PoolEvaluationInput, u: PoolUtilization, gearsPerNode: nu
   const count = drainsPerDecision({ config, poolConfig, now, nodes, drains, pool });
   const fitConfig = paying.keepFree === undefined ? config : { ...config, scaleUp: { ...config.scaleUp, headroomGears: paying.keepFree } };
   const choice = chooseScaleDownCandidates({ nodes, drains, poolConfig, config: fitConfig, now, utilization: paying.utilization, refuse: budget.refuse }, paying.check, count);
+  if (waitingOut !== undefined) {
+    // The nodes it would drain now are the likeliest next candidates: closed meanwhile, the new gears the broker puts
+    // on the emptiest node (a blip's node that joined after the blip) are not moved off it once the wait is over.
+    const due = choice.nodeId === undefined ? [] : [choice.nodeId, ...choice.more.map((m) => m.nodeId)];
+    const next = due.map((nodeId) => ({ nodeId, reason: `drained once ${waitingOut} is over`, pending: true }));
+    return result(noAction(blockedText, [...next, ...choice.rejected]), forecastInfo);
+  }
   if (choice.nodeId === undefined) {
     const shown = choice.rejected.slice(0, REASON_REJECTED_SHOWN).map((r) => `${r.nodeId}: ${r.reason}`);
     const more = choice.rejected.length - shown.length;
@@ -299,6 +311,11 @@ function decide(input: PoolEvaluationInput, u: PoolUtilization, gearsPerNode: nu
   const also = choice.more.length > 0 ? { alsoNodeIds: choice.more.map((m) => m.nodeId) } : {};
   const prices = [{ nodeId: choice.nodeId, price: choice.price }, ...choice.more].flatMap(({ nodeId, price }) => (price ? [{ nodeId, ...price }] : []));
   return result({ kind: 'scale-down', nodeId: choice.nodeId, ...also, ...(prices.length > 0 ? { prices } : {}), reason, rejected: choice.rejected }, forecastInfo);
+}
+
+/** Whether attrition closes the next nodes to drain while scale-down waits out its unneeded time or a delay. */
+function closesWhileDelayed(scaleDown: Config['scaleDown']): boolean {
+  return scaleDown.payoff.enabled && scaleDown.payoff.attrition && scaleDown.payoff.attritionWhileDelayed;
 }
 
 /**

@@ -213,4 +213,21 @@ describe('a closed node', () => {
     const turned = decidePool(evaluation({ nodes: busy, pool: pool({ demandHistory: quietHour }) }));
     expect(turned.attrition?.reopen.map((r) => r.nodeId)).toEqual(['c']);
   });
+
+  it('closes while a delay holds scale-down back: the nodes it would drain first, not only those that do not pay yet', () => {
+    // Bought 3 minutes ago and low for only 2: a blip's nodes joined after it was over, and every new gear would land on them.
+    const joinedEmpty = [node('a', { gears: 60 }), node('b', { gears: 55 }), node('c', { gears: 0 })];
+    const quietHour = Array.from({ length: 60 }, (_, i): [number, number] => [Math.floor(NOW.getTime() / 60_000) - 60 + i, 115]);
+    const delayed = (attritionWhileDelayed: boolean, fields: { lowSince: string }) =>
+      decidePool(evaluation({ config: config({ scaleDown: { payoff: { attritionWhileDelayed } } }), nodes: joinedEmpty, pool: pool({ ...fields, lastScaleUpAt: minutesAgo(3), lastDemandScaleUpAt: minutesAgo(3), demandHistory: quietHour }) }));
+
+    const afterAdd = delayed(true, { lowSince: minutesAgo(30) });
+    expect(afterAdd.decision).toMatchObject({ kind: 'no-action', reason: expect.stringContaining('scale-down blocked: delayAfterAdd') });
+    expect(afterAdd.attrition?.close.map((c) => c.nodeId)).toEqual(['c']);
+    const unneeded = delayed(true, { lowSince: minutesAgo(2) });
+    expect(unneeded.decision.reason).toContain('of 5m unneeded time');
+    expect(unneeded.attrition?.close.map((c) => c.nodeId)).toEqual(['c']);
+    // Without the setting a delay lists no candidate, so nothing closes until it ends.
+    expect(delayed(false, { lowSince: minutesAgo(30) }).attrition?.close ?? []).toEqual([]);
+  });
 });

@@ -103,6 +103,7 @@ describe('defaults', () => {
         followLevelRise: true,
         followLevelFall: true,
         attrition: true,
+        attritionWhileDelayed: true,
         attritionReserve: 1,
       },
       budget: { maxMovesPerGear: 2, windows: [], renewalWindows: [], doNotMoveApps: [] },

@@ -13,9 +13,16 @@ describe('decidePool: scale-down', () => {
   it('starts the unneeded-time window and waits for it', () => {
     const first = decidePool(evaluation({ nodes: low }));
     expect(first.poolPatch.lowSince).toBe(NOW.toISOString());
-    expect(first.decision).toEqual({ kind: 'no-action', reason: 'pool d1/small at 0.31 <= 0.50 for 0s of 5m unneeded time' });
+    expect(first.decision).toMatchObject({ kind: 'no-action', reason: 'pool d1/small at 0.31 <= 0.50 for 0s of 5m unneeded time' });
+    // Meanwhile the candidates are listed, not yet paying: the next ones attrition may close (attrition.test.ts).
+    expect(first.decision.kind === 'no-action' && first.decision.rejected?.map((r) => [r.nodeId, r.pending])).toEqual([
+      ['node-4.example.com', true],
+      ['node-3.example.com', true],
+      ['node-1.example.com', true],
+      ['node-2.example.com', true],
+    ]);
     const later = decidePool(evaluation({ nodes: withGears([45, 45]), pool: pool({ lowSince: minutesAgo(2) }) }));
-    expect(later.decision).toEqual({ kind: 'no-action', reason: 'pool d1/small at 0.45 <= 0.50 for 2m of 5m unneeded time' });
+    expect(later.decision).toMatchObject({ kind: 'no-action', reason: 'pool d1/small at 0.45 <= 0.50 for 2m of 5m unneeded time' });
     expect(later.poolPatch.lowSince).toBe(minutesAgo(2));
   });
 
@@ -109,6 +116,7 @@ describe('decidePool: scale-down', () => {
     expect(result.decision).toEqual({
       kind: 'no-action',
       reason: 'pool d1/small at 0.31 <= 0.50 for 7m; scale-down blocked: delayAfterAdd until 10:05:00Z',
+      rejected: [{ nodeId: 'node-4.example.com', pending: true, reason: 'drained once delayAfterAdd until 10:05:00Z is over' }],
     });
     // Past delayAfterAdd the pays-off check judges: the node's 12 gears wait until the rent since the scale-up pays their moves
     // (one-off-need.ts boughtWait), and with that wait off it is drained.

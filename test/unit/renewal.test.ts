@@ -90,9 +90,14 @@ describe('renewal of drifted nodes (scaleDown.renewDrifted)', () => {
 
   it('leaves a pool low enough to shrink to its scale-downs, which drain drifted nodes first', () => {
     const low = [host('n-1', 20), host('n-2', 20, OLD), host('n-3', 20), host('n-4', 20)];
-    const { result } = decide({ nodes: low, pool: pool({ lowSince: minutesAgo(1) }) });
+    // Without attrition: an evaluation that closes a node renews nothing, and a low pool's first ones close its next drains.
+    const noAttrition = settings({ scaleDown: { payoff: { attrition: false } } });
+    const { result } = decide({ cfg: noAttrition, nodes: low, pool: pool({ lowSince: minutesAgo(1) }) });
     expect(result.decision.kind).toBe('no-action');
     expect(result.decision.reason).toContain('renewal of 1 drifted node(s) waits: the pool is low: its scale-downs drain drifted nodes first');
+    const closing = decide({ nodes: low, pool: pool({ lowSince: minutesAgo(1) }) }).result;
+    expect(closing.attrition?.close.length).toBeGreaterThan(0);
+    expect(closing.decision.reason).not.toContain('renewal');
     // At min it cannot shrink: renewal is its only way to a new image.
     const atMin = decide({ cfg: settings({}, { min: 4 }), nodes: low, pool: pool({ lowSince: minutesAgo(1) }) });
     expect(atMin.result.decision).toMatchObject({ kind: 'scale-up', renews: ['n-2'] });
