@@ -85,6 +85,7 @@ export function shiftShape(index: number, options: ShapeOptions): HeldoutShape {
   if (churn > 0) parts.push(`churn ${pct(churn)}/h`);
 
   const totalShare = regions.reduce((sum, r) => sum + r.share, 0);
+  const levelSteps = departure ? [...moveIns, departure] : moveIns;
   const values: number[] = [];
   for (let t = 0; t < duration; t += STEP) {
     const day = Math.floor(t / DAY);
@@ -98,7 +99,7 @@ export function shiftShape(index: number, options: ShapeOptions): HeldoutShape {
       }
       value *= cycle;
     }
-    for (const step of [...moveIns, ...(departure ? [departure] : [])]) value *= 1 + step.by * Math.min(1, Math.max(0, (t - step.at) / step.over));
+    for (const step of levelSteps) value *= 1 + step.by * Math.min(1, Math.max(0, (t - step.at) / step.over));
     // Eased over the day's first hour, so an odd day does not jump at midnight.
     const dayFactor = oddDays.get(day) ?? 1;
     const dayBefore = day > 0 ? (oddDays.get(day - 1) ?? 1) : dayFactor;
