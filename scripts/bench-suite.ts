@@ -25,7 +25,7 @@ import { peakDemand } from '../lib/sim/pools.js';
 import { runNodescaler, simInstanceText } from '../lib/sim/replay.js';
 import type { PolicyResult } from '../lib/sim/results.js';
 import { writeOut } from '../lib/sim/report.js';
-import { formatTable, goalChecks, goalLine, moveCausesLine, waitingLine, withSavings } from '../lib/sim/summary.js';
+import { formatTable, goalChecks, goalLine, moveCausesLine, togglesLine, waitingLine, withSavings } from '../lib/sim/summary.js';
 import { renderSuiteReport, suiteReportTrace, type SuiteReportTrace } from '../lib/sim/suite-report.js';
 import { SYNTHETIC_FAMILIES, syntheticTrace } from '../lib/sim/synthetic.js';
 import { readTrace, type Trace } from '../lib/sim/trace.js';
@@ -188,6 +188,8 @@ export async function replaySuiteTrace(entry: { name: string; load: () => Trace 
   if (causes) console.log(causes);
   const waiting = waitingLine(results);
   if (waiting) console.log(waiting);
+  const toggles = togglesLine(results);
+  if (toggles) console.log(toggles);
   console.log('');
   return floor ? { results, floor } : { results };
 }

@@ -302,6 +302,7 @@ export async function runNodescaler(trace: Trace, options: ReplayOptions): Promi
     aborts: addTallies(aborts),
     pages: alarms.pages(),
     moveCauses: causes,
+    nodeToggles: { closes: toggles.filter((t) => t.closed).length, reopens: toggles.filter((t) => !t.closed).length },
   };
   return { result, storeKind, invocations: runtime.invocations, timings: runtime.timings, deadLetters, violations, store: rawStore, bill, meter };
 }

@@ -61,6 +61,8 @@ export interface PolicyResult extends PoolFigures {
   pages?: Record<string, number>;
   /** nodescaler's moves by what caused them (lib/sim/move-causes.ts); replays only. */
   moveCauses?: MoveCauses;
+  /** The broker calls that closed nodes to new gears and reopened them (drains and attrition); replays only. */
+  nodeToggles?: { closes: number; reopens: number };
   /** One entry per pool replayed (a single-pool run has one). */
   pools: PoolResult[];
   /** Sampled time series for the chart. */

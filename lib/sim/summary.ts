@@ -236,3 +236,20 @@ export function waitingLine(results: PolicyResult[]): string | undefined {
   const share = nodescaler.unplacedGearMinutes > 0 ? ` (${Math.round((100 * closed) / nodescaler.unplacedGearMinutes)} %)` : '';
   return `waiting ${count(nodescaler.unplacedGearMinutes)} gear-min, of them beside closed nodes' free slots ${count(closed)}${share}`;
 }
+
+/**
+ * nodescaler's calls to close nodes to new gears and reopen them (`deactivate-node`, `activate-node`: a drain's start,
+ * attrition, a call-off), per node-day. No tenant feels them, but each is an admin command on the broker and a line
+ * in its log, so a policy that flaps them shows here; undefined when the run did not count them.
+ */
+export function togglesLine(results: PolicyResult[]): string | undefined {
+  const nodescaler = results.find((r) => r.policy === 'nodescaler');
+  const toggles = nodescaler?.nodeToggles;
+  if (!toggles) return undefined;
+  return `closes and reopens to new gears: ${count(toggles.closes)} deactivate-node, ${count(toggles.reopens)} activate-node, ${perNodeDay(toggles.closes + toggles.reopens, nodescaler.nodeHours).toFixed(2)} per node-day`;
+}
+
+/** Calls per node-day of `nodeHours`: the rate that compares pools of any size. */
+export function perNodeDay(calls: number, nodeHours: number): number {
+  return nodeHours > 0 ? (24 * calls) / nodeHours : 0;
+}

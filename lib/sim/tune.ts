@@ -5,7 +5,7 @@ import { baselineKeyParts, floorDemand, runBaselines, type BaselineCache, type B
 import { runNodescaler, simulationConfig, type ReplayOptions } from './replay.js';
 import { count, floorForResults, type ReactiveFloor } from './floor.js';
 import type { PolicyResult } from './results.js';
-import { formatTable, goalChecks } from './summary.js';
+import { formatTable, goalChecks, perNodeDay } from './summary.js';
 import type { Trace } from './trace.js';
 
 /**
@@ -65,6 +65,8 @@ export interface TraceScore {
   clairvoyantMoves: number;
   /** Share of gear-minutes unplaced (0..1). */
   unplacedShare: number;
+  /** nodescaler's calls to close and reopen nodes (replays count them; baselines' results do not). */
+  nodeToggles?: number;
   met: number;
   of: number;
   /** Misses the figures show infeasible (only when the score was given the trace's reactive floor). */
@@ -98,6 +100,7 @@ export function scoreTrace(trace: string, results: PolicyResult[], floor?: React
     clairvoyantNodeHours: clairvoyant.nodeHours,
     clairvoyantMoves: clairvoyant.gearMoves,
     unplacedShare: ours.unplacedShare,
+    ...(ours.nodeToggles ? { nodeToggles: ours.nodeToggles.closes + ours.nodeToggles.reopens } : {}),
     met: checks.filter((c) => c.met).length,
     of: checks.length,
     checked: checks.map((c) => c.name),
@@ -247,9 +250,15 @@ export function formatRanking(scores: VariantScore[]): string {
       'node-hours x c-4h (mean)': s.nodeHoursRatio.toFixed(3),
       'moves x c-4h (suite)': movesAgainst(sumOf(s.traces, (t) => t.gearMoves), sumOf(s.traces, (t) => t.clairvoyantMoves)),
       'worst unplaced %': (s.worstUnplacedShare * 100).toFixed(3),
+      ...(s.traces.some((t) => t.nodeToggles !== undefined) ? { 'closes+reopens per node-day': togglesPerNodeDay(s.traces).toFixed(2) } : {}),
       'met per trace': s.traces.map((t) => t.met).join(' '),
     })),
   );
+}
+
+/** Closes and reopens over every trace per node-day: a variant that flaps nodes open and shut shows against another. */
+function togglesPerNodeDay(traces: TraceScore[]): number {
+  return perNodeDay(sumOf(traces, (t) => t.nodeToggles ?? 0), sumOf(traces, (t) => t.nodeHours));
 }
 
 /**

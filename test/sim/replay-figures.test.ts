@@ -28,6 +28,9 @@ describe('the figures of a nodescaler replay', () => {
     expect(result.disruptiveMoves).toBeGreaterThan(0);
     expect(result.disruptiveMoves).toBeLessThan(result.gearMoves);
     expect(result.drainsStarted).toBeGreaterThanOrEqual(result.scaleDowns);
+    // A drain's start closes its node to new gears: a broker call each, counted beside the moves.
+    expect(result.nodeToggles!.closes).toBeGreaterThanOrEqual(result.drainsStarted);
+    expect(result.drainsStarted).toBeGreaterThan(0);
     // Every aborted drain is tallied under the reason its drain stored.
     expect(Object.values(result.aborts!.byKind).reduce((a, b) => a + b, 0)).toBe(result.drainsAborted);
     expect(result.movesPerGearMax).toBeGreaterThanOrEqual(result.movesPerGearP95);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ReactiveFloor } from '../../lib/sim/floor.js';
-import { figureAgainst, goalChecks, goalLine, waitingLine } from '../../lib/sim/summary.js';
+import { figureAgainst, goalChecks, goalLine, togglesLine, waitingLine } from '../../lib/sim/summary.js';
 import { policyResult, reactiveRun } from '../support/builders.js';
 
 const run = reactiveRun;
@@ -177,5 +177,19 @@ describe("nodescaler's waiting line", () => {
   it('is left out when the run did not measure it', () => {
     expect(waitingLine([policyResult('nodescaler', { unplacedGearMinutes: 40 })])).toBeUndefined();
     expect(waitingLine([policyResult('karpenter', { unplacedGearMinutes: 40, waitingBesideClosedGearMinutes: 3 })])).toBeUndefined();
+  });
+});
+
+describe("nodescaler's closes and reopens", () => {
+  it('counts the broker calls and gives their rate per node-day', () => {
+    // 30 + 18 calls over 480 node-hours (20 node-days).
+    const results = [policyResult('nodescaler', { nodeHours: 480, nodeToggles: { closes: 30, reopens: 18 } }), policyResult('karpenter', { nodeHours: 400 })];
+    expect(togglesLine(results)).toBe('closes and reopens to new gears: 30 deactivate-node, 18 activate-node, 2.40 per node-day');
+    expect(togglesLine([policyResult('nodescaler', { nodeHours: 0, nodeToggles: { closes: 0, reopens: 0 } })])).toBe('closes and reopens to new gears: 0 deactivate-node, 0 activate-node, 0.00 per node-day');
+  });
+
+  it('is left out when the run did not count them', () => {
+    expect(togglesLine([policyResult('nodescaler', { nodeHours: 480 })])).toBeUndefined();
+    expect(togglesLine([policyResult('karpenter', { nodeToggles: { closes: 1, reopens: 1 } })])).toBeUndefined();
   });
 });

@@ -172,6 +172,19 @@ describe('against the defaults', () => {
     expect(scored.missed).toEqual(['node-hours', 'moves', 'karpenter node-hours']);
     expect(scored.of - scored.met).toBe(3);
   });
+
+  it("carries nodescaler's closes and reopens, and the ranking shows them per node-day only when a replay counted them", () => {
+    const results = [
+      policyResult('nodescaler', { nodeHours: 240, nodeToggles: { closes: 7, reopens: 5 } }),
+      policyResult('clairvoyant-4h', { nodeHours: 240 }),
+    ];
+    expect(scoreTrace('t', results).nodeToggles).toBe(12);
+    expect(scoreTrace('t', [policyResult('nodescaler', { nodeHours: 240 }), results[1]!]).nodeToggles).toBeUndefined();
+    // 12 + 6 calls over 240 + 120 node-hours: 18 in 15 node-days.
+    const counted = scoreVariant('v', [score('a', { nodeHours: 240, nodeToggles: 12 }), score('b', { nodeHours: 120, nodeToggles: 6 })]);
+    expect(formatRanking([counted])).toMatch(/closes\+reopens per node-day[\s\S]*^1\. v\s+8\/16\s+\S+\s+\S+\s+0\.000\s+1\.20\s+4 4$/m);
+    expect(formatRanking([scoreVariant('w', [score('a', {})])])).not.toMatch(/per node-day/);
+  });
 });
 
 describe('tuneSuite', () => {
@@ -197,6 +210,8 @@ describe('tuneSuite', () => {
     expect(wide!.traces.map((t) => t.clairvoyantNodeHours)).toEqual(defaults!.traces.map((t) => t.clairvoyantNodeHours));
     for (const [i, t] of wide!.traces.entries()) expect(t.nodeHours).toBeGreaterThan(defaults!.traces[i]!.nodeHours + 12);
     for (const s of scores) expect(s.of).toBe(16);
+    // Each replay counts its closes and reopens (replay-figures.test.ts checks the count).
+    for (const s of scores) expect(s.traces.every((t) => t.nodeToggles !== undefined)).toBe(true);
     // Scored with each trace's floor: every miss is either shown infeasible or listed as within reach.
     for (const t of scores.flatMap((s) => s.traces)) expect(t.reachable!.length + t.infeasible!).toBe(t.of - t.met);
 
