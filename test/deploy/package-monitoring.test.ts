@@ -77,7 +77,7 @@ describe('serverless package (offline): monitoring', () => {
     );
     const widgets: Json[] = body.widgets;
     const all = JSON.stringify(widgets);
-    for (const metric of ['PoolUtilization', 'Nodes', 'ScaleUps', 'ScaleDowns', 'GearMoves', 'TenantRestarts', 'DrainDuration', 'DrainsAborted', 'DrainsCalledOff', 'DrainsOutgrown', 'GearsLost', 'CapacityExhausted', 'DecisionLatency', 'DistrictUidsLeft', 'NodesDueForRenewal']) {
+    for (const metric of ['PoolUtilization', 'Nodes', 'ScaleUps', 'ScaleDowns', 'GearMoves', 'TenantRestarts', 'DrainDuration', 'DrainsAborted', 'DrainsCalledOff', 'DrainsOutgrown', 'NodesClosed', 'NodesReopened', 'GearsLost', 'CapacityExhausted', 'DecisionLatency', 'DistrictUidsLeft', 'NodesDueForRenewal']) {
       expect(all).toContain(`MetricName=\\"${metric}\\"`);
     }
     expect(all).toContain('"AWS/Lambda","Errors"');
