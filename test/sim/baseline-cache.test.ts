@@ -70,6 +70,18 @@ describe('sourceVersion', () => {
     expect(sourceVersion(join(dir, 'entry.ts'))).not.toBe(before);
   });
 
+  it('does not change for a comment or a type in a module it follows, only for code', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'nodescaler-source-'));
+    const write = (file: string, text: string) => writeFileSync(join(dir, file), text);
+    write('entry.ts', "import { figure } from './results.js';\nexport const x = figure;\n");
+    write('results.ts', 'export interface Result { nodeHours: number }\nexport const figure = 1;\n');
+    const before = sourceVersion(join(dir, 'entry.ts'));
+    write('results.ts', '/** Why. */\nexport interface Result { nodeHours: number; closes?: number }\n// why\nexport const figure = 1;\n');
+    expect(sourceVersion(join(dir, 'entry.ts'))).toBe(before);
+    write('results.ts', 'export interface Result { nodeHours: number }\nexport const figure = 2;\n');
+    expect(sourceVersion(join(dir, 'entry.ts'))).not.toBe(before);
+  });
+
   it("covers the real baselines' module", () => {
     expect(sourceVersion()).toMatch(/^[0-9a-f]{64}$/);
   });
