@@ -7,7 +7,7 @@ import {
   type DescribeInstancesCommandInput,
 } from '@aws-sdk/client-ec2';
 import { mockClient } from 'aws-sdk-client-mock';
-import { beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { cloudFor, releasingCloudFor } from '../../lib/adapters/cloud/from-settings.js';
 import { Ec2Cloud, Ec2Hosts, runInstancesInput, translateEc2Error } from '../../lib/adapters/ec2/cloud.js';
 import { parseConfig, parseDeployment } from '../../lib/config/index.js';
@@ -17,6 +17,7 @@ import { ec2Error } from '../support/fake-ec2.js';
 import { MemoryLog } from '../../lib/adapters/memory/log.js';
 
 const ec2 = mockClient(EC2Client);
+afterAll(() => ec2.restore());
 const config = parseConfig({
   handler: 'ec2',
   pools: [

@@ -1,12 +1,13 @@
 import { GetCommandInvocationCommand, SSMClient, SendCommandCommand, type GetCommandInvocationCommandOutput } from '@aws-sdk/client-ssm';
 import { mockClient } from 'aws-sdk-client-mock';
-import { beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { OpenShiftBrokerPlatform, parseNodeFacts } from '../../lib/adapters/platform/openshift-broker.js';
 import { brokerDocument } from '../support/broker-emulator.js';
 import { TransientError, ValidationError } from '../../lib/errors.js';
 
 const BROKER = 'i-0b10c0ffee0123456';
 const ssm = mockClient(SSMClient);
+afterAll(() => ssm.restore());
 
 function platform(): OpenShiftBrokerPlatform {
   return new OpenShiftBrokerPlatform(new SSMClient({ region: 'us-east-1' }), {

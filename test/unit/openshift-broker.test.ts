@@ -8,7 +8,7 @@ import {
   type GetCommandInvocationCommandOutput,
 } from '@aws-sdk/client-ssm';
 import { mockClient } from 'aws-sdk-client-mock';
-import { beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import {
   LIST_PAGE_SIZE,
   OpenShiftBrokerPlatform,
@@ -21,6 +21,7 @@ import { NotFoundError, TransientError, ValidationError } from '../../lib/errors
 const BROKER = 'i-0b10c0ffee0123456';
 const DOCUMENT = 'nodescaler-dev-broker-admin';
 const ssm = mockClient(SSMClient);
+afterAll(() => ssm.restore());
 const metadata = { httpStatusCode: 400, attempts: 1, totalRetryDelay: 0 };
 
 function platform(): OpenShiftBrokerPlatform {

@@ -1,7 +1,7 @@
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { PublishCommand, SNSClient } from '@aws-sdk/client-sns';
 import { mockClient } from 'aws-sdk-client-mock';
-import { beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { LogCloud } from '../../lib/adapters/cloud/log-cloud.js';
 import { S3SpoolCloud } from '../../lib/adapters/s3/spool-cloud.js';
 import { SnsNotifier } from '../../lib/adapters/sns/notifier.js';
@@ -35,6 +35,7 @@ const spec: HostSpec = {
 const release = { pool: 'd1/small', district: 'd1', profile: 'small', hostName: 'node-3.example.com', cloudName: 'node_3', reason: 'decommissioning: drain x complete' };
 const s3 = mockClient(S3Client);
 const sns = mockClient(SNSClient);
+afterAll(() => { s3.restore(); sns.restore(); });
 const credentials = { accessKeyId: 'x', secretAccessKey: 'x' };
 const meta = { httpStatusCode: 503, requestId: 'r' };
 

@@ -1,10 +1,11 @@
 import { ChangeResourceRecordSetsCommand, InvalidChangeBatch, ListResourceRecordSetsCommand, NoSuchHostedZone, Route53Client, ThrottlingException, PriorRequestNotComplete } from '@aws-sdk/client-route-53';
 import { mockClient } from 'aws-sdk-client-mock';
-import { beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { Route53Dns } from '../../lib/adapters/route53/dns.js';
 import { TransientError, ValidationError } from '../../lib/errors.js';
 
 const r53 = mockClient(Route53Client);
+afterAll(() => r53.restore());
 const dns = () => new Route53Dns(new Route53Client({ region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } }), { hostedZoneId: 'Z1', ttl: 300 });
 const meta = { httpStatusCode: 400, requestId: 'r' };
 const change = (action: 'UPSERT' | 'DELETE', ttl = 300, ip = '10.0.0.7') => ({

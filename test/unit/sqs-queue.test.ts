@@ -8,7 +8,7 @@ import {
   type SendMessageBatchCommandOutput,
 } from '@aws-sdk/client-sqs';
 import { mockClient } from 'aws-sdk-client-mock';
-import { beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { MAX_BATCH_BYTES, SqsQueue, batchEntries } from '../../lib/adapters/sqs/queue.js';
 import { TransientError, ValidationError } from '../../lib/errors.js';
 import { serializeMessage, type NodeStatsMessage, type ScaleUpMessage } from '../../lib/messages/index.js';
@@ -18,6 +18,7 @@ const STATS_URL = 'https://sqs.us-east-1.amazonaws.com/123456789012/nodescaler-d
 const SCALE_URL = 'https://sqs.us-east-1.amazonaws.com/123456789012/nodescaler-dev-scale.fifo';
 
 const sqs = mockClient(SQSClient);
+afterAll(() => sqs.restore());
 
 function newQueue(): SqsQueue {
   return new SqsQueue(new SQSClient({ region: 'us-east-1' }), { stats: STATS_URL, scale: SCALE_URL });

@@ -10,7 +10,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { EC2Client, RunInstancesCommand } from '@aws-sdk/client-ec2';
 import { mockClient } from 'aws-sdk-client-mock';
-import { beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { cloudFor } from '../../lib/adapters/cloud/from-settings.js';
 import { findPoolConfig, loadSettings, poolNaming, type Settings } from '../../lib/config/index.js';
 import { clientToken, nodeNames } from '../../lib/domain/provisioning.js';
@@ -240,6 +240,7 @@ describe('nodescaler-agent.sh (sh, stub aws, stub IMDSv2, fake node tree)', () =
 
   describe('the user data rendered for events/scale-up.json', () => {
     const ec2 = mockClient(EC2Client);
+    afterAll(() => ec2.restore());
     const decision = parseMessage(JSON.parse(readFileSync(join(ROOT, 'events/scale-up.json'), 'utf8')).Records[0].body);
 
     async function renderedUserData(env: Record<string, string>): Promise<string> {

@@ -1,11 +1,12 @@
 import { GetCallerIdentityCommand, STSClient } from '@aws-sdk/client-sts';
 import { mockClient } from 'aws-sdk-client-mock';
-import { beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { LocalUserIdentity } from '../../lib/adapters/local/identity.js';
 import { StsIdentity } from '../../lib/adapters/sts/identity.js';
 import { TransientError, ValidationError } from '../../lib/errors.js';
 
 const sts = mockClient(STSClient);
+afterAll(() => sts.restore());
 const client = () => new STSClient({ region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } });
 const ARN = 'arn:aws:sts::123456789012:assumed-role/nodescaler-operator/alice';
 
