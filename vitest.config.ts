@@ -12,7 +12,8 @@ const WORKERS = Math.max(2, availableParallelism() - 1);
 // isolate false: each worker keeps its module graph from one file to the next instead of
 // loading the AWS SDK and our sources again for every file: the unit files
 // went from 112 s to 46 s. What a file changes beyond its modules it undoes
-// itself (SDK mocks restored, env stubs and spies undone, servers closed);
+// itself (env stubs and spies undone, servers closed; SDK mocks are restored
+// for every file by test/support/sdk-mocks-restored.ts);
 // `npm test -- --sequence.shuffle.files` runs the files in another order to check.
 
 export default defineConfig({
@@ -25,5 +26,6 @@ export default defineConfig({
     isolate: false,
     maxWorkers: WORKERS,
     globalSetup: ['test/support/run-environment.ts'],
+    setupFiles: ['test/support/sdk-mocks-restored.ts'],
   },
 });
