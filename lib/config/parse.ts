@@ -89,7 +89,7 @@ interface Def {
 }
 
 /** The keys the schema knows at a path (through wrappers, arrays and records). */
-function knownKeys(schema: z.core.$ZodType, path: readonly PropertyKey[]): string[] {
+export function knownKeys(schema: z.core.$ZodType, path: readonly PropertyKey[]): string[] {
   let def = (schema as unknown as { _zod: { def: Def } })._zod.def;
   let rest = [...path];
   for (let guard = 0; guard < 100; guard++) {

@@ -5,9 +5,12 @@ import { afterAll, describe, expect, it } from 'vitest';
 import YAML from 'yaml';
 import { deploymentIssues } from '../../lib/config/consistency.js';
 import { parseConfig } from '../../lib/config/index.js';
+import { knownKeys } from '../../lib/config/parse.js';
+import { configSchema } from '../../lib/config/schema.js';
 import { ValidationError, type ValidationIssue } from '../../lib/errors.js';
 
-const EXAMPLE = YAML.parse(readFileSync(join(import.meta.dirname, '../../infra/nodescaler.example.yml'), 'utf8')) as Record<string, unknown>;
+const EXAMPLE_TEXT = readFileSync(join(import.meta.dirname, '../../infra/nodescaler.example.yml'), 'utf8');
+const EXAMPLE = YAML.parse(EXAMPLE_TEXT) as Record<string, unknown>;
 const pool = { district: 'd1', profile: 'small', max: 4, naming: { base: 'web', domain: 'Apps.Example.com' } };
 
 function issuesOf(input: Record<string, unknown>): ValidationIssue[] {
@@ -23,6 +26,26 @@ function issuesOf(input: Record<string, unknown>): ValidationIssue[] {
 describe('configuration consistency (lib/config/consistency.ts)', () => {
   it('keeps the example valid', () => {
     expect(issuesOf(EXAMPLE)).toEqual([]);
+  });
+
+  it('shows every key the schema knows in the example, set or in a comment (an operator learns the options there)', () => {
+    const paths: string[] = [];
+    const walk = (path: (string | number)[]) => {
+      for (const key of knownKeys(configSchema(), path)) {
+        const at = [...path, key];
+        paths.push(at.join('.'));
+        // A list's entries (pools, instance types, schedules) are read at index 0.
+        walk(knownKeys(configSchema(), at).length > 0 ? at : [...at, 0]);
+      }
+    };
+    walk([]);
+    expect(paths).toContain('pools.0.template.instanceTypes.0.memoryGiB');
+    expect(paths).toContain('scaleUp.observedHeadroom.elevationWindow');
+    // As a key of its own (`  key: ...`, `# key: ...`) or in a flow mapping (`[{ cron: ..., for: 8h }]`).
+    const shown = (key: string) => new RegExp(`(^|[\\s{,#-])${key}:`, 'm').test(EXAMPLE_TEXT);
+    // maxConcurrentDrains is budget.maxDraining's old name: still read, no longer taught.
+    const taught = paths.filter((path) => path !== 'scaleDown.maxConcurrentDrains');
+    expect(taught.filter((path) => !shown(path.split('.').at(-1)!))).toEqual([]);
   });
 
   it('refuses protectedNodes entries that cannot match a node name, suggesting the full one', () => {
