@@ -109,6 +109,7 @@ export function payoffGate(input: PayoffGateInput): { utilization: PoolUtilizati
       limit,
       limitSetBy: setBy,
       rebuy,
+      capacityAfter,
       ...(input.lastDemandScaleUpAt ? { lastDemandScaleUpAt: input.lastDemandScaleUpAt } : {}),
       config: payoff,
       returnsAt,

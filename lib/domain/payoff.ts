@@ -243,6 +243,8 @@ export interface PayoffInput {
   limitSetBy?: string;
   /** Gears at which a scale-up would buy the node back (wanted.ts `rebuyLevel`); `limit` when not given. */
   rebuy?: number;
+  /** The pool's gear slots without the node: a refusal says how many of them the level it reaches keeps free. */
+  capacityAfter?: number;
   stats: Pick<NodeStats, 'activeGears' | 'idleGears' | 'disruptiveGears' | 'gears'>;
   /** When the pool last scaled up for demand, not a replacement (one-off-need.ts `boughtWait`). */
   lastDemandScaleUpAt?: string;
@@ -282,10 +284,20 @@ export function levelOutlook(input: Omit<PayoffInput, 'stats' | 'outlook'>): Lev
   // On recent demand alone the node's own quiet time is the only evidence: a shorter wait than the forecast's horizon.
   const horizon = unneeded.basis === 'recent' ? Math.min(config.recentHorizon, config.horizon) : config.horizon;
   if (unneeded.hours * HOUR_MS < horizon) {
-    const when = unneeded.neededAt ? `needed again in ${formatDuration(Math.round(unneeded.hours * 60) * MINUTE_MS)} (${source} reaches ${Math.round(unneeded.reaches ?? input.limit)} gears)` : `unneeded for only ${formatDuration(Math.round(unneeded.hours * 60) * MINUTE_MS)} so far (${source})`;
+    const when = unneeded.neededAt ? `needed again in ${formatDuration(Math.round(unneeded.hours * 60) * MINUTE_MS)} (${source} reaches ${reachedText(unneeded.reaches ?? input.limit, input.capacityAfter)})` : `unneeded for only ${formatDuration(Math.round(unneeded.hours * 60) * MINUTE_MS)} so far (${source})`;
     return { unneeded, source, hours, refusal: { reason: `${when}, within the ${formatDuration(horizon)} horizon`, pending: unneeded.neededAt === undefined } };
   }
   return { unneeded, source, hours };
+}
+
+/**
+ * The level the forecast reaches, and how far below the slots left it is: "reaches 1134 gears" alone, on a pool of 18
+ * nodes of 100, reads as if 12 nodes would do; the 566 the pool keeps free above that level are the rest.
+ */
+function reachedText(reaches: number, capacityAfter: number | undefined): string {
+  const level = Math.round(reaches);
+  if (capacityAfter === undefined || capacityAfter <= level) return `${level} gears`;
+  return `${level} gears, ${Math.round(capacityAfter) - level} below the ${Math.round(capacityAfter)} slots without it`;
 }
 
 /** "yesterday's demand", with the share it was followed at when today ran below it (a fall or a level shift). */

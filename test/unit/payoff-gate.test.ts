@@ -65,7 +65,8 @@ describe('payoffGate', () => {
     const jobs = history(now, (m) => (hourOf(m) === 23 && new Date(now.getTime() + m * MIN).getUTCMinutes() >= 30 ? 250 : 130), 50);
     // Without node c, 400 slots less the full 150 of headroom hold 250 gears: the job reaches that, so c is needed.
     const full = payoffGate({ config: cfg, history: jobs, now, utilization: u }).check!(nodes[2]!, 400);
-    expect(full).toEqual({ refused: "needed again in 30m (yesterday's demand reaches 250 gears), within the 4h horizon" });
+    // The reason says how far below the slots left that level is: the 150 kept free above it.
+    expect(full).toEqual({ refused: "needed again in 30m (yesterday's demand reaches 250 gears, 150 below the 400 slots without it), within the 4h horizon" });
     // A job's level keeps 20 (the rises on top of it and its day-to-day spread), the usual standing the full 150.
     const headroomAt = { at: (level: number) => (level >= 250 ? 20 : 150), usual: 130 };
     const byLevel = payoffGate({ config: cfg, history: jobs, now, utilization: u, headroomAt }).check!(nodes[2]!, 400);
@@ -79,7 +80,7 @@ describe('payoffGate', () => {
     // The share still binds: with 300 slots left, 0.7 x 300 = 210 < 250, however little the job keeps.
     // The reason names what the pool holds without the node at the level expected then, not the full headroom's 150.
     expect(payoffGate({ config: cfg, history: jobs, now, utilization: u, headroomAt }).check!(nodes[2]!, 300)).toEqual({
-      refused: "needed again in 30m (yesterday's demand reaches 210 gears), within the 4h horizon",
+      refused: "needed again in 30m (yesterday's demand reaches 210 gears, 90 below the 300 slots without it), within the 4h horizon",
     });
   });
 
