@@ -33,6 +33,8 @@ const LEVEL_BUCKETS = LEVEL_MINUTES / BUCKET_MINUTES;
 export interface HeadroomAtLevel {
   /** Gears the pool keeps free above `level` gears the kept days expect. */
   at(level: number): number;
+  /** Which margin `at(level)` is, in words, for a decision's reason. */
+  why?(level: number): string;
   /** The median of the elevation window's buckets: the standing the next rise comes from. */
   usual: number;
 }
@@ -60,11 +62,21 @@ export function headroomAtLevel(measured: MeasuredRises, options: LevelHeadroomO
   if (spread === undefined) return undefined;
   // Asked for many levels per decision: the quantile of each prefix of the rises by standing, once.
   const prefixQuantile = risePrefixQuantiles(measured, options.quantile);
+  const margins = (level: number) => {
+    const fromAlike = prefixQuantile[risesFromAlike(byStanding, level / Math.max(1, usual), options.minSamples) - 1]!;
+    return { bySpread: Math.ceil(level * spread), fromAlike };
+  };
   return {
     usual,
     at(level) {
-      const fromAlike = prefixQuantile[risesFromAlike(byStanding, level / Math.max(1, usual), options.minSamples) - 1]!;
-      return Math.min(options.full, Math.max(Math.ceil(level * spread), fromAlike));
+      const { bySpread, fromAlike } = margins(level);
+      return Math.min(options.full, Math.max(bySpread, fromAlike));
+    },
+    why(level) {
+      const { bySpread, fromAlike } = margins(level);
+      if (Math.max(bySpread, fromAlike) >= options.full) return `set by the pool's headroom: ${options.full} gears`;
+      if (bySpread >= fromAlike) return `set by the kept days' spread: ${Math.round(spread * 100)} % of ${Math.round(level)} gears expected`;
+      return `set by the rises from a standing this high: ${fromAlike} gears`;
     },
   };
 }

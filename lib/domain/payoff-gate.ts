@@ -101,8 +101,10 @@ export function payoffGate(input: PayoffGateInput): { utilization: PoolUtilizati
     // heldLevelOf with the headroom each expected level keeps: the share's level, or the slots less that headroom.
     const byShare = headroomAt && heldLevelOf(capacityAfter, { ...config.scaleUp, headroomGears: 0 }).level;
     const limitAt = headroomAt && ((expected: number) => Math.min(byShare!, capacityAfter - headroomAt.at(expected)));
+    const byShareText = headroomAt && heldLevelOf(capacityAfter, { ...config.scaleUp, headroomGears: 0 }).setBy;
+    const limitAtWhy = headroomAt && ((expected: number) => (byShare! < capacityAfter - headroomAt.at(expected) ? byShareText : headroomAt.why?.(expected)));
     const levels = {
-      ...(limitAt ? { limitAt } : {}),
+      ...(limitAt ? { limitAt, limitAtWhy } : {}),
       history,
       now,
       confident,

@@ -117,6 +117,8 @@ export interface Unneeded {
   neededAt?: Date;
   /** The most the pool holds without the node at `neededAt`, which the forecast reaches (below a level it expects, `limitAt`'s). */
   reaches?: number;
+  /** The level the forecast expects at `neededAt`. */
+  expected?: number;
   basis: 'yesterday' | 'recent';
 }
 
@@ -186,7 +188,7 @@ export function unneededFor(
       if (expected === undefined) continue;
       known++;
       const held = heldAt(expected);
-      if (expected >= held) return { hours: t / 60, neededAt: new Date(now.getTime() + t * MINUTE_MS), reaches: held, basis: 'yesterday' };
+      if (expected >= held) return { hours: t / 60, neededAt: new Date(now.getTime() + t * MINUTE_MS), reaches: held, expected, basis: 'yesterday' };
     }
     if (known * 2 >= steps) return { hours: lookaheadMinutes / 60, basis: 'yesterday' };
   }
@@ -245,6 +247,8 @@ export interface PayoffInput {
   rebuy?: number;
   /** The pool's gear slots without the node: a refusal says how many of them the level it reaches keeps free. */
   capacityAfter?: number;
+  /** Why `limitAt(expected)` keeps what it keeps free, in words (level-headroom.ts `why`, or the target). */
+  limitAtWhy?: (expected: number) => string | undefined;
   stats: Pick<NodeStats, 'activeGears' | 'idleGears' | 'disruptiveGears' | 'gears'>;
   /** When the pool last scaled up for demand, not a replacement (one-off-need.ts `boughtWait`). */
   lastDemandScaleUpAt?: string;
@@ -284,7 +288,7 @@ export function levelOutlook(input: Omit<PayoffInput, 'stats' | 'outlook'>): Lev
   // On recent demand alone the node's own quiet time is the only evidence: a shorter wait than the forecast's horizon.
   const horizon = unneeded.basis === 'recent' ? Math.min(config.recentHorizon, config.horizon) : config.horizon;
   if (unneeded.hours * HOUR_MS < horizon) {
-    const when = unneeded.neededAt ? `needed again in ${formatDuration(Math.round(unneeded.hours * 60) * MINUTE_MS)} (${source} reaches ${reachedText(unneeded.reaches ?? input.limit, input.capacityAfter)})` : `unneeded for only ${formatDuration(Math.round(unneeded.hours * 60) * MINUTE_MS)} so far (${source})`;
+    const when = unneeded.neededAt ? `needed again in ${formatDuration(Math.round(unneeded.hours * 60) * MINUTE_MS)} (${source} reaches ${reachedText(unneeded.reaches ?? input.limit, input.capacityAfter, keptFreeWhy(input, unneeded))})` : `unneeded for only ${formatDuration(Math.round(unneeded.hours * 60) * MINUTE_MS)} so far (${source})`;
     return { unneeded, source, hours, refusal: { reason: `${when}, within the ${formatDuration(horizon)} horizon`, pending: unneeded.neededAt === undefined } };
   }
   return { unneeded, source, hours };
@@ -294,10 +298,16 @@ export function levelOutlook(input: Omit<PayoffInput, 'stats' | 'outlook'>): Lev
  * The level the forecast reaches, and how far below the slots left it is: "reaches 1134 gears" alone, on a pool of 18
  * nodes of 100, reads as if 12 nodes would do; the 566 the pool keeps free above that level are the rest.
  */
-function reachedText(reaches: number, capacityAfter: number | undefined): string {
+function reachedText(reaches: number, capacityAfter: number | undefined, why: string | undefined): string {
   const level = Math.round(reaches);
   if (capacityAfter === undefined || capacityAfter <= level) return `${level} gears`;
-  return `${level} gears, ${Math.round(capacityAfter) - level} below the ${Math.round(capacityAfter)} slots without it`;
+  return `${level} gears, ${Math.round(capacityAfter) - level} below the ${Math.round(capacityAfter)} slots without it${why ? `, ${why}` : ''}`;
+}
+
+/** What sets the level a refusal's forecast reached: the level's own margin (`limitAt`), else the pool's limit. */
+function keptFreeWhy(input: Pick<PayoffInput, 'limit' | 'limitSetBy' | 'limitAtWhy'>, unneeded: Unneeded): string | undefined {
+  if (unneeded.reaches === undefined || unneeded.reaches <= input.limit || unneeded.expected === undefined) return input.limitSetBy;
+  return input.limitAtWhy?.(unneeded.expected);
 }
 
 /** "yesterday's demand", with the share it was followed at when today ran below it (a fall or a level shift). */

@@ -66,7 +66,7 @@ describe('decidePool: scale-down', () => {
     const busyLater = history(-25 * 60, -1, (m) => (m >= -23 * 60 && m < -20 * 60 ? 300 : 0));
     const result = decidePool(evaluation({ nodes: low, pool: pool({ demandHistory: busyLater, lowSince: minutesAgo(7) }) }));
     expect(result.decision.kind).toBe('no-action');
-    expect(result.decision.reason).toContain("node-4.example.com: needed again in 30m (yesterday's demand reaches 210 gears, 90 below the 300 slots without it), within the 4h horizon");
+    expect(result.decision.reason).toContain("node-4.example.com: needed again in 30m (yesterday's demand reaches 210 gears, 90 below the 300 slots without it, set by the target: 0.7 x 300 slots), within the 4h horizon");
     // Without a day behind it, a pool low for only 7 minutes is not trusted to stay low for the horizon.
     const fresh = decidePool(evaluation({ nodes: low, pool: pool({ lowSince: minutesAgo(7) }) }));
     expect(fresh.decision.kind).toBe('no-action');

@@ -37,6 +37,21 @@ describe('headroomAtLevel: what the pool keeps above a level the kept days expec
     expect(keep.at(700)).toBeGreaterThanOrEqual(0.3 * 700);
     expect(keep.at(700)).toBeLessThanOrEqual(full);
     expect(keep.at(400)).toBe(full);
+    // A decision's reason names the margin: the spread above the job, the full headroom at the usual standing.
+    expect(keep.why!(700)).toMatch(/^set by the kept days' spread: \d+ % of 700 gears expected$/);
+    expect(keep.why!(400)).toBe(`set by the pool's headroom: ${full} gears`);
+  });
+
+  it('names the rises from a standing as the margin where they keep more than the spread', () => {
+    // Jobs that repeat exactly (no spread from day to day) and rise in two steps: 400 -> 700 -> 800 gears.
+    const history = fiveMinuteHistory(50, (i) => (i % 24 < 3 ? 700 : i % 24 < 6 ? 800 : 400));
+    const keep = headroomAtLevel(measured(history), { ...at, full: 400 })!;
+    // Standing at the job's first step, the next rise comes on top of it.
+    const level = 700;
+    const margin = keep.at(level);
+    expect(margin).toBeGreaterThan(0);
+    expect(margin).toBeLessThan(400);
+    expect(keep.why!(level)).toBe(`set by the rises from a standing this high: ${margin} gears`);
   });
 
   it('before the kept days can say it, keeps how far the next hours\' highest strayed from the hours before', () => {

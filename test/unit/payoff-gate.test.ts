@@ -65,8 +65,8 @@ describe('payoffGate', () => {
     const jobs = history(now, (m) => (hourOf(m) === 23 && new Date(now.getTime() + m * MIN).getUTCMinutes() >= 30 ? 250 : 130), 50);
     // Without node c, 400 slots less the full 150 of headroom hold 250 gears: the job reaches that, so c is needed.
     const full = payoffGate({ config: cfg, history: jobs, now, utilization: u }).check!(nodes[2]!, 400);
-    // The reason says how far below the slots left that level is: the 150 kept free above it.
-    expect(full).toEqual({ refused: "needed again in 30m (yesterday's demand reaches 250 gears, 150 below the 400 slots without it), within the 4h horizon" });
+    // The reason says how far below the slots left that level is, and what sets it: the 150 of headroom kept free above it.
+    expect(full).toEqual({ refused: "needed again in 30m (yesterday's demand reaches 250 gears, 150 below the 400 slots without it, set by the headroom: 400 slots - 150 headroomGears), within the 4h horizon" });
     // A job's level keeps 20 (the rises on top of it and its day-to-day spread), the usual standing the full 150.
     const headroomAt = { at: (level: number) => (level >= 250 ? 20 : 150), usual: 130 };
     const byLevel = payoffGate({ config: cfg, history: jobs, now, utilization: u, headroomAt }).check!(nodes[2]!, 400);
@@ -80,7 +80,12 @@ describe('payoffGate', () => {
     // The share still binds: with 300 slots left, 0.7 x 300 = 210 < 250, however little the job keeps.
     // The reason names what the pool holds without the node at the level expected then, not the full headroom's 150.
     expect(payoffGate({ config: cfg, history: jobs, now, utilization: u, headroomAt }).check!(nodes[2]!, 300)).toEqual({
-      refused: "needed again in 30m (yesterday's demand reaches 210 gears, 90 below the 300 slots without it), within the 4h horizon",
+      refused: "needed again in 30m (yesterday's demand reaches 210 gears, 90 below the 300 slots without it, set by the target: 0.7 x 300 slots), within the 4h horizon",
+    });
+    // Where the level's own margin binds (100 free above the job: 200 < 0.7 x 300), the reason names that margin.
+    const margin = { at: () => 100, usual: 130, why: (level: number) => `set by the margin at ${level} gears` };
+    expect(payoffGate({ config: cfg, history: jobs, now, utilization: u, headroomAt: margin }).check!(nodes[2]!, 300)).toEqual({
+      refused: "needed again in 30m (yesterday's demand reaches 200 gears, 100 below the 300 slots without it, set by the margin at 250 gears), within the 4h horizon",
     });
   });
 
