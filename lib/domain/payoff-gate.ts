@@ -99,10 +99,9 @@ export function payoffGate(input: PayoffGateInput): { utilization: PoolUtilizati
     const { level: limit, setBy } = heldLevelOf(capacityAfter, config.scaleUp);
     const rebuy = rebuyAt(capacityAfter, limit);
     // heldLevelOf with the headroom each expected level keeps: the share's level, or the slots less that headroom.
-    const byShare = headroomAt && heldLevelOf(capacityAfter, { ...config.scaleUp, headroomGears: 0 }).level;
-    const limitAt = headroomAt && ((expected: number) => Math.min(byShare!, capacityAfter - headroomAt.at(expected)));
-    const byShareText = headroomAt && heldLevelOf(capacityAfter, { ...config.scaleUp, headroomGears: 0 }).setBy;
-    const limitAtWhy = headroomAt && ((expected: number) => (byShare! < capacityAfter - headroomAt.at(expected) ? byShareText : headroomAt.why?.(expected)));
+    const byShare = headroomAt && heldLevelOf(capacityAfter, { ...config.scaleUp, headroomGears: 0 });
+    const limitAt = headroomAt && ((expected: number) => Math.min(byShare!.level, capacityAfter - headroomAt.at(expected)));
+    const limitAtWhy = headroomAt && ((expected: number) => (byShare!.level < capacityAfter - headroomAt.at(expected) ? byShare!.setBy : headroomAt.why?.(expected)));
     const levels = {
       ...(limitAt ? { limitAt, limitAtWhy } : {}),
       history,
