@@ -29,13 +29,14 @@ describe('configuration consistency (lib/config/consistency.ts)', () => {
   });
 
   it('shows every key the schema knows in the example, set or in a comment (an operator learns the options there)', () => {
+    const schema = configSchema();
     const paths: string[] = [];
     const walk = (path: (string | number)[]) => {
-      for (const key of knownKeys(configSchema(), path)) {
+      for (const key of knownKeys(schema, path)) {
         const at = [...path, key];
         paths.push(at.join('.'));
         // A list's entries (pools, instance types, schedules) are read at index 0.
-        walk(knownKeys(configSchema(), at).length > 0 ? at : [...at, 0]);
+        walk(knownKeys(schema, at).length > 0 ? at : [...at, 0]);
       }
     };
     walk([]);
