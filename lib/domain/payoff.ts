@@ -282,7 +282,8 @@ export function levelOutlook(input: Omit<PayoffInput, 'stats' | 'outlook'>): Lev
   const limitNow = heldAtLevel(input.limit, input.limitAt, input.confident);
   const source = sourceText(unneeded, keptDays);
   if (input.confident >= limitNow) {
-    const setBy = limitNow > input.limit ? 'with the headroom kept above that level' : input.limitSetBy;
+    // Above the pool's limit the level's own margin held it: its words, when the caller has them.
+    const setBy = limitNow > input.limit ? (input.limitAtWhy?.(input.confident) ?? 'with the headroom kept above that level') : input.limitSetBy;
     return { unneeded, source, hours, refusal: { reason: `needed now: recent demand ${Math.round(input.confident)} gears >= the ${Math.round(limitNow)} the pool holds without it${setBy ? ` (${setBy})` : ''}`, pending: false } };
   }
   // On recent demand alone the node's own quiet time is the only evidence: a shorter wait than the forecast's horizon.

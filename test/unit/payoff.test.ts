@@ -219,6 +219,10 @@ describe('drainPayoff', () => {
     const tall = drainPayoff({ ...input, confident: 1900, limitAt });
     expect(tall.pays).toBe(false);
     if (!tall.pays) expect(tall.reason).toBe('needed now: recent demand 1900 gears >= the 1850 the pool holds without it (with the headroom kept above that level)');
+    // With the level's margin in words, the refusal names it.
+    const named = drainPayoff({ ...input, confident: 1900, limitAt, limitAtWhy: (level) => `set by the kept days' spread: 8 % of ${level} gears expected` });
+    expect(named.pays).toBe(false);
+    if (!named.pays) expect(named.reason).toBe("needed now: recent demand 1900 gears >= the 1850 the pool holds without it (set by the kept days' spread: 8 % of 1900 gears expected)");
   });
 });
 
