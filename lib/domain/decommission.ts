@@ -30,6 +30,13 @@ export type ReleaseStep = (typeof RELEASE_STEPS)[number];
 /** The step recording why the release started (`ReleaseKind`). */
 export const RELEASE_KIND_STEP = 'releaseFor';
 
+/**
+ * The step recording that `removeNode` found the node in no district. A host still booting joins its district after
+ * that, and the broker places gears on it: such a node is removed again just before its host is terminated, and handed
+ * back if it holds gears by then (found by a soak run, docs/RELIABILITY.md).
+ */
+export const REMOVAL_FOUND_NO_NODE_STEP = 'removalFoundNoNode';
+
 export interface ReleaseOptions {
   /** DNS records are managed (a Dns port is configured). */
   dns: boolean;
@@ -151,6 +158,8 @@ export const HAND_BACK_STEPS = {
   to: 'handBackTo',
   /** `activateNode` done (only for `active`: remove-node deactivates the node before it refuses). */
   reopened: 'handBackReopened',
+  /** The DNS record upserted again (only when the release had deleted it: a node found in no district, then joined). */
+  dnsRestored: 'handBackDnsRestored',
 } as const;
 
 /**

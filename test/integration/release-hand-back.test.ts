@@ -25,6 +25,7 @@ import { BrokerEmulator } from '../support/broker-emulator.js';
 import { BROKER, DOCUMENT, ec2OnBrokerConfig } from '../support/broker-platform.js';
 import { Crash, crashingStore } from '../support/crash.js';
 import { dynaliteHarness } from '../support/dynalite.js';
+import { RecordingDns } from '../support/recording-dns.js';
 import { RecordingNotifier } from '../support/recording-notifier.js';
 
 const POOL = 'd1/small';
@@ -97,9 +98,38 @@ describe('a release that finds gears before the host goes hands the node back (d
       },
     });
   };
-  const decommissioner = (platform: Platform, over: { store?: StateStore } = {}) =>
+  /**
+   * The broker adapter, but the node is in no district when its release first removes it, and joins its district with
+   * a gear right after (a host still booting when its launch was failed; found by a soak run).
+   */
+  const joiningAfterRemoval = (): Platform => {
+    const inner = brokerPlatform();
+    let removals = 0;
+    return new Proxy(inner, {
+      get(target, property, receiver) {
+        if (property === 'removeNode') {
+          return async (district: string, nodeId: string) => {
+            removals++;
+            try {
+              return await target.removeNode(district, nodeId);
+            } finally {
+              if (removals === 1) {
+                broker.joinDistrict('d1', nodeId);
+                broker.removeGear(landed.uuid);
+                broker.placeGear(nodeId, landed);
+              }
+            }
+          };
+        }
+        const value = Reflect.get(target, property, receiver) as unknown;
+        return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+  };
+  const decommissioner = (platform: Platform, over: { store?: StateStore; dns?: RecordingDns } = {}) =>
     new Decommissioner(
       {
+        ...(over.dns ? { dns: over.dns } : {}),
         store: over.store ?? store,
         cloud: new Ec2Cloud(new EC2Client({ region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } }), config, { stage: 'test' }),
         platform, clock, metrics, log: new MemoryLog(), notifier, sleep, random: () => 0.5,
@@ -169,6 +199,58 @@ describe('a release that finds gears before the host goes hands the node back (d
     expect(removeNodes()).toBe(1);
     expect(metrics.sum('ReleasesHandedBack')).toBe(1);
     expect(ec2.commandCalls(TerminateInstancesCommand)).toHaveLength(0);
+  });
+
+  it('removes a node found in no district again before its host goes, and hands it back if it joined and took a gear', async () => {
+    expect(broker.ctlDistrict('remove-node', 'd1', NODE).exitCode).toBe(0);
+    const asked = removeNodes();
+
+    const outcome = await decommissioner(joiningAfterRemoval()).drainComplete(message);
+
+    expect(outcome.kind).toBe('refused');
+    expect(ec2.commandCalls(TerminateInstancesCommand)).toHaveLength(0);
+    const node = (await store.getNode(NODE))!;
+    expect(node.state).toBe('draining');
+    expect(node.reason).toMatch(/^release of d1-small-3\.example\.com stopped before its host was terminated: the platform refused remove-node .*; the platform lists 1 gear on it/);
+    // Every release step goes with the hand-back, so a later release removes the node from its district again.
+    expect(node.steps?.removedFromDistrict).toBeUndefined();
+    expect(node.steps?.volumeResolved).toBeUndefined();
+    expect(node.steps?.removalFoundNoNode).toBeUndefined();
+    expect(broker.whereIs(landed.uuid)).toBe(NODE);
+    expect(broker.membership(NODE)).toEqual({ district: 'd1', active: false });
+    // Once in no district, then twice more: refused while active, deactivated, refused for its gear.
+    expect(removeNodes() - asked).toBe(3);
+    expect(metrics.sum('ReleasesHandedBack')).toBe(1);
+  });
+
+  it('restores the DNS record its release deleted when it hands back a node that joined after its removal', async () => {
+    expect(broker.ctlDistrict('remove-node', 'd1', NODE).exitCode).toBe(0);
+    const node = (await store.getNode(NODE))!;
+    await store.updateNode(NODE, node.version, { privateIp: '10.0.3.7', steps: { ...node.steps, dnsRegistered: node.joinedAt! } });
+    const dns = new RecordingDns();
+    dns.records.set(NODE, '10.0.3.7');
+
+    await decommissioner(joiningAfterRemoval(), { dns }).drainComplete(message);
+
+    expect((await store.getNode(NODE))?.state).toBe('draining');
+    expect(dns.calls.map(({ call }) => call)).toEqual(['deleteHost', 'upsertHost']);
+    expect(dns.records.get(NODE)).toBe('10.0.3.7');
+    expect((await store.getNode(NODE))?.steps?.dnsDeleted).toBeUndefined();
+  });
+
+  it('terminates a node found in no district that stays out of it, after asking remove-node once more', async () => {
+    expect(broker.ctlDistrict('remove-node', 'd1', NODE).exitCode).toBe(0);
+    const asked = removeNodes();
+
+    const outcome = await decommissioner(brokerPlatform()).drainComplete(message);
+
+    expect(outcome.kind).toBe('terminated');
+    expect(ec2.commandCalls(TerminateInstancesCommand).map((call) => call.args[0].input)).toEqual([{ InstanceIds: [INSTANCE] }]);
+    expect(removeNodes() - asked).toBe(2);
+    // Recorded on the node with the removal, before the host went.
+    const steps = (await store.getNode(NODE))!.steps!;
+    expect(steps.removalFoundNoNode).toBe(steps.removedFromDistrict);
+    expect(steps.removalFoundNoNode! <= steps.instanceTerminated!).toBe(true);
   });
 
   it('releases the node as before when nothing lands on it', async () => {

@@ -335,6 +335,42 @@ const regressions: Array<{ name: string; scenario: Scenario; fewestServing?: num
     mutants: { platform: gearsLandBeforeRemove(2) },
     minDrains: 1,
   },
+  {
+    // Found by a soak run (session 57): a launch that went through unseen left
+    // its node without an instance id; the node timed out (maxNodeProvisionTime)
+    // and failed while its host was still booting. The release's remove-node
+    // found it in no district and counted that as removed; the host then
+    // joined, the broker placed 3 gears on it, and the next tick terminated
+    // it ("terminateHost of node-6 holding 3 gears"). Fix: a node whose
+    // removal found it in no district is removed again just before its host
+    // goes, and handed back if it holds gears by then (lib/workflows/release).
+    name: 'a failed node that joins its district after its removal found it in none keeps its host',
+    scenario: {
+      seed: 732401047,
+      demand: [
+        { minutes: 3, gears: 13 },
+        { minutes: 20, gears: 16 },
+        { minutes: 18, gears: 13 },
+        { minutes: 13, gears: 46 },
+      ],
+      faults: { errorBefore: 0.0263, errorAfter: 0.0792, crash: 0.04985, skewMs: 15779 },
+      queue: { duplicateRate: 0.0063, reorderWindow: 6, delayRate: 0.088, partialSendFailure: 0.0654 },
+      concurrency: 0.0411,
+      clockJumps: 0.0327,
+      moveFailureRate: 0.0294,
+      rebalanceRate: 0.0127,
+      attrition: false,
+      hostileRate: 0.1748,
+      capacityCap: 5,
+      maxNodesTotal: 7,
+      maxCores: 32,
+      store: 'memory',
+      platform: 'simulated',
+      scaleUpOptions: { waitingRise: true, doubleWhenFull: false },
+      market: { spot: true, dollars: 1000000 },
+      renewal: 'drifted',
+    },
+  },
 ];
 
 describe('reliability counterexamples stay fixed', () => {

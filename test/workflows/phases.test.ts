@@ -107,6 +107,13 @@ describe('release phases: handing a node back', () => {
     expect(nextRelease({ node: handing('active', { handBackReopened: AT }), options })).toEqual({ kind: 'write', write: { kind: 'hand-back', to: 'active' } });
   });
 
+  it('a node handed back after its DNS record was deleted gets it back first, once', () => {
+    expect(nextRelease({ node: handing('draining', { dnsDeleted: AT }), options })).toEqual({ kind: 'effect', effect: 'restoreDns' });
+    expect(nextRelease({ node: handing('active', { dnsDeleted: AT }), options })).toEqual({ kind: 'effect', effect: 'restoreDns' });
+    expect(nextRelease({ node: handing('active', { dnsDeleted: AT, handBackDnsRestored: AT }), options })).toEqual({ kind: 'effect', effect: 'reopen' });
+    expect(nextRelease({ node: handing('draining', { dnsDeleted: AT, handBackDnsRestored: AT }), options })).toEqual({ kind: 'write', write: { kind: 'hand-back', to: 'draining' } });
+  });
+
   it('an unreadable target goes the safe way (draining: emptied again, never opened by a guess)', () => {
     expect(handBackTargetOf(handing('sideways'))).toBe('draining');
     expect(handBackTargetOf(node({ steps: {} }))).toBe('draining');

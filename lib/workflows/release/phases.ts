@@ -16,6 +16,11 @@
  * (lib/domain/decommission.ts `handBackTarget`) recorded on it:
  *
  *   removedFromDistrict (refused) -> handingBack -> [reopen: activateNode] -> draining | active
+ *
+ * A node `removeNode` found in no district is removed again just before its host goes (it may have joined since):
+ * refused there, it goes to `handingBack` too, and its DNS record, deleted by then, is restored first:
+ *
+ *   instanceTerminated (removed again, refused) -> handingBack -> [restoreDns] -> [reopen] -> draining | active
  */
 import { HAND_BACK_STEPS, RELEASE_STEPS, nextReleaseStep, type HandBackTarget, type ReleaseOptions, type ReleaseStep } from '../../domain/decommission.js';
 import type { NodeRecord } from '../../domain/model.js';
@@ -23,8 +28,8 @@ import type { Step } from '../engine.js';
 
 export type ReleasePhase = ReleaseStep | 'finishing' | 'handingBack';
 
-/** The effects of a release: its steps, and re-opening a node handed back as active. */
-export type ReleaseEffect = ReleaseStep | 'reopen';
+/** The effects of a release: its steps, and for a node handed back, its DNS record restored and re-opening it as active. */
+export type ReleaseEffect = ReleaseStep | 'reopen' | 'restoreDns';
 
 export interface ReleaseView {
   node: NodeRecord;
@@ -33,12 +38,14 @@ export interface ReleaseView {
 
 /** A step done, recorded on the node with the phase after it; or the final transition. */
 export type ReleaseWrite =
-  | { kind: 'record'; step: ReleaseStep; patch: Pick<NodeRecord, 'volumeId'> | Record<string, never> }
+  | { kind: 'record'; step: ReleaseStep; patch: Pick<NodeRecord, 'volumeId'> | Record<string, never>; foundNoNode?: boolean }
   | { kind: 'finish' }
   /** Gears found before the host went: the node enters `handingBack`, its target and reason recorded. */
   | { kind: 'hand-back-found'; to: HandBackTarget; reason: string; gears: number }
   /** `activateNode` done for a node handed back as active. */
   | { kind: 'reopened' }
+  /** The node's DNS record upserted again, for a node handed back after its release had deleted it. */
+  | { kind: 'dns-restored' }
   /** terminating -> draining | active. */
   | { kind: 'hand-back'; to: HandBackTarget };
 
@@ -69,6 +76,9 @@ export function nextRelease(view: ReleaseView): Step<ReleaseWrite, ReleaseEffect
   if (phase === 'finishing') return { kind: 'write', write: { kind: 'finish' } };
   if (phase === 'handingBack') {
     const to = handBackTargetOf(node);
+    // Found in no district at first, the node joined later and its gears were found only before its host went: the
+    // release had deleted its DNS record by then, and a node that serves needs it.
+    if (node.steps?.dnsDeleted !== undefined && node.steps?.[HAND_BACK_STEPS.dnsRestored] === undefined) return { kind: 'effect', effect: 'restoreDns' };
     // remove-node deactivated the node before it refused: a node going back to active is opened on the platform first.
     if (to === 'active' && node.steps?.[HAND_BACK_STEPS.reopened] === undefined) return { kind: 'effect', effect: 'reopen' };
     return { kind: 'write', write: { kind: 'hand-back', to } };

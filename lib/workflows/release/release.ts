@@ -17,7 +17,7 @@
  */
 import type { Config } from '../../config/index.js';
 import { findPoolConfig } from '../../config/index.js';
-import { HAND_BACK_STEPS, RELEASE_KIND_STEP, handBackReason, handBackTarget, nodeLifetimeSeconds, type HandBackTarget, type ReleaseKind, type ReleaseOptions } from '../../domain/decommission.js';
+import { HAND_BACK_STEPS, RELEASE_KIND_STEP, RELEASE_STEPS, REMOVAL_FOUND_NO_NODE_STEP, handBackReason, handBackTarget, nodeLifetimeSeconds, type HandBackTarget, type ReleaseKind, type ReleaseOptions } from '../../domain/decommission.js';
 import type { GearInfo, NodeRecord } from '../../domain/model.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../errors.js';
 import type { ReleasingCloud } from '../../ports/cloud.js';
@@ -103,6 +103,12 @@ export class HostReleaser implements Workflow<ReleaseView, ReleaseWrite, Release
       log.info('node handed back re-opened on the platform', { ...attributes, district: node.district });
       return { record: { kind: 'reopened' } };
     }
+    if (step === 'restoreDns') {
+      if (!this.ports.dns || node.privateIp === undefined) throw new ValidationError({ path: 'dns', message: `no DNS adapter or address to restore the record of ${node.nodeId}` });
+      await this.retry(() => this.ports.dns!.upsertHost(node.nodeId, node.privateIp!));
+      log.info('DNS record of a node handed back restored', { ...attributes, ip: node.privateIp });
+      return { record: { kind: 'dns-restored' } };
+    }
     const done: EffectResult<ReleaseWrite> = { record: { kind: 'record', step, patch: {} } };
     switch (step) {
       case 'removedFromDistrict': {
@@ -110,14 +116,12 @@ export class HostReleaser implements Workflow<ReleaseView, ReleaseWrite, Release
         if (!platform) {
           throw new ValidationError({ path: 'platform', message: `no platform adapter to remove ${node.nodeId} from district ${node.district}` });
         }
-        try {
-          await this.retry(() => platform.removeNode(node.district, node.nodeId));
-        } catch (error) {
-          if (error instanceof NodeNotEmptyError) return { record: await this.gearsFound(node, platform, error) };
-          if (!(error instanceof NotFoundError)) throw error;
+        const removal = await this.removeFromDistrict(node, platform);
+        if (removal.kind === 'record') {
+          if (removal.foundNoNode) log.info('node in no district: removed again before its host goes, in case it joins one meanwhile', { ...attributes, district: node.district });
+          else log.info('node removed from its district', { ...attributes, district: node.district });
         }
-        log.info('node removed from its district', { ...attributes, district: node.district });
-        return done;
+        return { record: removal };
       }
       case 'dnsDeleted':
         await this.retry(() => this.ports.dns!.deleteHost(node.nodeId, node.privateIp!));
@@ -129,10 +133,13 @@ export class HostReleaser implements Workflow<ReleaseView, ReleaseWrite, Release
         if (volumeId === undefined) log.warn('no gear volume found on the instance; nothing to delete after it', { ...attributes, instanceId: node.instanceId });
         return { record: { kind: 'record', step, patch: volumeId === undefined ? {} : { volumeId } } };
       }
-      case 'instanceTerminated':
+      case 'instanceTerminated': {
+        const joinedSince = await this.removedAgainIfJoined(node);
+        if (joinedSince) return { record: joinedSince };
         await this.retry(() => cloud.terminateHost(node.instanceId!));
         log.info('instance terminated', { ...attributes, instanceId: node.instanceId });
         return done;
+      }
       case 'releaseReported': {
         const report = cloud.reportRelease?.bind(cloud);
         const spec = {
@@ -172,19 +179,52 @@ export class HostReleaser implements Workflow<ReleaseView, ReleaseWrite, Release
       return { ...view, node: recorded };
     }
     if (write.kind === 'reopened') return { ...view, node: await recordSteps(this.ports.store, node, { [HAND_BACK_STEPS.reopened]: now }) };
+    if (write.kind === 'dns-restored') return { ...view, node: await recordSteps(this.ports.store, node, { [HAND_BACK_STEPS.dnsRestored]: now }) };
     const steps = { ...node.steps, [write.step]: this.ports.clock.now().toISOString() };
     const releasePhase = derivedReleasePhase({ ...node, ...write.patch, steps }, options);
-    const recorded = await recordSteps(this.ports.store, node, { [write.step]: steps[write.step]! }, { ...write.patch, releasePhase });
+    const marks: Record<string, string> = write.foundNoNode ? { [REMOVAL_FOUND_NO_NODE_STEP]: now } : {};
+    const recorded = await recordSteps(this.ports.store, node, { [write.step]: steps[write.step]!, ...marks }, { ...write.patch, releasePhase });
     if (write.step === 'instanceTerminated' || write.step === 'releaseReported') await this.markScaleDown(recorded);
     return { ...view, node: recorded };
   }
 
   /**
-   * remove-node refused: the node holds gears. What the platform lists on it
-   * (named in the reason), and where the node goes; nothing of the release
-   * has run before remove-node, so there is nothing to undo.
+   * `removeNode`: done, or the node was in no district (`foundNoNode`), or the platform refused it because the node
+   * holds gears (the hand-back to record).
    */
-  private async gearsFound(node: NodeRecord, platform: Platform, refusal: NodeNotEmptyError): Promise<ReleaseWrite> {
+  private async removeFromDistrict(node: NodeRecord, platform: Platform): Promise<Extract<ReleaseWrite, { kind: 'record' | 'hand-back-found' }>> {
+    try {
+      await this.retry(() => platform.removeNode(node.district, node.nodeId));
+    } catch (error) {
+      if (error instanceof NodeNotEmptyError) return this.gearsFound(node, platform, error);
+      if (!(error instanceof NotFoundError)) throw error;
+      return { kind: 'record', step: 'removedFromDistrict', patch: {}, foundNoNode: true };
+    }
+    return { kind: 'record', step: 'removedFromDistrict', patch: {} };
+  }
+
+  /**
+   * Just before the host goes: a node whose removal found it in no district may have joined one since (a host still
+   * booting when its launch was failed), and taken gears. It is removed again: the hand-back to record if the platform
+   * refuses (it holds gears), else undefined. Idempotent, so a crash before the termination is recorded repeats it.
+   */
+  private async removedAgainIfJoined(node: NodeRecord): Promise<ReleaseWrite | undefined> {
+    const platform = this.ports.platform;
+    if (!platform || node.steps?.[REMOVAL_FOUND_NO_NODE_STEP] === undefined) return undefined;
+    const removal = await this.removeFromDistrict(node, platform);
+    if (removal.kind === 'hand-back-found') return removal;
+    if (!removal.foundNoNode) this.ports.log.warn('node joined its district after its removal found it in none; removed before its host goes', { nodeId: node.nodeId, pool: node.pool, district: node.district });
+    return undefined;
+  }
+
+  /**
+   * remove-node refused: the node holds gears. What the platform lists on it
+   * (named in the reason), and where the node goes. The first remove-node
+   * runs before anything else of the release; the one before the host goes
+   * (`removedAgainIfJoined`) after the DNS record was deleted, which the
+   * hand-back restores (`restoreDns`).
+   */
+  private async gearsFound(node: NodeRecord, platform: Platform, refusal: NodeNotEmptyError): Promise<Extract<ReleaseWrite, { kind: 'hand-back-found' }>> {
     let gears: GearInfo[] = [];
     try {
       gears = await this.retry(() => platform.listGears(node.nodeId));
@@ -199,7 +239,9 @@ export class HostReleaser implements Workflow<ReleaseView, ReleaseWrite, Release
   private async handBack(node: NodeRecord, to: HandBackTarget): Promise<NodeRecord> {
     const { store, clock, log, metrics } = this.ports;
     const now = clock.now();
-    const released = new Set<string>([RELEASE_KIND_STEP, 'releaseStarted', ...Object.values(HAND_BACK_STEPS)]);
+    // Every release step goes too: a node handed back after its removal found it in no district has some recorded, and a
+    // later release must run them again.
+    const released = new Set<string>([RELEASE_KIND_STEP, 'releaseStarted', REMOVAL_FOUND_NO_NODE_STEP, ...RELEASE_STEPS, ...Object.values(HAND_BACK_STEPS)]);
     const steps = Object.fromEntries(Object.entries(node.steps ?? {}).filter(([step]) => !released.has(step)));
     const reason = node.reason ?? `release of ${node.nodeId} stopped: it holds gears`;
     let handed: NodeRecord;

@@ -169,7 +169,7 @@ export function scenarioConfig(scenario: Scenario): ConfigInput {
 
 /** The use-case frames of the current stack, for a violation to say which code path did it. */
 export function callerInApp(): string {
-  const frames = (new Error().stack ?? '').split('\n').filter((line) => /lib[\\/]app[\\/]/.test(line));
+  const frames = (new Error().stack ?? '').split('\n').filter((line) => /lib[\\/](app|workflows)[\\/]/.test(line));
   return frames.map((line) => line.trim().replace(/^at /, '').replace(/\(.*[\\/]lib[\\/]/, '(lib/')).join(' <- ') || 'outside the use cases';
 }
 
