@@ -66,7 +66,7 @@ describe('a node that never joined is released on the broker (dynalite, broker e
     );
   };
 
-  it('terminates its host after one remove-node, instead of retrying it every tick', async () => {
+  it('terminates its host after remove-node found it in no district, asked once more just before the host goes, not every tick', async () => {
     const at = clock.now();
     const decisionId = decisionIdFor('scale-up', POOL, at);
     const message: ScaleUpMessage = { type: 'scale-up', v: 1, decisionId, pool: POOL, count: 1, reason: 'test', decidedAt: at.toISOString() };
@@ -84,6 +84,8 @@ describe('a node that never joined is released on the broker (dynalite, broker e
     expect(fake.inputsOf(TerminateInstancesCommand)).toStrictEqual([{ InstanceIds: ['i-00000000000000001'] }]);
     expect((await store.getNode('d1-small-1.example.com'))?.state).toBe('terminated');
     const removes = broker.sent.filter((input) => input.Parameters?.action?.[0] === 'remove-node');
-    expect(removes).toHaveLength(1);
+    // The release's, and one just before the host goes (a host still booting may have joined meanwhile: finding 16 of
+    // docs/RELIABILITY.md); both answered "doesn't belong to district" over 20 ticks.
+    expect(removes).toHaveLength(2);
   });
 });
