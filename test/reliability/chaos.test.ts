@@ -9,7 +9,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { scenarioArbitrary } from './support/arbitraries.js';
 import { runScenario, type Scenario, type ScenarioOutcome } from './support/scenario.js';
-import { DEFAULT_SCENARIO_RUNS, reportTally, scaled, soakRuns } from './support/tally.js';
+import { DEFAULT_SCENARIO_RUNS, firstFailureReporter, reportTally, scaled, soakRuns } from './support/tally.js';
 
 interface Totals {
   scenarios: number;
@@ -79,10 +79,13 @@ function add(totals: Totals, outcome: ScenarioOutcome, scenario: Scenario): void
 
 async function check(name: string, store: Scenario['store'], platform: 'simulated' | 'broker', numRuns: number): Promise<Totals> {
   const totals = newTotals();
+  const reportFailure = firstFailureReporter(name);
   await fc.assert(
     fc.asyncProperty(scenarioArbitrary(store, store === 'dynalite' ? 'short' : 'full', platform), async (scenario) => {
       const outcome = await runScenario(scenario);
       add(totals, outcome, scenario);
+      const problems = [...outcome.violations, ...outcome.ledger.lost];
+      if (problems.length > 0) reportFailure(scenario, problems);
       expect(outcome.violations, JSON.stringify(scenario)).toEqual([]);
       expect(outcome.ledger.lost).toEqual([]);
     }),

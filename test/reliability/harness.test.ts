@@ -4,13 +4,14 @@
  * idempotency tokens, a platform that hides gears or loses them) and the
  * scenario must report the matching invariant violation.
  */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { ConflictError } from '../../lib/errors.js';
 import type { SimulatedCloud } from '../../lib/adapters/local/simulated-cloud.js';
 import type { SimulatedPlatform } from '../../lib/adapters/local/simulated-platform.js';
 import type { HostSpec } from '../../lib/ports/cloud.js';
 import type { StateStore } from '../../lib/ports/state-store.js';
 import { runScenario, type Scenario } from './support/scenario.js';
+import { firstFailureReporter } from './support/tally.js';
 
 const calm: Scenario = {
   seed: 11,
@@ -104,5 +105,22 @@ describe('the reliability checks catch a broken system', () => {
     });
     expect(outcome.joinedInZone).toBe(0);
     expect(outcome.violations.join('\n')).toMatch(/gears still unplaced after settling/);
+  });
+});
+
+describe('a failing scenario is printed before fast-check shrinks it', () => {
+  it('prints the first failing scenario of a check once, with its first problem, as JSON a regression entry takes', () => {
+    const printed = vi.spyOn(console, 'error').mockImplementation(() => undefined);
+    try {
+      const report = firstFailureReporter('chaos-memory');
+      report({ ...calm, seed: 7 }, ['host node-6 terminated while holding 3 gears']);
+      report({ ...calm, seed: 8 }, ['a shrunk one']);
+      expect(printed).toHaveBeenCalledTimes(1);
+      const [text] = printed.mock.calls[0] as [string];
+      expect(text).toMatch(/^reliability chaos-memory: a scenario failed \(1 problem\(s\), e\.g\. "host node-6 terminated while holding 3 gears"\)/);
+      expect(JSON.parse(text.split('\n')[1]!)).toEqual({ ...calm, seed: 7 });
+    } finally {
+      printed.mockRestore();
+    }
   });
 });

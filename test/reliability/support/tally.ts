@@ -39,3 +39,16 @@ export function reportTally(tally: Tally): void {
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, `${tally.name}.json`), JSON.stringify(tally));
 }
+
+/**
+ * The first failing scenario of a check, printed when it fails, before fast-check starts shrinking it: a soak's
+ * shrink replays many hour-long workloads and may run for hours (docs/RELIABILITY.md, finding 16). Once per check.
+ */
+export function firstFailureReporter(name: string): (scenario: unknown, problems: readonly unknown[]) => void {
+  let reported = false;
+  return (scenario, problems) => {
+    if (reported) return;
+    reported = true;
+    console.error(`reliability ${name}: a scenario failed (${problems.length} problem(s), e.g. ${JSON.stringify(problems[0])}); fast-check shrinks it next. Replay it as a regressions.test.ts entry:\n${JSON.stringify(scenario)}`);
+  };
+}
