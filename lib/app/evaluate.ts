@@ -1,5 +1,5 @@
 import type { Config, PoolConfig } from '../config/index.js';
-import { effectiveConfig, gateDecision, pauseFor, shadowKey, shadowSentence, type Controls, type ShadowDetails } from '../domain/controls.js';
+import { effectiveConfig, gateDecision, nodesAsDecided, pauseFor, shadowKey, shadowSentence, type Controls, type ShadowDetails } from '../domain/controls.js';
 import type { PoolEvaluation } from '../domain/decision.js';
 import { decisionMessage } from '../domain/decision-message.js';
 import { decidePool } from '../domain/evaluate.js';
@@ -201,8 +201,8 @@ export class ThresholdEvaluator {
   private async evaluate(pools: readonly PoolId[], trigger: 'stats' | 'tick', urgent: ReadonlySet<PoolId> = new Set()): Promise<PoolOutcome[]> {
     if (pools.length === 0) return [];
     // The operator's pauses and overrides: one read per batch, whatever the number of pools.
-    const controls = await this.ports.store.listControls();
-    if (controls.pendingDrains.length > 0) await advancePendingDrains(this.ports, this.config, controls.pendingDrains);
+    const listed = await this.ports.store.listControls();
+    const controls = listed.pendingDrains.length > 0 ? { ...listed, pendingDrains: await advancePendingDrains(this.ports, this.config, listed.pendingDrains) } : listed;
     // A pool's decision reads its own nodes. Every node of every pool is read only for a scale-up (maxNodesTotal and the
     // resource limits count them all), once per batch: reading them for every batch that evaluated any pool made each
     // batch cost the whole table (issue 18, 2h).
@@ -269,7 +269,9 @@ export class ThresholdEvaluator {
     const prices = await readDueMarketPrices({ log, metrics, ...markets }, effective.config, effective.poolConfig, pool, now);
     pool = { ...pool, ...prices };
 
-    const nodes = await loadNodes(poolId);
+    // A node whose drain was sent but not yet begun is on its way out: decided on as draining, so that no scale-down
+    // drains the replacement bought for it meanwhile (RELIABILITY, finding 17).
+    const nodes = nodesAsDecided(await loadNodes(poolId), controls.pendingDrains, poolId);
     const drains = await store.listDrains(poolId);
     const booted = observedBootMs(nodes);
     const platform = this.ports.platform;

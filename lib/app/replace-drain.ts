@@ -3,11 +3,15 @@
  * waiting for its replacement is started once the replacement has joined
  * (a manual scale-down on the drain queue, as `nodescaler drain` sends it),
  * or given up when the replacement was refused or failed. The rule is
- * lib/domain/controls.ts's pendingDrainStep.
+ * lib/domain/controls.ts's pendingDrainStep. A started drain stays pending,
+ * marked sent, until the gear mover has begun it (sentDrainStep): meanwhile
+ * the evaluator counts its node as draining.
  */
 import { createHash } from 'node:crypto';
 import type { Config } from '../config/index.js';
-import { RENEWAL_DRAIN_PREFIX, pendingDrainStep, type PendingDrain } from '../domain/controls.js';
+import { RENEWAL_DRAIN_PREFIX, pendingDrainStep, sentDrainStep, type PendingDrain } from '../domain/controls.js';
+import { decisionMaxAgeMs } from '../domain/decision-message.js';
+import { drainIdFor } from '../domain/drain.js';
 import { ConflictError } from '../errors.js';
 import type { ScaleDownMessage } from '../messages/index.js';
 import type { Clock } from '../ports/clock.js';
@@ -35,44 +39,82 @@ export async function advancePendingDrains(
   ports: { store: StateStore; queue: Queue; clock: Clock; log: Log },
   config: Config,
   pendingDrains: readonly PendingDrain[],
-): Promise<void> {
+): Promise<PendingDrain[]> {
   const { store, queue, clock, log } = ports;
+  // What stays pending after this pass, as stored: a drain sent but not yet begun keeps its node counted as leaving.
+  const remaining: PendingDrain[] = [];
   for (const pending of pendingDrains) {
     try {
       const now = clock.now();
+      const decisionId = drainDecisionId(pending);
+      if (pending.sentAt !== undefined) {
+        const begun = (await store.getDrain(drainIdFor(decisionId))) !== undefined;
+        const next = sentDrainStep({ ...pending, sentAt: pending.sentAt }, begun, now, decisionMaxAgeMs(config));
+        if (next.step === 'wait') {
+          remaining.push(pending);
+          continue;
+        }
+        if (!(await store.deletePendingDrain(pending.nodeId)) || next.step === 'begun') continue;
+        await appendPendingOutcome(store, config, pending, now, 'failure', `drain of ${pending.nodeId} not begun: ${next.reason}`);
+        log.warn('pending drain given up', { nodeId: pending.nodeId, pool: pending.pool, reason: next.reason });
+        continue;
+      }
       const claim = await store.getScaleUp(pending.replacementDecisionId);
       const slotNodes = await Promise.all((claim?.slots ?? []).map((slot) => store.getNode(slot.nodeId)));
       const next = pendingDrainStep(pending, claim, slotNodes, now, config.scaleUp.maxNodeProvisionTime + config.leaseTtl);
-      if (next.step === 'wait') continue;
+      if (next.step === 'wait') {
+        remaining.push(pending);
+        continue;
+      }
       if (next.step === 'start') {
-        // Sent before the pending item is removed, under an id of its own: a repeat is one drain (FIFO dedup, the gear mover's drainId).
+        // Sent under an id of its own: a repeat is one drain (FIFO dedup, the gear mover's drainId).
         const renewal = isRenewalRequest(pending.by);
-        // A renewal's replacements are one scale-up for several drains: each drain is told apart by its node.
-        const decisionId = renewal ? `${RENEWAL_DRAIN_PREFIX}${pending.replacementDecisionId}:${nodeDigest(pending.nodeId)}` : `${MANUAL_PREFIX}after:${pending.replacementDecisionId}`;
         const asked = renewal ? pending.by : `nodescaler drain --replace by ${pending.by}`;
         const reason = `manual drain (${asked}): ${pending.reason}; ${next.reason}`.slice(0, 1024);
         const message: ScaleDownMessage = { type: 'scale-down', v: 1, decisionId, pool: pending.pool, nodeId: pending.nodeId, reason, decidedAt: now.toISOString() };
         const sent = await queue.send('drain', [{ body: message, groupId: pending.pool, deduplicationId: decisionId }]);
-        if (sent.failed.length > 0) continue; // next evaluation
+        if (sent.failed.length > 0) {
+          remaining.push(pending); // sent again by the next evaluation
+          continue;
+        }
+        // Kept, marked sent, until the gear mover has begun the drain; exactly one invocation logs the start.
+        const marked = await store.markPendingDrainSent(pending.nodeId, now.toISOString());
+        if (marked === 'gone') continue;
+        remaining.push({ ...pending, sentAt: now.toISOString() });
+        if (marked === 'already') continue;
+        await appendPendingOutcome(store, config, pending, now, 'scale-down', `drain of ${pending.nodeId} started: ${next.reason}`);
+        log.info('pending drain started', { nodeId: pending.nodeId, pool: pending.pool, reason: next.reason });
+        continue;
       }
       if (!(await store.deletePendingDrain(pending.nodeId))) continue;
-      await store.appendDecision(
-        {
-          pool: pending.pool,
-          at: now.toISOString(),
-          kind: next.step === 'start' ? 'scale-down' : 'failure',
-          reason: next.step === 'start' ? `drain of ${pending.nodeId} started: ${next.reason}` : `drain of ${pending.nodeId} not started: ${next.reason}`,
-          decisionId: pending.replacementDecisionId,
-          by: pending.by,
-          details: { nodeId: pending.nodeId, replacementDecisionId: pending.replacementDecisionId, requestedAt: pending.at },
-        },
-        config.decisionLogTtl,
-      );
-      log.info(`pending drain ${next.step === 'start' ? 'started' : 'given up'}`, { nodeId: pending.nodeId, pool: pending.pool, reason: next.reason });
+      await appendPendingOutcome(store, config, pending, now, 'failure', `drain of ${pending.nodeId} not started: ${next.reason}`);
+      log.info('pending drain given up', { nodeId: pending.nodeId, pool: pending.pool, reason: next.reason });
     } catch (error) {
+      remaining.push(pending);
       log.error('pending drain not advanced; tried again on the next evaluation', { nodeId: pending.nodeId, error: error instanceof Error ? error.message : String(error) });
     }
   }
+  return remaining;
+}
+
+/** The decisionId of the drain a pending drain starts: a renewal's is told apart by its node, as one scale-up replaces several. */
+function drainDecisionId(pending: PendingDrain): string {
+  return isRenewalRequest(pending.by) ? `${RENEWAL_DRAIN_PREFIX}${pending.replacementDecisionId}:${nodeDigest(pending.nodeId)}` : `${MANUAL_PREFIX}after:${pending.replacementDecisionId}`;
+}
+
+async function appendPendingOutcome(store: StateStore, config: Config, pending: PendingDrain, now: Date, kind: 'scale-down' | 'failure', reason: string): Promise<void> {
+  await store.appendDecision(
+    {
+      pool: pending.pool,
+      at: now.toISOString(),
+      kind,
+      reason,
+      decisionId: pending.replacementDecisionId,
+      by: pending.by,
+      details: { nodeId: pending.nodeId, replacementDecisionId: pending.replacementDecisionId, requestedAt: pending.at },
+    },
+    config.decisionLogTtl,
+  );
 }
 
 /**

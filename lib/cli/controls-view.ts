@@ -38,7 +38,10 @@ export function renderControls(view: ControlsView | undefined, options: { style:
   }
   if (view.schedule) lines.push(...wrap(`scheduled: min ${view.schedule.min} (cron "${view.schedule.cron}") until ${view.schedule.until}`, width, indent));
   for (const pending of view.pendingDrains) {
-    lines.push(...wrap(`waiting: drain of ${pending.nodeId} after replacement ${pending.replacementDecisionId} joins (by ${pending.by} at ${pending.at}: ${pending.reason})`, width, indent));
+    const what = pending.sentAt === undefined
+      ? `after replacement ${pending.replacementDecisionId} joins`
+      : `sent at ${pending.sentAt} (replacement ${pending.replacementDecisionId} joined), for the gear mover to begin; counted as draining meanwhile`;
+    lines.push(...wrap(`waiting: drain of ${pending.nodeId} ${what} (by ${pending.by} at ${pending.at}: ${pending.reason})`, width, indent));
   }
   return lines;
 }

@@ -5,7 +5,7 @@
  * run decides exactly what the evaluator would.
  */
 import type { Config, PoolConfig } from '../config/index.js';
-import { effectiveConfig, type Controls, type EffectiveConfig } from '../domain/controls.js';
+import { effectiveConfig, nodesAsDecided, type Controls, type EffectiveConfig } from '../domain/controls.js';
 import type { PoolEvaluationInput } from '../domain/decision.js';
 import { templateAtRead } from '../domain/drift.js';
 import { poolIdOf, splitPoolId, type DrainRecord, type NodeRecord, type PoolId, type PoolRecord } from '../domain/model.js';
@@ -78,7 +78,7 @@ export function evaluationInput(snapshot: Snapshot, pool: PoolState): PoolEvalua
     config: pool.effective?.config ?? snapshot.config,
     poolConfig: pool.config,
     pool: booted === undefined ? record : { ...record, observedBootMs: booted },
-    nodes: pool.nodes,
+    nodes: nodesAsDecided(pool.nodes, snapshot.controls.pendingDrains, pool.pool),
     allNodes: snapshot.allNodes,
     drains: pool.drains,
     renewing: snapshot.controls.pendingDrains.filter((pending) => pending.pool === pool.pool).length,

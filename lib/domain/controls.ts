@@ -10,7 +10,7 @@
 import type { Config, PoolConfig } from '../config/index.js';
 import type { PoolDecision } from './decision.js';
 import { scheduleActiveAt, type CapacitySchedule } from './schedule.js';
-import type { PoolId } from './model.js';
+import type { NodeState, PoolId } from './model.js';
 
 /** A pause of every pool of the stage. */
 export const ALL_POOLS = '*';
@@ -66,6 +66,11 @@ export interface PendingDrain {
   reason: string;
   by: string;
   at: string;
+  /**
+   * When the drain's message was sent. The item stays until the gear mover has begun the drain: until then the node
+   * still looks active, and a scale-down decided meanwhile drained the replacement bought for it (RELIABILITY, finding 17).
+   */
+  sentAt?: string;
 }
 
 /**
@@ -112,6 +117,31 @@ export function pendingDrainStep(
   if (broken) return { step: 'give-up', reason: `replacement node ${broken.nodeId} is ${broken.state}` };
   if (slotNodes.every((node) => node?.state === 'active')) return { step: 'start', reason: `replacement ${claim.slots.map((s) => s.nodeId).join(', ')} joined` };
   return late ? { step: 'give-up', reason: `replacement ${pending.replacementDecisionId} did not join in time` } : { step: 'wait', reason: 'replacement not joined yet' };
+}
+
+export type SentDrainStep = { step: 'wait' } | { step: 'begun' } | { step: 'expired'; reason: string };
+
+/**
+ * A pending drain whose message was sent: done once the gear mover has begun its drain, whatever became of it; given up
+ * once the message is older than any consumer acts on (`maxAge`, decisionMaxAge). Until then its node counts as
+ * leaving the pool.
+ */
+export function sentDrainStep(pending: PendingDrain & { sentAt: string }, drainBegun: boolean, now: Date, maxAge: number): SentDrainStep {
+  if (drainBegun) return { step: 'begun' };
+  const age = now.getTime() - Date.parse(pending.sentAt);
+  if (age > maxAge) return { step: 'expired', reason: `its message, sent at ${pending.sentAt}, was not taken up within decisionMaxAge (${Math.round(maxAge / 60_000)}m)` };
+  return { step: 'wait' };
+}
+
+/**
+ * A pool's nodes as the evaluator decides on them: an active node whose drain was sent but not yet begun counts as
+ * draining (its slots on their way out, never a candidate), so no scale-down drains the replacement bought for it.
+ */
+export function nodesAsDecided<T extends { nodeId: string; state: NodeState }>(nodes: readonly T[], pendingDrains: readonly PendingDrain[], pool: PoolId): T[] {
+  const leaving = new Set<string>();
+  for (const pending of pendingDrains) if (pending.pool === pool && pending.sentAt !== undefined) leaving.add(pending.nodeId);
+  if (leaving.size === 0) return [...nodes];
+  return nodes.map((node) => (node.state === 'active' && leaving.has(node.nodeId) ? { ...node, state: 'draining' as const } : node));
 }
 
 export function isOverrideKey(key: string): key is OverrideKey {

@@ -218,6 +218,11 @@ export interface StateStore {
   createPendingDrain(pending: PendingDrain): Promise<PendingDrain>;
   /** Removes it; true when this call removed it (exactly one of concurrent callers gets true). */
   deletePendingDrain(nodeId: string): Promise<boolean>;
+  /**
+   * Records that its drain's message was sent (`sentAt`): `marked` for exactly one of concurrent callers, `already`
+   * when it was marked before (its `sentAt` kept), `gone` when the node waits for no replacement. Throws nothing else.
+   */
+  markPendingDrainSent(nodeId: string, sentAt: string): Promise<'marked' | 'already' | 'gone'>;
 
   /**
    * Records completed gear moves, one small item per gear kept `ttlMs` after

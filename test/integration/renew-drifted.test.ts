@@ -16,6 +16,7 @@ import { statusView } from '../../lib/cli/status.js';
 import { parseConfig } from '../../lib/config/index.js';
 import { ValidationError } from '../../lib/errors.js';
 import { driftOf, launchedFromTemplate } from '../../lib/domain/drift.js';
+import { drainIdFor } from '../../lib/domain/drain.js';
 import type { ScaleDownMessage, ScaleUpMessage } from '../../lib/messages/index.js';
 import { dynaliteHarness } from '../support/dynalite.js';
 import { ScriptedLaunchTemplates } from '../support/markets.js';
@@ -31,14 +32,14 @@ const MIN = 60_000;
  * A pool of three active nodes of 100 slots on the state table, renewal on (thresholds 0.80 / 0.50), each node
  * launched from the template's image or, where `drifted(i)`, from an older one; the evaluator over a recording queue.
  */
-async function renewingPool(drifted: (index: number) => boolean, budget: Record<string, unknown> = {}, expiry?: { expireAfter: string; ageDays: (index: number) => number }) {
+async function renewingPool(drifted: (index: number) => boolean, budget: Record<string, unknown> = {}, expiry?: { expireAfter: string; ageDays: (index: number) => number }, scaleDown: Record<string, unknown> = {}) {
   const store = await harness.create();
   const clock = new VirtualClock('2026-11-21T10:00:00Z');
   const template = { imageId: 'ami-0new', instanceTypes: [{ name: 'sim.large', vcpus: 2, memoryGiB: 8 }], subnets: ['subnet-1'] };
   const config = parseConfig({
     handler: 'ec2',
     scaleUp: { threshold: 0.8, target: 0.7, headroomGears: 0, forecast: { enabled: false } },
-    scaleDown: { utilizationThreshold: 0.5, renewDrifted: !expiry, payoff: { enabled: false }, budget, ...(expiry ? { expireAfter: expiry.expireAfter } : {}) },
+    scaleDown: { utilizationThreshold: 0.5, renewDrifted: !expiry, payoff: { enabled: false }, budget, ...(expiry ? { expireAfter: expiry.expireAfter } : {}), ...scaleDown },
     pools: [{ district: 'd1', profile: 'small', max: 10, gearsPerNode: 100, naming: { base: 'd1-small', domain: 'example.com' }, template }],
   });
   const current = launchedFromTemplate(config.pools[0]!.template);
@@ -104,7 +105,50 @@ describe('scaleDown.renewDrifted on the state table', () => {
         reason: expect.stringContaining(`manual drain (${RENEWAL_BY}): renew d1-small-1.example.com`),
       }),
     ]);
+    // Kept until the gear mover has begun the drain (finding 17).
+    expect((await store.listControls()).pendingDrains).toMatchObject([{ nodeId: ids[0], sentAt: expect.any(String) }]);
+  });
+
+  it('no scale-down drains the replacement while the renewal\'s drain is on its way: the renewed node counts as draining until the drain begins', async () => {
+    // Found by a soak run (RELIABILITY, finding 17): the evaluation that sent the renewal's drain, or one before the gear
+    // mover began it, saw the renewed node still active beside its empty replacement, the pool low, and drained the
+    // replacement; the renewal's drain then had nowhere to move its gears and aborted.
+    const { store, clock, config, ids, queue, evaluator } = await renewingPool((i) => i === 0, {}, undefined, { delayAfterAdd: '1m', unneededTime: '1m' });
+    const report = (nodeIds: string[], gears: (nodeId: string) => number = () => 60) =>
+      evaluator.handleBatch(
+        nodeIds.map((nodeId) => ({ id: nodeId, message: { type: 'node-stats' as const, v: 1 as const, nodeId, district: 'd1', profile: 'small', activeGears: gears(nodeId), maxActiveGears: 100, idleGears: 0, disruptiveGears: gears(nodeId), reportedAt: clock.now().toISOString() } })),
+      );
+    await report(ids);
+    const [replacement] = queue.sent('scale') as ScaleUpMessage[];
+    const provisioner = new NodeProvisioner({ store, cloud: new SimulatedCloud(clock, { bootDelayMs: 2 * MIN }), clock, metrics: new InMemoryMetrics(), log: new MemoryLog(), sleep: async (ms) => void clock.advance(ms) }, config);
+    expect((await provisioner.handleBatch([{ id: 's1', message: replacement! }])).failures).toEqual([]);
+    const added = (await store.listNodes(POOL)).find((node) => !ids.includes(node.nodeId))!;
+    const all = [...ids, added.nodeId];
+    const gears = (nodeId: string) => (nodeId === added.nodeId ? 0 : 60);
+
+    // It joins empty: 180 gears on 400 slots, below the 0.5 of scale-down, for minutes, past delayAfterAdd.
+    clock.advance(3 * MIN);
+    await report([added.nodeId], gears);
+    expect((await store.getNode(added.nodeId))?.state).toBe('active');
+    for (let minute = 0; minute < 4; minute++) {
+      clock.advance(MIN);
+      const { outcomes } = await report(all, gears);
+      expect(outcomes[0]?.kind).not.toBe('scale-down');
+    }
+    expect((queue.sent('drain') as ScaleDownMessage[]).map((message) => message.nodeId)).toEqual([ids[0]]);
+    expect((await store.listControls()).pendingDrains).toMatchObject([{ nodeId: ids[0], sentAt: expect.any(String) }]);
+    expect((await store.getNode(added.nodeId))?.state).toBe('active');
+
+    // The gear mover begins the drain: the pending item goes, and the node is draining on its own record now.
+    const [sent] = queue.sent('drain') as ScaleDownMessage[];
+    const drainId = drainIdFor(sent!.decisionId);
+    await store.createDrain({ drainId, decisionId: sent!.decisionId, nodeId: ids[0]!, pool: POOL, startedAt: clock.now().toISOString(), reason: sent!.reason, moves: [], kind: 'manual' }, clock.now());
+    await store.transitionNode(ids[0]!, { from: 'active', to: 'draining', expectedVersion: (await store.getNode(ids[0]!))!.version, patch: { drainId } }, clock.now());
+    clock.advance(MIN);
+    const after = await report(all, gears);
+    expect(after.outcomes[0]?.kind).not.toBe('scale-down');
     expect((await store.listControls()).pendingDrains).toEqual([]);
+    expect(queue.sent('drain')).toHaveLength(1);
   });
 
   it('renews past a drifted node whose gear moved its maxMovesPerGear this week, with every pool\'s nodes counted', async () => {

@@ -371,6 +371,40 @@ const regressions: Array<{ name: string; scenario: Scenario; fewestServing?: num
       renewal: 'drifted',
     },
   },
+  {
+    // Found by a soak run (session 58, finding 17; printed as it failed, before
+    // the shrink). A renewal's replacement joined empty while the pool was
+    // low; the evaluation that sent the drifted node's drain still saw that
+    // node active and drained the replacement (0 gears, the least disruption).
+    // The renewal's drain, begun the same minute, had nowhere to put its gears
+    // and aborted; renewed again 38 minutes later, its drain was still moving
+    // gears at the end of settling. Fix: a pending drain stays, marked sent,
+    // until the gear mover has begun it, and the evaluator counts its node as
+    // draining meanwhile (lib/domain/controls.ts nodesAsDecided).
+    name: "a renewal's replacement is not drained before the renewal's drain begins",
+    scenario: {
+      seed: 980743482,
+      demand: [{ minutes: 17, gears: 60 }, { minutes: 11, gears: 3 }, { minutes: 3, gears: 5 }],
+      faults: { errorBefore: 0.0427, errorAfter: 0.0564, crash: 0.013200000000000002, skewMs: 19848 },
+      queue: { duplicateRate: 0.05279999999999999, reorderWindow: 3, delayRate: 0.062200000000000005, partialSendFailure: 0.19840000000000002 },
+      concurrency: 0.2991,
+      clockJumps: 0.00025,
+      moveFailureRate: 0.1996,
+      rebalanceRate: 0.0148,
+      attrition: false,
+      hostileRate: 0.12960000000000002,
+      capacityCap: 2,
+      districtUids: 58,
+      maxNodesTotal: 4,
+      maxCores: 9,
+      store: 'memory',
+      budget: { maxDraining: 3, maxMovesPerGear: 2, doNotMoveApps: 0 },
+      platform: 'simulated',
+      scaleUpOptions: { waitingRise: true, doubleWhenFull: true },
+      market: { spot: false, dollars: 1000000 },
+      renewal: 'drifted',
+    },
+  },
 ];
 
 describe('reliability counterexamples stay fixed', () => {

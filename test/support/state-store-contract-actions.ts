@@ -375,5 +375,20 @@ export function storeActionsContract(bed: ContractBed): void {
       await store.createPendingDrain({ ...pending, replacementDecisionId: 'up:d1_small:2' });
       expect((await store.listControls()).pendingDrains).toEqual([{ ...pending, replacementDecisionId: 'up:d1_small:2' }]);
     });
+
+    it('marks a pending drain sent once: of concurrent marks exactly one marks it, the first sentAt kept; a removed one is gone', async () => {
+      const pending = { nodeId: 'n-2.example.com', pool: 'd1/small', replacementDecisionId: 'up:d1_small:3', reason: 'renew', by: 'nodescaler (renewal)', at: T0.toISOString() };
+      expect(await store.markPendingDrainSent(pending.nodeId, T0.toISOString())).toBe('gone');
+      await store.createPendingDrain(pending);
+      const sentAt = new Date(T0.getTime() + 60_000).toISOString();
+      const marks = await Promise.all([store.markPendingDrainSent(pending.nodeId, sentAt), store.markPendingDrainSent(pending.nodeId, sentAt)]);
+      expect(marks.sort()).toEqual(['already', 'marked']);
+      expect(await store.markPendingDrainSent(pending.nodeId, new Date(T0.getTime() + 120_000).toISOString())).toBe('already');
+      const mine = async () => (await store.listControls()).pendingDrains.filter((p) => p.nodeId === pending.nodeId);
+      expect(await mine()).toEqual([{ ...pending, sentAt }]);
+      expect(await store.deletePendingDrain(pending.nodeId)).toBe(true);
+      expect(await store.markPendingDrainSent(pending.nodeId, sentAt)).toBe('gone');
+      expect(await mine()).toEqual([]);
+    });
   });
 }

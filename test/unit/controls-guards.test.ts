@@ -15,6 +15,8 @@ import { advancePendingDrains, MANUAL_PREFIX, RENEWAL_BY, recordRenewalDrains } 
 import { parseConfig } from '../../lib/config/index.js';
 import type { PauseRecord } from '../../lib/domain/controls.js';
 import { decisionIdFor } from '../../lib/domain/decision-message.js';
+import { drainIdFor } from '../../lib/domain/drain.js';
+import { drain as drainRecord } from '../support/builders.js';
 import type { ScaleUpMessage } from '../../lib/messages/index.js';
 import { InMemoryMetrics } from '../../lib/adapters/memory/metrics.js';
 import { MemoryLog } from '../../lib/adapters/memory/log.js';
@@ -165,9 +167,37 @@ describe('the evaluator and the controls', () => {
     expect(queue.recorded('drain')).toMatchObject([
       { message: { type: 'scale-down', decisionId: 'manual:after:up:d1_small:1', nodeId: 'd1-small-1.example.com', pool: POOL }, groupId: POOL },
     ]);
-    expect((await store.listControls()).pendingDrains).toEqual([]);
+    // Kept, marked sent, until the gear mover has begun the drain: meanwhile the evaluator counts the node as draining.
+    expect((await store.listControls()).pendingDrains).toMatchObject([{ nodeId: 'd1-small-1.example.com', sentAt: now.toISOString() }]);
     expect((await store.listDecisions(POOL, 1))[0]).toMatchObject({ kind: 'scale-down', reason: 'drain of d1-small-1.example.com started: replacement d1-small-9.example.com joined', by: 'local user alice' });
+    expect(await store.listDecisions(POOL, 10)).toHaveLength(1);
+    await store.createDrain(drainRecord('d1-small-1.example.com', [], { drainId: drainIdFor('manual:after:up:d1_small:1'), decisionId: 'manual:after:up:d1_small:1', kind: 'manual' }), now);
+    await advancePendingDrains(ports, config, (await store.listControls()).pendingDrains);
+    expect((await store.listControls()).pendingDrains).toEqual([]);
+    expect(queue.recorded('drain')).toHaveLength(1);
     // The gear mover makes it a manual drain: the evaluator's copy of the prefix is the gear mover's.
     expect(MANUAL_PREFIX).toBe(MANUAL_DECISION_PREFIX);
+  });
+
+  it('gives up a sent drain the gear mover never began once its message is older than decisionMaxAge, and says so', async () => {
+    const store = new InMemoryStateStore();
+    const queue = new RecordingQueue({ fifo: ['scale', 'drain'] });
+    const sentAt = T0.toISOString();
+    let now = new Date(T0.getTime() + config.leaseTtl);
+    const ports = { store, queue, clock: { now: () => now }, log: new MemoryLog() };
+    await store.createPendingDrain({ nodeId: 'd1-small-1.example.com', pool: POOL, replacementDecisionId: 'up:d1_small:1', reason: 'kernel update', by: 'local user alice', at: T0.toISOString() });
+    expect(await store.markPendingDrainSent('d1-small-1.example.com', sentAt)).toBe('marked');
+
+    const kept = await advancePendingDrains(ports, config, (await store.listControls()).pendingDrains);
+    expect(kept.map((pending) => pending.nodeId)).toEqual(['d1-small-1.example.com']);
+
+    now = new Date(T0.getTime() + config.leaseTtl + 1000);
+    expect(await advancePendingDrains(ports, config, (await store.listControls()).pendingDrains)).toEqual([]);
+    expect((await store.listControls()).pendingDrains).toEqual([]);
+    expect(queue.recorded('drain')).toEqual([]);
+    expect((await store.listDecisions(POOL, 1))[0]).toMatchObject({
+      kind: 'failure',
+      reason: `drain of d1-small-1.example.com not begun: its message, sent at ${sentAt}, was not taken up within decisionMaxAge (15m)`,
+    });
   });
 });

@@ -4,7 +4,9 @@ import {
   gateDecision,
   NO_CONTROLS,
   pauseFor,
+  nodesAsDecided,
   pendingDrainStep,
+  sentDrainStep,
   summarizeShadow,
   type Controls,
   type PauseRecord,
@@ -144,6 +146,35 @@ describe('pendingDrainStep', () => {
     expect(pendingDrainStep(pending, claim, [{ nodeId: 'n-9', state: 'active' }], NOW, HOUR)).toEqual({ step: 'start', reason: 'replacement n-9 joined' });
     expect(pendingDrainStep(pending, claim, [{ nodeId: 'n-9', state: 'failed' }], NOW, HOUR)).toEqual({ step: 'give-up', reason: 'replacement node n-9 is failed' });
     expect(pendingDrainStep(pending, { slots: [], reason: 'pool.max=10 reached' }, [], NOW, HOUR)).toEqual({ step: 'give-up', reason: 'replacement up:1 refused: pool.max=10 reached' });
+  });
+});
+
+describe('sentDrainStep', () => {
+  const sent = { nodeId: 'n-1', pool: POOL, replacementDecisionId: 'up:1', reason: 'kernel', by: 'alice', at: '2026-11-23T09:50:00.000Z', sentAt: '2026-11-23T09:55:00.000Z' };
+  const FIFTEEN_MINUTES = 900_000;
+
+  it('is done once the gear mover has begun the drain, waits until then, and gives up on a message older than decisionMaxAge', () => {
+    expect(sentDrainStep(sent, true, NOW, FIFTEEN_MINUTES)).toEqual({ step: 'begun' });
+    expect(sentDrainStep(sent, false, NOW, FIFTEEN_MINUTES)).toEqual({ step: 'wait' });
+    expect(sentDrainStep(sent, false, NOW, 240_000)).toEqual({ step: 'expired', reason: 'its message, sent at 2026-11-23T09:55:00.000Z, was not taken up within decisionMaxAge (4m)' });
+    // Begun wins over late: the drain exists, whatever its age.
+    expect(sentDrainStep(sent, true, NOW, 240_000)).toEqual({ step: 'begun' });
+  });
+});
+
+describe('nodesAsDecided', () => {
+  const waiting: PendingDrain = { nodeId: 'n-1', pool: POOL, replacementDecisionId: 'up:1', reason: 'kernel', by: 'alice', at: '2026-11-23T09:50:00.000Z' };
+  const nodes = [node('n-1', { gears: 30 }), node('n-2', { gears: 10 }), node('n-3', { state: 'provisioning' })];
+
+  it('counts an active node whose drain was sent as draining, and nothing else', () => {
+    expect(nodesAsDecided(nodes, [waiting], POOL)).toEqual(nodes);
+    const sent = { ...waiting, sentAt: '2026-11-23T09:55:00.000Z' };
+    expect(nodesAsDecided(nodes, [sent], POOL).map((n) => [n.nodeId, n.state])).toEqual([['n-1', 'draining'], ['n-2', 'active'], ['n-3', 'provisioning']]);
+    // Another pool's pending drain, or a node no longer active, is left as it is.
+    expect(nodesAsDecided(nodes, [{ ...sent, pool: 'd2/small' }], POOL)).toEqual(nodes);
+    expect(nodesAsDecided(nodes, [{ ...sent, nodeId: 'n-3' }], POOL)).toEqual(nodes);
+    // A copy: the stored records are not touched.
+    expect(nodes[0]!.state).toBe('active');
   });
 });
 

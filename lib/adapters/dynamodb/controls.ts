@@ -110,6 +110,29 @@ export class DynamoDbControls {
     return (await this.end<PendingDrain>(`${PENDING_DRAIN}${nodeId}`)) !== undefined;
   }
 
+  async markPendingDrainSent(nodeId: string, sentAt: string): Promise<'marked' | 'already' | 'gone'> {
+    try {
+      await this.send(() =>
+        this.client.send(
+          new UpdateCommand({
+            TableName: this.tableName,
+            Key: { [PK]: PARTITION, [SK]: `${PENDING_DRAIN}${nodeId}` },
+            UpdateExpression: 'SET #sent = :sent',
+            ConditionExpression: `attribute_exists(${PK}) AND attribute_not_exists(#ended) AND attribute_not_exists(#sent)`,
+            ExpressionAttributeNames: { '#ended': ENDED, '#sent': 'sentAt' },
+            ExpressionAttributeValues: { ':sent': sentAt },
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+          }),
+        ),
+      );
+      return 'marked';
+    } catch (error) {
+      if (!(error instanceof ConflictError)) throw error;
+      const current = error.current as Record<string, unknown> | undefined;
+      return current === undefined || current[ENDED] !== undefined ? 'gone' : 'already';
+    }
+  }
+
   /** Marks an item ended unless it is missing or ended already; the item as it was, or undefined. */
   private async end<T>(sortKey: string): Promise<T | undefined> {
     const now = new Date();

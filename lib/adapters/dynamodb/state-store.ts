@@ -335,6 +335,9 @@ export class DynamoDbStateStore implements StateStore {
   deletePendingDrain(nodeId: string): Promise<boolean> {
     return this.controls.deletePendingDrain(nodeId);
   }
+  markPendingDrainSent(nodeId: string, sentAt: string): Promise<'marked' | 'already' | 'gone'> {
+    return this.controls.markPendingDrainSent(nodeId, sentAt);
+  }
 
   private async get<T>(itemKey: Record<string, string>): Promise<T | undefined> {
     const result = await this.send(() => this.client.send(new GetCommand({ TableName: this.tableName, Key: itemKey, ConsistentRead: true })));

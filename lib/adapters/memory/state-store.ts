@@ -370,6 +370,14 @@ export class InMemoryStateStore implements StateStore {
     return this.pendingDrains.delete(nodeId);
   }
 
+  async markPendingDrainSent(nodeId: string, sentAt: string): Promise<'marked' | 'already' | 'gone'> {
+    const existing = this.pendingDrains.get(nodeId);
+    if (!existing) return 'gone';
+    if (existing.sentAt !== undefined) return 'already';
+    this.pendingDrains.set(nodeId, { ...copy(existing), sentAt });
+    return 'marked';
+  }
+
   async recordGearMoves(moves: readonly GearMoveRecord[], ttlMs: number): Promise<void> {
     for (const move of moves) {
       const item = this.gearMoves.get(move.uuid) ?? { moves: new Map<string, string>(), expiresAt: 0 };
