@@ -11,7 +11,8 @@ import type {
   ScaleUpRecord,
 } from '../../domain/model.js';
 import { splitPoolId } from '../../domain/model.js';
-import { pauseKey, type Controls, type OverrideRecord, type PauseActions, type PauseRecord, type PendingDrain } from '../../domain/controls.js';
+import type { Controls, OverrideRecord, PauseActions, PauseRecord, PendingDrain } from '../../domain/controls.js';
+import { MemoryControls } from './controls.js';
 import { ConflictError, NotFoundError } from '../../errors.js';
 import { EMPTY_CAPACITY, type CapacityRecord } from '../../domain/capacity-claims.js';
 import type { DrainHeader, DrainPatch, GearMoveRecord, LeaseRequest, MoveWrite, NewDrain, NewNode, NodePatch, PoolPatch, StateStore, StatsWrite, StoredGearList } from '../../ports/state-store.js';
@@ -70,9 +71,7 @@ export class InMemoryStateStore implements StateStore {
   private readonly scaleUps = new FrozenMap<string, ScaleUpRecord>();
   private capacity: CapacityRecord = EMPTY_CAPACITY;
   private readonly decisions = new Map<PoolId, Array<DecisionLogEntry & { expiresAt: number }>>();
-  private readonly pauses = new FrozenMap<string, PauseRecord>();
-  private readonly overrides = new FrozenMap<PoolId, OverrideRecord>();
-  private readonly pendingDrains = new FrozenMap<string, PendingDrain>();
+  private readonly controls = new MemoryControls();
   /** Per gear: its moves by key (`at`), and when the item expires (epoch seconds), as the table's GEAR# items. */
   private readonly gearMoves = new Map<string, { moves: Map<string, string>; expiresAt: number }>();
   /** The agents' gear lists, apart from the stats. */
@@ -332,50 +331,26 @@ export class InMemoryStateStore implements StateStore {
       .map(({ expiresAt: _ttl, ...entry }) => copy(entry));
   }
 
-  async listControls(): Promise<Controls> {
-    return { pauses: [...this.pauses.values()].map(copy), overrides: [...this.overrides.values()].map(copy), pendingDrains: [...this.pendingDrains.values()].map(copy) };
+  listControls(): Promise<Controls> {
+    return this.controls.list();
   }
-
-  async putPause(pause: PauseRecord): Promise<PauseRecord> {
-    const record = copy(pause);
-    this.pauses.set(pauseKey(pause), record);
-    return copy(record);
+  putPause(pause: PauseRecord): Promise<PauseRecord> {
+    return this.controls.putPause(pause);
   }
-
-  async deletePause(pool: PoolId, actions: PauseActions): Promise<PauseRecord | undefined> {
-    const key = pauseKey({ pool, actions });
-    const existing = this.pauses.get(key);
-    this.pauses.delete(key);
-    return existing && copy(existing);
+  deletePause(pool: PoolId, actions: PauseActions): Promise<PauseRecord | undefined> {
+    return this.controls.deletePause(pool, actions);
   }
-
-  async putOverrides(record: Omit<OverrideRecord, 'version'>, expectedVersion: number): Promise<OverrideRecord> {
-    const existing = this.overrides.get(record.pool);
-    if ((existing?.version ?? 0) !== expectedVersion) {
-      throw new ConflictError(`overrides of pool ${record.pool} are not at version ${expectedVersion}`, existing && copy(existing));
-    }
-    const next: OverrideRecord = { ...copy(record), version: expectedVersion + 1 };
-    this.overrides.set(record.pool, next);
-    return copy(next);
+  putOverrides(record: Omit<OverrideRecord, 'version'>, expectedVersion: number): Promise<OverrideRecord> {
+    return this.controls.putOverrides(record, expectedVersion);
   }
-
-  async createPendingDrain(pending: PendingDrain): Promise<PendingDrain> {
-    const existing = this.pendingDrains.get(pending.nodeId);
-    if (existing) throw new ConflictError(`node ${pending.nodeId} already waits for a replacement`, copy(existing));
-    this.pendingDrains.set(pending.nodeId, copy(pending));
-    return copy(pending);
+  createPendingDrain(pending: PendingDrain): Promise<PendingDrain> {
+    return this.controls.createPendingDrain(pending);
   }
-
-  async deletePendingDrain(nodeId: string): Promise<boolean> {
-    return this.pendingDrains.delete(nodeId);
+  deletePendingDrain(nodeId: string): Promise<boolean> {
+    return this.controls.deletePendingDrain(nodeId);
   }
-
-  async markPendingDrainSent(nodeId: string, sentAt: string): Promise<'marked' | 'already' | 'gone'> {
-    const existing = this.pendingDrains.get(nodeId);
-    if (!existing) return 'gone';
-    if (existing.sentAt !== undefined) return 'already';
-    this.pendingDrains.set(nodeId, { ...copy(existing), sentAt });
-    return 'marked';
+  markPendingDrainSent(nodeId: string, sentAt: string): Promise<'marked' | 'already' | 'gone'> {
+    return this.controls.markPendingDrainSent(nodeId, sentAt);
   }
 
   async recordGearMoves(moves: readonly GearMoveRecord[], ttlMs: number): Promise<void> {
