@@ -49,7 +49,7 @@ export async function advancePendingDrains(
       const decisionId = drainDecisionId(pending);
       if (pending.sentAt !== undefined) {
         const begun = (await store.getDrain(drainIdFor(decisionId))) !== undefined;
-        const next = sentDrainStep({ ...pending, sentAt: pending.sentAt }, begun, now, decisionMaxAgeMs(config));
+        const next = sentDrainStep(pending.sentAt, begun, now, decisionMaxAgeMs(config));
         if (next.step === 'wait') {
           remaining.push(pending);
           continue;

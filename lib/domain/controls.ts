@@ -126,10 +126,10 @@ export type SentDrainStep = { step: 'wait' } | { step: 'begun' } | { step: 'expi
  * once the message is older than any consumer acts on (`maxAge`, decisionMaxAge). Until then its node counts as
  * leaving the pool.
  */
-export function sentDrainStep(pending: PendingDrain & { sentAt: string }, drainBegun: boolean, now: Date, maxAge: number): SentDrainStep {
+export function sentDrainStep(sentAt: string, drainBegun: boolean, now: Date, maxAge: number): SentDrainStep {
   if (drainBegun) return { step: 'begun' };
-  const age = now.getTime() - Date.parse(pending.sentAt);
-  if (age > maxAge) return { step: 'expired', reason: `its message, sent at ${pending.sentAt}, was not taken up within decisionMaxAge (${Math.round(maxAge / 60_000)}m)` };
+  const age = now.getTime() - Date.parse(sentAt);
+  if (age > maxAge) return { step: 'expired', reason: `its message, sent at ${sentAt}, was not taken up within decisionMaxAge (${Math.round(maxAge / 60_000)}m)` };
   return { step: 'wait' };
 }
 

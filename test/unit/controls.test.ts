@@ -154,11 +154,11 @@ describe('sentDrainStep', () => {
   const FIFTEEN_MINUTES = 900_000;
 
   it('is done once the gear mover has begun the drain, waits until then, and gives up on a message older than decisionMaxAge', () => {
-    expect(sentDrainStep(sent, true, NOW, FIFTEEN_MINUTES)).toEqual({ step: 'begun' });
-    expect(sentDrainStep(sent, false, NOW, FIFTEEN_MINUTES)).toEqual({ step: 'wait' });
-    expect(sentDrainStep(sent, false, NOW, 240_000)).toEqual({ step: 'expired', reason: 'its message, sent at 2026-11-23T09:55:00.000Z, was not taken up within decisionMaxAge (4m)' });
+    expect(sentDrainStep(sent.sentAt, true, NOW, FIFTEEN_MINUTES)).toEqual({ step: 'begun' });
+    expect(sentDrainStep(sent.sentAt, false, NOW, FIFTEEN_MINUTES)).toEqual({ step: 'wait' });
+    expect(sentDrainStep(sent.sentAt, false, NOW, 240_000)).toEqual({ step: 'expired', reason: 'its message, sent at 2026-11-23T09:55:00.000Z, was not taken up within decisionMaxAge (4m)' });
     // Begun wins over late: the drain exists, whatever its age.
-    expect(sentDrainStep(sent, true, NOW, 240_000)).toEqual({ step: 'begun' });
+    expect(sentDrainStep(sent.sentAt, true, NOW, 240_000)).toEqual({ step: 'begun' });
   });
 });
 
