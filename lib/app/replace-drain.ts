@@ -47,9 +47,11 @@ export async function advancePendingDrains(
     try {
       const now = clock.now();
       const decisionId = drainDecisionId(pending);
-      if (pending.sentAt !== undefined) {
+      const replacement = pending.replacementDecisionId;
+      // A plain `drain NODE` is recorded as sent: the CLI writes it just before it sends the message.
+      if (pending.sentAt !== undefined || replacement === undefined) {
         const begun = (await store.getDrain(drainIdFor(decisionId))) !== undefined;
-        const next = sentDrainStep(pending.sentAt, begun, now, decisionMaxAgeMs(config));
+        const next = sentDrainStep(pending.sentAt ?? pending.at, begun, now, decisionMaxAgeMs(config));
         if (next.step === 'wait') {
           remaining.push(pending);
           continue;
@@ -59,7 +61,7 @@ export async function advancePendingDrains(
         log.warn('pending drain given up', { nodeId: pending.nodeId, pool: pending.pool, reason: next.reason });
         continue;
       }
-      const claim = await store.getScaleUp(pending.replacementDecisionId);
+      const claim = await store.getScaleUp(replacement);
       const slotNodes = await Promise.all((claim?.slots ?? []).map((slot) => store.getNode(slot.nodeId)));
       const next = pendingDrainStep(pending, claim, slotNodes, now, config.scaleUp.maxNodeProvisionTime + config.leaseTtl);
       if (next.step === 'wait') {
@@ -97,8 +99,12 @@ export async function advancePendingDrains(
   return remaining;
 }
 
-/** The decisionId of the drain a pending drain starts: a renewal's is told apart by its node, as one scale-up replaces several. */
+/**
+ * The decisionId of the drain a pending drain starts, or started when the CLI sent it itself: a renewal's is told apart
+ * by its node, as one scale-up replaces several.
+ */
 function drainDecisionId(pending: PendingDrain): string {
+  if (pending.decisionId !== undefined) return pending.decisionId;
   return isRenewalRequest(pending.by) ? `${RENEWAL_DRAIN_PREFIX}${pending.replacementDecisionId}:${nodeDigest(pending.nodeId)}` : `${MANUAL_PREFIX}after:${pending.replacementDecisionId}`;
 }
 
@@ -109,9 +115,9 @@ async function appendPendingOutcome(store: StateStore, config: Config, pending: 
       at: now.toISOString(),
       kind,
       reason,
-      decisionId: pending.replacementDecisionId,
+      decisionId: pending.replacementDecisionId ?? pending.decisionId,
       by: pending.by,
-      details: { nodeId: pending.nodeId, replacementDecisionId: pending.replacementDecisionId, requestedAt: pending.at },
+      details: { nodeId: pending.nodeId, ...(pending.replacementDecisionId ? { replacementDecisionId: pending.replacementDecisionId } : { drainDecisionId: pending.decisionId }), requestedAt: pending.at },
     },
     config.decisionLogTtl,
   );

@@ -3,7 +3,7 @@
  * pauses in force (who, why, until when), shadow mode, runtime overrides,
  * the schedule raising min now, and drains waiting for their replacement.
  */
-import { describePause, pausesOf, type Mode, type OverrideValue, type PauseRecord, type PendingDrain } from '../domain/controls.js';
+import { describePause, isSent, pausesOf, type Mode, type OverrideValue, type PauseRecord, type PendingDrain } from '../domain/controls.js';
 import type { PoolState, Snapshot } from './snapshot.js';
 import { type Style, wrap } from './render.js';
 
@@ -38,9 +38,10 @@ export function renderControls(view: ControlsView | undefined, options: { style:
   }
   if (view.schedule) lines.push(...wrap(`scheduled: min ${view.schedule.min} (cron "${view.schedule.cron}") until ${view.schedule.until}`, width, indent));
   for (const pending of view.pendingDrains) {
-    const what = pending.sentAt === undefined
+    const replacement = pending.replacementDecisionId === undefined ? '' : ` (replacement ${pending.replacementDecisionId} joined)`;
+    const what = !isSent(pending)
       ? `after replacement ${pending.replacementDecisionId} joins`
-      : `sent at ${pending.sentAt} (replacement ${pending.replacementDecisionId} joined), for the gear mover to begin; counted as draining meanwhile`;
+      : `sent at ${pending.sentAt ?? pending.at}${replacement}, for the gear mover to begin; counted as draining meanwhile`;
     lines.push(...wrap(`waiting: drain of ${pending.nodeId} ${what} (by ${pending.by} at ${pending.at}: ${pending.reason})`, width, indent));
   }
   return lines;

@@ -12,7 +12,7 @@
 import { randomBytes } from 'node:crypto';
 import { findPoolConfig, type Config } from '../config/index.js';
 import { drainingLimit, poolSize } from '../domain/budget.js';
-import { protectedNodesNow } from '../domain/controls.js';
+import { isSent, nodesAsDecided, protectedNodesNow, type PendingDrain } from '../domain/controls.js';
 import { drainIdFor, progressOf, type Progress } from '../domain/drain.js';
 import type { NodeRecord, NodeState } from '../domain/model.js';
 import { isProtected } from '../domain/node-stats.js';
@@ -39,20 +39,24 @@ export interface DrainRequestView {
   queue: string;
 }
 
-export async function requestDrain(target: OpenTarget, config: Config, clock: Clock, nodeId: string, why: string | undefined): Promise<DrainRequestView> {
+export async function requestDrain(target: OpenTarget, config: Config, clock: Clock, nodeId: string, why: string | undefined, by: string): Promise<DrainRequestView> {
   const { store } = target;
   const node = await findNode(store, config, nodeId);
   const poolConfig = findPoolConfig(config, node.pool);
   if (node.state !== 'active') {
     throw refused(`node ${node.nodeId} is ${node.state}${node.drainId ? ` (drain ${node.drainId})` : ''}: only an active node can be drained`);
   }
-  if (isProtected(node, protectedNodesNow(config, poolConfig, await store.listControls(), node.pool, clock.now()))) {
+  const controls = await store.listControls();
+  const waiting = controls.pendingDrains.find((pending) => pending.nodeId === node.nodeId);
+  if (waiting) throw alreadyPending(waiting);
+  if (isProtected(node, protectedNodesNow(config, poolConfig, controls, node.pool, clock.now()))) {
     throw refused(
       `node ${node.nodeId} is protected: the gear mover refuses to drain it`,
       node.protected ? `nodescaler unprotect ${node.nodeId} first` : `it is in the pool's protectedNodes (the configuration, or its override: nodescaler overrides)`,
     );
   }
-  const poolNodes = await store.listNodes(node.pool);
+  // A drain sent but not yet begun counts, as the evaluator counts it: the gear mover would refuse the second.
+  const poolNodes = nodesAsDecided(await store.listNodes(node.pool), controls.pendingDrains, node.pool);
   const draining = poolNodes.filter((n) => n.state === 'draining');
   const { limit, setting } = drainingLimit(config, poolConfig, poolSize(poolNodes));
   if (draining.length >= limit) {
@@ -65,9 +69,28 @@ export async function requestDrain(target: OpenTarget, config: Config, clock: Cl
   const decisionId = `${MANUAL_DECISION_PREFIX}${now.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')}:${randomBytes(4).toString('hex')}`;
   const reason = `manual drain (nodescaler CLI)${why ? `: ${why}` : ''}`.slice(0, 1024);
   const message: ScaleDownMessage = { type: 'scale-down', v: 1, decisionId, pool: node.pool, nodeId: node.nodeId, reason, decidedAt: now.toISOString() };
+  // Recorded before it is sent: until the gear mover begins it, the evaluator counts the node as draining, so no
+  // scale-down decided meanwhile drains a second node that one of the two drains then has no room for (finding 18).
+  // A record whose message never went out is given up by the evaluator after decisionMaxAge.
+  const pending: PendingDrain = { nodeId: node.nodeId, pool: node.pool, decisionId, reason: why ?? '', by, at: now.toISOString(), sentAt: now.toISOString() };
+  try {
+    await store.createPendingDrain(pending);
+  } catch (error) {
+    if (!(error instanceof ConflictError)) throw error;
+    throw alreadyPending((error.current as PendingDrain | undefined) ?? pending);
+  }
   const result = await target.queue.send('drain', [{ body: message, groupId: node.pool, deduplicationId: decisionId }]);
-  if (result.failed.length > 0) throw new CliError(EXIT.error, `the drain queue did not take the request: ${result.failed[0]!.error}`, 'nothing changed; run the command again');
+  if (result.failed.length > 0) {
+    await store.deletePendingDrain(node.nodeId);
+    throw new CliError(EXIT.error, `the drain queue did not take the request: ${result.failed[0]!.error}`, 'nothing changed; run the command again');
+  }
   return { action: 'drain', nodeId: node.nodeId, pool: node.pool, decisionId, drainId: drainIdFor(decisionId), reason, queue: target.queueLocation('drain') };
+}
+
+/** The refusal of a second drain of a node whose drain is waiting, for its replacement or for the gear mover. */
+export function alreadyPending(pending: PendingDrain): CliError {
+  const what = isSent(pending) ? `a drain sent at ${pending.sentAt ?? pending.at}, for the gear mover to begin` : `a drain waiting for replacement ${pending.replacementDecisionId}`;
+  return refused(`node ${pending.nodeId} already has ${what} (requested by ${pending.by} at ${pending.at}): nothing sent`, 'nodescaler status shows it');
 }
 
 export interface CancelView {

@@ -12,6 +12,7 @@ import { ConflictError } from '../errors.js';
 import type { ScaleUpMessage } from '../messages/index.js';
 import type { Clock } from '../ports/clock.js';
 import { refused } from './exit.js';
+import { alreadyPending } from './nodes.js';
 import type { ReplaceView } from './safe-drain.js';
 import type { OpenTarget } from './target.js';
 
@@ -50,8 +51,7 @@ export async function requestReplacementDrain(
   } catch (error) {
     await store.releaseLease(node.pool, decisionId);
     if (!(error instanceof ConflictError)) throw error;
-    const existing = error.current as PendingDrain | undefined;
-    throw refused(`node ${node.nodeId} already waits for replacement ${existing?.replacementDecisionId ?? ''} (requested by ${existing?.by ?? 'someone'} at ${existing?.at ?? '?'})`);
+    throw alreadyPending((error.current as PendingDrain | undefined) ?? pending);
   }
   // A message the queue does not take stays with the lease: the evaluator sends it again on its next evaluation.
   const result = await queue.send('scale', [{ body: message, groupId: node.pool, deduplicationId: decisionId }]);

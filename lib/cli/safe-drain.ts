@@ -13,7 +13,7 @@ import { isProtected } from '../domain/node-stats.js';
 import type { Clock } from '../ports/clock.js';
 import { audit } from './audit.js';
 import { refused } from './exit.js';
-import { requestDrain, type DrainRequestView } from './nodes.js';
+import { alreadyPending, requestDrain, type DrainRequestView } from './nodes.js';
 import { findNode } from './snapshot.js';
 import type { OpenTarget } from './target.js';
 
@@ -33,8 +33,11 @@ export async function safeDrain(target: OpenTarget, config: Config, clock: Clock
   const node = await findNode(store, config, nodeId);
   const by = await target.identity.whoAmI();
   let fit: DrainFit | undefined;
+  const controls = await store.listControls();
+  const waiting = controls.pendingDrains.find((pending) => pending.nodeId === node.nodeId);
+  if (node.state === 'active' && waiting) throw alreadyPending(waiting);
   // Other refusals (not active, protected, too many drains) are requestDrain's, with its own words.
-  if (node.state === 'active' && !isProtected(node, protectedNodesNow(config, findPoolConfig(config, node.pool), await store.listControls(), node.pool, clock.now()))) {
+  if (node.state === 'active' && !isProtected(node, protectedNodesNow(config, findPoolConfig(config, node.pool), controls, node.pool, clock.now()))) {
     const [listed, drains] = await Promise.all([store.listNodes(node.pool), store.listDrains(node.pool, 'active')]);
     // The targets' gear lists: a gear goes to no node that holds its application's (anti-affinity).
     const nodes = await withGearLists(listed, store);
@@ -52,7 +55,7 @@ export async function safeDrain(target: OpenTarget, config: Config, clock: Clock
       return { ...view, fit };
     }
   }
-  const view = await requestDrain(target, config, clock, nodeId, reason);
+  const view = await requestDrain(target, config, clock, nodeId, reason, by);
   await audit(target, config, clock, { pool: view.pool, action: 'drain', subject: view.nodeId, reason, by, details: { nodeId: view.nodeId, decisionId: view.decisionId, ...(fit ? { fit: fit.line } : {}) } });
   return fit ? { ...view, fit } : view;
 }

@@ -57,12 +57,17 @@ export interface OverrideRecord {
   reason: string;
 }
 
-/** `drain NODE --replace`: a drain waiting for its replacement node to join. */
+/**
+ * A drain the evaluator must count before the gear mover has begun it: `drain NODE --replace` and a renewal, waiting for
+ * their replacement node to join; an operator's plain `drain NODE`, sent at once (`decisionId`, no replacement).
+ */
 export interface PendingDrain {
   nodeId: string;
   pool: PoolId;
-  /** The scale-up decision that asked for the replacement. */
-  replacementDecisionId: string;
+  /** The scale-up decision that asked for the replacement; none for a plain `drain NODE`. */
+  replacementDecisionId?: string;
+  /** The drain's own decision, when it was sent without a replacement (`drain NODE`): its record tells it has begun. */
+  decisionId?: string;
   reason: string;
   by: string;
   at: string;
@@ -133,13 +138,18 @@ export function sentDrainStep(sentAt: string, drainBegun: boolean, now: Date, ma
   return { step: 'wait' };
 }
 
+/** True once the drain's message is out: marked sent, or a plain `drain NODE`, which the CLI records as it sends it. */
+export function isSent(pending: PendingDrain): boolean {
+  return pending.sentAt !== undefined || pending.replacementDecisionId === undefined;
+}
+
 /**
  * A pool's nodes as the evaluator decides on them: an active node whose drain was sent but not yet begun counts as
  * draining (its slots on their way out, never a candidate), so no scale-down drains the replacement bought for it.
  */
 export function nodesAsDecided<T extends { nodeId: string; state: NodeState }>(nodes: readonly T[], pendingDrains: readonly PendingDrain[], pool: PoolId): T[] {
   const leaving = new Set<string>();
-  for (const pending of pendingDrains) if (pending.pool === pool && pending.sentAt !== undefined) leaving.add(pending.nodeId);
+  for (const pending of pendingDrains) if (pending.pool === pool && isSent(pending)) leaving.add(pending.nodeId);
   if (leaving.size === 0) return [...nodes];
   return nodes.map((node) => (node.state === 'active' && leaving.has(node.nodeId) ? { ...node, state: 'draining' as const } : node));
 }

@@ -222,6 +222,14 @@ describe('nodescaler against the local embedded state', () => {
       decidedAt: expect.stringMatching(/^2026-11-21T10:05:45\.\d{3}Z$/),
     });
     expect(records[0]!.attributes).toMatchObject({ MessageGroupId: 'd1/small', MessageDeduplicationId: view.decisionId });
+    // Until the gear mover begins it the drain counts, as the evaluator counts it: status says it is on its way, and a
+    // second drain, which the gear mover would refuse (maxConcurrentDrains 1), is refused here.
+    const waiting = await cli(['status', 'd1/small']);
+    expect(flat(waiting.stdout)).toMatch(/waiting: drain of d1-small-2\.example\.com sent at 2026-11-21T10:05:45\.\d{3}Z, for the gear mover to begin; counted as draining meanwhile \(by local user \S+ at /);
+    const second = await cli(['drain', 'd1-small-3.example.com', '--reason', 'kernel update']);
+    expect(second.code).toBe(4);
+    expect(second.stderr).toContain('pool d1/small already drains d1-small-2.example.com (scaleDown.maxConcurrentDrains=1)');
+    expect(drainQueue()).toHaveLength(1);
 
     await world.runGearMover({ deliverDrainQueue: true });
     expect(drainQueue()).toEqual([]);

@@ -6,7 +6,7 @@ const pending = { nodeId: 'd1-small-1.example.com', pool: 'd1/small', replacemen
 const view = (fields: Partial<ControlsView>): ControlsView => ({ mode: 'active', paused: [], overrides: {}, schedule: null, pendingDrains: [], ...fields });
 
 describe('renderControls', () => {
-  it('says whether a pending drain still waits for its replacement or was sent and waits for the gear mover', () => {
+  it('says whether a pending drain still waits for its replacement or was sent (by the evaluator or the operator) and waits for the gear mover', () => {
     const style = new Style(false);
     expect(renderControls(view({ pendingDrains: [pending] }), { style }).join(' ')).toBe(
       '  waiting: drain of d1-small-1.example.com after replacement up:d1_small:1 joins (by local user alice at 2026-11-21T10:00:00.000Z: kernel update)',
@@ -14,6 +14,10 @@ describe('renderControls', () => {
     const sent = renderControls(view({ pendingDrains: [{ ...pending, sentAt: '2026-11-21T10:04:00.000Z' }] }), { style }).join(' ');
     expect(sent).toBe(
       '  waiting: drain of d1-small-1.example.com sent at 2026-11-21T10:04:00.000Z (replacement up:d1_small:1 joined), for the gear mover to begin; counted as draining meanwhile (by local user alice at 2026-11-21T10:00:00.000Z: kernel update)',
+    );
+    const plain = { nodeId: 'd1-small-2.example.com', pool: 'd1/small', decisionId: 'manual:20261121T100400Z:0a1b2c3d', reason: 'kernel update', by: 'local user alice', at: '2026-11-21T10:04:00.000Z', sentAt: '2026-11-21T10:04:00.000Z' };
+    expect(renderControls(view({ pendingDrains: [plain] }), { style }).join(' ')).toBe(
+      '  waiting: drain of d1-small-2.example.com sent at 2026-11-21T10:04:00.000Z, for the gear mover to begin; counted as draining meanwhile (by local user alice at 2026-11-21T10:04:00.000Z: kernel update)',
     );
   });
 });

@@ -4,6 +4,7 @@ import {
   gateDecision,
   NO_CONTROLS,
   pauseFor,
+  isSent,
   nodesAsDecided,
   pendingDrainStep,
   sentDrainStep,
@@ -175,6 +176,13 @@ describe('nodesAsDecided', () => {
     expect(nodesAsDecided(nodes, [{ ...sent, nodeId: 'n-3' }], POOL)).toEqual(nodes);
     // A copy: the stored records are not touched.
     expect(nodes[0]!.state).toBe('active');
+  });
+
+  it("counts an operator's plain drain (no replacement) as sent from the start: the CLI records it as it sends it", () => {
+    const plain: PendingDrain = { nodeId: 'n-2', pool: POOL, decisionId: 'manual:20261123T095000Z:0a1b2c3d', reason: 'kernel', by: 'alice', at: '2026-11-23T09:50:00.000Z' };
+    expect(isSent(plain)).toBe(true);
+    expect(isSent(waiting)).toBe(false);
+    expect(nodesAsDecided(nodes, [plain], POOL).map((n) => n.state)).toEqual(['active', 'draining', 'provisioning']);
   });
 });
 
