@@ -44,10 +44,13 @@ interface Totals {
   expiryRenewals: number;
   renewalDrains: number;
   idleGearMoves: number;
+  /** An operator's CLI commands (drain, drain --replace, cancel-drain) that went through, under the same faults, and those refused. */
+  operatorDone: number;
+  operatorRefused: number;
 }
 
 function newTotals(): Totals {
-  return { scenarios: 0, violations: 0, minutes: 0, invocations: 0, faultsInjected: 0, crashes: 0, messages: 0, deadLetters: 0, scaleUps: 0, drains: 0, calledOff: 0, gearMoves: 0, hostileMessages: 0, waitingRiseSighted: 0, scaleUpsWithDoubleWhenFull: 0, marketReads: 0, drainsPricedByMarkets: 0, districtReads: 0, joinedInZone: 0, movesLockedOut: 0, renewals: 0, expiryRenewals: 0, renewalDrains: 0, idleGearMoves: 0 };
+  return { scenarios: 0, violations: 0, minutes: 0, invocations: 0, faultsInjected: 0, crashes: 0, messages: 0, deadLetters: 0, scaleUps: 0, drains: 0, calledOff: 0, gearMoves: 0, hostileMessages: 0, waitingRiseSighted: 0, scaleUpsWithDoubleWhenFull: 0, marketReads: 0, drainsPricedByMarkets: 0, districtReads: 0, joinedInZone: 0, movesLockedOut: 0, renewals: 0, expiryRenewals: 0, renewalDrains: 0, idleGearMoves: 0, operatorDone: 0, operatorRefused: 0 };
 }
 
 function add(totals: Totals, outcome: ScenarioOutcome, scenario: Scenario): void {
@@ -75,6 +78,8 @@ function add(totals: Totals, outcome: ScenarioOutcome, scenario: Scenario): void
   totals.expiryRenewals += outcome.expiryRenewals;
   totals.renewalDrains += outcome.renewalDrains;
   totals.idleGearMoves += outcome.idleGearMoves;
+  totals.operatorDone += outcome.operator.done;
+  totals.operatorRefused += outcome.operator.refused;
 }
 
 async function check(name: string, store: Scenario['store'], platform: 'simulated' | 'broker', numRuns: number): Promise<Totals> {
@@ -146,6 +151,9 @@ describe('invariants under generated workloads and faults', () => {
     expect(totals.renewalDrains).toBeGreaterThan(0);
     // Where the platform counts only active gears in its slots, drains moved idle gears, which took no slot.
     expect(totals.idleGearMoves).toBeGreaterThan(0);
+    // An operator's drains and cancels at the CLI, beside the evaluator's, under the same faults; and refusals.
+    expect(totals.operatorDone).toBeGreaterThan(0);
+    expect(totals.operatorRefused).toBeGreaterThan(0);
   }, timeout);
 
   it(`hold over ${scaled(BROKER_SCENARIO_RUNS)} scenarios on the memory store and the broker adapter over the broker emulator`, async () => {
@@ -159,6 +167,7 @@ describe('invariants under generated workloads and faults', () => {
     expect(totals.joinedInZone).toBeGreaterThan(0);
     // Moves the application's lock kept back, retried without spending an attempt, under the same faults.
     expect(totals.movesLockedOut).toBeGreaterThan(0);
+    expect(totals.operatorDone).toBeGreaterThan(0);
   }, timeout);
 
   it(`hold over ${scaled(1)} shorter scenarios on dynalite and the simulated platform`, async () => {

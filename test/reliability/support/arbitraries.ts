@@ -1,6 +1,7 @@
 /** The generated scenarios of the reliability suite: workloads and fault schedules, each rate drawn anew (shrinking toward no fault). */
 import fc from 'fast-check';
 import { budgetArbitrary } from './budgets.js';
+import { operatorArbitrary } from './operator.js';
 import type { Scenario } from './scenario.js';
 
 /** A rate from 0 to `max`, spread evenly (fc.double favours its bounds), shrinking toward 0. */
@@ -34,5 +35,7 @@ export const scenarioArbitrary = (store: Scenario['store'], size: 'full' | 'shor
     scaleUpOptions: fc.record({ waitingRise: fc.boolean(), doubleWhenFull: fc.boolean() }),
     market: fc.option(fc.record({ spot: fc.boolean(), dollars: fc.constantFrom(0.0001, 0.05, 0.192, 3, 1e6) }), { nil: undefined }),
     renewal: fc.constantFrom(undefined, 'drifted' as const, 'expired' as const),
+    // Drawn last, so the fields before it are drawn as they were.
+    operator: fc.option(operatorArbitrary, { nil: undefined, freq: 2 }),
   });
 

@@ -8,6 +8,7 @@ import type { SimulatedPlatform } from '../../../lib/adapters/local/simulated-pl
 import type { StateStore } from '../../../lib/ports/state-store.js';
 import { budgetConfig, type ScenarioBudget } from './budgets.js';
 import type { FaultCounts, FaultRates } from './faults.js';
+import type { OperatorAction, OperatorTally } from './operator.js';
 
 export interface Scenario {
   seed: number;
@@ -60,6 +61,8 @@ export interface Scenario {
    * `scaleDown.expireAfter` 30d (lib/domain/expiry.ts).
    */
   renewal?: 'drifted' | 'expired';
+  /** Commands an operator runs at the CLI while the faults last (operator.ts): drains, drains with a replacement, cancels. */
+  operator?: OperatorAction[];
 }
 
 /**
@@ -105,6 +108,7 @@ export interface ScenarioOutcome {
   renewalDrains: number;
   /** Idle gears moved where the platform counts only active gears in its slots (seed mod 4 of 2 or 3, simulated platform). */
   idleGearMoves: number;
+  operator: OperatorTally;
 }
 
 

@@ -25,6 +25,7 @@ import { CONSUMERS, FUNCTIONS, LOCAL_QUEUES, LocalRuntime, type FunctionName } f
 import { heldGears, SimWorld, type WorldPlatform } from '../../../lib/sim/world.js';
 import { EmulatedWorld } from './emulated-platform.js';
 import { HostileHosts } from './hostile.js';
+import { ScenarioOperator } from './operator.js';
 import { ScenarioInvariants } from './invariants.js';
 import {
   DISTRICT, EXPIRED_AGE_MS, GEARS_PER_NODE, OLD_IMAGE, POOL, PROFILE, REGION, SETTLE_MINUTES, SIM_NODE_ROLE,
@@ -83,6 +84,8 @@ class ScenarioRun {
   private readonly hostStates = new Map<string, string>();
   private eventSequence = 0;
   private minutes = 0;
+  /** The operator's commands at the CLI, if the scenario has any. */
+  private operator: ScenarioOperator | undefined;
   /** The markets `scenario.market` prices drains by: every zone and the list quote its price. */
   private readonly markets: { spot: ScriptedSpotMarket; list: ScriptedPriceList } | undefined;
 
@@ -162,6 +165,7 @@ class ScenarioRun {
         : {}),
     };
     for (const instance of this.instances) await instance.load(config, ports);
+    if (this.scenario.operator) this.operator = new ScenarioOperator(this.scenario.operator, ports, parsed, ports.clock, this.injector, this.store, POOL, this.violations);
 
     this.setFaults(true);
     const plan = this.scenario.demand.flatMap((segment) => Array<number>(segment.minutes).fill(segment.gears));
@@ -196,6 +200,7 @@ class ScenarioRun {
       expiryRenewals: this.expiryRenewals.size,
       renewalDrains: this.renewalDrains.size,
       idleGearMoves: this.idleTakesNoSlot ? this.idleGearMoves() : 0,
+      operator: this.operator?.tally ?? { done: 0, refused: 0, faulted: 0 },
     };
   }
 
@@ -219,6 +224,7 @@ class ScenarioRun {
     this.world.reportStats();
     this.world.reportRefused();
     if (this.faultsOn && this.random() < (this.scenario.hostileRate ?? 0)) this.sendHostile();
+    if (this.faultsOn) await this.operator?.act(this.minutes);
     this.emitEc2Events();
     await this.deliver();
     await this.tick();

@@ -1,0 +1,108 @@
+/**
+ * An operator at the CLI during a reliability scenario: `drain NODE`, `drain NODE --replace` and `cancel-drain NODE`
+ * as `nodescaler` runs them (lib/cli/safe-drain.ts, lib/cli/nodes.ts), each in an invocation of its own, so the
+ * scenario's faults reach the CLI's writes and sends too (a crash is the operator's process killed mid-command). A
+ * refusal (exit 4, 3) and an injected fault are the operator's to read; anything else the CLI throws is a violation.
+ * The node is picked as an operator would: an active one to drain, a draining one to cancel, where the pool has one.
+ */
+import fc from 'fast-check';
+import { CliError } from '../../../lib/cli/exit.js';
+import { cancelDrain } from '../../../lib/cli/nodes.js';
+import { safeDrain } from '../../../lib/cli/safe-drain.js';
+import type { OpenTarget } from '../../../lib/cli/target.js';
+import type { Config } from '../../../lib/config/index.js';
+import { NodescalerError } from '../../../lib/errors.js';
+import type { Clock } from '../../../lib/ports/clock.js';
+import type { Queue } from '../../../lib/ports/queue.js';
+import type { StateStore } from '../../../lib/ports/state-store.js';
+import type { FaultInjector } from './faults.js';
+
+export interface OperatorAction {
+  /** The scenario minute (1 is the first) at which the command runs. */
+  minute: number;
+  /** The node, by its place among the pool's nodes of the state the command wants, sorted by id (modulo their number). */
+  node: number;
+  command: 'drain' | 'drain --replace' | 'cancel-drain';
+}
+
+/** At most three commands, within the scenario's first half hour (most scenarios last longer); a cancel one in five. */
+export const operatorArbitrary: fc.Arbitrary<OperatorAction[]> = fc.array(
+  fc.record({
+    minute: fc.integer({ min: 1, max: 30 }),
+    node: fc.integer({ min: 0, max: 7 }),
+    command: fc.constantFrom<OperatorAction['command']>('drain', 'drain --replace', 'drain', 'drain --replace', 'cancel-drain'),
+  }),
+  { minLength: 1, maxLength: 3 },
+);
+
+export interface OperatorTally {
+  /** Commands that did what they asked (a drain sent or a replacement asked for, a drain stopped). */
+  done: number;
+  /** Commands the CLI refused, with its exit code and message. */
+  refused: number;
+  /** Tries an injected fault or crash stopped (each is tried again, up to three times). */
+  faulted: number;
+}
+
+export const OPERATOR = 'reliability operator';
+/** Tries of a command a fault stopped. */
+const ATTEMPTS = 3;
+
+export class ScenarioOperator {
+  readonly tally: OperatorTally = { done: 0, refused: 0, faulted: 0 };
+  private readonly target: OpenTarget;
+
+  constructor(
+    private readonly actions: readonly OperatorAction[],
+    ports: { store: StateStore; queue: Queue },
+    private readonly config: Config,
+    private readonly clock: Clock,
+    private readonly injector: FaultInjector,
+    /** The store as the world sees it, to pick a node without a fault. */
+    private readonly plainStore: StateStore,
+    private readonly pool: string,
+    private readonly violations: string[],
+  ) {
+    this.target = {
+      spec: { kind: 'local', stateDir: 'reliability', configFile: 'reliability' } as unknown as OpenTarget['spec'],
+      store: ports.store,
+      queue: ports.queue,
+      identity: { whoAmI: async () => OPERATOR },
+      queueLocation: (name) => `reliability queue ${name}`,
+      close: async () => undefined,
+    };
+  }
+
+  async act(minute: number): Promise<void> {
+    for (const action of this.actions) {
+      if (action.minute !== minute) continue;
+      // As an operator would: a drain of an active node, a cancel of a draining one, when the pool has such a node.
+      const all = (await this.plainStore.listNodes(this.pool)).sort((a, b) => a.nodeId.localeCompare(b.nodeId));
+      const wanted = all.filter((node) => node.state === (action.command === 'cancel-drain' ? 'draining' : 'active'));
+      const nodes = wanted.length > 0 ? wanted : all;
+      if (nodes.length === 0) continue;
+      const nodeId = nodes[action.node % nodes.length]!.nodeId;
+      // A command a fault stopped is run again, as an operator runs it again: it must then finish or say what stands.
+      for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
+        if ((await this.run(action, nodeId)) !== 'faulted') break;
+      }
+    }
+  }
+
+  private async run(action: OperatorAction, nodeId: string): Promise<keyof OperatorTally | 'threw'> {
+    const outcome = await this.injector.invocation<unknown>(() =>
+      action.command === 'cancel-drain'
+        ? cancelDrain(this.target, this.config, this.clock, nodeId, 'reliability scenario')
+        : safeDrain(this.target, this.config, this.clock, nodeId, 'reliability scenario', action.command === 'drain --replace'),
+    );
+    let result: keyof OperatorTally | 'threw';
+    if (outcome.crashed) result = 'faulted';
+    else if (outcome.error === undefined) result = 'done';
+    else if (outcome.error instanceof CliError) result = 'refused';
+    else if (outcome.error instanceof NodescalerError) result = 'faulted';
+    else result = 'threw';
+    if (result === 'threw') this.violations.push(`${this.clock.now().toISOString()}: nodescaler ${action.command} ${nodeId} threw ${String(outcome.error)}`);
+    else this.tally[result] += 1;
+    return result;
+  }
+}
