@@ -7,6 +7,7 @@
  */
 import type { Config } from '../config/index.js';
 import { isRenewalDrain, pausedReason } from '../domain/controls.js';
+import { cancelledBeforeBegun } from '../domain/pending-drains.js';
 import { decisionMaxAgeMs, staleDecisionReason } from '../domain/decision-message.js';
 import { alsoDrainIdFor, drainIdFor } from '../domain/drain.js';
 import { priceOf, type DrainPrice } from '../domain/drain-price.js';
@@ -112,8 +113,12 @@ export class GearMover {
     if (stale) this.ports.metrics.record('StaleDecisions', 1, 'Count', { pool: message.pool });
     // A renewal's drain is nodescaler's own (lib/domain/renewal.ts): a pause of scale-down holds it as the evaluator's.
     const operators = manual && !isRenewalDrain(message);
-    const paused = operators || stale || leaseless ? undefined : pausedReason((await store.listControls()).pauses, message.pool, 'scale-down', clock.now());
-    const refused = leaseless ?? stale ?? paused;
+    const controls = stale || leaseless ? undefined : await store.listControls();
+    // A drain an operator cancelled while it waited (nodescaler cancel-drain): its message may have been on its way. The
+    // pending item stays (a redelivered message is refused by it too) until the evaluator ends it past decisionMaxAge.
+    const cancelled = manual && controls ? cancelledBeforeBegun(controls.pendingDrains, message.nodeId, message.decisionId) : undefined;
+    const paused = operators || !controls ? undefined : pausedReason(controls.pauses, message.pool, 'scale-down', clock.now());
+    const refused = leaseless ?? stale ?? cancelled ?? paused;
     if (refused) {
       if (refused === paused || refused === stale) await releaseLease(this.ctx, message.pool, message.decisionId);
       log.warn('scale-down not carried out', { drainId, decisionId: message.decisionId, pool: message.pool, nodeId: message.nodeId, reason: refused });

@@ -5,11 +5,12 @@
  * or given up when the replacement was refused or failed. The rule is
  * lib/domain/controls.ts's pendingDrainStep. A started drain stays pending,
  * marked sent, until the gear mover has begun it (sentDrainStep): meanwhile
- * the evaluator counts its node as draining.
+ * the evaluator counts its node as draining. One an operator cancelled
+ * before it was sent is dropped.
  */
-import { createHash } from 'node:crypto';
 import type { Config } from '../config/index.js';
-import { RENEWAL_DRAIN_PREFIX, pendingDrainStep, sentDrainStep, type PendingDrain } from '../domain/controls.js';
+import { isSent, pendingDrainStep, sentDrainStep, type PendingDrain } from '../domain/controls.js';
+import { isRenewalRequest, pendingDrainDecisionId, RENEWAL_BY } from '../domain/pending-drains.js';
 import { decisionMaxAgeMs } from '../domain/decision-message.js';
 import { drainIdFor } from '../domain/drain.js';
 import { ConflictError } from '../errors.js';
@@ -19,21 +20,7 @@ import type { Log } from '../ports/log.js';
 import type { Queue } from '../ports/queue.js';
 import type { StateStore } from '../ports/state-store.js';
 
-/**
- * lib/app/drain.ts's MANUAL_DECISION_PREFIX (a test holds them equal): the
- * gear mover makes such a decision a drain of kind `manual`, without a lease.
- * Not imported, so the evaluator's bundle does not take in the gear mover.
- */
-export const MANUAL_PREFIX = 'manual:';
-
-/** Who asks for a renewal's drain (lib/domain/renewal.ts), in the pending drain and the decision log. */
-export const RENEWAL_BY = 'nodescaler (renewal)';
-/** What the version that renewed only drifted nodes wrote: its pending drains still start as renewals after an upgrade. */
-const RENEWAL_BY_BEFORE_EXPIRY = 'nodescaler (scaleDown.renewDrifted)';
-
-function isRenewalRequest(by: string): boolean {
-  return by === RENEWAL_BY || by === RENEWAL_BY_BEFORE_EXPIRY;
-}
+export { MANUAL_PREFIX, RENEWAL_BY } from '../domain/pending-drains.js';
 
 export async function advancePendingDrains(
   ports: { store: StateStore; queue: Queue; clock: Clock; log: Log },
@@ -46,8 +33,14 @@ export async function advancePendingDrains(
   for (const pending of pendingDrains) {
     try {
       const now = clock.now();
-      const decisionId = drainDecisionId(pending);
+      const decisionId = pendingDrainDecisionId(pending);
       const replacement = pending.replacementDecisionId;
+      // Cancelled before its message went out: never sent (the operator's cancel-drain is in the audit trail). One
+      // cancelled after is kept, for the gear mover to refuse its message by, until that message is past decisionMaxAge.
+      if (pending.cancelledAt !== undefined && !isSent(pending)) {
+        if (await store.deletePendingDrain(pending.nodeId)) log.info('pending drain cancelled before it started', { nodeId: pending.nodeId, pool: pending.pool, by: pending.cancelledBy });
+        continue;
+      }
       // A plain `drain NODE` is recorded as sent: the CLI writes it just before it sends the message.
       if (pending.sentAt !== undefined || replacement === undefined) {
         const begun = (await store.getDrain(drainIdFor(decisionId))) !== undefined;
@@ -57,6 +50,10 @@ export async function advancePendingDrains(
           continue;
         }
         if (!(await store.deletePendingDrain(pending.nodeId)) || next.step === 'begun') continue;
+        if (pending.cancelledAt !== undefined) {
+          log.info('cancelled pending drain ended', { nodeId: pending.nodeId, pool: pending.pool, by: pending.cancelledBy });
+          continue;
+        }
         await appendPendingOutcome(store, config, pending, now, 'failure', `drain of ${pending.nodeId} not begun: ${next.reason}`);
         log.warn('pending drain given up', { nodeId: pending.nodeId, pool: pending.pool, reason: next.reason });
         continue;
@@ -99,15 +96,6 @@ export async function advancePendingDrains(
   return remaining;
 }
 
-/**
- * The decisionId of the drain a pending drain starts, or started when the CLI sent it itself: a renewal's is told apart
- * by its node, as one scale-up replaces several.
- */
-function drainDecisionId(pending: PendingDrain): string {
-  if (pending.decisionId !== undefined) return pending.decisionId;
-  return isRenewalRequest(pending.by) ? `${RENEWAL_DRAIN_PREFIX}${pending.replacementDecisionId}:${nodeDigest(pending.nodeId)}` : `${MANUAL_PREFIX}after:${pending.replacementDecisionId}`;
-}
-
 async function appendPendingOutcome(store: StateStore, config: Config, pending: PendingDrain, now: Date, kind: 'scale-down' | 'failure', reason: string): Promise<void> {
   await store.appendDecision(
     {
@@ -145,9 +133,4 @@ export async function recordRenewalDrains(
     }
   }
   return { recorded };
-}
-
-/** 8 hex digits of a node id: a drain's id stays within the 128 characters of an operation id whatever the node's name. */
-function nodeDigest(nodeId: string): string {
-  return createHash('sha256').update(nodeId).digest('hex').slice(0, 8);
 }

@@ -13,7 +13,7 @@ import { dryRunView, renderDryRun } from './evaluate.js';
 import { EXIT, usageError, type ExitCode } from './exit.js';
 import { explainView, renderExplain } from './explain.js';
 import { audit, requireReason } from './audit.js';
-import { cancelDrain, forgetNode, setProtected } from './nodes.js';
+import { cancelDrain, forgetNode, setProtected, type CancelView } from './nodes.js';
 import { safeDrain } from './safe-drain.js';
 import { reportStatsCommand } from './report-stats.js';
 import { when, wrap } from './render.js';
@@ -93,13 +93,15 @@ export async function runStateCommand(command: string, args: string[], context: 
       const why = requireReason(values.reason, 'cancel-drain');
       return withTarget(io, spec, clock, async (target) => {
         const by = await target.identity.whoAmI();
-        const view = await cancelDrain(target, config, clock, args[0]!, why);
+        const view = await cancelDrain(target, config, clock, args[0]!, why, by);
         const pool = (await target.store.getNode(view.nodeId))?.pool ?? '*';
         if (view.changed) await audit(target, config, clock, { pool, action: 'cancel-drain', subject: view.nodeId, reason: why, by, details: { nodeId: view.nodeId, drainId: view.drainId } });
         const p = view.progress;
         print(context, { target: describeTarget(spec), ...view }, () => [
           ...wrap(
-            view.changed
+            view.waiting
+              ? cancelledWaitingLine(view, clock)
+              : view.changed
               ? `drain ${view.drainId} of ${view.nodeId} stopping (${view.reason}): no move starts any more; ${p.moving} in flight settle, then the gear mover re-opens the node (${p.moved} of ${p.total} gears moved stay where they are).`
               : `drain ${view.drainId} of ${view.nodeId} was already stopping since ${when(view.stoppingSince, clock.now())}: ${view.reason}`,
             context.width,
@@ -212,4 +214,14 @@ async function withTarget(io: Io, spec: TargetSpec, clock: Clock, work: (target:
 
 function defaultSleep(ms: number): Promise<boolean> {
   return new Promise((resolve) => setTimeout(() => resolve(true), ms));
+}
+
+/** What a cancel of a drain that had not begun did: it never starts; a replacement asked for it still joins. */
+function cancelledWaitingLine(view: CancelView, clock: Clock): string {
+  if (!view.changed) return `drain ${view.drainId} of ${view.nodeId} was already cancelled since ${when(view.stoppingSince, clock.now())}: ${view.reason}`;
+  const after =
+    view.waiting === 'replacement'
+      ? `it will not start; replacement ${view.replacementDecisionId} still joins, and scale-down takes a node back when the pool does not need it`
+      : 'the gear mover refuses its message; the node stays active';
+  return `drain ${view.drainId} of ${view.nodeId} cancelled before it began (${view.reason}): ${after}.`;
 }

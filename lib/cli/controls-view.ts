@@ -39,9 +39,12 @@ export function renderControls(view: ControlsView | undefined, options: { style:
   if (view.schedule) lines.push(...wrap(`scheduled: min ${view.schedule.min} (cron "${view.schedule.cron}") until ${view.schedule.until}`, width, indent));
   for (const pending of view.pendingDrains) {
     const replacement = pending.replacementDecisionId === undefined ? '' : ` (replacement ${pending.replacementDecisionId} joined)`;
-    const what = !isSent(pending)
-      ? `after replacement ${pending.replacementDecisionId} joins`
-      : `sent at ${pending.sentAt ?? pending.at}${replacement}, for the gear mover to begin; counted as draining meanwhile`;
+    const what =
+      pending.cancelledAt !== undefined
+        ? `cancelled by ${pending.cancelledBy ?? 'an operator'} at ${pending.cancelledAt} before it began; ${isSent(pending) ? 'the gear mover refuses its message' : 'it will not start'}`
+        : !isSent(pending)
+          ? `after replacement ${pending.replacementDecisionId} joins`
+          : `sent at ${pending.sentAt ?? pending.at}${replacement}, for the gear mover to begin; counted as draining meanwhile`;
     lines.push(...wrap(`waiting: drain of ${pending.nodeId} ${what} (by ${pending.by} at ${pending.at}: ${pending.reason})`, width, indent));
   }
   return lines;

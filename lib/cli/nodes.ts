@@ -13,6 +13,8 @@ import { randomBytes } from 'node:crypto';
 import { findPoolConfig, type Config } from '../config/index.js';
 import { drainingLimit, poolSize } from '../domain/budget.js';
 import { isSent, nodesAsDecided, protectedNodesNow, type PendingDrain } from '../domain/controls.js';
+import { pendingDrainDecisionId } from '../domain/pending-drains.js';
+import type { StateStore } from '../ports/state-store.js';
 import { drainIdFor, progressOf, type Progress } from '../domain/drain.js';
 import type { NodeRecord, NodeState } from '../domain/model.js';
 import { isProtected } from '../domain/node-stats.js';
@@ -102,11 +104,14 @@ export interface CancelView {
   stoppingSince: string;
   reason: string;
   progress: Progress;
+  /** Set when the drain had not begun: it waited for its replacement to join, or for the gear mover to take its message. */
+  waiting?: 'replacement' | 'gear mover';
+  replacementDecisionId?: string;
 }
 
 const STOPPABLE: ReadonlySet<NodeState> = new Set<NodeState>(['active', 'draining']);
 
-export async function cancelDrain(target: OpenTarget, config: Config, clock: Clock, nodeId: string, why: string | undefined): Promise<CancelView> {
+export async function cancelDrain(target: OpenTarget, config: Config, clock: Clock, nodeId: string, why: string | undefined, by: string): Promise<CancelView> {
   const { store } = target;
   const node = await findNode(store, config, nodeId);
   if (!STOPPABLE.has(node.state)) {
@@ -123,6 +128,8 @@ export async function cancelDrain(target: OpenTarget, config: Config, clock: Clo
     try {
       const drain = await cancelNodeDrain(ports, node.nodeId, reason);
       if (!drain) {
+        const pending = (await store.listControls()).pendingDrains.find((candidate) => candidate.nodeId === node.nodeId);
+        if (pending) return cancelPending(store, clock, node, pending, reason, by);
         throw refused(
           `node ${node.nodeId} has no drain in progress (it is ${node.state})`,
           node.state === 'active' ? 'a drain requested moments ago starts when the gear mover takes its message: run cancel-drain again then' : undefined,
@@ -134,6 +141,23 @@ export async function cancelDrain(target: OpenTarget, config: Config, clock: Clo
       if (!(error instanceof ConflictError) || attempt >= WRITE_ATTEMPTS) throw error;
     }
   }
+}
+
+/**
+ * A drain that has not begun: the evaluator does not start one still waiting for its replacement, and the gear mover
+ * refuses the message of one already sent (lib/domain/pending-drains.ts cancelledBeforeBegun).
+ */
+async function cancelPending(store: StateStore, clock: Clock, node: NodeRecord, pending: PendingDrain, reason: string, by: string): Promise<CancelView> {
+  const at = clock.now().toISOString();
+  const outcome = await store.cancelPendingDrain(node.nodeId, { at, by, reason });
+  if (outcome === 'gone') throw refused(`the drain of ${node.nodeId} began, or was given up, as it was being cancelled`, 'nodescaler status shows which; run cancel-drain again to stop a drain that began');
+  const current = outcome === 'already' ? (await store.listControls()).pendingDrains.find((candidate) => candidate.nodeId === node.nodeId) ?? pending : pending;
+  const cancelled = outcome === 'cancelled';
+  return {
+    ...view(node, drainIdFor(pendingDrainDecisionId(pending)), cancelled, cancelled ? at : current.cancelledAt ?? at, cancelled ? reason : current.cancelReason ?? '', progressOf([])),
+    waiting: isSent(pending) ? 'gear mover' : 'replacement',
+    ...(pending.replacementDecisionId ? { replacementDecisionId: pending.replacementDecisionId } : {}),
+  };
 }
 
 function view(node: NodeRecord, drainId: string, changed: boolean, since: string, reason: string, progress: Progress): CancelView {

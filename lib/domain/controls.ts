@@ -76,6 +76,13 @@ export interface PendingDrain {
    * still looks active, and a scale-down decided meanwhile drained the replacement bought for it (RELIABILITY, finding 17).
    */
   sentAt?: string;
+  /**
+   * `cancel-drain` before the drain began: the evaluator does not start it, and the gear mover refuses its message
+   * (lib/domain/pending-drains.ts cancelledBeforeBegun); the node no longer counts as leaving.
+   */
+  cancelledAt?: string;
+  cancelledBy?: string;
+  cancelReason?: string;
 }
 
 /**
@@ -149,7 +156,8 @@ export function isSent(pending: PendingDrain): boolean {
  */
 export function nodesAsDecided<T extends { nodeId: string; state: NodeState }>(nodes: readonly T[], pendingDrains: readonly PendingDrain[], pool: PoolId): T[] {
   const leaving = new Set<string>();
-  for (const pending of pendingDrains) if (pending.pool === pool && isSent(pending)) leaving.add(pending.nodeId);
+  // A cancelled one stays (the gear mover refuses its message by it), but its node is staying.
+  for (const pending of pendingDrains) if (pending.pool === pool && isSent(pending) && pending.cancelledAt === undefined) leaving.add(pending.nodeId);
   if (leaving.size === 0) return [...nodes];
   return nodes.map((node) => (node.state === 'active' && leaving.has(node.nodeId) ? { ...node, state: 'draining' as const } : node));
 }

@@ -223,6 +223,12 @@ export interface StateStore {
    * when it was marked before (its `sentAt` kept), `gone` when the node waits for no replacement. Throws nothing else.
    */
   markPendingDrainSent(nodeId: string, sentAt: string): Promise<'marked' | 'already' | 'gone'>;
+  /**
+   * Records an operator's cancel of the node's pending drain (`cancelledAt`, by, reason): `cancelled` for exactly one of
+   * concurrent callers, `already` when it was cancelled before (the first cancel kept), `gone` when the node has none
+   * (its drain began, or was given up). Throws nothing else.
+   */
+  cancelPendingDrain(nodeId: string, cancel: { at: string; by: string; reason: string }): Promise<'cancelled' | 'already' | 'gone'>;
 
   /**
    * Records completed gear moves, one small item per gear kept `ttlMs` after

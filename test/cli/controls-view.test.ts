@@ -19,5 +19,10 @@ describe('renderControls', () => {
     expect(renderControls(view({ pendingDrains: [plain] }), { style }).join(' ')).toBe(
       '  waiting: drain of d1-small-2.example.com sent at 2026-11-21T10:04:00.000Z, for the gear mover to begin; counted as draining meanwhile (by local user alice at 2026-11-21T10:04:00.000Z: kernel update)',
     );
+    const cancelled = { ...plain, cancelledAt: '2026-11-21T10:04:30.000Z', cancelledBy: 'local user bob', cancelReason: 'wrong node' };
+    expect(renderControls(view({ pendingDrains: [cancelled, { ...pending, cancelledAt: '2026-11-21T10:04:30.000Z', cancelledBy: 'local user bob' }] }), { style }).join(' ')).toBe(
+      '  waiting: drain of d1-small-2.example.com cancelled by local user bob at 2026-11-21T10:04:30.000Z before it began; the gear mover refuses its message (by local user alice at 2026-11-21T10:04:00.000Z: kernel update) ' +
+        '  waiting: drain of d1-small-1.example.com cancelled by local user bob at 2026-11-21T10:04:30.000Z before it began; it will not start (by local user alice at 2026-11-21T10:00:00.000Z: kernel update)',
+    );
   });
 });

@@ -191,6 +191,16 @@ describe('audit and safe manual drains', () => {
     expect(pool?.lease).toMatchObject({ holder: view.replacementDecisionId, kind: 'scale-up' });
     const status = await cli(['status', 'd1/medium']);
     expect(flat(status.stdout)).toContain(`waiting: drain of d1-medium-1.example.com after replacement ${view.replacementDecisionId} joins (by ${ME}`);
+
+    // Cancelled before it began: it never starts; the replacement asked for it still joins.
+    const cancel = await cli(['cancel-drain', 'd1-medium-1.example.com', '--reason', 'change of plan']);
+    expect(cancel.code).toBe(0);
+    expect(flat(cancel.stdout)).toContain(
+      `d1-medium-1.example.com cancelled before it began (operator (nodescaler CLI): change of plan): it will not start; replacement ${view.replacementDecisionId} still joins`,
+    );
+    const after = await cli(['status', 'd1/medium']);
+    expect(flat(after.stdout)).toContain(`waiting: drain of d1-medium-1.example.com cancelled by ${ME} at `);
+    expect(flat(after.stdout)).toContain('before it began; it will not start');
   });
 
   it('every operator action is in the decision log with who, when and why', async () => {
@@ -208,6 +218,7 @@ describe('audit and safe manual drains', () => {
       'resume d1/small',
       'resume *',
       'drain --replace d1/medium',
+      'cancel-drain d1/medium',
       'protect d1/small',
     ].sort());
     for (const entry of trail.entries) {

@@ -9,6 +9,7 @@ import { MemoryLog } from '../../lib/adapters/memory/log.js';
 import { InMemoryMetrics } from '../../lib/adapters/memory/metrics.js';
 import { ThresholdEvaluator } from '../../lib/app/evaluate.js';
 import { CliError, EXIT } from '../../lib/cli/exit.js';
+import { cancelDrain } from '../../lib/cli/nodes.js';
 import { safeDrain } from '../../lib/cli/safe-drain.js';
 import type { OpenTarget } from '../../lib/cli/target.js';
 import { parseConfig } from '../../lib/config/index.js';
@@ -102,6 +103,25 @@ describe('nodescaler drain NODE (safeDrain) on the state table', () => {
     expect(after.outcomes[0]?.kind).toBe('no-action');
     expect((await store.listControls()).pendingDrains).toEqual([]);
     expect(await store.listDecisions(POOL, 50)).not.toContainEqual(expect.objectContaining({ kind: 'failure' }));
+  });
+
+  it('cancel-drain before the gear mover begins it: recorded once on the pending drain, and the node no longer counts as draining', async () => {
+    const { store, clock, config, ids, target, report } = await lowPool();
+    const drained = (await safeDrain(target, config, clock, ids[0]!, 'kernel update', false)) as { decisionId: string };
+    clock.advance(30_000);
+    const view = await cancelDrain(target, config, clock, ids[0]!, 'wrong node', 'local user bob');
+    expect(view).toMatchObject({ action: 'cancel-drain', nodeId: ids[0], drainId: drainIdFor(drained.decisionId), changed: true, waiting: 'gear mover', progress: { total: 0 } });
+    expect((await store.listControls()).pendingDrains).toMatchObject([
+      { nodeId: ids[0], decisionId: drained.decisionId, cancelledAt: clock.now().toISOString(), cancelledBy: 'local user bob', cancelReason: 'operator (nodescaler CLI): wrong node' },
+    ]);
+    const again = await cancelDrain(target, config, clock, ids[0]!, 'wrong node', 'local user carol');
+    expect(again).toMatchObject({ changed: false, waiting: 'gear mover', stoppingSince: clock.now().toISOString() });
+    // The pool is low and nothing counts as draining: the evaluator may scale down again (past unneededTime).
+    await report();
+    clock.advance(2 * MIN);
+    const { outcomes } = await report();
+    expect(outcomes[0]?.reason).not.toContain('maxDraining');
+    expect(outcomes[0]?.kind).toBe('scale-down');
   });
 
   it('a message the queue does not take leaves nothing behind: no pending drain, exit 1', async () => {

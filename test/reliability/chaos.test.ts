@@ -47,10 +47,11 @@ interface Totals {
   /** An operator's CLI commands (drain, drain --replace, cancel-drain) that went through, under the same faults, and those refused. */
   operatorDone: number;
   operatorRefused: number;
+  operatorCancelledBeforeBegun: number;
 }
 
 function newTotals(): Totals {
-  return { scenarios: 0, violations: 0, minutes: 0, invocations: 0, faultsInjected: 0, crashes: 0, messages: 0, deadLetters: 0, scaleUps: 0, drains: 0, calledOff: 0, gearMoves: 0, hostileMessages: 0, waitingRiseSighted: 0, scaleUpsWithDoubleWhenFull: 0, marketReads: 0, drainsPricedByMarkets: 0, districtReads: 0, joinedInZone: 0, movesLockedOut: 0, renewals: 0, expiryRenewals: 0, renewalDrains: 0, idleGearMoves: 0, operatorDone: 0, operatorRefused: 0 };
+  return { scenarios: 0, violations: 0, minutes: 0, invocations: 0, faultsInjected: 0, crashes: 0, messages: 0, deadLetters: 0, scaleUps: 0, drains: 0, calledOff: 0, gearMoves: 0, hostileMessages: 0, waitingRiseSighted: 0, scaleUpsWithDoubleWhenFull: 0, marketReads: 0, drainsPricedByMarkets: 0, districtReads: 0, joinedInZone: 0, movesLockedOut: 0, renewals: 0, expiryRenewals: 0, renewalDrains: 0, idleGearMoves: 0, operatorDone: 0, operatorRefused: 0, operatorCancelledBeforeBegun: 0 };
 }
 
 function add(totals: Totals, outcome: ScenarioOutcome, scenario: Scenario): void {
@@ -80,6 +81,7 @@ function add(totals: Totals, outcome: ScenarioOutcome, scenario: Scenario): void
   totals.idleGearMoves += outcome.idleGearMoves;
   totals.operatorDone += outcome.operator.done;
   totals.operatorRefused += outcome.operator.refused;
+  totals.operatorCancelledBeforeBegun += outcome.operator.cancelledBeforeBegun;
 }
 
 async function check(name: string, store: Scenario['store'], platform: 'simulated' | 'broker', numRuns: number): Promise<Totals> {
@@ -154,6 +156,8 @@ describe('invariants under generated workloads and faults', () => {
     // An operator's drains and cancels at the CLI, beside the evaluator's, under the same faults; and refusals.
     expect(totals.operatorDone).toBeGreaterThan(0);
     expect(totals.operatorRefused).toBeGreaterThan(0);
+    // Drains cancelled before they began (waiting for a replacement or for the gear mover), none of which began.
+    if (soak === undefined) expect(totals.operatorCancelledBeforeBegun).toBeGreaterThan(0);
   }, timeout);
 
   it(`hold over ${scaled(BROKER_SCENARIO_RUNS)} scenarios on the memory store and the broker adapter over the broker emulator`, async () => {

@@ -1,7 +1,8 @@
 /**
  * The reliability suite's checks can fail: each test breaks one part on
  * purpose (a store that lets old stats win, a cloud that forgets its
- * idempotency tokens, a platform that hides gears or loses them) and the
+ * idempotency tokens, a platform that hides gears or loses them, functions
+ * blind to an operator's cancel) and the
  * scenario must report the matching invariant violation.
  */
 import { describe, expect, it, vi } from 'vitest';
@@ -10,6 +11,7 @@ import type { SimulatedCloud } from '../../lib/adapters/local/simulated-cloud.js
 import type { SimulatedPlatform } from '../../lib/adapters/local/simulated-platform.js';
 import type { HostSpec } from '../../lib/ports/cloud.js';
 import type { StateStore } from '../../lib/ports/state-store.js';
+import type { OperatorAction } from './support/operator.js';
 import { runScenario, type Scenario } from './support/scenario.js';
 import { firstFailureReporter } from './support/tally.js';
 
@@ -67,6 +69,29 @@ describe('the reliability checks catch a broken system', () => {
       });
     const outcome = await runScenario({ ...calm, queue: { duplicateRate: 0.3, reorderWindow: 10, delayRate: 0.5 } }, { store: lastWins });
     expect(outcome.violations.join('\n')).toMatch(/stats of \S+ went back/);
+  });
+
+  it('reports a drain begun after cancel-drain cancelled it, when the functions do not read the cancel', async () => {
+    const blind = (store: StateStore) =>
+      override(store, 'listControls', async (target) => {
+        const controls = await target.listControls();
+        return { ...controls, pendingDrains: controls.pendingDrains.map(({ cancelledAt: _at, cancelledBy: _by, cancelReason: _why, ...pending }) => pending) };
+      });
+    // A drain waiting for its replacement (the evaluator must not start it) and one waiting for the gear mover (which must refuse it).
+    const cases: Array<[OperatorAction, string]> = [
+      [{ minute: 3, node: 0, command: 'drain --replace', cancelAfter: 0 }, 'manual:after:'],
+      [{ minute: 18, node: 1, command: 'drain', cancelAfter: 0 }, 'manual:2026'],
+    ];
+    for (const [action, drainOf] of cases) {
+      const operator: Scenario = { ...calm, operator: [action] };
+      const clean = await runScenario(operator);
+      expect(clean.violations).toEqual([]);
+      expect(clean.operator).toMatchObject({ done: 2, cancelledBeforeBegun: 1 });
+      const outcome = await runScenario(operator, { store: blind });
+      const begun = outcome.violations.filter((violation) => /drain \S+ of \S+ began \(.*\) after cancel-drain cancelled it before it began/.test(violation));
+      expect(begun).toHaveLength(1);
+      expect(begun[0]).toContain(`drain drain:${drainOf}`);
+    }
   });
 
   it('reports a node name launched twice when the cloud ignores its idempotency token', async () => {

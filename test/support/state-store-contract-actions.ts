@@ -390,5 +390,21 @@ export function storeActionsContract(bed: ContractBed): void {
       expect(await store.markPendingDrainSent(pending.nodeId, sentAt)).toBe('gone');
       expect(await mine()).toEqual([]);
     });
+
+    it("cancels an operator's pending drain once: of concurrent cancels exactly one records it, the first kept; a removed one is gone", async () => {
+      const pending = { nodeId: 'n-3.example.com', pool: 'd1/small', decisionId: 'manual:20261121T100000Z:0a1b2c3d', reason: 'kernel update', by: 'local user alice', at: T0.toISOString(), sentAt: T0.toISOString() };
+      const cancel = { at: new Date(T0.getTime() + 30_000).toISOString(), by: 'local user bob', reason: 'wrong node' };
+      expect(await store.cancelPendingDrain(pending.nodeId, cancel)).toBe('gone');
+      await store.createPendingDrain(pending);
+      const cancels = await Promise.all([store.cancelPendingDrain(pending.nodeId, cancel), store.cancelPendingDrain(pending.nodeId, { ...cancel, by: 'local user carol' })]);
+      expect(cancels.sort()).toEqual(['already', 'cancelled']);
+      const [stored] = (await store.listControls()).pendingDrains.filter((p) => p.nodeId === pending.nodeId);
+      expect(stored).toMatchObject({ ...pending, cancelledAt: cancel.at, cancelReason: 'wrong node' });
+      expect(['local user bob', 'local user carol']).toContain(stored!.cancelledBy);
+      // Marking it sent keeps the cancel: the gear mover refuses the drain by it.
+      expect(await store.markPendingDrainSent(pending.nodeId, cancel.at)).toBe('already');
+      expect(await store.deletePendingDrain(pending.nodeId)).toBe(true);
+      expect(await store.cancelPendingDrain(pending.nodeId, cancel)).toBe('gone');
+    });
   });
 }

@@ -13,10 +13,10 @@ import { ThresholdEvaluator } from '../../lib/app/evaluate.js';
 import { NodeProvisioner } from '../../lib/app/provision.js';
 import { advancePendingDrains, MANUAL_PREFIX, RENEWAL_BY, recordRenewalDrains } from '../../lib/app/replace-drain.js';
 import { parseConfig } from '../../lib/config/index.js';
-import type { PauseRecord } from '../../lib/domain/controls.js';
+import { nodesAsDecided, type PauseRecord } from '../../lib/domain/controls.js';
 import { decisionIdFor } from '../../lib/domain/decision-message.js';
 import { drainIdFor } from '../../lib/domain/drain.js';
-import { drain as drainRecord } from '../support/builders.js';
+import { drain as drainRecord, node as nodeBuilt } from '../support/builders.js';
 import type { ScaleUpMessage } from '../../lib/messages/index.js';
 import { InMemoryMetrics } from '../../lib/adapters/memory/metrics.js';
 import { MemoryLog } from '../../lib/adapters/memory/log.js';
@@ -90,6 +90,24 @@ describe('the gear mover under a pause', () => {
     await w.store.putPause(paused('scale-down'));
     const manual = { ...w.scaleDown('src.example.com'), decisionId: `${MANUAL_DECISION_PREFIX}x1` };
     expect(await w.mover().handleScaleDown(manual)).toMatchObject({ created: true });
+  });
+
+  it("refuses an operator's drain cancelled before it began (its message on its way), and every redelivery of it; another node's is carried out", async () => {
+    const w = new World(new InMemoryStateStore());
+    await w.node('src.example.com', { gears: apps(1, 2) });
+    await w.node('t1.example.com');
+    const decisionId = `${MANUAL_DECISION_PREFIX}20261121T100000Z:0a1b2c3d`;
+    await w.store.createPendingDrain({ nodeId: 'src.example.com', pool: POOL, decisionId, reason: 'kernel update', by: 'local user alice', at: T0.toISOString(), sentAt: T0.toISOString() });
+    expect(await w.store.cancelPendingDrain('src.example.com', { at: T0.toISOString(), by: 'local user bob', reason: 'wrong node' })).toBe('cancelled');
+    const manual = { ...w.scaleDown('src.example.com'), decisionId };
+    for (let delivery = 0; delivery < 2; delivery++) {
+      expect(await w.mover().handleScaleDown(manual)).toMatchObject({ created: false, refused: `cancelled by local user bob at ${T0.toISOString()} before it began: wrong node` });
+    }
+    expect(await w.store.listDrains(POOL)).toEqual([]);
+    expect(await w.store.getNode('src.example.com')).toMatchObject({ state: 'active' });
+    expect(w.sim.nodeFacts('src.example.com').active).toBe(true);
+    // The cancel names one drain: another decision for the node is not refused by it.
+    expect(await w.mover().handleScaleDown({ ...manual, decisionId: `${MANUAL_DECISION_PREFIX}20261121T100500Z:0b1b2c3d` })).toMatchObject({ created: true });
   });
 });
 
@@ -177,6 +195,33 @@ describe('the evaluator and the controls', () => {
     expect(queue.recorded('drain')).toHaveLength(1);
     // The gear mover makes it a manual drain: the evaluator's copy of the prefix is the gear mover's.
     expect(MANUAL_PREFIX).toBe(MANUAL_DECISION_PREFIX);
+  });
+
+  it('drops a drain cancelled while it waited for its replacement; keeps one cancelled after it was sent until its message is past decisionMaxAge, without a failure', async () => {
+    const store = new InMemoryStateStore();
+    const queue = new RecordingQueue({ fifo: ['scale', 'drain'] });
+    let now = T0;
+    const ports = { store, queue, clock: { now: () => now }, log: new MemoryLog() };
+    const cancel = { at: T0.toISOString(), by: 'local user bob', reason: 'wrong node' };
+    await store.createPendingDrain({ nodeId: 'd1-small-1.example.com', pool: POOL, replacementDecisionId: 'up:d1_small:1', reason: 'kernel update', by: 'local user alice', at: T0.toISOString() });
+    await store.claimScaleUp({ decisionId: 'up:d1_small:1', pool: POOL, requested: 1, slots: [{ nodeId: 'd1-small-9.example.com', cloudName: 'd1-small_9' }], createdAt: T0.toISOString() }, 86_400_000);
+    await store.createNode({ nodeId: 'd1-small-9.example.com', pool: POOL, district: 'd1', profile: 'small', state: 'active', createdAt: T0.toISOString(), origin: 'provisioned', protected: false }, T0);
+    await store.cancelPendingDrain('d1-small-1.example.com', cancel);
+    // The replacement has joined, but the drain was cancelled: nothing is sent.
+    expect(await advancePendingDrains(ports, config, (await store.listControls()).pendingDrains)).toEqual([]);
+    expect((await store.listControls()).pendingDrains).toEqual([]);
+    expect(queue.recorded('drain')).toEqual([]);
+
+    await store.createPendingDrain({ nodeId: 'd1-small-2.example.com', pool: POOL, decisionId: 'manual:20261121T100000Z:0a1b2c3d', reason: 'kernel update', by: 'local user alice', at: T0.toISOString(), sentAt: T0.toISOString() });
+    await store.cancelPendingDrain('d1-small-2.example.com', cancel);
+    const kept = await advancePendingDrains(ports, config, (await store.listControls()).pendingDrains);
+    expect(kept.map((pending) => pending.nodeId)).toEqual(['d1-small-2.example.com']);
+    // Kept for the gear mover to refuse its message by, but its node is staying: not counted as draining.
+    expect(nodesAsDecided([nodeBuilt('d1-small-2.example.com')], kept, POOL).map((node) => node.state)).toEqual(['active']);
+    now = new Date(T0.getTime() + config.leaseTtl + 1000);
+    expect(await advancePendingDrains(ports, config, (await store.listControls()).pendingDrains)).toEqual([]);
+    expect((await store.listControls()).pendingDrains).toEqual([]);
+    expect(await store.listDecisions(POOL, 10)).toEqual([]);
   });
 
   it('gives up a sent drain the gear mover never began once its message is older than decisionMaxAge, and says so', async () => {

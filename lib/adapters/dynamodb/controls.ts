@@ -133,6 +133,29 @@ export class DynamoDbControls {
     }
   }
 
+  async cancelPendingDrain(nodeId: string, cancel: { at: string; by: string; reason: string }): Promise<'cancelled' | 'already' | 'gone'> {
+    try {
+      await this.send(() =>
+        this.client.send(
+          new UpdateCommand({
+            TableName: this.tableName,
+            Key: { [PK]: PARTITION, [SK]: `${PENDING_DRAIN}${nodeId}` },
+            UpdateExpression: 'SET #cancelled = :at, #by = :by, #reason = :reason',
+            ConditionExpression: `attribute_exists(${PK}) AND attribute_not_exists(#ended) AND attribute_not_exists(#cancelled)`,
+            ExpressionAttributeNames: { '#ended': ENDED, '#cancelled': 'cancelledAt', '#by': 'cancelledBy', '#reason': 'cancelReason' },
+            ExpressionAttributeValues: { ':at': cancel.at, ':by': cancel.by, ':reason': cancel.reason },
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+          }),
+        ),
+      );
+      return 'cancelled';
+    } catch (error) {
+      if (!(error instanceof ConflictError)) throw error;
+      const current = error.current as Record<string, unknown> | undefined;
+      return current === undefined || current[ENDED] !== undefined ? 'gone' : 'already';
+    }
+  }
+
   /** Marks an item ended unless it is missing or ended already; the item as it was, or undefined. */
   private async end<T>(sortKey: string): Promise<T | undefined> {
     const now = new Date();

@@ -338,6 +338,9 @@ export class DynamoDbStateStore implements StateStore {
   markPendingDrainSent(nodeId: string, sentAt: string): Promise<'marked' | 'already' | 'gone'> {
     return this.controls.markPendingDrainSent(nodeId, sentAt);
   }
+  cancelPendingDrain(nodeId: string, cancel: { at: string; by: string; reason: string }): Promise<'cancelled' | 'already' | 'gone'> {
+    return this.controls.cancelPendingDrain(nodeId, cancel);
+  }
 
   private async get<T>(itemKey: Record<string, string>): Promise<T | undefined> {
     const result = await this.send(() => this.client.send(new GetCommand({ TableName: this.tableName, Key: itemKey, ConsistentRead: true })));

@@ -57,4 +57,12 @@ export class MemoryControls {
     this.pendingDrains.set(nodeId, { ...copy(existing), sentAt });
     return 'marked';
   }
+
+  async cancelPendingDrain(nodeId: string, cancel: { at: string; by: string; reason: string }): Promise<'cancelled' | 'already' | 'gone'> {
+    const existing = this.pendingDrains.get(nodeId);
+    if (!existing) return 'gone';
+    if (existing.cancelledAt !== undefined) return 'already';
+    this.pendingDrains.set(nodeId, { ...copy(existing), cancelledAt: cancel.at, cancelledBy: cancel.by, cancelReason: cancel.reason });
+    return 'cancelled';
+  }
 }

@@ -352,6 +352,9 @@ export class InMemoryStateStore implements StateStore {
   markPendingDrainSent(nodeId: string, sentAt: string): Promise<'marked' | 'already' | 'gone'> {
     return this.controls.markPendingDrainSent(nodeId, sentAt);
   }
+  cancelPendingDrain(nodeId: string, cancel: { at: string; by: string; reason: string }): Promise<'cancelled' | 'already' | 'gone'> {
+    return this.controls.cancelPendingDrain(nodeId, cancel);
+  }
 
   async recordGearMoves(moves: readonly GearMoveRecord[], ttlMs: number): Promise<void> {
     for (const move of moves) {

@@ -3,7 +3,8 @@
  * as `nodescaler` runs them (lib/cli/safe-drain.ts, lib/cli/nodes.ts), each in an invocation of its own, so the
  * scenario's faults reach the CLI's writes and sends too (a crash is the operator's process killed mid-command). A
  * refusal (exit 4, 3) and an injected fault are the operator's to read; anything else the CLI throws is a violation.
- * The node is picked as an operator would: an active one to drain, a draining one to cancel, where the pool has one.
+ * The node is picked as an operator would: an active one to drain, a draining or waiting one to cancel, where the pool
+ * has one.
  */
 import fc from 'fast-check';
 import { CliError } from '../../../lib/cli/exit.js';
@@ -23,6 +24,8 @@ export interface OperatorAction {
   /** The node, by its place among the pool's nodes of the state the command wants, sorted by id (modulo their number). */
   node: number;
   command: 'drain' | 'drain --replace' | 'cancel-drain';
+  /** After a drain that went through: minutes until the operator thinks better of it and cancels it (0: at once). */
+  cancelAfter?: number;
 }
 
 /** At most three commands, within the scenario's first half hour (most scenarios last longer); a cancel one in five. */
@@ -31,6 +34,7 @@ export const operatorArbitrary: fc.Arbitrary<OperatorAction[]> = fc.array(
     minute: fc.integer({ min: 1, max: 30 }),
     node: fc.integer({ min: 0, max: 7 }),
     command: fc.constantFrom<OperatorAction['command']>('drain', 'drain --replace', 'drain', 'drain --replace', 'cancel-drain'),
+    cancelAfter: fc.option(fc.integer({ min: 0, max: 5 }), { nil: undefined }),
   }),
   { minLength: 1, maxLength: 3 },
 );
@@ -42,6 +46,8 @@ export interface OperatorTally {
   refused: number;
   /** Tries an injected fault or crash stopped (each is tried again, up to three times). */
   faulted: number;
+  /** Of those done, cancels of a drain that had not begun (waiting for its replacement or for the gear mover). */
+  cancelledBeforeBegun: number;
 }
 
 export const OPERATOR = 'reliability operator';
@@ -49,7 +55,7 @@ export const OPERATOR = 'reliability operator';
 const ATTEMPTS = 3;
 
 export class ScenarioOperator {
-  readonly tally: OperatorTally = { done: 0, refused: 0, faulted: 0 };
+  readonly tally: OperatorTally = { done: 0, refused: 0, faulted: 0, cancelledBeforeBegun: 0 };
   private readonly target: OpenTarget;
 
   constructor(
@@ -73,29 +79,45 @@ export class ScenarioOperator {
     };
   }
 
+  /** Drains cancelled before they began, with when. */
+  private readonly cancelled = new Map<string, string>();
+  /** Cancels of drains that went through, by node: the drain's `cancelAfter`. */
+  private readonly followUps: Array<{ minute: number; nodeId: string }> = [];
+
   async act(minute: number): Promise<void> {
     for (const action of this.actions) {
       if (action.minute !== minute) continue;
-      // As an operator would: a drain of an active node, a cancel of a draining one, when the pool has such a node.
+      // As an operator would: a drain of an active node, a cancel of a draining one or one whose drain waits, when the
+      // pool has such a node.
       const all = (await this.plainStore.listNodes(this.pool)).sort((a, b) => a.nodeId.localeCompare(b.nodeId));
-      const wanted = all.filter((node) => node.state === (action.command === 'cancel-drain' ? 'draining' : 'active'));
+      const waiting = new Set((await this.plainStore.listControls()).pendingDrains.map((pending) => pending.nodeId));
+      const wanted = all.filter((node) => (action.command === 'cancel-drain' ? node.state === 'draining' || waiting.has(node.nodeId) : node.state === 'active'));
       const nodes = wanted.length > 0 ? wanted : all;
       if (nodes.length === 0) continue;
       const nodeId = nodes[action.node % nodes.length]!.nodeId;
-      // A command a fault stopped is run again, as an operator runs it again: it must then finish or say what stands.
-      for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
-        if ((await this.run(action, nodeId)) !== 'faulted') break;
-      }
+      const result = await this.tries(action, nodeId);
+      if (result === 'done' && action.command !== 'cancel-drain' && action.cancelAfter !== undefined) this.followUps.push({ minute: minute + action.cancelAfter, nodeId });
+    }
+    // After this minute's commands: a cancel `cancelAfter: 0` comes before the gear mover takes the drain's message.
+    for (const followUp of this.followUps.filter((candidate) => candidate.minute === minute)) {
+      await this.tries({ minute, node: 0, command: 'cancel-drain' }, followUp.nodeId);
     }
   }
 
-  private async run(action: OperatorAction, nodeId: string): Promise<keyof OperatorTally | 'threw'> {
+  /** A command a fault stopped is run again, as an operator runs it again: it must then finish or say what stands. */
+  private async tries(action: OperatorAction, nodeId: string): Promise<'done' | 'refused' | 'faulted' | 'threw'> {
+    let result: 'done' | 'refused' | 'faulted' | 'threw' = 'faulted';
+    for (let attempt = 1; attempt <= ATTEMPTS && result === 'faulted'; attempt++) result = await this.run(action, nodeId);
+    return result;
+  }
+
+  private async run(action: OperatorAction, nodeId: string): Promise<'done' | 'refused' | 'faulted' | 'threw'> {
     const outcome = await this.injector.invocation<unknown>(() =>
       action.command === 'cancel-drain'
-        ? cancelDrain(this.target, this.config, this.clock, nodeId, 'reliability scenario')
+        ? cancelDrain(this.target, this.config, this.clock, nodeId, 'reliability scenario', OPERATOR)
         : safeDrain(this.target, this.config, this.clock, nodeId, 'reliability scenario', action.command === 'drain --replace'),
     );
-    let result: keyof OperatorTally | 'threw';
+    let result: 'done' | 'refused' | 'faulted' | 'threw';
     if (outcome.crashed) result = 'faulted';
     else if (outcome.error === undefined) result = 'done';
     else if (outcome.error instanceof CliError) result = 'refused';
@@ -103,6 +125,19 @@ export class ScenarioOperator {
     else result = 'threw';
     if (result === 'threw') this.violations.push(`${this.clock.now().toISOString()}: nodescaler ${action.command} ${nodeId} threw ${String(outcome.error)}`);
     else this.tally[result] += 1;
+    const view = outcome.result as { waiting?: string; changed?: boolean; drainId?: string } | undefined;
+    if (result === 'done' && view?.waiting !== undefined) {
+      this.tally.cancelledBeforeBegun += 1;
+      if (view.changed && view.drainId) this.cancelled.set(view.drainId, this.clock.now().toISOString());
+    }
     return result;
+  }
+
+  /** A drain cancelled before it began never begins: the operator's commands run between invocations, so no race excuses it. */
+  async settled(): Promise<void> {
+    for (const [drainId, at] of this.cancelled) {
+      const drain = await this.plainStore.getDrain(drainId);
+      if (drain) this.violations.push(`${at}: drain ${drainId} of ${drain.nodeId} began (${drain.startedAt}) after cancel-drain cancelled it before it began`);
+    }
   }
 }

@@ -175,6 +175,7 @@ class ScenarioRun {
     const last = plan.at(-1) ?? 0;
     for (let i = 0; i < SETTLE_MINUTES; i++) await this.minute(last);
     await this.invariants.settled(last, this.faultsOffAt);
+    await this.operator?.settled();
 
     const drains = await this.invariants.allDrains();
     const pool = await this.store.getPool(POOL);
@@ -200,7 +201,7 @@ class ScenarioRun {
       expiryRenewals: this.expiryRenewals.size,
       renewalDrains: this.renewalDrains.size,
       idleGearMoves: this.idleTakesNoSlot ? this.idleGearMoves() : 0,
-      operator: this.operator?.tally ?? { done: 0, refused: 0, faulted: 0 },
+      operator: this.operator?.tally ?? { done: 0, refused: 0, faulted: 0, cancelledBeforeBegun: 0 },
     };
   }
 
