@@ -36,8 +36,8 @@ commands
   drain NODE                 drain a node by hand: a scale-down for the gear mover   --reason TEXT
                              refused (exit 4) when its gears do not fit on the other nodes;
                              --replace: request a replacement node first, drain once it joined
-  cancel-drain NODE          stop a node's drain: moves in flight settle, the node re-opens
-                             --reason TEXT
+  cancel-drain NODE          stop a node's drain: moves in flight settle, the node re-opens;
+                             one not begun yet never begins   --reason TEXT
   protect NODE               never choose the node for scale-down, never terminate it
                              --reason TEXT
   unprotect NODE             clear the node's protected flag   --reason TEXT
