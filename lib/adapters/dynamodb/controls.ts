@@ -111,44 +111,36 @@ export class DynamoDbControls {
   }
 
   async markPendingDrainSent(nodeId: string, sentAt: string): Promise<'marked' | 'already' | 'gone'> {
-    try {
-      await this.send(() =>
-        this.client.send(
-          new UpdateCommand({
-            TableName: this.tableName,
-            Key: { [PK]: PARTITION, [SK]: `${PENDING_DRAIN}${nodeId}` },
-            UpdateExpression: 'SET #sent = :sent',
-            ConditionExpression: `attribute_exists(${PK}) AND attribute_not_exists(#ended) AND attribute_not_exists(#sent)`,
-            ExpressionAttributeNames: { '#ended': ENDED, '#sent': 'sentAt' },
-            ExpressionAttributeValues: { ':sent': sentAt },
-            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-          }),
-        ),
-      );
-      return 'marked';
-    } catch (error) {
-      if (!(error instanceof ConflictError)) throw error;
-      const current = error.current as Record<string, unknown> | undefined;
-      return current === undefined || current[ENDED] !== undefined ? 'gone' : 'already';
-    }
+    const outcome = await this.setPendingOnce(nodeId, 'sentAt', { sentAt });
+    return outcome === 'set' ? 'marked' : outcome;
   }
 
   async cancelPendingDrain(nodeId: string, cancel: { at: string; by: string; reason: string }): Promise<'cancelled' | 'already' | 'gone'> {
+    const outcome = await this.setPendingOnce(nodeId, 'cancelledAt', { cancelledAt: cancel.at, cancelledBy: cancel.by, cancelReason: cancel.reason });
+    return outcome === 'set' ? 'cancelled' : outcome;
+  }
+
+  /**
+   * Sets `fields` on a node's pending drain unless `once` is set already (`already`) or the item is missing or ended
+   * (`gone`): exactly one of concurrent callers gets `set`.
+   */
+  private async setPendingOnce(nodeId: string, once: keyof PendingDrain, fields: Partial<PendingDrain>): Promise<'set' | 'already' | 'gone'> {
+    const names = Object.keys(fields);
     try {
       await this.send(() =>
         this.client.send(
           new UpdateCommand({
             TableName: this.tableName,
             Key: { [PK]: PARTITION, [SK]: `${PENDING_DRAIN}${nodeId}` },
-            UpdateExpression: 'SET #cancelled = :at, #by = :by, #reason = :reason',
-            ConditionExpression: `attribute_exists(${PK}) AND attribute_not_exists(#ended) AND attribute_not_exists(#cancelled)`,
-            ExpressionAttributeNames: { '#ended': ENDED, '#cancelled': 'cancelledAt', '#by': 'cancelledBy', '#reason': 'cancelReason' },
-            ExpressionAttributeValues: { ':at': cancel.at, ':by': cancel.by, ':reason': cancel.reason },
+            UpdateExpression: `SET ${names.map((_, i) => `#f${i} = :f${i}`).join(', ')}`,
+            ConditionExpression: `attribute_exists(${PK}) AND attribute_not_exists(#ended) AND attribute_not_exists(#once)`,
+            ExpressionAttributeNames: { '#ended': ENDED, '#once': once, ...Object.fromEntries(names.map((name, i) => [`#f${i}`, name])) },
+            ExpressionAttributeValues: Object.fromEntries(names.map((name, i) => [`:f${i}`, fields[name as keyof PendingDrain]])),
             ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
           }),
         ),
       );
-      return 'cancelled';
+      return 'set';
     } catch (error) {
       if (!(error instanceof ConflictError)) throw error;
       const current = error.current as Record<string, unknown> | undefined;
