@@ -15,6 +15,7 @@ import { drainingLimit, poolSize } from '../domain/budget.js';
 import { isSent, nodesAsDecided, protectedNodesNow, type PendingDrain } from '../domain/controls.js';
 import { pendingDrainDecisionId } from '../domain/pending-drains.js';
 import type { StateStore } from '../ports/state-store.js';
+import { decisionMaxAgeMs } from '../domain/decision-message.js';
 import { drainIdFor, progressOf, type Progress } from '../domain/drain.js';
 import type { NodeRecord, NodeState } from '../domain/model.js';
 import { isProtected } from '../domain/node-stats.js';
@@ -50,7 +51,7 @@ export async function requestDrain(target: OpenTarget, config: Config, clock: Cl
   }
   const controls = await store.listControls();
   const waiting = controls.pendingDrains.find((pending) => pending.nodeId === node.nodeId);
-  if (waiting) throw alreadyPending(waiting);
+  if (waiting) throw alreadyPending(waiting, config);
   if (isProtected(node, protectedNodesNow(config, poolConfig, controls, node.pool, clock.now()))) {
     throw refused(
       `node ${node.nodeId} is protected: the gear mover refuses to drain it`,
@@ -79,7 +80,7 @@ export async function requestDrain(target: OpenTarget, config: Config, clock: Cl
     await store.createPendingDrain(pending);
   } catch (error) {
     if (!(error instanceof ConflictError)) throw error;
-    throw alreadyPending((error.current as PendingDrain | undefined) ?? pending);
+    throw alreadyPending((error.current as PendingDrain | undefined) ?? pending, config);
   }
   const result = await target.queue.send('drain', [{ body: message, groupId: node.pool, deduplicationId: decisionId }]);
   if (result.failed.length > 0) {
@@ -89,8 +90,17 @@ export async function requestDrain(target: OpenTarget, config: Config, clock: Cl
   return { action: 'drain', nodeId: node.nodeId, pool: node.pool, decisionId, drainId: drainIdFor(decisionId), reason, queue: target.queueLocation('drain') };
 }
 
-/** The refusal of a second drain of a node whose drain is waiting, for its replacement or for the gear mover. */
-export function alreadyPending(pending: PendingDrain): CliError {
+/**
+ * The refusal of a second drain of a node whose drain is waiting, for its replacement or for the gear mover; or whose
+ * waiting drain was cancelled, its item kept until the old message can no longer begin a drain.
+ */
+export function alreadyPending(pending: PendingDrain, config: Config): CliError {
+  if (pending.cancelledAt !== undefined) {
+    const until = isSent(pending)
+      ? `its message, sent at ${pending.sentAt ?? pending.at}, is refused until ${new Date(Date.parse(pending.sentAt ?? pending.at) + decisionMaxAgeMs(config)).toISOString()} (decisionMaxAge)`
+      : `it is dropped at the evaluator's next run`;
+    return refused(`node ${pending.nodeId}'s drain was cancelled by ${pending.cancelledBy ?? 'an operator'} at ${pending.cancelledAt} before it began; ${until}: nothing sent`, 'request the drain again after that');
+  }
   const what = isSent(pending) ? `a drain sent at ${pending.sentAt ?? pending.at}, for the gear mover to begin` : `a drain waiting for replacement ${pending.replacementDecisionId}`;
   return refused(`node ${pending.nodeId} already has ${what} (requested by ${pending.by} at ${pending.at}): nothing sent`, 'nodescaler status shows it');
 }

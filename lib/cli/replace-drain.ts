@@ -51,7 +51,7 @@ export async function requestReplacementDrain(
   } catch (error) {
     await store.releaseLease(node.pool, decisionId);
     if (!(error instanceof ConflictError)) throw error;
-    throw alreadyPending((error.current as PendingDrain | undefined) ?? pending);
+    throw alreadyPending((error.current as PendingDrain | undefined) ?? pending, config);
   }
   // A message the queue does not take stays with the lease: the evaluator sends it again on its next evaluation.
   const result = await queue.send('scale', [{ body: message, groupId: node.pool, deduplicationId: decisionId }]);

@@ -35,7 +35,7 @@ export async function safeDrain(target: OpenTarget, config: Config, clock: Clock
   let fit: DrainFit | undefined;
   const controls = await store.listControls();
   const waiting = controls.pendingDrains.find((pending) => pending.nodeId === node.nodeId);
-  if (node.state === 'active' && waiting) throw alreadyPending(waiting);
+  if (node.state === 'active' && waiting) throw alreadyPending(waiting, config);
   // Other refusals (not active, protected, too many drains) are requestDrain's, with its own words.
   if (node.state === 'active' && !isProtected(node, protectedNodesNow(config, findPoolConfig(config, node.pool), controls, node.pool, clock.now()))) {
     const [listed, drains] = await Promise.all([store.listNodes(node.pool), store.listDrains(node.pool, 'active')]);

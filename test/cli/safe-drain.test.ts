@@ -116,6 +116,11 @@ describe('nodescaler drain NODE (safeDrain) on the state table', () => {
     ]);
     const again = await cancelDrain(target, config, clock, ids[0]!, 'wrong node', 'local user carol');
     expect(again).toMatchObject({ changed: false, waiting: 'gear mover', stoppingSince: clock.now().toISOString() });
+    // A new drain of the node waits until the old message can no longer begin one: the item the gear mover refuses it by stays.
+    const redrain = await refusal(safeDrain(target, config, clock, ids[0]!, 'kernel update', false));
+    expect(redrain.message).toBe(
+      `node ${ids[0]}'s drain was cancelled by local user bob at ${clock.now().toISOString()} before it began; its message, sent at 2026-11-21T10:00:00.000Z, is refused until 2026-11-21T10:15:00.000Z (decisionMaxAge): nothing sent`,
+    );
     // The pool is low and nothing counts as draining: the evaluator may scale down again (past unneededTime).
     await report();
     clock.advance(2 * MIN);
