@@ -12,7 +12,7 @@
 import { randomBytes } from 'node:crypto';
 import { findPoolConfig, type Config } from '../config/index.js';
 import { drainingLimit, poolSize } from '../domain/budget.js';
-import { isSent, nodesAsDecided, protectedNodesNow, type PendingDrain } from '../domain/controls.js';
+import { isSent, nodesAsDecided, protectedNodesNow, type Controls, type PendingDrain } from '../domain/controls.js';
 import { pendingDrainDecisionId } from '../domain/pending-drains.js';
 import type { StateStore } from '../ports/state-store.js';
 import { decisionMaxAgeMs } from '../domain/decision-message.js';
@@ -42,14 +42,14 @@ export interface DrainRequestView {
   queue: string;
 }
 
-export async function requestDrain(target: OpenTarget, config: Config, clock: Clock, nodeId: string, why: string | undefined, by: string): Promise<DrainRequestView> {
+/** `controls`: the operator controls as the caller read them (lib/cli/safe-drain.ts), read once per command. */
+export async function requestDrain(target: OpenTarget, config: Config, clock: Clock, nodeId: string, why: string | undefined, by: string, controls: Controls): Promise<DrainRequestView> {
   const { store } = target;
   const node = await findNode(store, config, nodeId);
   const poolConfig = findPoolConfig(config, node.pool);
   if (node.state !== 'active') {
     throw refused(`node ${node.nodeId} is ${node.state}${node.drainId ? ` (drain ${node.drainId})` : ''}: only an active node can be drained`);
   }
-  const controls = await store.listControls();
   const waiting = controls.pendingDrains.find((pending) => pending.nodeId === node.nodeId);
   if (waiting) throw alreadyPending(waiting, config);
   if (isProtected(node, protectedNodesNow(config, poolConfig, controls, node.pool, clock.now()))) {

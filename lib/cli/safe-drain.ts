@@ -55,7 +55,7 @@ export async function safeDrain(target: OpenTarget, config: Config, clock: Clock
       return { ...view, fit };
     }
   }
-  const view = await requestDrain(target, config, clock, nodeId, reason, by);
+  const view = await requestDrain(target, config, clock, nodeId, reason, by, controls);
   await audit(target, config, clock, { pool: view.pool, action: 'drain', subject: view.nodeId, reason, by, details: { nodeId: view.nodeId, decisionId: view.decisionId, ...(fit ? { fit: fit.line } : {}) } });
   return fit ? { ...view, fit } : view;
 }
