@@ -139,7 +139,15 @@ export async function cancelDrain(target: OpenTarget, config: Config, clock: Clo
       const drain = await cancelNodeDrain(ports, node.nodeId, reason);
       if (!drain) {
         const pending = (await store.listControls()).pendingDrains.find((candidate) => candidate.nodeId === node.nodeId);
-        if (pending) return cancelPending(store, clock, node, pending, reason, by);
+        const before = pending ? await cancelPending(store, clock, node, pending, reason, by) : undefined;
+        // The gear mover may have created the drain from a message it took before the cancel was written: looked for
+        // again after the write, it is stopped as any drain (and one created later is refused at its start by the cancel).
+        const begun = pending ? await cancelNodeDrain(ports, node.nodeId, reason) : undefined;
+        if (begun) return view(node, begun.drainId, true, begun.abortRequestedAt!, begun.abortReason ?? reason, progressOf(begun.moves));
+        if (before === 'gone') {
+          throw refused(`the drain of ${node.nodeId} stopped waiting as it was being cancelled, and is not in progress: it ended or was given up`, 'nodescaler status shows which');
+        }
+        if (before) return before;
         throw refused(
           `node ${node.nodeId} has no drain in progress (it is ${node.state})`,
           node.state === 'active' ? 'a drain requested moments ago starts when the gear mover takes its message: run cancel-drain again then' : undefined,
@@ -157,10 +165,11 @@ export async function cancelDrain(target: OpenTarget, config: Config, clock: Clo
  * A drain that has not begun: the evaluator does not start one still waiting for its replacement, and the gear mover
  * refuses the message of one already sent (lib/domain/pending-drains.ts cancelledBeforeBegun).
  */
-async function cancelPending(store: StateStore, clock: Clock, node: NodeRecord, pending: PendingDrain, reason: string, by: string): Promise<CancelView> {
+async function cancelPending(store: StateStore, clock: Clock, node: NodeRecord, pending: PendingDrain, reason: string, by: string): Promise<CancelView | 'gone'> {
   const at = clock.now().toISOString();
   const outcome = await store.cancelPendingDrain(node.nodeId, { at, by, reason });
-  if (outcome === 'gone') throw refused(`the drain of ${node.nodeId} began, or was given up, as it was being cancelled`, 'nodescaler status shows which; run cancel-drain again to stop a drain that began');
+  // The drain began (the caller looks for it again) or was given up.
+  if (outcome === 'gone') return 'gone';
   const current = outcome === 'already' ? (await store.listControls()).pendingDrains.find((candidate) => candidate.nodeId === node.nodeId) ?? pending : pending;
   const cancelled = outcome === 'cancelled';
   return {

@@ -15,7 +15,9 @@ import type { OpenTarget } from '../../lib/cli/target.js';
 import { parseConfig } from '../../lib/config/index.js';
 import { drainIdFor } from '../../lib/domain/drain.js';
 import type { ScaleDownMessage } from '../../lib/messages/index.js';
+import type { StateStore } from '../../lib/ports/state-store.js';
 import { dynaliteHarness } from '../support/dynalite.js';
+import { World, apps } from '../support/gear-mover-world.js';
 import { RecordingQueue } from '../support/recording-queue.js';
 
 const harness = dynaliteHarness();
@@ -158,3 +160,56 @@ describe('nodescaler drain NODE (safeDrain) on the state table', () => {
     );
   });
 });
+
+/** The store, whose cancelPendingDrain runs `first` (once) just before it writes: what another function did in between. */
+function before(store: StateStore, first: () => Promise<void>): StateStore {
+  let ran = false;
+  return new Proxy(store, {
+    get(target, name, receiver) {
+      const value = Reflect.get(target, name, receiver);
+      if (name === 'cancelPendingDrain') {
+        return async (...args: Parameters<StateStore['cancelPendingDrain']>) => {
+          if (!ran) (ran = true), await first();
+          return target.cancelPendingDrain(...args);
+        };
+      }
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}
+
+describe('cancel-drain as the gear mover takes the drain\'s message', () => {
+  it('a drain the gear mover created and began between the CLI\'s look for it and the cancel\'s write is stopped as any drain', async () => {
+    // Moves of ten minutes: the drain is still moving when the cancel is written.
+    const w = new World(await harness.create(), { moveDurationMs: 10 * MIN });
+    await w.node('src.example.com', { gears: apps(1, 2) });
+    await w.node('t1.example.com');
+    const mover = w.mover();
+    const target: OpenTarget = {
+      spec: { kind: 'local', stateDir: '/nonexistent', configFile: '/nonexistent' } as unknown as OpenTarget['spec'],
+      store: before(w.store, async () => {
+        const [message] = w.queue.sent('drain') as ScaleDownMessage[];
+        await mover.handleScaleDown(message!);
+        await mover.run(w.budget(2 * MIN));
+        expect(await w.store.getNode('src.example.com')).toMatchObject({ state: 'draining' });
+      }),
+      queue: w.queue,
+      identity: { whoAmI: async () => OPERATOR },
+      queueLocation: (name) => `recording queue ${name}`,
+      close: async () => undefined,
+    };
+    const drained = (await safeDrain(target, w.config, w.clock, 'src.example.com', 'kernel update', false)) as { decisionId: string };
+    const view = await cancelDrain(target, w.config, w.clock, 'src.example.com', 'wrong node', 'local user bob');
+    const drainId = drainIdFor(drained.decisionId);
+    expect(view).toMatchObject({ action: 'cancel-drain', drainId, changed: true, reason: 'cancelled: operator (nodescaler CLI): wrong node' });
+    expect(view).not.toHaveProperty('waiting');
+    expect(await w.store.getDrain(drainId)).toMatchObject({ state: 'active', abortRequestedAt: expect.any(String) });
+
+    await w.tickUntilIdle(() => mover);
+    expect(await w.store.getDrain(drainId)).toMatchObject({ state: 'aborted', cancelledAt: expect.any(String) });
+    expect(await w.store.getNode('src.example.com')).toMatchObject({ state: 'active' });
+    expect(w.sim.nodeFacts('src.example.com').active).toBe(true);
+    w.checkGears();
+  });
+});
+

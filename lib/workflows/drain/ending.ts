@@ -11,6 +11,7 @@
  */
 import { drainingLimit, poolSize } from '../../domain/budget.js';
 import { isRenewalDrain, protectedNodesNow } from '../../domain/controls.js';
+import { cancelledBeforeBegun } from '../../domain/pending-drains.js';
 import { describeIncoming, movesOnto } from '../../domain/decommission.js';
 import { drainKind, isUrgent, progressOf } from '../../domain/drain.js';
 import { drainStop } from '../../domain/drain-stop.js';
@@ -29,7 +30,12 @@ export async function begin(ctx: DrainContext, drain: DrainRecord, node: NodeRec
   const poolConfig = poolConfigOf(ctx, drain.pool);
   if (node.pool !== drain.pool) return finishAbort(ctx, drain, node, `node ${node.nodeId} belongs to pool ${node.pool}, not ${drain.pool}`, { failure: false });
   const urgent = isUrgent(drain);
-  if (!urgent && isProtected(node, protectedNodesNow(ctx.config, poolConfig, await store.listControls(), drain.pool, clock.now()))) {
+  const controls = urgent ? undefined : await store.listControls();
+  // The gear mover may have taken the drain's message just before an operator's cancel-drain was written, and the CLI
+  // looked for the drain before it was created: read here, before the node's first change, the cancel still holds it.
+  const cancelled = controls ? cancelledBeforeBegun(controls.pendingDrains, node.nodeId, drain.decisionId) : undefined;
+  if (cancelled) return finishAbort(ctx, drain, node, cancelled, { failure: false });
+  if (controls && isProtected(node, protectedNodesNow(ctx.config, poolConfig, controls, drain.pool, clock.now()))) {
     return finishAbort(ctx, drain, node, `node ${node.nodeId} is protected`, { failure: false });
   }
   if (!urgent) {
