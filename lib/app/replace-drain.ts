@@ -43,8 +43,8 @@ export async function advancePendingDrains(
       }
       // A plain `drain NODE` is recorded as sent: the CLI writes it just before it sends the message.
       if (pending.sentAt !== undefined || replacement === undefined) {
-        const begun = (await store.getDrain(drainIdFor(decisionId))) !== undefined;
-        const next = sentDrainStep(pending.sentAt ?? pending.at, begun, now, decisionMaxAgeMs(config));
+        const drain = await store.getDrain(drainIdFor(decisionId));
+        const next = sentDrainStep(pending.sentAt ?? pending.at, drain, pending.cancelledAt !== undefined, now, decisionMaxAgeMs(config));
         if (next.step === 'wait') {
           remaining.push(pending);
           continue;

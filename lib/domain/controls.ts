@@ -10,7 +10,7 @@
 import type { Config, PoolConfig } from '../config/index.js';
 import type { PoolDecision } from './decision.js';
 import { scheduleActiveAt, type CapacitySchedule } from './schedule.js';
-import type { NodeState, PoolId } from './model.js';
+import type { DrainRecord, NodeState, PoolId } from './model.js';
 
 /** A pause of every pool of the stage. */
 export const ALL_POOLS = '*';
@@ -134,12 +134,14 @@ export function pendingDrainStep(
 export type SentDrainStep = { step: 'wait' } | { step: 'begun' } | { step: 'expired'; reason: string };
 
 /**
- * A pending drain whose message was sent: done once the gear mover has begun its drain, whatever became of it; given up
- * once the message is older than any consumer acts on (`maxAge`, decisionMaxAge). Until then its node counts as
- * leaving the pool.
+ * A pending drain whose message was sent: done once the gear mover has created its drain, whatever became of it; given
+ * up once the message is older than any consumer acts on (`maxAge`, decisionMaxAge). Until then its node counts as
+ * leaving the pool. One an operator cancelled stays while its drain is active, whatever its age: a drain created from a
+ * message taken just before the cancel was written is refused at its first step by this item (lib/domain/pending-drains.ts).
  */
-export function sentDrainStep(sentAt: string, drainBegun: boolean, now: Date, maxAge: number): SentDrainStep {
-  if (drainBegun) return { step: 'begun' };
+export function sentDrainStep(sentAt: string, drain: { state: DrainRecord['state'] } | undefined, cancelled: boolean, now: Date, maxAge: number): SentDrainStep {
+  if (cancelled && drain?.state === 'active') return { step: 'wait' };
+  if (drain) return { step: 'begun' };
   const age = now.getTime() - Date.parse(sentAt);
   if (age > maxAge) return { step: 'expired', reason: `its message, sent at ${sentAt}, was not taken up within decisionMaxAge (${Math.round(maxAge / 60_000)}m)` };
   return { step: 'wait' };

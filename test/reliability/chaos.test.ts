@@ -48,10 +48,12 @@ interface Totals {
   operatorDone: number;
   operatorRefused: number;
   operatorCancelledBeforeBegun: number;
+  /** Of those, drains created from a message the gear mover took as the cancel was written, refused at their first step. */
+  operatorCreatedThenRefused: number;
 }
 
 function newTotals(): Totals {
-  return { scenarios: 0, violations: 0, minutes: 0, invocations: 0, faultsInjected: 0, crashes: 0, messages: 0, deadLetters: 0, scaleUps: 0, drains: 0, calledOff: 0, gearMoves: 0, hostileMessages: 0, waitingRiseSighted: 0, scaleUpsWithDoubleWhenFull: 0, marketReads: 0, drainsPricedByMarkets: 0, districtReads: 0, joinedInZone: 0, movesLockedOut: 0, renewals: 0, expiryRenewals: 0, renewalDrains: 0, idleGearMoves: 0, operatorDone: 0, operatorRefused: 0, operatorCancelledBeforeBegun: 0 };
+  return { scenarios: 0, violations: 0, minutes: 0, invocations: 0, faultsInjected: 0, crashes: 0, messages: 0, deadLetters: 0, scaleUps: 0, drains: 0, calledOff: 0, gearMoves: 0, hostileMessages: 0, waitingRiseSighted: 0, scaleUpsWithDoubleWhenFull: 0, marketReads: 0, drainsPricedByMarkets: 0, districtReads: 0, joinedInZone: 0, movesLockedOut: 0, renewals: 0, expiryRenewals: 0, renewalDrains: 0, idleGearMoves: 0, operatorDone: 0, operatorRefused: 0, operatorCancelledBeforeBegun: 0, operatorCreatedThenRefused: 0 };
 }
 
 function add(totals: Totals, outcome: ScenarioOutcome, scenario: Scenario): void {
@@ -82,6 +84,7 @@ function add(totals: Totals, outcome: ScenarioOutcome, scenario: Scenario): void
   totals.operatorDone += outcome.operator.done;
   totals.operatorRefused += outcome.operator.refused;
   totals.operatorCancelledBeforeBegun += outcome.operator.cancelledBeforeBegun;
+  totals.operatorCreatedThenRefused += outcome.operator.createdThenRefused;
 }
 
 async function check(name: string, store: Scenario['store'], platform: 'simulated' | 'broker', numRuns: number): Promise<Totals> {

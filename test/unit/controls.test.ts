@@ -154,12 +154,21 @@ describe('sentDrainStep', () => {
   const sent = { nodeId: 'n-1', pool: POOL, replacementDecisionId: 'up:1', reason: 'kernel', by: 'alice', at: '2026-11-23T09:50:00.000Z', sentAt: '2026-11-23T09:55:00.000Z' };
   const FIFTEEN_MINUTES = 900_000;
 
+  const active = { state: 'active' as const };
+
   it('is done once the gear mover has begun the drain, waits until then, and gives up on a message older than decisionMaxAge', () => {
-    expect(sentDrainStep(sent.sentAt, true, NOW, FIFTEEN_MINUTES)).toEqual({ step: 'begun' });
-    expect(sentDrainStep(sent.sentAt, false, NOW, FIFTEEN_MINUTES)).toEqual({ step: 'wait' });
-    expect(sentDrainStep(sent.sentAt, false, NOW, 240_000)).toEqual({ step: 'expired', reason: 'its message, sent at 2026-11-23T09:55:00.000Z, was not taken up within decisionMaxAge (4m)' });
+    expect(sentDrainStep(sent.sentAt, active, false, NOW, FIFTEEN_MINUTES)).toEqual({ step: 'begun' });
+    expect(sentDrainStep(sent.sentAt, undefined, false, NOW, FIFTEEN_MINUTES)).toEqual({ step: 'wait' });
+    expect(sentDrainStep(sent.sentAt, undefined, false, NOW, 240_000)).toEqual({ step: 'expired', reason: 'its message, sent at 2026-11-23T09:55:00.000Z, was not taken up within decisionMaxAge (4m)' });
     // Begun wins over late: the drain exists, whatever its age.
-    expect(sentDrainStep(sent.sentAt, true, NOW, 240_000)).toEqual({ step: 'begun' });
+    expect(sentDrainStep(sent.sentAt, active, false, NOW, 240_000)).toEqual({ step: 'begun' });
+  });
+
+  it("keeps a cancelled one while its drain is active, whatever its age (the drain's first step refuses it by the item), and ends it once that drain ended", () => {
+    expect(sentDrainStep(sent.sentAt, active, true, NOW, 240_000)).toEqual({ step: 'wait' });
+    expect(sentDrainStep(sent.sentAt, { state: 'aborted' }, true, NOW, FIFTEEN_MINUTES)).toEqual({ step: 'begun' });
+    expect(sentDrainStep(sent.sentAt, undefined, true, NOW, FIFTEEN_MINUTES)).toEqual({ step: 'wait' });
+    expect(sentDrainStep(sent.sentAt, undefined, true, NOW, 240_000)).toMatchObject({ step: 'expired' });
   });
 });
 

@@ -26,6 +26,11 @@ export interface OperatorAction {
   command: 'drain' | 'drain --replace' | 'cancel-drain';
   /** After a drain that went through: minutes until the operator thinks better of it and cancels it (0: at once). */
   cancelAfter?: number;
+  /**
+   * That cancel runs while the functions take the minute's messages, not before: at once (`cancelAfter: 0`), it races
+   * the gear mover taking the drain's message, and the injector lets either run between any two port calls.
+   */
+  racing?: boolean;
 }
 
 /** At most three commands, within the scenario's first half hour (most scenarios last longer); a cancel one in five. */
@@ -35,6 +40,7 @@ export const operatorArbitrary: fc.Arbitrary<OperatorAction[]> = fc.array(
     node: fc.integer({ min: 0, max: 7 }),
     command: fc.constantFrom<OperatorAction['command']>('drain', 'drain --replace', 'drain', 'drain --replace', 'cancel-drain'),
     cancelAfter: fc.option(fc.integer({ min: 0, max: 5 }), { nil: undefined }),
+    racing: fc.boolean(),
   }),
   { minLength: 1, maxLength: 3 },
 );
@@ -48,6 +54,8 @@ export interface OperatorTally {
   faulted: number;
   /** Of those done, cancels of a drain that had not begun (waiting for its replacement or for the gear mover). */
   cancelledBeforeBegun: number;
+  /** Of those, drains the gear mover created from a message it took as the cancel was written: refused at their first step. */
+  createdThenRefused: number;
 }
 
 export const OPERATOR = 'reliability operator';
@@ -55,7 +63,7 @@ export const OPERATOR = 'reliability operator';
 const ATTEMPTS = 3;
 
 export class ScenarioOperator {
-  readonly tally: OperatorTally = { done: 0, refused: 0, faulted: 0, cancelledBeforeBegun: 0 };
+  readonly tally: OperatorTally = { done: 0, refused: 0, faulted: 0, cancelledBeforeBegun: 0, createdThenRefused: 0 };
   private readonly target: OpenTarget;
 
   constructor(
@@ -82,7 +90,7 @@ export class ScenarioOperator {
   /** Drains cancelled before they began, with when. */
   private readonly cancelled = new Map<string, string>();
   /** Cancels of drains that went through, by node: the drain's `cancelAfter`. */
-  private readonly followUps: Array<{ minute: number; nodeId: string }> = [];
+  private readonly cancelsDue: Array<{ minute: number; nodeId: string; racing: boolean }> = [];
 
   async act(minute: number): Promise<void> {
     for (const action of this.actions) {
@@ -96,11 +104,20 @@ export class ScenarioOperator {
       if (nodes.length === 0) continue;
       const nodeId = nodes[action.node % nodes.length]!.nodeId;
       const result = await this.tries(action, nodeId);
-      if (result === 'done' && action.command !== 'cancel-drain' && action.cancelAfter !== undefined) this.followUps.push({ minute: minute + action.cancelAfter, nodeId });
+      if (result === 'done' && action.command !== 'cancel-drain' && action.cancelAfter !== undefined) this.cancelsDue.push({ minute: minute + action.cancelAfter, nodeId, racing: action.racing === true });
     }
     // After this minute's commands: a cancel `cancelAfter: 0` comes before the gear mover takes the drain's message.
-    for (const followUp of this.followUps.filter((candidate) => candidate.minute === minute)) {
-      await this.tries({ minute, node: 0, command: 'cancel-drain' }, followUp.nodeId);
+    await this.cancels(minute, false);
+  }
+
+  /** The cancels due this minute that run while the functions take the minute's messages (`racing`). */
+  async racingCancels(minute: number): Promise<void> {
+    await this.cancels(minute, true);
+  }
+
+  private async cancels(minute: number, racing: boolean): Promise<void> {
+    for (const due of this.cancelsDue.filter((candidate) => candidate.minute === minute && candidate.racing === racing)) {
+      await this.tries({ minute, node: 0, command: 'cancel-drain' }, due.nodeId);
     }
   }
 
@@ -133,11 +150,16 @@ export class ScenarioOperator {
     return result;
   }
 
-  /** A drain cancelled before it began never begins: the operator's commands run between invocations, so no race excuses it. */
+  /**
+   * A drain cancelled before it began never begins. The gear mover may have created it from a message it took as the
+   * cancel was written; its first step then refuses it, before the node is closed or a gear moves.
+   */
   async settled(): Promise<void> {
     for (const [drainId, at] of this.cancelled) {
       const drain = await this.plainStore.getDrain(drainId);
-      if (drain) this.violations.push(`${at}: drain ${drainId} of ${drain.nodeId} began (${drain.startedAt}) after cancel-drain cancelled it before it began`);
+      if (!drain) continue;
+      if (drain.state === 'aborted' && drain.closedAt === undefined && drain.moves.length === 0) this.tally.createdThenRefused += 1;
+      else this.violations.push(`${at}: drain ${drainId} of ${drain.nodeId} began (${drain.startedAt}, ${drain.state}) after cancel-drain cancelled it before it began`);
     }
   }
 }

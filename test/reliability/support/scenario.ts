@@ -201,7 +201,7 @@ class ScenarioRun {
       expiryRenewals: this.expiryRenewals.size,
       renewalDrains: this.renewalDrains.size,
       idleGearMoves: this.idleTakesNoSlot ? this.idleGearMoves() : 0,
-      operator: this.operator?.tally ?? { done: 0, refused: 0, faulted: 0, cancelledBeforeBegun: 0 },
+      operator: this.operator?.tally ?? { done: 0, refused: 0, faulted: 0, cancelledBeforeBegun: 0, createdThenRefused: 0 },
     };
   }
 
@@ -227,7 +227,7 @@ class ScenarioRun {
     if (this.faultsOn && this.random() < (this.scenario.hostileRate ?? 0)) this.sendHostile();
     if (this.faultsOn) await this.operator?.act(this.minutes);
     this.emitEc2Events();
-    await this.deliver();
+    await this.deliver(this.faultsOn ? this.operator : undefined);
     await this.tick();
     await this.deliver();
     await this.invariants.step();
@@ -284,7 +284,9 @@ class ScenarioRun {
     }
   }
 
-  private async deliver(): Promise<void> {
+  /** `operator`: its racing cancels run beside the gear mover's first batch of drain messages (or after, if none). */
+  private async deliver(operator?: ScenarioOperator): Promise<void> {
+    let racing = operator ? () => operator.racingCancels(this.minutes) : undefined;
     for (let round = 0; round < 30; round++) {
       let delivered = false;
       for (const queue of Object.keys(CONSUMERS)) {
@@ -295,7 +297,9 @@ class ScenarioRun {
         // A visibility timeout that ran out under a slow invocation: a second instance gets some of the same messages.
         const overlap = this.random() < this.concurrency ? records.filter(() => this.random() < 0.6) : [];
         const batches = overlap.length > 0 ? [records, overlap] : [records];
-        const outcomes = await Promise.all(batches.map((batch, i) => this.invoke(i as 0 | 1, name, { Records: batch })));
+        const beside = queue === 'drain' ? racing : undefined;
+        if (beside) racing = undefined;
+        const [outcomes] = await Promise.all([Promise.all(batches.map((batch, i) => this.invoke(i as 0 | 1, name, { Records: batch }))), beside?.()]);
         const succeeded = new Set<string>();
         outcomes.forEach((outcome, i) => {
           if (outcome.failedAll) return;
@@ -308,8 +312,9 @@ class ScenarioRun {
           this.sqs.fail(queue, record.messageId, reason);
         }
       }
-      if (!delivered) return;
+      if (!delivered) break;
     }
+    await racing?.();
   }
 
   /** One invocation in its own fault context; a crashed instance is replaced by a fresh one (a cold start). */
