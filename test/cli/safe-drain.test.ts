@@ -211,5 +211,15 @@ describe('cancel-drain as the gear mover takes the drain\'s message', () => {
     expect(w.sim.nodeFacts('src.example.com').active).toBe(true);
     w.checkGears();
   });
-});
 
+  it('a pending drain given up as it was being cancelled, with no drain begun: refused, saying so (exit 4)', async () => {
+    const { store, clock, config, ids, target } = await lowPool();
+    await safeDrain(target, config, clock, ids[0]!, 'kernel update', false);
+    // The evaluator ends the item (its message past decisionMaxAge) between the CLI's read of it and its write.
+    const racing: OpenTarget = { ...target, store: before(store, async () => void (await store.deletePendingDrain(ids[0]!))) };
+    const error = await refusal(cancelDrain(racing, config, clock, ids[0]!, 'wrong node', 'local user bob'));
+    expect(error.exitCode).toBe(EXIT.refused);
+    expect(error.message).toBe(`the drain of ${ids[0]} stopped waiting as it was being cancelled, and is not in progress: it ended or was given up`);
+    expect((await store.listControls()).pendingDrains).toEqual([]);
+  });
+});
