@@ -17,7 +17,7 @@ import { pendingDrainDecisionId } from '../domain/pending-drains.js';
 import type { StateStore } from '../ports/state-store.js';
 import { decisionMaxAgeMs } from '../domain/decision-message.js';
 import { drainIdFor, progressOf, type Progress } from '../domain/drain.js';
-import type { NodeRecord, NodeState } from '../domain/model.js';
+import type { DrainRecord, NodeRecord, NodeState } from '../domain/model.js';
 import { isProtected } from '../domain/node-stats.js';
 import { ConflictError } from '../errors.js';
 import type { ScaleDownMessage } from '../messages/index.js';
@@ -139,11 +139,16 @@ export async function cancelDrain(target: OpenTarget, config: Config, clock: Clo
       const drain = await cancelNodeDrain(ports, node.nodeId, reason);
       if (!drain) {
         const pending = (await store.listControls()).pendingDrains.find((candidate) => candidate.nodeId === node.nodeId);
+        // The drain may have run and ended before the evaluator ended its pending item: it is not "cancelled before it began".
+        const ranBefore = pending ? await ranAndEnded(store, pending) : undefined;
+        if (ranBefore) throw alreadyRan(node, ranBefore);
         const before = pending ? await cancelPending(store, clock, node, pending, reason, by) : undefined;
         // The gear mover may have created the drain from a message it took before the cancel was written: looked for
         // again after the write, it is stopped as any drain (and one created later is refused at its start by the cancel).
         const begun = pending ? await cancelNodeDrain(ports, node.nodeId, reason) : undefined;
         if (begun) return view(node, begun.drainId, true, begun.abortRequestedAt!, begun.abortReason ?? reason, progressOf(begun.moves));
+        const ran = pending ? await ranAndEnded(store, pending) : undefined;
+        if (ran) throw alreadyRan(node, ran);
         if (before === 'gone') {
           throw refused(`the drain of ${node.nodeId} stopped waiting as it was being cancelled, and is not in progress: it ended or was given up`, 'nodescaler status shows which');
         }
@@ -159,6 +164,17 @@ export async function cancelDrain(target: OpenTarget, config: Config, clock: Clo
       if (!(error instanceof ConflictError) || attempt >= WRITE_ATTEMPTS) throw error;
     }
   }
+}
+
+function alreadyRan(node: NodeRecord, drain: DrainRecord): CliError {
+  return refused(`the drain of ${node.nodeId} (${drain.drainId}) already ran and ended ${drain.state}${drain.abortReason ? ` (${drain.abortReason})` : ''}: nothing to cancel`, 'nodescaler status shows the node');
+}
+
+/** The pending item's drain, if it closed its node or moved a gear and has ended. */
+async function ranAndEnded(store: StateStore, pending: PendingDrain): Promise<DrainRecord | undefined> {
+  const drain = await store.getDrain(drainIdFor(pendingDrainDecisionId(pending)));
+  if (!drain || drain.state === 'active') return undefined;
+  return drain.closedAt !== undefined || drain.moves.length > 0 ? drain : undefined;
 }
 
 /**

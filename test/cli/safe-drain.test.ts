@@ -222,4 +222,19 @@ describe('cancel-drain as the gear mover takes the drain\'s message', () => {
     expect(error.message).toBe(`the drain of ${ids[0]} stopped waiting as it was being cancelled, and is not in progress: it ended or was given up`);
     expect((await store.listControls()).pendingDrains).toEqual([]);
   });
+
+  it('a drain that ran and ended before the evaluator ended its pending item: refused, nothing written (exit 4)', async () => {
+    const { store, clock, config, ids, target } = await lowPool();
+    const { decisionId } = (await safeDrain(target, config, clock, ids[0]!, 'kernel update', false)) as { decisionId: string };
+    // The gear mover began it, closed the node and ended it aborted (the node re-opened) within the minute.
+    const drainId = drainIdFor(decisionId);
+    const at = clock.now().toISOString();
+    await store.createDrain({ drainId, decisionId, nodeId: ids[0]!, pool: POOL, startedAt: at, reason: 'kernel update', moves: [], kind: 'manual' }, clock.now());
+    const created = (await store.getDrain(drainId))!;
+    await store.updateDrain(drainId, created.version, { closedAt: at, state: 'aborted', abortReason: 'node d1-small-1.example.com is protected' }, clock.now());
+    const error = await refusal(cancelDrain(target, config, clock, ids[0]!, 'wrong node', 'local user bob'));
+    expect(error.exitCode).toBe(EXIT.refused);
+    expect(error.message).toBe(`the drain of ${ids[0]} (${drainId}) already ran and ended aborted (node d1-small-1.example.com is protected): nothing to cancel`);
+    expect((await store.listControls()).pendingDrains).toEqual([expect.not.objectContaining({ cancelledAt: expect.anything() })]);
+  });
 });

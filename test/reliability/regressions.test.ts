@@ -405,6 +405,37 @@ const regressions: Array<{ name: string; scenario: Scenario; fewestServing?: num
       renewal: 'drifted',
     },
   },
+  {
+    // Found by the soak of session 60, on the memory store: an operator's
+    // drain began, closed its node and ended aborted within the minute; its
+    // pending item stayed until the evaluator's next pass, and the operator's
+    // cancel-drain a minute later found that item, marked it cancelled and
+    // said "cancelled before it began: it will not start". Fix: cancel-drain
+    // looks at the item's drain first (and again after its write) and
+    // refuses, writing nothing, when it already ran (lib/cli/nodes.ts).
+    name: 'cancel-drain does not call a drain that already ran "cancelled before it began"',
+    scenario: {
+      seed: 1925505871,
+      demand: [{ minutes: 19, gears: 14 }, { minutes: 8, gears: 47 }, { minutes: 3, gears: 3 }, { minutes: 12, gears: 36 }, { minutes: 16, gears: 14 }, { minutes: 18, gears: 45 }],
+      faults: { errorBefore: 0.0007000000000000001, errorAfter: 0.0001, crash: 0.038500000000000006, skewMs: 29988 },
+      queue: { duplicateRate: 0.08310000000000001, reorderWindow: 6, delayRate: 0.0854, partialSendFailure: 0.060200000000000004 },
+      concurrency: 0.0015,
+      clockJumps: 0.0011,
+      moveFailureRate: 0.0712,
+      rebalanceRate: 0.03885,
+      attrition: true,
+      hostileRate: 0.1406,
+      districtUids: 23,
+      maxNodesTotal: 4,
+      maxCores: 10,
+      store: 'memory',
+      budget: { maxDraining: 3, maxMovesPerGear: 3, doNotMoveApps: 3 },
+      platform: 'simulated',
+      scaleUpOptions: { waitingRise: true, doubleWhenFull: true },
+      market: { spot: true, dollars: 0.05 },
+      operator: [{ minute: 23, node: 3, command: 'drain', cancelAfter: 1, racing: false }, { minute: 1, node: 2, command: 'drain', cancelAfter: 1, racing: false }],
+    },
+  },
 ];
 
 describe('reliability counterexamples stay fixed', () => {
