@@ -119,6 +119,12 @@ export const GEARS_PER_NODE = 10;
 export const POOL_MIN = 1;
 export const POOL_MAX = 6;
 export const SETTLE_MINUTES = 45;
+/**
+ * Minutes more, at most, for a drain that began during settling: a renewal or a scale-down may rightly start one late
+ * (a renewal waits while the pool is low, until a scale-down pays), and its moves still fail now and then. One that
+ * began under the faults gets no more time, and one still active after these minutes is a violation as before.
+ */
+export const LATE_DRAIN_GRACE_MINUTES = 30;
 export const VCPUS = 4;
 /** Two visibility timeouts: a message received under faults may still fail its last receives after they stop. */
 export const POISON_AFTER_MS = 2 * 360_000;

@@ -28,7 +28,7 @@ import { HostileHosts } from './hostile.js';
 import { ScenarioOperator } from './operator.js';
 import { ScenarioInvariants } from './invariants.js';
 import {
-  DISTRICT, EXPIRED_AGE_MS, GEARS_PER_NODE, OLD_IMAGE, POOL, PROFILE, REGION, SETTLE_MINUTES, SIM_NODE_ROLE,
+  DISTRICT, EXPIRED_AGE_MS, GEARS_PER_NODE, LATE_DRAIN_GRACE_MINUTES, OLD_IMAGE, POOL, PROFILE, REGION, SETTLE_MINUTES, SIM_NODE_ROLE,
   callerInApp, noMetrics, quietLog, scenarioConfig, type Mutants, type Scenario, type ScenarioOutcome,
 } from './scenario-config.js';
 import { CLOUD_READS, FaultInjector, MARKET_READS, NO_FAULTS, PLATFORM_READS, QUEUE_READS, STORE_READS } from './faults.js';
@@ -174,6 +174,7 @@ class ScenarioRun {
     this.faultsOffAt = this.clock.nowMs();
     const last = plan.at(-1) ?? 0;
     for (let i = 0; i < SETTLE_MINUTES; i++) await this.minute(last);
+    for (let i = 0; i < LATE_DRAIN_GRACE_MINUTES && (await this.drainBegunWhileSettling()); i++) await this.minute(last);
     await this.invariants.settled(last, this.faultsOffAt);
     await this.operator?.settled();
 
@@ -208,6 +209,12 @@ class ScenarioRun {
   /** Moves of gears the world placed idle that landed. */
   private idleGearMoves(): number {
     return (this.platform?.moveHistory() ?? []).filter((move) => move.outcome === 'succeeded' && this.world.apps.idle(this.world.gearNumber(move.uuid))).length;
+  }
+
+  /** An active drain that began after the faults stopped. */
+  private async drainBegunWhileSettling(): Promise<boolean> {
+    const active = await this.store.listDrains(POOL, 'active');
+    return active.some((drain) => Date.parse(drain.startedAt) > this.faultsOffAt);
   }
 
   private setFaults(on: boolean): void {
