@@ -139,20 +139,7 @@ export async function cancelDrain(target: OpenTarget, config: Config, clock: Clo
       const drain = await cancelNodeDrain(ports, node.nodeId, reason);
       if (!drain) {
         const pending = (await store.listControls()).pendingDrains.find((candidate) => candidate.nodeId === node.nodeId);
-        // The drain may have run and ended before the evaluator ended its pending item: it is not "cancelled before it began".
-        const ranBefore = pending ? await ranAndEnded(store, pending) : undefined;
-        if (ranBefore) throw alreadyRan(node, ranBefore);
-        const before = pending ? await cancelPending(store, clock, node, pending, reason, by) : undefined;
-        // The gear mover may have created the drain from a message it took before the cancel was written: looked for
-        // again after the write, it is stopped as any drain (and one created later is refused at its start by the cancel).
-        const begun = pending ? await cancelNodeDrain(ports, node.nodeId, reason) : undefined;
-        if (begun) return view(node, begun.drainId, true, begun.abortRequestedAt!, begun.abortReason ?? reason, progressOf(begun.moves));
-        const ran = pending ? await ranAndEnded(store, pending) : undefined;
-        if (ran) throw alreadyRan(node, ran);
-        if (before === 'gone') {
-          throw refused(`the drain of ${node.nodeId} stopped waiting as it was being cancelled, and is not in progress: it ended or was given up`, 'nodescaler status shows which');
-        }
-        if (before) return before;
+        if (pending) return await cancelWaiting(ports, node, pending, reason, by);
         throw refused(
           `node ${node.nodeId} has no drain in progress (it is ${node.state})`,
           node.state === 'active' ? 'a drain requested moments ago starts when the gear mover takes its message: run cancel-drain again then' : undefined,
@@ -164,6 +151,25 @@ export async function cancelDrain(target: OpenTarget, config: Config, clock: Clo
       if (!(error instanceof ConflictError) || attempt >= WRITE_ATTEMPTS) throw error;
     }
   }
+}
+
+/** A node whose drain waits (pending): the cancel, unless its drain already ran, or began as the cancel was written. */
+async function cancelWaiting(ports: { store: StateStore; clock: Clock; log: MemoryLog }, node: NodeRecord, pending: PendingDrain, reason: string, by: string): Promise<CancelView> {
+  const { store, clock } = ports;
+  // The drain may have run and ended before the evaluator ended its pending item: it is not "cancelled before it began".
+  const ranBefore = await ranAndEnded(store, pending);
+  if (ranBefore) throw alreadyRan(node, ranBefore);
+  const cancelled = await cancelPending(store, clock, node, pending, reason, by);
+  // The gear mover may have created the drain from a message it took before the cancel was written: looked for again
+  // after the write, it is stopped as any drain (and one created later is refused at its start by the cancel).
+  const begun = await cancelNodeDrain(ports, node.nodeId, reason);
+  if (begun) return view(node, begun.drainId, true, begun.abortRequestedAt!, begun.abortReason ?? reason, progressOf(begun.moves));
+  const ran = await ranAndEnded(store, pending);
+  if (ran) throw alreadyRan(node, ran);
+  if (cancelled === 'gone') {
+    throw refused(`the drain of ${node.nodeId} stopped waiting as it was being cancelled, and is not in progress: it ended or was given up`, 'nodescaler status shows which');
+  }
+  return cancelled;
 }
 
 function alreadyRan(node: NodeRecord, drain: DrainRecord): CliError {
