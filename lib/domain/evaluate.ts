@@ -64,6 +64,11 @@ export function withPoolHeadroom(input: PoolEvaluationInput): PoolEvaluationInpu
   return sizedByHeadroom(input, poolUtilization(input).u.demand).sized;
 }
 
+/** The headroom the scale-up buys on top of demand now (`forScaleUp`, lib/domain/headroom.ts): less than what the pool keeps above a job's top or after a fall. */
+export function scaleUpHeadroom(input: PoolEvaluationInput): number {
+  return sizedByHeadroom(input, poolUtilization(input).u.demand).headroom.forScaleUp;
+}
+
 /** `gearsPerNode` goes with the utilization: the decision sizes nodes by it, and it costs a pass over the pool. */
 function poolUtilization(input: PoolEvaluationInput): { u: PoolUtilization; gearsPerNode: number } {
   const { config, pool, poolConfig, nodes, drains, now } = input;

@@ -18,7 +18,7 @@ import { chooseScaleDownCandidate, type CandidateChoice } from './candidates.js'
 import type { PoolEvaluation, PoolEvaluationInput } from './decision.js';
 import { formatDuration } from './duration.js';
 import { failureBackoff } from './failure-backoff.js';
-import { decidePool, withPoolHeadroom } from './evaluate.js';
+import { decidePool, scaleUpHeadroom, withPoolHeadroom } from './evaluate.js';
 import type { NodeState } from './model.js';
 import { districtCapacityText, districtCureText, freshDistrictCapacity } from './district-capacity.js';
 import { expectedGearsPerNode } from './utilization.js';
@@ -128,7 +128,9 @@ export function explainPool(given: PoolEvaluationInput): PoolExplanation {
   const minDeficit = Math.max(0, poolConfig.min - size);
   const highFor = high ? Math.max(0, nowMs - Date.parse(evaluation.poolPatch.highSince ?? now.toISOString())) : 0;
   const sustained = high && highFor >= scaleUp.sustain;
-  const headroomShort = u.freeSlots < scaleUp.headroomGears;
+  // What the decision's scale-up asked for: above a job's top or after a fall, less than what the pool keeps.
+  const upHeadroom = scaleUpHeadroom(given);
+  const headroomShort = u.freeSlots < upHeadroom;
   const total = u.capacity + u.provisioningCapacity;
   const forecast = evaluation.forecast;
   const forecastUtilization = forecast ? (total > 0 ? forecast.demand / total : forecast.demand > 0 ? Infinity : 0) : 0;
@@ -141,7 +143,7 @@ export function explainPool(given: PoolEvaluationInput): PoolExplanation {
         ? `utilization ${ratio(u.utilization)} >= ${ratio(scaleUp.threshold)} for ${held(highFor)} of ${held(scaleUp.sustain)} sustain`
         : `utilization ${ratio(u.utilization)} < ${ratio(scaleUp.threshold)}`,
     },
-    { holds: headroomShort, text: `${u.freeSlots} free slots ${headroomShort ? '<' : '>='} headroomGears ${scaleUp.headroomGears}` },
+    { holds: headroomShort, text: `${u.freeSlots} free slots ${headroomShort ? '<' : '>='} headroomGears ${upHeadroom}` },
   ];
   if (forecast) {
     triggers.push({ holds: forecastTrigger, text: `forecast ${ratio(forecastUtilization)} in ${held(forecast.lookaheadMs)} (${forecast.basis})` });
@@ -149,7 +151,7 @@ export function explainPool(given: PoolEvaluationInput): PoolExplanation {
   const waiting = waitingGears(pool, evaluation.poolPatch.demandHistory, now, u.demand, nodes, { nodesJoinInZones: poolConfig.openshiftRegion !== undefined });
   if (waiting) {
     const bootMs = poolBootMs(pool, scaleUp.forecast.bootDelay);
-    const need = waitingNeed(waiting, pool.waitingSeen, { now, bootMs, slots: total, gearsPerNode: expectedGearsPerNode(poolConfig, nodes), scaleUp });
+    const need = waitingNeed(waiting, pool.waitingSeen, { now, bootMs, slots: total, gearsPerNode: expectedGearsPerNode(poolConfig, nodes), scaleUp: { ...scaleUp, headroomGears: upHeadroom } });
     const riseText = need.rise > 0 ? ` (with ${need.rise} more gears to come while they boot, the pace they kept arriving at)` : '';
     const notNeeded = waiting.uncured ? waiting.text : `${waiting.text}: covered by the nodes running and booting`;
     triggers.push({ holds: need.nodes > 0, text: need.nodes > 0 ? `${waiting.text}: +${need.nodes} node(s)${riseText}` : notNeeded });

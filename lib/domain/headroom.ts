@@ -132,9 +132,28 @@ export function observedHeadroom(
   if (measured.usualNow === undefined) return { ...observed, forScaleUp: gears };
   const { buckets } = measured;
   const demandNow = options.demandNow ?? bucketAt(buckets, buckets.keys.at(-1)!);
-  const standing = demandNow / Math.max(1, measured.usualNow);
+  const usual = Math.max(1, measured.usualNow);
   // Only ever less: the standing tells which rises cannot come on top of it, not that bigger ones will.
-  return { ...observed, forScaleUp: Math.min(gears, byPrefix[risesFromAlike(rises, standing, options.minSamples) - 1]!) };
+  const aboveAt = (demand: number) => Math.min(gears, byPrefix[risesFromAlike(rises, demand / usual, options.minSamples) - 1]!);
+  const aboveNow = aboveAt(demandNow);
+  // A fall is not a rise. Demand that stood higher within the hour (the hour a rise is measured above) was held with
+  // what its standing keeps above it; below it, a standing back at the usual level asked the full headroom on top of
+  // the fall, and the last minutes of every job bought nodes on a pool emptying (w29-7: 3.37 x clairvoyant-4h's moves).
+  const held = highestSince(buckets, LEVEL_MINUTES);
+  if (!(held > demandNow)) return { ...observed, forScaleUp: aboveNow };
+  return { ...observed, forScaleUp: Math.min(aboveNow, Math.ceil(held - demandNow) + aboveAt(held)) };
+}
+
+/** The highest bucket of the last `minutes` of the series, up to its newest (-Infinity when none is known). */
+function highestSince(buckets: BucketSeries, minutes: number): number {
+  const newest = buckets.keys.at(-1);
+  let highest = -Infinity;
+  if (newest === undefined) return highest;
+  for (let bucket = newest - Math.max(1, Math.round(minutes / BUCKET_MINUTES)) + 1; bucket <= newest; bucket++) {
+    const value = bucketAt(buckets, bucket);
+    if (value > highest) highest = value;
+  }
+  return highest;
 }
 
 /**

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { decidePool, withPoolHeadroom } from '../../lib/domain/evaluate.js';
+import { explainPool } from '../../lib/domain/explain.js';
 import { BUCKET_MINUTES } from '../../lib/domain/forecast.js';
 import { PAD_BUCKETS, bucketMaxima, measurePoolRises, measureSeries, observedHeadroom, poolHeadroom, type BucketSeries } from '../../lib/domain/headroom.js';
 import type { DemandSample } from '../../lib/domain/model.js';
@@ -86,6 +87,56 @@ describe('observedHeadroom with an elevation window: the rises from a standing l
     const during = jobs(12);
     expect(poolHeadroom(config({ scaleUp: { headroomGears: 30 } }), during, BOOT).forScaleUp).toBe(0);
     expect(poolHeadroom(config({ scaleUp: { headroomGears: 30, observedHeadroom: { elevationWindow: '0m' } } }), during, BOOT).forScaleUp).toBe(300);
+  });
+});
+
+describe('observedHeadroom after a fall: no more capacity below a level held within the hour than at that level', () => {
+  const windowed = { ...options, elevationMinutes: 240, minSamples: (3 * 60) / BUCKET_MINUTES };
+  // Nine hours at 400 with a blip to 700 every 70 minutes, each after a dip to 390; then a job at 700 for the last 3
+  // hours, long enough that 700 is the usual level: every blip rose 300 from a standing just below it.
+  const bucketOf = (i: number) => Math.floor((i * 5) / BUCKET_MINUTES);
+  const atBucket = (b: number) => (b >= (9 * 60) / BUCKET_MINUTES ? 700 : b % 7 === 6 ? 700 : b % 7 === 5 ? 390 : 400);
+  const jobTop = buckets(12, (i) => atBucket(bucketOf(i)));
+
+  it('keeps above demand falling from the job\'s top only the fall and what the top kept: the job\'s end buys nothing', () => {
+    expect(observedHeadroom(jobTop, { ...windowed, demandNow: 700 })).toMatchObject({ gears: 300, forScaleUp: 0 });
+    for (const fallenTo of [650, 600, 500, 450]) {
+      expect(observedHeadroom(jobTop, { ...windowed, demandNow: fallenTo }).forScaleUp).toBe(700 - fallenTo);
+    }
+    // Fallen by more than the headroom, the full headroom on top of what is left: a rise from there is the blips' 300.
+    expect(observedHeadroom(jobTop, { ...windowed, demandNow: 350 }).forScaleUp).toBe(300);
+  });
+
+  it('reads only the last hour: a top held before it no longer bounds the headroom', () => {
+    // The same pool, its job over for the last 70 minutes, at 450: what held 700 no longer tells what 450 needs.
+    const over = buckets(12, (i) => (bucketOf(i) >= (12 * 60 - 70) / BUCKET_MINUTES ? 450 : atBucket(bucketOf(i))));
+    expect(observedHeadroom(over, { ...windowed, demandNow: 450 }).forScaleUp).toBe(300);
+  });
+
+  it('never asks more above a fall than the level held within the hour asked above it, whatever the history', () => {
+    const random = seededRandom(11);
+    for (let run = 0; run < 40; run++) {
+      const level = 200 + random() * 800;
+      const history = buckets(12 + Math.floor(random() * 36), () => Math.round(level * (1 + (random() < 0.1 ? random() * 2 : random() * 0.2))));
+      const lastHour = history.slice(-60 / 5).map(([, gears]) => gears);
+      const held = Math.max(...lastHour);
+      const atHeld = observedHeadroom(history, { ...windowed, demandNow: held }).forScaleUp;
+      const fallenTo = Math.round(held * random());
+      const { gears, forScaleUp } = observedHeadroom(history, { ...windowed, demandNow: fallenTo });
+      expect(fallenTo + forScaleUp).toBeLessThanOrEqual(held + atHeld);
+      expect(forScaleUp).toBeLessThanOrEqual(gears);
+    }
+  });
+
+  it('decidePool: a pool emptying after a job buys no node, and explain says why', () => {
+    const cfg = config({ scaleUp: { threshold: 0.98, target: 0.96, headroomGears: 30, observedHeadroom: { minHistory: '3h' }, forecast: { enabled: false } } });
+    // 8 nodes held the job's 700 gears; 100 have left: 200 free slots, short of the blips' 300, above the 100 fallen.
+    const input = evaluation({ config: cfg, nodes: nodes(8, 75), pool: pool({ demandHistory: jobTop }) });
+    expect(decidePool(input).decision.kind).not.toBe('scale-up');
+    const headroomCheck = explainPool(input).scaleUp.find((check) => check.name === 'trigger');
+    expect(headroomCheck?.detail).toContain('200 free slots >= headroomGears 100');
+    // What the pool keeps above what is left is still the blips' rise: no drain below it.
+    expect(withPoolHeadroom(input).config.scaleUp.headroomGears).toBe(300);
   });
 });
 
