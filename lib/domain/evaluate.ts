@@ -80,7 +80,7 @@ function poolUtilization(input: PoolEvaluationInput): { u: PoolUtilization; gear
 /** `demandNow` is the pool's standing: read from the history alone, a job's first minute still stands at the level before it. */
 function sizedByHeadroom(input: PoolEvaluationInput, demandNow: number): { sized: PoolEvaluationInput; headroom: ObservedHeadroom } {
   const { config, pool } = input;
-  const headroom = poolHeadroom(config, pool.demandHistory, poolBootMs(pool, config.scaleUp.forecast.bootDelay), demandNow);
+  const headroom = poolHeadroom(config, pool.demandHistory, poolBootMs(pool, config.scaleUp.forecast.bootDelay), demandNow, input.now);
   if (headroom.gears === config.scaleUp.headroomGears) return { sized: input, headroom };
   return { sized: { ...input, config: { ...config, scaleUp: { ...config.scaleUp, headroomGears: headroom.gears } } }, headroom };
 }

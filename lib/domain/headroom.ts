@@ -20,7 +20,7 @@
  * Pure functions of data.
  */
 import type { Config } from '../config/index.js';
-import { BUCKET_MINUTES } from './forecast.js';
+import { BUCKET_MINUTES, epochMinute } from './forecast.js';
 import type { DemandSample } from './model.js';
 import { measuredOnce, type MeasureCache } from './memo.js';
 
@@ -121,7 +121,7 @@ function byStandingDescending(rises: readonly Rise[]): Rise[] {
  */
 export function observedHeadroom(
   history: readonly DemandSample[] | undefined,
-  options: { bootMs: number; quantile: number; minSamples: number; fallback: number; elevationMinutes?: number; demandNow?: number },
+  options: { bootMs: number; quantile: number; minSamples: number; fallback: number; elevationMinutes?: number; demandNow?: number; nowMinute?: number },
 ): ObservedHeadroom {
   const measured = measurePoolRises(history, options.bootMs, options.elevationMinutes);
   const rises = measured.byStanding;
@@ -136,24 +136,18 @@ export function observedHeadroom(
   // Only ever less: the standing tells which rises cannot come on top of it, not that bigger ones will.
   const aboveAt = (demand: number) => Math.min(gears, byPrefix[risesFromAlike(rises, demand / usual, options.minSamples) - 1]!);
   const aboveNow = aboveAt(demandNow);
-  // A fall is not a rise. Demand that stood higher within the hour (the hour a rise is measured above) was held with
-  // what its standing keeps above it; below it, a standing back at the usual level asked the full headroom on top of
-  // the fall, and the last minutes of every job bought nodes on a pool emptying (w29-7: 3.37 x clairvoyant-4h's moves).
-  const held = highestSince(buckets, LEVEL_MINUTES);
-  if (!(held > demandNow)) return { ...observed, forScaleUp: aboveNow };
-  return { ...observed, forScaleUp: Math.min(aboveNow, Math.ceil(held - demandNow) + aboveAt(held)) };
-}
-
-/** The highest bucket of the last `minutes` of the series, up to its newest (-Infinity when none is known). */
-function highestSince(buckets: BucketSeries, minutes: number): number {
-  const newest = buckets.keys.at(-1);
-  let highest = -Infinity;
-  if (newest === undefined) return highest;
-  for (let bucket = newest - Math.max(1, Math.round(minutes / BUCKET_MINUTES)) + 1; bucket <= newest; bucket++) {
-    const value = bucketAt(buckets, bucket);
-    if (value > highest) highest = value;
-  }
-  return highest;
+  // A fall is not a rise. Demand below the high of the newest bucket (the high every rise's standing is read from: the
+  // bucket before it) asks no more capacity than that high asked, with what its standing keeps above it. Read from
+  // this minute alone, a job's last minutes stood back at the usual level and asked the full headroom on top of the
+  // fall: every job's end bought nodes on a pool emptying, and the pays-off check drained them (w29-7: 3.37 x
+  // clairvoyant-4h's moves). A high older than that bucket is not the standing: it may be a level's noise, and a
+  // rise from the usual level may follow it (w14-4's next job, read so over the hour, found 8 nodes where 13 were).
+  const newest = buckets.keys.at(-1)!;
+  // After a gap in the history (an evaluator stopped for a while) its newest bucket is no standing of now's.
+  const current = options.nowMinute === undefined || newest >= Math.floor(options.nowMinute / BUCKET_MINUTES) - 1;
+  const high = current ? bucketAt(buckets, newest) : Number.NaN;
+  if (!(high > demandNow)) return { ...observed, forScaleUp: aboveNow };
+  return { ...observed, forScaleUp: Math.min(aboveNow, Math.ceil(high - demandNow) + aboveAt(high)) };
 }
 
 /**
@@ -355,7 +349,7 @@ export function risesFromAlike(byStanding: readonly Rise[], now: number, minSamp
 }
 
 /** The pool's headroom by its configuration: observed when `scaleUp.observedHeadroom` is on and the history is long enough. */
-export function poolHeadroom(config: Pick<Config, 'scaleUp'>, history: readonly DemandSample[] | undefined, bootMs: number, demandNow?: number): ObservedHeadroom {
+export function poolHeadroom(config: Pick<Config, 'scaleUp'>, history: readonly DemandSample[] | undefined, bootMs: number, demandNow?: number, now?: Date): ObservedHeadroom {
   const { headroomGears, observedHeadroom: observed } = config.scaleUp;
   if (!observed.enabled) return { gears: headroomGears, forScaleUp: headroomGears, source: 'configured', samples: 0 };
   return observedHeadroom(history, {
@@ -363,6 +357,7 @@ export function poolHeadroom(config: Pick<Config, 'scaleUp'>, history: readonly 
     quantile: observed.quantile,
     elevationMinutes: observed.elevationWindow / 60_000,
     ...(demandNow !== undefined ? { demandNow } : {}),
+    ...(now !== undefined ? { nowMinute: epochMinute(now) } : {}),
     minSamples: Math.ceil(observed.minHistory / (BUCKET_MINUTES * 60_000)),
     fallback: headroomGears,
   });

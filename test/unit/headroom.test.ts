@@ -90,40 +90,43 @@ describe('observedHeadroom with an elevation window: the rises from a standing l
   });
 });
 
-describe('observedHeadroom after a fall: no more capacity below a level held within the hour than at that level', () => {
+describe('observedHeadroom after a fall: no more capacity below the newest bucket\'s high than at that high', () => {
   const windowed = { ...options, elevationMinutes: 240, minSamples: (3 * 60) / BUCKET_MINUTES };
   // Nine hours at 400 with a blip to 700 every 70 minutes, each after a dip to 390; then a job at 700 for the last 3
   // hours, long enough that 700 is the usual level: every blip rose 300 from a standing just below it.
   const bucketOf = (i: number) => Math.floor((i * 5) / BUCKET_MINUTES);
   const atBucket = (b: number) => (b >= (9 * 60) / BUCKET_MINUTES ? 700 : b % 7 === 6 ? 700 : b % 7 === 5 ? 390 : 400);
   const jobTop = buckets(12, (i) => atBucket(bucketOf(i)));
+  const nowMinute = jobTop.at(-1)![0] + 1;
 
   it('keeps above demand falling from the job\'s top only the fall and what the top kept: the job\'s end buys nothing', () => {
     expect(observedHeadroom(jobTop, { ...windowed, demandNow: 700 })).toMatchObject({ gears: 300, forScaleUp: 0 });
     for (const fallenTo of [650, 600, 500, 450]) {
-      expect(observedHeadroom(jobTop, { ...windowed, demandNow: fallenTo }).forScaleUp).toBe(700 - fallenTo);
+      expect(observedHeadroom(jobTop, { ...windowed, demandNow: fallenTo, nowMinute }).forScaleUp).toBe(700 - fallenTo);
     }
     // Fallen by more than the headroom, the full headroom on top of what is left: a rise from there is the blips' 300.
     expect(observedHeadroom(jobTop, { ...windowed, demandNow: 350 }).forScaleUp).toBe(300);
   });
 
-  it('reads only the last hour: a top held before it no longer bounds the headroom', () => {
-    // The same pool, its job over for the last 70 minutes, at 450: what held 700 no longer tells what 450 needs.
-    const over = buckets(12, (i) => (bucketOf(i) >= (12 * 60 - 70) / BUCKET_MINUTES ? 450 : atBucket(bucketOf(i))));
+  it('reads the newest bucket only: a high before it, or before a gap in the history, bounds nothing', () => {
+    // The job over for the last 20 minutes, at 450: its top, two buckets back, may have been a level's noise.
+    const over = buckets(12, (i) => (bucketOf(i) >= (12 * 60 - 20) / BUCKET_MINUTES ? 450 : atBucket(bucketOf(i))));
     expect(observedHeadroom(over, { ...windowed, demandNow: 450 }).forScaleUp).toBe(300);
+    // The history stopped at the job's top an hour ago (the evaluator was down): the top is no standing of now's.
+    expect(observedHeadroom(jobTop, { ...windowed, demandNow: 450, nowMinute: nowMinute + 60 }).forScaleUp).toBe(300);
   });
 
-  it('never asks more above a fall than the level held within the hour asked above it, whatever the history', () => {
+  it('never asks more above a fall than the newest bucket\'s high asked above it, whatever the history', () => {
     const random = seededRandom(11);
     for (let run = 0; run < 40; run++) {
       const level = 200 + random() * 800;
       const history = buckets(12 + Math.floor(random() * 36), () => Math.round(level * (1 + (random() < 0.1 ? random() * 2 : random() * 0.2))));
-      const lastHour = history.slice(-60 / 5).map(([, gears]) => gears);
-      const held = Math.max(...lastHour);
-      const atHeld = observedHeadroom(history, { ...windowed, demandNow: held }).forScaleUp;
-      const fallenTo = Math.round(held * random());
+      const newest = bucketOf(history.length - 1);
+      const high = Math.max(...history.filter((_, i) => bucketOf(i) === newest).map(([, gears]) => gears));
+      const atHigh = observedHeadroom(history, { ...windowed, demandNow: high }).forScaleUp;
+      const fallenTo = Math.round(high * random());
       const { gears, forScaleUp } = observedHeadroom(history, { ...windowed, demandNow: fallenTo });
-      expect(fallenTo + forScaleUp).toBeLessThanOrEqual(held + atHeld);
+      expect(fallenTo + forScaleUp).toBeLessThanOrEqual(high + atHigh);
       expect(forScaleUp).toBeLessThanOrEqual(gears);
     }
   });
