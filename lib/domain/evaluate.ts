@@ -61,12 +61,16 @@ export function decidePool(input: PoolEvaluationInput): PoolEvaluation {
 
 /** The input with scaleUp.headroomGears replaced by the pool's headroom (observed from its history, lib/domain/headroom.ts). */
 export function withPoolHeadroom(input: PoolEvaluationInput): PoolEvaluationInput {
-  return sizedByHeadroom(input, poolUtilization(input).u.demand).sized;
+  return withPoolHeadrooms(input).sized;
 }
 
-/** The headroom the scale-up buys on top of demand now (`forScaleUp`, lib/domain/headroom.ts): less than what the pool keeps above a job's top or after a fall. */
-export function scaleUpHeadroom(input: PoolEvaluationInput): number {
-  return sizedByHeadroom(input, poolUtilization(input).u.demand).headroom.forScaleUp;
+/**
+ * `withPoolHeadroom`, and the headroom the scale-up buys on top of demand now (`forScaleUp`, lib/domain/headroom.ts):
+ * less than what the pool keeps above a job's top or after a fall.
+ */
+export function withPoolHeadrooms(input: PoolEvaluationInput): { sized: PoolEvaluationInput; forScaleUp: number } {
+  const { sized, headroom } = sizedByHeadroom(input, poolUtilization(input).u.demand);
+  return { sized, forScaleUp: headroom.forScaleUp };
 }
 
 /** `gearsPerNode` goes with the utilization: the decision sizes nodes by it, and it costs a pass over the pool. */

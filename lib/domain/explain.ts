@@ -18,7 +18,7 @@ import { chooseScaleDownCandidate, type CandidateChoice } from './candidates.js'
 import type { PoolEvaluation, PoolEvaluationInput } from './decision.js';
 import { formatDuration } from './duration.js';
 import { failureBackoff } from './failure-backoff.js';
-import { decidePool, scaleUpHeadroom, withPoolHeadroom } from './evaluate.js';
+import { decidePool, withPoolHeadrooms } from './evaluate.js';
 import type { NodeState } from './model.js';
 import { districtCapacityText, districtCureText, freshDistrictCapacity } from './district-capacity.js';
 import { expectedGearsPerNode } from './utilization.js';
@@ -52,8 +52,8 @@ const NON_TERMINAL: ReadonlySet<NodeState> = new Set<NodeState>(['provisioning',
 
 export function explainPool(given: PoolEvaluationInput): PoolExplanation {
   const evaluation = decidePool(given);
-  // The headroom the decision used: observed from the pool's history, or headroomGears.
-  const input = withPoolHeadroom(given);
+  // The headrooms the decision used: observed from the pool's history, or headroomGears; the scale-up's own below.
+  const { sized: input, forScaleUp: upHeadroom } = withPoolHeadrooms(given);
   const { now, config, poolConfig, pool, nodes, drains, allNodes } = input;
   const { scaleUp, scaleDown } = config;
   const u = evaluation.utilization;
@@ -128,8 +128,7 @@ export function explainPool(given: PoolEvaluationInput): PoolExplanation {
   const minDeficit = Math.max(0, poolConfig.min - size);
   const highFor = high ? Math.max(0, nowMs - Date.parse(evaluation.poolPatch.highSince ?? now.toISOString())) : 0;
   const sustained = high && highFor >= scaleUp.sustain;
-  // What the decision's scale-up asked for: above a job's top or after a fall, less than what the pool keeps.
-  const upHeadroom = scaleUpHeadroom(given);
+  // What the decision's scale-up asked for (upHeadroom): above a job's top or after a fall, less than what the pool keeps.
   const headroomShort = u.freeSlots < upHeadroom;
   const total = u.capacity + u.provisioningCapacity;
   const forecast = evaluation.forecast;
