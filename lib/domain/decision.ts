@@ -76,6 +76,12 @@ export type PoolDecision =
       rejected?: RejectedCandidate[];
       /** The disruption budget that holds scale-down back, and when it frees up (ISO), if that is a time. */
       budget?: { name: string; until?: string };
+      /**
+       * What a low pool's scale-down waits out before its next drain (its unneeded time, a delay), when it has one to
+       * make: within minutes it drains due nodes first, so a renewal waits for it (renewal.ts). Absent when the
+       * scale-down found no node to drain (a saving not due yet, gears that fit nowhere): nothing is coming.
+       */
+      scaleDownWaits?: string;
     };
 
 export interface PoolEvaluationInput {

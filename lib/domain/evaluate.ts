@@ -130,6 +130,7 @@ function decide(input: PoolEvaluationInput, u: PoolUtilization, gearsPerNode: nu
     const text = notes ? `${reason}; ${notes}` : reason;
     return rejected ? { kind: 'no-action', reason: text, rejected } : { kind: 'no-action', reason: text };
   };
+  const waitsOut = (decision: PoolDecision, scaleDownWaits: string): PoolDecision => (decision.kind === 'no-action' ? { ...decision, scaleDownWaits } : decision);
 
   // 2. One action in flight per pool.
   const lease = pool.lease;
@@ -262,7 +263,8 @@ function decide(input: PoolEvaluationInput, u: PoolUtilization, gearsPerNode: nu
   const lowText = `${at} <= ${ratio(scaleDown.utilizationThreshold)} for ${formatHeld(lowFor)}`;
   if (!scaleDown.enabled) return result(noAction(`${lowText}; scale-down disabled`), forecastInfo);
   const unneeded = lowFor < scaleDown.unneededTime;
-  if (unneeded && !closesWhileDelayed(scaleDown)) return result(noAction(`${lowText} of ${formatHeld(scaleDown.unneededTime)} unneeded time`), forecastInfo);
+  const unneededText = `the ${formatHeld(scaleDown.unneededTime)} unneeded time`;
+  if (unneeded && !closesWhileDelayed(scaleDown)) return result(waitsOut(noAction(`${lowText} of ${formatHeld(scaleDown.unneededTime)} unneeded time`), unneededText), forecastInfo);
   if (size <= poolConfig.min) return result(noAction(`${lowText}; at min (${plural(poolConfig.min, 'node')})`), forecastInfo);
 
   const delays: string[] = [];
@@ -275,11 +277,11 @@ function decide(input: PoolEvaluationInput, u: PoolUtilization, gearsPerNode: nu
   delayUntil(pool.lastScaleDownAt, scaleDown.delayAfterDelete, 'delayAfterDelete');
   delayUntil(failureBackoff(pool, scaleDown.delayAfterFailure, 'scale-down')?.since, scaleDown.delayAfterFailure, 'delayAfterFailure');
   // What scale-down waits out before it may drain: the nodes it would drain meanwhile are attrition's to close.
-  const waitingOut = unneeded ? `the ${formatHeld(scaleDown.unneededTime)} unneeded time` : delays.length > 0 ? delays.join(', ') : undefined;
+  const waitingOut = unneeded ? unneededText : delays.length > 0 ? delays.join(', ') : undefined;
   const blockedText = unneeded ? `${lowText} of ${formatHeld(scaleDown.unneededTime)} unneeded time` : `${lowText}; scale-down blocked: ${delays.join(', ')}`;
   const budget = scaleDownBudget(input);
   if (waitingOut !== undefined && !(closesWhileDelayed(scaleDown) && provisioning === 0 && unreported === 0 && !budget.blocked)) {
-    return result(noAction(blockedText), forecastInfo);
+    return result(waitsOut(noAction(blockedText), waitingOut), forecastInfo);
   }
 
   if (provisioning > 0) {
@@ -305,7 +307,8 @@ function decide(input: PoolEvaluationInput, u: PoolUtilization, gearsPerNode: nu
     // on the emptiest node (a blip's node that joined after the blip) are not moved off it once the wait is over.
     const due = choice.nodeId === undefined ? [] : [choice.nodeId, ...choice.more.map((m) => m.nodeId)];
     const next = due.map((nodeId) => ({ nodeId, reason: `drained once ${waitingOut} is over`, pending: true }));
-    return result(noAction(blockedText, [...next, ...choice.rejected]), forecastInfo);
+    const decision = noAction(blockedText, [...next, ...choice.rejected]);
+    return result(due.length > 0 ? waitsOut(decision, waitingOut) : decision, forecastInfo);
   }
   if (choice.nodeId === undefined) {
     const shown = choice.rejected.slice(0, REASON_REJECTED_SHOWN).map((r) => `${r.nodeId}: ${r.reason}`);

@@ -16,8 +16,9 @@
  * maxDraining: one up to 20 nodes, budget.ts `nodesPerEvaluation`), after
  * `delayAfterAdd` and any failure backoff, within the disruption budget
  * (windows and renewalWindows, maxDrainsPerHour; the nodes' gears pass its gear rules), never
- * while the pool is low enough to shrink (its scale-downs drain due nodes
- * first, with no replacement), and only with room for the replacements under
+ * while a low pool's scale-down waits out a delay before its next drain (it
+ * drains due nodes first, with no replacement; a low pool whose scale-down
+ * found no drain that pays yet renews), and only with room for the replacements under
  * every limit. The due nodes that restart the fewest tenants go first. A
  * node whose renewal was asked for and that is still active (its drain
  * refused, or not started) is not asked again until that renewal could have
@@ -52,7 +53,7 @@ export type RenewalVerdict = { renew: Renewal[] } | { held: string };
 /** Asks remembered on the pool record (`lastRenewals`): enough for a batch of any pool, and an item well within DynamoDB's size. */
 const ASKS_KEPT = 200;
 
-export function renewalOf(input: PoolEvaluationInput, evaluation: Pick<PoolEvaluation, 'utilization'>): RenewalVerdict | undefined {
+export function renewalOf(input: PoolEvaluationInput, evaluation: Pick<PoolEvaluation, 'decision'>): RenewalVerdict | undefined {
   const { config, poolConfig, pool, nodes, drains, now } = input;
   const due = dueNodes(input);
   if (!due || due.size === 0) return undefined;
@@ -67,8 +68,11 @@ export function renewalOf(input: PoolEvaluationInput, evaluation: Pick<PoolEvalu
   const draining = nodes.filter((node) => node.state === 'draining' || node.state === 'drained').length;
   const active = drains.filter((drain) => drain.state === 'active').length;
   if (provisioning + draining + active + (input.renewing ?? 0) > 0) return waits('one batch at a time: a node provisioning, draining or waiting for its replacement');
-  const { utilization } = evaluation.utilization;
-  if (utilization <= config.scaleDown.utilizationThreshold && poolSize(nodes) > poolConfig.min) return waits(`the pool is low: its scale-downs drain ${kind} nodes first`);
+  // A low pool whose scale-down is about to drain drains due nodes first, with no replacement. One whose scale-down
+  // found nothing to drain (a saving not due yet) may stay low all night: waiting for it kept expired nodes days past
+  // expireAfter (a week of Azure's cpu column at expireAfter 2d: a median 8 h late, the last 120 h).
+  const scaleDownWaits = evaluation.decision.kind === 'no-action' ? evaluation.decision.scaleDownWaits : undefined;
+  if (scaleDownWaits !== undefined) return waits(`the pool is low and its scale-down drains ${kind} nodes first, once ${scaleDownWaits} is over`);
   if (pool.exhaustedUntil && Date.parse(pool.exhaustedUntil) > nowMs) return waits(`capacity exhausted until ${pool.exhaustedUntil}`);
   const backoff = failureBackoff(pool, config.scaleDown.delayAfterFailure, 'scale-down');
   if (backoff && backoff.untilMs > nowMs) return waits(`scaleDown.delayAfterFailure until ${at(backoff.untilMs)}`);

@@ -87,9 +87,15 @@ function add(totals: Totals, outcome: ScenarioOutcome, scenario: Scenario): void
   totals.operatorCreatedThenRefused += outcome.operator.createdThenRefused;
 }
 
-async function check(name: string, store: Scenario['store'], platform: 'simulated' | 'broker', numRuns: number): Promise<Totals> {
+async function check(name: string, store: Scenario['store'], platform: 'simulated' | 'broker', numRuns: number, kept: readonly Scenario[] = []): Promise<Totals> {
   const totals = newTotals();
   const reportFailure = firstFailureReporter(name);
+  for (const scenario of kept) {
+    const outcome = await runScenario(scenario);
+    add(totals, outcome, scenario);
+    expect(outcome.violations, JSON.stringify(scenario)).toEqual([]);
+    expect(outcome.ledger.lost).toEqual([]);
+  }
   await fc.assert(
     fc.asyncProperty(scenarioArbitrary(store, store === 'dynalite' ? 'short' : 'full', platform), async (scenario) => {
       const outcome = await runScenario(scenario);
@@ -116,6 +122,37 @@ async function check(name: string, store: Scenario['store'], platform: 'simulate
 const soak = soakRuns();
 /** The broker emulator's share of the default run (its commands take virtual seconds and more calls). */
 const BROKER_SCENARIO_RUNS = 30;
+/**
+ * Run before the broker's generated scenarios, in every mode: a drain a scale-up calls off under faults. The generated
+ * 30 reach one now and then (one scenario of them until session 62; none after its renewals in low pools changed the
+ * port calls, and so where the faults fell); this one does (drawn with seed 777). Should a change make it miss, the
+ * calledOff check below names it: draw another (`NODESCALER_CHAOS_SEED`).
+ */
+const KEPT_BROKER_SCENARIOS: readonly Scenario[] = [
+  {
+    seed: 1_462_514_509,
+    demand: [{ minutes: 19, gears: 0 }, { minutes: 7, gears: 56 }],
+    faults: { errorBefore: 0.1, errorAfter: 0.0915, crash: 0.01045, skewMs: 30_000 },
+    queue: { duplicateRate: 0.2904, reorderWindow: 3, delayRate: 0.021, partialSendFailure: 0.036 },
+    concurrency: 0.0024,
+    clockJumps: 0.0093,
+    moveFailureRate: 0.121,
+    rebalanceRate: 0.04195,
+    attrition: false,
+    hostileRate: 0.0182,
+    capacityCap: 2,
+    districtUids: 37,
+    maxNodesTotal: 5,
+    maxCores: 11,
+    store: 'memory',
+    budget: { maxDraining: 3, maxMovesPerGear: 1, doNotMoveApps: 1 },
+    platform: 'broker',
+    zones: false,
+    scaleUpOptions: { waitingRise: false, doubleWhenFull: true },
+    market: { spot: true, dollars: 0.0001 },
+    renewal: 'expired',
+  },
+];
 
 /**
  * The default suite replays the same scenarios every run (a fixed seed: CI is
@@ -164,11 +201,11 @@ describe('invariants under generated workloads and faults', () => {
   }, timeout);
 
   it(`hold over ${scaled(BROKER_SCENARIO_RUNS)} scenarios on the memory store and the broker adapter over the broker emulator`, async () => {
-    const totals = await check('chaos-memory-broker', 'memory', 'broker', scaled(BROKER_SCENARIO_RUNS));
+    const totals = await check('chaos-memory-broker', 'memory', 'broker', scaled(BROKER_SCENARIO_RUNS), KEPT_BROKER_SCENARIOS);
     expect(totals.faultsInjected).toBeGreaterThan(0);
     expect(totals.drains).toBeGreaterThan(0);
     expect(totals.gearMoves).toBeGreaterThan(0);
-    if (soak === undefined) expect(totals.calledOff).toBeGreaterThan(0);
+    expect(totals.calledOff).toBeGreaterThan(0);
     expect(totals.hostileMessages).toBeGreaterThan(0);
     // Brokers that require zones: the nodes nodescaler added joined in the pool's region and zone, under the same faults.
     expect(totals.joinedInZone).toBeGreaterThan(0);

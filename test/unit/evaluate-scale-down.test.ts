@@ -117,6 +117,8 @@ describe('decidePool: scale-down', () => {
       kind: 'no-action',
       reason: 'pool d1/small at 0.31 <= 0.50 for 7m; scale-down blocked: delayAfterAdd until 10:05:00Z',
       rejected: [{ nodeId: 'node-4.example.com', pending: true, reason: 'drained once delayAfterAdd until 10:05:00Z is over' }],
+      // What a renewal waits for (renewal.ts): this drain comes within minutes.
+      scaleDownWaits: 'delayAfterAdd until 10:05:00Z',
     });
     // Past delayAfterAdd the pays-off check judges: the node's 12 gears wait until the rent since the scale-up pays their moves
     // (one-off-need.ts boughtWait), and with that wait off it is drained.

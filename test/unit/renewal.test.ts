@@ -7,7 +7,7 @@ import { explainPool } from '../../lib/domain/explain.js';
 import type { NodeRecord } from '../../lib/domain/model.js';
 import { nodesDueForRenewal, renewalRetryMs } from '../../lib/domain/renewal.js';
 import { NOW, POOL, config, drain, evaluation, minutesAgo, move, node, pool } from '../support/builders.js';
-import { noForecast } from '../support/decisions.js';
+import { history, noForecast, quietDay } from '../support/decisions.js';
 
 const IMAGE = 'ami-0bbbbbbbbbbbbbbbb';
 const OLD = 'ami-0aaaaaaaaaaaaaaaa';
@@ -94,13 +94,33 @@ describe('renewal of drifted nodes (scaleDown.renewDrifted)', () => {
     const noAttrition = settings({ scaleDown: { payoff: { attrition: false } } });
     const { result } = decide({ cfg: noAttrition, nodes: low, pool: pool({ lowSince: minutesAgo(1) }) });
     expect(result.decision.kind).toBe('no-action');
-    expect(result.decision.reason).toContain('renewal of 1 drifted node(s) waits: the pool is low: its scale-downs drain drifted nodes first');
+    expect(result.decision.reason).toContain('renewal of 1 drifted node(s) waits: the pool is low and its scale-down drains drifted nodes first, once the 5m unneeded time is over');
     const closing = decide({ nodes: low, pool: pool({ lowSince: minutesAgo(1) }) }).result;
     expect(closing.attrition?.close.length).toBeGreaterThan(0);
     expect(closing.decision.reason).not.toContain('renewal');
     // At min it cannot shrink: renewal is its only way to a new image.
     const atMin = decide({ cfg: settings({}, { min: 4 }), nodes: low, pool: pool({ lowSince: minutesAgo(1) }) });
     expect(atMin.result.decision).toMatchObject({ kind: 'scale-up', renews: ['n-2'] });
+  });
+
+  it('renews in a low pool whose scale-down has no drain to make: a pool kept for tomorrow would keep its due nodes all night', () => {
+    // 124 gears on 400 slots, low for 7 minutes; yesterday the pool held 300 gears from 11:00, so every node is needed
+    // again within the horizon and the scale-down drains none. Waiting for it kept nodes days past expireAfter.
+    const low = [host('n-1', 40), host('n-2', 40), host('n-3', 32, OLD), host('n-4', 12)];
+    const busyLater = history(-25 * 60, -1, (m) => (m >= -23 * 60 && m < -20 * 60 ? 300 : 0));
+    const { input, result } = decide({ nodes: low, pool: pool({ demandHistory: busyLater, lowSince: minutesAgo(7) }) });
+    expect(result.decision).toMatchObject({ kind: 'scale-up', count: 1, renews: ['n-3'] });
+    expect(explainPool(input).scaleDown.find((check) => check.name === 'renewal')).toMatchObject({ ok: true, detail: expect.stringMatching(/^renew n-3 \(32 gears/) });
+    // The same pool with a drain to make once its unneeded time is over renews nothing meanwhile (here it closes the
+    // drain's node early; without attrition the reason says it waits, above).
+    const soon = decide({ nodes: low, pool: pool({ demandHistory: quietDay, lowSince: minutesAgo(2) }) }).result;
+    expect(soon.decision).toMatchObject({ kind: 'no-action', scaleDownWaits: 'the 5m unneeded time' });
+    const noAttrition = settings({ scaleDown: { payoff: { attrition: false } } });
+    expect(decide({ cfg: noAttrition, nodes: low, pool: pool({ demandHistory: quietDay, lowSince: minutesAgo(2) }) }).result.decision.reason).toContain(
+      'renewal of 1 drifted node(s) waits: the pool is low and its scale-down drains drifted nodes first, once the 5m unneeded time is over',
+    );
+    const drains = decide({ nodes: low, pool: pool({ demandHistory: quietDay, lowSince: minutesAgo(7) }) }).result;
+    expect(drains.decision).toMatchObject({ kind: 'scale-down', nodeId: 'n-4' });
   });
 
   it('counts against maxDrainsPerHour as a scale-down does, and waits for it', () => {

@@ -121,7 +121,7 @@ export const POOL_MAX = 6;
 export const SETTLE_MINUTES = 45;
 /**
  * Minutes more, at most, for a drain that began during settling: a renewal or a scale-down may rightly start one late
- * (a renewal waits while the pool is low, until a scale-down pays), and its moves still fail now and then. One that
+ * (a renewal waits while a low pool's scale-down waits out a delay), and its moves still fail now and then. One that
  * began under the faults gets no more time, and one still active after these minutes is a violation as before.
  */
 export const LATE_DRAIN_GRACE_MINUTES = 30;
