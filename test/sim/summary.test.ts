@@ -148,7 +148,7 @@ describe('the gear moves check', () => {
     expect(goalChecks([policyResult('nodescaler', { gearMoves: 30 }), policyResult('clairvoyant-4h', { gearMoves: 20 })])!.find((c) => c.text.startsWith('gear moves'))).toEqual({ name: 'moves', text: 'gear moves 1.50 x clairvoyant-4h <= 1.5', met: true });
   });
 
-  it("calls fewer moves than karpenter's out of reach where karpenter moved none (a level no policy drains), and only there", () => {
+  it("calls fewer moves than karpenter's out of reach where karpenter moved none (nothing is fewer), and only there", () => {
     const check = (ours: number, theirs: number) => goalChecks([policyResult('nodescaler', { gearMoves: ours }), policyResult('karpenter', { gearMoves: theirs })])!.find((c) => c.name === 'karpenter moves');
     expect(check(0, 0)).toEqual({ name: 'karpenter moves', text: "moves < karpenter's (0 vs 0)", met: false, infeasible: true, why: 'impossible: karpenter moved no gear, and no policy moves fewer' });
     expect(check(5, 3)).toEqual({ name: 'karpenter moves', text: "moves < karpenter's (5 vs 3)", met: false });
