@@ -264,7 +264,11 @@ function decide(input: PoolEvaluationInput, u: PoolUtilization, gearsPerNode: nu
   if (!scaleDown.enabled) return result(noAction(`${lowText}; scale-down disabled`), forecastInfo);
   const unneeded = lowFor < scaleDown.unneededTime;
   const unneededText = `the ${formatHeld(scaleDown.unneededTime)} unneeded time`;
-  if (unneeded && !closesWhileDelayed(scaleDown)) return result(waitsOut(noAction(`${lowText} of ${formatHeld(scaleDown.unneededTime)} unneeded time`), unneededText), forecastInfo);
+  if (unneeded && !closesWhileDelayed(scaleDown)) {
+    const waiting = noAction(`${lowText} of ${formatHeld(scaleDown.unneededTime)} unneeded time`);
+    // A pool at min drains nothing once the time is over: nothing to wait for.
+    return result(size > poolConfig.min ? waitsOut(waiting, unneededText) : waiting, forecastInfo);
+  }
   if (size <= poolConfig.min) return result(noAction(`${lowText}; at min (${plural(poolConfig.min, 'node')})`), forecastInfo);
 
   const delays: string[] = [];

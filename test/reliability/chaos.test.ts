@@ -90,21 +90,17 @@ function add(totals: Totals, outcome: ScenarioOutcome, scenario: Scenario): void
 async function check(name: string, store: Scenario['store'], platform: 'simulated' | 'broker', numRuns: number, kept: readonly Scenario[] = []): Promise<Totals> {
   const totals = newTotals();
   const reportFailure = firstFailureReporter(name);
-  for (const scenario of kept) {
+  const runChecked = async (scenario: Scenario) => {
     const outcome = await runScenario(scenario);
     add(totals, outcome, scenario);
+    const problems = [...outcome.violations, ...outcome.ledger.lost];
+    if (problems.length > 0) reportFailure(scenario, problems);
     expect(outcome.violations, JSON.stringify(scenario)).toEqual([]);
     expect(outcome.ledger.lost).toEqual([]);
-  }
+  };
+  for (const scenario of kept) await runChecked(scenario);
   await fc.assert(
-    fc.asyncProperty(scenarioArbitrary(store, store === 'dynalite' ? 'short' : 'full', platform), async (scenario) => {
-      const outcome = await runScenario(scenario);
-      add(totals, outcome, scenario);
-      const problems = [...outcome.violations, ...outcome.ledger.lost];
-      if (problems.length > 0) reportFailure(scenario, problems);
-      expect(outcome.violations, JSON.stringify(scenario)).toEqual([]);
-      expect(outcome.ledger.lost).toEqual([]);
-    }),
+    fc.asyncProperty(scenarioArbitrary(store, store === 'dynalite' ? 'short' : 'full', platform), runChecked),
     {
       numRuns,
       // Each platform its own share of scenarios (another seed): together they try more workloads.

@@ -101,6 +101,9 @@ describe('renewal of drifted nodes (scaleDown.renewDrifted)', () => {
     // At min it cannot shrink: renewal is its only way to a new image.
     const atMin = decide({ cfg: settings({}, { min: 4 }), nodes: low, pool: pool({ lowSince: minutesAgo(1) }) });
     expect(atMin.result.decision).toMatchObject({ kind: 'scale-up', renews: ['n-2'] });
+    // Within its unneeded time too: no drain will follow it.
+    const noAttritionAtMin = settings({ scaleDown: { payoff: { attrition: false } } }, { min: 4 });
+    expect(decide({ cfg: noAttritionAtMin, nodes: low, pool: pool({ lowSince: minutesAgo(1) }) }).result.decision).toMatchObject({ kind: 'scale-up', renews: ['n-2'] });
   });
 
   it('renews in a low pool whose scale-down has no drain to make: a pool kept for tomorrow would keep its due nodes all night', () => {
