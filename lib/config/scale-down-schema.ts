@@ -133,6 +133,13 @@ export function buildScaleDownSchema() {
      * scale-down drains them; `pools[].expireAfter` overrides it. At least 1h: every renewal restarts the node's tenants.
      */
     expireAfter: z.optional(expiryDuration()),
+    /**
+     * How long past its expireAfter an expired node's renewal still honours the gear cap (budget.maxMovesPerGear;
+     * lib/domain/expiry.ts `pastExpireGrace`): after it, the renewal moves gears at their limit, as Karpenter's
+     * terminationGracePeriod bounds what holds an expired node. Do-not-move gears still hold it. Unset: the cap holds
+     * expired nodes for as long as it lasts (up to 7 days past expireAfter).
+     */
+    expireGrace: z.optional(duration()),
     payoff: z.prefault(payoffSchema, {}),
     /** The disruption budget (lib/config/budget-schema.ts); a pool's `budget` overrides it key by key. */
     budget: z.prefault(budgetSchema(), {}),

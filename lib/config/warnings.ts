@@ -19,6 +19,16 @@ const SHORT_EXPIRY_MS = 7 * 86_400_000;
 /** An expireAfter so short that renewals, not savings, become most of a pool's tenant restarts. */
 export function expiryWarnings(config: Pick<Config, 'scaleDown' | 'pools'>): string[] {
   if (!config.scaleDown.enabled) return [];
+  const { expireGrace } = config.scaleDown;
+  const expiring = config.pools.some((pool) => expireAfterOf(config.scaleDown, pool) !== undefined);
+  const idleGrace =
+    expireGrace !== undefined && !expiring
+      ? [`scaleDown.expireGrace is ${formatDuration(expireGrace)} but no pool's nodes expire (scaleDown.expireAfter and pools[].expireAfter unset or never): it lifts nothing.`]
+      : [];
+  return [...idleGrace, ...shortExpiryWarnings(config)];
+}
+
+function shortExpiryWarnings(config: Pick<Config, 'scaleDown' | 'pools'>): string[] {
   return config.pools.flatMap((pool, index) => {
     const expireAfter = expireAfterOf(config.scaleDown, pool);
     if (expireAfter === undefined || expireAfter >= SHORT_EXPIRY_MS) return [];

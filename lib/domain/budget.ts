@@ -290,7 +290,7 @@ export function candidateRefusal(
     const refusal = gearRefusal(budget, gear, history, nowMs);
     if (refusal) return refusal;
   }
-  if (final && unread > 0) return `move history of ${unread} of its gears not read in this evaluation (maxMovesPerGear)`;
+  if (final && unread > 0 && Number.isFinite(budget.maxMovesPerGear)) return `move history of ${unread} of its gears not read in this evaluation (maxMovesPerGear)`;
   return undefined;
 }
 
@@ -304,11 +304,18 @@ export function gearsRefused(budget: DisruptionBudget, gears: readonly GearInfo[
   return refused;
 }
 
+/** The budget without its gear cap: an expired node's renewal past `scaleDown.expireGrace` (expiry.ts) moves gears at their limit. */
+export function withoutGearCap(budget: DisruptionBudget): DisruptionBudget {
+  return { ...budget, maxMovesPerGear: Number.POSITIVE_INFINITY };
+}
+
 export interface ScaleDownBudget {
   /** The budget that holds every scale-down of the pool back now, if any. */
   blocked?: BudgetCheck;
   /** Why a node may not be the candidate (do-not-move gears, gears at their move limit), or undefined. */
   refuse: (node: NodeRecord) => string | undefined;
+  /** As `refuse`, the gear cap left out (do-not-move gears only): for a renewal past its expireGrace. */
+  refuseUncapped: (node: NodeRecord) => string | undefined;
 }
 
 /** The evaluator's one call: is scale-down within the budget now, and which nodes it may not drain. */
@@ -318,7 +325,9 @@ export function scaleDownBudget(input: PoolEvaluationInput): ScaleDownBudget {
   const checks = scaleDownBudgetChecks({ config, poolConfig, now, nodes: input.nodes, drains: input.drains, pool: input.pool });
   const blocked = checks.find((check) => !check.ok);
   const refuse = (node: NodeRecord) => input.knownRefusals?.get(node.nodeId) ?? candidateRefusal(budget, node, input.moveHistory, now, input.moveHistoryFinal);
-  return blocked ? { blocked, refuse } : { refuse };
+  // Known refusals may be a gear at its limit: the node's listed gears are checked again, do-not-move only.
+  const refuseUncapped = (node: NodeRecord) => candidateRefusal(withoutGearCap(budget), node, input.moveHistory, now, input.moveHistoryFinal);
+  return blocked ? { blocked, refuse, refuseUncapped } : { refuse, refuseUncapped };
 }
 
 function iso(ms: number): string {

@@ -36,6 +36,24 @@ export function expiryTest(expireAfterMs: number | undefined, nowMs: number): (n
   };
 }
 
+/**
+ * When an expired node's renewal stops honouring the gear cap (maxMovesPerGear): `expireGrace` past its expiry, or
+ * undefined (no expiry, no grace, or a node never expired: adopted, its launch unknown). A gear the cap holds stays
+ * put at most a week, and a node holds ~100 gears, so without a grace an expired node nearly always holds one at its
+ * limit (Azure's cpu column, 30 days at expireAfter 10d: up to 61 h past it, 11,873 minutes of renewals held).
+ */
+export function expireGraceEnds(node: Dated, expireAfterMs: number | undefined, graceMs: number | undefined): number | undefined {
+  if (expireAfterMs === undefined || graceMs === undefined || node.origin !== 'provisioned') return undefined;
+  const launched = Date.parse(node.createdAt);
+  return Number.isFinite(launched) ? launched + expireAfterMs + graceMs : undefined;
+}
+
+/** Whether the node's renewal moves gears at their maxMovesPerGear limit now (`expireGraceEnds` is past). */
+export function pastExpireGrace(node: Dated, expireAfterMs: number | undefined, graceMs: number | undefined, nowMs: number): boolean {
+  const ends = expireGraceEnds(node, expireAfterMs, graceMs);
+  return ends !== undefined && ends <= nowMs;
+}
+
 /** Ages in reasons read to the minute: `30d2h5m`, not `30d2h5m17s412ms`. */
 function floorToMinute(ms: number): number {
   return Math.floor(ms / 60_000) * 60_000;

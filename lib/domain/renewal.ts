@@ -30,8 +30,9 @@
 import { nodesPerEvaluation, poolBudget, poolSize, scaleDownBudget, windowCheck, withScaleDown } from './budget.js';
 import { disruptiveMoves } from './candidates.js';
 import type { PoolEvaluation, PoolEvaluationInput } from './decision.js';
-import { expireAfterOf, renewalDueTest } from './expiry.js';
+import { expireAfterOf, expireGraceEnds, pastExpireGrace, renewalDueTest } from './expiry.js';
 import { failureBackoff } from './failure-backoff.js';
+import { formatDuration } from './duration.js';
 import { isClosedForAttrition } from './attrition.js';
 import type { NodeRecord } from './model.js';
 import { isProtected } from './node-stats.js';
@@ -94,10 +95,18 @@ export function renewalOf(input: PoolEvaluationInput, evaluation: Pick<PoolEvalu
   // second replacement for it would be a node more each time. It is asked again once the first could have ended, and
   // after each further ask twice as late (a drain the gear mover keeps refusing buys a node a day at most).
   const asked = new Map((pool.lastRenewals ?? []).map((ask) => [ask.nodeId, ask]));
+  const expireAfter = expireAfterOf(config.scaleDown, poolConfig);
+  const { expireGrace } = config.scaleDown;
   const refuse = (node: NodeRecord) => {
     const last = asked.get(node.nodeId);
     const again = last ? Date.parse(last.at) + renewalRetryMs(config, last.asks ?? 1) : NaN;
-    if (!(again > nowMs)) return budget.refuse(node);
+    if (!(again > nowMs)) {
+      if (pastExpireGrace(node, expireAfter, expireGrace, nowMs)) return budget.refuseUncapped(node);
+      const refusal = budget.refuse(node);
+      const graceEnds = expireGraceEnds(node, expireAfter, expireGrace);
+      const heldByCap = refusal !== undefined && graceEnds !== undefined && budget.refuseUncapped(node) === undefined;
+      return heldByCap ? `${refusal}; past scaleDown.expireGrace from ${at(graceEnds)}, its gears' move limit no longer holds it` : refusal;
+    }
     return `its renewal was asked for at ${last!.at}${(last!.asks ?? 1) > 1 ? ` (${last!.asks} times)` : ''}; asked again from ${at(again)}`;
   };
   const chosen: Renewal[] = [];
@@ -109,7 +118,8 @@ export function renewalOf(input: PoolEvaluationInput, evaluation: Pick<PoolEvalu
       continue;
     }
     const stats = node.stats!;
-    chosen.push({ nodeId: node.nodeId, gears: stats.activeGears, disruptive: disruptiveMoves(stats), due: due.get(node)! });
+    const pastGrace = pastExpireGrace(node, expireAfter, expireGrace, nowMs) ? `, past scaleDown.expireGrace ${formatDuration(expireGrace!)}: gears at their move limit move too` : '';
+    chosen.push({ nodeId: node.nodeId, gears: stats.activeGears, disruptive: disruptiveMoves(stats), due: `${due.get(node)!}${pastGrace}` });
   }
   if (chosen.length === 0) return waits(`no ${kind} node may be drained now (${firstRefusal})`);
   return { renew: chosen.sort(byFewestRestarts).slice(0, room.count) };

@@ -132,7 +132,7 @@ export class World {
   }
 
   /** Registers a node on the platform and in the state table, with `gears` gears of the given apps. */
-  async node(nodeId: string, options: { max?: number; gears?: GearInfo[]; state?: NodeRecord['state']; instanceId?: string } = {}): Promise<void> {
+  async node(nodeId: string, options: { max?: number; gears?: GearInfo[]; state?: NodeRecord['state']; instanceId?: string; launchedMsAgo?: number } = {}): Promise<void> {
     const max = options.max ?? 100;
     this.sim.registerNode('d1', 'small', nodeId, max);
     for (const gear of options.gears ?? []) {
@@ -146,7 +146,7 @@ export class World {
         district: 'd1',
         profile: 'small',
         state: options.state ?? 'active',
-        createdAt: this.clock.now().toISOString(),
+        createdAt: new Date(this.clock.now().getTime() - (options.launchedMsAgo ?? 0)).toISOString(),
         origin: 'provisioned',
         protected: false,
         ...(options.instanceId ? { instanceId: options.instanceId } : {}),

@@ -75,4 +75,12 @@ describe('expiryWarnings: an expireAfter that restarts tenants more often than h
     const warnings = expiryWarnings(parsed([{ ...pool, expireAfter: '3d' }, { ...other, expireAfter: 'never' }], { scaleDown: { expireAfter: '2d' } }));
     expect(warnings).toEqual([expect.stringMatching(/^pools\[0\] \(d1\/small\): pools\[0\].expireAfter is 3d: /)]);
   });
+
+  it('says an expireGrace lifts nothing where no pool\'s nodes expire', () => {
+    expect(expiryWarnings(parsed([pool], { scaleDown: { expireGrace: '1d' } }))).toEqual([
+      "scaleDown.expireGrace is 1d but no pool's nodes expire (scaleDown.expireAfter and pools[].expireAfter unset or never): it lifts nothing.",
+    ]);
+    expect(expiryWarnings(parsed([pool, { ...other, expireAfter: '30d' }], { scaleDown: { expireGrace: '1d' } }))).toEqual([]);
+    expect(expiryWarnings(parsed([pool], { scaleDown: { expireAfter: '30d', expireGrace: '1d' } }))).toEqual([]);
+  });
 });

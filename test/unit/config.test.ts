@@ -207,6 +207,13 @@ describe('durations', () => {
     ]);
   });
 
+  it('take expireGrace as a duration, unset by default (the gear cap holds expired nodes as long as it lasts)', () => {
+    expect(parseConfig(minimal({})).scaleDown.expireGrace).toBeUndefined();
+    expect(parseConfig(minimal({ scaleDown: { expireAfter: '30d', expireGrace: '1d' } })).scaleDown.expireGrace).toBe(86_400_000);
+    expect(parseConfig(minimal({ scaleDown: { expireGrace: '0s' } })).scaleDown.expireGrace).toBe(0);
+    expect(issuesOf(minimal({ scaleDown: { expireGrace: 'a day' } }))).toEqual([{ path: 'scaleDown.expireGrace', message: DURATION_MESSAGE, value: 'a day' }]);
+  });
+
   it('reject a bare number (seconds or milliseconds would be a guess)', () => {
     expect(issuesOf(minimal({ statsMaxAge: 300 }))).toEqual([{ path: 'statsMaxAge', message: DURATION_MESSAGE, value: 300 }]);
   });

@@ -257,6 +257,31 @@ describe('renewal of expired nodes (scaleDown.expireAfter)', () => {
     expect(optedOut.reason).not.toContain('renew');
   });
 
+  it('past expireGrace a gear at its move limit no longer holds an expired node; before it, the wait says when; do-not-move still holds it', () => {
+    // n-4 expired 10 days ago (launched 40d, expireAfter 30d) and holds g1, moved twice this week (maxMovesPerGear 2).
+    const capped = { ...aged('n-4', 40, 10), stats: { ...aged('n-4', 40, 10).stats!, gears: [{ uuid: 'g1', app: 'shop', size: 'small' as const }] } };
+    const nodes = [aged('n-1', 1, 10), aged('n-2', 1, 10), aged('n-3', 1, 10), capped];
+    const moveHistory = new Map([['g1', [minutesAgo(3 * DAY), minutesAgo(DAY)]]]);
+    const held = decide({ cfg: expiring(), nodes, moveHistory, moveHistoryFinal: true }).result.decision;
+    expect(held.kind).toBe('no-action');
+    expect(held.reason).toContain('waits: no expired node may be drained now (n-4: gear g1 (shop) moved 2 times in 7 d (maxMovesPerGear=2) until ');
+    expect(held.reason).not.toContain('expireGrace');
+    // A grace of 12 days from the expiry: not over yet, and the wait names when it is.
+    const early = decide({ cfg: expiring({ scaleDown: { expireGrace: '12d' } }), nodes, moveHistory, moveHistoryFinal: true }).result.decision;
+    expect(early.kind).toBe('no-action');
+    expect(early.reason).toContain(`moved 2 times in 7 d (maxMovesPerGear=2) until ${minutesAgo(-4 * DAY)}; past scaleDown.expireGrace from ${minutesAgo(-2 * DAY)}, its gears' move limit no longer holds it`);
+    const renewed = decide({ cfg: expiring({ scaleDown: { expireGrace: '1d' } }), nodes, moveHistory, moveHistoryFinal: true }).result.decision;
+    expect(renewed).toMatchObject({ kind: 'scale-up', renews: ['n-4'] });
+    expect(renewed.reason).toContain('expired: launched 40d ago (expireAfter 30d), past scaleDown.expireGrace 1d: gears at their move limit move too');
+    // Its gears' move history unread does not hold it either: the limit is lifted.
+    expect(decide({ cfg: expiring({ scaleDown: { expireGrace: '1d' } }), nodes, moveHistory: new Map(), moveHistoryFinal: true }).result.decision).toMatchObject({ renews: ['n-4'] });
+    const doNotMove = nodes.map((n) => (n === capped ? { ...n, stats: { ...n.stats!, gears: [{ ...n.stats!.gears![0]!, doNotMove: true }] } } : n));
+    const kept = decide({ cfg: expiring({ scaleDown: { expireGrace: '1d' } }), nodes: doNotMove, moveHistory, moveHistoryFinal: true }).result.decision;
+    expect(kept.kind).toBe('no-action');
+    expect(kept.reason).toContain('(n-4: gear g1 (shop) is marked do-not-move)');
+    expect(kept.reason).not.toContain('expireGrace');
+  });
+
   it('waits as a drifted node\'s renewal does, and leaves a low pool to scale-down, which drains the expired node first', () => {
     const nodes = [aged('n-1', 1, 10), aged('n-2', 1, 10), aged('n-3', 1, 10), aged('n-4', 40, 10)];
     const waiting = decide({ cfg: expiring(), nodes, pool: pool({ lastScaleUpAt: minutesAgo(2) }) }).result.decision;

@@ -79,6 +79,42 @@ describe('gear mover: disruption budget', () => {
     expect(await paused.mover().handleScaleDown({ ...paused.scaleDown('src.example.com'), decisionId: `${MANUAL_DECISION_PREFIX}op-2` })).toMatchObject({ created: true });
   });
 
+  it('a renewal\u2019s drain of a node past its expireGrace moves a gear at its move limit; not before, and never a do-not-move gear', async () => {
+    const DAY = 86_400_000;
+    const renewal = async (launchedMsAgo: number, budget: Record<string, unknown> = {}) => {
+      const w = await world({ config: { scaleDown: { expireAfter: '10d', expireGrace: '1d', budget: { maxMovesPerGear: 1, ...budget } } } });
+      await w.node('src.example.com', { gears: apps(1, 2), launchedMsAgo });
+      await w.node('t1.example.com');
+      await w.store.recordGearMoves([{ uuid: 'g0x1', at: new Date(w.clock.now().getTime() - DAY).toISOString(), key: 'old#1' }], GEAR_MOVE_WINDOW_MS);
+      const mover = w.mover();
+      await mover.handleScaleDown({ ...w.scaleDown('src.example.com'), decisionId: `${RENEWAL_DRAIN_PREFIX}up:d1_small:7` });
+      await w.tickUntilIdle(() => mover);
+      return w;
+    };
+    // Expired 2 days ago, a day past its grace: both gears move, and the capped one's history has its second move.
+    const past = await renewal(12 * DAY);
+    expect((await past.store.listDrains(POOL, 'completed')).map((d) => d.nodeId)).toEqual(['src.example.com']);
+    expect(past.sim.nodeFacts('t1.example.com').activeGears).toBe(2);
+    expect((await past.store.getGearMoves(['g0x1'])).get('g0x1')).toHaveLength(2);
+    // Expired 12 hours ago: within its grace the limit holds.
+    const within = await renewal(10.5 * DAY);
+    const [aborted] = await within.store.listDrains(POOL, 'aborted');
+    expect(aborted?.abortReason).toMatch(/^disruption budget: gear g0x1 \(app-0\) moved 1 times in 7 d \(maxMovesPerGear=1\) until /);
+    expect(within.sim.nodeFacts('src.example.com').activeGears).toBe(2);
+    // Past its grace, a do-not-move application still holds it.
+    const kept = await renewal(12 * DAY, { doNotMoveApps: ['app-0'] });
+    expect((await kept.store.listDrains(POOL, 'aborted'))[0]?.abortReason).toMatch(/^disruption budget: gear g0x0 belongs to app-0/);
+    // The evaluator's scale-down of the same node is not a renewal: the limit holds it whatever the node's age.
+    const w = await world({ config: { scaleDown: { expireAfter: '10d', expireGrace: '1d', budget: { maxMovesPerGear: 1 } } } });
+    await w.node('src.example.com', { gears: apps(1, 2), launchedMsAgo: 12 * DAY });
+    await w.node('t1.example.com');
+    await w.store.recordGearMoves([{ uuid: 'g0x1', at: new Date(w.clock.now().getTime() - DAY).toISOString(), key: 'old#1' }], GEAR_MOVE_WINDOW_MS);
+    const mover = w.mover();
+    await mover.handleScaleDown(await w.decideScaleDown('src.example.com'));
+    await w.tickUntilIdle(() => mover);
+    expect((await w.store.listDrains(POOL, 'aborted'))[0]?.abortReason).toMatch(/moved 1 times in 7 d \(maxMovesPerGear=1\)/);
+  });
+
   it('records each completed move once in its gear\u2019s history', async () => {
     const w = await world();
     await w.node('src.example.com', { gears: apps(3, 1) });

@@ -8,10 +8,13 @@
  * gear of a do-not-move application, a gear another drain's move brought to
  * its limit); and every completed move is recorded in the gear's move
  * history. A renewal's drain (lib/domain/renewal.ts) is checked as a
- * scale-down's. An operator's, an urgent or a handed-back drain moves
+ * scale-down's, except that a node past its `scaleDown.expireGrace` has its
+ * gears' move limit lifted (do-not-move still holds). An operator's, an urgent or a handed-back drain moves
  * what it must, and is not checked.
  */
-import { GEAR_MOVE_WINDOW_MS, gearsRefused, poolBudget } from '../../domain/budget.js';
+import { GEAR_MOVE_WINDOW_MS, gearsRefused, poolBudget, withoutGearCap } from '../../domain/budget.js';
+import { isRenewalDrain } from '../../domain/controls.js';
+import { expireAfterOf, pastExpireGrace } from '../../domain/expiry.js';
 import { describeGears, isBudgeted } from '../../domain/drain.js';
 import type { DrainRecord, GearInfo, GearMove, NodeRecord } from '../../domain/model.js';
 import { withAgentFlags } from '../../domain/node-stats.js';
@@ -23,9 +26,13 @@ export async function budgetRefusal(ctx: DrainContext, drain: DrainRecord, node:
   if (drain.plannedAt || !isBudgeted(drain) || listed.length === 0) return undefined;
   // The platform may not know a gear's do-not-move flag; the node's agent reported it with its stats.
   const onNode = withAgentFlags(listed, node);
-  const budget = poolBudget(ctx.config, poolConfigOf(ctx, drain.pool));
+  const poolConfig = poolConfigOf(ctx, drain.pool);
+  const now = ctx.ports.clock.now();
+  // Read from the node's own record and the configuration, not the message: nothing a sender writes lifts the cap.
+  const pastGrace = isRenewalDrain(drain) && pastExpireGrace(node, expireAfterOf(ctx.config.scaleDown, poolConfig), ctx.config.scaleDown.expireGrace, now.getTime());
+  const budget = pastGrace ? withoutGearCap(poolBudget(ctx.config, poolConfig)) : poolBudget(ctx.config, poolConfig);
   const history = await ctx.ports.store.getGearMoves(onNode.map((gear) => gear.uuid));
-  const refused = gearsRefused(budget, onNode, history, ctx.ports.clock.now());
+  const refused = gearsRefused(budget, onNode, history, now);
   if (refused.length === 0) return undefined;
   return `disruption budget: ${refused[0]!.reason}${refused.length > 1 ? ` (and ${refused.length - 1} more gear(s): ${describeGears(refused.slice(1).map((r) => r.gear), 3)})` : ''}`;
 }

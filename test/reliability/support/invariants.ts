@@ -14,7 +14,7 @@ import type { StateStore } from '../../../lib/ports/state-store.js';
 import type { SimWorld } from '../../../lib/sim/world.js';
 import { budgetViolations } from './budgets.js';
 import type { HostileHosts } from './hostile.js';
-import { GEARS_PER_NODE, POISON_AFTER_MS, POOL, POOL_MAX, POOL_MIN, VCPUS, type Scenario } from './scenario-config.js';
+import { GEARS_PER_NODE, POISON_AFTER_MS, POOL, POOL_MAX, POOL_MIN, VCPUS, priorGearMoves, renewalsUncapped, type Scenario } from './scenario-config.js';
 
 /** What the checks read of a running scenario. */
 export interface ScenarioParts {
@@ -110,7 +110,7 @@ export class ScenarioInvariants {
     // its decision's drain of the same node under the same decision id: not a second action, but it must stay on that node.
     const drainsByDecision = new Map<string, typeof drains>();
     for (const drain of drains) drainsByDecision.set(drain.decisionId, [...(drainsByDecision.get(drain.decisionId) ?? []), drain]);
-    this.violations.push(...budgetViolations(at, this.scenario.budget, POOL_MAX, drains, nodes));
+    this.violations.push(...budgetViolations(at, this.scenario.budget, POOL_MAX, drains, nodes, { prior: priorGearMoves(this.scenario), renewalsUncapped: renewalsUncapped(this.scenario) }));
     for (const [decision, list] of drainsByDecision) {
       const started = list.filter((drain) => drain.kind !== 'redrain');
       const startedNodes = new Set(started.map((drain) => drain.nodeId));

@@ -6,7 +6,7 @@ import type { DeadLetter, QueueLedger } from '../../../lib/adapters/local/local-
 import type { SimulatedCloud } from '../../../lib/adapters/local/simulated-cloud.js';
 import type { SimulatedPlatform } from '../../../lib/adapters/local/simulated-platform.js';
 import type { StateStore } from '../../../lib/ports/state-store.js';
-import { budgetConfig, type ScenarioBudget } from './budgets.js';
+import { budgetConfig, DEFAULT_SCENARIO_BUDGET, type ScenarioBudget } from './budgets.js';
 import type { FaultCounts, FaultRates } from './faults.js';
 import type { OperatorAction, OperatorTally } from './operator.js';
 
@@ -58,7 +58,7 @@ export interface Scenario {
    * The nodes there before nodescaler are due for renewal, and renewal is on: renewals (a replacement, then the drain)
    * run under the same faults. `drifted`: launched from an image the pool's template no longer names
    * (lib/domain/drift.ts), with `scaleDown.renewDrifted`; `expired`: launched 40 days before, with
-   * `scaleDown.expireAfter` 30d (lib/domain/expiry.ts).
+   * `scaleDown.expireAfter` 30d (lib/domain/expiry.ts), and in half of them (`renewalsUncapped`) `expireGrace` 1d.
    */
   renewal?: 'drifted' | 'expired';
   /** Commands an operator runs at the CLI while the faults last (operator.ts): drains, drains with a replacement, cancels. */
@@ -106,6 +106,8 @@ export interface ScenarioOutcome {
   /** Of `renewals`, those of nodes older than expireAfter (`expired`). */
   expiryRenewals: number;
   renewalDrains: number;
+  /** Gears moved more often than maxMovesPerGear by scale-downs and renewals: only renewals past expireGrace may (budgets.ts). */
+  gearsMovedPastCap: number;
   /** Idle gears moved where the platform counts only active gears in its slots (seed mod 4 of 2 or 3, simulated platform). */
   idleGearMoves: number;
   operator: OperatorTally;
@@ -136,6 +138,27 @@ export const OLD_IMAGE = 'ami-sim-old';
 /** How long before the scenario the nodes there before nodescaler were launched in `expired` scenarios, past EXPIRE_AFTER. */
 export const EXPIRED_AGE_MS = 40 * 86_400_000;
 const EXPIRE_AFTER = '30d';
+/** Well short of the 10 days the nodes there before nodescaler are past EXPIRE_AFTER: their renewals lift the gear cap. */
+const EXPIRE_GRACE = '1d';
+
+/**
+ * Whether the scenario's renewals of expired nodes move gears at their move limit (`scaleDown.expireGrace`, past): half
+ * the `expired` scenarios, by seed, so the fields drawn stay as they were.
+ */
+export function renewalsUncapped(scenario: Pick<Scenario, 'renewal' | 'seed'>): boolean {
+  return scenario.renewal === 'expired' && scenario.seed % 2 === 0;
+}
+
+/**
+ * In `expired` scenarios, gears among the world's first (placed on the nodes there before nodescaler) moved as often
+ * as maxMovesPerGear allows the day before the scenario: their expired nodes' renewals wait for them, unless past
+ * expireGrace (`renewalsUncapped`), and then move them past the cap. Each gear's uuid, with its moves.
+ */
+export function priorGearMoves(scenario: Pick<Scenario, 'renewal' | 'budget'>): Map<string, number> {
+  if (scenario.renewal !== 'expired') return new Map();
+  const moves = (scenario.budget ?? DEFAULT_SCENARIO_BUDGET).maxMovesPerGear;
+  return new Map([0, 3, 6, 9, 12].map((id) => [`g${id.toString(36)}`, moves]));
+}
 
 /** The broker region of `zones` scenarios: the nodes there before nodescaler are in its first zone, the pool's new ones in its second. */
 export const REGION = { name: 'east', zones: ['east-a', 'east-b'] } as const;
@@ -157,7 +180,7 @@ export function scenarioConfig(scenario: Scenario): ConfigInput {
       drainTimeout: '20m',
       payoff: scenario.attrition ? { horizon: '5m', confidenceWindow: '5m', factor: scenario.market ? 2 : 0 } : { enabled: false },
       renewDrifted: scenario.renewal === 'drifted',
-      ...(scenario.renewal === 'expired' ? { expireAfter: EXPIRE_AFTER } : {}),
+      ...(scenario.renewal === 'expired' ? { expireAfter: EXPIRE_AFTER, ...(renewalsUncapped(scenario) ? { expireGrace: EXPIRE_GRACE } : {}) } : {}),
     },
     cloudRetry: { attempts: 3, baseDelay: '100ms', maxDelay: '1s' },
     // Node agents send as their instance (SIM_NODE_ROLE:<instance id>); hostile hosts cannot pose as another.

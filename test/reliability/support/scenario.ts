@@ -24,12 +24,14 @@ import { seedInitialNodes } from '../../../lib/sim/replay.js';
 import { CONSUMERS, FUNCTIONS, LOCAL_QUEUES, LocalRuntime, type FunctionName } from '../../../lib/sim/runtime.js';
 import { heldGears, SimWorld, type WorldPlatform } from '../../../lib/sim/world.js';
 import { EmulatedWorld } from './emulated-platform.js';
+import { GEAR_MOVE_WINDOW_MS } from '../../../lib/domain/budget.js';
+import { gearsMovedPastCap } from './budgets.js';
 import { HostileHosts } from './hostile.js';
 import { ScenarioOperator } from './operator.js';
 import { ScenarioInvariants } from './invariants.js';
 import {
   DISTRICT, EXPIRED_AGE_MS, GEARS_PER_NODE, LATE_DRAIN_GRACE_MINUTES, OLD_IMAGE, POOL, PROFILE, REGION, SETTLE_MINUTES, SIM_NODE_ROLE,
-  callerInApp, noMetrics, quietLog, scenarioConfig, type Mutants, type Scenario, type ScenarioOutcome,
+  callerInApp, noMetrics, priorGearMoves, quietLog, scenarioConfig, type Mutants, type Scenario, type ScenarioOutcome,
 } from './scenario-config.js';
 import { CLOUD_READS, FaultInjector, MARKET_READS, NO_FAULTS, PLATFORM_READS, QUEUE_READS, STORE_READS } from './faults.js';
 import { ScriptedPriceList, ScriptedSpotMarket } from '../../support/markets.js';
@@ -141,6 +143,10 @@ class ScenarioRun {
     // In `expired` scenarios they were launched 40 days before.
     const launchedAt = new Date(startAt - (this.scenario.renewal === 'expired' ? EXPIRED_AGE_MS : 0));
     await seedInitialNodes({ cloud: this.cloud, store: this.store, config: parsed, pool: parsed.pools[0]!, count: 2, now: launchedAt });
+    const prior = [...priorGearMoves(this.scenario)].flatMap(([uuid, moves]) =>
+      Array.from({ length: moves }, (_, i) => ({ uuid, at: new Date(startAt - 86_400_000 + i * 60_000).toISOString(), key: `before#${i}` })),
+    );
+    if (prior.length > 0) await this.store.recordGearMoves(prior, GEAR_MOVE_WINDOW_MS);
     if (this.scenario.renewal === 'drifted') {
       const launchedFrom = { ...launchedFromTemplate(parsed.pools[0]!.template), image: OLD_IMAGE };
       for (const node of await this.store.listNodes(POOL)) await this.store.updateNode(node.nodeId, node.version, { launchedFrom });
@@ -201,6 +207,7 @@ class ScenarioRun {
       renewals: this.renewals.size,
       expiryRenewals: this.expiryRenewals.size,
       renewalDrains: this.renewalDrains.size,
+      gearsMovedPastCap: gearsMovedPastCap(this.scenario.budget, drains, priorGearMoves(this.scenario)),
       idleGearMoves: this.idleTakesNoSlot ? this.idleGearMoves() : 0,
       operator: this.operator?.tally ?? { done: 0, refused: 0, faulted: 0, cancelledBeforeBegun: 0, createdThenRefused: 0 },
     };
