@@ -15,7 +15,8 @@
  * is expected to be needed again within it, as the forecast's horizon would
  * say of a daily rise. The current spell counts as one more that did not end
  * (returnsWithin). A spell that began before the kept history counts only
- * once it outlasted the horizon (it did not end within it).
+ * once it outlasted the horizon (it did not end within it). A spell counts
+ * only if it went about as deep as the current one (SPELL_DEPTH_FACTOR).
  *
  * Pure functions of data.
  */
@@ -54,25 +55,46 @@ export interface Spells {
   censored?: number;
   /** The last minute demand was at or above the level; undefined when it never was. */
   lastAboveEnd?: number;
+  /** The lowest demand of each ended spell, index for index with `ended`. */
+  endedLows: number[];
+  /** The lowest demand of the current spell, since `lastAboveEnd`; undefined when demand is at the level now. */
+  currentLow?: number;
 }
+
+/**
+ * A past spell speaks for the current one only if it went about as deep: its lowest demand at most this many times
+ * the current spell's. A pool whose demand departs to a much lower level (held-out u30-1: a night's trough at 46 %
+ * of the crest, then a departure to 40 % of the usual level) is below the buy-back level as on every night, but far
+ * deeper: the nights' spells, which all ended within the horizon, said the node was needed again soon, and kept 8
+ * nodes of 12 for three hours after the kept days, scaled to today, let them go. Deeper spells still count: one that
+ * went lower and came back says the shallower one comes back too.
+ */
+export const SPELL_DEPTH_FACTOR = 1.5;
 
 /** One pass over the kept history: the spells it spent below `level`. */
 export function spellsBelow(samples: readonly DemandSample[], level: number): Spells {
-  const spells: Spells = { ended: [] };
+  const spells: Spells = { ended: [], endedLows: [] };
   if (samples.length === 0) return spells;
   const firstMinute = samples[0]![0];
+  let low = Infinity;
   for (let i = 0; i < samples.length; i++) {
     const { 0: minute, 1: gears } = samples[i]!;
-    if (gears < level) continue;
+    if (gears < level) {
+      if (gears < low) low = gears;
+      continue;
+    }
     if (spells.lastAboveEnd === undefined) {
       if (minute > firstMinute) spells.censored = minute - firstMinute;
     } else if (minute - spells.lastAboveEnd > 1) {
       spells.ended.push(minute - spells.lastAboveEnd - 1);
+      spells.endedLows.push(low);
     }
+    low = Infinity;
     // A coarse bucket's maximum may be from any of its minutes: the latest is the safe side (as one-off-need.ts).
     const next = samples[i + 1];
     spells.lastAboveEnd = next && next[0] - minute >= BUCKET_MINUTES ? minute + BUCKET_MINUTES - 1 : minute;
   }
+  if (low < Infinity) spells.currentLow = low;
   return spells;
 }
 
@@ -91,7 +113,9 @@ export function returnsOf(spells: Spells, now: Date, horizonMs: number, lookahea
   const ageMinutes = epochMinute(now) - spells.lastAboveEnd;
   if (ageMinutes <= 0) return undefined;
   const horizonMinutes = horizonMs / MINUTE_MS;
-  const remaining = spells.ended.filter((length) => length > ageMinutes).map((length) => length - ageMinutes);
+  const current = spells.currentLow;
+  const ended = current === undefined ? spells.ended : spells.ended.filter((_, i) => spells.endedLows[i]! <= current * SPELL_DEPTH_FACTOR);
+  const remaining = ended.filter((length) => length > ageMinutes).map((length) => length - ageMinutes);
   const censoredLeft = spells.censored === undefined ? 0 : spells.censored - ageMinutes;
   // The spell the history begins in lasted at least `censored`: known to outlast the horizon, or unknown.
   if (censoredLeft > horizonMinutes) remaining.push(Infinity);
@@ -100,7 +124,7 @@ export function returnsOf(spells: Spells, now: Date, horizonMs: number, lookahea
   const returns: RecentReturns = { ageMinutes, comparable: remaining.length, cameBack, medianRemainingMinutes: median(remaining) };
   if (lookaheadMs === undefined) return returns;
   const cap = lookaheadMs / MINUTE_MS;
-  const left = spells.ended.filter((length) => length > ageMinutes).map((length) => Math.min(cap, length - ageMinutes));
+  const left = ended.filter((length) => length > ageMinutes).map((length) => Math.min(cap, length - ageMinutes));
   // It lasted at least this long: a lower bound, on the side of keeping the node.
   if (censoredLeft > 0) left.push(Math.min(cap, censoredLeft));
   if (left.length === 0) return returns;

@@ -53,6 +53,23 @@ describe('recentReturns', () => {
     expect(returnsWithin(early)).toBe(false);
   });
 
+  it('only spells about as deep as the current one count: a departure far below the usual dips is not one of them', () => {
+    // 1,600 gears with a dip to 900 for 3 hours every 6 hours; for the last 2 hours demand stands at `now`.
+    const dips = (now: number) => (m: number) => (m > -120 ? now : ((m % 360) + 360) % 360 < 180 ? 900 : 1600);
+    // As deep as the dips (800: 900 <= 1.5 x 800): they all came back within the horizon, so this one is expected to.
+    const usual = recentReturns(history(dips(800)), now, 1200, horizon);
+    expect(usual!.comparable).toBeGreaterThan(5);
+    expect(returnsWithin(usual)).toBe(true);
+    // Far deeper (250: 900 > 1.5 x 250): the dips say nothing of it.
+    const departed = recentReturns(history(dips(250)), now, 1200, horizon);
+    expect(departed).toMatchObject({ comparable: 0, cameBack: 0 });
+    expect(returnsWithin(departed)).toBe(false);
+    // A dip deeper than the current spell speaks for it: one that went lower came back.
+    expect(returnsWithin(recentReturns(history(dips(1000)), now, 1200, horizon))).toBe(true);
+    expect(spellsBelow(history(dips(250)), 1200)).toMatchObject({ currentLow: 250 });
+    expect(spellsBelow(history(dips(250)), 1200).endedLows.every((low) => low === 900)).toBe(true);
+  });
+
   it('the current spell counts as one that did not come back: one short spell, or a bare majority, is not enough', () => {
     const base = { ageMinutes: 60, medianRemainingMinutes: 60 };
     expect(returnsWithin({ ...base, comparable: 1, cameBack: 1 })).toBe(false);
@@ -94,6 +111,17 @@ describe('drainPayoff with recent returns', () => {
   // (an hour for these moves) is paid, and the kept days' lower does not have them
   const recent = (m: number) => (m > -22 * 60 ? bursts(3, 80)(m) : 400);
   const h = history(recent);
+
+  it('drains once demand departs far below the recent dips, which all came back: they were not as deep', () => {
+    // Quiet before 22 hours ago; since then 1,600 gears with a dip to 900 for 3 hours every 6 hours; for the last 2
+    // hours demand stands at `level`.
+    const departure = (level: number) => (m: number) => (m > -120 ? level : m <= -22 * 60 ? 300 : ((m % 360) + 360) % 360 < 180 ? 900 : 1600);
+    const deep = drainPayoff({ history: history(departure(250)), now, confident: 250, limit: 1200, stats, config: payoff });
+    expect(deep.pays).toBe(true);
+    const usual = drainPayoff({ history: history(departure(800)), now, confident: 800, limit: 1200, stats, config: payoff });
+    expect(usual.pays).toBe(false);
+    if (!usual.pays) expect(usual.reason).toMatch(/^needed again soon by recent demand: \d+ of the \d+ recent spells below 1200 gears/);
+  });
 
   it('refuses a node the pool\'s recent rises need again within the horizon, not as pending', () => {
     const verdict = drainPayoff({ history: h, now, confident: 400, limit: 1200, stats, config: payoff });
