@@ -2,6 +2,7 @@ import type { Config, PoolConfig } from '../config/index.js';
 import { effectiveConfig, gateDecision, nodesAsDecided, pauseFor, shadowKey, shadowSentence, type Controls, type ShadowDetails } from '../domain/controls.js';
 import type { PoolEvaluation } from '../domain/decision.js';
 import { decisionMessage } from '../domain/decision-message.js';
+import { templateSeenPatch } from '../domain/drift.js';
 import { decidePool } from '../domain/evaluate.js';
 import { LaunchTemplateResolver, launchTemplateReadPatch } from './launch-templates.js';
 import { advancePendingDrains, recordRenewalDrains } from './replace-drain.js';
@@ -302,7 +303,7 @@ export class ThresholdEvaluator {
     const { decision, utilization } = evaluation;
     const gears = decision.kind === 'scale-down' ? (nodes.find((n) => n.nodeId === decision.nodeId)?.stats?.activeGears ?? 0) : undefined;
     const gate = gateDecision(decision, poolId, effective.mode, controls.pauses, now, gears);
-    const poolPatch: PoolPatch = { ...evaluation.poolPatch, ...prices, ...launchTemplateReadPatch(configured.poolConfig.template, template, pool, now) };
+    const poolPatch: PoolPatch = { ...evaluation.poolPatch, ...prices, ...launchTemplateReadPatch(configured.poolConfig.template, template, pool, now), ...templateSeenPatch(template, pool, now) };
     let shadow: ShadowDetails | undefined;
     let shadowRepeat: string | undefined;
     // Drains called off for the pool's demand (lib/domain/call-off.ts): an observed pool changes nothing.

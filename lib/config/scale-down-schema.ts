@@ -135,11 +135,18 @@ export function buildScaleDownSchema() {
     expireAfter: z.optional(expiryDuration()),
     /**
      * How long past its expireAfter an expired node's renewal still honours the gear cap (budget.maxMovesPerGear;
-     * lib/domain/expiry.ts `pastExpireGrace`): after it, the renewal moves gears at their limit, as Karpenter's
+     * lib/domain/renewal-grace.ts): after it, the renewal moves gears at their limit, as Karpenter's
      * terminationGracePeriod bounds what holds an expired node. Do-not-move gears still hold it. Unset: the cap holds
      * expired nodes for as long as it lasts (up to 7 days past expireAfter).
      */
     expireGrace: z.optional(duration()),
+    /**
+     * As expireGrace, for drifted nodes (with renewDrifted): how long after a node was first seen drifted (the
+     * evaluator records when the pool's template changed; lib/domain/renewal-grace.ts) its renewal still honours the
+     * gear cap. A patched image is usually more urgent than a routine expiry. Unset: the cap holds drifted nodes for
+     * as long as it lasts (up to 7 days).
+     */
+    driftGrace: z.optional(duration()),
     payoff: z.prefault(payoffSchema, {}),
     /** The disruption budget (lib/config/budget-schema.ts); a pool's `budget` overrides it key by key. */
     budget: z.prefault(budgetSchema(), {}),

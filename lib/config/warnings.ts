@@ -25,7 +25,10 @@ export function expiryWarnings(config: Pick<Config, 'scaleDown' | 'pools'>): str
     expireGrace !== undefined && !expiring
       ? [`scaleDown.expireGrace is ${formatDuration(expireGrace)} but no pool's nodes expire (scaleDown.expireAfter and pools[].expireAfter unset or never): it lifts nothing.`]
       : [];
-  return [...idleGrace, ...shortExpiryWarnings(config)];
+  const { driftGrace, renewDrifted } = config.scaleDown;
+  const idleDriftGrace =
+    driftGrace !== undefined && !renewDrifted ? [`scaleDown.driftGrace is ${formatDuration(driftGrace)} but scaleDown.renewDrifted is off: no drifted node is renewed, so it lifts nothing.`] : [];
+  return [...idleGrace, ...idleDriftGrace, ...shortExpiryWarnings(config)];
 }
 
 function shortExpiryWarnings(config: Pick<Config, 'scaleDown' | 'pools'>): string[] {

@@ -304,7 +304,7 @@ export function gearsRefused(budget: DisruptionBudget, gears: readonly GearInfo[
   return refused;
 }
 
-/** The budget without its gear cap: an expired node's renewal past `scaleDown.expireGrace` (expiry.ts) moves gears at their limit. */
+/** The budget without its gear cap: a due node's renewal past its grace (renewal-grace.ts) moves gears at their limit. */
 export function withoutGearCap(budget: DisruptionBudget): DisruptionBudget {
   return { ...budget, maxMovesPerGear: Number.POSITIVE_INFINITY };
 }
@@ -314,7 +314,7 @@ export interface ScaleDownBudget {
   blocked?: BudgetCheck;
   /** Why a node may not be the candidate (do-not-move gears, gears at their move limit), or undefined. */
   refuse: (node: NodeRecord) => string | undefined;
-  /** As `refuse`, the gear cap left out (do-not-move gears only): for a renewal past its expireGrace. */
+  /** As `refuse`, the gear cap left out (do-not-move gears only): for a renewal past its grace (renewal-grace.ts). */
   refuseUncapped: (node: NodeRecord) => string | undefined;
 }
 

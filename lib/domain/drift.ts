@@ -11,7 +11,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { NodeTemplate } from '../config/index.js';
-import type { LaunchedFrom, NodeRecord } from './model.js';
+import type { LaunchedFrom, NodeRecord, PoolRecord } from './model.js';
 
 /** The part of the template that says what the host runs; subnets and instance types say where and on what. */
 type LaunchSettings = Pick<NodeTemplate, 'launchTemplate' | 'imageId' | 'securityGroups' | 'instanceProfile' | 'keyName' | 'userData' | 'volume' | 'tags' | 'spot'>;
@@ -54,6 +54,47 @@ export function driftTest(template: DriftTemplate): (node: Pick<NodeRecord, 'lau
       return `drifted: instance type ${node.instanceType} not in instanceTypes (${types.join(', ')})`;
     }
     return undefined;
+  };
+}
+
+/**
+ * What the template launches, as one string: the launch record's image and settings digest, and the instance types.
+ * Two templates with equal identities drift the same nodes.
+ */
+export function templateIdentity(template: DriftTemplate): string {
+  const { image, settings } = launchedFromTemplate(template);
+  return `${image}|${settings}|${template.instanceTypes.map((type) => type.name).join(',')}`;
+}
+
+/**
+ * The pool record's `templateSeen` when the pool's template (as this evaluation read it) is not the one it kept: a
+ * node drifted from it has been drifted since now at the latest. Nothing when it is the same.
+ */
+export function templateSeenPatch(template: DriftTemplate, pool: Pick<PoolRecord, 'templateSeen'>, now: Date): Pick<PoolRecord, 'templateSeen'> {
+  const identity = templateIdentity(template);
+  return pool.templateSeen?.identity === identity ? {} : { templateSeen: { identity, since: now.toISOString() } };
+}
+
+/**
+ * Since when (epoch ms) a node has been drifted from the pool's template, or undefined when it is not drifted or
+ * the pool record has not seen this template yet. The template's `since` or the node's launch, the later: a node may
+ * have drifted earlier (the template changed twice), never later, so a grace counted from it ends late, not early.
+ */
+export function driftedSinceTest(
+  template: DriftTemplate,
+  pool: Pick<PoolRecord, 'templateSeen'>,
+): (node: Pick<NodeRecord, 'launchedFrom' | 'instanceType' | 'createdAt'>) => number | undefined {
+  const drifted = driftTest(template);
+  let seenMs: number | undefined | null = null;
+  return (node) => {
+    if (drifted(node) === undefined) return undefined;
+    if (seenMs === null) {
+      const seen = pool.templateSeen;
+      seenMs = seen && seen.identity === templateIdentity(template) ? Date.parse(seen.since) : undefined;
+    }
+    const launched = Date.parse(node.createdAt);
+    if (seenMs === undefined || !Number.isFinite(seenMs) || !Number.isFinite(launched)) return undefined;
+    return Math.max(seenMs, launched);
   };
 }
 

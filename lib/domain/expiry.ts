@@ -48,12 +48,6 @@ export function expireGraceEnds(node: Dated, expireAfterMs: number | undefined, 
   return Number.isFinite(launched) ? launched + expireAfterMs + graceMs : undefined;
 }
 
-/** Whether the node's renewal moves gears at their maxMovesPerGear limit now (`expireGraceEnds` is past). */
-export function pastExpireGrace(node: Dated, expireAfterMs: number | undefined, graceMs: number | undefined, nowMs: number): boolean {
-  const ends = expireGraceEnds(node, expireAfterMs, graceMs);
-  return ends !== undefined && ends <= nowMs;
-}
-
 /** Ages in reasons read to the minute: `30d2h5m`, not `30d2h5m17s412ms`. */
 function floorToMinute(ms: number): number {
   return Math.floor(ms / 60_000) * 60_000;

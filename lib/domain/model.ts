@@ -191,6 +191,11 @@ export interface PoolRecord {
    * no EC2 permission of its own.
    */
   launchTemplateRead?: { template: string; version: string; readAt: string };
+  /**
+   * The pool's template as the evaluator last read it (drift.ts `templateIdentity`, its launch template's version
+   * resolved) and since when: a node drifted from it drifted no later, and scaleDown.driftGrace counts from then.
+   */
+  templateSeen?: { identity: string; since: string };
   /** When a host of the pool last failed to launch or join: scale-up and scale-down wait delayAfterFailure. */
   lastFailureAt?: string;
   /** When a drain of the pool last failed: only scale-down waits delayAfterFailure (lib/domain/failure-backoff.ts). */

@@ -30,12 +30,13 @@
 import { nodesPerEvaluation, poolBudget, poolSize, scaleDownBudget, windowCheck, withScaleDown } from './budget.js';
 import { disruptiveMoves } from './candidates.js';
 import type { PoolEvaluation, PoolEvaluationInput } from './decision.js';
-import { expireAfterOf, expireGraceEnds, pastExpireGrace, renewalDueTest } from './expiry.js';
+import { expireAfterOf, renewalDueTest } from './expiry.js';
 import { failureBackoff } from './failure-backoff.js';
 import { formatDuration } from './duration.js';
 import { isClosedForAttrition } from './attrition.js';
 import type { NodeRecord } from './model.js';
 import { isProtected } from './node-stats.js';
+import { capLiftTest } from './renewal-grace.js';
 import { clampScaleUp } from './scale-up-limits.js';
 import { freshStatsTest } from './utilization.js';
 
@@ -95,17 +96,23 @@ export function renewalOf(input: PoolEvaluationInput, evaluation: Pick<PoolEvalu
   // second replacement for it would be a node more each time. It is asked again once the first could have ended, and
   // after each further ask twice as late (a drain the gear mover keeps refusing buys a node a day at most).
   const asked = new Map((pool.lastRenewals ?? []).map((ask) => [ask.nodeId, ask]));
-  const expireAfter = expireAfterOf(config.scaleDown, poolConfig);
-  const { expireGrace } = config.scaleDown;
+  const { expireGrace, driftGrace, renewDrifted } = config.scaleDown;
+  const capLift = capLiftTest({
+    expireAfter: expireAfterOf(config.scaleDown, poolConfig),
+    expireGrace,
+    driftGrace: renewDrifted ? driftGrace : undefined,
+    template: poolConfig.template,
+    pool,
+  });
   const refuse = (node: NodeRecord) => {
     const last = asked.get(node.nodeId);
     const again = last ? Date.parse(last.at) + renewalRetryMs(config, last.asks ?? 1) : NaN;
     if (!(again > nowMs)) {
-      if (pastExpireGrace(node, expireAfter, expireGrace, nowMs)) return budget.refuseUncapped(node);
+      const lift = capLift(node);
+      if (lift && lift.atMs <= nowMs) return budget.refuseUncapped(node);
       const refusal = budget.refuse(node);
-      const graceEnds = expireGraceEnds(node, expireAfter, expireGrace);
-      const heldByCap = refusal !== undefined && graceEnds !== undefined && budget.refuseUncapped(node) === undefined;
-      return heldByCap ? `${refusal}; past scaleDown.expireGrace from ${at(graceEnds)}, its gears' move limit no longer holds it` : refusal;
+      const heldByCap = refusal !== undefined && lift !== undefined && budget.refuseUncapped(node) === undefined;
+      return heldByCap ? `${refusal}; past ${lift.setting} from ${at(lift.atMs)}, its gears' move limit no longer holds it` : refusal;
     }
     return `its renewal was asked for at ${last!.at}${(last!.asks ?? 1) > 1 ? ` (${last!.asks} times)` : ''}; asked again from ${at(again)}`;
   };
@@ -118,7 +125,8 @@ export function renewalOf(input: PoolEvaluationInput, evaluation: Pick<PoolEvalu
       continue;
     }
     const stats = node.stats!;
-    const pastGrace = pastExpireGrace(node, expireAfter, expireGrace, nowMs) ? `, past scaleDown.expireGrace ${formatDuration(expireGrace!)}: gears at their move limit move too` : '';
+    const lift = capLift(node);
+    const pastGrace = lift && lift.atMs <= nowMs ? `, past ${lift.setting} ${formatDuration(lift.graceMs)}: gears at their move limit move too` : '';
     chosen.push({ nodeId: node.nodeId, gears: stats.activeGears, disruptive: disruptiveMoves(stats), due: `${due.get(node)!}${pastGrace}` });
   }
   if (chosen.length === 0) return waits(`no ${kind} node may be drained now (${firstRefusal})`);

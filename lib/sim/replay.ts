@@ -61,6 +61,11 @@ export interface ReplayOptions {
    * simulator's accounting until session 46; the baselines count alike.
    */
   idleTakesNoSlot?: boolean;
+  /**
+   * The configuration deployed again `atSeconds` into the trace, as `config` returns it from the first (a new image in
+   * the pool's template: the nodes launched before it drift). The state table and the world carry on.
+   */
+  redeploy?: { atSeconds: number; config: (input: ConfigInput) => ConfigInput };
   /** Seconds between the series' points (default: about 2,000 points over the trace); 60 shows each minute. */
   sampleEverySeconds?: number;
   onProgress?: (fraction: number) => void;
@@ -81,7 +86,8 @@ export interface ReplayOutcome {
 }
 
 const TICK_SECONDS = 60;
-const START = Date.parse('2026-01-05T00:00:00.000Z');
+export const REPLAY_START_MS = Date.parse('2026-01-05T00:00:00.000Z');
+const START = REPLAY_START_MS;
 const DISTRICT = 'sim';
 const PROFILE = 'small';
 const LAMBDA_MEMORY_MB = 512;
@@ -170,7 +176,8 @@ export async function runNodescaler(trace: Trace, options: ReplayOptions): Promi
   const runtime = new LocalRuntime(clock, sqs);
   runtime.onInvoke = (name) => (meter.service = name);
   const alarms = new AlarmWatch(clock);
-  await runtime.load(configInput, { store, queue, clock, cloud, platform, log: meter.log(), metrics: alarms.watch(meter.metrics(clock)) });
+  const ports = { store, queue, clock, cloud, platform, log: meter.log(), metrics: alarms.watch(meter.metrics(clock)) };
+  await runtime.load(configInput, ports);
   const worlds = pools.map((pool, i) => {
     const poolConfig = config.pools.find((p) => `${p.district}/${p.profile}` === pool.id)!;
     const world = new SimWorld(clock, platform, cloud, sqs, {
@@ -206,6 +213,7 @@ export async function runNodescaler(trace: Trace, options: ReplayOptions): Promi
   const causeDrains = worlds.map((): CauseDrain[] => []);
   try {
     for (let at = 0; at < trace.durationSeconds; at += TICK_SECONDS, tick++) {
+      if (options.redeploy && at === Math.floor(options.redeploy.atSeconds / TICK_SECONDS) * TICK_SECONDS) await runtime.load(options.redeploy.config(configInput), ports);
       const demands = worlds.map((w) => {
         const step = demandAt(w.pool.trace, at, w.hint);
         w.hint = step.index;

@@ -15,7 +15,7 @@ import { readSnapshot } from '../../lib/cli/snapshot.js';
 import { statusView } from '../../lib/cli/status.js';
 import { parseConfig } from '../../lib/config/index.js';
 import { ValidationError } from '../../lib/errors.js';
-import { driftOf, launchedFromTemplate } from '../../lib/domain/drift.js';
+import { driftOf, launchedFromTemplate, templateIdentity } from '../../lib/domain/drift.js';
 import { drainIdFor } from '../../lib/domain/drain.js';
 import type { ScaleDownMessage, ScaleUpMessage } from '../../lib/messages/index.js';
 import { dynaliteHarness } from '../support/dynalite.js';
@@ -269,5 +269,14 @@ describe('scaleDown.renewDrifted on the state table', () => {
     const view = statusView(await readSnapshot(store, config, clock.now()), 'local state');
     expect(view.pools[0]!.driftedNodes).toEqual([ids[2]]);
     expect(view.pools[0]!.nodeList.find((node) => node.nodeId === ids[2])?.drift).toBe(`drifted: image ${lt}@6 -> ${lt}@7`);
+    // When the pool's template was first seen as this version (scaleDown.driftGrace counts from it): the unread
+    // $Latest was another template to it, and a later read of the same version leaves the time as it was.
+    const seenAt = clock.now().toISOString();
+    const atVersion = templateIdentity({ ...config.pools[0]!.template, launchTemplate: { id: lt, version: '7' } });
+    expect((await store.getPool(POOL))?.templateSeen).toEqual({ identity: atVersion, since: seenAt });
+    clock.advance(MIN);
+    await report(new ThresholdEvaluator(ports(new ScriptedLaunchTemplates().set(lt, 7)), config));
+    expect((await store.getPool(POOL))?.templateSeen).toEqual({ identity: atVersion, since: seenAt });
+    expect((await store.getPool(POOL))?.lastEvaluatedAt).toBe(clock.now().toISOString());
   });
 });

@@ -43,8 +43,9 @@ interface Totals {
   renewals: number;
   expiryRenewals: number;
   renewalDrains: number;
-  /** Gears a renewal past its expireGrace moved beyond maxMovesPerGear (no other drain may: budgets.ts). */
+  /** Gears a renewal past its grace moved beyond maxMovesPerGear (no other drain may: budgets.ts), and of them by renewals of drifted nodes. */
   gearsMovedPastCap: number;
+  driftGearsMovedPastCap: number;
   idleGearMoves: number;
   /** An operator's CLI commands (drain, drain --replace, cancel-drain) that went through, under the same faults, and those refused. */
   operatorDone: number;
@@ -55,7 +56,7 @@ interface Totals {
 }
 
 function newTotals(): Totals {
-  return { scenarios: 0, violations: 0, minutes: 0, invocations: 0, faultsInjected: 0, crashes: 0, messages: 0, deadLetters: 0, scaleUps: 0, drains: 0, calledOff: 0, gearMoves: 0, hostileMessages: 0, waitingRiseSighted: 0, scaleUpsWithDoubleWhenFull: 0, marketReads: 0, drainsPricedByMarkets: 0, districtReads: 0, joinedInZone: 0, movesLockedOut: 0, renewals: 0, expiryRenewals: 0, renewalDrains: 0, gearsMovedPastCap: 0, idleGearMoves: 0, operatorDone: 0, operatorRefused: 0, operatorCancelledBeforeBegun: 0, operatorCreatedThenRefused: 0 };
+  return { scenarios: 0, violations: 0, minutes: 0, invocations: 0, faultsInjected: 0, crashes: 0, messages: 0, deadLetters: 0, scaleUps: 0, drains: 0, calledOff: 0, gearMoves: 0, hostileMessages: 0, waitingRiseSighted: 0, scaleUpsWithDoubleWhenFull: 0, marketReads: 0, drainsPricedByMarkets: 0, districtReads: 0, joinedInZone: 0, movesLockedOut: 0, renewals: 0, expiryRenewals: 0, renewalDrains: 0, gearsMovedPastCap: 0, driftGearsMovedPastCap: 0, idleGearMoves: 0, operatorDone: 0, operatorRefused: 0, operatorCancelledBeforeBegun: 0, operatorCreatedThenRefused: 0 };
 }
 
 function add(totals: Totals, outcome: ScenarioOutcome, scenario: Scenario): void {
@@ -83,6 +84,7 @@ function add(totals: Totals, outcome: ScenarioOutcome, scenario: Scenario): void
   totals.expiryRenewals += outcome.expiryRenewals;
   totals.renewalDrains += outcome.renewalDrains;
   totals.gearsMovedPastCap += outcome.gearsMovedPastCap;
+  if (scenario.renewal === 'drifted') totals.driftGearsMovedPastCap += outcome.gearsMovedPastCap;
   totals.idleGearMoves += outcome.idleGearMoves;
   totals.operatorDone += outcome.operator.done;
   totals.operatorRefused += outcome.operator.refused;
@@ -190,8 +192,9 @@ describe('invariants under generated workloads and faults', () => {
     expect(totals.expiryRenewals).toBeGreaterThan(0);
     expect(totals.renewals).toBeGreaterThan(totals.expiryRenewals);
     expect(totals.renewalDrains).toBeGreaterThan(0);
-    // Renewals past expireGrace moved gears at their move limit (no other drain did: the budget invariant).
-    expect(totals.gearsMovedPastCap).toBeGreaterThan(0);
+    // Renewals past expireGrace or driftGrace moved gears at their move limit (no other drain did: the budget invariant).
+    expect(totals.gearsMovedPastCap).toBeGreaterThan(totals.driftGearsMovedPastCap);
+    expect(totals.driftGearsMovedPastCap).toBeGreaterThan(0);
     // Where the platform counts only active gears in its slots, drains moved idle gears, which took no slot.
     expect(totals.idleGearMoves).toBeGreaterThan(0);
     // An operator's drains and cancels at the CLI, beside the evaluator's, under the same faults; and refusals.

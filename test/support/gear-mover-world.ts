@@ -132,7 +132,7 @@ export class World {
   }
 
   /** Registers a node on the platform and in the state table, with `gears` gears of the given apps. */
-  async node(nodeId: string, options: { max?: number; gears?: GearInfo[]; state?: NodeRecord['state']; instanceId?: string; launchedMsAgo?: number } = {}): Promise<void> {
+  async node(nodeId: string, options: { max?: number; gears?: GearInfo[]; state?: NodeRecord['state']; instanceId?: string; launchedMsAgo?: number; launchedFrom?: NodeRecord['launchedFrom'] } = {}): Promise<void> {
     const max = options.max ?? 100;
     this.sim.registerNode('d1', 'small', nodeId, max);
     for (const gear of options.gears ?? []) {
@@ -150,6 +150,7 @@ export class World {
         origin: 'provisioned',
         protected: false,
         ...(options.instanceId ? { instanceId: options.instanceId } : {}),
+        ...(options.launchedFrom ? { launchedFrom: options.launchedFrom } : {}),
         stats: this.statsOf(nodeId),
       },
       this.clock.now(),

@@ -83,4 +83,11 @@ describe('expiryWarnings: an expireAfter that restarts tenants more often than h
     expect(expiryWarnings(parsed([pool, { ...other, expireAfter: '30d' }], { scaleDown: { expireGrace: '1d' } }))).toEqual([]);
     expect(expiryWarnings(parsed([pool], { scaleDown: { expireAfter: '30d', expireGrace: '1d' } }))).toEqual([]);
   });
+
+  it('says a driftGrace lifts nothing where drifted nodes are not renewed', () => {
+    expect(expiryWarnings(parsed([pool], { scaleDown: { driftGrace: '12h' } }))).toEqual([
+      'scaleDown.driftGrace is 12h but scaleDown.renewDrifted is off: no drifted node is renewed, so it lifts nothing.',
+    ]);
+    expect(expiryWarnings(parsed([pool], { scaleDown: { renewDrifted: true, driftGrace: '12h' } }))).toEqual([]);
+  });
 });

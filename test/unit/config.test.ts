@@ -214,6 +214,12 @@ describe('durations', () => {
     expect(issuesOf(minimal({ scaleDown: { expireGrace: 'a day' } }))).toEqual([{ path: 'scaleDown.expireGrace', message: DURATION_MESSAGE, value: 'a day' }]);
   });
 
+  it('take driftGrace as a duration, unset by default (the gear cap holds drifted nodes as long as it lasts)', () => {
+    expect(parseConfig(minimal({})).scaleDown.driftGrace).toBeUndefined();
+    expect(parseConfig(minimal({ scaleDown: { renewDrifted: true, driftGrace: '12h' } })).scaleDown.driftGrace).toBe(12 * 3_600_000);
+    expect(issuesOf(minimal({ scaleDown: { driftGrace: 'soon' } }))).toEqual([{ path: 'scaleDown.driftGrace', message: DURATION_MESSAGE, value: 'soon' }]);
+  });
+
   it('reject a bare number (seconds or milliseconds would be a guess)', () => {
     expect(issuesOf(minimal({ statsMaxAge: 300 }))).toEqual([{ path: 'statsMaxAge', message: DURATION_MESSAGE, value: 300 }]);
   });

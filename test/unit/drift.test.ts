@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { driftOf, launchedFromTemplate } from '../../lib/domain/drift.js';
+import { driftOf, driftedSinceTest, launchedFromTemplate, templateIdentity, templateSeenPatch } from '../../lib/domain/drift.js';
 import { config, node, poolConfigOf } from '../support/builders.js';
 
 const template = (fields: Record<string, unknown> = {}) =>
@@ -91,5 +91,33 @@ describe('driftOf', () => {
   it('a node without a launch record (adopted, or launched before records were kept) is never called drifted', () => {
     const adopted = { ...node('a', { instanceType: 'm4.large' }), origin: 'adopted' as const };
     expect(driftOf(adopted, template({ imageId: 'ami-0bbbbbbbbbbbbbbbb' }))).toBeUndefined();
+  });
+});
+
+describe('templateSeenPatch and driftedSinceTest', () => {
+  const now = new Date('2026-11-21T10:00:00.000Z');
+  const hoursAgo = (hours: number) => new Date(now.getTime() - hours * 3_600_000).toISOString();
+  const launched = (image: string, hours: number) => ({ ...node('n-1', { createdMinutesAgo: hours * 60 }), createdAt: hoursAgo(hours), launchedFrom: { ...launchedFromTemplate(template()), image } });
+
+  it('records the template with the time it was first seen, and keeps that time while the template stays the same', () => {
+    const first = templateSeenPatch(template(), {}, now);
+    expect(first).toEqual({ templateSeen: { identity: templateIdentity(template()), since: now.toISOString() } });
+    expect(templateSeenPatch(template(), first, new Date(now.getTime() + 60_000))).toEqual({});
+    // A new image, or a type dropped: another template, seen from now.
+    for (const changed of [template({ imageId: 'ami-0bbbbbbbbbbbbbbbb' }), template({ instanceTypes: [{ name: 'm5.2xlarge', vcpus: 8, memoryGiB: 32 }] })]) {
+      expect(templateSeenPatch(changed, first, now).templateSeen?.identity).not.toBe(first.templateSeen!.identity);
+    }
+  });
+
+  it('a drifted node has been drifted since the template was first seen, or since its launch if later; otherwise it has no such time', () => {
+    const current = template({ imageId: 'ami-0bbbbbbbbbbbbbbbb' });
+    const seen = { templateSeen: { identity: templateIdentity(current), since: hoursAgo(30) } };
+    const since = driftedSinceTest(current, seen);
+    expect(since(launched('ami-0aaaaaaaaaaaaaaaa', 100))).toBe(Date.parse(hoursAgo(30)));
+    expect(since(launched('ami-0aaaaaaaaaaaaaaaa', 2))).toBe(Date.parse(hoursAgo(2)));
+    expect(since(launched('ami-0bbbbbbbbbbbbbbbb', 100))).toBeUndefined();
+    // Seen as another template, or never: no clock.
+    expect(driftedSinceTest(current, { templateSeen: { ...seen.templateSeen, identity: templateIdentity(template()) } })(launched('ami-0aaaaaaaaaaaaaaaa', 100))).toBeUndefined();
+    expect(driftedSinceTest(current, {})(launched('ami-0aaaaaaaaaaaaaaaa', 100))).toBeUndefined();
   });
 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { gateDecision } from '../../lib/domain/controls.js';
 import type { PoolEvaluationInput } from '../../lib/domain/decision.js';
-import { launchedFromTemplate } from '../../lib/domain/drift.js';
+import { launchedFromTemplate, templateIdentity } from '../../lib/domain/drift.js';
 import { decidePool } from '../../lib/domain/evaluate.js';
 import { explainPool } from '../../lib/domain/explain.js';
 import type { NodeRecord } from '../../lib/domain/model.js';
@@ -156,6 +156,44 @@ describe('renewal of drifted nodes (scaleDown.renewDrifted)', () => {
     // Scale-down's own windows still hold: a renewal window outside them opens nothing.
     const both = settings({ scaleDown: { budget: { windows: [{ cron: '0 2 * * *', for: '2h' }], renewalWindows: [{ cron: '0 9 * * 1', for: '2h' }] } } });
     expect(decide({ cfg: both }).result.decision.reason).toContain('waits: scaleDown.budget.windows: outside every scale-down window');
+  });
+
+  it('past driftGrace from when the pool first saw its template, a gear at its move limit no longer holds a drifted node; before it, the wait says when', () => {
+    const HOUR = 60;
+    // n-3 launched 10 days ago from the old image, holding g1, moved twice this week (maxMovesPerGear 2).
+    const drifted = { ...host('n-3', 60, OLD, 5), createdAt: minutesAgo(240 * HOUR) };
+    drifted.stats = { ...drifted.stats!, gears: [{ uuid: 'g1', app: 'shop', size: 'small' as const }] };
+    const nodes = [host('n-1', 60), drifted, host('n-4', 60)];
+    const moveHistory = new Map([['g1', [minutesAgo(72 * HOUR), minutesAgo(24 * HOUR)]]]);
+    const graced = settings({ scaleDown: { driftGrace: '1d' } });
+    const identity = templateIdentity(graced.pools[0]!.template);
+    const seen = (minutes: number, which = identity) => pool({ templateSeen: { identity: which, since: minutesAgo(minutes) } });
+    const run = (cfg: ReturnType<typeof settings>, record = seen(72 * HOUR), list = nodes) => decide({ cfg, nodes: list, pool: record, moveHistory, moveHistoryFinal: true }).result.decision;
+
+    const held = run(settings());
+    expect(held.kind).toBe('no-action');
+    expect(held.reason).toContain('waits: no drifted node may be drained now (n-3: gear g1 (shop) moved 2 times in 7 d (maxMovesPerGear=2) until ');
+    expect(held.reason).not.toContain('driftGrace');
+    const renewed = run(graced);
+    expect(renewed).toMatchObject({ kind: 'scale-up', renews: ['n-3'] });
+    expect(renewed.reason).toContain(`drifted: image ${OLD} -> ${IMAGE}, past scaleDown.driftGrace 1d: gears at their move limit move too`);
+    // The template seen 2 hours ago: the grace ends 22 hours from now, and the wait names when.
+    const early = run(graced, seen(2 * HOUR));
+    expect(early.kind).toBe('no-action');
+    expect(early.reason).toContain(`moved 2 times in 7 d (maxMovesPerGear=2) until ${minutesAgo(-4 * 24 * HOUR)}; past scaleDown.driftGrace from ${minutesAgo(-22 * HOUR)}, its gears' move limit no longer holds it`);
+    // A node launched from the old image after the template changed has drifted only since its launch.
+    const lateLaunch = nodes.map((n) => (n === drifted ? { ...n, createdAt: minutesAgo(3 * HOUR) } : n));
+    expect(run(graced, seen(72 * HOUR), lateLaunch).reason).toContain(`past scaleDown.driftGrace from ${minutesAgo(-21 * HOUR)}`);
+    // No record of when the pool's template was first seen, or one of another template: no clock to count from, the cap holds.
+    for (const record of [pool(), seen(72 * HOUR, 'ami-other|digest|')]) {
+      const unknown = run(graced, record);
+      expect(unknown.kind).toBe('no-action');
+      expect(unknown.reason).not.toContain('driftGrace');
+    }
+    // expireGrace does not lift it for a node that is not expired, and a do-not-move gear still holds it.
+    expect(run(settings({ scaleDown: { expireGrace: '1h' } })).kind).toBe('no-action');
+    const doNotMove = nodes.map((n) => (n === drifted ? { ...n, stats: { ...n.stats!, gears: [{ ...n.stats!.gears![0]!, doNotMove: true }] } } : n));
+    expect(run(graced, seen(72 * HOUR), doNotMove).reason).toContain('(n-3: gear g1 (shop) is marked do-not-move)');
   });
 
   it('does not ask again for a node whose renewal was asked for and which is still active: each ask buys a node', () => {

@@ -10,6 +10,7 @@ import { InMemoryStateStore } from '../../lib/adapters/memory/state-store.js';
 import { GEAR_MOVE_WINDOW_MS } from '../../lib/domain/budget.js';
 import { MANUAL_DECISION_PREFIX } from '../../lib/app/drain.js';
 import { RENEWAL_DRAIN_PREFIX } from '../../lib/domain/controls.js';
+import { launchedFromTemplate, templateIdentity } from '../../lib/domain/drift.js';
 import { POOL, World, apps } from '../support/gear-mover-world.js';
 
 async function world(options: ConstructorParameters<typeof World>[1] = {}): Promise<World> {
@@ -113,6 +114,41 @@ describe('gear mover: disruption budget', () => {
     await mover.handleScaleDown(await w.decideScaleDown('src.example.com'));
     await w.tickUntilIdle(() => mover);
     expect((await w.store.listDrains(POOL, 'aborted'))[0]?.abortReason).toMatch(/moved 1 times in 7 d \(maxMovesPerGear=1\)/);
+  });
+
+  it('a renewal\u2019s drain of a drifted node moves a gear at its move limit only past driftGrace from when the pool record first saw its template', async () => {
+    const HOUR = 3_600_000;
+    const renewal = async (seenMsAgo: number | undefined, options: { identity?: string; drifted?: boolean } = {}) => {
+      const w = await world({ config: { scaleDown: { renewDrifted: true, driftGrace: '1d', budget: { maxMovesPerGear: 1 } } } });
+      const template = w.config.pools[0]!.template;
+      const now = launchedFromTemplate(template);
+      await w.node('src.example.com', { gears: apps(1, 2), launchedMsAgo: 240 * HOUR, launchedFrom: options.drifted === false ? now : { ...now, image: 'ami-0aaaaaaaaaaaaaaaa' } });
+      await w.node('t1.example.com');
+      const record = await w.store.ensurePool(POOL);
+      if (seenMsAgo !== undefined) {
+        const since = new Date(w.clock.now().getTime() - seenMsAgo).toISOString();
+        await w.store.updatePool(POOL, record.version, { templateSeen: { identity: options.identity ?? templateIdentity(template), since } });
+      }
+      await w.store.recordGearMoves([{ uuid: 'g0x1', at: new Date(w.clock.now().getTime() - 24 * HOUR).toISOString(), key: 'old#1' }], GEAR_MOVE_WINDOW_MS);
+      const mover = w.mover();
+      await mover.handleScaleDown({ ...w.scaleDown('src.example.com'), decisionId: `${RENEWAL_DRAIN_PREFIX}up:d1_small:7` });
+      await w.tickUntilIdle(() => mover);
+      return w;
+    };
+    const refusedByCap = async (w: Awaited<ReturnType<typeof renewal>>) => {
+      expect((await w.store.listDrains(POOL, 'aborted'))[0]?.abortReason).toMatch(/^disruption budget: gear g0x1 \(app-0\) moved 1 times in 7 d \(maxMovesPerGear=1\)/);
+      expect(w.sim.nodeFacts('src.example.com').activeGears).toBe(2);
+    };
+    // The pool's template first seen 3 days ago: 2 days past the grace, both gears move.
+    const past = await renewal(72 * HOUR);
+    expect((await past.store.listDrains(POOL, 'completed')).map((d) => d.nodeId)).toEqual(['src.example.com']);
+    expect((await past.store.getGearMoves(['g0x1'])).get('g0x1')).toHaveLength(2);
+    // Seen 2 hours ago: within the grace. Never seen, or seen as another template: no clock to count from.
+    await refusedByCap(await renewal(2 * HOUR));
+    await refusedByCap(await renewal(undefined));
+    await refusedByCap(await renewal(72 * HOUR, { identity: 'ami-other|0000|' }));
+    // A node launched from the pool's template is not drifted: a message calling its drain a renewal lifts nothing.
+    await refusedByCap(await renewal(72 * HOUR, { drifted: false }));
   });
 
   it('records each completed move once in its gear\u2019s history', async () => {

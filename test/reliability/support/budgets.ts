@@ -3,7 +3,7 @@
  * runs with, and the invariants it must keep under every fault: never more
  * scale-down drains holding nodes than maxDraining, never a gear moved by
  * scale-down or a renewal more often than maxMovesPerGear (a renewal past its
- * expireGrace aside), never a gear of a do-not-move application moved by
+ * expireGrace or driftGrace aside), never a gear of a do-not-move application moved by
  * either. A drain made urgent (an EC2 interruption
  * or rebalance) and an operator's drain may move what they must.
  */
@@ -46,7 +46,7 @@ function drainingBound(budget: ScenarioBudget, poolMax: number): number {
 export interface GearHistory {
   /** Moves of gears within 7 days before the scenario (scenario-config.ts priorGearMoves). */
   prior: ReadonlyMap<string, number>;
-  /** The scenario's expired nodes are past `scaleDown.expireGrace`: their renewals' drains may move gears at their limit (lib/domain/expiry.ts); do-not-move still holds them. */
+  /** The scenario's due nodes get past their grace (`scaleDown.expireGrace` or `driftGrace`): their renewals' drains may move gears at their limit (lib/domain/renewal-grace.ts); do-not-move still holds them. */
   renewalsUncapped: boolean;
 }
 
@@ -86,7 +86,7 @@ export function budgetViolations(
 
 /**
  * Gears moved more often than maxMovesPerGear by scale-downs and renewals together: none, unless renewals past their
- * expireGrace moved gears at their limit (what `renewalsUncapped` scenarios are there to reach).
+ * grace moved gears at their limit (what `renewalsUncapped` scenarios are there to reach).
  */
 export function gearsMovedPastCap(budget: ScenarioBudget = DEFAULT_SCENARIO_BUDGET, drains: readonly DrainRecord[], prior: ReadonlyMap<string, number> = new Map()): number {
   const budgeted = (drain: DrainRecord) => (drain.kind ?? 'scale-down') === 'scale-down' || isRenewalDrain(drain);

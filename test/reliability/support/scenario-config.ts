@@ -58,7 +58,8 @@ export interface Scenario {
    * The nodes there before nodescaler are due for renewal, and renewal is on: renewals (a replacement, then the drain)
    * run under the same faults. `drifted`: launched from an image the pool's template no longer names
    * (lib/domain/drift.ts), with `scaleDown.renewDrifted`; `expired`: launched 40 days before, with
-   * `scaleDown.expireAfter` 30d (lib/domain/expiry.ts), and in half of them (`renewalsUncapped`) `expireGrace` 1d.
+   * `scaleDown.expireAfter` 30d (lib/domain/expiry.ts). In half of either (`renewalsUncapped`) `expireGrace` 1d or
+   * `driftGrace` 5m lifts the gear cap for their renewals (lib/domain/renewal-grace.ts).
    */
   renewal?: 'drifted' | 'expired';
   /** Commands an operator runs at the CLI while the faults last (operator.ts): drains, drains with a replacement, cancels. */
@@ -106,7 +107,7 @@ export interface ScenarioOutcome {
   /** Of `renewals`, those of nodes older than expireAfter (`expired`). */
   expiryRenewals: number;
   renewalDrains: number;
-  /** Gears moved more often than maxMovesPerGear by scale-downs and renewals: only renewals past expireGrace may (budgets.ts). */
+  /** Gears moved more often than maxMovesPerGear by scale-downs and renewals: only renewals past their grace may (budgets.ts). */
   gearsMovedPastCap: number;
   /** Idle gears moved where the platform counts only active gears in its slots (seed mod 4 of 2 or 3, simulated platform). */
   idleGearMoves: number;
@@ -140,22 +141,24 @@ export const EXPIRED_AGE_MS = 40 * 86_400_000;
 const EXPIRE_AFTER = '30d';
 /** Well short of the 10 days the nodes there before nodescaler are past EXPIRE_AFTER: their renewals lift the gear cap. */
 const EXPIRE_GRACE = '1d';
+/** Counted from the pool's first evaluation, which first sees its template: renewals of the hour's first minutes wait, later ones lift the gear cap. */
+const DRIFT_GRACE = '5m';
 
 /**
- * Whether the scenario's renewals of expired nodes move gears at their move limit (`scaleDown.expireGrace`, past): half
- * the `expired` scenarios, by seed, so the fields drawn stay as they were.
+ * Whether the scenario's renewals move gears at their move limit (past `scaleDown.expireGrace` for expired nodes,
+ * `scaleDown.driftGrace` for drifted ones): half the renewal scenarios, by seed, so the fields drawn stay as they were.
  */
 export function renewalsUncapped(scenario: Pick<Scenario, 'renewal' | 'seed'>): boolean {
-  return scenario.renewal === 'expired' && scenario.seed % 2 === 0;
+  return scenario.renewal !== undefined && scenario.seed % 2 === 0;
 }
 
 /**
- * In `expired` scenarios, gears among the world's first (placed on the nodes there before nodescaler) moved as often
- * as maxMovesPerGear allows the day before the scenario: their expired nodes' renewals wait for them, unless past
- * expireGrace (`renewalsUncapped`), and then move them past the cap. Each gear's uuid, with its moves.
+ * In renewal scenarios, gears among the world's first (placed on the nodes there before nodescaler) moved as often
+ * as maxMovesPerGear allows the day before the scenario: their due nodes' renewals wait for them, unless past their
+ * grace (`renewalsUncapped`), and then move them past the cap. Each gear's uuid, with its moves.
  */
 export function priorGearMoves(scenario: Pick<Scenario, 'renewal' | 'budget'>): Map<string, number> {
-  if (scenario.renewal !== 'expired') return new Map();
+  if (scenario.renewal === undefined) return new Map();
   const moves = (scenario.budget ?? DEFAULT_SCENARIO_BUDGET).maxMovesPerGear;
   return new Map([0, 3, 6, 9, 12].map((id) => [`g${id.toString(36)}`, moves]));
 }
@@ -180,6 +183,7 @@ export function scenarioConfig(scenario: Scenario): ConfigInput {
       drainTimeout: '20m',
       payoff: scenario.attrition ? { horizon: '5m', confidenceWindow: '5m', factor: scenario.market ? 2 : 0 } : { enabled: false },
       renewDrifted: scenario.renewal === 'drifted',
+      ...(scenario.renewal === 'drifted' && renewalsUncapped(scenario) ? { driftGrace: DRIFT_GRACE } : {}),
       ...(scenario.renewal === 'expired' ? { expireAfter: EXPIRE_AFTER, ...(renewalsUncapped(scenario) ? { expireGrace: EXPIRE_GRACE } : {}) } : {}),
     },
     cloudRetry: { attempts: 3, baseDelay: '100ms', maxDelay: '1s' },
