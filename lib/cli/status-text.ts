@@ -64,12 +64,18 @@ function renderPool(pool: PoolView, now: Date, options: TextOptions): string[] {
   lines.push(...wrap(`utilization ${utilText} (${slots}; ${band})${since}`, width, '  '));
   if (pool.staleNodes.length > 0) lines.push(...wrap(s.yellow(`stale stats: ${pool.staleNodes.join(', ')}`), width, '  '));
   if (pool.driftedNodes.length > 0) {
-    const drifted = `drifted from the pool's template: ${pool.driftedNodes.join(', ')}`;
+    const seen = pool.templateSeenSince ? ` (template first seen ${when(pool.templateSeenSince, now)})` : '';
+    const drifted = `drifted from the pool's template${seen}: ${pool.driftedNodes.join(', ')}`;
     const how = pool.renewsDrifted ? 'renewed a few at a time, replacements first (scaleDown.renewDrifted)' : 'drained first among equal candidates; nodescaler drain NODE --replace renews one now';
     lines.push(...wrap(`${drifted} (${how})`, width, '  '));
   }
   if (pool.expiredNodes.length > 0) {
     lines.push(...wrap(`expired (expireAfter): ${pool.expiredNodes.join(', ')} (renewed a few at a time, replacements first)`, width, '  '));
+  }
+  const graced = pool.nodeList.filter((node) => node.gearCapLiftsAt !== null);
+  if (graced.length > 0) {
+    const each = graced.map((node) => `${node.nodeId} ${when(node.gearCapLiftsAt!, now)}`).join(', ');
+    lines.push(...wrap(`renewals move gears at their move limit (expireGrace, driftGrace) from: ${each}`, width, '  '));
   }
   if (pool.nodeHourPrice) lines.push(...wrap(`drains priced at $${pool.nodeHourPrice.dollars} a node-hour (${pool.nodeHourPrice.source})`, width, '  '));
   if (pool.moveCost) {

@@ -9,13 +9,14 @@ import type { Config, PoolConfig } from '../config/index.js';
 import { progressOf, drainKind, type Progress } from '../domain/drain.js';
 import type { DrainKind, DrainRecord, MoveState, NodeRecord, NodeState, PoolId, PoolRecord } from '../domain/model.js';
 import { districtRunningOut } from '../domain/district-capacity.js';
-import { driftTest } from '../domain/drift.js';
+import { driftTest, templateIdentity } from '../domain/drift.js';
 import { expireAfterOf, expiryTest } from '../domain/expiry.js';
 import { failureBackoff } from '../domain/failure-backoff.js';
 import { isProtected, slotHolders } from '../domain/node-stats.js';
 import { usableMarketPrices } from '../domain/market-prices.js';
 import { nodeHourPriceOf } from '../domain/node-price.js';
 import { poolMoveCost } from '../domain/payoff-gate.js';
+import { capLiftTest } from '../domain/renewal-grace.js';
 import { computeUtilization, expectedGearsPerNode, freshStatsTest } from '../domain/utilization.js';
 import type { PoolState, Snapshot } from './snapshot.js';
 
@@ -50,6 +51,8 @@ export interface NodeView {
   drift: string | null;
   /** Why it is expired (launched longer ago than the pool's expireAfter, lib/domain/expiry.ts); null when it is not, expiry is off, or its host is gone. */
   expired: string | null;
+  /** When its renewal stops honouring the gear cap (scaleDown.expireGrace or driftGrace, lib/domain/renewal-grace.ts); null when it is not due or no grace applies. */
+  gearCapLiftsAt: string | null;
   drainId: string | null;
   stateChangedAt: string;
   reason: string | null;
@@ -103,6 +106,8 @@ export interface PoolView {
   driftedNodes: string[];
   /** scaleDown.renewDrifted: the evaluator renews them itself (lib/domain/renewal.ts). */
   renewsDrifted: boolean;
+  /** When the evaluator first saw the pool's template as it is now (the pool record's templateSeen): its drifted nodes drifted then at the latest. Null before it has. */
+  templateSeenSince: string | null;
   /** Nodes holding a host launched longer ago than the pool's expireAfter: the evaluator renews them (lib/domain/expiry.ts). */
   expiredNodes: string[];
   thresholds: { scaleUp: number; scaleDown: number };
@@ -173,7 +178,14 @@ function poolView(pool: PoolState, config: Config, now: Date): PoolView {
   const lease = record?.lease;
   const drifted = pool.config ? driftTest(pool.config.template) : () => undefined;
   const expired = config.scaleDown.enabled && pool.config ? expiryTest(expireAfterOf(config.scaleDown, pool.config), nowMs) : () => undefined;
-  const nodeList = pool.nodes.map((node) => nodeView(node, pool.config, fresh, { drifted, expired }));
+  const { scaleDown } = config;
+  const renewsDrifted = scaleDown.enabled && scaleDown.renewDrifted;
+  const seen = record?.templateSeen;
+  const templateSeenSince = pool.config && seen && seen.identity === templateIdentity(pool.config.template) ? seen.since : null;
+  const capLift = pool.config
+    ? capLiftTest({ expireAfter: expireAfterOf(scaleDown, pool.config), expireGrace: scaleDown.expireGrace, driftGrace: renewsDrifted ? scaleDown.driftGrace : undefined, template: pool.config.template, pool: record ?? {} })
+    : () => undefined;
+  const nodeList = pool.nodes.map((node) => nodeView(node, pool.config, fresh, { drifted, expired, capLift }));
   const priced = pool.config !== undefined && config.scaleDown.enabled && config.scaleDown.payoff.enabled;
   return {
     pool: pool.pool,
@@ -189,7 +201,8 @@ function poolView(pool: PoolState, config: Config, now: Date): PoolView {
     freeSlots: u.freeSlots,
     staleNodes: u.staleNodes,
     driftedNodes: nodeList.filter((node) => node.drift !== null).map((node) => node.nodeId),
-    renewsDrifted: config.scaleDown.enabled && config.scaleDown.renewDrifted,
+    renewsDrifted,
+    templateSeenSince,
     expiredNodes: nodeList.filter((node) => node.expired !== null).map((node) => node.nodeId),
     thresholds: { scaleUp: config.scaleUp.threshold, scaleDown: config.scaleDown.utilizationThreshold },
     nodeHourPrice: priced ? nodeHourPriceOf(config.scaleDown.payoff, pool.config, {}, usableMarketPrices(record ?? {}, now)) : null,
@@ -215,8 +228,18 @@ function poolView(pool: PoolState, config: Config, now: Date): PoolView {
 
 type NodeReason = (node: NodeRecord) => string | undefined;
 
-function nodeView(node: NodeRecord, poolConfig: PoolConfig | undefined, fresh: (node: NodeRecord) => boolean, due: { drifted: NodeReason; expired: NodeReason }): NodeView {
+interface DueTests {
+  drifted: NodeReason;
+  expired: NodeReason;
+  capLift: (node: NodeRecord) => { atMs: number } | undefined;
+}
+
+function nodeView(node: NodeRecord, poolConfig: PoolConfig | undefined, fresh: (node: NodeRecord) => boolean, due: DueTests): NodeView {
   const stats = node.stats;
+  // A terminated node's host is gone: nothing left to renew.
+  const drift = (NON_TERMINAL.has(node.state) && due.drifted(node)) || null;
+  const expired = (NON_TERMINAL.has(node.state) && due.expired(node)) || null;
+  const lift = drift !== null || expired !== null ? due.capLift(node) : undefined;
   return {
     nodeId: node.nodeId,
     state: node.state,
@@ -230,9 +253,9 @@ function nodeView(node: NodeRecord, poolConfig: PoolConfig | undefined, fresh: (
     origin: node.origin,
     instanceId: node.instanceId ?? null,
     zone: node.zone ?? null,
-    // A terminated node's host is gone: nothing left to renew.
-    drift: (NON_TERMINAL.has(node.state) && due.drifted(node)) || null,
-    expired: (NON_TERMINAL.has(node.state) && due.expired(node)) || null,
+    drift,
+    expired,
+    gearCapLiftsAt: lift ? new Date(lift.atMs).toISOString() : null,
     drainId: node.drainId ?? null,
     stateChangedAt: node.stateChangedAt,
     reason: node.reason ?? null,

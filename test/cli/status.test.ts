@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { Style } from '../../lib/cli/render.js';
 import { renderStatus, statusView } from '../../lib/cli/status.js';
 import { NO_CONTROLS } from '../../lib/domain/controls.js';
-import { launchedFromTemplate } from '../../lib/domain/drift.js';
+import { launchedFromTemplate, templateIdentity } from '../../lib/domain/drift.js';
 import type { NodeRecord } from '../../lib/domain/model.js';
 import { NOW, POOL, config, node, pool } from '../support/builders.js';
 
@@ -56,6 +56,33 @@ describe('nodescaler status', () => {
     expect(text).toContain('expired (expireAfter): a (renewed a few at a time, replacements first)');
     expect(text).toMatch(/\n\s+a\s+active\s+30\/100\s+0\.30\s+\S+\s+expired\s/);
     expect(status(nodes).view.pools[0]!.expiredNodes).toEqual([]);
+  });
+
+  it('says when the pool\'s template was first seen and when each due node\'s renewal stops honouring the gear cap (driftGrace, expireGrace)', () => {
+    const HOUR = 3_600_000;
+    const graced = config({ scaleDown: { renewDrifted: true, driftGrace: '12h', expireAfter: '30d', expireGrace: '2d' } }, { template: { imageId: 'ami-0bbbbbbbbbbbbbbbb' } } as never);
+    const seenAt = new Date(NOW.getTime() - 3 * HOUR).toISOString();
+    const record = pool({ templateSeen: { identity: templateIdentity(graced.pools[0]!.template), since: seenAt } });
+    const aged = (id: string, days: number, image = current.image) => ({ ...node(id, { gears: 30, launchedFrom: { ...current, image } }), createdAt: new Date(NOW.getTime() - days * 86_400_000).toISOString() });
+    const nodes = [aged('a', 10, 'ami-0aaaaaaaaaaaaaaaa'), aged('b', 31), aged('c', 5)];
+    const view = statusView({ now: NOW, config: graced, allNodes: nodes, controls: NO_CONTROLS, pools: [{ pool: POOL, config: graced.pools[0]!, record, nodes, drains: [] }] }, 'local state');
+    const [poolView] = view.pools;
+    expect(poolView!.templateSeenSince).toBe(seenAt);
+    // a: drifted 3 hours ago, a 12-hour grace; b: expired a day ago, a 2-day grace; c is not due.
+    expect(poolView!.nodeList.map((n) => [n.nodeId, n.gearCapLiftsAt])).toEqual([
+      ['a', new Date(NOW.getTime() + 9 * HOUR).toISOString()],
+      ['b', new Date(NOW.getTime() + 24 * HOUR).toISOString()],
+      ['c', null],
+    ]);
+    const text = renderStatus(view, { style: new Style(false), width: 200 }).join('\n');
+    expect(text).toMatch(/drifted from the pool's template \(template first seen \S+ \(3h ago\)\): a /);
+    expect(text).toMatch(/renewals move gears at their move limit \(expireGrace, driftGrace\) from: a 19:00:00Z \(in 9h\), b 2025-03-11 10:00:00Z \(in 1d\)$/m);
+    // Seen as another template, or no grace: no drift clock.
+    const other = statusView({ now: NOW, config: graced, allNodes: nodes, controls: NO_CONTROLS, pools: [{ pool: POOL, config: graced.pools[0]!, record: pool({ templateSeen: { identity: 'other', since: seenAt } }), nodes, drains: [] }] }, 'local state');
+    expect(other.pools[0]!.templateSeenSince).toBeNull();
+    // a's drift starts no clock; its expiry's grace still ends, 30d + 2d after its launch.
+    expect(other.pools[0]!.nodeList[0]!.gearCapLiftsAt).toBe(new Date(NOW.getTime() + 22 * 24 * HOUR).toISOString());
+    expect(status(nodes).view.pools[0]!.nodeList.every((n) => n.gearCapLiftsAt === null)).toBe(true);
   });
 
   it("shows a node's idle gears beside its active ones: they hold no slot, but a drain moves them and the node goes only without them", () => {
