@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { runNodescaler } from '../../lib/sim/replay.js';
+import type { ConfigInput } from '../../lib/config/index.js';
+import { REPLAY_START_MS, runNodescaler } from '../../lib/sim/replay.js';
 import type { SeriesPoint } from '../../lib/sim/results.js';
 import { parseTrace, type Trace } from '../../lib/sim/trace.js';
 
@@ -94,6 +95,34 @@ describe('replay through the real handlers', () => {
     expect(nodes.length).toBeGreaterThan(0);
     for (const node of nodes) expect(node.stats!.gears!.filter((gear) => !gear.idle)).toHaveLength(node.stats!.activeGears);
     expect(nodes.some((node) => node.stats!.gears!.length > node.stats!.activeGears)).toBe(true);
+  });
+
+  it('deploys the configuration again mid-trace with `redeploy`: the nodes launched before a new image drift and are renewed, the pool record sees the new template from then', async () => {
+    // 200 gears rising to 600 in 40 minutes (the nodes bought for the rise have launch records), then flat for 4 hours;
+    // a new image deployed after 1 hour, renewal on.
+    const rows = ['timestamp,gears'];
+    for (let minute = 0; minute < 300; minute += 5) rows.push(`${minute * 60},${minute < 40 ? 200 + 10 * minute : 600}`);
+    const trace = parseTrace(rows.join('\n'), 'redeploy', { stepSeconds: 300, peakGears: 600 });
+    const patched = (input: ConfigInput): ConfigInput => ({ ...input, pools: input.pools.map((pool) => ({ ...pool, template: { ...pool.template, imageId: 'ami-sim-patched' } })) }) as ConfigInput;
+    const outcome = await runNodescaler(trace, {
+      ...base,
+      store: 'memory',
+      configOverrides: { scaleDown: { payoff, renewDrifted: true } },
+      redeploy: { atSeconds: 3600, config: patched },
+    });
+    expect(outcome.violations).toEqual([]);
+    const record = await outcome.store.getPool('sim/small');
+    expect(record?.templateSeen?.since).toBe(new Date(REPLAY_START_MS + 3600_000).toISOString());
+    const nodes = await outcome.store.listNodes('sim/small');
+    const launched = nodes.filter((node) => node.state === 'active' && node.launchedFrom);
+    // Every launched node there at the end runs the new image: those launched from the old one were renewed,
+    // replacements first (the nodes there before nodescaler have no launch record, so they never drift).
+    expect(launched.length).toBeGreaterThan(0);
+    expect(launched.map((node) => node.launchedFrom!.image)).toEqual(launched.map(() => 'ami-sim-patched'));
+    const decisions = await outcome.store.listDecisionsSince('sim/small', '2000-01-01T00:00:00.000Z');
+    expect(decisions.some((decision) => decision.reason.includes('drifted: image ami-sim -> ami-sim-patched'))).toBe(true);
+    expect(outcome.result.gearMoves).toBeGreaterThan(0);
+    expect(outcome.result.unplacedShare).toBe(0);
   });
 
   it('keeps every gear when 10 % of the moves fail', async () => {
