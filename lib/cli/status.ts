@@ -9,14 +9,14 @@ import type { Config, PoolConfig } from '../config/index.js';
 import { progressOf, drainKind, type Progress } from '../domain/drain.js';
 import type { DrainKind, DrainRecord, MoveState, NodeRecord, NodeState, PoolId, PoolRecord } from '../domain/model.js';
 import { districtRunningOut } from '../domain/district-capacity.js';
-import { driftTest, templateIdentity } from '../domain/drift.js';
+import { driftTest, templateSeenSince } from '../domain/drift.js';
 import { expireAfterOf, expiryTest } from '../domain/expiry.js';
 import { failureBackoff } from '../domain/failure-backoff.js';
 import { isProtected, slotHolders } from '../domain/node-stats.js';
 import { usableMarketPrices } from '../domain/market-prices.js';
 import { nodeHourPriceOf } from '../domain/node-price.js';
 import { poolMoveCost } from '../domain/payoff-gate.js';
-import { capLiftTest } from '../domain/renewal-grace.js';
+import { poolCapLiftTest } from '../domain/renewal-grace.js';
 import { computeUtilization, expectedGearsPerNode, freshStatsTest } from '../domain/utilization.js';
 import type { PoolState, Snapshot } from './snapshot.js';
 
@@ -180,11 +180,8 @@ function poolView(pool: PoolState, config: Config, now: Date): PoolView {
   const expired = config.scaleDown.enabled && pool.config ? expiryTest(expireAfterOf(config.scaleDown, pool.config), nowMs) : () => undefined;
   const { scaleDown } = config;
   const renewsDrifted = scaleDown.enabled && scaleDown.renewDrifted;
-  const seen = record?.templateSeen;
-  const templateSeenSince = pool.config && seen && seen.identity === templateIdentity(pool.config.template) ? seen.since : null;
-  const capLift = pool.config
-    ? capLiftTest({ expireAfter: expireAfterOf(scaleDown, pool.config), expireGrace: scaleDown.expireGrace, driftGrace: renewsDrifted ? scaleDown.driftGrace : undefined, template: pool.config.template, pool: record ?? {} })
-    : () => undefined;
+  const seenMs = pool.config && record ? templateSeenSince(pool.config.template, record) : undefined;
+  const capLift = pool.config ? poolCapLiftTest(scaleDown, pool.config, pool.config.template, record ?? {}) : () => undefined;
   const nodeList = pool.nodes.map((node) => nodeView(node, pool.config, fresh, { drifted, expired, capLift }));
   const priced = pool.config !== undefined && config.scaleDown.enabled && config.scaleDown.payoff.enabled;
   return {
@@ -202,7 +199,7 @@ function poolView(pool: PoolState, config: Config, now: Date): PoolView {
     staleNodes: u.staleNodes,
     driftedNodes: nodeList.filter((node) => node.drift !== null).map((node) => node.nodeId),
     renewsDrifted,
-    templateSeenSince,
+    templateSeenSince: seenMs === undefined ? null : new Date(seenMs).toISOString(),
     expiredNodes: nodeList.filter((node) => node.expired !== null).map((node) => node.nodeId),
     thresholds: { scaleUp: config.scaleUp.threshold, scaleDown: config.scaleDown.utilizationThreshold },
     nodeHourPrice: priced ? nodeHourPriceOf(config.scaleDown.payoff, pool.config, {}, usableMarketPrices(record ?? {}, now)) : null,

@@ -75,6 +75,14 @@ export function templateSeenPatch(template: DriftTemplate, pool: Pick<PoolRecord
   return pool.templateSeen?.identity === identity ? {} : { templateSeen: { identity, since: now.toISOString() } };
 }
 
+/** When the pool record first saw `template` as it is (epoch ms), or undefined: it has not, or saw another. */
+export function templateSeenSince(template: DriftTemplate, pool: Pick<PoolRecord, 'templateSeen'>): number | undefined {
+  const seen = pool.templateSeen;
+  if (!seen || seen.identity !== templateIdentity(template)) return undefined;
+  const since = Date.parse(seen.since);
+  return Number.isFinite(since) ? since : undefined;
+}
+
 /**
  * Since when (epoch ms) a node has been drifted from the pool's template, or undefined when it is not drifted or
  * the pool record has not seen this template yet. The template's `since` or the node's launch, the later: a node may
@@ -88,12 +96,9 @@ export function driftedSinceTest(
   let seenMs: number | undefined | null = null;
   return (node) => {
     if (drifted(node) === undefined) return undefined;
-    if (seenMs === null) {
-      const seen = pool.templateSeen;
-      seenMs = seen && seen.identity === templateIdentity(template) ? Date.parse(seen.since) : undefined;
-    }
+    if (seenMs === null) seenMs = templateSeenSince(template, pool);
     const launched = Date.parse(node.createdAt);
-    if (seenMs === undefined || !Number.isFinite(seenMs) || !Number.isFinite(launched)) return undefined;
+    if (seenMs === undefined || !Number.isFinite(launched)) return undefined;
     return Math.max(seenMs, launched);
   };
 }

@@ -6,8 +6,9 @@
  * was first seen drifted (drift.ts `driftedSinceTest`). Do-not-move gears still hold it. Read from the node's own
  * record, the pool record and the configuration only. Pure functions of data.
  */
+import type { Config, PoolConfig } from '../config/index.js';
 import { driftedSinceTest } from './drift.js';
-import { expireGraceEnds } from './expiry.js';
+import { expireAfterOf, expireGraceEnds } from './expiry.js';
 import type { NodeRecord, PoolRecord } from './model.js';
 
 export interface CapLift {
@@ -28,6 +29,26 @@ export interface CapLiftRules {
 }
 
 type GracedNode = Pick<NodeRecord, 'origin' | 'createdAt' | 'launchedFrom' | 'instanceType'>;
+
+/**
+ * `capLiftTest` with the pool's settings: its expireAfter and scaleDown's graces, driftGrace only where drifted
+ * nodes are renewed (`renewDrifted`). `template` is the pool's template as read now (its launch template's version
+ * resolved), as `templateSeen` was written from it.
+ */
+export function poolCapLiftTest(
+  scaleDown: Pick<Config['scaleDown'], 'expireAfter' | 'expireGrace' | 'driftGrace' | 'renewDrifted'>,
+  poolConfig: Pick<PoolConfig, 'expireAfter'> | undefined,
+  template: CapLiftRules['template'],
+  pool: Pick<PoolRecord, 'templateSeen'>,
+): (node: GracedNode) => CapLift | undefined {
+  return capLiftTest({
+    expireAfter: expireAfterOf(scaleDown, poolConfig),
+    expireGrace: scaleDown.expireGrace,
+    driftGrace: scaleDown.renewDrifted ? scaleDown.driftGrace : undefined,
+    ...(template ? { template } : {}),
+    pool,
+  });
+}
 
 /** When the gear cap stops holding each node's renewal (the earlier grace's end, if both apply), or undefined: it holds for as long as it lasts. */
 export function capLiftTest(rules: CapLiftRules): (node: GracedNode) => CapLift | undefined {

@@ -36,7 +36,7 @@ import { formatDuration } from './duration.js';
 import { isClosedForAttrition } from './attrition.js';
 import type { NodeRecord } from './model.js';
 import { isProtected } from './node-stats.js';
-import { capLiftTest } from './renewal-grace.js';
+import { poolCapLiftTest } from './renewal-grace.js';
 import { clampScaleUp } from './scale-up-limits.js';
 import { freshStatsTest } from './utilization.js';
 
@@ -96,14 +96,7 @@ export function renewalOf(input: PoolEvaluationInput, evaluation: Pick<PoolEvalu
   // second replacement for it would be a node more each time. It is asked again once the first could have ended, and
   // after each further ask twice as late (a drain the gear mover keeps refusing buys a node a day at most).
   const asked = new Map((pool.lastRenewals ?? []).map((ask) => [ask.nodeId, ask]));
-  const { expireGrace, driftGrace, renewDrifted } = config.scaleDown;
-  const capLift = capLiftTest({
-    expireAfter: expireAfterOf(config.scaleDown, poolConfig),
-    expireGrace,
-    driftGrace: renewDrifted ? driftGrace : undefined,
-    template: poolConfig.template,
-    pool,
-  });
+  const capLift = poolCapLiftTest(config.scaleDown, poolConfig, poolConfig.template, pool);
   const refuse = (node: NodeRecord) => {
     const last = asked.get(node.nodeId);
     const again = last ? Date.parse(last.at) + renewalRetryMs(config, last.asks ?? 1) : NaN;

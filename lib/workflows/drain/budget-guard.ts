@@ -16,11 +16,10 @@
 import { GEAR_MOVE_WINDOW_MS, gearsRefused, poolBudget, withoutGearCap } from '../../domain/budget.js';
 import { isRenewalDrain } from '../../domain/controls.js';
 import { templateAtRead } from '../../domain/drift.js';
-import { expireAfterOf } from '../../domain/expiry.js';
 import { describeGears, isBudgeted } from '../../domain/drain.js';
 import type { DrainRecord, GearInfo, GearMove, NodeRecord } from '../../domain/model.js';
 import { withAgentFlags } from '../../domain/node-stats.js';
-import { capLiftTest } from '../../domain/renewal-grace.js';
+import { poolCapLiftTest } from '../../domain/renewal-grace.js';
 import type { GearMoveRecord } from '../../ports/state-store.js';
 import { poolConfigOf, type DrainContext } from './context.js';
 
@@ -49,13 +48,8 @@ async function pastRenewalGrace(ctx: DrainContext, poolId: string, node: NodeRec
   const { scaleDown } = ctx.config;
   const driftGrace = scaleDown.renewDrifted ? scaleDown.driftGrace : undefined;
   const pool = driftGrace === undefined || !poolConfig ? undefined : await ctx.ports.store.getPool(poolId);
-  const lift = capLiftTest({
-    expireAfter: expireAfterOf(scaleDown, poolConfig),
-    expireGrace: scaleDown.expireGrace,
-    driftGrace,
-    ...(pool && poolConfig ? { template: templateAtRead(poolConfig.template, pool.launchTemplateRead) } : {}),
-    pool: pool ?? {},
-  })(node);
+  const template = pool && poolConfig ? templateAtRead(poolConfig.template, pool.launchTemplateRead) : undefined;
+  const lift = poolCapLiftTest(scaleDown, poolConfig, template, pool ?? {})(node);
   return lift !== undefined && lift.atMs <= now.getTime();
 }
 
