@@ -1,6 +1,6 @@
 /**
  * The commands that read or change the state: status, explain, evaluate
- * --dry-run, drain, cancel-drain, protect, unprotect, report-stats. Loaded by main.ts only
+ * --dry-run, drain, cancel-drain, protect, unprotect, forget, disruption, report-stats. Loaded by main.ts only
  * when one of them runs, so `validate-config` and `--help` start without the
  * AWS SDK and dynalite.
  */
@@ -16,6 +16,8 @@ import { audit, requireReason } from './audit.js';
 import { cancelDrain, forgetNode, setProtected, type CancelView } from './nodes.js';
 import { safeDrain } from './safe-drain.js';
 import { reportStatsCommand } from './report-stats.js';
+import { disruptionReport, renderDisruption } from './disruption.js';
+import { sinceOf } from './controls.js';
 import { when, wrap } from './render.js';
 import { findPool, readSnapshot, type PoolState, type Snapshot } from './snapshot.js';
 import { renderStatus, statusView } from './status.js';
@@ -144,6 +146,15 @@ export async function runStateCommand(command: string, args: string[], context: 
           io.stderr.write(`nodescaler: warning: ${view.nodeId} stays protected by pools[].protectedNodes in the configuration\n`);
         }
         print(context, { target: describeTarget(spec), ...view }, () => lines.flatMap((line) => wrap(line, context.width)));
+        return EXIT.ok;
+      });
+    }
+    case 'disruption': {
+      const topApps = positiveInt(values.limit, '--limit', 10);
+      return withTarget(io, spec, clock, async (target) => {
+        const now = clock.now();
+        const report = await disruptionReport(target, config, args[0], sinceOf(values.since, now, '7d'), now, { topApps, app: values.app });
+        print(context, { target: describeTarget(spec), ...report }, () => renderDisruption(report, context.width));
         return EXIT.ok;
       });
     }

@@ -31,6 +31,7 @@ export const OPTIONS = {
   'scale-down': { type: 'boolean' },
   until: { type: 'string' },
   since: { type: 'string' },
+  app: { type: 'string' },
   replace: { type: 'boolean' },
 } as const;
 

@@ -56,6 +56,11 @@ commands
   shadow-report              what shadow mode would have done: nodes added, drains, gear moves,
                              node-hours saved   --since DURATION|TIME (default 1d)
   audit [POOL]               operator actions with who, when and why   --since (default 7d)
+  disruption [POOL]          what the drains cost the tenants: drains by cause and outcome, gears
+                             moved, tenant restarts, the applications moved most
+                             --since DURATION|TIME (default 7d)   --limit N applications (default 10)
+                             --app NAME                every move of that application: when, from and
+                                                       to which node, why, whether it restarted it
   report-stats               where no agent runs on the nodes: each known node's figures read
                              from the platform (broker), one node-stats each to the stats queue;
                              one-shot, run it every minute from cron or an EventBridge schedule
@@ -110,6 +115,7 @@ const COMMANDS: Record<string, CommandSpec> = {
   overrides: { args: { required: [], optional: ['POOL'] }, options: TARGET_OPTIONS },
   'shadow-report': { args: { required: [], optional: [] }, options: [...TARGET_OPTIONS, 'since'] },
   audit: { args: { required: [], optional: ['POOL'] }, options: [...TARGET_OPTIONS, 'since'] },
+  disruption: { args: { required: [], optional: ['POOL'] }, options: [...TARGET_OPTIONS, 'since', 'limit', 'app'] },
   'report-stats': { args: { required: [], optional: [] }, options: [...TARGET_OPTIONS, 'pool'] },
   'validate-config': { args: { required: ['FILE'], optional: [] }, options: [] },
 };

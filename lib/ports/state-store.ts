@@ -141,8 +141,11 @@ export interface StateStore {
    * (its moves without versions): `splitDrainMoves` before writing a move of it.
    */
   getDrain(drainId: string): Promise<DrainRecord | undefined>;
-  /** Drains of a pool in one state (default `active`), oldest first, with their moves. */
-  listDrains(pool: PoolId, state?: DrainState): Promise<DrainRecord[]>;
+  /**
+   * Drains of a pool in one state (default `active`), oldest first, with their moves; with `startedSince` only those
+   * started at or after it (ended drains stay in the table: a report of the last days reads the moves of those alone).
+   */
+  listDrains(pool: PoolId, state?: DrainState, startedSince?: string): Promise<DrainRecord[]>;
   /** Changes the drain's own fields (its version goes up; its moves are not touched); `ConflictError` unless at `expectedVersion`. */
   updateDrain(drainId: string, expectedVersion: number, patch: DrainPatch, now: Date): Promise<DrainHeader>;
   /**

@@ -144,6 +144,23 @@ export function storeActionsContract(bed: ContractBed): void {
       expect((stale as ConflictError<{ state: string }>).current?.state).toBe('completed');
     });
 
+    it('lists only the drains started at or after a time, with their moves, when asked', async () => {
+      await store.createDrain(drain('dr-early', 'd1/since', at(10)), at(10));
+      await store.createDrain(drain('dr-edge', 'd1/since', at(20)), at(20));
+      await store.createDrain(drain('dr-late', 'd1/since', at(30)), at(30));
+      const early = (await store.getDrain('dr-early'))!;
+      await store.updateDrain('dr-early', early.version, { state: 'completed' }, at(40));
+      const edge = (await store.getDrain('dr-edge'))!;
+      await store.updateDrain('dr-edge', edge.version, { state: 'completed' }, at(40));
+
+      const since = at(20).toISOString();
+      const completed = await store.listDrains('d1/since', 'completed', since);
+      expect(completed.map((d) => d.drainId)).toEqual(['dr-edge']);
+      expect(completed[0]?.moves).toEqual(edge.moves);
+      expect((await store.listDrains('d1/since', 'active', since)).map((d) => d.drainId)).toEqual(['dr-late']);
+      expect((await store.listDrains('d1/since', 'completed')).map((d) => d.drainId)).toEqual(['dr-early', 'dr-edge']);
+    });
+
     const gear = (uuid: string) => ({ uuid, app: `app-${uuid}`, size: 'small' });
     const planned = (uuid: string, target = 'node-2.example.com') => ({ gear: gear(uuid), target, state: 'planned' as const, attempts: 0 });
 

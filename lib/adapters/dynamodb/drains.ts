@@ -73,14 +73,16 @@ export class DynamoDbDrains {
     return assemble(strip<StoredHeader>(headerItem)!, moves);
   }
 
-  async list(pool: PoolId, state: DrainState): Promise<DrainRecord[]> {
-    const headers = await queryAll(this.client, this.send, {
+  /** With `startedSince`, the headers of older drains are read (they are small) but not their moves. */
+  async list(pool: PoolId, state: DrainState, startedSince?: string): Promise<DrainRecord[]> {
+    const all = await queryAll(this.client, this.send, {
       TableName: this.tableName,
       IndexName: INDEX,
       KeyConditionExpression: '#gpk = :gpk AND begins_with(#gsk, :prefix)',
       ExpressionAttributeNames: { '#gpk': GPK, '#gsk': GSK },
       ExpressionAttributeValues: { ':gpk': `POOL#${pool}`, ':prefix': `DRAIN#${state}#` },
     });
+    const headers = startedSince === undefined ? all : all.filter((item) => String(item.startedAt) >= startedSince);
     const drains = await Promise.all(
       headers.map(async (item) => {
         const header = strip<StoredHeader>(item)!;

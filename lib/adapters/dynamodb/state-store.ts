@@ -246,8 +246,8 @@ export class DynamoDbStateStore implements StateStore {
     return this.drains.get(drainId);
   }
 
-  listDrains(pool: PoolId, state: DrainState = 'active'): Promise<DrainRecord[]> {
-    return this.drains.list(pool, state);
+  listDrains(pool: PoolId, state: DrainState = 'active', startedSince?: string): Promise<DrainRecord[]> {
+    return this.drains.list(pool, state, startedSince);
   }
 
   updateDrain(drainId: string, expectedVersion: number, patch: DrainPatch, now: Date): Promise<DrainHeader> {

@@ -226,9 +226,10 @@ export class InMemoryStateStore implements StateStore {
     return drain && this.assemble(drain);
   }
 
-  async listDrains(pool: PoolId, state: DrainState = 'active'): Promise<DrainRecord[]> {
+  async listDrains(pool: PoolId, state: DrainState = 'active', startedSince?: string): Promise<DrainRecord[]> {
     return [...(this.drainIndex.get(drainKey(pool, state)) ?? [])]
       .map((drainId) => this.drains.get(drainId)!)
+      .filter((drain) => startedSince === undefined || drain.startedAt >= startedSince)
       .sort((a, b) => a.startedAt.localeCompare(b.startedAt) || a.drainId.localeCompare(b.drainId))
       .map((drain) => this.assemble(drain));
   }
