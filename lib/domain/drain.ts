@@ -213,6 +213,14 @@ export function plannedMoves(placements: readonly Placement[]): GearMove[] {
   return placements.map((placement) => ({ gear: placement.gear, target: placement.target, state: 'planned', attempts: 0 }));
 }
 
+/** An attempt the platform never saw (no move under its key): planned again, its attempt given back. */
+export function attemptNeverStarted(move: GearMove): GearMove {
+  const next: GearMove = { ...move, state: 'planned', attempts: Math.max(0, move.attempts - 1) };
+  delete next.commandId;
+  delete next.startedAt;
+  return next;
+}
+
 /** A `moving` move with no recorded handle, old enough that the invocation that started it cannot still be recording it. */
 export function isOrphanedAttempt(move: GearMove, now: Date, graceMs: number): boolean {
   if (move.state !== 'moving' || move.commandId !== undefined) return false;

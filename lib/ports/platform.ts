@@ -59,6 +59,12 @@ export interface Platform {
   /** Result of a move started earlier. */
   moveStatus(handle: MoveHandle): Promise<MoveStatus>;
   /**
+   * The move an earlier `startMove` with this idempotency key started, or undefined: never starts one. A drain that
+   * stops with an attempt whose handle was never recorded (a crash between the start and its write) must still
+   * record what the platform did with the gear, without moving it now. `TransientError` when it cannot look.
+   */
+  findMove(gear: GearInfo, fromNode: string, toNode: string, idempotencyKey: string): Promise<MoveHandle | undefined>;
+  /**
    * Optional: the node's gear count and capacity as the platform knows them,
    * for reporting stats from the broker side (`nodescaler report-stats`) where
    * no agent runs on the node hosts. `undefined` for a node the platform does

@@ -466,6 +466,38 @@ const regressions: Array<{ name: string; scenario: Scenario; fewestServing?: num
       renewal: 'expired',
     },
   },
+  {
+    // Found in session 65 by the new check that every gear the platform moved
+    // is a moved move of some drain: an operator cancelled a drain (racing the
+    // gear mover) while one move attempt had no handle (its start's answer
+    // lost after it reached the platform). The stopping drain never looked it
+    // up, and ended with it `moving`: the gear moved, unrecorded in the drain,
+    // its move history and the metrics. Fix: a stopping drain finds such an
+    // attempt by its key (Platform.findMove) and records what the platform
+    // did, starting nothing (lib/workflows/drain/moving.ts pollMoves).
+    name: 'a drain cancelled with a lost move start records the move the platform made',
+    scenario: {
+      seed: 2147483618,
+      demand: [{ minutes: 9, gears: 4 }, { minutes: 10, gears: 6 }, { minutes: 14, gears: 58 }, { minutes: 5, gears: 59 }, { minutes: 11, gears: 31 }, { minutes: 6, gears: 48 }],
+      faults: { errorBefore: 0.0536, errorAfter: 0.0619, crash: 0.01225, skewMs: 29999 },
+      queue: { duplicateRate: 0.0009, reorderWindow: 9, delayRate: 0.0074, partialSendFailure: 0.1056 },
+      concurrency: 0.1095,
+      clockJumps: 0,
+      moveFailureRate: 0.005,
+      rebalanceRate: 0.05,
+      attrition: false,
+      hostileRate: 0.0364,
+      capacityCap: 2,
+      districtUids: 48,
+      maxNodesTotal: 4,
+      maxCores: 16,
+      store: 'memory',
+      platform: 'simulated',
+      scaleUpOptions: { waitingRise: true, doubleWhenFull: true },
+      market: { spot: true, dollars: 0.192 },
+      operator: [{ minute: 2, node: 5, command: 'drain', cancelAfter: 2, racing: true }],
+    },
+  },
 ];
 
 describe('reliability counterexamples stay fixed', () => {

@@ -67,6 +67,10 @@ export class FakePlatform implements Platform {
     throw new Error('FakePlatform does not move gears');
   }
 
+  async findMove(): Promise<MoveHandle | undefined> {
+    throw new Error('FakePlatform does not move gears');
+  }
+
   ops(op?: Call['op']): Call[] {
     return op === undefined ? this.calls : this.calls.filter((call) => call.op === op);
   }

@@ -136,6 +136,17 @@ export function platformContract(name: string, harness: PlatformHarness): void {
       expect(again).toEqual(first);
     });
 
+    it('findMove finds the move started with a key and never starts one: an unknown key finds nothing and the gear stays', async () => {
+      world.gear('n1.example.com', gear('g1'));
+      world.gear('n1.example.com', gear('g2'));
+      const started = await platform.startMove(gear('g1'), 'n1.example.com', 'n2.example.com', { idempotencyKey: 'k1' });
+      expect(await platform.findMove(gear('g1'), 'n1.example.com', 'n2.example.com', 'k1')).toEqual(started);
+      expect(await platform.findMove(gear('g2'), 'n1.example.com', 'n2.example.com', 'k2')).toBeUndefined();
+      expect(await settled(started)).toEqual({ state: 'succeeded' });
+      expect(world.where('g2')).toBe('n1.example.com');
+      expect(await platform.findMove(gear('g2'), 'n1.example.com', 'n2.example.com', 'k2')).toBeUndefined();
+    });
+
     it('a failed move leaves the gear on its source', async () => {
       world.gear('n1.example.com', gear('g1'));
       world.failNextMove('g1');

@@ -142,6 +142,11 @@ export class PersistedPlatform implements Platform {
     return { commandId };
   }
 
+  async findMove(_gear: GearInfo, _fromNode: string, _toNode: string, idempotencyKey: string): Promise<MoveHandle | undefined> {
+    const known = this.ledger.keys[idempotencyKey];
+    return known === undefined ? undefined : { commandId: known };
+  }
+
   async moveStatus(handle: MoveHandle): Promise<MoveStatus> {
     const inner = this.started.get(handle.commandId);
     if (inner !== undefined) return this.inner.moveStatus(inner);

@@ -334,6 +334,12 @@ export class SimulatedPlatform implements Platform {
     return { commandId };
   }
 
+  async findMove(_gear: GearInfo, _fromNode: string, _toNode: string, idempotencyKey: string): Promise<MoveHandle | undefined> {
+    this.settle();
+    const known = this.byKey.get(idempotencyKey);
+    return known === undefined ? undefined : { commandId: known };
+  }
+
   async moveStatus(handle: MoveHandle): Promise<MoveStatus> {
     this.settle();
     const move = this.moves.get(handle.commandId);

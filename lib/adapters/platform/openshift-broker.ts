@@ -228,6 +228,14 @@ export class OpenShiftBrokerPlatform implements Platform {
     return { commandId };
   }
 
+  async findMove(gear: GearInfo, fromNode: string, toNode: string, idempotencyKey: string): Promise<MoveHandle | undefined> {
+    checkNode(fromNode);
+    checkNode(toNode);
+    checkGear(gear.uuid);
+    const found = await this.findCommand(moveComment(gear.uuid, idempotencyKey));
+    return found === undefined ? undefined : { commandId: found };
+  }
+
   async moveStatus(handle: MoveHandle): Promise<MoveStatus> {
     const invocation = await this.invocation(handle.commandId);
     if (invocation === undefined || RUNNING.has(invocation.status)) return { state: 'running' };

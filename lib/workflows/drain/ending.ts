@@ -145,12 +145,15 @@ export async function requestAbortStep(ctx: DrainContext, drain: DrainRecord, re
   return 'progressed';
 }
 
-/** Lets the moves in flight settle (up to the platform's command timeout), then re-opens the node. */
+/**
+ * Lets the moves in flight settle (up to the platform's command timeout), then re-opens the node. Whatever the
+ * node's state: a move in flight may still land, and each landed move is a restart the drain must record.
+ */
 export async function continueAbort(ctx: DrainContext, drain: DrainRecord, node: NodeRecord): Promise<StepResult> {
   const now = ctx.ports.clock.now();
   const reason = drain.abortReason ?? 'aborted';
-  if (node.state === 'draining' && drain.moves.some((move) => move.state === 'moving')) {
-    if (await pollMoves(ctx, drain, node, { recoverOrphans: false })) return 'progressed';
+  if (drain.moves.some((move) => move.state === 'moving')) {
+    if (await pollMoves(ctx, drain, node, { orphans: 'find' })) return 'progressed';
     const waited = now.getTime() - Date.parse(drain.abortRequestedAt!);
     const limit = Math.max(ctx.config.platform.commandTimeout, ORPHAN_GRACE_MS);
     if (waited < limit) return 'waiting';

@@ -10,6 +10,7 @@
  */
 import {
   abortCause,
+  attemptNeverStarted,
   beginAttempt,
   describeGears,
   isOrphanedAttempt,
@@ -45,7 +46,7 @@ export async function progress(ctx: DrainContext, drain: DrainRecord, node: Node
   const cause = abortCause(drain, now, ctx.config.scaleDown.drainTimeout);
   if (cause) return requestAbortStep(ctx, drain, cause, { outgrown: stopsForRoom(drain) });
 
-  const polled = await pollMoves(ctx, drain, node, { recoverOrphans: true });
+  const polled = await pollMoves(ctx, drain, node, { orphans: 'start' });
   if (polled) return 'progressed';
 
   const pending = drain.moves.some(isPending);
@@ -174,8 +175,12 @@ export async function planOrFinish(ctx: DrainContext, drain: DrainRecord, node: 
   return 'progressed';
 }
 
-/** Reads the result of every move in flight; records them in one write. True when something changed. */
-export async function pollMoves(ctx: DrainContext, drain: DrainRecord, node: NodeRecord, options: { recoverOrphans: boolean }): Promise<boolean> {
+/**
+ * Reads the result of every move in flight; records them in one write. True when something changed. An attempt
+ * recorded without its handle is looked up by its key once past the grace: `start` (a drain moving) starts it if it
+ * never reached the platform, `find` (a drain stopping) only finds it, and gives back an attempt that never started.
+ */
+export async function pollMoves(ctx: DrainContext, drain: DrainRecord, node: NodeRecord, options: { orphans: 'start' | 'find' }): Promise<boolean> {
   const { platform, clock, log, metrics } = ctx.ports;
   const now = clock.now();
   let changed = false;
@@ -186,12 +191,21 @@ export async function pollMoves(ctx: DrainContext, drain: DrainRecord, node: Nod
       continue;
     }
     if (move.commandId === undefined) {
-      if (!options.recoverOrphans || !isOrphanedAttempt(move, now, ORPHAN_GRACE_MS)) {
+      if (!isOrphanedAttempt(move, now, ORPHAN_GRACE_MS)) {
         moves.push(move);
         continue;
       }
-      // The attempt was written but its handle was not: find the move it may have started, or start it (same key).
       const key = moveKey(drain.drainId, move.gear.uuid, move.attempts);
+      if (options.orphans === 'find') {
+        // The platform may have moved the gear: a stopping drain records what it did, and starts nothing.
+        const handle = await platform.findMove(move.gear, node.nodeId, move.target, key);
+        changed = true;
+        if (handle === undefined) log.info('move attempt without a handle never reached the platform; given back as the drain stops', { drainId: drain.drainId, uuid: move.gear.uuid, attempt: move.attempts });
+        else log.warn('move attempt without a handle found by its key as the drain stops', { drainId: drain.drainId, uuid: move.gear.uuid, attempt: move.attempts });
+        moves.push(handle === undefined ? attemptNeverStarted(move) : { ...move, commandId: handle.commandId });
+        continue;
+      }
+      // The attempt was written but its handle was not: find the move it may have started, or start it (same key).
       const outcome = await tryStart(ctx, drain, node, move, key, true);
       changed = true;
       // The tenant deleted the gear meanwhile: nothing to move (kept, the attempt would be recovered again on every pass).

@@ -140,6 +140,6 @@ export class FaultInjector {
 /** The read-only calls of each port: everything else may take effect and then fail. */
 export const STORE_READS: PortShape = { reads: ['getNode', 'listNodes', 'getPool', 'listPools', 'getDrain', 'listDrains', 'getScaleUp', 'listDecisions', 'listDecisionsSince', 'listControls', 'getGearLists'] };
 export const CLOUD_READS: PortShape = { reads: ['describeHosts', 'listManagedHosts'] };
-export const PLATFORM_READS: PortShape = { reads: ['listGears', 'moveStatus', 'readNodeFacts', 'nodeLoad', 'hasNode'] };
+export const PLATFORM_READS: PortShape = { reads: ['listGears', 'moveStatus', 'findMove', 'readNodeFacts', 'nodeLoad', 'hasNode'] };
 export const QUEUE_READS: PortShape = { reads: [] };
 export const MARKET_READS: PortShape = { reads: ['currentSpotPrices', 'onDemandPrices'] };

@@ -16,6 +16,7 @@ import { InMemoryStateStore } from '../../../lib/adapters/memory/state-store.js'
 import { RENEWAL_BY } from '../../../lib/app/replace-drain.js';
 import { parseConfig } from '../../../lib/config/index.js';
 import { launchedFromTemplate } from '../../../lib/domain/drift.js';
+import type { DrainRecord } from '../../../lib/domain/model.js';
 import type { Platform } from '../../../lib/ports/platform.js';
 import type { OutgoingMessage, Queue, QueueName } from '../../../lib/ports/queue.js';
 import type { StateStore } from '../../../lib/ports/state-store.js';
@@ -185,6 +186,7 @@ class ScenarioRun {
     await this.operator?.settled();
 
     const drains = await this.invariants.allDrains();
+    this.checkMovesRecorded(drains);
     const pool = await this.store.getPool(POOL);
     return {
       violations: this.violations,
@@ -211,6 +213,25 @@ class ScenarioRun {
       idleGearMoves: this.idleTakesNoSlot ? this.idleGearMoves() : 0,
       operator: this.operator?.tally ?? { done: 0, refused: 0, faulted: 0, cancelledBeforeBegun: 0, createdThenRefused: 0 },
     };
+  }
+
+  /**
+   * Every gear the platform moved is a `moved` move of some drain: a move is a tenant's restart, and the drains'
+   * records are what the budget counts against (maxMovesPerGear) and what `nodescaler disruption` tells an operator.
+   */
+  private checkMovesRecorded(drains: readonly DrainRecord[]): void {
+    const recorded = drains.reduce((sum, drain) => sum + drain.moves.filter((move) => move.state === 'moved').length, 0);
+    const made = this.worldPlatform.succeededMoves();
+    if (recorded === made) return;
+    // The simulated platform keeps each move: name the gears whose moves the drains do not account for.
+    const byGear = new Map<string, number>();
+    for (const move of this.platform?.moveHistory() ?? []) if (move.outcome === 'succeeded') byGear.set(move.uuid, (byGear.get(move.uuid) ?? 0) + 1);
+    for (const drain of drains) for (const move of drain.moves) if (move.state === 'moved') byGear.set(move.gear.uuid, (byGear.get(move.gear.uuid) ?? 0) - 1);
+    const gears = [...byGear].filter(([, count]) => count !== 0).map(([uuid, count]) => {
+      const records = drains.flatMap((drain) => drain.moves.filter((move) => move.gear.uuid === uuid).map((move) => `${drain.drainId} ${drain.state} ${move.state}${move.commandId ? '' : ' without a handle'}${move.lastError ? ` (${move.lastError})` : ''}`));
+      return `${uuid} ${count > 0 ? `${count} unrecorded` : `${-count} recorded but not made`} [${records.join('; ')}]`;
+    });
+    this.violations.push(`${this.clock.now().toISOString()}: the platform moved ${made} gears, the drains record ${recorded} as moved${gears.length > 0 ? `: ${gears.slice(0, 3).join(', ')}` : ''}`);
   }
 
   /** Moves of gears the world placed idle that landed. */
