@@ -123,6 +123,13 @@ function buildConfigSchema() {
     decisionMaxAge: z.optional(duration({ positive: true })),
     /** How long decision log entries are kept (DynamoDB TTL). */
     decisionLogTtl: dur('90d', { positive: true }),
+    /**
+     * How long an ended drain (completed or aborted) and its moves are kept
+     * after it ends (DynamoDB TTL): what `nodescaler disruption` and `drains`
+     * read back. The gear move history that `maxMovesPerGear` counts expires
+     * on its own.
+     */
+    drainHistoryTtl: dur('90d', { positive: true }),
     /** `shadow`: every pool decides and logs what it would do ("would add 2 nodes"), and nothing acts. */
     mode: z._default(z.enum(MODES), 'active'),
     /** Default naming for pools that have none of their own. */

@@ -146,8 +146,13 @@ export interface StateStore {
    * started at or after it (ended drains stay in the table: a report of the last days reads the moves of those alone).
    */
   listDrains(pool: PoolId, state?: DrainState, startedSince?: string): Promise<DrainRecord[]>;
-  /** Changes the drain's own fields (its version goes up; its moves are not touched); `ConflictError` unless at `expectedVersion`. */
-  updateDrain(drainId: string, expectedVersion: number, patch: DrainPatch, now: Date): Promise<DrainHeader>;
+  /**
+   * Changes the drain's own fields (its version goes up; its moves are not touched); `ConflictError` unless at
+   * `expectedVersion`. With `keepEndedFor` (ms) and a patch that ends the drain (`completed`, `aborted`), the drain
+   * expires that long after `now`, its moves first, then its header (DynamoDB TTL; the memory store keeps it): a crash
+   * between leaves moves due to expire on a drain that resumes and ends again, never a header gone with moves left.
+   */
+  updateDrain(drainId: string, expectedVersion: number, patch: DrainPatch, now: Date, keepEndedFor?: number): Promise<DrainHeader>;
   /**
    * Applies each write to its move by conditional write on the move's own
    * version; the drain's version does not change. Returns the moves created or

@@ -59,6 +59,8 @@ export class BillMeter {
   private readonly nodeSizes = new NodeSizes(this.listSizes);
   /** Each node's gear list digest as last written: a report whose list is unchanged writes none. */
   private readonly listDigests = new Map<string, string>();
+  /** Move items of each drain, which its end stamps to expire (a write each). */
+  private readonly drainMoveItems = new Map<string, number>();
 
   /** `platform` with its gear listings counted by the function asking. */
   platform<P extends { listGears(nodeId: string): Promise<unknown> }>(platform: P): P {
@@ -246,14 +248,31 @@ export class BillMeter {
       case 'createDrain': {
         const { moves, ...header } = (subject ?? {}) as { moves?: unknown[] };
         wru = 2 * writeUnits(itemBytes(header)) + (moves ?? []).reduce<number>((sum, move) => sum + writeUnits(itemBytes(move)), 0);
+        if (result !== undefined) this.drainMoveItems.set(String((args[0] as { drainId?: unknown }).drainId), moves?.length ?? 0);
         break;
       }
-      case 'updateDrain':
+      case 'updateDrain': {
         wru = 2 * writeUnits(itemBytes(subject));
+        // An end with keepEndedFor reads its move items' keys (strongly consistent) and stamps each to expire.
+        const state = (args[2] as { state?: string } | undefined)?.state;
+        if (result !== undefined && state !== undefined && state !== 'active' && args[4] !== undefined) {
+          const items = this.drainMoveItems.get(String(args[0])) ?? 0;
+          rru = readUnits(items * 100);
+          wru += items;
+          this.drainMoveItems.delete(String(args[0]));
+        }
         break;
-      case 'writeMoves':
-        for (const write of (args[1] ?? []) as Array<{ kind: string; move?: unknown }>) wru += write.kind === 'delete' ? 1 : writeUnits(itemBytes(write.move));
+      }
+      case 'writeMoves': {
+        let items = this.drainMoveItems.get(String(args[0])) ?? 0;
+        for (const write of (args[1] ?? []) as Array<{ kind: string; move?: unknown }>) {
+          wru += write.kind === 'delete' ? 1 : writeUnits(itemBytes(write.move));
+          if (write.kind === 'create') items += 1;
+          else if (write.kind === 'delete') items -= 1;
+        }
+        this.drainMoveItems.set(String(args[0]), Math.max(0, items));
         break;
+      }
       case 'splitDrainMoves': {
         const { moves, ...header } = (subject ?? {}) as { moves?: unknown[] };
         rru = 1;

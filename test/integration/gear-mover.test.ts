@@ -1,4 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
+import { QueryCommand } from '@aws-sdk/client-dynamodb';
+import { TABLE_KEYS } from '../../lib/adapters/dynamodb/table-definition.js';
 import type { DrainRecord } from '../../lib/domain/model.js';
 import { drainIdFor } from '../../lib/domain/drain.js';
 import type { DrainCompleteMessage, ScaleUpMessage } from '../../lib/messages/index.js';
@@ -113,6 +115,30 @@ describe('gear mover on dynalite with the simulated platform', () => {
     expect(w.queue.sent('decommission')).toEqual([]);
     const [logged] = await w.store.listDecisions(POOL, 1);
     expect(logged).toMatchObject({ kind: 'failure', decisionId: drain.decisionId });
+  });
+
+  it('keeps an ended drain, completed or aborted, drainHistoryTtl after it ends, then lets DynamoDB remove it with its moves', async () => {
+    const w = await world({ config: { drainHistoryTtl: '30d' } });
+    await w.node('src.example.com', { gears: apps(1, 3) });
+    await w.node('stuck.example.com', { gears: apps(1, 2, 's-') });
+    await w.node('t1.example.com', { gears: [] });
+    w.sim.scriptMoveFailures('s-0x1', 'always');
+    const mover = w.mover();
+    await mover.handleScaleDown(await w.decideScaleDown('src.example.com'));
+    expect(await mover.run(w.budget())).toMatchObject({ completed: 1 });
+    await mover.handleScaleDown(await w.decideScaleDown('stuck.example.com'));
+    expect(await mover.run(w.budget())).toMatchObject({ aborted: 1 });
+
+    const tableName = (w.store as unknown as { tableName: string }).tableName;
+    for (const drain of [await onlyDrain(w, 'completed'), await onlyDrain(w, 'aborted')]) {
+      const items = await harness.local!.client.send(
+        new QueryCommand({ TableName: tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': { S: `DRAIN#${drain.drainId}` } }, ConsistentRead: true }),
+      );
+      const due = Math.floor((Date.parse(drain.updatedAt) + 30 * 86_400_000) / 1000);
+      // The header and one item per move, every one due at the same second.
+      expect(items.Items?.map((item) => item.sk!.S).sort()).toEqual(['DRAIN', ...drain.moves.map((m) => `MOVE#${m.gear.uuid}`)].sort());
+      expect(items.Items?.map((item) => Number(item[TABLE_KEYS.ttl]?.N))).toEqual(items.Items!.map(() => due));
+    }
   });
 
   it('aborts before moving anything when the plan cannot place every gear', async () => {

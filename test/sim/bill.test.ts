@@ -137,7 +137,7 @@ describe('the autoscaler bill', () => {
     const move = drain.moves[0]!;
     await store.writeMoves('dr', [{ kind: 'update', move: { ...move, state: 'moving', attempts: 1 }, expectedVersion: move.version! }]);
     expect(meter.counts.wru - before).toBe(1);
-    await store.updateDrain('dr', drain.version, { closedAt: '2026-01-01T00:01:00.000Z' }, new Date('2026-01-01T00:01:00.000Z'));
+    const closed = await store.updateDrain('dr', drain.version, { closedAt: '2026-01-01T00:01:00.000Z' }, new Date('2026-01-01T00:01:00.000Z'), 86_400_000);
     expect(meter.counts.wru - before).toBe(3);
     // Reading it back: header and 100 moves, about 15 KB, in one strongly consistent query.
     const rru = meter.counts.rru;
@@ -149,6 +149,12 @@ describe('the autoscaler bill', () => {
     const { moves: all, ...header } = read;
     const shapes = [read, { ...header, moves: all.slice(0, 1) }, { ...header, moves: [] }, { moves: all.slice(0, 3), ...header }, { moves: all.slice(0, 2) }, { ...header, reason: 'zu wenig Last für Knoten ü', moves: all.slice(0, 2) }];
     for (const shape of shapes) expect(drainBytes(shape)).toBe(itemBytes(shape));
+    // Its end with keepEndedFor: the header, then each of the 100 move items stamped to expire, their keys read first.
+    const [ending, endingRru] = [meter.counts.wru, meter.counts.rru];
+    await store.writeMoves('dr', [{ kind: 'delete', uuid: 'gear-99', expectedVersion: 1 }]);
+    await store.updateDrain('dr', closed.version, { state: 'completed' }, new Date('2026-01-01T00:30:00.000Z'), 86_400_000);
+    expect(meter.counts.wru - ending).toBe(1 + 2 + 99);
+    expect(meter.counts.rru - endingRru).toBe(Math.ceil((99 * 100) / 4096));
   });
 
   it('prorates a metric series by the hours it had points in, each function its own series (the service dimension)', () => {

@@ -23,7 +23,7 @@ describe('example configuration', () => {
 
   it('writes out exactly the schema defaults for every global section', () => {
     const defaults = parseConfig(minimal());
-    for (const key of ['handler', 'platform', 'limits', 'scaleUp', 'scaleDown', 'statsMaxAge', 'leaseTtl', 'decisionLogTtl', 'mode', 'naming', 'sweeper', 'cloudRetry'] as const) {
+    for (const key of ['handler', 'platform', 'limits', 'scaleUp', 'scaleDown', 'statsMaxAge', 'leaseTtl', 'decisionLogTtl', 'drainHistoryTtl', 'mode', 'naming', 'sweeper', 'cloudRetry'] as const) {
       expect(example[key], key).toEqual(defaults[key]);
     }
     expect(example.dns).toBeUndefined();
@@ -112,6 +112,7 @@ describe('defaults', () => {
     expect(config.leaseTtl).toBe(900_000);
     expect(config.evaluationInterval).toBe(30_000);
     expect(config.decisionLogTtl).toBe(90 * 86_400_000);
+    expect(config.drainHistoryTtl).toBe(90 * 86_400_000);
     expect(config.naming).toEqual({ base: 'node', domain: 'example.com' });
     expect(config.sweeper).toEqual({ terminateOrphans: false, orphanAge: 600_000 });
     expect(config.dns).toBeUndefined();

@@ -7,6 +7,9 @@
  *   DRAIN#<drainId> / DRAIN          the header (gsi1: POOL#<pool> / DRAIN#<state>#<drainId>)
  *   DRAIN#<drainId> / MOVE#<uuid>    one move, with its own version (in no index)
  *
+ * An ended drain's items expire (TTL) `keepEndedFor` after it ends, when the
+ * caller gives it: its moves are stamped before its header.
+ *
  * A drain written before moves had their own items keeps them in its header
  * (`moves`); it is read as it is (`movesInline`) and split on its first move
  * write (`split`). DynamoDbStateStore delegates to this module; `send` is its
@@ -19,7 +22,7 @@ import type { DrainHeader, DrainPatch, MoveWrite, NewDrain } from '../../ports/s
 import { queryAll, strip, type Send } from './items.js';
 import { TABLE_KEYS } from './table-keys.js';
 
-const { partition: PK, sort: SK, poolIndex: INDEX, poolIndexPartition: GPK, poolIndexSort: GSK } = TABLE_KEYS;
+const { partition: PK, sort: SK, poolIndex: INDEX, poolIndexPartition: GPK, poolIndexSort: GSK, ttl: TTL } = TABLE_KEYS;
 const HEADER = 'DRAIN';
 const MOVE = 'MOVE#';
 /** Move writes in flight at once: a 6,000-gear plan is 6,000 conditional puts. */
@@ -93,9 +96,14 @@ export class DynamoDbDrains {
     return drains.sort((a, b) => a.startedAt.localeCompare(b.startedAt) || a.drainId.localeCompare(b.drainId));
   }
 
-  async update(drainId: string, expectedVersion: number, patch: DrainPatch, now: Date): Promise<DrainHeader> {
+  async update(drainId: string, expectedVersion: number, patch: DrainPatch, now: Date, keepEndedFor?: number): Promise<DrainHeader> {
     const fields: Record<string, unknown> = { ...patch, updatedAt: now.toISOString() };
     if (patch.state) fields[GSK] = indexSortKey(patch.state, drainId);
+    if (patch.state !== undefined && patch.state !== 'active' && keepEndedFor !== undefined) {
+      const expiresAt = Math.floor((now.getTime() + keepEndedFor) / 1000);
+      await this.expireMoves(drainId, expiresAt);
+      fields[TTL] = expiresAt;
+    }
     const names: Record<string, string> = { '#version': 'version' };
     const values: Record<string, unknown> = { ':expected': expectedVersion, ':one': 1 };
     const set = ['#version = #version + :one'];
@@ -192,6 +200,41 @@ export class DynamoDbDrains {
         if (!(error instanceof ConflictError)) throw error;
       }
     }
+  }
+
+  /**
+   * Stamps every move item of the drain to expire at `expiresAt` (epoch seconds), PARALLEL_WRITES at once. A move
+   * deleted since the query is left deleted (the condition keeps the update from writing it back).
+   */
+  private async expireMoves(drainId: string, expiresAt: number): Promise<void> {
+    const keys = await queryAll(this.client, this.send, {
+      TableName: this.tableName,
+      KeyConditionExpression: '#pk = :pk AND begins_with(#sk, :move)',
+      ProjectionExpression: '#pk, #sk',
+      ExpressionAttributeNames: { '#pk': PK, '#sk': SK },
+      ExpressionAttributeValues: { ':pk': partitionOf(drainId), ':move': MOVE },
+      ConsistentRead: true,
+    });
+    const expire = async (key: Record<string, unknown>) => {
+      try {
+        await this.send(() =>
+          this.client.send(
+            new UpdateCommand({
+              TableName: this.tableName,
+              Key: { [PK]: key[PK], [SK]: key[SK] },
+              UpdateExpression: 'SET #ttl = :ttl',
+              ConditionExpression: `attribute_exists(${PK})`,
+              ExpressionAttributeNames: { '#ttl': TTL },
+              ExpressionAttributeValues: { ':ttl': expiresAt },
+              ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+            }),
+          ),
+        );
+      } catch (error) {
+        if (!(error instanceof ConflictError)) throw error;
+      }
+    };
+    for (let start = 0; start < keys.length; start += PARALLEL_WRITES) await Promise.all(keys.slice(start, start + PARALLEL_WRITES).map(expire));
   }
 
   private async movesOf(drainId: string): Promise<GearMove[]> {

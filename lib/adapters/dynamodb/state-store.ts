@@ -250,8 +250,8 @@ export class DynamoDbStateStore implements StateStore {
     return this.drains.list(pool, state, startedSince);
   }
 
-  updateDrain(drainId: string, expectedVersion: number, patch: DrainPatch, now: Date): Promise<DrainHeader> {
-    return this.drains.update(drainId, expectedVersion, patch, now);
+  updateDrain(drainId: string, expectedVersion: number, patch: DrainPatch, now: Date, keepEndedFor?: number): Promise<DrainHeader> {
+    return this.drains.update(drainId, expectedVersion, patch, now, keepEndedFor);
   }
 
   writeMoves(drainId: string, writes: readonly MoveWrite[]): Promise<GearMove[]> {

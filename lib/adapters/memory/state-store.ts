@@ -234,7 +234,8 @@ export class InMemoryStateStore implements StateStore {
       .map((drain) => this.assemble(drain));
   }
 
-  async updateDrain(drainId: string, expectedVersion: number, patch: DrainPatch, now: Date): Promise<DrainHeader> {
+  /** `keepEndedFor` is DynamoDB's TTL: the memory store keeps an ended drain for its life. */
+  async updateDrain(drainId: string, expectedVersion: number, patch: DrainPatch, now: Date, _keepEndedFor?: number): Promise<DrainHeader> {
     const drain = this.drains.get(drainId);
     if (!drain) throw new NotFoundError('drain', drainId);
     if (drain.version !== expectedVersion) throw new ConflictError(`drain ${drainId} is not at version ${expectedVersion}`, this.assemble(drain));

@@ -80,9 +80,10 @@ export type DrainChange = DrainPatch & { moves?: GearMove[] };
  * had their own items is split first), then the drain's own fields, if any,
  * by conditional write on the drain's version, with the phase the result is
  * in. A crash between the two leaves moves that are each whole; the next
- * round reads them and carries on.
+ * round reads them and carries on. A change that ends the drain passes
+ * `keepEndedFor` (drainHistoryTtl), so the table does not grow for ever.
  */
-export async function save(ctx: RecordContext, drain: DrainRecord, change: DrainChange): Promise<DrainRecord> {
+export async function save(ctx: RecordContext, drain: DrainRecord, change: DrainChange, options: { keepEndedFor?: number } = {}): Promise<DrainRecord> {
   const { store, clock } = ctx.ports;
   const { moves: nextMoves, ...patch } = change;
   let current = drain;
@@ -94,7 +95,7 @@ export async function save(ctx: RecordContext, drain: DrainRecord, change: Drain
   }
   const inline = current.movesInline ? { movesInline: true } : {};
   if (Object.keys(patch).length === 0) return { ...current, moves, ...inline };
-  const header = await store.updateDrain(current.drainId, current.version, { ...patch, phase: derivedDrainPhase({ ...current, ...patch }) }, clock.now());
+  const header = await store.updateDrain(current.drainId, current.version, { ...patch, phase: derivedDrainPhase({ ...current, ...patch }) }, clock.now(), options.keepEndedFor);
   return { ...header, moves, ...inline };
 }
 

@@ -82,7 +82,7 @@ export async function complete(ctx: DrainContext, drain: DrainRecord, node: Node
 
 export async function markCompleted(ctx: DrainContext, drain: DrainRecord, note: string): Promise<StepResult> {
   const { clock, log, metrics } = ctx.ports;
-  const done = await save(ctx, drain, { state: 'completed' });
+  const done = await save(ctx, drain, { state: 'completed' }, { keepEndedFor: ctx.config.drainHistoryTtl });
   const seconds = Math.max(0, (Date.parse(done.completedAt ?? clock.now().toISOString()) - Date.parse(done.startedAt)) / 1000);
   const progress = progressOf(done.moves);
   // Completed drains are DrainDuration's SampleCount: one series, not two (docs/BENCHMARKS.md, the bill).
@@ -184,7 +184,7 @@ export async function finishAbort(ctx: DrainContext, drain: DrainRecord, node: N
   }
   const stop = drainStop(drain, drain.closedAt !== undefined || options.failure);
   if (stop.backsOff) await markDrainFailure(ctx, drain.pool, now);
-  const done = await save(ctx, drain, { state: 'aborted', abortReason: reason.slice(0, 1024) });
+  const done = await save(ctx, drain, { state: 'aborted', abortReason: reason.slice(0, 1024) }, { keepEndedFor: ctx.config.drainHistoryTtl });
   const progress = progressOf(done.moves);
   if (stop.metric) metrics.record(stop.metric, 1, 'Count', { pool: drain.pool });
   log.warn(stop.logText, { drainId: drain.drainId, nodeId: drain.nodeId, pool: drain.pool, reason, moved: progress.moved, total: progress.total });
