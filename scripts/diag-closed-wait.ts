@@ -6,12 +6,13 @@
  * It reads the simulator's and the in-memory store's internals, so it lives
  * here, not in lib/sim.
  *
- *   npx tsx scripts/diag-closed-wait.ts heldout SEED SHAPE PEAK_GEARS
+ *   npx tsx scripts/diag-closed-wait.ts heldout SEED SHAPE PEAK_GEARS   (the mixed family)
+ *   npx tsx scripts/diag-closed-wait.ts FAMILY SEED SHAPE PEAK_GEARS    (e.g. surge 32 2 20000: held-out u32-2)
  *   DAYS=3 npx tsx scripts/diag-closed-wait.ts suite NAME_PART - PEAK_GEARS
  */
 import { InMemoryStateStore } from '../lib/adapters/memory/state-store.js';
 import type { NodeRecord } from '../lib/domain/model.js';
-import { heldoutShape } from '../lib/sim/heldout.js';
+import { familyShapes, isHeldoutFamily } from '../lib/sim/heldout-families.js';
 import { runNodescaler } from '../lib/sim/replay.js';
 import { SimWorld } from '../lib/sim/world.js';
 import { suiteTraces } from './bench-suite.js';
@@ -28,9 +29,9 @@ interface WorldInternals {
 const [kind, a, b, peakArg] = process.argv.slice(2);
 const peak = Number(peakArg);
 const days = Number(process.env.DAYS ?? 7);
-const trace =
-  kind === 'heldout'
-    ? heldoutShape(Number(b) - 1, { seed: Number(a), days, peakGears: peak }).trace
+const family = kind === 'heldout' ? 'mixed' : kind;
+const trace = isHeldoutFamily(family)
+    ? familyShapes(family, { seed: Number(a), days, peakGears: peak, count: Number(b) })[Number(b) - 1]?.trace
     : suiteTraces(days, peak, 42).find((t) => t.name.includes(a ?? ''))?.load();
 if (!trace) throw new Error(`no trace matches ${a}`);
 
