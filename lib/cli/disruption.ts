@@ -21,6 +21,9 @@ async function poolsToRead(target: OpenTarget, config: Config, pool: string | un
   return [pool];
 }
 
+/** The report, and when the period reaches past what the table keeps, the time before which ended drains have expired. */
+export type DisruptionView = DisruptionReport & { expiredBefore?: string };
+
 export async function disruptionReport(
   target: OpenTarget,
   config: Config,
@@ -28,16 +31,20 @@ export async function disruptionReport(
   since: Date,
   now: Date,
   options: { topApps: number; app?: string },
-): Promise<DisruptionReport> {
+): Promise<DisruptionView> {
   const pools = await poolsToRead(target, config, pool);
   const from = since.toISOString();
   const drains = await Promise.all(pools.flatMap((id) => DRAIN_STATES.map((state) => target.store.listDrains(id, state, from))));
-  return summarizeDisruption(drains.flat(), since, now, options);
+  const report = summarizeDisruption(drains.flat(), since, now, options);
+  // An ended drain is kept drainHistoryTtl after it ends: a longer period would read as fewer moves than there were.
+  const expiredBefore = now.getTime() - config.drainHistoryTtl;
+  return since.getTime() < expiredBefore ? { ...report, expiredBefore: new Date(expiredBefore).toISOString() } : report;
 }
 
-export function renderDisruption(report: DisruptionReport, width: number | undefined): string[] {
+export function renderDisruption(report: DisruptionView, width: number | undefined): string[] {
   const { totals } = report;
   const lines = [`drains started since ${report.since}`];
+  if (report.expiredBefore) lines.push(...wrap(`(drains that ended before ${report.expiredBefore} have expired: drainHistoryTtl keeps an ended drain that long)`, width));
   if (totals.drains === 0) return [...lines, ...wrap('none: no drain started in this period, so no gear was moved', width), ...appMovesLines(report, width)];
   const row = (name: string, c: DisruptionCounts) => [
     name,

@@ -63,12 +63,22 @@ describe('nodescaler disruption', () => {
     expect(result.code).toBe(0);
     const out = flat(result.stdout);
     expect(out).toMatch(/drains started since 2026-11-14T10:\d\d:\d\d\.\d{3}Z/);
+    expect(out).not.toContain('have expired');
     expect(out).toMatch(/d1\/small 1 1 scale-down 1 10 0 0 0/);
     expect(out).toContain('Drains: 1 emptied their node.');
     expect(out).toContain('Of the 10 gears moved, 0 restarted a tenant\'s application (0.0 per node emptied), 0 were idle, 10 unmarked by their agent; 0 were moved more than once.');
     expect(out).toContain('applications moved most (2 shown)');
     expect(out).toMatch(/app-0 d1\/small 0 3 2026-11-21T10:0\d/);
     expect(out).not.toContain('app-2');
+  });
+
+  it('says when the period reaches past drainHistoryTtl (90 days by default): older ended drains have expired', async () => {
+    const within = JSON.parse((await cli(['disruption', '--since', '90d', '--json'])).stdout);
+    expect(within.expiredBefore).toBeUndefined();
+    const beyond = JSON.parse((await cli(['disruption', '--since', '120d', '--json'])).stdout);
+    expect(beyond.expiredBefore).toMatch(/^2026-08-2\dT10:\d\d:\d\d\.\d{3}Z$/);
+    expect(beyond.pools[0]).toMatchObject({ drains: 1, gearsMoved: 10 });
+    expect(flat((await cli(['disruption', '--since', '120d'])).stdout)).toContain(`(drains that ended before ${beyond.expiredBefore} have expired: drainHistoryTtl keeps an ended drain that long)`);
   });
 
   it('--app lists every move of one application: when, from and to which node, why, whether it restarted it', async () => {
