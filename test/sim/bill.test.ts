@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { InMemoryStateStore } from '../../lib/adapters/memory/state-store.js';
-import { BillMeter, drainBytes, itemBytes } from '../../lib/sim/bill.js';
+import { BillMeter } from '../../lib/sim/bill.js';
+import { drainBytes, itemBytes } from '../../lib/sim/item-sizes.js';
 import { SERVICE_PRICES } from '../../lib/sim/prices.js';
 import { statsToStore } from '../../lib/domain/node-stats.js';
 
