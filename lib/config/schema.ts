@@ -125,9 +125,8 @@ function buildConfigSchema() {
     decisionLogTtl: dur('90d', { positive: true }),
     /**
      * How long an ended drain (completed or aborted) and its moves are kept
-     * after it ends (DynamoDB TTL): what `nodescaler disruption` and `drains`
-     * read back. The gear move history that `maxMovesPerGear` counts expires
-     * on its own.
+     * after it ends (DynamoDB TTL): what `nodescaler disruption` reads back.
+     * The gear move history that `maxMovesPerGear` counts expires on its own.
      */
     drainHistoryTtl: dur('90d', { positive: true }),
     /** `shadow`: every pool decides and logs what it would do ("would add 2 nodes"), and nothing acts. */
