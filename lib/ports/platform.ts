@@ -11,7 +11,11 @@ export interface MoveHandle {
  * `busy`: another operation held the gear's application (the broker's application lock): nothing was done to the
  * gear, and the same move may go through later.
  */
-export type MoveStatus = { state: 'running' } | { state: 'succeeded' } | { state: 'failed'; error: string; targetFull?: boolean; busy?: boolean };
+/**
+ * A failed move's `gone`: the gear no longer exists (its tenant deleted it), so nothing is left to move. Whether an
+ * attempt that failed as it was deleted had moved it first cannot be told.
+ */
+export type MoveStatus = { state: 'running' } | { state: 'succeeded' } | { state: 'failed'; error: string; targetFull?: boolean; busy?: boolean; gone?: boolean };
 
 export interface MoveOptions {
   /**
@@ -56,7 +60,7 @@ export interface Platform {
    * the gear is not on `fromNode`.
    */
   startMove(gear: GearInfo, fromNode: string, toNode: string, options?: MoveOptions): Promise<MoveHandle>;
-  /** Result of a move started earlier. */
+  /** Result of a move started earlier; failed with `gone` when the gear no longer exists anywhere. */
   moveStatus(handle: MoveHandle): Promise<MoveStatus>;
   /**
    * The move an earlier `startMove` with this idempotency key started, or undefined: never starts one. A drain that

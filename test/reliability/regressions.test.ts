@@ -498,6 +498,40 @@ const regressions: Array<{ name: string; scenario: Scenario; fewestServing?: num
       operator: [{ minute: 2, node: 5, command: 'drain', cancelAfter: 2, racing: true }],
     },
   },
+  {
+    // Found in session 67 by a soak on the broker emulator (docs/RELIABILITY.md,
+    // finding 22): a move's command exited 1 after the gear reached its target
+    // (its old copy not removed), and its tenant deleted the gear in the same
+    // minute. The broker then knew no such gear: the attempt was failed and
+    // retried, every retry failed "Gear not found" and the drain aborted. Fix:
+    // the platform says such a move failed with its gear `gone`, and the drain
+    // drops it (lib/workflows/drain/moving.ts pollMoves, proven in
+    // test/integration/drain-gear-deleted.test.ts); the check owes no record
+    // to a move that exited 1 of a gear gone since.
+    name: 'a gear its tenant deletes as its move exits 1 is dropped from the drain, not retried until the drain aborts',
+    scenario: {
+      seed: 1201625788,
+      demand: [{ minutes: 8, gears: 33 }, { minutes: 6, gears: 5 }, { minutes: 5, gears: 48 }, { minutes: 4, gears: 15 }, { minutes: 9, gears: 0 }, { minutes: 11, gears: 44 }],
+      faults: { errorBefore: 0.0302, errorAfter: 0.0126, crash: 0.01695, skewMs: 9431 },
+      queue: { duplicateRate: 0.0027, reorderWindow: 5, delayRate: 0.1702, partialSendFailure: 0.1366 },
+      concurrency: 0.2667,
+      clockJumps: 0.00605,
+      moveFailureRate: 0.1998,
+      rebalanceRate: 0.0047,
+      attrition: false,
+      hostileRate: 0.1986,
+      capacityCap: 3,
+      districtUids: 15,
+      maxNodesTotal: 4,
+      store: 'memory',
+      budget: { maxDraining: 1, maxMovesPerGear: 1, doNotMoveApps: 1 },
+      platform: 'broker',
+      zones: false,
+      scaleUpOptions: { waitingRise: true, doubleWhenFull: false },
+      market: { spot: true, dollars: 0.0001 },
+      operator: [{ minute: 3, node: 1, command: 'drain', cancelAfter: 2, racing: true }, { minute: 1, node: 6, command: 'drain --replace', cancelAfter: 4, racing: true }],
+    },
+  },
 ];
 
 describe('reliability counterexamples stay fixed', () => {

@@ -89,6 +89,8 @@ export class BrokerEmulator {
   private readonly document = brokerDocument();
   private sequence = 0;
   private completedMoves = 0;
+  /** The gear of each completed move, in order, and whether its command still exited 1: what a check names when the drains' records disagree. */
+  private readonly completedMoveGears: Array<{ uuid: string; exitedFailed: boolean }> = [];
   private lockedMoves = 0;
   private readonly latency: number;
   private readonly moveDuration: number;
@@ -182,6 +184,12 @@ export class BrokerEmulator {
   succeededMoves(): number {
     this.settle();
     return this.completedMoves;
+  }
+
+  /** The gear of each completed move, in order, and whether its command exited 1 all the same (its old copy not removed). */
+  movedGears(): ReadonlyArray<{ uuid: string; exitedFailed: boolean }> {
+    this.settle();
+    return this.completedMoveGears;
   }
 
   unreachable(node: string): void {
@@ -375,6 +383,7 @@ export class BrokerEmulator {
     const source = gear.node;
     gear.node = target;
     this.completedMoves++;
+    this.completedMoveGears.push({ uuid, exitedFailed: move.fault === 'destroy-old' });
     if (move.fault === 'destroy-old') {
       return fail(`An invalid exit code (1) was returned from the server ${source}.  This indicates an unexpected problem during the execution of your request.`);
     }

@@ -12,6 +12,8 @@ export interface PlatformWorld {
   gear(nodeId: string, gear: GearInfo): void;
   /** The next move of this gear fails (rsync error: the gear stays where it was). */
   failNextMove(uuid: string): void;
+  /** Its tenant deletes the gear. */
+  deleteGear(uuid: string): void;
   where(uuid: string): string | undefined;
   membership(nodeId: string): { district: string; active: boolean } | undefined;
   /** Lets (virtual) time pass. */
@@ -153,7 +155,16 @@ export function platformContract(name: string, harness: PlatformHarness): void {
       const handle = await platform.startMove(gear('g1'), 'n1.example.com', 'n2.example.com');
       const status = await settled(handle);
       expect(status.state).toBe('failed');
+      expect(status).not.toHaveProperty('gone');
       expect(world.where('g1')).toBe('n1.example.com');
+    });
+
+    it('a move of a gear its tenant deletes while the move runs fails as gone: nothing is left to move', async () => {
+      world.gear('n1.example.com', gear('g1'));
+      const handle = await platform.startMove(gear('g1'), 'n1.example.com', 'n2.example.com');
+      world.deleteGear('g1');
+      expect(await settled(handle)).toMatchObject({ state: 'failed', gone: true });
+      expect(world.where('g1')).toBeUndefined();
     });
 
     it('a move to a full target is refused at its start or fails as targetFull; the gear stays on its source', async () => {

@@ -387,7 +387,7 @@ export class SimulatedPlatform implements Platform {
       else if (!source || this.locations.get(move.gear.uuid) !== move.from) failure = `gear ${move.gear.uuid} is no longer on ${move.from}`;
       else if (!target) failure = `node ${move.to} is gone`;
       if (failure !== undefined) {
-        move.status = { state: 'failed', error: failure };
+        move.status = { state: 'failed', error: failure, ...(this.locations.has(move.gear.uuid) ? {} : { gone: true }) };
         if (record) record.outcome = 'failed';
         continue;
       }

@@ -248,6 +248,8 @@ export class OpenShiftBrokerPlatform implements Platform {
     if (sent !== undefined) {
       const at = await this.gearLocation(sent.target, sent.gear);
       if (at === sent.target) return { state: 'succeeded' };
+      // The broker knows no such gear (deleted by its tenant, before or during the move): nothing is left to move.
+      if (at === undefined) return { state: 'failed', error, gone: true };
     }
     return failedMove(error);
   }

@@ -179,6 +179,7 @@ export async function planOrFinish(ctx: DrainContext, drain: DrainRecord, node: 
  * Reads the result of every move in flight; records them in one write. True when something changed. An attempt
  * recorded without its handle is looked up by its key once past the grace: `start` (a drain moving) starts it if it
  * never reached the platform, `find` (a drain stopping) only finds it, and gives back an attempt that never started.
+ * A move whose gear is gone (deleted by its tenant) is dropped from the drain.
  */
 export async function pollMoves(ctx: DrainContext, drain: DrainRecord, node: NodeRecord, options: { orphans: 'start' | 'find' }): Promise<boolean> {
   const { platform, clock, log, metrics } = ctx.ports;
@@ -225,6 +226,12 @@ export async function pollMoves(ctx: DrainContext, drain: DrainRecord, node: Nod
       moves.push(move);
       continue;
     }
+    changed = true;
+    if (status.state === 'failed' && status.gone) {
+      // Retried, a move of a gear that no longer exists fails until the drain gives up and aborts: nothing to move.
+      log.info('gear deleted during its move; dropped from the plan', { drainId: drain.drainId, uuid: move.gear.uuid, attempt: move.attempts, error: status.error });
+      continue;
+    }
     const outcome: MoveOutcome =
       status.state === 'succeeded'
         ? { kind: 'succeeded' }
@@ -235,7 +242,6 @@ export async function pollMoves(ctx: DrainContext, drain: DrainRecord, node: Nod
             : { kind: 'failed', error: status.error };
     const next = settleAttempt(move, outcome, now, ctx.retry);
     moves.push(next);
-    changed = true;
     if (next.state === 'moved') {
       metrics.record('GearMoves', 1, 'Count', { pool: drain.pool });
       if (move.gear.disruptive) metrics.record('TenantRestarts', 1, 'Count', { pool: drain.pool });
@@ -254,7 +260,9 @@ export async function pollMoves(ctx: DrainContext, drain: DrainRecord, node: Nod
     }
   }
   if (changed) {
-    await recordMoves(ctx, drain, moves.filter((move, i) => move.state === 'moved' && drain.moves[i]!.state === 'moving'));
+    // By gear, not by index: a dropped move leaves `moves` shorter than the drain's.
+    const wasMoving = new Set(drain.moves.filter((move) => move.state === 'moving').map((move) => move.gear.uuid));
+    await recordMoves(ctx, drain, moves.filter((move) => move.state === 'moved' && wasMoving.has(move.gear.uuid)));
     await save(ctx, drain, { moves: moves.map(stripUndefined) });
   }
   return changed;

@@ -155,6 +155,11 @@ export class EmulatedWorld implements WorldPlatform {
     return this.broker.succeededMoves();
   }
 
+  /** The gear of each move that completed, in order, and whether its command exited 1 all the same. */
+  movedGears(): ReadonlyArray<{ uuid: string; exitedFailed: boolean }> {
+    return this.broker.movedGears();
+  }
+
   /** Moves that gave up on their application's lock. */
   movesLockedOut(): number {
     return this.broker.movesLockedOut();
