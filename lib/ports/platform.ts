@@ -10,10 +10,8 @@ export interface MoveHandle {
  * `targetFull`: the move failed because the target had no room; the gear is still on its source and may go elsewhere.
  * `busy`: another operation held the gear's application (the broker's application lock): nothing was done to the
  * gear, and the same move may go through later.
- */
-/**
- * A failed move's `gone`: the gear no longer exists (its tenant deleted it), so nothing is left to move. Whether an
- * attempt that failed as it was deleted had moved it first cannot be told.
+ * `gone`: the gear no longer exists (its tenant deleted it), so nothing is left to move. Whether an attempt that
+ * failed as it was deleted had moved it first cannot be told.
  */
 export type MoveStatus = { state: 'running' } | { state: 'succeeded' } | { state: 'failed'; error: string; targetFull?: boolean; busy?: boolean; gone?: boolean };
 
