@@ -88,7 +88,6 @@ export class BrokerEmulator {
   private readonly tenantLocks = new Map<string, number>();
   private readonly document = brokerDocument();
   private sequence = 0;
-  private completedMoves = 0;
   /** The gear of each completed move, in order, and whether its command still exited 1: what a check names when the drains' records disagree. */
   private readonly completedMoveGears: Array<{ uuid: string; exitedFailed: boolean }> = [];
   private lockedMoves = 0;
@@ -183,7 +182,7 @@ export class BrokerEmulator {
   /** Moves that completed (the gear is on its target). */
   succeededMoves(): number {
     this.settle();
-    return this.completedMoves;
+    return this.completedMoveGears.length;
   }
 
   /** The gear of each completed move, in order, and whether its command exited 1 all the same (its old copy not removed). */
@@ -382,7 +381,6 @@ export class BrokerEmulator {
     if (move.fault === 'rsync') return fail(`Error moving app '${app}', platform 'linux', gear '${uuid}' from ${gear.node} to ${target}`);
     const source = gear.node;
     gear.node = target;
-    this.completedMoves++;
     this.completedMoveGears.push({ uuid, exitedFailed: move.fault === 'destroy-old' });
     if (move.fault === 'destroy-old') {
       return fail(`An invalid exit code (1) was returned from the server ${source}.  This indicates an unexpected problem during the execution of your request.`);
