@@ -10,7 +10,7 @@ import { parseArgs } from 'node:util';
 import { ValidationError } from '../lib/errors.js';
 import { BaselineCache } from '../lib/sim/baseline-cache.js';
 import { familyShapes, heldoutFamilyList, isHeldoutFamily, type HeldoutFamily } from '../lib/sim/heldout-families.js';
-import { formatAgainst, formatCheckTally, formatRanking, formatReachable, formatVariant, infeasibleNote, parseVariants, tuneSuite, type TuneTrace, type Variants } from '../lib/sim/tune.js';
+import { formatAgainst, formatBySet, formatCheckTally, formatRanking, formatReachable, formatVariant, infeasibleNote, parseVariants, tuneSuite, type TuneTrace, type Variants } from '../lib/sim/tune.js';
 import { parseTuneSets, tuneSetName, type TuneSet } from '../lib/sim/tune-sets.js';
 import { simInstanceText } from '../lib/sim/replay.js';
 import { suiteTraces } from './bench-suite.js';
@@ -124,8 +124,13 @@ export async function runTune(argv: string[]): Promise<void> {
 
   const heldoutShapes = (family: HeldoutFamily, shapeSeed: number, withSeed: boolean): TuneTrace[] =>
     familyShapes(family, { count: heldout ?? 8, seed: shapeSeed, days: days!, peakGears }).map((shape) => ({ name: shape.name, load: loadWithAppMix(() => shape.trace, apps), ...(withSeed ? { seed: shapeSeed } : {}) }));
+  const setOfTrace = new Map<string, string>();
   const all: TuneTrace[] = sets
-    ? sets.flatMap((set) => (set.kind === 'suite' ? suiteTraces(days, peakGears, seed, apps) : heldoutShapes(set.family, set.seed, true)))
+    ? sets.flatMap((set) => {
+        const traces = set.kind === 'suite' ? suiteTraces(days, peakGears, seed, apps) : heldoutShapes(set.family, set.seed, true);
+        for (const trace of traces) setOfTrace.set(trace.name, tuneSetName(set));
+        return traces;
+      })
     : heldout === undefined
       ? suiteTraces(days, peakGears, seed, apps)
       : heldoutShapes(values.family, seed, false);
@@ -161,6 +166,8 @@ export async function runTune(argv: string[]): Promise<void> {
         if (reachable.length > 0) console.log(`misses within reach (${reachable.length}):\n${reachable.join('\n')}`);
         const tally = formatCheckTally(score.traces);
         if (tally) console.log(`check by check:\n${tally}`);
+        const bySet = formatBySet(score, (trace) => setOfTrace.get(trace));
+        if (bySet) console.log(`by set:\n${bySet}`);
         console.log('');
       },
     });

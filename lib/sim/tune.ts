@@ -184,6 +184,34 @@ export function formatVariant(score: VariantScore, totalLabel = 'suite (mean; mo
 }
 
 /**
+ * One row per set of a `tune --sets` run (the suite, each held-out family at its seed): checks met with the misses out
+ * of reach, the misses within reach, mean node-hours and summed moves x clairvoyant-4h. A session's unseen seeds are
+ * reported set by set, and one run's total mixes families whose misses differ in kind. Undefined for fewer than two
+ * sets; `setOf` names a trace's set (undefined: left out).
+ */
+export function formatBySet(score: Pick<VariantScore, 'traces'>, setOf: (trace: string) => string | undefined): string | undefined {
+  const bySet = new Map<string, TraceScore[]>();
+  for (const trace of score.traces) {
+    const set = setOf(trace.trace);
+    if (set === undefined) continue;
+    bySet.set(set, [...(bySet.get(set) ?? []), trace]);
+  }
+  if (bySet.size < 2) return undefined;
+  const rows = [...bySet].map(([set, traces]) => {
+    const s = scoreVariant(set, traces);
+    const row: Record<string, string> = { set, goal: `${s.met}/${s.of}${infeasibleNote(s)}` };
+    if (traces.every((t) => t.reachable !== undefined)) row['within reach'] = String(sumOf(traces, (t) => t.reachable!.length));
+    return {
+      ...row,
+      'node-hours x clairvoyant-4h (mean)': s.nodeHoursRatio.toFixed(3),
+      'moves x clairvoyant-4h (summed)': movesAgainst(sumOf(traces, (t) => t.gearMoves), sumOf(traces, (t) => t.clairvoyantMoves)),
+      'worst unplaced %': (s.worstUnplacedShare * 100).toFixed(3),
+    };
+  });
+  return formatTable(rows);
+}
+
+/**
  * The misses within reach, trace by trace ("s48-3: gear moves 1.58 x clairvoyant-4h <= 1.5"): what a held-out set
  * leaves to work on, without reading every goal line. Empty when none, or when the traces were scored without a floor.
  */

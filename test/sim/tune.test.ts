@@ -5,7 +5,7 @@ import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { BaselineCache } from '../../lib/sim/baseline-cache.js';
 import { syntheticTrace } from '../../lib/sim/synthetic.js';
-import { checkVariants, formatAgainst, formatCheckTally, formatRanking, formatReachable, formatVariant, mergeOverrides, parseVariants, rankVariants, scoreTrace, scoreVariant, tallyChecks, tuneSuite, type TraceScore } from '../../lib/sim/tune.js';
+import { checkVariants, formatAgainst, formatBySet, formatCheckTally, formatRanking, formatReachable, formatVariant, mergeOverrides, parseVariants, rankVariants, scoreTrace, scoreVariant, tallyChecks, tuneSuite, type TraceScore } from '../../lib/sim/tune.js';
 import type { ReactiveFloor } from '../../lib/sim/floor.js';
 import { emptyMoveCauses } from '../../lib/sim/move-causes.js';
 import { policyResult, reactiveRun } from '../support/builders.js';
@@ -114,6 +114,28 @@ describe('check by check', () => {
     const unfloored = [...traces, score('flat', { checked: CHECKS, missed: ['moves'] })];
     expect(tallyChecks(unfloored)).toEqual([]);
     expect(formatCheckTally(unfloored)).toBeUndefined();
+  });
+});
+
+describe('by set', () => {
+  const floored = (trace: string, figures: Partial<TraceScore>) => score(trace, { infeasible: 0, reachable: [], ...figures });
+  const traces = [
+    floored('synthetic:bursts', { nodeHours: 110, gearMoves: 30, met: 6, infeasible: 1, reachable: ['node-hours 1.100 x clairvoyant-4h <= 1.05'] }),
+    floored('heldout:s9-1', { nodeHours: 90, gearMoves: 5, clairvoyantMoves: 0, met: 7, infeasible: 1 }),
+    floored('heldout:s9-2', { nodeHours: 100, gearMoves: 15, clairvoyantMoves: 20, unplacedShare: 0.002, met: 8 }),
+  ];
+  const setOf = (trace: string) => (trace.startsWith('heldout:s9-') ? 'mixed:9' : trace.startsWith('synthetic:') ? 'suite' : undefined);
+
+  it('scores each set on its own traces: checks with misses out of and within reach, mean node-hours, moves summed', () => {
+    const table = formatBySet({ traces }, setOf)!;
+    expect(table).toMatch(/^suite\s+6\/8, 1 of 2 misses infeasible\s+1\s+1\.100\s+3\.00\s+0\.000$/m);
+    // s9-1's 5 moves where clairvoyant-4h moved none are summed with s9-2's: 20 of 20.
+    expect(table).toMatch(/^mixed:9\s+15\/16, 1 of 1 misses infeasible\s+0\s+0\.950\s+1\.00\s+0\.200$/m);
+  });
+
+  it('prints nothing for one set, and leaves out a trace of no set', () => {
+    expect(formatBySet({ traces: traces.slice(1) }, setOf)).toBeUndefined();
+    expect(formatBySet({ traces: [...traces, floored('other', { met: 0 })] }, setOf)).not.toMatch(/other/);
   });
 });
 
@@ -278,6 +300,9 @@ describe('npm run bench -- tune', () => {
     expect(run.stdout).toMatch(/^sets \(mean; moves summed; worst\) .* \d+\/72, \d+ of \d+ misses infeasible$/m);
     expect(run.stdout).toMatch(/^check by check:\ncheck\s+met\s+missed, out of reach\s+missed, within reach\s+on$/m);
     expect(run.stdout).toMatch(/^invariant violations\s+9 of 9\s+0\s+0\s*$/m);
+    expect(run.stdout).toMatch(/^by set:\nset\s+goal\s+within reach\s+node-hours x clairvoyant-4h \(mean\)/m);
+    expect(run.stdout).toMatch(/^suite\s+\d+\/64, \d+ of \d+ misses infeasible\s+\d+\s+[\d.]+/m);
+    expect(run.stdout).toMatch(/^surge:2\s+\d+\/8, \d+ of \d+ misses infeasible\s+\d+\s+[\d.]+/m);
 
     const bad = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/bench.ts', 'tune', '{"x":{}}', '--sets', 'suite,bursts:3', '--no-cache'], { cwd: ROOT, encoding: 'utf8' });
     expect(bad.status).toBe(2);
