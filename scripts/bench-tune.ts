@@ -3,7 +3,7 @@
  * configuration on every trace of the suite (scripts/bench-suite.ts), a table
  * per variant and a ranking. The baselines are cached in .cache/baselines/.
  *
- *   npm run bench -- tune VARIANTS [--days N] [--peak-gears N] [--gears-per-node N] [--boot-delay S] [--idle-share F] [--app-sizes E] [--zones N] [--only TEXT] [--seed N] [--heldout N] [--family F] [--sets LIST] [--cache DIR] [--no-cache] [--no-defaults]
+ *   npm run bench -- tune VARIANTS [--days N] [--peak-gears N] [--gears-per-node N] [--boot-delay S] [--idle-share F] [--app-sizes E] [--zones N] [--only TEXT] [--seed N] [--heldout N] [--family F] [--sets LIST] [--cache DIR] [--no-cache] [--no-defaults] [--html FILE]
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -13,7 +13,12 @@ import { familyShapes, heldoutFamilyList, isHeldoutFamily, type HeldoutFamily } 
 import { formatAgainst, formatBySet, formatCheckTally, formatRanking, formatReachable, formatVariant, infeasibleNote, parseVariants, tuneSuite, type TuneTrace, type Variants } from '../lib/sim/tune.js';
 import { parseTuneSets, tuneSetName, type TuneSet } from '../lib/sim/tune-sets.js';
 import { simInstanceText } from '../lib/sim/replay.js';
-import { suiteTraces } from './bench-suite.js';
+import { suiteSettings, suiteTraces } from './bench-suite.js';
+import { renderSuiteReport, suiteReportTrace, type SuiteReportTrace } from '../lib/sim/suite-report.js';
+import { writeOut } from '../lib/sim/report.js';
+import { goalChecks } from '../lib/sim/summary.js';
+import type { PolicyResult } from '../lib/sim/results.js';
+import type { ReactiveFloor } from '../lib/sim/floor.js';
 import { loadWithAppMix } from '../lib/sim/app-mix.js';
 import { appMixText, type AppMix } from '../lib/sim/disruption.js';
 import { WORLD_OPTIONS, WORLD_USAGE, worldFromFlags } from '../lib/sim/world-flags.js';
@@ -21,7 +26,7 @@ import type { PlacementRule } from '../lib/adapters/local/sim-placement.js';
 
 const DEFAULT_CACHE = new URL('../.cache/baselines/', import.meta.url).pathname;
 
-const USAGE = `usage: npm run bench -- tune VARIANTS [--days N] [--peak-gears N] [--gears-per-node N] [--boot-delay S] [--idle-share F] [--app-sizes E] [--zones N] [--only TEXT] [--seed N] [--heldout N] [--family F] [--sets LIST] [--cache DIR] [--no-cache]
+const USAGE = `usage: npm run bench -- tune VARIANTS [--days N] [--peak-gears N] [--gears-per-node N] [--boot-delay S] [--idle-share F] [--app-sizes E] [--zones N] [--only TEXT] [--seed N] [--heldout N] [--family F] [--sets LIST] [--cache DIR] [--no-cache] [--html FILE]
 
 Replays nodescaler under each variant on every trace of the suite and ranks the
 variants by goal checks met, then node-hours, then moves (both x clairvoyant-4h).
@@ -47,7 +52,11 @@ ${WORLD_USAGE}
                       --heldout shapes, default 8, replayed with its own seed; every
                       set --days long, default 7); not with --seed or --family
   --cache DIR         where the baselines' results are kept (default .cache/baselines)
-  --no-cache          compute the baselines again and keep nothing`;
+  --no-cache          compute the baselines again and keep nothing
+  --html FILE         also write the figures as a page to explore (as suite's): every trace's
+                      marks, node-hours against moves x clairvoyant-4h, with the goal box and
+                      each trace's goal checks; one page per variant (FILE-VARIANT.html when
+                      there are several)`;
 
 export async function runTune(argv: string[]): Promise<void> {
   let values;
@@ -68,6 +77,7 @@ export async function runTune(argv: string[]): Promise<void> {
         heldout: { type: 'string' },
         family: { type: 'string', default: 'mixed' },
         sets: { type: 'string' },
+        html: { type: 'string' },
         cache: { type: 'string', default: DEFAULT_CACHE },
         'no-cache': { type: 'boolean', default: false },
         'no-defaults': { type: 'boolean', default: false },
@@ -122,8 +132,12 @@ export async function runTune(argv: string[]): Promise<void> {
   const hasDefaults = Object.values(variants).some((overrides) => Object.keys(overrides).length === 0) || 'defaults' in variants;
   if (!hasDefaults && !values['no-defaults']) variants = { defaults: {}, ...variants };
 
+  const notes = new Map<string, string>();
   const heldoutShapes = (family: HeldoutFamily, shapeSeed: number, withSeed: boolean): TuneTrace[] =>
-    familyShapes(family, { count: heldout ?? 8, seed: shapeSeed, days: days!, peakGears }).map((shape) => ({ name: shape.name, load: loadWithAppMix(() => shape.trace, apps), ...(withSeed ? { seed: shapeSeed } : {}) }));
+    familyShapes(family, { count: heldout ?? 8, seed: shapeSeed, days: days!, peakGears }).map((shape) => {
+      notes.set(shape.name, shape.description);
+      return { name: shape.name, load: loadWithAppMix(() => shape.trace, apps), ...(withSeed ? { seed: shapeSeed } : {}) };
+    });
   const setOfTrace = new Map<string, string>();
   const all: TuneTrace[] = sets
     ? sets.flatMap((set) => {
@@ -142,6 +156,7 @@ export async function runTune(argv: string[]): Promise<void> {
   let last = '';
   const setsText = sets ? `sets ${sets.map(tuneSetName).join(', ')}, each replayed with its own seed (the suite ${seed})` : `seed ${seed}`;
   console.log(`tune: ${names.length} variants x ${traces.length} traces (${days ?? 'all'} days, peak ${peakGears} gears, ${gearsPerNode} gears per node on ${simInstanceText()} unless a variant's pools name another, boot delay ${bootDelaySeconds} s${zones > 1 ? `, nodes over ${zones} zones` : ''}${apps ? `, applications ${appMixText(apps)}` : ''}${placement ? `, placement ${placement}` : ''}${idleTakesNoSlot ? ', slots active gears only' : ''}, ${setsText})`);
+  const pages = new Map<string, SuiteReportTrace[]>();
   try {
     const scores = await tuneSuite({
       traces,
@@ -158,6 +173,13 @@ export async function runTune(argv: string[]): Promise<void> {
         if (process.stdout.isTTY) process.stdout.write(`\r${line}\x1b[K`);
         else if (percent % 50 === 0) console.log(line);
       },
+      ...(values.html === undefined
+        ? {}
+        : {
+            onTrace: ({ variant, trace, results, floor }: { variant: string; trace: string; results: PolicyResult[]; floor: ReactiveFloor | undefined }) => {
+              pages.set(variant, [...(pages.get(variant) ?? []), suiteReportTrace(trace, results, goalChecks(results, floor) ?? [], notes.get(trace))]);
+            },
+          }),
       onVariant: (score) => {
         if (process.stdout.isTTY) process.stdout.write('\n');
         console.log(`\nvariant ${score.variant} ${JSON.stringify(variants[score.variant])}: ${score.met}/${score.of} goal checks met${infeasibleNote(score)}`);
@@ -176,6 +198,15 @@ export async function runTune(argv: string[]): Promise<void> {
     console.log(formatRanking(scores));
     const base = Object.keys(variants).find((name) => Object.keys(variants[name]!).length === 0);
     if (base !== undefined) for (const line of formatAgainst(scores, base)) console.log(line);
+    if (values.html !== undefined) {
+      const what = sets ? `sets ${sets.map(tuneSetName).join(', ')}` : heldout === undefined ? `the suite, seed ${seed}` : `${heldout} held-out ${values.family} shapes of seed ${seed}`;
+      const settings = suiteSettings({ shapes: what, days: String(days ?? 'all'), peakGears, gearsPerNode, bootDelaySeconds, seed, ...(apps ? { apps } : {}), ...(placement ? { placement } : {}), ...(idleTakesNoSlot ? { idleTakesNoSlot } : {}) });
+      for (const [variant, page] of pages) {
+        const file = pages.size === 1 ? values.html : values.html.replace(/(\.html?)?$/, (ext) => `-${variant}${ext || '.html'}`);
+        writeOut(file, renderSuiteReport({ title: `nodescaler: tune, variant ${variant}, ${what}`, settings: [...settings.slice(0, -1), ['nodescaler', `variant ${variant}: ${JSON.stringify(variants[variant])} over today's defaults`]], traces: page }));
+        console.log(`wrote ${file}`);
+      }
+    }
   } catch (error) {
     if (error instanceof ValidationError) return fail(error.message);
     throw error;

@@ -332,6 +332,8 @@ export interface TuneOptions {
   onProgress?: (step: { variant: string; variantIndex: number; traceIndex: number; trace: string; fraction: number; baselinesCached: boolean }) => void;
   /** Called as each variant finishes (every trace replayed). */
   onVariant?: (score: VariantScore) => void;
+  /** Called as each trace of a variant is replayed, with every policy's result and the trace's reactive floor (a page of them). */
+  onTrace?: (replayed: { variant: string; trace: string; results: PolicyResult[]; floor: ReactiveFloor | undefined }) => void;
 }
 
 /** Every variant on every trace; the baselines of a trace are computed once (or read from the cache). */
@@ -360,7 +362,9 @@ export async function tuneSuite(options: TuneOptions): Promise<VariantScore[]> {
         configOverrides: variantConfig(trace, replay, overrides),
         onProgress: (fraction) => options.onProgress?.({ variant, variantIndex, traceIndex, trace: name, fraction, baselinesCached }),
       });
-      traces.push(scoreTrace(name, [outcome.result, ...reference], floor));
+      const results = [outcome.result, ...reference];
+      traces.push(scoreTrace(name, results, floor));
+      options.onTrace?.({ variant, trace: name, results, floor });
     }
     const score = scoreVariant(variant, traces);
     scores.push(score);

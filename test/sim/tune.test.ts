@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -8,6 +8,7 @@ import { syntheticTrace } from '../../lib/sim/synthetic.js';
 import { checkVariants, formatAgainst, formatBySet, formatCheckTally, formatRanking, formatReachable, formatVariant, mergeOverrides, parseVariants, rankVariants, scoreTrace, scoreVariant, tallyChecks, tuneSuite, type TraceScore } from '../../lib/sim/tune.js';
 import type { ReactiveFloor } from '../../lib/sim/floor.js';
 import { emptyMoveCauses } from '../../lib/sim/move-causes.js';
+import { POLICIES } from '../../lib/sim/results.js';
 import { policyResult, reactiveRun } from '../support/builders.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -265,8 +266,16 @@ describe('npm run bench -- tune', () => {
   it('prints a table per variant and the ranking, and refuses bad variants with exit code 2', () => {
     const cache = mkdtempSync(join(tmpdir(), 'nodescaler-tune-cli-'));
     const args = ['--import', 'tsx', 'scripts/bench.ts', 'tune', '{"f3":{"scaleDown":{"payoff":{"factor":3}}}}', '--only', 'noisy', '--days', '0.25', '--peak-gears', '300', '--cache', cache];
-    const run = spawnSync(process.execPath, args, { cwd: ROOT, encoding: 'utf8' });
+    const run = spawnSync(process.execPath, [...args, '--html', join(cache, 'tune.html')], { cwd: ROOT, encoding: 'utf8' });
     expect(run.status, run.stderr).toBe(0);
+    // Two variants, a page each: the variant's name before the extension.
+    expect(run.stdout).toMatch(/^wrote .*tune-defaults\.html$/m);
+    const page = readFileSync(join(cache, 'tune-f3.html'), 'utf8');
+    expect(page).toContain('nodescaler: tune, variant f3, the suite, seed 42');
+    const data = JSON.parse(/<script type="application\/json" id="suite-data">(.*?)<\/script>/s.exec(page)![1]!) as { traces: string[]; points: Array<{ policy: string }> };
+    expect(data.traces).toEqual(['synthetic:noisy-flat']);
+    expect(new Set(data.points.map((p) => p.policy))).toEqual(new Set(POLICIES));
+    expect(page).toMatch(/<tr data-trace="synthetic:noisy-flat"><td>synthetic:noisy-flat<\/td><td>\d\/8<\/td>/);
     expect(run.stdout).toMatch(/tune: 2 variants x 1 traces/);
     expect(run.stdout).toMatch(/nodescaler 100% \(baselines computed/);
     expect(run.stdout).toMatch(/^variant defaults \{\}: (\d)\/8 goal checks met, \d of (\d) misses infeasible$/m);
@@ -303,6 +312,7 @@ describe('npm run bench -- tune', () => {
     expect(run.stdout).toMatch(/^by set:\nset\s+goal\s+within reach\s+node-hours x clairvoyant-4h \(mean\)/m);
     expect(run.stdout).toMatch(/^suite\s+\d+\/64, \d+ of \d+ misses infeasible\s+\d+\s+[\d.]+/m);
     expect(run.stdout).toMatch(/^surge:2\s+\d+\/8, \d+ of \d+ misses infeasible\s+\d+\s+[\d.]+/m);
+    expect(run.stdout).not.toMatch(/^wrote /m);
 
     const bad = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/bench.ts', 'tune', '{"x":{}}', '--sets', 'suite,bursts:3', '--no-cache'], { cwd: ROOT, encoding: 'utf8' });
     expect(bad.status).toBe(2);
