@@ -17,8 +17,6 @@ import { suiteSettings, suiteTraces } from './bench-suite.js';
 import { renderSuiteReport, suiteReportTrace, type SuiteReportTrace } from '../lib/sim/suite-report.js';
 import { writeOut } from '../lib/sim/report.js';
 import { goalChecks } from '../lib/sim/summary.js';
-import type { PolicyResult } from '../lib/sim/results.js';
-import type { ReactiveFloor } from '../lib/sim/floor.js';
 import { loadWithAppMix } from '../lib/sim/app-mix.js';
 import { appMixText, type AppMix } from '../lib/sim/disruption.js';
 import { WORLD_OPTIONS, WORLD_USAGE, worldFromFlags } from '../lib/sim/world-flags.js';
@@ -173,13 +171,11 @@ export async function runTune(argv: string[]): Promise<void> {
         if (process.stdout.isTTY) process.stdout.write(`\r${line}\x1b[K`);
         else if (percent % 50 === 0) console.log(line);
       },
-      ...(values.html === undefined
-        ? {}
-        : {
-            onTrace: ({ variant, trace, results, floor }: { variant: string; trace: string; results: PolicyResult[]; floor: ReactiveFloor | undefined }) => {
-              pages.set(variant, [...(pages.get(variant) ?? []), suiteReportTrace(trace, results, goalChecks(results, floor) ?? [], notes.get(trace))]);
-            },
-          }),
+      onTrace: ({ variant, trace, results, floor }) => {
+        if (values.html === undefined) return;
+        const page = pages.get(variant) ?? pages.set(variant, []).get(variant)!;
+        page.push(suiteReportTrace(trace, results, goalChecks(results, floor) ?? [], notes.get(trace)));
+      },
       onVariant: (score) => {
         if (process.stdout.isTTY) process.stdout.write('\n');
         console.log(`\nvariant ${score.variant} ${JSON.stringify(variants[score.variant])}: ${score.met}/${score.of} goal checks met${infeasibleNote(score)}`);

@@ -194,7 +194,7 @@ export function formatBySet(score: Pick<VariantScore, 'traces'>, setOf: (trace: 
   for (const trace of score.traces) {
     const set = setOf(trace.trace);
     if (set === undefined) continue;
-    bySet.set(set, [...(bySet.get(set) ?? []), trace]);
+    (bySet.get(set) ?? bySet.set(set, []).get(set)!).push(trace);
   }
   if (bySet.size < 2) return undefined;
   const rows = [...bySet].map(([set, traces]) => {
